@@ -1,0 +1,45 @@
+package dev.proclive;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.exc.InputCoercionException;
+import com.fasterxml.jackson.databind.DeserializationContext;
+import com.fasterxml.jackson.databind.JsonDeserializer;
+import java.io.IOException;
+
+/**
+ * Reads {@link Identity#pid()} strictly: a JSON integer that fits in 64 bits, or null. Jackson's
+ * default would turn {@code 1.9} into 1 or {@code "12"} into 12 — a guessed PID is worse than an
+ * error.
+ */
+final class PidDeserializer extends JsonDeserializer<Long> {
+
+    @Override
+    public Long deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
+        if (p.currentToken() != JsonToken.VALUE_NUMBER_INT) {
+            return (Long) ctxt.handleUnexpectedToken(
+                    long.class, p.currentToken(), p,
+                    "\"pid\" must be a whole number, not %s", describe(p));
+        }
+        try {
+            return p.getLongValue();
+        } catch (InputCoercionException e) {
+            return (Long) ctxt.handleUnexpectedToken(
+                    long.class, p.currentToken(), p,
+                    "\"pid\" %s does not fit in 64 bits", p.getText());
+        }
+    }
+
+    @Override
+    public Long getNullValue(DeserializationContext ctxt) {
+        return 0L;
+    }
+
+    private static String describe(JsonParser p) throws IOException {
+        JsonToken t = p.currentToken();
+        if (t == JsonToken.VALUE_NUMBER_FLOAT || t == JsonToken.VALUE_STRING) {
+            return (t == JsonToken.VALUE_STRING ? "the string " : "") + p.getText();
+        }
+        return t == null ? "nothing" : t.asString() == null ? t.name().toLowerCase(java.util.Locale.ROOT) : t.asString();
+    }
+}

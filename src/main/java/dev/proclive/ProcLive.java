@@ -1,0 +1,81 @@
+package dev.proclive;
+
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Is the process that owns this still alive — that exact process, not whatever now has its PID?
+ *
+ * <pre>{@code
+ * Identity owner = ProcLive.resolveOwner().orElse(null);   // when the work starts
+ * // ... store it, e.g. new ObjectMapper().writeValueAsString(owner) ...
+ * if (ProcLive.check(owner) == Liveness.DEAD) { ... }     // later, from any process on the host
+ * }</pre>
+ *
+ * <p>Every method uses the introspector for the running OS, chosen once from {@code os.name}: on
+ * Linux it reads {@code /proc}; on other systems every check is UNKNOWN with
+ * {@link Reason#UNSUPPORTED_PLATFORM} and no identity is recorded. The precedence of the checks
+ * is described in {@link LivenessChecker}.
+ *
+ * <p>All methods are thread-safe, never return null and never throw for a non-null identity;
+ * methods that take a pid accept any {@code long} (zero, negative and huge pids are simply not
+ * found). A check of a live process on Linux costs about one read of {@code /proc/PID/stat} and
+ * loads no native code.
+ */
+public final class ProcLive {
+
+    private ProcLive() {
+    }
+
+    /**
+     * Whether the process {@code identity} names is still running: {@link Liveness#UNKNOWN} when
+     * that cannot be proven either way.
+     *
+     * @throws NullPointerException if {@code identity} is null
+     */
+    public static Liveness check(Identity identity) {
+        return LivenessChecker.system().check(identity);
+    }
+
+    /**
+     * Like {@link #check(Identity)}, with the {@link Reason} and a short detail for a person.
+     *
+     * @throws NullPointerException if {@code identity} is null
+     */
+    public static Verdict explain(Identity identity) {
+        return LivenessChecker.system().explain(identity);
+    }
+
+    /**
+     * One verdict per identity, in the order given, each what {@link #explain(Identity)} would
+     * say; the host, boot id and namespace are read once and each distinct pid once.
+     *
+     * @throws NullPointerException if {@code identities} or one of its elements is null
+     */
+    public static List<Verdict> checkAll(Collection<Identity> identities) {
+        return LivenessChecker.system().checkAll(identities);
+    }
+
+    /**
+     * The identity of process {@code pid} now, or empty when there is no such process, the id
+     * belongs to a thread, the process cannot be read, or this host's name cannot be read.
+     */
+    public static Optional<Identity> identify(long pid) {
+        return LivenessChecker.system().identify(pid);
+    }
+
+    /** The identity of the calling process, or empty as for {@link #identify(long)}. */
+    public static Optional<Identity> current() {
+        return LivenessChecker.system().current();
+    }
+
+    /**
+     * The owner of the calling process: its first ancestor that is not a shell or {@code env}
+     * (see {@link OwnerResolver} for the rules and for adding your own wrapper names), or empty
+     * when none can be determined.
+     */
+    public static Optional<Identity> resolveOwner() {
+        return OwnerResolver.DEFAULT.resolve();
+    }
+}

@@ -1,0 +1,173 @@
+package dev.proclive.cli;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.proclive.Identity;
+import dev.proclive.ProcLive;
+import dev.proclive.Reason;
+import dev.proclive.Verdict;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/** {@code proclive demo}: the whole story told with real processes, for a person reading along. */
+final class Demo {
+
+    private final PrintStream out;
+    private final ObjectMapper json;
+
+    Demo(PrintStream out, ObjectMapper json) {
+        this.out = out;
+        this.json = json;
+    }
+
+    int run() {
+        out.println("proclive: is that exact process still alive?");
+        out.println("An identity is a pid plus the moment that process started, the boot, the host");
+        out.println("and the PID namespace. A later check tells ALIVE, DEAD or UNKNOWN, with why.");
+        owner();
+        childKilled();
+        zombie();
+        reusedPid();
+        otherHost();
+        out.println();
+        out.println("UNKNOWN is an answer too: when proclive cannot prove either, fall back to a timeout.");
+        return 0;
+    }
+
+    private void owner() {
+        section("1. The owner of this command: its first ancestor that is not a shell or env");
+        Optional<Identity> owner = ProcLive.resolveOwner();
+        if (owner.isEmpty()) {
+            say("no owner could be determined here " + whyNot());
+            return;
+        }
+        say("recorded: " + toJson(owner.get()));
+        verdict("check now", ProcLive.explain(owner.get()));
+    }
+
+    private void childKilled() {
+        section("2. A child process, recorded, then killed");
+        Process child;
+        try {
+            child = new ProcessBuilder("sleep", "60").start();
+        } catch (IOException e) {
+            say("cannot start `sleep 60`: " + e.getMessage());
+            return;
+        }
+        try {
+            Optional<Identity> id = ProcLive.identify(child.pid());
+            if (id.isEmpty()) {
+                say("started `sleep 60` as pid " + child.pid() + ", but it cannot be identified " + whyNot());
+                return;
+            }
+            say("started `sleep 60`: " + toJson(id.get()));
+            verdict("while it runs", ProcLive.explain(id.get()));
+            child.destroyForcibly();
+            child.waitFor(10, TimeUnit.SECONDS);
+            verdict("killed and reaped", ProcLive.explain(id.get()));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            child.destroyForcibly();
+        }
+    }
+
+    private void zombie() {
+        section("3. A zombie: a child that exited but whose parent never reaped it");
+        Process parent;
+        try {
+            // sh starts a short sleep, prints its pid, then becomes a `sleep 30` that never waits.
+            parent = new ProcessBuilder("sh", "-c", "sleep 1 & echo $!; exec sleep 30").start();
+        } catch (IOException e) {
+            say("cannot start sh: " + e.getMessage());
+            return;
+        }
+        try (BufferedReader lines = new BufferedReader(
+                new InputStreamReader(parent.getInputStream(), StandardCharsets.UTF_8))) {
+            long pid = Long.parseLong(lines.readLine().trim());
+            Optional<Identity> id = ProcLive.identify(pid);
+            if (id.isEmpty()) {
+                say("the child, pid " + pid + ", cannot be identified " + whyNot());
+                return;
+            }
+            say("recorded the child while it runs: " + toJson(id.get()));
+            Verdict verdict = ProcLive.explain(id.get());
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (verdict.reason() == Reason.MATCHED && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+                verdict = ProcLive.explain(id.get());
+            }
+            verdict("after it exits", verdict);
+            say("(a PID check alone, like kill(pid, 0), would still call it alive)");
+        } catch (IOException | NumberFormatException | NullPointerException e) {
+            say("could not read the child's pid: " + e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            parent.destroyForcibly();
+        }
+    }
+
+    private void reusedPid() {
+        section("4. A reused PID: the pid is running, but it is not the process that was recorded");
+        Optional<Identity> self = ProcLive.current();
+        if (self.isEmpty()) {
+            say("this process cannot be identified " + whyNot());
+            return;
+        }
+        Identity now = self.get();
+        Identity earlier = new Identity(now.pid(), earlierStart(now.start()), now.boot(), now.host(),
+                now.name(), now.pidns());
+        say("this JVM is pid " + now.pid() + ", started at " + now.start()
+                + "; an identity recorded for an older process with the same pid:");
+        say("  " + toJson(earlier));
+        verdict("check", ProcLive.explain(earlier));
+    }
+
+    private void otherHost() {
+        section("5. An identity recorded on another machine");
+        Identity elsewhere = new Identity(1, "1", "", "some-other-host", "init", "");
+        say(toJson(elsewhere));
+        verdict("check", ProcLive.explain(elsewhere));
+    }
+
+    /** A start fingerprint one unit earlier, in the same format. */
+    private static String earlierStart(String start) {
+        try {
+            return Long.toString(Long.parseLong(start) - 1);
+        } catch (NumberFormatException e) {
+            return "0" + start;
+        }
+    }
+
+    private String whyNot() {
+        Verdict self = ProcLive.explain(new Identity(ProcessHandle.current().pid(), "", "", "", "", ""));
+        return "(" + Main.lower(self.reason()) + (self.detail().isEmpty() ? "" : ": " + self.detail()) + ")";
+    }
+
+    private void section(String title) {
+        out.println();
+        out.println(title);
+    }
+
+    private void say(String line) {
+        out.println("   " + line);
+    }
+
+    private void verdict(String when, Verdict v) {
+        say(String.format("%-18s → %s %s: %s", when, v.liveness(), Main.lower(v.reason()), v.detail()));
+    }
+
+    private String toJson(Identity id) {
+        try {
+            return json.writeValueAsString(id);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("an Identity always serializes", e);
+        }
+    }
+}

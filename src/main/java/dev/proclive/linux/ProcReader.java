@@ -1,0 +1,115 @@
+package dev.proclive.linux;
+
+import java.io.FileInputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+
+/**
+ * One thread's reader of small {@code /proc} files into a reused buffer. The happy path is a
+ * plain {@link FileInputStream} (cheapest on first use); only after it failed does NIO read the
+ * file again, because {@code java.io} reports ENOENT, EACCES and EPERM alike while NIO tells them
+ * apart. Not thread-safe: one per thread.
+ */
+final class ProcReader {
+
+    static final int OK = 0;
+    /** ENOENT: no such file. */
+    static final int ABSENT = 1;
+    /** EACCES or EPERM ({@code hidepid=noaccess} answers EPERM, which NIO reports as a plain FileSystemException). */
+    static final int DENIED = 2;
+    /** Anything else. */
+    static final int FAILED = 3;
+
+    private static final String EPERM_TEXT = "Operation not permitted";
+
+    private byte[] buffer = new byte[2048];
+    private int length;
+    private String error = "";
+    private final StringBuilder path = new StringBuilder(64);
+
+    /** Scratch for callers: the {@code Threads:} count of the last status read. */
+    long threads;
+
+    /** {@code root/pid/leaf}, built without string concatenation's first-use cost. */
+    String path(String root, long pid, String leaf) {
+        path.setLength(0);
+        return path.append(root).append('/').append(pid).append('/').append(leaf).toString();
+    }
+
+    /**
+     * Reads {@code path}: a whole file, or, when {@code whole} is false, up to its first full line
+     * (a {@code stat} file is one line, and one read(2) returns it whole).
+     *
+     * @return {@link #OK}, {@link #ABSENT}, {@link #DENIED} or {@link #FAILED}; see {@link #error()}
+     */
+    int read(String path, boolean whole) {
+        try (FileInputStream in = new FileInputStream(path)) {
+            int n = 0;
+            while (true) {
+                if (n == buffer.length) {
+                    buffer = java.util.Arrays.copyOf(buffer, buffer.length * 2);
+                }
+                int got = in.read(buffer, n, buffer.length - n);
+                if (got < 0) {
+                    break;
+                }
+                n += got;
+                if (!whole && buffer[n - 1] == '\n') {
+                    break;
+                }
+            }
+            length = n;
+            return OK;
+        } catch (IOException e) {
+            return classify(path);
+        }
+    }
+
+    /** Reads the file again through NIO, whose exceptions say which errno it was. */
+    private int classify(String file) {
+        try {
+            byte[] data = Files.readAllBytes(Path.of(file));
+            if (data.length > buffer.length) {
+                buffer = new byte[data.length];
+            }
+            System.arraycopy(data, 0, buffer, 0, data.length);
+            length = data.length;
+            return OK; // it failed a moment ago and works now: take what we read
+        } catch (NoSuchFileException e) {
+            error = file + ": no such file";
+            return ABSENT;
+        } catch (AccessDeniedException e) {
+            error = file + ": permission denied";
+            return DENIED;
+        } catch (FileSystemException e) {
+            error = e.getMessage();
+            return EPERM_TEXT.equals(e.getReason()) ? DENIED : FAILED;
+        } catch (IOException | RuntimeException e) {
+            error = file + ": " + e;
+            return FAILED;
+        }
+    }
+
+    byte[] buffer() {
+        return buffer;
+    }
+
+    int length() {
+        return length;
+    }
+
+    /** What the last read held, as text. */
+    String text() {
+        return new String(buffer, 0, length, StandardCharsets.ISO_8859_1);
+    }
+
+    /** Why the last read failed. */
+    String error() {
+        return error;
+    }
+}

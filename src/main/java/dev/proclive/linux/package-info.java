@@ -1,0 +1,6 @@
+/**
+ * The Linux backend: {@code /proc} read with plain file I/O. No JNA here except {@code Kill},
+ * the one fallback that asks {@code kill(pid, 0)} when {@code hidepid} hides a process, loaded
+ * only then.
+ */
+package dev.proclive.linux;

@@ -1,0 +1,11 @@
+/**
+ * proclive's API: record who a process is ({@link dev.proclive.Identity}), later ask whether that
+ * exact process is still alive ({@link dev.proclive.ProcLive#check}), and find the process that
+ * owns the calling one ({@link dev.proclive.OwnerResolver}).
+ *
+ * <p>Verdicts are {@link dev.proclive.Liveness#ALIVE}, {@link dev.proclive.Liveness#DEAD} or
+ * {@link dev.proclive.Liveness#UNKNOWN}, each with a {@link dev.proclive.Reason}; the precedence is
+ * in {@link dev.proclive.LivenessChecker}. Nothing in this package touches the OS or loads native
+ * code: that is behind {@link dev.proclive.spi.ProcessIntrospector}.
+ */
+package dev.proclive;

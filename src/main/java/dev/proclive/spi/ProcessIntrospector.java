@@ -1,0 +1,68 @@
+package dev.proclive.spi;
+
+import dev.proclive.Reason;
+import java.util.Optional;
+
+/**
+ * The seam between proclive's verdict rules and one operating system: reads a process, the boot
+ * id, the host name and the PID namespace. {@link dev.proclive.ProcLive} uses the implementation
+ * for the running OS; tests and other platforms plug their own into
+ * {@link dev.proclive.LivenessChecker#of(ProcessIntrospector)} and
+ * {@link dev.proclive.OwnerResolver.Builder#introspector(ProcessIntrospector)}.
+ *
+ * <p>Implementations must be thread-safe and must not throw for any {@code long} pid: every
+ * failure is a {@link ProcessLookup.Unknown} with a reason, and only proof of absence is a
+ * {@link ProcessLookup.Gone}. Zero, negative and huge pids are simply not found.
+ */
+public interface ProcessIntrospector {
+
+    /**
+     * Reads the task with this id, for a verdict or an ancestor walk. Where thread ids share the
+     * PID space (Linux) this may read a thread: an identity never records one, and a thread that
+     * later took the number started at another time.
+     */
+    ProcessLookup lookup(long pid);
+
+    /**
+     * Like {@link #lookup(long)}, but only a process counts: a thread id reads as
+     * {@link ProcessLookup.Gone}. Used before recording an identity. The default is
+     * {@link #lookup(long)}, right for platforms whose thread ids are not process ids.
+     */
+    default ProcessLookup lookupProcess(long pid) {
+        return lookup(pid);
+    }
+
+    /** Reads the calling process itself, without going through its pid. */
+    ProcessLookup self();
+
+    /**
+     * The verdict reason of the process-level precedence rows for {@code pid} and a recorded
+     * start fingerprint: exactly {@code lookup(pid).reasonFor(recordedStart)}, which is the
+     * default. A platform may override it to skip decoding what a verdict does not need, and
+     * must then give the same answer.
+     */
+    default Reason probe(long pid, String recordedStart) {
+        return lookup(pid).reasonFor(recordedStart);
+    }
+
+    /**
+     * The id of the current boot, or empty when the platform records none or it cannot be read.
+     * It is compared for equality only.
+     */
+    Optional<String> bootId();
+
+    /** This host's name as Go's {@code os.Hostname()} gives it, or empty when it cannot be read. */
+    Optional<String> hostName();
+
+    /** The calling process's PID namespace, or empty when the platform has none or it cannot be read. */
+    Optional<String> pidNamespace();
+
+    /**
+     * Whether a process called {@code processName} (as {@link ProcessInfo#name()} reports it) is
+     * the program a caller named {@code name}. The default is plain equality; platforms that
+     * truncate or decorate names (Linux keeps 15 bytes of a name) override it.
+     */
+    default boolean nameMatches(String processName, String name) {
+        return processName.equals(name);
+    }
+}
