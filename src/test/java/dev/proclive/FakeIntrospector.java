@@ -1,0 +1,61 @@
+package dev.proclive;
+
+import dev.proclive.spi.ProcessInfo;
+import dev.proclive.spi.ProcessIntrospector;
+import dev.proclive.spi.ProcessLookup;
+import dev.proclive.spi.ProcessState;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/** A process table in memory, counting what is read. */
+final class FakeIntrospector implements ProcessIntrospector {
+
+    static final String HOST = "here";
+    static final String BOOT = "boot-1";
+    static final String PIDNS = "4026531836";
+
+    Optional<String> host = Optional.of(HOST);
+    Optional<String> boot = Optional.of(BOOT);
+    Optional<String> pidns = Optional.of(PIDNS);
+    ProcessLookup self = new ProcessLookup.Found(new ProcessInfo(50, 40, "java", "500", ProcessState.LIVE));
+    final Map<Long, ProcessLookup> table = new HashMap<>();
+    int lookups;
+    int selfReads;
+
+    FakeIntrospector process(long pid, long ppid, String name, String start) {
+        return put(pid, new ProcessLookup.Found(new ProcessInfo(pid, ppid, name, start, ProcessState.LIVE)));
+    }
+
+    FakeIntrospector put(long pid, ProcessLookup lookup) {
+        table.put(pid, lookup);
+        return this;
+    }
+
+    @Override
+    public ProcessLookup lookup(long pid) {
+        lookups++;
+        return table.getOrDefault(pid, new ProcessLookup.Gone("not in the fake table"));
+    }
+
+    @Override
+    public ProcessLookup self() {
+        selfReads++;
+        return self;
+    }
+
+    @Override
+    public Optional<String> bootId() {
+        return boot;
+    }
+
+    @Override
+    public Optional<String> hostName() {
+        return host;
+    }
+
+    @Override
+    public Optional<String> pidNamespace() {
+        return pidns;
+    }
+}

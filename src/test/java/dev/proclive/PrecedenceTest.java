@@ -1,0 +1,256 @@
+package dev.proclive;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.proclive.spi.ProcessInfo;
+import dev.proclive.spi.ProcessLookup;
+import dev.proclive.spi.ProcessState;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/** Every row of the verdict precedence, and that earlier rows win, through a fake process table. */
+class PrecedenceTest {
+
+    static final long PID = 123;
+    static final String START = "4567";
+
+    final FakeIntrospector os = new FakeIntrospector().process(PID, 1, "owner", START);
+    final LivenessChecker checker = LivenessChecker.of(os);
+
+    static Identity full() {
+        return new Identity(PID, START, FakeIntrospector.BOOT, FakeIntrospector.HOST, "owner",
+                FakeIntrospector.PIDNS);
+    }
+
+    static Identity with(long pid, String start, String boot, String host, String pidns) {
+        return new Identity(pid, start, boot, host, "owner", pidns);
+    }
+
+    private Verdict verdict(Identity id) {
+        Verdict v = checker.explain(id);
+        assertThat(checker.check(id)).as("check agrees with explain for %s", id).isEqualTo(v.liveness());
+        assertThat(checker.checkAll(List.of(id))).containsExactly(v);
+        return v;
+    }
+
+    private void assertReason(Identity id, Reason reason) {
+        Verdict v = verdict(id);
+        assertThat(v.reason()).isEqualTo(reason);
+        assertThat(v.liveness()).isEqualTo(reason.liveness());
+        assertThat(v.detail()).isNotBlank();
+    }
+
+    @Test
+    void row1NoPidIsNoIdentity() {
+        assertReason(with(0, START, "", "", ""), Reason.NO_IDENTITY);
+        assertReason(with(-5, START, "", "", ""), Reason.NO_IDENTITY);
+        assertReason(new Identity(0, null, null, null, null, null), Reason.NO_IDENTITY);
+    }
+
+    @Test
+    void row1BeatsEveryOtherRow() {
+        os.host = Optional.empty();
+        assertReason(with(0, START, "other-boot", "elsewhere", "1"), Reason.NO_IDENTITY);
+    }
+
+    @Test
+    void row2AnotherHostIsUnknown() {
+        assertReason(with(PID, START, "", "elsewhere", ""), Reason.OTHER_HOST);
+    }
+
+    @Test
+    void row2AnUnreadableHostIsUnknown() {
+        os.host = Optional.empty();
+        assertReason(full(), Reason.OTHER_HOST);
+    }
+
+    @Test
+    void row2NoRecordedHostSkipsTheHostGuard() {
+        os.host = Optional.empty();
+        assertReason(with(PID, START, "", "", ""), Reason.MATCHED);
+    }
+
+    @Test
+    void row2BeatsNamespaceBootAndProcess() {
+        os.put(PID, new ProcessLookup.Gone("gone"));
+        assertReason(with(PID, START, "other-boot", "elsewhere", "999"), Reason.OTHER_HOST);
+    }
+
+    @Test
+    void row3AnotherPidNamespaceIsUnknown() {
+        assertReason(with(PID, START, "", FakeIntrospector.HOST, "999"), Reason.OTHER_PID_NAMESPACE);
+    }
+
+    @Test
+    void row3AnUnreadableNamespaceIsUnknown() {
+        os.pidns = Optional.empty();
+        assertReason(full(), Reason.OTHER_PID_NAMESPACE);
+    }
+
+    @Test
+    void row3BeatsBootAndProcess() {
+        os.put(PID, new ProcessLookup.Gone("gone"));
+        assertReason(with(PID, START, "other-boot", FakeIntrospector.HOST, "999"), Reason.OTHER_PID_NAMESPACE);
+    }
+
+    @Test
+    void row4AnUnreadableBootIsAnIoError() {
+        os.boot = Optional.empty();
+        assertReason(full(), Reason.IO_ERROR);
+    }
+
+    @Test
+    void row4AnotherBootIsARebootAndBeatsTheProcess() {
+        assertReason(with(PID, START, "boot-0", FakeIntrospector.HOST, FakeIntrospector.PIDNS), Reason.REBOOTED);
+        os.put(PID, new ProcessLookup.Unknown(Reason.ACCESS_DENIED, "hidden"));
+        assertReason(with(PID, START, "boot-0", "", ""), Reason.REBOOTED);
+    }
+
+    @Test
+    void row5AProvenlyGoneProcessExited() {
+        os.put(PID, new ProcessLookup.Gone("no such file"));
+        assertReason(full(), Reason.EXITED);
+    }
+
+    @Test
+    void row5AProcessThatCannotBeSeenIsUnknownNotDead() {
+        for (Reason reason : List.of(Reason.ACCESS_DENIED, Reason.UNSUPPORTED_PLATFORM, Reason.IO_ERROR,
+                Reason.OTHER_PID_NAMESPACE)) {
+            os.put(PID, new ProcessLookup.Unknown(reason, "because"));
+            assertReason(full(), reason);
+        }
+    }
+
+    @Test
+    void row5BeatsAMissingFingerprint() {
+        os.put(PID, new ProcessLookup.Gone("gone"));
+        assertReason(with(PID, "", "", "", ""), Reason.EXITED);
+    }
+
+    @Test
+    void row6ABarePidProvesNothing() {
+        assertReason(with(PID, "", FakeIntrospector.BOOT, FakeIntrospector.HOST, ""), Reason.NO_FINGERPRINT);
+    }
+
+    @Test
+    void row6BeatsAZombie() {
+        os.put(PID, new ProcessLookup.Found(new ProcessInfo(PID, 1, "owner", START, ProcessState.ZOMBIE)));
+        assertReason(with(PID, "", "", "", ""), Reason.NO_FINGERPRINT);
+    }
+
+    @Test
+    void row7AnotherStartIsAReusedPid() {
+        assertReason(with(PID, "4566", "", "", ""), Reason.PID_REUSED);
+    }
+
+    @Test
+    void row7BeatsAZombie() {
+        os.put(PID, new ProcessLookup.Found(new ProcessInfo(PID, 1, "owner", "9999", ProcessState.ZOMBIE)));
+        assertReason(full(), Reason.PID_REUSED);
+    }
+
+    @Test
+    void row8AZombieIsDead() {
+        os.put(PID, new ProcessLookup.Found(new ProcessInfo(PID, 1, "owner", START, ProcessState.ZOMBIE)));
+        assertReason(full(), Reason.ZOMBIE);
+    }
+
+    @Test
+    void row8ATaskBeingTornDownExited() {
+        os.put(PID, new ProcessLookup.Found(new ProcessInfo(PID, 1, "owner", START, ProcessState.DEAD)));
+        assertReason(full(), Reason.EXITED);
+    }
+
+    @Test
+    void row9TheSameProcessIsAlive() {
+        assertReason(full(), Reason.MATCHED);
+        assertReason(with(PID, START, "", "", ""), Reason.MATCHED);
+    }
+
+    @Test
+    void anUnsupportedPlatformSaysSoRatherThanBlamingTheHost() {
+        LivenessChecker unsupported = LivenessChecker.of(new UnsupportedProcessIntrospector("Plan 9"));
+        assertThat(unsupported.explain(full()).reason()).isEqualTo(Reason.UNSUPPORTED_PLATFORM);
+        assertThat(unsupported.explain(with(PID, START, "", "", "")).reason()).isEqualTo(Reason.UNSUPPORTED_PLATFORM);
+        assertThat(unsupported.check(full())).isEqualTo(Liveness.UNKNOWN);
+        assertThat(unsupported.identify(PID)).isEmpty();
+        assertThat(unsupported.current()).isEmpty();
+        assertThat(OwnerResolver.builder().introspector(new UnsupportedProcessIntrospector("Plan 9"))
+                .build().resolve()).isEmpty();
+    }
+
+    @Test
+    void anUnknownOsGetsTheUnsupportedIntrospector() {
+        assertThat(Platform.forOs("Plan 9")).isInstanceOf(UnsupportedProcessIntrospector.class);
+        assertThat(Platform.forOs("")).isInstanceOf(UnsupportedProcessIntrospector.class);
+    }
+
+    @Test
+    void checkAllKeepsTheCallersOrderAndReadsEachPidOnce() {
+        os.process(7, 1, "seven", "70").put(8, new ProcessLookup.Gone("gone"));
+        List<Identity> ids = new ArrayList<>(List.of(
+                full(), with(8, "80", "", "", ""), with(7, "70", "", "elsewhere", ""),
+                with(7, "71", "", "", ""), with(0, "", "", "", ""), with(7, "70", "", "", "")));
+        os.lookups = 0;
+        List<Verdict> all = checker.checkAll(ids);
+        assertThat(os.lookups).isEqualTo(3); // PID, 8, 7
+        List<Verdict> one = new ArrayList<>();
+        for (Identity id : ids) {
+            one.add(checker.explain(id));
+        }
+        assertThat(all).isEqualTo(one);
+        assertThat(all).extracting(Verdict::reason).containsExactly(Reason.MATCHED, Reason.EXITED,
+                Reason.OTHER_HOST, Reason.PID_REUSED, Reason.NO_IDENTITY, Reason.MATCHED);
+    }
+
+    @Test
+    void identifyRecordsWhatTheProcessShowsNow() {
+        assertThat(checker.identify(PID)).contains(full());
+    }
+
+    @Test
+    void identifyRefusesWhatCannotBeRecordedSafely() {
+        assertThat(checker.identify(0)).isEmpty();
+        assertThat(checker.identify(-1)).isEmpty();
+        assertThat(checker.identify(999)).isEmpty();
+        os.put(9, new ProcessLookup.Found(new ProcessInfo(9, 1, "z", "1", ProcessState.ZOMBIE)));
+        assertThat(checker.identify(9)).isEmpty();
+        os.host = Optional.empty();
+        assertThat(checker.identify(PID)).isEmpty();
+    }
+
+    @Test
+    void identifyLeavesOutWhatThePlatformDoesNotRecord() {
+        os.boot = Optional.empty();
+        os.pidns = Optional.empty();
+        assertThat(checker.identify(PID)).contains(new Identity(PID, START, "", FakeIntrospector.HOST, "owner", ""));
+    }
+
+    @Test
+    void currentReadsSelf() {
+        assertThat(checker.current()).hasValueSatisfying(id -> {
+            assertThat(id.pid()).isEqualTo(50);
+            assertThat(id.start()).isEqualTo("500");
+        });
+    }
+
+    @Test
+    void aNullIdentityIsTheCallersBug() {
+        assertThatThrownBy(() -> checker.check(null)).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> checker.explain(null)).isInstanceOf(NullPointerException.class);
+    }
+
+    @Test
+    void verdictReasonsBelongToTheirLiveness() {
+        assertThatThrownBy(() -> new Verdict(Liveness.ALIVE, Reason.EXITED, ""))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new ProcessLookup.Unknown(Reason.EXITED, ""))
+                .isInstanceOf(IllegalArgumentException.class);
+        for (Reason r : Reason.values()) {
+            assertThat(Verdict.of(r, null).liveness()).isEqualTo(r.liveness());
+        }
+    }
+}

@@ -1,0 +1,117 @@
+package dev.proclive.linux;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.proclive.spi.ProcessInfo;
+import dev.proclive.spi.ProcessState;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class StatLineTest {
+
+    private static ProcessInfo parse(String fixture) {
+        byte[] b = Fixtures.bytes("stat/" + fixture);
+        return StatLine.parse(b, b.length);
+    }
+
+    @Test
+    void plainLineGivesPidParentNameStartAndState() {
+        assertThat(parse("plain.stat"))
+                .isEqualTo(new ProcessInfo(2441, 2439, "cat", "48903", ProcessState.LIVE));
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "spaces.stat              | my proc name | 1 | 4180",
+            "parens.stat              | a) (b)       | 1 | 5000",
+            "fake-fields-in-name.stat | ) R 1        | 4 | 7000",
+    })
+    void nameRunsFromFirstOpenToLastCloseParenthesis(String fixture, String name, long ppid, String start) {
+        ProcessInfo info = parse(fixture);
+        assertThat(info.name()).isEqualTo(name);
+        assertThat(info.parentPid()).isEqualTo(ppid);
+        assertThat(info.start()).isEqualTo(start);
+    }
+
+    @Test
+    void nameMayHoldANewline() {
+        ProcessInfo info = parse("newline.stat");
+        assertThat(info.name()).isEqualTo("two\nlines");
+        assertThat(info.start()).isEqualTo("6000");
+    }
+
+    @Test
+    void kernelThreadNamesAreLongerThanFifteenBytes() {
+        ProcessInfo info = parse("kernel-thread.stat");
+        assertThat(info.name()).hasSize(62).startsWith("kworker/R-sync_wq");
+        assertThat(info.parentPid()).isEqualTo(2);
+        assertThat(info.start()).isEqualTo("18");
+    }
+
+    @Test
+    void stateZIsZombieAndXIsDead() {
+        assertThat(parse("zombie.stat").state()).isEqualTo(ProcessState.ZOMBIE);
+        assertThat(parse("dead.stat").state()).isEqualTo(ProcessState.DEAD);
+        assertThat(parse("fake-fields-in-name.stat").state()).isEqualTo(ProcessState.ZOMBIE);
+    }
+
+    @ParameterizedTest
+    @ValueSource(chars = {'R', 'S', 'D', 'T', 't', 'W', 'P', 'I', 'K'})
+    void everyOtherStateCanStillRun(char state) {
+        assertThat(StatLine.state((byte) state)).isEqualTo(ProcessState.LIVE);
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "truncated.stat  | field 22",
+            "no-parens.stat  | no (comm)",
+            "bad-ppid.stat   | ppid",
+            "bad-start.stat  | starttime",
+            "bad-pid.stat    | no pid",
+            "empty.stat      | no (comm)",
+    })
+    void malformedLinesAreRefusedWithWhatIsWrong(String fixture, String problem) {
+        assertThatThrownBy(() -> parse(fixture))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(problem);
+        byte[] b = Fixtures.bytes("stat/" + fixture);
+        assertThat(StatLine.pid(b, b.length)).isEqualTo(-1);
+    }
+
+    @Test
+    void compareStartMatchesOnlyTheExactField() {
+        byte[] b = Fixtures.bytes("stat/parens.stat");
+        assertThat(StatLine.compareStart(b, b.length, "5000")).isEqualTo(StatLine.SAME);
+        assertThat(StatLine.compareStart(b, b.length, "500")).isEqualTo(StatLine.DIFFERENT);
+        assertThat(StatLine.compareStart(b, b.length, "50000")).isEqualTo(StatLine.DIFFERENT);
+        assertThat(StatLine.compareStart(b, b.length, "5001")).isEqualTo(StatLine.DIFFERENT);
+        assertThat(StatLine.compareStart(b, b.length, "")).isEqualTo(StatLine.DIFFERENT);
+    }
+
+    @Test
+    void compareStartSeesATruncatedLineAsMalformed() {
+        byte[] b = Fixtures.bytes("stat/truncated.stat");
+        assertThat(StatLine.compareStart(b, b.length, "0")).isEqualTo(StatLine.MALFORMED);
+    }
+
+    @Test
+    void aLineReadIntoALargerBufferStopsAtItsLength() {
+        byte[] line = Fixtures.bytes("stat/plain.stat");
+        byte[] buffer = new byte[4096];
+        System.arraycopy(line, 0, buffer, 0, line.length);
+        buffer[line.length] = ')'; // stale bytes of an earlier, longer read
+        assertThat(StatLine.parse(buffer, line.length).name()).isEqualTo("cat");
+        assertThat(StatLine.pid(buffer, line.length)).isEqualTo(2441);
+    }
+
+    @Test
+    void nameBytesThatAreNotUtf8BecomeReplacementCharacters() {
+        String line = "90 (a\u00ff) S 1 90 90 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 42 0 0\n";
+        byte[] b = line.getBytes(StandardCharsets.ISO_8859_1);
+        assertThat(StatLine.parse(b, b.length).name()).isEqualTo("a\uFFFD");
+    }
+}
