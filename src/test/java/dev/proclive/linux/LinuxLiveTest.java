@@ -1,0 +1,221 @@
+package dev.proclive.linux;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.proclive.Identity;
+import dev.proclive.Liveness;
+import dev.proclive.ProcLive;
+import dev.proclive.Reason;
+import dev.proclive.Verdict;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Real processes on the real kernel: what {@code ProcLive} says must be what the kernel shows. */
+@EnabledOnOs(OS.LINUX)
+class LinuxLiveTest {
+
+    private final List<Process> started = new ArrayList<>();
+
+    @TempDir
+    Path dir;
+
+    @AfterEach
+    void killChildren() throws InterruptedException {
+        for (Process p : started) {
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly();
+            p.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    private Process start(String... command) throws IOException {
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        started.add(p);
+        return p;
+    }
+
+    private static Verdict await(Identity id, Predicate<Verdict> done) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        Verdict v = ProcLive.explain(id);
+        while (!done.test(v) && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+            v = ProcLive.explain(id);
+        }
+        return v;
+    }
+
+    private static String procStat(long pid) throws IOException {
+        return Files.readString(Path.of("/proc/" + pid + "/stat"), StandardCharsets.ISO_8859_1);
+    }
+
+    @Test
+    void aSleeperIsAliveThenExited() throws Exception {
+        Process sleeper = start("sleep", "60");
+        Identity id = ProcLive.identify(sleeper.pid()).orElseThrow();
+        assertThat(id.name()).isEqualTo("sleep");
+        assertThat(ProcLive.explain(id).reason()).isEqualTo(Reason.MATCHED);
+        assertThat(ProcLive.check(id)).isEqualTo(Liveness.ALIVE);
+
+        sleeper.destroyForcibly();
+        assertThat(sleeper.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(Path.of("/proc/" + sleeper.pid())).doesNotExist();
+        assertThat(ProcLive.explain(id).reason()).isEqualTo(Reason.EXITED);
+        assertThat(ProcLive.check(id)).isEqualTo(Liveness.DEAD);
+    }
+
+    @Test
+    void theStartFingerprintIsField22AsTheKernelWritesIt() throws Exception {
+        Process sleeper = start("sleep", "60");
+        Identity id = ProcLive.identify(sleeper.pid()).orElseThrow();
+        String stat = procStat(sleeper.pid());
+        String[] after = stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ");
+        assertThat(id.start()).isEqualTo(after[19]);
+        assertThat(id.host()).isEqualTo(Files.readString(Path.of("/proc/sys/kernel/hostname")).trim());
+        assertThat(id.boot()).isEqualTo(Files.readString(Path.of("/proc/sys/kernel/random/boot_id")).trim());
+        assertThat("pid:[" + id.pidns() + "]").isEqualTo(Files.readSymbolicLink(Path.of("/proc/self/ns/pid")).toString());
+    }
+
+    @Test
+    void aRealZombieIsDead() throws Exception {
+        // sh starts a short sleep, prints its pid, then becomes a sleep that never reaps it.
+        Process parent = start("sh", "-c", "sleep 1 & echo $!; exec sleep 60");
+        long child = Long.parseLong(new BufferedReader(new InputStreamReader(parent.getInputStream(),
+                StandardCharsets.UTF_8)).readLine().trim());
+        Identity id = ProcLive.identify(child).orElseThrow();
+
+        Verdict v = await(id, x -> x.reason() != Reason.MATCHED);
+        assertThat(procStat(child)).contains(") Z ");
+        assertThat(v.reason()).isEqualTo(Reason.ZOMBIE);
+        assertThat(ProcLive.check(id)).isEqualTo(Liveness.DEAD);
+        assertThat(ProcLive.identify(child)).as("a zombie is not recorded as an owner").isEmpty();
+    }
+
+    @Test
+    void aZombieMainThreadWithALiveThreadIsAlive() throws Exception {
+        Path program = compile("leader_exits");
+        Process p = start(program.toString());
+        try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+            assertThat(out.readLine()).isEqualTo("ready");
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!procStat(p.pid()).contains(") Z ") && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertThat(procStat(p.pid())).as("the main thread shows Z").contains(") Z ");
+        assertThat(Files.readString(Path.of("/proc/" + p.pid() + "/status"))).containsPattern("Threads:\\s+2");
+
+        Identity id = ProcLive.identify(p.pid()).orElseThrow();
+        assertThat(ProcLive.explain(id).reason()).isEqualTo(Reason.MATCHED);
+        assertThat(ProcLive.check(id)).isEqualTo(Liveness.ALIVE);
+
+        p.destroyForcibly();
+        p.waitFor(10, TimeUnit.SECONDS);
+        assertThat(ProcLive.explain(id).reason()).isEqualTo(Reason.EXITED);
+    }
+
+    @Test
+    void aThreadIdIsNotAProcess() throws Exception {
+        long pid = ProcessHandle.current().pid();
+        long tid;
+        try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
+            tid = tasks.map(t -> Long.parseLong(t.getFileName().toString())).filter(t -> t != pid)
+                    .findFirst().orElseThrow();
+        }
+        assertThat(Path.of("/proc/" + tid + "/stat")).as("a thread's stat opens").exists();
+        assertThat(ProcLive.identify(tid)).isEmpty();
+        assertThat(ProcLive.identify(pid)).isPresent();
+    }
+
+    @Test
+    void aForeignFingerprintIsAReusedPid() {
+        Identity self = ProcLive.current().orElseThrow();
+        Identity older = new Identity(self.pid(), Long.toString(Long.parseLong(self.start()) - 1),
+                self.boot(), self.host(), self.name(), self.pidns());
+        assertThat(ProcLive.explain(older).reason()).isEqualTo(Reason.PID_REUSED);
+        assertThat(ProcLive.check(older)).isEqualTo(Liveness.DEAD);
+        assertThat(ProcLive.check(self)).isEqualTo(Liveness.ALIVE);
+    }
+
+    @Test
+    void currentIsThisJvm() {
+        Identity self = ProcLive.current().orElseThrow();
+        assertThat(self.pid()).isEqualTo(ProcessHandle.current().pid());
+        assertThat(ProcLive.identify(self.pid())).contains(self);
+    }
+
+    @Test
+    void anotherBootIsAReboot() {
+        Identity self = ProcLive.current().orElseThrow();
+        Identity before = new Identity(self.pid(), self.start(), "00000000-0000-0000-0000-000000000000",
+                self.host(), self.name(), self.pidns());
+        assertThat(ProcLive.explain(before).reason()).isEqualTo(Reason.REBOOTED);
+    }
+
+    @Test
+    void namesWithParenthesesSpacesAndNewlinesAreReadWhole() throws Exception {
+        String name = "x) (y\nz w";
+        Path program = dir.resolve(name);
+        Files.copy(Path.of(which("sleep")), program, StandardCopyOption.COPY_ATTRIBUTES);
+        Process p = start(program.toString(), "60");
+        Identity id = ProcLive.identify(p.pid()).orElseThrow();
+        assertThat(id.name()).isEqualTo(name);
+        assertThat(ProcLive.check(id)).isEqualTo(Liveness.ALIVE);
+    }
+
+    @Test
+    void longNamesAreTruncatedByTheKernelAndStillSkippable() throws Exception {
+        Path program = dir.resolve("sleep-with-a-very-long-name");
+        Files.copy(Path.of(which("sleep")), program, StandardCopyOption.COPY_ATTRIBUTES);
+        Process p = start(program.toString(), "60");
+        Identity id = ProcLive.identify(p.pid()).orElseThrow();
+        assertThat(id.name()).isEqualTo("sleep-with-a-ve");
+        assertThat(LinuxProcessIntrospector.system().nameMatches(id.name(), "sleep-with-a-very-long-name")).isTrue();
+    }
+
+    private static String which(String command) {
+        for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin:/bin").split(":")) {
+            Path p = Path.of(dir, command);
+            if (Files.isExecutable(p)) {
+                return p.toString();
+            }
+        }
+        throw new AssertionError(command + " not on PATH");
+    }
+
+    /** Builds a C program from {@code src/test/resources/c}; gcc is installed by {@code .ci/run}. */
+    private Path compile(String name) throws Exception {
+        Path source = dir.resolve(name + ".c");
+        try (InputStream in = getClass().getResourceAsStream("/c/" + name + ".c")) {
+            Files.copy(in, source);
+        }
+        Path binary = dir.resolve(name);
+        Process gcc;
+        try {
+            gcc = new ProcessBuilder("gcc", "-pthread", "-o", binary.toString(), source.toString())
+                    .redirectErrorStream(true).start();
+        } catch (IOException e) {
+            assumeTrue(false, "gcc is needed to build a process whose main thread exits first: " + e.getMessage());
+            throw e;
+        }
+        String output = new String(gcc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(gcc.waitFor()).as("gcc: %s", output).isZero();
+        return binary;
+    }
+}
