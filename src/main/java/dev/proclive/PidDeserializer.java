@@ -37,9 +37,12 @@ final class PidDeserializer extends JsonDeserializer<Long> {
 
     private static String describe(JsonParser p) throws IOException {
         JsonToken t = p.currentToken();
-        if (t == JsonToken.VALUE_NUMBER_FLOAT || t == JsonToken.VALUE_STRING) {
-            return (t == JsonToken.VALUE_STRING ? "the string " : "") + p.getText();
+        if (t == JsonToken.VALUE_STRING) {
+            return "the string \"" + p.getText() + "\"";
         }
-        return t == null ? "nothing" : t.asString() == null ? t.name().toLowerCase(java.util.Locale.ROOT) : t.asString();
+        if (t == JsonToken.START_OBJECT || t == JsonToken.START_ARRAY) {
+            return t == JsonToken.START_OBJECT ? "an object" : "an array";
+        }
+        return p.getText();
     }
 }

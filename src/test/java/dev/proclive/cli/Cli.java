@@ -1,0 +1,98 @@
+package dev.proclive.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/** Runs {@code target/proclive-cli.jar} in a child JVM, as a user would. */
+final class Cli {
+
+    /** What a run printed and how it ended. */
+    record Result(int exit, String out, String err) {
+        String line() {
+            return out.strip();
+        }
+    }
+
+    private Cli() {
+    }
+
+    static Path jar() {
+        String jar = System.getProperty("proclive.cliJar", "target/proclive-cli.jar");
+        Path p = Path.of(jar).toAbsolutePath();
+        assertThat(p).as("the CLI jar, built by mvn package").exists();
+        return p;
+    }
+
+    static String java() {
+        return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    }
+
+    /** {@code java -jar proclive-cli.jar ARGS}, as a list to put after a wrapper command. */
+    static List<String> command(Path jar, String... args) {
+        List<String> command = new ArrayList<>(List.of(java(), "-XX:-UsePerfData", "-jar", jar.toString()));
+        command.addAll(Arrays.asList(args));
+        return command;
+    }
+
+    static Result run(String... args) {
+        return exec(command(jar(), args), "");
+    }
+
+    static Result runWithStdin(String stdin, String... args) {
+        return exec(command(jar(), args), stdin);
+    }
+
+    static Result exec(List<String> command, String stdin) {
+        try {
+            Process p = new ProcessBuilder(command).start();
+            CompletableFuture<byte[]> out = CompletableFuture.supplyAsync(() -> readAll(p, false));
+            CompletableFuture<byte[]> err = CompletableFuture.supplyAsync(() -> readAll(p, true));
+            try (OutputStream in = p.getOutputStream()) {
+                in.write(stdin.getBytes(StandardCharsets.UTF_8));
+            } catch (IOException ignored) {
+                // the command did not read its input
+            }
+            if (!p.waitFor(60, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new AssertionError("timed out: " + command);
+            }
+            return new Result(p.exitValue(), new String(out.join(), StandardCharsets.UTF_8),
+                    new String(err.join(), StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+
+    private static byte[] readAll(Process p, boolean err) {
+        try {
+            return (err ? p.getErrorStream() : p.getInputStream()).readAllBytes();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** A copy of the CLI jar in a directory any user may read, for runs as another user. */
+    static Path worldReadableCopy(Path dir) throws IOException {
+        Path copy = dir.resolve("proclive-cli.jar");
+        Files.copy(jar(), copy);
+        for (Path p : List.of(dir, copy)) {
+            p.toFile().setReadable(true, false);
+            p.toFile().setExecutable(true, false);
+        }
+        return copy;
+    }
+}

@@ -1,0 +1,184 @@
+package dev.proclive.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.proclive.Identity;
+import dev.proclive.ProcLive;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Situations only root can build, built for real: a {@code /proc} with {@code hidepid} in a
+ * private mount namespace (a new procfs instance; the host's {@code /proc} is never remounted),
+ * a fresh PID namespace, and a PID reused on purpose through {@code ns_last_pid}. Elsewhere these
+ * tests skip with the reason.
+ */
+@EnabledOnOs(OS.LINUX)
+class PrivilegedIT {
+
+    static final String NOBODY = "65534";
+
+    final ObjectMapper mapper = new ObjectMapper();
+    final List<Process> started = new ArrayList<>();
+
+    @TempDir
+    Path dir;
+    Path jar;
+
+    @BeforeAll
+    static void needsRoot() {
+        assumeTrue("root".equals(System.getProperty("user.name")),
+                "needs root to mount procfs and create namespaces; runs in CI as root");
+        for (String tool : List.of("unshare", "setpriv", "mount")) {
+            assumeTrue(onPath(tool), tool + " (util-linux) is needed; .ci/run installs it");
+        }
+    }
+
+    @BeforeEach
+    void copyJar() throws IOException {
+        jar = Cli.worldReadableCopy(dir); // nobody cannot read root's build tree
+    }
+
+    @AfterEach
+    void killChildren() throws InterruptedException {
+        for (Process p : started) {
+            p.destroyForcibly();
+            p.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    private static boolean onPath(String tool) {
+        for (String d : System.getenv().getOrDefault("PATH", "/usr/bin:/bin").split(":")) {
+            if (Files.isExecutable(Path.of(d, tool))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private Process sleeper() throws IOException {
+        Process p = new ProcessBuilder("sleep", "120").start();
+        started.add(p);
+        return p;
+    }
+
+    private static String quote(String word) {
+        return "'" + word.replace("'", "'\\''") + "'";
+    }
+
+    private String cli(String... args) {
+        List<String> words = new ArrayList<>();
+        for (String w : Cli.command(jar, args)) {
+            words.add(quote(w));
+        }
+        return String.join(" ", words);
+    }
+
+    /** {@code check} of {@code id} as nobody, under a fresh procfs mounted with {@code hidepid=MODE}. */
+    private Cli.Result checkAsNobodyUnderHidepid(String mode, Identity id) throws Exception {
+        String script = "mount -t proc -o hidepid=" + mode + " proc /proc && exec setpriv --reuid=" + NOBODY
+                + " --regid=" + NOBODY + " --clear-groups " + cli("check", mapper.writeValueAsString(id));
+        return Cli.exec(List.of("unshare", "--mount", "--propagation", "private", "sh", "-c", script), "");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"invisible", "noaccess"})
+    void aHiddenLiveProcessIsAccessDeniedNeverDead(String mode) throws Exception {
+        Identity id = ProcLive.identify(sleeper().pid()).orElseThrow();
+        Cli.Result r = checkAsNobodyUnderHidepid(mode, id);
+        assertThat(r.line()).as(r.err()).isEqualTo("{\"liveness\":\"unknown\",\"reason\":\"access_denied\"}");
+        assertThat(r.exit()).isEqualTo(2);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"invisible", "noaccess"})
+    void aHiddenExitedProcessIsStillProvenExited(String mode) throws Exception {
+        Process sleeper = sleeper();
+        Identity id = ProcLive.identify(sleeper.pid()).orElseThrow();
+        sleeper.destroyForcibly();
+        assertThat(sleeper.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        Cli.Result r = checkAsNobodyUnderHidepid(mode, id);
+        assertThat(r.line()).as(r.err()).isEqualTo("{\"liveness\":\"dead\",\"reason\":\"exited\"}");
+        assertThat(r.exit()).isEqualTo(1);
+    }
+
+    @Test
+    void theHostsOwnProcessesAreStillReadableUnderHidepidAsTheirOwner() throws Exception {
+        // nobody checks a process of its own: hidepid does not hide it, so no kill(2) is needed.
+        String script = "mount -t proc -o hidepid=invisible proc /proc && exec setpriv --reuid=" + NOBODY
+                + " --regid=" + NOBODY + " --clear-groups sh -c " + quote(
+                        "sleep 120 & P=$!; " + cli("identify", "$P").replace("'$P'", "$P") + " > "
+                        + quote(dir.resolve("own.json").toString()) + "; " + cli("check") + " < "
+                        + quote(dir.resolve("own.json").toString()) + "; echo exit=$?; kill $P");
+        dir.toFile().setWritable(true, false);
+        Cli.Result r = Cli.exec(List.of("unshare", "--mount", "--propagation", "private", "sh", "-c", script), "");
+        assertThat(r.out()).as(r.err()).contains("{\"liveness\":\"alive\",\"reason\":\"matched\"}", "exit=0");
+    }
+
+    @Test
+    void anIdentityFromTheHostIsUnknownInAFreshPidNamespace() throws Exception {
+        Identity id = ProcLive.identify(sleeper().pid()).orElseThrow();
+        assertThat(id.pidns()).isNotEmpty();
+        List<String> command = new ArrayList<>(List.of("unshare", "--pid", "--fork", "--mount-proc"));
+        command.addAll(Cli.command(jar, "check", mapper.writeValueAsString(id)));
+        Cli.Result r = Cli.exec(command, "");
+        assertThat(r.line()).as(r.err()).isEqualTo("{\"liveness\":\"unknown\",\"reason\":\"other_pid_namespace\"}");
+        assertThat(r.exit()).isEqualTo(2);
+    }
+
+    @Test
+    void aProcOfAnotherNamespaceIsTrustedForNothing() throws Exception {
+        // unshare --pid without --mount-proc: /proc still shows the parent namespace's pids.
+        Process sleeper = sleeper();
+        Identity id = ProcLive.identify(sleeper.pid()).orElseThrow();
+        Identity bare = new Identity(id.pid(), id.start(), id.boot(), id.host(), id.name(), "");
+        List<String> check = new ArrayList<>(List.of("unshare", "--pid", "--fork"));
+        check.addAll(Cli.command(jar, "check", mapper.writeValueAsString(bare)));
+        Cli.Result r = Cli.exec(check, "");
+        assertThat(r.line()).as(r.err()).isEqualTo("{\"liveness\":\"unknown\",\"reason\":\"other_pid_namespace\"}");
+
+        for (String[] args : new String[][] {{"owner"}, {"identify", Long.toString(sleeper.pid())}}) {
+            List<String> command = new ArrayList<>(List.of("unshare", "--pid", "--fork"));
+            command.addAll(Cli.command(jar, args));
+            assertThat(Cli.exec(command, "").exit()).as(String.join(" ", args)).isEqualTo(3);
+        }
+    }
+
+    @Test
+    void aReallyReusedPidIsDeadPidReused() throws Exception {
+        // In a fresh PID namespace: record a sleeper, kill it, make the next fork take its pid
+        // through ns_last_pid, then check the old identity against the new process.
+        Path json = dir.resolve("id.json");
+        String script = String.join("\n",
+                "sleep 120 & P=$!",
+                cli("identify", "PID") .replace("'PID'", "$P") + " > " + quote(json.toString()) + " || exit 10",
+                "kill $P; wait $P",
+                "echo $((P - 1)) > /proc/sys/kernel/ns_last_pid",
+                "sleep 120 & Q=$!",
+                "echo \"first=$P second=$Q\"",
+                cli("check") + " < " + quote(json.toString()),
+                "echo \"exit=$?\"",
+                "kill $Q");
+        Cli.Result r = Cli.exec(List.of("unshare", "--pid", "--fork", "--mount-proc", "sh", "-c", script), "");
+        String first = r.out().replaceAll("(?s).*first=(\\d+).*", "$1");
+        assertThat(r.out()).as(r.err()).contains("second=" + first + "\n");
+        assertThat(r.out()).contains("{\"liveness\":\"dead\",\"reason\":\"pid_reused\"}", "exit=1");
+        Identity recorded = mapper.readValue(Files.readString(json), Identity.class);
+        assertThat(recorded.pid()).isEqualTo(Long.parseLong(first));
+    }
+}
