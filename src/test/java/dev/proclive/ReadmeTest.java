@@ -1,0 +1,70 @@
+package dev.proclive;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import javax.tools.JavaCompiler;
+import javax.tools.ToolProvider;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The README's promises: its Java compiles, and it names the two set-up commands CI uses. */
+class ReadmeTest {
+
+    static final Path README = Path.of("README.md");
+
+    @TempDir
+    Path dir;
+
+    private static List<String> blocks(String language) throws Exception {
+        Matcher m = Pattern.compile("```" + language + "\\n(.*?)```", Pattern.DOTALL).matcher(Files.readString(README));
+        List<String> blocks = new ArrayList<>();
+        while (m.find()) {
+            blocks.add(m.group(1));
+        }
+        return blocks;
+    }
+
+    @Test
+    void javaSnippetsCompile() throws Exception {
+        List<String> snippets = blocks("java");
+        assertThat(snippets).isNotEmpty();
+        JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
+        for (int i = 0; i < snippets.size(); i++) {
+            String snippet = snippets.get(i);
+            assertThat(snippet.lines().count()).as("a quick start of ten lines or fewer").isLessThanOrEqualTo(10);
+            Path source = dir.resolve("Snippet" + i + ".java");
+            Files.writeString(source, String.join("\n",
+                    "import com.fasterxml.jackson.databind.ObjectMapper;",
+                    "import dev.proclive.*;",
+                    "import java.util.*;",
+                    "class Snippet" + i + " {",
+                    "  void run() throws Exception {",
+                    snippet,
+                    "  }",
+                    "}"));
+            ByteArrayOutputStream errors = new ByteArrayOutputStream();
+            int status = javac.run(null, null, errors, "-d", dir.toString(), "-proc:none",
+                    "-cp", System.getProperty("java.class.path") + File.pathSeparator + "target/classes",
+                    source.toString());
+            assertThat(status).as("README snippet %d:%n%s%n%s", i, snippet,
+                    errors.toString(StandardCharsets.UTF_8)).isZero();
+        }
+    }
+
+    @Test
+    void namesExactlyTheTwoSetUpCommands() throws Exception {
+        String sh = String.join("\n", blocks("sh"));
+        assertThat(sh).contains("mvn -q -DskipTests package && java -jar target/proclive-cli.jar demo")
+                .contains("mvn -B verify");
+        assertThat(Files.readString(Path.of(".ci/run"))).contains("mvn -B verify");
+    }
+}
