@@ -91,6 +91,10 @@ final class Demo {
                 new InputStreamReader(parent.getInputStream(), StandardCharsets.UTF_8))) {
             long pid = Long.parseLong(lines.readLine().trim());
             Optional<Identity> id = ProcLive.identify(pid);
+            for (int i = 0; i < 20 && id.isPresent() && !id.get().name().equals("sleep"); i++) {
+                Thread.sleep(10); // the forked shell has not exec'd sleep yet
+                id = ProcLive.identify(pid);
+            }
             if (id.isEmpty()) {
                 say("the child, pid " + pid + ", cannot be identified " + whyNot());
                 return;

@@ -222,7 +222,7 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
         if (!hidesPids()) {
             return new ProcessLookup.Gone(path + " does not exist");
         }
-        switch (presence().probe(pid)) {
+        switch (presence(pid)) {
             case ABSENT:
                 return new ProcessLookup.Gone("kill(" + pid + ", 0) says no such process");
             case PRESENT:
@@ -238,8 +238,19 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
         return new ProcessLookup.Unknown(Reason.IO_ERROR, "malformed " + path + ": " + problem);
     }
 
-    private PidPresence presence() {
-        return presence != null ? presence : Kill.INSTANCE;
+    /**
+     * Asks kill(2), or the test's stand-in. Without JNA on the class path even loading
+     * {@code Kill} fails (its signature names JNA types): that is "cannot ask", not an error.
+     */
+    private PidPresence.Presence presence(long pid) {
+        if (presence != null) {
+            return presence.probe(pid);
+        }
+        try {
+            return Kill.INSTANCE.probe(pid);
+        } catch (LinkageError e) {
+            return PidPresence.Presence.UNAVAILABLE;
+        }
     }
 
     /**

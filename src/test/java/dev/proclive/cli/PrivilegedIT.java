@@ -117,6 +117,42 @@ class PrivilegedIT {
         assertThat(r.exit()).isEqualTo(1);
     }
 
+    /**
+     * Without JNA, kill(2) cannot be asked: a hidden process is then UNKNOWN whether it lives or
+     * not — never DEAD without proof, never an exception.
+     */
+    @Test
+    void withoutJnaAHiddenProcessIsUnknownAliveOrNot() throws Exception {
+        Path classes = dir.resolve("classes");
+        Path main = Path.of(System.getProperty("proclive.testClasses"), "dev", "proclive", "CheckMain.class");
+        Files.createDirectories(classes.resolve("dev/proclive"));
+        Files.copy(main, classes.resolve("dev/proclive/CheckMain.class"));
+        Path library = dir.resolve("proclive.jar");
+        Files.copy(Path.of(System.getProperty("proclive.jar")), library);
+        try (var files = Files.walk(dir)) {
+            files.forEach(f -> f.toFile().setReadable(true, false));
+        }
+        try (var dirs = Files.walk(dir)) {
+            dirs.filter(Files::isDirectory).forEach(d -> d.toFile().setExecutable(true, false));
+        }
+
+        Process alive = sleeper();
+        Process dead = sleeper();
+        Identity aliveId = ProcLive.identify(alive.pid()).orElseThrow();
+        Identity deadId = ProcLive.identify(dead.pid()).orElseThrow();
+        dead.destroyForcibly();
+        assertThat(dead.waitFor(10, TimeUnit.SECONDS)).isTrue();
+
+        String check = quote(Cli.java()) + " -XX:-UsePerfData -cp " + quote(library + ":" + classes)
+                + " dev.proclive.CheckMain ";
+        String script = "mount -t proc -o hidepid=invisible proc /proc && exec setpriv --reuid=" + NOBODY
+                + " --regid=" + NOBODY + " --clear-groups sh -c " + quote(
+                        check + aliveId.pid() + " " + aliveId.start() + "; "
+                        + check + deadId.pid() + " " + deadId.start());
+        Cli.Result r = Cli.exec(List.of("unshare", "--mount", "--propagation", "private", "sh", "-c", script), "");
+        assertThat(r.out().lines()).as(r.err()).containsExactly("UNKNOWN ACCESS_DENIED", "UNKNOWN ACCESS_DENIED");
+    }
+
     @Test
     void theHostsOwnProcessesAreStillReadableUnderHidepidAsTheirOwner() throws Exception {
         // nobody checks a process of its own: hidepid does not hide it, so no kill(2) is needed.

@@ -189,6 +189,40 @@ class LinuxLiveTest {
         assertThat(LinuxProcessIntrospector.system().nameMatches(id.name(), "sleep-with-a-very-long-name")).isTrue();
     }
 
+    @Test
+    void manyThreadsCheckingAtOnceAllGetTheRightAnswer() throws Exception {
+        Identity self = ProcLive.current().orElseThrow();
+        Process sleeper = start("sleep", "60");
+        Identity other = ProcLive.identify(sleeper.pid()).orElseThrow();
+        Process gone = start("sleep", "60");
+        Identity exited = ProcLive.identify(gone.pid()).orElseThrow();
+        gone.destroyForcibly();
+        gone.waitFor(10, TimeUnit.SECONDS);
+
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(8);
+        try {
+            List<java.util.concurrent.Future<Boolean>> results = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                results.add(pool.submit(() -> {
+                    for (int i = 0; i < 300; i++) {
+                        if (ProcLive.check(self) != Liveness.ALIVE
+                                || ProcLive.explain(other).reason() != Reason.MATCHED
+                                || !ProcLive.identify(other.pid()).equals(java.util.Optional.of(other))
+                                || ProcLive.check(exited) != Liveness.DEAD) {
+                            return false;
+                        }
+                    }
+                    return true;
+                }));
+            }
+            for (java.util.concurrent.Future<Boolean> r : results) {
+                assertThat(r.get(60, TimeUnit.SECONDS)).isTrue();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
     private static String which(String command) {
         for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin:/bin").split(":")) {
             Path p = Path.of(dir, command);
