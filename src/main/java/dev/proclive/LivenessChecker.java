@@ -138,7 +138,7 @@ public final class LivenessChecker {
     }
 
     Optional<Identity> record(ProcessInfo info) {
-        Optional<String> host = introspector.hostName();
+        Optional<String> host = facts.hostName();
         if (host.isEmpty() || info.state() != ProcessState.LIVE) {
             return Optional.empty();
         }
@@ -232,14 +232,61 @@ public final class LivenessChecker {
         /** The calling process, read only when a fact is missing. */
         ProcessLookup self();
 
-        /** The introspector's answers, read as each guard needs them. */
+        /**
+         * The introspector's answers, read as each guard needs them; the host name is kept for
+         * {@link Live#HOST_TTL_NANOS} (it can change, but rarely, and reading it costs a syscall).
+         */
         static Facts of(ProcessIntrospector introspector) {
-            return new Facts() {
-                @Override public Optional<String> hostName() { return introspector.hostName(); }
-                @Override public Optional<String> bootId() { return introspector.bootId(); }
-                @Override public Optional<String> pidNamespace() { return introspector.pidNamespace(); }
-                @Override public ProcessLookup self() { return introspector.self(); }
-            };
+            return new Live(introspector);
+        }
+
+        /** See {@link #of}. */
+        final class Live implements Facts {
+            static final long HOST_TTL_NANOS = 1_000_000_000L;
+
+            private final ProcessIntrospector introspector;
+            private volatile Host host;
+
+            Live(ProcessIntrospector introspector) {
+                this.introspector = introspector;
+            }
+
+            @Override
+            public Optional<String> hostName() {
+                Host h = host;
+                long now = System.nanoTime();
+                if (h == null || now - h.readAt > HOST_TTL_NANOS) {
+                    h = new Host(introspector.hostName(), now);
+                    host = h;
+                }
+                return h.name;
+            }
+
+            @Override
+            public Optional<String> bootId() {
+                return introspector.bootId();
+            }
+
+            @Override
+            public Optional<String> pidNamespace() {
+                return introspector.pidNamespace();
+            }
+
+            @Override
+            public ProcessLookup self() {
+                return introspector.self();
+            }
+
+            /** A host name and when it was read. */
+            private static final class Host {
+                final Optional<String> name;
+                final long readAt;
+
+                Host(Optional<String> name, long readAt) {
+                    this.name = name;
+                    this.readAt = readAt;
+                }
+            }
         }
 
         /** The introspector's answers read once, for a batch. */

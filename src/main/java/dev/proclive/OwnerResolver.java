@@ -60,9 +60,9 @@ public final class OwnerResolver {
 
     /** The identity of the owner, or empty when it cannot be determined for certain. */
     public Optional<Identity> resolve() {
-        ProcessIntrospector os = introspector != null ? introspector : LivenessChecker.system().introspector();
-        LivenessChecker checker = LivenessChecker.of(os);
-        if (os.hostName().isEmpty() || !(os.self() instanceof ProcessLookup.Found self)) {
+        LivenessChecker checker = introspector != null ? LivenessChecker.of(introspector) : LivenessChecker.system();
+        ProcessIntrospector os = checker.introspector();
+        if (!(os.self() instanceof ProcessLookup.Found self)) {
             return Optional.empty();
         }
         long[] seen = new long[maxDepth];
@@ -78,7 +78,7 @@ public final class OwnerResolver {
             }
             ProcessInfo info = found.info();
             if (!skipped(os, info.name())) {
-                return checker.record(info);
+                return checker.record(info); // empty when the host name cannot be read
             }
             pid = info.parentPid();
         }

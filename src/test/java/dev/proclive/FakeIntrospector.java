@@ -9,7 +9,7 @@ import java.util.Map;
 import java.util.Optional;
 
 /** A process table in memory, counting what is read. */
-final class FakeIntrospector implements ProcessIntrospector {
+class FakeIntrospector implements ProcessIntrospector {
 
     static final String HOST = "here";
     static final String BOOT = "boot-1";

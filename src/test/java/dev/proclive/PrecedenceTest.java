@@ -219,7 +219,24 @@ class PrecedenceTest {
         os.put(9, new ProcessLookup.Found(new ProcessInfo(9, 1, "z", "1", ProcessState.ZOMBIE)));
         assertThat(checker.identify(9)).isEmpty();
         os.host = Optional.empty();
-        assertThat(checker.identify(PID)).isEmpty();
+        assertThat(LivenessChecker.of(os).identify(PID)).isEmpty();
+    }
+
+    @Test
+    void theHostNameIsKeptForAboutASecond() {
+        int[] reads = {0};
+        FakeIntrospector counting = new FakeIntrospector() {
+            @Override
+            public Optional<String> hostName() {
+                reads[0]++;
+                return super.hostName();
+            }
+        }.process(PID, 1, "owner", START);
+        LivenessChecker c = LivenessChecker.of(counting);
+        for (int i = 0; i < 100; i++) {
+            assertThat(c.check(full())).isEqualTo(Liveness.ALIVE);
+        }
+        assertThat(reads[0]).isBetween(1, 2);
     }
 
     @Test

@@ -5,7 +5,6 @@ import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
 import dev.proclive.spi.ProcessState;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
@@ -25,7 +24,7 @@ import java.util.Optional;
  *   <li>A {@code /proc} mounted for another PID namespace (its {@code /proc/self/status} lists more
  *       than one {@code NSpid}, or {@code /proc/self} does not resolve) is trusted for nothing.</li>
  *   <li>Boot id from {@code /proc/sys/kernel/random/boot_id}, read once; host from
- *       {@code /proc/sys/kernel/hostname}, kept for a second; PID namespace from the inode in
+ *       {@code /proc/sys/kernel/hostname}; PID namespace from the inode in
  *       {@code /proc/self/ns/pid}, read once.</li>
  * </ul>
  *
@@ -37,8 +36,6 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
 
     /** TASK_COMM_LEN (16) less the terminating NUL: the kernel keeps this many bytes of a name. */
     static final int COMM_BYTES = 15;
-
-    private static final long HOST_TTL_NANOS = 1_000_000_000L;
 
     private final String procRoot;
     private final PidPresence presence;
@@ -55,7 +52,6 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
     private volatile Boolean hidesPids;
     private volatile Optional<String> bootId;
     private volatile Optional<String> pidNamespace;
-    private volatile Host host;
 
     private static final ProcessLookup.Unknown TRUSTED =
             new ProcessLookup.Unknown(Reason.IO_ERROR, "(trusted)");
@@ -316,13 +312,7 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
 
     @Override
     public Optional<String> hostName() {
-        Host h = host;
-        long now = System.nanoTime();
-        if (h == null || now - h.readAt > HOST_TTL_NANOS) {
-            h = new Host(readSmallFile(procRoot + "/sys/kernel/hostname"), now);
-            host = h;
-        }
-        return h.name;
+        return readSmallFile(procRoot + "/sys/kernel/hostname");
     }
 
     @Override
@@ -361,15 +351,9 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
         return text.isEmpty() ? Optional.empty() : Optional.of(text);
     }
 
-    /** Linux keeps {@value #COMM_BYTES} bytes of a name: a longer name also matches its truncation. */
     @Override
-    public boolean nameMatches(String processName, String name) {
-        if (processName.equals(name)) {
-            return true;
-        }
-        byte[] bytes = name.getBytes(StandardCharsets.UTF_8);
-        return bytes.length > COMM_BYTES
-                && processName.equals(new String(bytes, 0, COMM_BYTES, StandardCharsets.UTF_8));
+    public int nameLimitBytes() {
+        return COMM_BYTES;
     }
 
     @Override
@@ -377,13 +361,4 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
         return "LinuxProcessIntrospector[" + procRoot + "]";
     }
 
-    private static final class Host {
-        final Optional<String> name;
-        final long readAt;
-
-        Host(Optional<String> name, long readAt) {
-            this.name = name;
-            this.readAt = readAt;
-        }
-    }
 }

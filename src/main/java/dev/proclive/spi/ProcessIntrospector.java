@@ -1,6 +1,7 @@
 package dev.proclive.spi;
 
 import dev.proclive.Reason;
+import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 
 /**
@@ -51,18 +52,35 @@ public interface ProcessIntrospector {
      */
     Optional<String> bootId();
 
-    /** This host's name as Go's {@code os.Hostname()} gives it, or empty when it cannot be read. */
+    /**
+     * This host's name as Go's {@code os.Hostname()} gives it, or empty when it cannot be read.
+     * Read on every call: {@link dev.proclive.LivenessChecker} keeps it for about a second.
+     */
     Optional<String> hostName();
 
     /** The calling process's PID namespace, or empty when the platform has none or it cannot be read. */
     Optional<String> pidNamespace();
 
     /**
+     * How many bytes of a process name the kernel keeps (Linux 15, macOS 16), or
+     * {@link Integer#MAX_VALUE} when names are kept whole, the default.
+     */
+    default int nameLimitBytes() {
+        return Integer.MAX_VALUE;
+    }
+
+    /**
      * Whether a process called {@code processName} (as {@link ProcessInfo#name()} reports it) is
-     * the program a caller named {@code name}. The default is plain equality; platforms that
-     * truncate or decorate names (Linux keeps 15 bytes of a name) override it.
+     * the program a caller named {@code name}: the same name, or, for a name longer than
+     * {@link #nameLimitBytes()}, its truncation to that many UTF-8 bytes. Platforms that decorate
+     * names (Windows' {@code .exe}) override it.
      */
     default boolean nameMatches(String processName, String name) {
-        return processName.equals(name);
+        if (processName.equals(name)) {
+            return true;
+        }
+        int limit = nameLimitBytes();
+        byte[] bytes = name.getBytes(StandardCharsets.UTF_8);
+        return bytes.length > limit && processName.equals(new String(bytes, 0, limit, StandardCharsets.UTF_8));
     }
 }
