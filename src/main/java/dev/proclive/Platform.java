@@ -1,6 +1,7 @@
 package dev.proclive;
 
 import dev.proclive.linux.LinuxProcessIntrospector;
+import dev.proclive.macos.MacosProcessIntrospector;
 import dev.proclive.spi.ProcessIntrospector;
 import java.util.Locale;
 
@@ -19,6 +20,9 @@ final class Platform {
         String os = osName.toLowerCase(Locale.ROOT);
         if (os.startsWith("linux")) {
             return LinuxProcessIntrospector.system();
+        }
+        if (os.startsWith("mac") || os.startsWith("darwin")) {
+            return MacosProcessIntrospector.system();
         }
         return new UnsupportedProcessIntrospector(osName);
     }

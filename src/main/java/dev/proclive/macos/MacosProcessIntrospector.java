@@ -1,0 +1,137 @@
+package dev.proclive.macos;
+
+import dev.proclive.Reason;
+import dev.proclive.spi.ProcessInfo;
+import dev.proclive.spi.ProcessIntrospector;
+import dev.proclive.spi.ProcessLookup;
+import dev.proclive.spi.ProcessState;
+import java.util.Optional;
+
+/**
+ * macOS: one {@code sysctl(CTL_KERN, KERN_PROC, KERN_PROC_PID, pid)} per process through JNA.
+ *
+ * <ul>
+ *   <li>Fingerprint: {@code p_starttime} as {@code seconds.microseconds}, absolute wall-clock
+ *       time, so no boot id is recorded or needed ({@code kern.boottime} moves when the clock is
+ *       stepped and would later read as a reboot).</li>
+ *   <li>The call needs no permission and shows zombies ({@code p_stat == SZOMB} → DEAD
+ *       {@code ZOMBIE}). A missing pid answers with length 0: that, and only that, is "gone".
+ *       An answer is trusted only when it is 648 bytes long and names the pid asked.</li>
+ *   <li>Host from {@code sysctlbyname("kern.hostname")}, what Go's {@code os.Hostname()} reads;
+ *       no PID namespaces.</li>
+ *   <li>If JNA cannot load, every lookup is UNKNOWN with {@code UNSUPPORTED_PLATFORM}.</li>
+ * </ul>
+ *
+ * <p>Thread-safe. Not API: reach it through {@link dev.proclive.ProcLive}.
+ */
+public final class MacosProcessIntrospector implements ProcessIntrospector {
+
+    /** MAXCOMLEN (sys/param.h): the kernel keeps this many bytes of a name. */
+    static final int COMM_BYTES = 16;
+
+    private final Sysctl sysctl;
+
+    MacosProcessIntrospector(Sysctl sysctl) {
+        this.sysctl = sysctl;
+    }
+
+    /** The introspector for this Mac; JNA loads when it is first used. */
+    public static MacosProcessIntrospector system() {
+        return Holder.SYSTEM;
+    }
+
+    @Override
+    public ProcessLookup lookup(long pid) {
+        if (pid <= 0 || pid > Integer.MAX_VALUE) {
+            return new ProcessLookup.Gone("no process has pid " + pid); // pid_t is 32 bits
+        }
+        byte[] buffer = new byte[KinfoProc.SIZE];
+        int length;
+        try {
+            length = sysctl.kinfoProc((int) pid, buffer);
+        } catch (LinkageError | RuntimeException e) {
+            return jnaUnavailable(e);
+        }
+        if (length < 0) {
+            return errno(pid, -length);
+        }
+        switch (KinfoProc.check(buffer, length, pid)) {
+            case NO_PROCESS:
+                return new ProcessLookup.Gone("sysctl kern.proc.pid." + pid + " knows no such process");
+            case WRONG_LENGTH:
+                return new ProcessLookup.Unknown(Reason.IO_ERROR, "sysctl kern.proc.pid." + pid
+                        + " answered " + length + " bytes, not the " + KinfoProc.SIZE + " of a kinfo_proc");
+            case OTHER_PID:
+                return new ProcessLookup.Unknown(Reason.IO_ERROR,
+                        "sysctl kern.proc.pid." + pid + " answered for another pid");
+            default:
+                KinfoProc k = KinfoProc.decode(buffer);
+                return new ProcessLookup.Found(new ProcessInfo(k.pid(), k.parentPid(), k.name(), k.start(),
+                        k.zombie() ? ProcessState.ZOMBIE : ProcessState.LIVE));
+        }
+    }
+
+    /** errno.h: EPERM 1 (a sandbox may refuse), ENOMEM 12 (the buffer was too small). */
+    private static ProcessLookup errno(long pid, int errno) {
+        String call = "sysctl kern.proc.pid." + pid + " failed with errno " + errno;
+        switch (errno) {
+            case 1:
+                return new ProcessLookup.Unknown(Reason.ACCESS_DENIED, call + " (EPERM)");
+            case 12:
+                return new ProcessLookup.Unknown(Reason.IO_ERROR, call + " (ENOMEM: kinfo_proc grew?)");
+            default:
+                return new ProcessLookup.Unknown(Reason.IO_ERROR, call);
+        }
+    }
+
+    private static ProcessLookup jnaUnavailable(Throwable e) {
+        return new ProcessLookup.Unknown(Reason.UNSUPPORTED_PLATFORM,
+                "JNA could not call sysctl: " + e);
+    }
+
+    @Override
+    public ProcessLookup self() {
+        long pid;
+        try {
+            pid = sysctl.getpid();
+        } catch (LinkageError | RuntimeException e) {
+            return jnaUnavailable(e);
+        }
+        return lookup(pid);
+    }
+
+    @Override
+    public Optional<String> bootId() {
+        return Optional.empty();
+    }
+
+    @Override
+    public Optional<String> hostName() {
+        try {
+            String name = sysctl.hostName();
+            return name == null || name.isEmpty() ? Optional.empty() : Optional.of(name);
+        } catch (LinkageError | RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
+    @Override
+    public Optional<String> pidNamespace() {
+        return Optional.empty();
+    }
+
+    @Override
+    public int nameLimitBytes() {
+        return COMM_BYTES;
+    }
+
+    @Override
+    public String toString() {
+        return "MacosProcessIntrospector";
+    }
+
+
+    private static final class Holder {
+        static final MacosProcessIntrospector SYSTEM = new MacosProcessIntrospector(new SystemBSysctl());
+    }
+}

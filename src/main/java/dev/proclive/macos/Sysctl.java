@@ -1,0 +1,18 @@
+package dev.proclive.macos;
+
+/** The three kernel calls the macOS backend makes; a seam so tests run them without a Mac. */
+interface Sysctl {
+
+    /** getpid(2). */
+    long getpid();
+
+    /**
+     * {@code sysctl({CTL_KERN, KERN_PROC, KERN_PROC_PID, pid})} into {@code buffer}.
+     *
+     * @return the length the kernel wrote (0 when it knows no such process), or minus the errno
+     */
+    int kinfoProc(int pid, byte[] buffer);
+
+    /** {@code sysctlbyname("kern.hostname")}, or null when it fails. */
+    String hostName();
+}

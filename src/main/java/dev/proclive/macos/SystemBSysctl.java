@@ -1,0 +1,54 @@
+package dev.proclive.macos;
+
+import com.sun.jna.Memory;
+import com.sun.jna.Native;
+import com.sun.jna.platform.mac.SystemB;
+import com.sun.jna.platform.unix.LibCAPI;
+import java.nio.charset.StandardCharsets;
+
+/** {@link Sysctl} through jna-platform's {@link SystemB}: libSystem, loaded on first use. */
+final class SystemBSysctl implements Sysctl {
+
+    /** sys/sysctl.h */
+    private static final int CTL_KERN = 1;
+    private static final int KERN_PROC = 14;
+    private static final int KERN_PROC_PID = 1;
+
+    /** MAXHOSTNAMELEN (sys/param.h). */
+    private static final int MAX_HOST_NAME = 256;
+
+    @Override
+    public long getpid() {
+        return SystemB.INSTANCE.getpid();
+    }
+
+    @Override
+    public int kinfoProc(int pid, byte[] buffer) {
+        Memory memory = new Memory(buffer.length);
+        memory.clear();
+        LibCAPI.size_t.ByReference length = new LibCAPI.size_t.ByReference(buffer.length);
+        int[] mib = {CTL_KERN, KERN_PROC, KERN_PROC_PID, pid};
+        if (SystemB.INSTANCE.sysctl(mib, mib.length, memory, length, null, LibCAPI.size_t.ZERO) != 0) {
+            return -Native.getLastError();
+        }
+        int written = (int) Math.min(length.longValue(), buffer.length);
+        memory.read(0, buffer, 0, written);
+        return (int) Math.min(length.longValue(), Integer.MAX_VALUE);
+    }
+
+    @Override
+    public String hostName() {
+        Memory memory = new Memory(MAX_HOST_NAME);
+        memory.clear();
+        LibCAPI.size_t.ByReference length = new LibCAPI.size_t.ByReference(MAX_HOST_NAME);
+        if (SystemB.INSTANCE.sysctlbyname("kern.hostname", memory, length, null, LibCAPI.size_t.ZERO) != 0) {
+            return null;
+        }
+        byte[] bytes = memory.getByteArray(0, (int) Math.min(length.longValue(), MAX_HOST_NAME));
+        int end = 0;
+        while (end < bytes.length && bytes[end] != 0) {
+            end++;
+        }
+        return new String(bytes, 0, end, StandardCharsets.UTF_8);
+    }
+}

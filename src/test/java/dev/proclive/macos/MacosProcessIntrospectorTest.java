@@ -1,0 +1,188 @@
+package dev.proclive.macos;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.proclive.Identity;
+import dev.proclive.LivenessChecker;
+import dev.proclive.OwnerResolver;
+import dev.proclive.Reason;
+import dev.proclive.spi.ProcessLookup;
+import dev.proclive.spi.ProcessState;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The macOS introspector through a fake sysctl: every verdict without a Mac. */
+class MacosProcessIntrospectorTest {
+
+    /** A kernel in memory: pid → the bytes and length sysctl answers, or an errno. */
+    static class FakeSysctl implements Sysctl {
+        final Map<Integer, byte[]> procs = new HashMap<>();
+        final Map<Integer, Integer> lengths = new HashMap<>();
+        final Map<Integer, Integer> errnos = new HashMap<>();
+        long self = 500;
+        String host = "mac.local";
+        int calls;
+
+        FakeSysctl put(KinfoProcBuilder b) {
+            int pid = java.nio.ByteBuffer.wrap(b.bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt(KinfoProc.P_PID);
+            procs.put(pid, b.bytes);
+            return this;
+        }
+
+        @Override
+        public long getpid() {
+            return self;
+        }
+
+        @Override
+        public int kinfoProc(int pid, byte[] buffer) {
+            calls++;
+            if (errnos.containsKey(pid)) {
+                return -errnos.get(pid);
+            }
+            byte[] p = procs.get(pid);
+            if (p == null) {
+                return 0;
+            }
+            System.arraycopy(p, 0, buffer, 0, Math.min(p.length, buffer.length));
+            return lengths.getOrDefault(pid, p.length);
+        }
+
+        @Override
+        public String hostName() {
+            return host;
+        }
+    }
+
+    final FakeSysctl sysctl = new FakeSysctl()
+            .put(KinfoProcBuilder.process(500).ppid(400).comm("java").start(1_700_000_500L, 1))
+            .put(KinfoProcBuilder.process(400).ppid(300).comm("sh").start(1_700_000_400L, 1))
+            .put(KinfoProcBuilder.process(300).ppid(1).comm("node").start(1_700_000_300L, 1))
+            .put(KinfoProcBuilder.process(77).start(1_700_000_000L, 42).comm("sleep"));
+    final MacosProcessIntrospector mac = new MacosProcessIntrospector(sysctl);
+    final LivenessChecker checker = LivenessChecker.of(mac);
+
+    private Identity sleeper() {
+        return checker.identify(77).orElseThrow();
+    }
+
+    @Test
+    void identifiesWithHostAndNoBootOrNamespace() {
+        assertThat(sleeper()).isEqualTo(new Identity(77, "1700000000.000042", "", "mac.local", "sleep", ""));
+    }
+
+    @Test
+    void theSameProcessIsAlive() {
+        assertThat(checker.explain(sleeper()).reason()).isEqualTo(Reason.MATCHED);
+    }
+
+    @Test
+    void lengthZeroIsExited() {
+        Identity id = sleeper();
+        sysctl.procs.remove(77);
+        assertThat(checker.explain(id).reason()).isEqualTo(Reason.EXITED);
+    }
+
+    @Test
+    void aZombieIsDead() {
+        Identity id = sleeper();
+        sysctl.put(KinfoProcBuilder.process(77).start(1_700_000_000L, 42).comm("sleep").stat(KinfoProc.SZOMB));
+        assertThat(checker.explain(id).reason()).isEqualTo(Reason.ZOMBIE);
+        assertThat(checker.identify(77)).isEmpty();
+    }
+
+    @Test
+    void anotherStartIsAReusedPid() {
+        Identity id = sleeper();
+        sysctl.put(KinfoProcBuilder.process(77).start(1_700_000_999L, 42).comm("bash"));
+        assertThat(checker.explain(id).reason()).isEqualTo(Reason.PID_REUSED);
+    }
+
+    @Test
+    void errnosAreUnknownWithTheMatchingReason() {
+        Identity id = sleeper();
+        sysctl.errnos.put(77, 1);
+        assertThat(checker.explain(id).reason()).isEqualTo(Reason.ACCESS_DENIED);
+        sysctl.errnos.put(77, 12);
+        assertThat(checker.explain(id)).satisfies(v -> {
+            assertThat(v.reason()).isEqualTo(Reason.IO_ERROR);
+            assertThat(v.detail()).contains("ENOMEM");
+        });
+        sysctl.errnos.put(77, 3);
+        assertThat(checker.explain(id).reason()).isEqualTo(Reason.IO_ERROR);
+    }
+
+    @Test
+    void aTruncatedOrForeignAnswerIsAnIoErrorNeverDead() {
+        Identity id = sleeper();
+        sysctl.lengths.put(77, 600);
+        assertThat(checker.explain(id).reason()).isEqualTo(Reason.IO_ERROR);
+        sysctl.lengths.remove(77);
+        sysctl.procs.put(77, KinfoProcBuilder.process(78).bytes);
+        assertThat(checker.explain(id).reason()).isEqualTo(Reason.IO_ERROR);
+    }
+
+    @Test
+    void negativeAndHugePidsAreNotFoundWithoutAsking() {
+        for (long pid : new long[] {0, -1, Long.MIN_VALUE, 1L << 31, Long.MAX_VALUE}) {
+            assertThat(mac.lookup(pid)).isInstanceOf(ProcessLookup.Gone.class);
+        }
+        assertThat(sysctl.calls).isZero();
+        assertThat(checker.identify(Long.MAX_VALUE)).isEmpty();
+    }
+
+    @Test
+    void jnaThatCannotLoadIsUnknownNeverAnException() {
+        Identity id = sleeper();
+        MacosProcessIntrospector broken = new MacosProcessIntrospector(new FakeSysctl() {
+            @Override
+            public int kinfoProc(int pid, byte[] buffer) {
+                throw new UnsatisfiedLinkError("Unable to load library 'System'");
+            }
+
+            @Override
+            public long getpid() {
+                throw new NoClassDefFoundError("com/sun/jna/Native");
+            }
+
+            @Override
+            public String hostName() {
+                throw new NoClassDefFoundError("com/sun/jna/Native");
+            }
+        });
+        assertThat(broken.lookup(77)).isInstanceOfSatisfying(ProcessLookup.Unknown.class,
+                u -> assertThat(u.reason()).isEqualTo(Reason.UNSUPPORTED_PLATFORM));
+        assertThat(broken.self()).isInstanceOf(ProcessLookup.Unknown.class);
+        assertThat(broken.hostName()).isEmpty();
+        LivenessChecker c = LivenessChecker.of(broken);
+        assertThat(c.explain(id).reason()).isEqualTo(Reason.UNSUPPORTED_PLATFORM);
+        assertThat(c.identify(77)).isEmpty();
+        assertThat(OwnerResolver.builder().introspector(broken).build().resolve()).isEmpty();
+    }
+
+    @Test
+    void aBootIdCannotBeCheckedHere() {
+        Identity withBoot = new Identity(77, "1700000000.000042", "some-boot", "mac.local", "sleep", "");
+        assertThat(mac.bootId()).isEmpty();
+        assertThat(checker.explain(withBoot).reason()).isEqualTo(Reason.IO_ERROR);
+    }
+
+    @Test
+    void ownerResolutionWalksEPpid() {
+        assertThat(OwnerResolver.builder().introspector(mac).build().resolve())
+                .contains(new Identity(300, "1700000300.000001", "", "mac.local", "node", ""));
+    }
+
+    @Test
+    void selfIsReadThroughGetpid() {
+        assertThat(mac.self()).isInstanceOfSatisfying(ProcessLookup.Found.class,
+                f -> assertThat(f.info().state()).isEqualTo(ProcessState.LIVE));
+    }
+
+    @Test
+    void namesLongerThanSixteenBytesMatchTheirTruncation() {
+        assertThat(mac.nameMatches("my-long-wrapper-", "my-long-wrapper-script")).isTrue();
+        assertThat(mac.nameMatches("my-long-wrapper", "my-long-wrapper-script")).isFalse();
+    }
+}
