@@ -14,8 +14,9 @@ import java.util.Optional;
  * }</pre>
  *
  * <p>Every method uses the introspector for the running OS, chosen once from {@code os.name}: on
- * Linux it reads {@code /proc}; on other systems every check is UNKNOWN with
- * {@link Reason#UNSUPPORTED_PLATFORM} and no identity is recorded. The precedence of the checks
+ * Linux it reads {@code /proc}; on macOS it asks {@code sysctl(kern.proc.pid)} through JNA; on
+ * other systems every check is UNKNOWN with {@link Reason#UNSUPPORTED_PLATFORM} and no identity is
+ * recorded. The precedence of the checks
  * is described in {@link LivenessChecker}.
  *
  * <p>All methods are thread-safe, never return null and never throw for a non-null identity;
