@@ -4,10 +4,13 @@ import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
 import dev.proclive.spi.ProcessState;
+import dev.proclive.linux.LinuxProcessIntrospector;
+import dev.proclive.macos.MacosProcessIntrospector;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -34,17 +37,37 @@ import java.util.Optional;
  *   <li>otherwise ALIVE {@link Reason#MATCHED}</li>
  * </ol>
  *
- * <p>Instances are immutable and thread-safe; no method returns null or throws for a non-null
- * identity.
+ * <p>The host name is read at most about once a second; the boot id and PID namespace are
+ * cached by the introspector, which knows whether they can change. Instances are thread-safe; no
+ * method returns null or throws for a non-null identity.
  */
 public final class LivenessChecker {
 
-    private final ProcessIntrospector introspector;
-    private final Facts facts;
+    private static final LivenessChecker SYSTEM = of(forOs(System.getProperty("os.name", "")));
 
-    private LivenessChecker(ProcessIntrospector introspector) {
+    /** How long a host name read is reused. */
+    static final long HOST_TTL_NANOS = 1_000_000_000L;
+
+    private final ProcessIntrospector introspector;
+
+    /**
+     * The host, boot id and namespace when fixed for a batch ({@link #checkAll}); null for a
+     * checker that reads them from the introspector as needed.
+     */
+    private final Optional<String> fixedHost;
+    private final Optional<String> fixedBoot;
+    private final Optional<String> fixedPidns;
+
+    /** The last host name read and when; racy by design (a stale pair costs one more read). */
+    private volatile Optional<String> host;
+    private volatile long hostReadAt;
+
+    private LivenessChecker(ProcessIntrospector introspector, Optional<String> host, Optional<String> boot,
+                            Optional<String> pidns) {
         this.introspector = introspector;
-        this.facts = Facts.of(introspector);
+        this.fixedHost = host;
+        this.fixedBoot = boot;
+        this.fixedPidns = pidns;
     }
 
     /**
@@ -53,12 +76,27 @@ public final class LivenessChecker {
      * @throws NullPointerException if {@code introspector} is null
      */
     public static LivenessChecker of(ProcessIntrospector introspector) {
-        return new LivenessChecker(Objects.requireNonNull(introspector, "introspector"));
+        return new LivenessChecker(Objects.requireNonNull(introspector, "introspector"), null, null, null);
     }
 
     /** The checker for the running OS, the one {@link ProcLive} uses. */
     public static LivenessChecker system() {
-        return Platform.CHECKER;
+        return SYSTEM;
+    }
+
+    /**
+     * The platform switch, decided once from {@code os.name}: an OS proclive does not know gets
+     * the unsupported introspector, never an exception.
+     */
+    static ProcessIntrospector forOs(String osName) {
+        String os = osName.toLowerCase(Locale.ROOT);
+        if (os.startsWith("linux")) {
+            return LinuxProcessIntrospector.system();
+        }
+        if (os.startsWith("mac") || os.startsWith("darwin")) {
+            return MacosProcessIntrospector.system();
+        }
+        return new UnsupportedProcessIntrospector(osName);
     }
 
     /** The introspector this checker reads processes with. */
@@ -73,7 +111,7 @@ public final class LivenessChecker {
      */
     public Liveness check(Identity identity) {
         Objects.requireNonNull(identity, "identity");
-        Verdict guard = guard(identity, facts);
+        Verdict guard = guard(identity);
         if (guard != null) {
             return guard.liveness();
         }
@@ -87,7 +125,7 @@ public final class LivenessChecker {
      */
     public Verdict explain(Identity identity) {
         Objects.requireNonNull(identity, "identity");
-        Verdict guard = guard(identity, facts);
+        Verdict guard = guard(identity);
         if (guard != null) {
             return guard;
         }
@@ -102,13 +140,20 @@ public final class LivenessChecker {
      */
     public List<Verdict> checkAll(Collection<Identity> identities) {
         List<Identity> ids = List.copyOf(identities);
-        Facts once = Facts.snapshot(introspector);
+        LivenessChecker once = new LivenessChecker(introspector, hostName(), bootId(), pidNamespace());
         Map<Long, ProcessLookup> lookups = new HashMap<>();
         List<Verdict> verdicts = new ArrayList<>(ids.size());
         for (Identity id : ids) {
-            Verdict guard = guard(id, once);
-            verdicts.add(guard != null ? guard
-                    : judge(id, lookups.computeIfAbsent(id.pid(), introspector::lookup)));
+            Verdict guard = once.guard(id);
+            if (guard == null) {
+                ProcessLookup lookup = lookups.get(id.pid());
+                if (lookup == null) {
+                    lookup = introspector.lookup(id.pid());
+                    lookups.put(id.pid(), lookup);
+                }
+                guard = judge(id, lookup);
+            }
+            verdicts.add(guard);
         }
         return verdicts;
     }
@@ -138,24 +183,45 @@ public final class LivenessChecker {
     }
 
     Optional<Identity> record(ProcessInfo info) {
-        Optional<String> host = facts.hostName();
+        Optional<String> host = hostName();
         if (host.isEmpty() || info.state() != ProcessState.LIVE) {
             return Optional.empty();
         }
-        return Optional.of(new Identity(info.pid(), info.start(),
-                introspector.bootId().orElse(""), host.get(), info.name(),
-                introspector.pidNamespace().orElse("")));
+        return Optional.of(new Identity(info.pid(), info.start(), bootId().orElse(""), host.get(),
+                info.name(), pidNamespace().orElse("")));
+    }
+
+    private Optional<String> hostName() {
+        if (fixedHost != null) {
+            return fixedHost;
+        }
+        Optional<String> h = host;
+        long now = System.nanoTime();
+        if (h == null || now - hostReadAt > HOST_TTL_NANOS) {
+            h = introspector.hostName();
+            hostReadAt = now;
+            host = h;
+        }
+        return h;
+    }
+
+    private Optional<String> bootId() {
+        return fixedBoot != null ? fixedBoot : introspector.bootId();
+    }
+
+    private Optional<String> pidNamespace() {
+        return fixedPidns != null ? fixedPidns : introspector.pidNamespace();
     }
 
     /** Rows 1 to 4 of the precedence; null when they all pass, allocating nothing then. */
-    private static Verdict guard(Identity id, Facts facts) {
+    private Verdict guard(Identity id) {
         if (id.pid() <= 0) {
             return Verdict.of(Reason.NO_IDENTITY, "no pid recorded (pid " + id.pid() + ")");
         }
         if (!id.host().isEmpty()) {
-            Optional<String> host = facts.hostName();
+            Optional<String> host = hostName();
             if (host.isEmpty()) {
-                return unreadable(facts, Reason.OTHER_HOST, "this host's name cannot be read");
+                return unreadable(Reason.OTHER_HOST, "this host's name cannot be read");
             }
             if (!host.get().equals(id.host())) {
                 return Verdict.of(Reason.OTHER_HOST,
@@ -163,9 +229,9 @@ public final class LivenessChecker {
             }
         }
         if (!id.pidns().isEmpty()) {
-            Optional<String> pidns = facts.pidNamespace();
+            Optional<String> pidns = pidNamespace();
             if (pidns.isEmpty()) {
-                return unreadable(facts, Reason.OTHER_PID_NAMESPACE,
+                return unreadable(Reason.OTHER_PID_NAMESPACE,
                         "recorded in PID namespace " + id.pidns() + ", this one cannot be read");
             }
             if (!pidns.get().equals(id.pidns())) {
@@ -174,9 +240,9 @@ public final class LivenessChecker {
             }
         }
         if (!id.boot().isEmpty()) {
-            Optional<String> boot = facts.bootId();
+            Optional<String> boot = bootId();
             if (boot.isEmpty()) {
-                return unreadable(facts, Reason.IO_ERROR, "the current boot id cannot be read");
+                return unreadable(Reason.IO_ERROR, "the current boot id cannot be read");
             }
             if (!boot.get().equals(id.boot())) {
                 return Verdict.of(Reason.REBOOTED,
@@ -190,8 +256,8 @@ public final class LivenessChecker {
      * A fact the identity recorded cannot be read here. On a platform that cannot introspect at
      * all, say that rather than blame the host, namespace or boot.
      */
-    private static Verdict unreadable(Facts facts, Reason reason, String detail) {
-        if (facts.self() instanceof ProcessLookup.Unknown unknown
+    private Verdict unreadable(Reason reason, String detail) {
+        if (introspector.self() instanceof ProcessLookup.Unknown unknown
                 && unknown.reason() == Reason.UNSUPPORTED_PLATFORM) {
             return Verdict.of(Reason.UNSUPPORTED_PLATFORM, unknown.detail());
         }
@@ -219,88 +285,5 @@ public final class LivenessChecker {
             detail = ((ProcessLookup.Unknown) lookup).detail();
         }
         return Verdict.of(reason, detail);
-    }
-
-    /** What the guards compare an identity with. */
-    private interface Facts {
-        Optional<String> hostName();
-
-        Optional<String> bootId();
-
-        Optional<String> pidNamespace();
-
-        /** The calling process, read only when a fact is missing. */
-        ProcessLookup self();
-
-        /**
-         * The introspector's answers, read as each guard needs them; the host name is kept for
-         * {@link Live#HOST_TTL_NANOS} (it can change, but rarely, and reading it costs a syscall).
-         */
-        static Facts of(ProcessIntrospector introspector) {
-            return new Live(introspector);
-        }
-
-        /** See {@link #of}. */
-        final class Live implements Facts {
-            static final long HOST_TTL_NANOS = 1_000_000_000L;
-
-            private final ProcessIntrospector introspector;
-            private volatile Host host;
-
-            Live(ProcessIntrospector introspector) {
-                this.introspector = introspector;
-            }
-
-            @Override
-            public Optional<String> hostName() {
-                Host h = host;
-                long now = System.nanoTime();
-                if (h == null || now - h.readAt > HOST_TTL_NANOS) {
-                    h = new Host(introspector.hostName(), now);
-                    host = h;
-                }
-                return h.name;
-            }
-
-            @Override
-            public Optional<String> bootId() {
-                return introspector.bootId();
-            }
-
-            @Override
-            public Optional<String> pidNamespace() {
-                return introspector.pidNamespace();
-            }
-
-            @Override
-            public ProcessLookup self() {
-                return introspector.self();
-            }
-
-            /** A host name and when it was read. */
-            private static final class Host {
-                final Optional<String> name;
-                final long readAt;
-
-                Host(Optional<String> name, long readAt) {
-                    this.name = name;
-                    this.readAt = readAt;
-                }
-            }
-        }
-
-        /** The introspector's answers read once, for a batch. */
-        static Facts snapshot(ProcessIntrospector introspector) {
-            record Snapshot(Optional<String> hostName, Optional<String> bootId,
-                            Optional<String> pidNamespace, ProcessIntrospector introspector)
-                    implements Facts {
-                @Override
-                public ProcessLookup self() {
-                    return introspector.self();
-                }
-            }
-            return new Snapshot(introspector.hostName(), introspector.bootId(),
-                    introspector.pidNamespace(), introspector);
-        }
     }
 }

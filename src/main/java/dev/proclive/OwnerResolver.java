@@ -41,16 +41,18 @@ public final class OwnerResolver {
             "sh", "bash", "zsh", "dash", "fish", "ash", "ksh", "mksh", "tcsh", "csh", "env",
             "cmd.exe", "powershell.exe", "pwsh.exe", "conhost.exe");
 
-    static final OwnerResolver DEFAULT = builder().build();
+    /** Built without a {@link Builder}: one class fewer to load in a JVM that only resolves. */
+    static final OwnerResolver DEFAULT =
+            new OwnerResolver(DEFAULT_SKIP.toArray(new String[0]), DEFAULT_MAX_DEPTH, null);
 
     private final String[] skip;
     private final int maxDepth;
     private final ProcessIntrospector introspector;
 
-    private OwnerResolver(Builder b) {
-        this.skip = b.skip.toArray(new String[0]);
-        this.maxDepth = b.maxDepth;
-        this.introspector = b.introspector;
+    private OwnerResolver(String[] skip, int maxDepth, ProcessIntrospector introspector) {
+        this.skip = skip;
+        this.maxDepth = maxDepth;
+        this.introspector = introspector;
     }
 
     /** A builder with the default skip set and depth, for the running OS. */
@@ -170,7 +172,7 @@ public final class OwnerResolver {
 
         /** The resolver. */
         public OwnerResolver build() {
-            return new OwnerResolver(this);
+            return new OwnerResolver(skip.toArray(new String[0]), maxDepth, introspector);
         }
     }
 }

@@ -184,8 +184,8 @@ class PrecedenceTest {
 
     @Test
     void anUnknownOsGetsTheUnsupportedIntrospector() {
-        assertThat(Platform.forOs("Plan 9")).isInstanceOf(UnsupportedProcessIntrospector.class);
-        assertThat(Platform.forOs("")).isInstanceOf(UnsupportedProcessIntrospector.class);
+        assertThat(LivenessChecker.forOs("Plan 9")).isInstanceOf(UnsupportedProcessIntrospector.class);
+        assertThat(LivenessChecker.forOs("")).isInstanceOf(UnsupportedProcessIntrospector.class);
     }
 
     @Test

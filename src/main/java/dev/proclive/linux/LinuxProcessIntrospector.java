@@ -39,22 +39,15 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
 
     private final String procRoot;
     private final PidPresence presence;
-    private final ThreadLocal<ProcReader> readers = new ThreadLocal<>() {
-        @Override
-        protected ProcReader initialValue() {
-            return new ProcReader();
-        }
-    };
+    private final ThreadLocal<ProcReader> readers = new ThreadLocal<>();
 
-    /** Null until /proc was found trustworthy or not; then TRUSTED or the reason it is not. */
-    private volatile ProcessLookup.Unknown trust;
+    /** Whether /proc shows this process's PID namespace: decided once, see {@link #untrusted()}. */
+    private volatile boolean trusted;
+    private volatile ProcessLookup.Unknown distrust;
     private volatile StatusFile selfStatus;
     private volatile Boolean hidesPids;
     private volatile Optional<String> bootId;
     private volatile Optional<String> pidNamespace;
-
-    private static final ProcessLookup.Unknown TRUSTED =
-            new ProcessLookup.Unknown(Reason.IO_ERROR, "(trusted)");
 
     /**
      * @param procRoot where procfs is mounted ({@code /proc}; a directory of fixtures in tests)
@@ -86,7 +79,7 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
         if (untrusted != null) {
             return untrusted;
         }
-        ProcReader r = readers.get();
+        ProcReader r = reader();
         String path = procRoot + "/self/stat";
         int status = r.read(path, false);
         if (status != ProcReader.OK) {
@@ -114,7 +107,7 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
         if (untrusted != null) {
             return untrusted.reason();
         }
-        ProcReader r = readers.get();
+        ProcReader r = reader();
         String path = r.path(procRoot, pid, "stat");
         int status = r.read(path, false);
         if (status != ProcReader.OK) {
@@ -140,14 +133,11 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
         if (start != StatLine.SAME) {
             return start == StatLine.DIFFERENT ? Reason.PID_REUSED : Reason.IO_ERROR;
         }
-        switch (state) {
-            case LIVE:
-                return Reason.MATCHED;
-            case ZOMBIE:
-                return Reason.ZOMBIE;
-            default:
-                return Reason.EXITED;
+        // if, not switch: a switch on an enum loads a synthetic class on first use
+        if (state == ProcessState.LIVE) {
+            return Reason.MATCHED;
         }
+        return state == ProcessState.ZOMBIE ? Reason.ZOMBIE : Reason.EXITED;
     }
 
     private ProcessLookup read(long pid, boolean processOnly) {
@@ -158,7 +148,7 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
         if (untrusted != null) {
             return untrusted;
         }
-        ProcReader r = readers.get();
+        ProcReader r = reader();
         String path = r.path(procRoot, pid, "stat");
         int status = r.read(path, false);
         if (status != ProcReader.OK) {
@@ -218,16 +208,16 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
         if (!hidesPids()) {
             return new ProcessLookup.Gone(path + " does not exist");
         }
-        switch (presence(pid)) {
-            case ABSENT:
-                return new ProcessLookup.Gone("kill(" + pid + ", 0) says no such process");
-            case PRESENT:
-                return new ProcessLookup.Unknown(Reason.ACCESS_DENIED,
-                        "pid " + pid + " exists but " + procRoot + " hides it (hidepid)");
-            default:
-                return new ProcessLookup.Unknown(Reason.ACCESS_DENIED, procRoot
-                        + " hides pids (hidepid) and kill(2) could not be called to look past it");
+        PidPresence.Presence presence = presence(pid);
+        if (presence == PidPresence.Presence.ABSENT) {
+            return new ProcessLookup.Gone("kill(" + pid + ", 0) says no such process");
         }
+        if (presence == PidPresence.Presence.PRESENT) {
+            return new ProcessLookup.Unknown(Reason.ACCESS_DENIED,
+                    "pid " + pid + " exists but " + procRoot + " hides it (hidepid)");
+        }
+        return new ProcessLookup.Unknown(Reason.ACCESS_DENIED,
+                procRoot + " hides pids (hidepid) and kill(2) could not be called to look past it");
     }
 
     private static ProcessLookup.Unknown malformed(String path, String problem) {
@@ -249,24 +239,34 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
         }
     }
 
+    /** This thread's reader; a plain ThreadLocal, so no subclass is loaded for it. */
+    private ProcReader reader() {
+        ProcReader r = readers.get();
+        if (r == null) {
+            r = new ProcReader();
+            readers.set(r);
+        }
+        return r;
+    }
+
     /**
      * Null when {@code /proc} shows this process's own PID namespace; else why not. Decided once
      * (a failed read is asked again next time).
      */
     private ProcessLookup.Unknown untrusted() {
-        ProcessLookup.Unknown t = trust;
-        if (t == null) {
-            t = readTrust();
+        if (trusted) {
+            return null;
         }
-        return t == TRUSTED ? null : t;
+        ProcessLookup.Unknown d = distrust;
+        return d != null ? d : readTrust();
     }
 
     private ProcessLookup.Unknown readTrust() {
-        ProcReader r = readers.get();
+        ProcReader r = reader();
         String path = procRoot + "/self/status";
         int status = r.read(path, true);
         if (status == ProcReader.ABSENT) {
-            return trust = new ProcessLookup.Unknown(Reason.OTHER_PID_NAMESPACE, procRoot
+            return distrust = new ProcessLookup.Unknown(Reason.OTHER_PID_NAMESPACE, procRoot
                     + "/self does not resolve: " + procRoot
                     + " belongs to another PID namespace or is not procfs");
         }
@@ -276,18 +276,19 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
         StatusFile self = StatusFile.parse(r.buffer(), r.length());
         selfStatus = self;
         if (self.nspidCount() > 1) {
-            return trust = new ProcessLookup.Unknown(Reason.OTHER_PID_NAMESPACE, procRoot
+            return distrust = new ProcessLookup.Unknown(Reason.OTHER_PID_NAMESPACE, procRoot
                     + " was mounted for another PID namespace: its pids are not this process's ("
                     + "NSpid lists " + self.nspidCount() + " ids)");
         }
-        return trust = TRUSTED;
+        trusted = true;
+        return null;
     }
 
     /** Whether a missing {@code /proc/PID} may be a live process hidden from us. Decided once. */
     boolean hidesPids() {
         Boolean h = hidesPids;
         if (h == null) {
-            ProcReader r = readers.get();
+            ProcReader r = reader();
             int status = r.read(procRoot + "/self/mountinfo", true);
             StatusFile self = selfStatus;
             // Unreadable mountinfo: assume hiding, so that a missing entry is double-checked.
@@ -343,7 +344,7 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
     }
 
     private Optional<String> readSmallFile(String path) {
-        ProcReader r = readers.get();
+        ProcReader r = reader();
         if (r.read(path, true) != ProcReader.OK) {
             return Optional.empty();
         }
