@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Cold start: whole-process wall time of a fresh JVM that calls ProcLive.resolveOwner() and one
+# check (dev.proclive.ColdStartMain) against an empty main (dev.proclive.EmptyMain) on the same
+# class path, runs alternating so both see the same machine. Two layouts:
+#   dir: the mains in a class directory, proclive and its dependencies as jars;
+#   jar: the mains packed in a jar too, as an application ships. A JVM's first jar costs ~5 ms
+#        of JDK zip and NIO start-up whoever opens it; here the empty main pays it as well.
+#
+#   bench/coldstart.sh [RUNS]        (default 40 of each per layout, after 5 warm-up runs)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-40}
+java=${JAVA:-java}
+
+mvn -B -q -Dstyle.color=never -DskipTests package dependency:build-classpath \
+    -Dmdep.outputFile=target/runtime.classpath -DincludeScope=runtime >/dev/null
+version=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -1)
+libs="target/proclive-$version.jar:$(cat target/runtime.classpath)"
+mkdir -p target/coldstart
+(cd target/test-classes && jar --create --file ../coldstart/mains.jar \
+    dev/proclive/EmptyMain.class dev/proclive/ColdStartMain.class)
+
+run_ns() { # class path, main class: prints the wall time of one run in nanoseconds
+  local start end
+  start=$(date +%s%N)
+  "$java" -cp "$1" "$2" >/dev/null
+  end=$(date +%s%N)
+  echo $((end - start))
+}
+
+median_ms() {
+  printf '%s\n' "$@" | sort -n |
+    awk '{v[NR]=$1} END {m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2; printf "%.1f", m/1e6}'
+}
+
+measure() { # layout name, class path
+  local cp=$2 empty=() cold=() e c
+  for _ in 1 2 3 4 5; do run_ns "$cp" dev.proclive.EmptyMain >/dev/null; run_ns "$cp" dev.proclive.ColdStartMain >/dev/null; done
+  for _ in $(seq "$runs"); do
+    empty+=("$(run_ns "$cp" dev.proclive.EmptyMain)")
+    cold+=("$(run_ns "$cp" dev.proclive.ColdStartMain)")
+  done
+  e=$(median_ms "${empty[@]}"); c=$(median_ms "${cold[@]}")
+  printf '%-4s  empty main %7s ms   resolveOwner + check %7s ms   cost %5s ms\n' \
+    "$1" "$e" "$c" "$(awk -v a="$c" -v b="$e" 'BEGIN {printf "%.1f", a-b}')"
+}
+
+echo "cold start, medians of $runs runs each ($("$java" -version 2>&1 | sed -n 1p); target: cost <= 10 ms)"
+measure dir "target/test-classes:$libs"
+measure jar "target/coldstart/mains.jar:$libs"
