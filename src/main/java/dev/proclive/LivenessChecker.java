@@ -264,26 +264,42 @@ public final class LivenessChecker {
         return Verdict.of(reason, detail);
     }
 
+    /** Rows 5 to 9 and the words for them; one builder, as {@link #checkAll} calls it per identity. */
     private static Verdict judge(Identity id, ProcessLookup lookup) {
         Reason reason = lookup.reasonFor(id.start());
-        String subject = "pid " + id.pid() + (id.name().isEmpty() ? "" : " (" + id.name() + ")");
-        String detail;
-        if (lookup instanceof ProcessLookup.Found found) {
-            ProcessInfo info = found.info();
-            detail = switch (reason) {
-                case NO_FINGERPRINT -> subject + " is running as " + info.name()
-                        + ", but no start fingerprint was recorded to prove it is the same process";
-                case PID_REUSED -> subject + " now belongs to " + info.name() + " started at "
-                        + info.start() + ", not at " + id.start();
-                case ZOMBIE -> subject + " has exited and waits to be reaped by its parent";
-                case EXITED -> subject + " has exited and is being torn down";
-                default -> subject + " is running, started at " + info.start();
-            };
-        } else if (lookup instanceof ProcessLookup.Gone gone) {
-            detail = subject + " is gone" + (gone.detail().isEmpty() ? "" : ": " + gone.detail());
-        } else {
-            detail = ((ProcessLookup.Unknown) lookup).detail();
+        if (lookup instanceof ProcessLookup.Unknown unknown) {
+            return Verdict.of(reason, unknown.detail());
         }
-        return Verdict.of(reason, detail);
+        StringBuilder d = new StringBuilder(96).append("pid ").append(id.pid());
+        if (!id.name().isEmpty()) {
+            d.append(" (").append(id.name()).append(')');
+        }
+        if (lookup instanceof ProcessLookup.Gone gone) {
+            d.append(" is gone");
+            if (!gone.detail().isEmpty()) {
+                d.append(": ").append(gone.detail());
+            }
+            return Verdict.of(reason, d.toString());
+        }
+        ProcessInfo info = ((ProcessLookup.Found) lookup).info();
+        switch (reason) {
+            case NO_FINGERPRINT:
+                d.append(" is running as ").append(info.name())
+                        .append(", but no start fingerprint was recorded to prove it is the same process");
+                break;
+            case PID_REUSED:
+                d.append(" now belongs to ").append(info.name()).append(" started at ").append(info.start())
+                        .append(", not at ").append(id.start());
+                break;
+            case ZOMBIE:
+                d.append(" has exited and waits to be reaped by its parent");
+                break;
+            case EXITED:
+                d.append(" has exited and is being torn down");
+                break;
+            default:
+                d.append(" is running, started at ").append(info.start());
+        }
+        return Verdict.of(reason, d.toString());
     }
 }

@@ -87,11 +87,8 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
                     status == ProcReader.DENIED ? Reason.ACCESS_DENIED : Reason.IO_ERROR,
                     path + ": " + r.error());
         }
-        try {
-            return new ProcessLookup.Found(StatLine.parse(r.buffer(), r.length()));
-        } catch (IllegalArgumentException e) {
-            return malformed(path, e.getMessage());
-        }
+        String problem = r.line.locate(r.buffer(), r.length());
+        return problem == null ? new ProcessLookup.Found(r.line.info()) : malformed(path, problem);
     }
 
     /**
@@ -113,13 +110,12 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
         if (status != ProcReader.OK) {
             return failure(pid, path, status, r).reasonFor(recordedStart);
         }
-        byte[] b = r.buffer();
-        int len = r.length();
-        if (StatLine.pid(b, len) != pid) {
+        StatLine line = r.line;
+        if (line.locate(r.buffer(), r.length()) != null || line.pid() != pid) {
             return Reason.IO_ERROR;
         }
-        int start = recordedStart.isEmpty() ? StatLine.DIFFERENT : StatLine.compareStart(b, len, recordedStart);
-        ProcessState state = StatLine.state(StatLine.stateByte(b, len));
+        int start = line.compareStart(recordedStart);
+        ProcessState state = StatLine.state(line.stateByte());
         if (state == ProcessState.ZOMBIE) {
             ProcessLookup failed = zombie(pid, r, null); // overwrites the buffer; start is kept
             if (failed != null) {
@@ -131,7 +127,7 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
             return Reason.NO_FINGERPRINT;
         }
         if (start != StatLine.SAME) {
-            return start == StatLine.DIFFERENT ? Reason.PID_REUSED : Reason.IO_ERROR;
+            return Reason.PID_REUSED;
         }
         // if, not switch: a switch on an enum loads a synthetic class on first use
         if (state == ProcessState.LIVE) {
@@ -154,12 +150,11 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
         if (status != ProcReader.OK) {
             return failure(pid, path, status, r);
         }
-        ProcessInfo info;
-        try {
-            info = StatLine.parse(r.buffer(), r.length());
-        } catch (IllegalArgumentException e) {
-            return malformed(path, e.getMessage());
+        String problem = r.line.locate(r.buffer(), r.length());
+        if (problem != null) {
+            return malformed(path, problem);
         }
+        ProcessInfo info = r.line.info();
         if (info.pid() != pid) {
             return malformed(path, "it names pid " + info.pid());
         }

@@ -31,14 +31,29 @@ final class ProcReader {
     private int length;
     private String error = "";
     private final StringBuilder path = new StringBuilder(64);
+    private long lastPid;
+    private String lastLeaf;
+    private String lastPath;
+
+    /** The stat line last read, located by its reader. */
+    final StatLine line = new StatLine();
 
     /** Scratch for callers: the {@code Threads:} count of the last status read. */
     long threads;
 
-    /** {@code root/pid/leaf}, built without string concatenation's first-use cost. */
+    /**
+     * {@code root/pid/leaf}. The last one is kept: a caller that polls one process builds its
+     * path once. {@code root} is the same for the life of a reader.
+     */
     String path(String root, long pid, String leaf) {
+        if (pid == lastPid && leaf.equals(lastLeaf)) {
+            return lastPath;
+        }
         path.setLength(0);
-        return path.append(root).append('/').append(pid).append('/').append(leaf).toString();
+        lastPath = path.append(root).append('/').append(pid).append('/').append(leaf).toString();
+        lastPid = pid;
+        lastLeaf = leaf;
+        return lastPath;
     }
 
     /**

@@ -5,8 +5,10 @@ import dev.proclive.spi.ProcessState;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Decodes {@code /proc/PID/stat} (proc(5)): {@code pid (comm) state ppid … starttime …}. Pure
- * functions over bytes, so every corner is tested from fixtures.
+ * A {@code /proc/PID/stat} line (proc(5)), {@code pid (comm) state ppid … starttime …}, located
+ * in a byte buffer: {@link #locate} finds the fields once, in one pass, and the accessors read
+ * them in place. Pure over bytes, so every corner is tested from fixtures. Mutable and reused by
+ * one thread; {@link #parse} is the one-shot form.
  *
  * <p>The comm sits between the first {@code (} and the <em>last</em> {@code )}: it may itself
  * hold spaces, parentheses and newlines (15 bytes for user tasks, up to 63 for kernel threads).
@@ -20,12 +22,17 @@ final class StatLine {
     static final int STARTTIME = 19;
 
     /** Results of {@link #compareStart}. */
-    static final int MALFORMED = -1;
     static final int DIFFERENT = 0;
     static final int SAME = 1;
 
-    private StatLine() {
-    }
+    private byte[] b;
+    private int open;
+    private int close;
+    private int state;
+    private int ppid;
+    private int ppidEnd;
+    private int start;
+    private int startEnd;
 
     /**
      * Decodes a whole line.
@@ -33,87 +40,101 @@ final class StatLine {
      * @throws IllegalArgumentException naming what is malformed
      */
     static ProcessInfo parse(byte[] b, int len) {
-        String problem = problem(b, len);
+        StatLine line = new StatLine();
+        String problem = line.locate(b, len);
         if (problem != null) {
             throw new IllegalArgumentException(problem);
         }
-        int open = indexOf(b, len, (byte) '(');
-        int close = lastIndexOf(b, len, (byte) ')');
-        int state = field(b, len, close, STATE);
-        int ppid = field(b, len, close, PPID);
-        int start = field(b, len, close, STARTTIME);
-        int startEnd = fieldEnd(b, len, start);
-        return new ProcessInfo(
-                parseDigits(b, 0, open - 1),
-                parseDigits(b, ppid, fieldEnd(b, len, ppid)),
-                new String(b, open + 1, close - open - 1, StandardCharsets.UTF_8),
-                new String(b, start, startEnd - start, StandardCharsets.ISO_8859_1),
-                state(b[state]));
-    }
-
-    /** The pid a well-formed line starts with, or -1. Allocates nothing. */
-    static long pid(byte[] b, int len) {
-        return problem(b, len) == null ? parseDigits(b, 0, indexOf(b, len, (byte) '(') - 1) : -1;
+        return line.info();
     }
 
     /**
-     * What is wrong with a line, or null when it has what proclive reads: a pid, a
-     * {@code (comm)}, a one-letter state and numeric ppid and starttime. Allocates nothing for a
-     * well-formed line.
+     * Finds the fields of the line in {@code b[0, len)}: null when it has what proclive reads (a
+     * pid, a {@code (comm)}, a one-letter state, numeric ppid and starttime), else what is wrong.
+     * Allocates nothing for a well-formed line.
      */
-    static String problem(byte[] b, int len) {
-        int open = indexOf(b, len, (byte) '(');
-        int close = lastIndexOf(b, len, (byte) ')');
+    String locate(byte[] buffer, int len) {
+        this.b = buffer;
+        open = -1;
+        close = -1;
+        for (int i = 0; i < len; i++) {
+            byte c = buffer[i];
+            if (c == '(' && open < 0) {
+                open = i;
+            } else if (c == ')') {
+                close = i;
+            }
+        }
         if (open < 1 || close < open) {
             return "no (comm) in the line";
         }
-        if (b[open - 1] != ' ' || parseDigits(b, 0, open - 1) < 0) {
+        if (buffer[open - 1] != ' ' || parseDigits(buffer, 0, open - 1) < 0) {
             return "no pid before the comm";
         }
-        int state = field(b, len, close, STATE);
-        int ppid = field(b, len, close, PPID);
-        int start = field(b, len, close, STARTTIME);
-        if (start < 0) {
-            return "the line ends before field 22 (starttime)";
+        // Walk the fields after the comm once: " S 1234 … starttime …"
+        int pos = close + 1;
+        state = -1;
+        start = -1;
+        for (int field = 0; field <= STARTTIME; field++) {
+            if (pos >= len || buffer[pos] != ' ') {
+                return "the line ends before field 22 (starttime)";
+            }
+            int from = pos + 1;
+            int end = fieldEnd(buffer, len, from);
+            if (end == from) {
+                return "the line ends before field 22 (starttime)";
+            }
+            if (field == STATE) {
+                state = from;
+                if (end != from + 1) {
+                    return "the state is not one letter";
+                }
+            } else if (field == PPID) {
+                ppid = from;
+                ppidEnd = end;
+            } else if (field == STARTTIME) {
+                start = from;
+                startEnd = end;
+            }
+            pos = end;
         }
-        if (fieldEnd(b, len, state) != state + 1
-                || parseDigits(b, ppid, fieldEnd(b, len, ppid)) < 0
-                || parseDigits(b, start, fieldEnd(b, len, start)) < 0) {
-            return "state, ppid or starttime is not what proc(5) describes";
+        if (parseDigits(buffer, ppid, ppidEnd) < 0 || parseDigits(buffer, start, startEnd) < 0) {
+            return "ppid or starttime is not a number";
         }
         return null;
     }
 
-    /** The state byte of a line, or 0 when the line is malformed. */
-    static byte stateByte(byte[] b, int len) {
-        int close = lastIndexOf(b, len, (byte) ')');
-        int state = close < 0 ? -1 : field(b, len, close, STATE);
-        return state < 0 ? 0 : b[state];
+    /** The pid the located line starts with. */
+    long pid() {
+        return parseDigits(b, 0, open - 1);
     }
 
-    /**
-     * Compares the starttime field with a recorded fingerprint without decoding anything:
-     * {@link #SAME}, {@link #DIFFERENT} or {@link #MALFORMED}.
-     */
-    static int compareStart(byte[] b, int len, String recorded) {
-        int close = lastIndexOf(b, len, (byte) ')');
-        int start = close < 0 ? -1 : field(b, len, close, STARTTIME);
-        if (start < 0) {
-            return MALFORMED;
-        }
-        int end = fieldEnd(b, len, start);
-        if (end == start) {
-            return MALFORMED;
-        }
-        if (end - start != recorded.length()) {
+    /** The state letter of the located line. */
+    byte stateByte() {
+        return b[state];
+    }
+
+    /** Whether the starttime field is exactly {@code recorded}: {@link #SAME} or {@link #DIFFERENT}. */
+    int compareStart(String recorded) {
+        if (startEnd - start != recorded.length()) {
             return DIFFERENT;
         }
-        for (int i = start; i < end; i++) {
+        for (int i = start; i < startEnd; i++) {
             if (b[i] != recorded.charAt(i - start)) {
                 return DIFFERENT;
             }
         }
         return SAME;
+    }
+
+    /** The located line, decoded. */
+    ProcessInfo info() {
+        return new ProcessInfo(
+                pid(),
+                parseDigits(b, ppid, ppidEnd),
+                new String(b, open + 1, close - open - 1, StandardCharsets.UTF_8),
+                new String(b, start, startEnd - start, StandardCharsets.ISO_8859_1),
+                state(b[state]));
     }
 
     /** proc(5) states: Z zombie, X/x dead (reaped, being released); everything else can run. */
@@ -127,21 +148,6 @@ final class StatLine {
             default:
                 return ProcessState.LIVE;
         }
-    }
-
-    /** Offset of field {@code index} after the comm that ends at {@code close}, or -1. */
-    private static int field(byte[] b, int len, int close, int index) {
-        int pos = close + 1;
-        for (int i = 0; i <= index; i++) {
-            if (pos >= len || b[pos] != ' ') {
-                return -1;
-            }
-            pos++;
-            if (i < index) {
-                pos = fieldEnd(b, len, pos);
-            }
-        }
-        return pos < len && b[pos] != ' ' && b[pos] != '\n' ? pos : -1;
     }
 
     private static int fieldEnd(byte[] b, int len, int from) {
@@ -166,23 +172,5 @@ final class StatLine {
             value = value * 10 + d;
         }
         return value;
-    }
-
-    private static int indexOf(byte[] b, int len, byte c) {
-        for (int i = 0; i < len; i++) {
-            if (b[i] == c) {
-                return i;
-            }
-        }
-        return -1;
-    }
-
-    private static int lastIndexOf(byte[] b, int len, byte c) {
-        for (int i = len - 1; i >= 0; i--) {
-            if (b[i] == c) {
-                return i;
-            }
-        }
-        return -1;
     }
 }

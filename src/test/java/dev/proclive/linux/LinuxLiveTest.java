@@ -190,6 +190,33 @@ class LinuxLiveTest {
     }
 
     @Test
+    void checkAllSaysWhatExplainSaysOneByOne() throws Exception {
+        Process sleeper = start("sleep", "60");
+        Identity alive = ProcLive.identify(sleeper.pid()).orElseThrow();
+        Process gone = start("sleep", "60");
+        Identity exited = ProcLive.identify(gone.pid()).orElseThrow();
+        gone.destroyForcibly();
+        gone.waitFor(10, TimeUnit.SECONDS);
+        Process parent = start("sh", "-c", "sleep 0.2 & echo $!; exec sleep 60");
+        long child = Long.parseLong(new BufferedReader(new InputStreamReader(parent.getInputStream(),
+                StandardCharsets.UTF_8)).readLine().trim());
+        Identity zombie = ProcLive.identify(child).orElseThrow();
+        assertThat(await(zombie, v -> v.reason() == Reason.ZOMBIE).reason()).isEqualTo(Reason.ZOMBIE);
+        Identity elsewhere = new Identity(alive.pid(), alive.start(), alive.boot(), "elsewhere", "sleep", alive.pidns());
+        Identity reused = new Identity(alive.pid(), "1", alive.boot(), alive.host(), "sleep", alive.pidns());
+
+        List<Identity> ids = List.of(alive, exited, zombie, elsewhere, reused, alive);
+        List<Verdict> batch = ProcLive.checkAll(ids);
+        List<Verdict> oneByOne = new ArrayList<>();
+        for (Identity id : ids) {
+            oneByOne.add(ProcLive.explain(id));
+        }
+        assertThat(batch).isEqualTo(oneByOne);
+        assertThat(batch).extracting(Verdict::reason).containsExactly(Reason.MATCHED, Reason.EXITED,
+                Reason.ZOMBIE, Reason.OTHER_HOST, Reason.PID_REUSED, Reason.MATCHED);
+    }
+
+    @Test
     void manyThreadsCheckingAtOnceAllGetTheRightAnswer() throws Exception {
         Identity self = ProcLive.current().orElseThrow();
         Process sleeper = start("sleep", "60");

@@ -79,23 +79,42 @@ class StatLineTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining(problem);
         byte[] b = Fixtures.bytes("stat/" + fixture);
-        assertThat(StatLine.pid(b, b.length)).isEqualTo(-1);
+        assertThat(new StatLine().locate(b, b.length)).contains(problem);
+    }
+
+    private static StatLine located(String fixture) {
+        byte[] b = Fixtures.bytes("stat/" + fixture);
+        StatLine line = new StatLine();
+        assertThat(line.locate(b, b.length)).isNull();
+        return line;
     }
 
     @Test
     void compareStartMatchesOnlyTheExactField() {
-        byte[] b = Fixtures.bytes("stat/parens.stat");
-        assertThat(StatLine.compareStart(b, b.length, "5000")).isEqualTo(StatLine.SAME);
-        assertThat(StatLine.compareStart(b, b.length, "500")).isEqualTo(StatLine.DIFFERENT);
-        assertThat(StatLine.compareStart(b, b.length, "50000")).isEqualTo(StatLine.DIFFERENT);
-        assertThat(StatLine.compareStart(b, b.length, "5001")).isEqualTo(StatLine.DIFFERENT);
-        assertThat(StatLine.compareStart(b, b.length, "")).isEqualTo(StatLine.DIFFERENT);
+        StatLine line = located("parens.stat");
+        assertThat(line.compareStart("5000")).isEqualTo(StatLine.SAME);
+        assertThat(line.compareStart("500")).isEqualTo(StatLine.DIFFERENT);
+        assertThat(line.compareStart("50000")).isEqualTo(StatLine.DIFFERENT);
+        assertThat(line.compareStart("5001")).isEqualTo(StatLine.DIFFERENT);
+        assertThat(line.compareStart("")).isEqualTo(StatLine.DIFFERENT);
     }
 
     @Test
-    void compareStartSeesATruncatedLineAsMalformed() {
-        byte[] b = Fixtures.bytes("stat/truncated.stat");
-        assertThat(StatLine.compareStart(b, b.length, "0")).isEqualTo(StatLine.MALFORMED);
+    void aLocatedLineReadsInPlace() {
+        StatLine line = located("fake-fields-in-name.stat");
+        assertThat(line.pid()).isEqualTo(80);
+        assertThat(line.stateByte()).isEqualTo((byte) 'Z');
+        assertThat(line.info().name()).isEqualTo(") R 1");
+    }
+
+    @Test
+    void aReusedLineForgetsWhatItLocatedBefore() {
+        StatLine line = located("plain.stat");
+        byte[] truncated = Fixtures.bytes("stat/truncated.stat");
+        assertThat(line.locate(truncated, truncated.length)).contains("field 22");
+        byte[] spaces = Fixtures.bytes("stat/spaces.stat");
+        assertThat(line.locate(spaces, spaces.length)).isNull();
+        assertThat(line.info().name()).isEqualTo("my proc name");
     }
 
     @Test
@@ -105,7 +124,6 @@ class StatLineTest {
         System.arraycopy(line, 0, buffer, 0, line.length);
         buffer[line.length] = ')'; // stale bytes of an earlier, longer read
         assertThat(StatLine.parse(buffer, line.length).name()).isEqualTo("cat");
-        assertThat(StatLine.pid(buffer, line.length)).isEqualTo(2441);
     }
 
     @Test
