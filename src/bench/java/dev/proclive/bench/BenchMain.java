@@ -4,100 +4,137 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Collection;
-import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import org.openjdk.jmh.profile.GCProfiler;
 import org.openjdk.jmh.results.Result;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.RunnerException;
-import org.openjdk.jmh.runner.options.Options;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
 
 /**
- * Runs {@link ProcLiveBenchmark} with the GC profiler and prints ratios, not bare times: these
- * machines are shared and noisy, and only figures measured in the same run compare. Writes the
- * table to {@code target/bench-results.md} too.
+ * Runs {@link ProcLiveBenchmark} in rounds with the GC profiler and prints ratios, not bare times:
+ * these machines are shared and noisy, and only figures measured close together compare. Each
+ * round measures every benchmark once; a ratio is computed within a round, and the table shows
+ * the median over rounds with the lowest and highest. Written to {@code target/bench-results.md}
+ * too.
+ *
+ * <p>System properties: {@code bench.include} (a regex over method names), {@code bench.rounds}
+ * (default 3), {@code bench.quick} (fewer iterations).
  */
 public final class BenchMain {
 
     private BenchMain() {
     }
 
-    record Row(double ns, double error, double bytes) { }
+    /** One benchmark in one round. */
+    record Sample(double ns, double bytes) { }
 
     public static void main(String[] args) throws RunnerException, IOException {
         Path target = Path.of(args.length > 0 ? args[0] : "target");
-        OptionsBuilder options = new OptionsBuilder();
         String include = System.getProperty("bench.include", "");
-        options.include(ProcLiveBenchmark.class.getName() + "\\.(" + (include.isEmpty() ? ".*" : include) + ")$")
-                .addProfiler(GCProfiler.class)
-                .jvmArgsAppend("-Xmx256m");
-        if (Boolean.getBoolean("bench.quick")) {
-            options.forks(1).warmupIterations(2).measurementIterations(3);
-        }
-        Options built = options.build();
-        Collection<RunResult> results = new Runner(built).run();
+        int rounds = Integer.getInteger("bench.rounds", 3);
+        boolean quick = Boolean.getBoolean("bench.quick");
 
-        Map<String, Row> rows = new LinkedHashMap<>();
-        for (RunResult r : results) {
-            String name = r.getParams().getBenchmark();
-            name = name.substring(name.lastIndexOf('.') + 1);
-            Result<?> primary = r.getPrimaryResult();
-            Result<?> alloc = r.getSecondaryResults().get("gc.alloc.rate.norm");
-            rows.put(name, new Row(primary.getScore(), primary.getScoreError(),
-                    alloc == null ? Double.NaN : alloc.getScore()));
+        List<Map<String, Sample>> all = new ArrayList<>();
+        for (int round = 0; round < rounds; round++) {
+            OptionsBuilder options = new OptionsBuilder();
+            options.include(ProcLiveBenchmark.class.getName() + "\\.(" + (include.isEmpty() ? ".*" : include) + ")$")
+                    .addProfiler(GCProfiler.class)
+                    .forks(1)
+                    .jvmArgsAppend("-Xmx256m");
+            if (quick) {
+                options.warmupIterations(2).measurementIterations(3);
+            }
+            Collection<RunResult> results = new Runner(options.build()).run();
+            Map<String, Sample> samples = new TreeMap<>();
+            for (RunResult r : results) {
+                String name = r.getParams().getBenchmark();
+                Result<?> alloc = r.getSecondaryResults().get("gc.alloc.rate.norm");
+                samples.put(name.substring(name.lastIndexOf('.') + 1), new Sample(r.getPrimaryResult().getScore(),
+                        alloc == null ? Double.NaN : alloc.getScore()));
+            }
+            all.add(samples);
         }
-        String table = table(rows);
+        String report = report(all);
         System.out.println();
-        System.out.println(table);
+        System.out.println(report);
         Files.createDirectories(target);
-        Files.writeString(target.resolve("bench-results.md"), table, StandardCharsets.UTF_8);
+        Files.writeString(target.resolve("bench-results.md"), report, StandardCharsets.UTF_8);
     }
 
-    static String table(Map<String, Row> rows) {
+    /** What a ratio compares: a benchmark over another, each per operation. */
+    record Ratio(String what, String numerator, String denominator, String op, double bound) { }
+
+    static final List<Ratio> TARGETS = List.of(
+            new Ratio("check of a live process / floor", "checkAlive", "floor", "<=", 1.15),
+            new Ratio("ProcessHandle start instant / check", "processHandleStartInstant", "checkAlive", ">=", 3),
+            new Ratio("OSHI getProcess / check", "oshiGetProcess", "checkAlive", ">=", 8),
+            new Ratio("checkAll of 100 / raw reads of the same 100", "checkAll100", "floor100", "<=", 1.1));
+
+    static String report(List<Map<String, Sample>> rounds) {
         StringBuilder out = new StringBuilder();
-        out.append(String.format(Locale.ROOT, "%s %s, %s %s, %d cores%n%n", System.getProperty("java.vm.name"),
-                System.getProperty("java.version"), System.getProperty("os.name"), System.getProperty("os.version"),
-                Runtime.getRuntime().availableProcessors()));
-        Row floor = rows.get("floor");
-        out.append("| benchmark | ns/op | ± | × floor | B/op |\n|---|---:|---:|---:|---:|\n");
-        for (Map.Entry<String, Row> e : rows.entrySet()) {
-            Row r = e.getValue();
-            double per = e.getKey().endsWith("100") ? ProcLiveBenchmark.BATCH : 1;
-            out.append(String.format(Locale.ROOT, "| %s | %.0f | %.0f | %s | %.0f |%n", e.getKey(), r.ns(), r.error(),
-                    floor == null ? "" : String.format(Locale.ROOT, "%.2f%s", r.ns() / (floor.ns() * per),
-                            per > 1 ? " (per identity)" : ""),
-                    r.bytes()));
+        out.append(String.format(Locale.ROOT, "%s %s, %s %s, %d cores; %d rounds%n%n",
+                System.getProperty("java.vm.name"), System.getProperty("java.version"),
+                System.getProperty("os.name"), System.getProperty("os.version"),
+                Runtime.getRuntime().availableProcessors(), rounds.size()));
+        out.append("| benchmark | ns/op (median) | × floor (median, min–max) | B/op |\n|---|---:|---:|---:|\n");
+        Map<String, Sample> first = rounds.get(0);
+        for (String name : first.keySet()) {
+            String floor = name.endsWith("100") ? "floor100" : "floor";
+            List<Double> ns = values(rounds, name, null);
+            List<Double> ratios = values(rounds, name, floor);
+            out.append(String.format(Locale.ROOT, "| %s | %.0f | %s | %.0f |%n", name, median(ns),
+                    ratios.isEmpty() ? "" : range(ratios), first.get(name).bytes()));
         }
-        Row check = rows.get("checkAlive");
-        if (floor != null && check != null) {
-            out.append("\nTargets (same run):\n");
-            target(out, "check of a live process vs the floor", check.ns() / floor.ns(), "<=", 1.15);
-            target(out, "bytes allocated per check", check.bytes(), "<=", 256);
-            Row handle = rows.get("processHandleStartInstant");
-            if (handle != null) {
-                target(out, "ProcessHandle start-instant lookup vs check", handle.ns() / check.ns(), ">=", 3);
+        out.append("\nTargets, ratios within a round (median, min–max):\n");
+        for (Ratio t : TARGETS) {
+            List<Double> ratios = values(rounds, t.numerator(), t.denominator());
+            if (ratios.isEmpty()) {
+                continue;
             }
-            Row oshi = rows.get("oshiGetProcess");
-            if (oshi != null) {
-                target(out, "OSHI getProcess vs check", oshi.ns() / check.ns(), ">=", 8);
-            }
-            Row all = rows.get("checkAll100");
-            Row floor100 = rows.get("floor100");
-            if (all != null && floor100 != null) {
-                target(out, "checkAll of 100 vs the floor of the same 100", all.ns() / floor100.ns(), "<=", 1.1);
-            }
+            double m = median(ratios);
+            boolean met = t.op().equals("<=") ? m <= t.bound() : m >= t.bound();
+            out.append(String.format(Locale.ROOT, "- %-45s %s  (target %s %s)  %s%n", t.what(), range(ratios),
+                    t.op(), t.bound() == Math.rint(t.bound()) ? Long.toString((long) t.bound()) : Double.toString(t.bound()),
+                    met ? "met" : "NOT MET"));
+        }
+        Sample check = first.get("checkAlive");
+        if (check != null) {
+            out.append(String.format(Locale.ROOT, "- %-45s %.0f  (target <= 256)  %s%n", "bytes allocated per check",
+                    check.bytes(), check.bytes() <= 256 ? "met" : "NOT MET"));
         }
         return out.toString();
     }
 
-    private static void target(StringBuilder out, String what, double value, String op, double bound) {
-        boolean met = op.equals("<=") ? value <= bound : value >= bound;
-        out.append(String.format(Locale.ROOT, "- %-45s %8.2f  (target %s %s)  %s%n", what, value, op,
-                bound == Math.rint(bound) ? Long.toString((long) bound) : Double.toString(bound),
-                met ? "met" : "NOT MET"));
+    /** The benchmark's time per round, or its ratio to {@code over} per round. */
+    private static List<Double> values(List<Map<String, Sample>> rounds, String name, String over) {
+        List<Double> values = new ArrayList<>();
+        for (Map<String, Sample> round : rounds) {
+            Sample s = round.get(name);
+            Sample o = over == null ? null : round.get(over);
+            if (s != null && (over == null || o != null)) {
+                values.add(over == null ? s.ns() : s.ns() / o.ns());
+            }
+        }
+        return values;
+    }
+
+    private static double median(List<Double> values) {
+        List<Double> sorted = new ArrayList<>(values);
+        sorted.sort(null);
+        int n = sorted.size();
+        return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+    }
+
+    private static String range(List<Double> ratios) {
+        return String.format(Locale.ROOT, "%.2f (%.2f–%.2f)", median(ratios),
+                ratios.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN),
+                ratios.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN));
     }
 }

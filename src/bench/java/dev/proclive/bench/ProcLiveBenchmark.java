@@ -34,9 +34,9 @@ import oshi.software.os.OperatingSystem;
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 4, time = 1)
-@Measurement(iterations = 5, time = 2)
-@Fork(2)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(1)
 public class ProcLiveBenchmark {
 
     /** How many live processes {@link #checkAll100} judges at once. */

@@ -117,7 +117,7 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
         int start = line.compareStart(recordedStart);
         ProcessState state = StatLine.state(line.stateByte());
         if (state == ProcessState.ZOMBIE) {
-            ProcessLookup failed = zombie(pid, r, null); // overwrites the buffer; start is kept
+            ProcessLookup failed = readStatus(pid, r, null); // overwrites the buffer; start is kept
             if (failed != null) {
                 return failed.reasonFor(recordedStart);
             }
@@ -159,7 +159,7 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
             return malformed(path, "it names pid " + info.pid());
         }
         if (processOnly || info.state() == ProcessState.ZOMBIE) {
-            ProcessLookup failed = zombie(pid, r, processOnly ? info : null);
+            ProcessLookup failed = readStatus(pid, r, processOnly ? info : null);
             if (failed != null) {
                 return failed;
             }
@@ -172,13 +172,13 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
     }
 
     /**
-     * Reads {@code /proc/PID/status} into {@code r.threads}/{@code r.tgid}; returns the lookup to
-     * answer instead when that fails, or when {@code processOnly} is given and {@code pid} is a
-     * thread id. {@code /proc/TID/stat} opens for any thread though the directory lists only
-     * processes: {@code Tgid:} tells them apart. A {@code Z} main thread whose other threads still
-     * run is a live process: {@code Threads:} counts them.
+     * Reads {@code /proc/PID/status}, leaving its {@code Threads:} in {@code r.threads}; returns
+     * the lookup to answer instead when that fails, or when {@code processOnly} is given and
+     * {@code pid} is a thread id. {@code /proc/TID/stat} opens for any thread though the directory
+     * lists only processes: {@code Tgid:} tells them apart. A {@code Z} main thread whose other
+     * threads still run is a live process: {@code Threads:} counts them.
      */
-    private ProcessLookup zombie(long pid, ProcReader r, ProcessInfo processOnly) {
+    private ProcessLookup readStatus(long pid, ProcReader r, ProcessInfo processOnly) {
         String path = r.path(procRoot, pid, "status");
         int status = r.read(path, true);
         if (status != ProcReader.OK) {
