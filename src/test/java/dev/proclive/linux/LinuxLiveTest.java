@@ -3,6 +3,7 @@ package dev.proclive.linux;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.proclive.Children;
 import dev.proclive.Identity;
 import dev.proclive.Liveness;
 import dev.proclive.ProcLive;
@@ -19,7 +20,6 @@ import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Predicate;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -31,34 +31,18 @@ import org.junit.jupiter.api.io.TempDir;
 @EnabledOnOs(OS.LINUX)
 class LinuxLiveTest {
 
-    private final List<Process> started = new ArrayList<>();
+    private final Children children = new Children();
 
     @TempDir
     Path dir;
 
     @AfterEach
     void killChildren() throws InterruptedException {
-        for (Process p : started) {
-            p.descendants().forEach(ProcessHandle::destroyForcibly);
-            p.destroyForcibly();
-            p.waitFor(10, TimeUnit.SECONDS);
-        }
+        children.killAll();
     }
 
     private Process start(String... command) throws IOException {
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        started.add(p);
-        return p;
-    }
-
-    private static Verdict await(Identity id, Predicate<Verdict> done) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        Verdict v = ProcLive.explain(id);
-        while (!done.test(v) && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-            v = ProcLive.explain(id);
-        }
-        return v;
+        return children.start(command);
     }
 
     private static String procStat(long pid) throws IOException {
@@ -95,12 +79,10 @@ class LinuxLiveTest {
     @Test
     void aRealZombieIsDead() throws Exception {
         // sh starts a short sleep, prints its pid, then becomes a sleep that never reaps it.
-        Process parent = start("sh", "-c", "sleep 1 & echo $!; exec sleep 60");
-        long child = Long.parseLong(new BufferedReader(new InputStreamReader(parent.getInputStream(),
-                StandardCharsets.UTF_8)).readLine().trim());
+        long child = children.zombieToBe("1");
         Identity id = ProcLive.identify(child).orElseThrow();
 
-        Verdict v = await(id, x -> x.reason() != Reason.MATCHED);
+        Verdict v = Children.await(id, x -> x.reason() != Reason.MATCHED);
         assertThat(procStat(child)).contains(") Z ");
         assertThat(v.reason()).isEqualTo(Reason.ZOMBIE);
         assertThat(ProcLive.check(id)).isEqualTo(Liveness.DEAD);
@@ -197,11 +179,9 @@ class LinuxLiveTest {
         Identity exited = ProcLive.identify(gone.pid()).orElseThrow();
         gone.destroyForcibly();
         gone.waitFor(10, TimeUnit.SECONDS);
-        Process parent = start("sh", "-c", "sleep 0.2 & echo $!; exec sleep 60");
-        long child = Long.parseLong(new BufferedReader(new InputStreamReader(parent.getInputStream(),
-                StandardCharsets.UTF_8)).readLine().trim());
+        long child = children.zombieToBe("0.2");
         Identity zombie = ProcLive.identify(child).orElseThrow();
-        assertThat(await(zombie, v -> v.reason() == Reason.ZOMBIE).reason()).isEqualTo(Reason.ZOMBIE);
+        assertThat(Children.await(zombie, v -> v.reason() == Reason.ZOMBIE).reason()).isEqualTo(Reason.ZOMBIE);
         Identity elsewhere = new Identity(alive.pid(), alive.start(), alive.boot(), "elsewhere", "sleep", alive.pidns());
         Identity reused = new Identity(alive.pid(), "1", alive.boot(), alive.host(), "sleep", alive.pidns());
 

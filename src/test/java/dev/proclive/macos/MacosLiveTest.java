@@ -2,22 +2,19 @@ package dev.proclive.macos;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.proclive.Children;
 import dev.proclive.Identity;
 import dev.proclive.Liveness;
 import dev.proclive.ProcLive;
 import dev.proclive.Reason;
 import dev.proclive.Verdict;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.LocalDateTime;
 import java.time.ZoneId;
 import java.time.format.DateTimeFormatter;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -27,33 +24,15 @@ import org.junit.jupiter.api.condition.OS;
 @EnabledOnOs(OS.MAC)
 class MacosLiveTest {
 
-    private final List<Process> started = new ArrayList<>();
+    private final Children children = new Children();
 
     @AfterEach
     void killChildren() throws InterruptedException {
-        for (Process p : started) {
-            p.descendants().forEach(ProcessHandle::destroyForcibly);
-            p.destroyForcibly();
-            p.waitFor(10, TimeUnit.SECONDS);
-        }
+        children.killAll();
     }
 
-    private Process start(String... command) throws Exception {
-        ProcessBuilder pb = new ProcessBuilder(command);
-        pb.environment().put("LC_ALL", "C");
-        Process p = pb.start();
-        started.add(p);
-        return p;
-    }
-
-    private static Verdict await(Identity id, Predicate<Verdict> done) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        Verdict v = ProcLive.explain(id);
-        while (!done.test(v) && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-            v = ProcLive.explain(id);
-        }
-        return v;
+    private Process start(String... command) throws IOException {
+        return children.start(command);
     }
 
     @Test
@@ -77,11 +56,9 @@ class MacosLiveTest {
 
     @Test
     void aRealZombieIsDead() throws Exception {
-        Process parent = start("sh", "-c", "sleep 1 & echo $!; exec sleep 60");
-        long child = Long.parseLong(new BufferedReader(new InputStreamReader(parent.getInputStream(),
-                StandardCharsets.UTF_8)).readLine().trim());
+        long child = children.zombieToBe("1");
         Identity id = ProcLive.identify(child).orElseThrow();
-        Verdict v = await(id, x -> x.reason() != Reason.MATCHED);
+        Verdict v = Children.await(id, x -> x.reason() != Reason.MATCHED);
         assertThat(v.reason()).isEqualTo(Reason.ZOMBIE);
     }
 

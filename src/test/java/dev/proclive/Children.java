@@ -1,0 +1,56 @@
+package dev.proclive;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+/** The real processes a live test starts; {@link #killAll()} kills them and their descendants. */
+public final class Children {
+
+    private final List<Process> started = new ArrayList<>();
+
+    public Process start(String... command) throws IOException {
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+        builder.environment().put("LC_ALL", "C");
+        Process p = builder.start();
+        started.add(p);
+        return p;
+    }
+
+    /**
+     * Starts a shell that forks a {@code sleep seconds} child, prints its pid, then becomes a
+     * {@code sleep} that never reaps it: once the child exits it is a real zombie.
+     *
+     * @return the child's pid
+     */
+    public long zombieToBe(String seconds) throws IOException {
+        Process parent = start("sh", "-c", "sleep " + seconds + " & echo $!; exec sleep 60");
+        BufferedReader out = new BufferedReader(new InputStreamReader(parent.getInputStream(), StandardCharsets.UTF_8));
+        return Long.parseLong(out.readLine().trim());
+    }
+
+    /** Explains {@code id} until {@code done} holds or ten seconds pass; the last verdict. */
+    public static Verdict await(Identity id, Predicate<Verdict> done) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        Verdict v = ProcLive.explain(id);
+        while (!done.test(v) && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+            v = ProcLive.explain(id);
+        }
+        return v;
+    }
+
+    public void killAll() throws InterruptedException {
+        for (Process p : started) {
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly();
+            p.waitFor(10, TimeUnit.SECONDS);
+        }
+        started.clear();
+    }
+}
