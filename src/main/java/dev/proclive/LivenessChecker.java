@@ -58,7 +58,10 @@ public final class LivenessChecker {
     private final Optional<String> fixedBoot;
     private final Optional<String> fixedPidns;
 
-    /** The last host name read and when; racy by design (a stale pair costs one more read). */
+    /**
+     * The last host name read and when. Two volatiles, not one pair: a reader that sees a new
+     * time with the old name serves a name that was current less than a period ago.
+     */
     private volatile Optional<String> host;
     private volatile long hostReadAt;
 

@@ -8,9 +8,9 @@ import java.util.Optional;
  * Is the process that owns this still alive — that exact process, not whatever now has its PID?
  *
  * <pre>{@code
- * Identity owner = ProcLive.resolveOwner().orElse(null);   // when the work starts
- * // ... store it, e.g. new ObjectMapper().writeValueAsString(owner) ...
- * if (ProcLive.check(owner) == Liveness.DEAD) { ... }     // later, from any process on the host
+ * Optional<Identity> owner = ProcLive.resolveOwner();      // when the work starts; keep it as JSON
+ * ...
+ * if (ProcLive.check(owner.get()) == Liveness.DEAD) { ... } // later, from any process on the host
  * }</pre>
  *
  * <p>Every method uses the introspector for the running OS, chosen once from {@code os.name}: on
