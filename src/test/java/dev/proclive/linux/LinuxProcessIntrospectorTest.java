@@ -115,6 +115,15 @@ class LinuxProcessIntrospectorTest {
     }
 
     @Test
+    void anyOtherReadFailureIsAnIoErrorNeverDead() throws Exception {
+        java.nio.file.Files.createDirectories(dir.resolve("85/stat")); // read(2) fails with EISDIR
+        LinuxProcessIntrospector linux = proc.introspector(NEVER);
+        assertThat(linux.lookup(85)).isInstanceOfSatisfying(ProcessLookup.Unknown.class,
+                u -> assertThat(u.reason()).isEqualTo(Reason.IO_ERROR));
+        assertThat(linux.probe(85, "1")).isEqualTo(Reason.IO_ERROR);
+    }
+
+    @Test
     void hiddenAndPresentIsAccessDenied() {
         proc.mountinfo("hidepid-invisible-stacked.mountinfo").self(1000, "no-caps.status");
         LinuxProcessIntrospector linux = proc.introspector(pid -> PidPresence.Presence.PRESENT);
