@@ -87,7 +87,7 @@ class MacosLiveTest {
     void theOwnerThroughShIsThisJvm() throws Exception {
         String javaBin = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString();
         String cp = System.getProperty("java.class.path");
-        Process p = start("sh", "-c", "'" + javaBin + "' -cp '" + cp + "' " + OwnerMain.class.getName() + "; true");
+        Process p = start("sh", "-c", "'" + javaBin + "' -cp '" + cp + "' '" + OwnerMain.class.getName() + "'; true");
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
         assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(out).isEqualTo(Long.toString(ProcessHandle.current().pid()));
