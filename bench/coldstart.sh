@@ -4,7 +4,9 @@
 # class path, runs alternating so both see the same machine. Two layouts:
 #   dir: the mains in a class directory, proclive and its dependencies as jars;
 #   jar: the mains packed in a jar too, as an application ships. A JVM's first jar costs ~5 ms
-#        of JDK zip and NIO start-up whoever opens it; here the empty main pays it as well.
+#        of JDK zip and NIO start-up whoever opens it; here the empty main pays it as well;
+#   cds: the jar layout with an application class-data archive (JDK 13+), made once by a run
+#        with -XX:ArchiveClassesAtExit and used by both mains: what a hook can do about it.
 #
 #   bench/coldstart.sh [RUNS]        (default 40 of each per layout, after 5 warm-up runs)
 set -euo pipefail
@@ -20,10 +22,11 @@ mkdir -p target/coldstart
 (cd target/test-classes && jar --create --file ../coldstart/mains.jar \
     dev/proclive/EmptyMain.class dev/proclive/ColdStartMain.class)
 
+jvm_opts=()
 run_ns() { # class path, main class: prints the wall time of one run in nanoseconds
   local start end
   start=$(date +%s%N)
-  "$java" -cp "$1" "$2" >/dev/null
+  "$java" "${jvm_opts[@]}" -cp "$1" "$2" >/dev/null
   end=$(date +%s%N)
   echo $((end - start))
 }
@@ -48,3 +51,8 @@ measure() { # layout name, class path
 echo "cold start, medians of $runs runs each ($("$java" -version 2>&1 | sed -n 1p); target: cost <= 10 ms)"
 measure dir "target/test-classes:$libs"
 measure jar "target/coldstart/mains.jar:$libs"
+rm -f target/coldstart/app.jsa
+"$java" -XX:ArchiveClassesAtExit=target/coldstart/app.jsa -cp "target/coldstart/mains.jar:$libs" \
+    dev.proclive.ColdStartMain >/dev/null 2>&1
+jvm_opts=(-XX:SharedArchiveFile=target/coldstart/app.jsa)
+measure cds "target/coldstart/mains.jar:$libs"
