@@ -36,6 +36,9 @@ public final class OwnerResolver {
     /** How many ancestors a walk examines unless told otherwise. */
     public static final int DEFAULT_MAX_DEPTH = 12;
 
+    /** The most {@link Builder#maxDepth(int)} accepts: far deeper than any real process tree. */
+    public static final int MAX_DEPTH_LIMIT = 4096;
+
     /** Shells and launchers that are never an owner. */
     static final Set<String> DEFAULT_SKIP = Set.of(
             "sh", "bash", "zsh", "dash", "fish", "ash", "ksh", "mksh", "tcsh", "csh", "env",
@@ -150,11 +153,13 @@ public final class OwnerResolver {
         /**
          * How many ancestors a walk may examine before it gives up.
          *
-         * @throws IllegalArgumentException if {@code maxDepth} is less than 1
+         * @throws IllegalArgumentException if {@code maxDepth} is not between 1 and
+         *                                  {@value #MAX_DEPTH_LIMIT}
          */
         public Builder maxDepth(int maxDepth) {
-            if (maxDepth < 1) {
-                throw new IllegalArgumentException("maxDepth must be at least 1, got " + maxDepth);
+            if (maxDepth < 1 || maxDepth > MAX_DEPTH_LIMIT) {
+                throw new IllegalArgumentException(
+                        "maxDepth must be between 1 and " + MAX_DEPTH_LIMIT + ", got " + maxDepth);
             }
             this.maxDepth = maxDepth;
             return this;

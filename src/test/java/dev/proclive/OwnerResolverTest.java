@@ -125,6 +125,10 @@ class OwnerResolverTest {
     @Test
     void badConfigurationIsRefused() {
         assertThatThrownBy(() -> OwnerResolver.builder().maxDepth(0)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> OwnerResolver.builder().maxDepth(Integer.MAX_VALUE))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("between 1 and 4096");
+        assertThat(OwnerResolver.builder().maxDepth(OwnerResolver.MAX_DEPTH_LIMIT).build().maxDepth()).isEqualTo(4096);
         assertThatThrownBy(() -> OwnerResolver.builder().skip("")).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> OwnerResolver.builder().skip(" ")).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> OwnerResolver.builder().skip((String) null)).isInstanceOf(NullPointerException.class);
