@@ -8,6 +8,7 @@ import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.Arrays;
 
 /**
  * One thread's reader of small {@code /proc} files into a reused buffer. The happy path is a
@@ -67,7 +68,7 @@ final class ProcReader {
             int n = 0;
             while (true) {
                 if (n == buffer.length) {
-                    buffer = java.util.Arrays.copyOf(buffer, buffer.length * 2);
+                    buffer = Arrays.copyOf(buffer, buffer.length * 2);
                 }
                 int got = in.read(buffer, n, buffer.length - n);
                 if (got < 0) {
