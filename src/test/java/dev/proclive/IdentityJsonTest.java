@@ -23,7 +23,7 @@ class IdentityJsonTest {
     static final Identity FULL = new Identity(123, "4567", "b6f1", "devbox", "node", "4026531836");
 
     /** A caller's own state record holding an identity. */
-    record SessionState(String id, Identity owner, List<Identity> helpers) { }
+    record LockState(String id, Identity owner, List<Identity> helpers) { }
 
     private static String fixture(String name) throws IOException {
         try (InputStream in = IdentityJsonTest.class.getResourceAsStream("/json/" + name)) {
@@ -54,10 +54,10 @@ class IdentityJsonTest {
 
     @Test
     void roundTripsAsAFieldOfTheCallersRecord() throws Exception {
-        SessionState state = new SessionState("s-1", FULL, List.of(new Identity(5, "6", "", "h", "", "")));
+        LockState state = new LockState("lock-1", FULL, List.of(new Identity(5, "6", "", "h", "", "")));
         String json = mapper.writeValueAsString(state);
         assertThat(json).contains("\"owner\":{\"pid\":123,\"start\":\"4567\"");
-        assertThat(mapper.readValue(json, SessionState.class)).isEqualTo(state);
+        assertThat(mapper.readValue(json, LockState.class)).isEqualTo(state);
     }
 
     @Test
@@ -65,7 +65,7 @@ class IdentityJsonTest {
         String go = fixture("go-full.json");
         Identity id = mapper.readValue(go, Identity.class);
         assertThat(id).isEqualTo(new Identity(4242, "123456", "b6f1a6c3-3f0e-4a57-9d2c-2c5d0a9c1e11",
-                "devbox", "claude", ""));
+                "devbox", "node", ""));
         assertThat(mapper.writeValueAsString(id)).isEqualTo(go);
         String darwin = fixture("go-darwin-minimal.json");
         assertThat(mapper.writeValueAsString(mapper.readValue(darwin, Identity.class))).isEqualTo(darwin);
