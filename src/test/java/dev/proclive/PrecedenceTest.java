@@ -8,6 +8,7 @@ import dev.proclive.spi.ProcessLookup;
 import dev.proclive.spi.ProcessState;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Collectors;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
@@ -197,10 +198,7 @@ class PrecedenceTest {
         os.lookups = 0;
         List<Verdict> all = checker.checkAll(ids);
         assertThat(os.lookups).isEqualTo(3); // PID, 8, 7
-        List<Verdict> one = new ArrayList<>();
-        for (Identity id : ids) {
-            one.add(checker.explain(id));
-        }
+        List<Verdict> one = ids.stream().map(checker::explain).collect(Collectors.toList());
         assertThat(all).isEqualTo(one);
         assertThat(all).extracting(Verdict::reason).containsExactly(Reason.MATCHED, Reason.EXITED,
                 Reason.OTHER_HOST, Reason.PID_REUSED, Reason.NO_IDENTITY, Reason.MATCHED);

@@ -19,6 +19,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Collectors;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
@@ -187,10 +188,7 @@ class LinuxLiveTest {
 
         List<Identity> ids = List.of(alive, exited, zombie, elsewhere, reused, alive);
         List<Verdict> batch = ProcLive.checkAll(ids);
-        List<Verdict> oneByOne = new ArrayList<>();
-        for (Identity id : ids) {
-            oneByOne.add(ProcLive.explain(id));
-        }
+        List<Verdict> oneByOne = ids.stream().map(ProcLive::explain).collect(Collectors.toList());
         assertThat(batch).isEqualTo(oneByOne);
         assertThat(batch).extracting(Verdict::reason).containsExactly(Reason.MATCHED, Reason.EXITED,
                 Reason.ZOMBIE, Reason.OTHER_HOST, Reason.PID_REUSED, Reason.MATCHED);
