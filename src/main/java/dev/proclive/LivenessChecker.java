@@ -37,6 +37,11 @@ import java.util.Optional;
  *   <li>otherwise ALIVE {@link Reason#MATCHED}</li>
  * </ol>
  *
+ * <p>Row 3 also covers an identity that records no PID namespace (as the Go package writes them)
+ * judged from a namespace other than the initial one: it may come from the host or another
+ * container, so a missing pid or another start there is UNKNOWN {@link Reason#OTHER_PID_NAMESPACE},
+ * never DEAD; only a matching start proves anything.
+ *
  * <p>The host name is read at most about once a second; the boot id and PID namespace are
  * cached by the introspector, which knows whether they can change. Instances are thread-safe; no
  * method returns null or throws for a non-null identity.
@@ -48,15 +53,10 @@ public final class LivenessChecker {
     /** How long a host name read is reused. */
     static final long HOST_TTL_NANOS = 1_000_000_000L;
 
-    private final ProcessIntrospector introspector;
+    /** The inode of the initial PID namespace (PROC_PID_INIT_INO, include/linux/proc_ns.h). */
+    static final String INITIAL_PID_NAMESPACE = "4026531836";
 
-    /**
-     * The host, boot id and namespace when fixed for a batch ({@link #checkAll}); null for a
-     * checker that reads them from the introspector as needed.
-     */
-    private final Optional<String> fixedHost;
-    private final Optional<String> fixedBoot;
-    private final Optional<String> fixedPidns;
+    private final ProcessIntrospector introspector;
 
     /**
      * The last host name read and when. Two volatiles, not one pair: a reader that sees a new
@@ -65,12 +65,8 @@ public final class LivenessChecker {
     private volatile Optional<String> host;
     private volatile long hostReadAt;
 
-    private LivenessChecker(ProcessIntrospector introspector, Optional<String> host, Optional<String> boot,
-                            Optional<String> pidns) {
+    private LivenessChecker(ProcessIntrospector introspector) {
         this.introspector = introspector;
-        this.fixedHost = host;
-        this.fixedBoot = boot;
-        this.fixedPidns = pidns;
     }
 
     /**
@@ -79,7 +75,7 @@ public final class LivenessChecker {
      * @throws NullPointerException if {@code introspector} is null
      */
     public static LivenessChecker of(ProcessIntrospector introspector) {
-        return new LivenessChecker(Objects.requireNonNull(introspector, "introspector"), null, null, null);
+        return new LivenessChecker(Objects.requireNonNull(introspector, "introspector"));
     }
 
     /** The checker for the running OS, the one {@link ProcLive} uses. */
@@ -114,11 +110,12 @@ public final class LivenessChecker {
      */
     public Liveness check(Identity identity) {
         Objects.requireNonNull(identity, "identity");
-        Verdict guard = guard(identity);
-        if (guard != null) {
-            return guard.liveness();
+        Here here = here();
+        Reason reason = guard(identity, here);
+        if (reason == null) {
+            reason = judge(identity, introspector.lookup(identity.pid()), here);
         }
-        return introspector.probe(identity.pid(), identity.start()).liveness();
+        return reason.liveness();
     }
 
     /**
@@ -128,11 +125,7 @@ public final class LivenessChecker {
      */
     public Verdict explain(Identity identity) {
         Objects.requireNonNull(identity, "identity");
-        Verdict guard = guard(identity);
-        if (guard != null) {
-            return guard;
-        }
-        return judge(identity, introspector.lookup(identity.pid()));
+        return explain(identity, here(), null);
     }
 
     /**
@@ -143,22 +136,30 @@ public final class LivenessChecker {
      */
     public List<Verdict> checkAll(Collection<Identity> identities) {
         List<Identity> ids = List.copyOf(identities);
-        LivenessChecker once = new LivenessChecker(introspector, hostName(), bootId(), pidNamespace());
+        Here here = here();
         Map<Long, ProcessLookup> lookups = new HashMap<>();
         List<Verdict> verdicts = new ArrayList<>(ids.size());
         for (Identity id : ids) {
-            Verdict guard = once.guard(id);
-            if (guard == null) {
-                ProcessLookup lookup = lookups.get(id.pid());
-                if (lookup == null) {
-                    lookup = introspector.lookup(id.pid());
-                    lookups.put(id.pid(), lookup);
-                }
-                guard = judge(id, lookup);
-            }
-            verdicts.add(guard);
+            verdicts.add(explain(id, here, lookups));
         }
         return verdicts;
+    }
+
+    /** The verdict and its words; {@code lookups}, when given, keeps each pid's read for the batch. */
+    private Verdict explain(Identity id, Here here, Map<Long, ProcessLookup> lookups) {
+        Reason reason = guard(id, here);
+        if (reason != null) {
+            return Verdict.of(reason, guardDetail(reason, id, here));
+        }
+        ProcessLookup lookup = lookups == null ? null : lookups.get(id.pid());
+        if (lookup == null) {
+            lookup = introspector.lookup(id.pid());
+            if (lookups != null) {
+                lookups.put(id.pid(), lookup);
+            }
+        }
+        reason = judge(id, lookup, here);
+        return Verdict.of(reason, processDetail(reason, id, lookup, here));
     }
 
     /**
@@ -190,14 +191,11 @@ public final class LivenessChecker {
         if (host.isEmpty() || info.state() != ProcessState.LIVE) {
             return Optional.empty();
         }
-        return Optional.of(new Identity(info.pid(), info.start(), bootId().orElse(""), host.get(),
-                info.name(), pidNamespace().orElse("")));
+        return Optional.of(new Identity(info.pid(), info.start(), introspector.bootId().orElse(""), host.get(),
+                info.name(), introspector.pidNamespace().orElse("")));
     }
 
     private Optional<String> hostName() {
-        if (fixedHost != null) {
-            return fixedHost;
-        }
         Optional<String> h = host;
         long now = System.nanoTime();
         if (h == null || now - hostReadAt > HOST_TTL_NANOS) {
@@ -208,81 +206,119 @@ public final class LivenessChecker {
         return h;
     }
 
-    private Optional<String> bootId() {
-        return fixedBoot != null ? fixedBoot : introspector.bootId();
+    /** What rows 2 to 4 compare an identity with, read once for a verdict or a batch. */
+    private record Here(Optional<String> host, Optional<String> boot, Optional<String> pidns) {
+
+        /**
+         * Row 3's second half: an identity that records no PID namespace, judged from a namespace
+         * other than the initial one, may come from the host or another container.
+         */
+        boolean mayBeForeign(Identity id) {
+            return id.pidns().isEmpty() && pidns.isPresent() && !pidns.get().equals(INITIAL_PID_NAMESPACE);
+        }
     }
 
-    private Optional<String> pidNamespace() {
-        return fixedPidns != null ? fixedPidns : introspector.pidNamespace();
+    private Here here() {
+        return new Here(hostName(), introspector.bootId(), introspector.pidNamespace());
     }
 
-    /** Rows 1 to 4 of the precedence; null when they all pass, allocating nothing then. */
-    private Verdict guard(Identity id) {
+    /**
+     * Rows 1 to 4 of the precedence: the reason they give, or null when they all pass (null, not
+     * an Optional, on the path every check takes).
+     */
+    private Reason guard(Identity id, Here here) {
         if (id.pid() <= 0) {
-            return Verdict.of(Reason.NO_IDENTITY, "no pid recorded (pid " + id.pid() + ")");
+            return Reason.NO_IDENTITY;
         }
-        if (!id.host().isEmpty()) {
-            Optional<String> host = hostName();
-            if (host.isEmpty()) {
-                return unreadable(Reason.OTHER_HOST, "this host's name cannot be read");
-            }
-            if (!host.get().equals(id.host())) {
-                return Verdict.of(Reason.OTHER_HOST,
-                        "recorded on host " + id.host() + ", this is " + host.get());
-            }
+        if (!id.host().isEmpty() && !here.host().equals(Optional.of(id.host()))) {
+            return unreadable(Reason.OTHER_HOST, here.host());
         }
-        if (!id.pidns().isEmpty()) {
-            Optional<String> pidns = pidNamespace();
-            if (pidns.isEmpty()) {
-                return unreadable(Reason.OTHER_PID_NAMESPACE,
-                        "recorded in PID namespace " + id.pidns() + ", this one cannot be read");
-            }
-            if (!pidns.get().equals(id.pidns())) {
-                return Verdict.of(Reason.OTHER_PID_NAMESPACE, "recorded in PID namespace "
-                        + id.pidns() + ", this process is in " + pidns.get());
-            }
+        if (!id.pidns().isEmpty() && !here.pidns().equals(Optional.of(id.pidns()))) {
+            return unreadable(Reason.OTHER_PID_NAMESPACE, here.pidns());
         }
-        if (!id.boot().isEmpty()) {
-            Optional<String> boot = bootId();
-            if (boot.isEmpty()) {
-                return unreadable(Reason.IO_ERROR, "the current boot id cannot be read");
-            }
-            if (!boot.get().equals(id.boot())) {
-                return Verdict.of(Reason.REBOOTED,
-                        "recorded in boot " + id.boot() + ", this is boot " + boot.get());
-            }
+        if (!id.boot().isEmpty() && !here.boot().equals(Optional.of(id.boot()))) {
+            return here.boot().isEmpty() ? unreadable(Reason.IO_ERROR, here.boot()) : Reason.REBOOTED;
         }
         return null;
     }
 
     /**
-     * A fact the identity recorded cannot be read here. On a platform that cannot introspect at
-     * all, say that rather than blame the host, namespace or boot.
+     * {@code reason}, unless the fact it compares could not be read on a platform that cannot
+     * introspect at all: say that rather than blame the host, namespace or boot.
      */
-    private Verdict unreadable(Reason reason, String detail) {
-        if (introspector.self() instanceof ProcessLookup.Unknown unknown
+    private Reason unreadable(Reason reason, Optional<String> fact) {
+        if (fact.isEmpty() && introspector.self() instanceof ProcessLookup.Unknown unknown
                 && unknown.reason() == Reason.UNSUPPORTED_PLATFORM) {
-            return Verdict.of(Reason.UNSUPPORTED_PLATFORM, unknown.detail());
+            return Reason.UNSUPPORTED_PLATFORM;
         }
-        return Verdict.of(reason, detail);
+        return reason;
     }
 
-    /** Rows 5 to 9 and the words for them; one builder, as {@link #checkAll} calls it per identity. */
-    private static Verdict judge(Identity id, ProcessLookup lookup) {
-        Reason reason = lookup.reasonFor(id.start());
+    /** Rows 5 to 9 of the precedence, with row 3's rule for identities that record no namespace. */
+    private Reason judge(Identity id, ProcessLookup lookup, Here here) {
         if (lookup instanceof ProcessLookup.Unknown unknown) {
-            return Verdict.of(reason, unknown.detail());
+            return unknown.reason();
+        }
+        if (lookup instanceof ProcessLookup.Gone) {
+            return here.mayBeForeign(id) ? Reason.OTHER_PID_NAMESPACE : Reason.EXITED;
+        }
+        ProcessInfo info = ((ProcessLookup.Found) lookup).info();
+        if (id.start().isEmpty()) {
+            return Reason.NO_FINGERPRINT;
+        }
+        if (!introspector.sameStart(id.start(), info.start())) {
+            return here.mayBeForeign(id) ? Reason.OTHER_PID_NAMESPACE : Reason.PID_REUSED;
+        }
+        // if, not switch: a switch on an enum loads a synthetic class on first use
+        if (info.state() == ProcessState.LIVE) {
+            return Reason.MATCHED;
+        }
+        return info.state() == ProcessState.ZOMBIE ? Reason.ZOMBIE : Reason.EXITED;
+    }
+
+    /** The words for a reason rows 1 to 4 gave. */
+    private String guardDetail(Reason reason, Identity id, Here here) {
+        switch (reason) {
+            case NO_IDENTITY:
+                return "no pid recorded (pid " + id.pid() + ")";
+            case OTHER_HOST:
+                return here.host().isEmpty() ? "this host's name cannot be read"
+                        : "recorded on host " + id.host() + ", this is " + here.host().get();
+            case OTHER_PID_NAMESPACE:
+                return here.pidns().isEmpty()
+                        ? "recorded in PID namespace " + id.pidns() + ", this one cannot be read"
+                        : "recorded in PID namespace " + id.pidns() + ", this process is in " + here.pidns().get();
+            case REBOOTED:
+                return "recorded in boot " + id.boot() + ", this is boot " + here.boot().orElse("");
+            case IO_ERROR:
+                return "the current boot id cannot be read";
+            default: // UNSUPPORTED_PLATFORM
+                return introspector.self() instanceof ProcessLookup.Unknown u ? u.detail() : reason.toString();
+        }
+    }
+
+    /** The words for a reason rows 5 to 9 gave. */
+    private static String processDetail(Reason reason, Identity id, ProcessLookup lookup, Here here) {
+        if (lookup instanceof ProcessLookup.Unknown unknown) {
+            return unknown.detail();
         }
         StringBuilder d = new StringBuilder(96).append("pid ").append(id.pid());
         if (!id.name().isEmpty()) {
             d.append(" (").append(id.name()).append(')');
+        }
+        if (reason == Reason.OTHER_PID_NAMESPACE) {
+            d.append(lookup instanceof ProcessLookup.Gone ? " is not in this PID namespace"
+                    : " runs another process in this PID namespace");
+            return d.append(", and the identity records no namespace while this process is in ")
+                    .append(here.pidns().orElse("")).append(", not the initial one: it may come from the host or ")
+                    .append("another container").toString();
         }
         if (lookup instanceof ProcessLookup.Gone gone) {
             d.append(" is gone");
             if (!gone.detail().isEmpty()) {
                 d.append(": ").append(gone.detail());
             }
-            return Verdict.of(reason, d.toString());
+            return d.toString();
         }
         ProcessInfo info = ((ProcessLookup.Found) lookup).info();
         switch (reason) {
@@ -303,6 +339,6 @@ public final class LivenessChecker {
             default:
                 d.append(" is running, started at ").append(info.start());
         }
-        return Verdict.of(reason, d.toString());
+        return d.toString();
     }
 }

@@ -91,6 +91,73 @@ class PrecedenceTest {
         assertReason(full(), Reason.OTHER_PID_NAMESPACE);
     }
 
+    /** Inside a container: the identity records no namespace, as the Go package writes them. */
+    private void inAnotherPidNamespace() {
+        os.pidns = Optional.of("4026532999");
+    }
+
+    @Test
+    void row3AnUnrecordedNamespaceJudgedInsideAContainerIsNeverExited() {
+        inAnotherPidNamespace();
+        assertReason(with(999, START, FakeIntrospector.BOOT, FakeIntrospector.HOST, ""), Reason.OTHER_PID_NAMESPACE);
+        assertThat(checker.explain(with(999, START, "", "", "")).detail()).contains("may come from the host");
+    }
+
+    @Test
+    void row3AnUnrecordedNamespaceJudgedInsideAContainerIsNeverReused() {
+        inAnotherPidNamespace();
+        assertReason(with(PID, "1", "", "", ""), Reason.OTHER_PID_NAMESPACE);
+    }
+
+    @Test
+    void row3AMatchingStartStillProvesTheProcessInsideAContainer() {
+        inAnotherPidNamespace();
+        assertReason(with(PID, START, "", "", ""), Reason.MATCHED);
+        os.put(PID, new ProcessLookup.Found(new ProcessInfo(PID, 1, "owner", START, ProcessState.ZOMBIE)));
+        assertReason(with(PID, START, "", "", ""), Reason.ZOMBIE);
+    }
+
+    @Test
+    void row3AnUnrecordedNamespaceInTheInitialOneIsJudgedAsBefore() {
+        assertReason(with(999, START, "", "", ""), Reason.EXITED);
+        assertReason(with(PID, "1", "", "", ""), Reason.PID_REUSED);
+        os.pidns = Optional.empty(); // a platform without PID namespaces
+        assertReason(with(999, START, "", "", ""), Reason.EXITED);
+    }
+
+    @Test
+    void row3ARecordedNamespaceInsideAContainerIsJudgedAsBefore() {
+        inAnotherPidNamespace();
+        assertReason(with(999, START, "", "", "4026532999"), Reason.EXITED);
+        assertReason(with(PID, "1", "", "", "4026532999"), Reason.PID_REUSED);
+    }
+
+    @Test
+    void row3AnUnrecordedNamespaceKeepsAnUnreadableProcessUnknown() {
+        inAnotherPidNamespace();
+        os.put(PID, new ProcessLookup.Unknown(Reason.ACCESS_DENIED, "hidden"));
+        assertReason(with(PID, START, "", "", ""), Reason.ACCESS_DENIED);
+    }
+
+    @Test
+    void row3AnUnrecordedNamespaceWithoutFingerprintStaysNoFingerprint() {
+        inAnotherPidNamespace();
+        assertReason(with(PID, "", "", "", ""), Reason.NO_FINGERPRINT);
+    }
+
+    @Test
+    void startsAreComparedByTheIntrospector() {
+        LivenessChecker lenient = LivenessChecker.of(new FakeIntrospector() {
+            @Override
+            public boolean sameStart(String recorded, String current) {
+                return recorded.equals(current) || recorded.equals("4566");
+            }
+        }.process(PID, 1, "owner", START));
+        assertThat(lenient.explain(with(PID, "4566", "", "", "")).reason()).isEqualTo(Reason.MATCHED);
+        assertThat(lenient.check(with(PID, "4566", "", "", ""))).isEqualTo(Liveness.ALIVE);
+        assertThat(lenient.explain(with(PID, "4565", "", "", "")).reason()).isEqualTo(Reason.PID_REUSED);
+    }
+
     @Test
     void row3BeatsBootAndProcess() {
         os.put(PID, new ProcessLookup.Gone("gone"));

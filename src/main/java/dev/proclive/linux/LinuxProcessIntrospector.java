@@ -5,8 +5,6 @@ import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
 import dev.proclive.spi.ProcessState;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Optional;
 
 /**
@@ -19,8 +17,11 @@ import java.util.Optional;
  *       shows other threads still running; {@code X} is dead.</li>
  *   <li>A missing entry proves the process gone, except where the procfs hides pids
  *       ({@code hidepid=}, {@code subset=pid} in {@code /proc/self/mountinfo}) from a task
- *       without CAP_SYS_PTRACE: then {@code kill(pid, 0)} decides (ESRCH gone, EPERM present),
- *       through JNA loaded at that moment and never before.</li>
+ *       without CAP_SYS_PTRACE in the initial user namespace (a child user namespace shows every
+ *       capability, but they do not count against an outer procfs): then {@code kill(pid, 0)}
+ *       decides (ESRCH gone, EPERM present), through JNA loaded at that moment and never before.</li>
+ *   <li>In a time namespace, start times are shown shifted by its boottime offset: the offset is
+ *       taken off, so fingerprints are those of the initial time namespace ({@link BootOffset}).</li>
  *   <li>A {@code /proc} mounted for another PID namespace (its {@code /proc/self/status} lists more
  *       than one {@code NSpid}, or {@code /proc/self} does not resolve) is trusted for nothing.</li>
  *   <li>Boot id from {@code /proc/sys/kernel/random/boot_id}, read once; host from
@@ -41,11 +42,8 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
     private final PidPresence presence;
     private final ThreadLocal<ProcReader> readers = new ThreadLocal<>();
 
-    /** Whether /proc shows this process's PID namespace: decided once, see {@link #untrusted()}. */
-    private volatile boolean trusted;
-    private volatile ProcessLookup.Unknown distrust;
-    private volatile StatusFile selfStatus;
-    private volatile Boolean hidesPids;
+    /** What this {@code /proc} looks like; null until read (a read that may pass is not kept). */
+    private volatile ProcView view;
     private volatile Optional<String> bootId;
     private volatile Optional<String> pidNamespace;
 
@@ -75,9 +73,9 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
 
     @Override
     public ProcessLookup self() {
-        ProcessLookup.Unknown untrusted = untrusted();
-        if (untrusted != null) {
-            return untrusted;
+        ProcView v = view();
+        if (v.distrust().isPresent()) {
+            return v.distrust().get();
         }
         ProcReader r = reader();
         String path = procRoot + "/self/stat";
@@ -88,119 +86,84 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
                     path + ": " + r.error());
         }
         String problem = r.line.locate(r.buffer(), r.length());
-        return problem == null ? new ProcessLookup.Found(r.line.info()) : malformed(path, problem);
+        return problem == null ? new ProcessLookup.Found(info(r.line, v)) : malformed(path, problem);
     }
 
-    /**
-     * The verdict path: what {@code lookup(pid).reasonFor(recordedStart)} gives, but comparing the
-     * fingerprint in place instead of decoding the line.
-     */
     @Override
-    public Reason probe(long pid, String recordedStart) {
-        if (pid <= 0) {
-            return Reason.EXITED;
-        }
-        ProcessLookup.Unknown untrusted = untrusted();
-        if (untrusted != null) {
-            return untrusted.reason();
-        }
-        ProcReader r = reader();
-        String path = r.path(procRoot, pid, "stat");
-        int status = r.read(path, false);
-        if (status != ProcReader.OK) {
-            return failure(pid, path, status, r).reasonFor(recordedStart);
-        }
-        StatLine line = r.line;
-        if (line.locate(r.buffer(), r.length()) != null || line.pid() != pid) {
-            return Reason.IO_ERROR;
-        }
-        int start = line.compareStart(recordedStart);
-        ProcessState state = StatLine.state(line.stateByte());
-        if (state == ProcessState.ZOMBIE) {
-            ProcessLookup failed = readStatus(pid, r, null); // overwrites the buffer; start is kept
-            if (failed != null) {
-                return failed.reasonFor(recordedStart);
-            }
-            state = r.threads > 1 ? ProcessState.LIVE : ProcessState.ZOMBIE;
-        }
-        if (recordedStart.isEmpty()) {
-            return Reason.NO_FINGERPRINT;
-        }
-        if (start != StatLine.SAME) {
-            return Reason.PID_REUSED;
-        }
-        // if, not switch: a switch on an enum loads a synthetic class on first use
-        if (state == ProcessState.LIVE) {
-            return Reason.MATCHED;
-        }
-        return state == ProcessState.ZOMBIE ? Reason.ZOMBIE : Reason.EXITED;
+    public boolean sameStart(String recorded, String current) {
+        return view().boottime().sameStart(recorded, current);
     }
 
     private ProcessLookup read(long pid, boolean processOnly) {
         if (pid <= 0) {
             return new ProcessLookup.Gone("no process has pid " + pid);
         }
-        ProcessLookup.Unknown untrusted = untrusted();
-        if (untrusted != null) {
-            return untrusted;
+        ProcView v = view();
+        if (v.distrust().isPresent()) {
+            return v.distrust().get();
         }
         ProcReader r = reader();
         String path = r.path(procRoot, pid, "stat");
         int status = r.read(path, false);
         if (status != ProcReader.OK) {
-            return failure(pid, path, status, r);
+            return failure(pid, path, status, r, v);
         }
         String problem = r.line.locate(r.buffer(), r.length());
         if (problem != null) {
             return malformed(path, problem);
         }
-        ProcessInfo info = r.line.info();
-        if (info.pid() != pid) {
-            return malformed(path, "it names pid " + info.pid());
+        if (r.line.pid() != pid) {
+            return malformed(path, "it names pid " + r.line.pid());
         }
+        ProcessInfo info = info(r.line, v);
         if (processOnly || info.state() == ProcessState.ZOMBIE) {
-            ProcessLookup failed = readStatus(pid, r, processOnly ? info : null);
-            if (failed != null) {
-                return failed;
-            }
-            if (info.state() == ProcessState.ZOMBIE && r.threads > 1) {
-                info = new ProcessInfo(info.pid(), info.parentPid(), info.name(), info.start(),
-                        ProcessState.LIVE);
-            }
+            return withStatus(info, processOnly, r, v);
         }
         return new ProcessLookup.Found(info);
     }
 
+    /** The located line as a process, its start converted out of this process's time namespace. */
+    private static ProcessInfo info(StatLine line, ProcView v) {
+        ProcessInfo info = line.info();
+        if (v.boottime().none()) {
+            return info;
+        }
+        return new ProcessInfo(info.pid(), info.parentPid(), info.name(),
+                v.boottime().fingerprint(line.startTicks()), info.state());
+    }
+
     /**
-     * Reads {@code /proc/PID/status}, leaving its {@code Threads:} in {@code r.threads}; returns
-     * the lookup to answer instead when that fails, or when {@code processOnly} is given and
-     * {@code pid} is a thread id. {@code /proc/TID/stat} opens for any thread though the directory
-     * lists only processes: {@code Tgid:} tells them apart. A {@code Z} main thread whose other
-     * threads still run is a live process: {@code Threads:} counts them.
+     * What {@code /proc/PID/status} adds to {@code info}. {@code /proc/TID/stat} opens for any
+     * thread though the directory lists only processes: {@code Tgid:} tells them apart when
+     * {@code processOnly}. A {@code Z} main thread whose other threads still run is a live process:
+     * {@code Threads:} counts them.
      */
-    private ProcessLookup readStatus(long pid, ProcReader r, ProcessInfo processOnly) {
+    private ProcessLookup withStatus(ProcessInfo info, boolean processOnly, ProcReader r, ProcView v) {
+        long pid = info.pid();
         String path = r.path(procRoot, pid, "status");
         int status = r.read(path, true);
         if (status != ProcReader.OK) {
-            return failure(pid, path, status, r);
+            return failure(pid, path, status, r, v);
         }
         StatusFile s = StatusFile.parse(r.buffer(), r.length());
-        r.threads = s.threads();
-        if (processOnly != null && s.tgid() != pid) {
+        if (processOnly && s.tgid() != pid) {
             return new ProcessLookup.Gone(pid + " is a thread of process " + s.tgid() + ", not a process");
         }
-        return null;
+        if (info.state() == ProcessState.ZOMBIE && s.threads() > 1) {
+            info = new ProcessInfo(pid, info.parentPid(), info.name(), info.start(), ProcessState.LIVE);
+        }
+        return new ProcessLookup.Found(info);
     }
 
     /** A failed read of a process's file, told apart: gone, hidden, denied, or broken. */
-    private ProcessLookup failure(long pid, String path, int status, ProcReader r) {
+    private ProcessLookup failure(long pid, String path, int status, ProcReader r, ProcView v) {
         if (status == ProcReader.DENIED) {
             return new ProcessLookup.Unknown(Reason.ACCESS_DENIED, r.error());
         }
         if (status != ProcReader.ABSENT) {
             return new ProcessLookup.Unknown(Reason.IO_ERROR, r.error());
         }
-        if (!hidesPids()) {
+        if (!v.hidesPids()) {
             return new ProcessLookup.Gone(path + " does not exist");
         }
         PidPresence.Presence presence = presence(pid);
@@ -244,54 +207,16 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
         return r;
     }
 
-    /**
-     * Null when {@code /proc} shows this process's own PID namespace; else why not. Decided once
-     * (a failed read is asked again next time).
-     */
-    private ProcessLookup.Unknown untrusted() {
-        if (trusted) {
-            return null;
+    /** What this {@code /proc} looks like, read on first use and kept once it is settled. */
+    ProcView view() {
+        ProcView v = view;
+        if (v == null) {
+            v = ProcView.read(procRoot, reader());
+            if (v.settled()) {
+                view = v;
+            }
         }
-        ProcessLookup.Unknown d = distrust;
-        return d != null ? d : readTrust();
-    }
-
-    private ProcessLookup.Unknown readTrust() {
-        ProcReader r = reader();
-        String path = procRoot + "/self/status";
-        int status = r.read(path, true);
-        if (status == ProcReader.ABSENT) {
-            return distrust = new ProcessLookup.Unknown(Reason.OTHER_PID_NAMESPACE, procRoot
-                    + "/self does not resolve: " + procRoot
-                    + " belongs to another PID namespace or is not procfs");
-        }
-        if (status != ProcReader.OK) {
-            return new ProcessLookup.Unknown(Reason.IO_ERROR, path + ": " + r.error());
-        }
-        StatusFile self = StatusFile.parse(r.buffer(), r.length());
-        selfStatus = self;
-        if (self.nspidCount() > 1) {
-            return distrust = new ProcessLookup.Unknown(Reason.OTHER_PID_NAMESPACE, procRoot
-                    + " was mounted for another PID namespace: its pids are not this process's ("
-                    + "NSpid lists " + self.nspidCount() + " ids)");
-        }
-        trusted = true;
-        return null;
-    }
-
-    /** Whether a missing {@code /proc/PID} may be a live process hidden from us. Decided once. */
-    boolean hidesPids() {
-        Boolean h = hidesPids;
-        if (h == null) {
-            ProcReader r = reader();
-            int status = r.read(procRoot + "/self/mountinfo", true);
-            StatusFile self = selfStatus;
-            // Unreadable mountinfo: assume hiding, so that a missing entry is double-checked.
-            h = status != ProcReader.OK
-                    || MountInfo.hidesPids(r.text(), procRoot) && (self == null || !self.canPtraceAny());
-            hidesPids = h;
-        }
-        return h;
+        return v;
     }
 
     @Override
@@ -315,27 +240,12 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
     public Optional<String> pidNamespace() {
         Optional<String> ns = pidNamespace;
         if (ns == null) {
-            ns = readPidNamespace();
+            ns = ProcView.namespace(procRoot, "pid");
             if (ns.isPresent()) {
                 pidNamespace = ns; // a process cannot leave its PID namespace
             }
         }
         return ns;
-    }
-
-    /** {@code /proc/self/ns/pid} is a link to {@code pid:[4026531836]}: the inode names the namespace. */
-    private Optional<String> readPidNamespace() {
-        try {
-            String link = Files.readSymbolicLink(Path.of(procRoot, "self", "ns", "pid")).toString();
-            int open = link.indexOf('[');
-            int close = link.lastIndexOf(']');
-            if (link.startsWith("pid:") && open > 0 && close > open + 1) {
-                return Optional.of(link.substring(open + 1, close));
-            }
-            return Optional.empty();
-        } catch (Exception e) {
-            return Optional.empty();
-        }
     }
 
     private Optional<String> readSmallFile(String path) {

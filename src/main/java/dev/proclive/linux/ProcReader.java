@@ -21,12 +21,13 @@ final class ProcReader {
     static final int OK = 0;
     /** ENOENT: no such file. */
     static final int ABSENT = 1;
-    /** EACCES or EPERM ({@code hidepid=noaccess} answers EPERM, which NIO reports as a plain FileSystemException). */
+    /**
+     * EACCES, or a file that will not open in a directory that is there: EPERM, which
+     * {@code hidepid=noaccess} answers and NIO reports as a plain FileSystemException.
+     */
     static final int DENIED = 2;
     /** Anything else. */
     static final int FAILED = 3;
-
-    private static final String EPERM_TEXT = "Operation not permitted";
 
     private byte[] buffer = new byte[2048];
     private int length;
@@ -103,8 +104,12 @@ final class ProcReader {
             error = file + ": permission denied";
             return DENIED;
         } catch (FileSystemException e) {
+            // EPERM has no type of its own, and the message is strerror in the user's locale. What
+            // can be checked: the process's directory is there but its file will not open, as
+            // hidepid=noaccess answers.
             error = e.getMessage();
-            return EPERM_TEXT.equals(e.getReason()) ? DENIED : FAILED;
+            Path dir = Path.of(file).getParent();
+            return dir != null && Files.isDirectory(dir) ? DENIED : FAILED;
         } catch (IOException | RuntimeException e) {
             error = file + ": " + e;
             return FAILED;

@@ -21,10 +21,6 @@ final class StatLine {
     static final int PPID = 1;
     static final int STARTTIME = 19;
 
-    /** Results of {@link #compareStart}. */
-    static final int DIFFERENT = 0;
-    static final int SAME = 1;
-
     private byte[] b;
     private int open;
     private int close;
@@ -114,17 +110,9 @@ final class StatLine {
         return b[state];
     }
 
-    /** Whether the starttime field is exactly {@code recorded}: {@link #SAME} or {@link #DIFFERENT}. */
-    int compareStart(String recorded) {
-        if (startEnd - start != recorded.length()) {
-            return DIFFERENT;
-        }
-        for (int i = start; i < startEnd; i++) {
-            if (b[i] != recorded.charAt(i - start)) {
-                return DIFFERENT;
-            }
-        }
-        return SAME;
+    /** The starttime field of the located line, in clock ticks as shown to this process. */
+    long startTicks() {
+        return parseDigits(b, start, startEnd);
     }
 
     /** The located line, decoded. */

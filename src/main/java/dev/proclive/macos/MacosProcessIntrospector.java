@@ -49,11 +49,10 @@ public final class MacosProcessIntrospector implements ProcessIntrospector {
         int length;
         try {
             length = sysctl.kinfoProc((int) pid, buffer);
+        } catch (ErrnoException e) {
+            return errno(pid, e.errno());
         } catch (LinkageError | RuntimeException e) {
             return jnaUnavailable(e);
-        }
-        if (length < 0) {
-            return errno(pid, -length);
         }
         switch (KinfoProc.check(buffer, length, pid)) {
             case NO_PROCESS:
@@ -71,10 +70,15 @@ public final class MacosProcessIntrospector implements ProcessIntrospector {
         }
     }
 
-    /** errno.h: EPERM 1 (a sandbox may refuse), ENOMEM 12 (the buffer was too small). */
+    /**
+     * A failed call, never "gone", whatever its errno. errno.h: EPERM 1 (a sandbox may refuse),
+     * ENOMEM 12 (the buffer was too small).
+     */
     private static ProcessLookup errno(long pid, int errno) {
         String call = "sysctl kern.proc.pid." + pid + " failed with errno " + errno;
         switch (errno) {
+            case 0:
+                return new ProcessLookup.Unknown(Reason.IO_ERROR, call + " (it failed without setting one)");
             case 1:
                 return new ProcessLookup.Unknown(Reason.ACCESS_DENIED, call + " (EPERM)");
             case 12:
@@ -131,7 +135,41 @@ public final class MacosProcessIntrospector implements ProcessIntrospector {
     }
 
 
+    /**
+     * Built when first used. Without JNA on the class path even linking {@link SystemBSysctl}
+     * fails: then every call answers as a JNA that cannot load, never an error to the caller.
+     */
     private static final class Holder {
-        static final MacosProcessIntrospector SYSTEM = new MacosProcessIntrospector(new SystemBSysctl());
+        static final MacosProcessIntrospector SYSTEM = new MacosProcessIntrospector(load());
+
+        private static Sysctl load() {
+            try {
+                return new SystemBSysctl();
+            } catch (LinkageError e) {
+                return new Unavailable(e);
+            }
+        }
+    }
+
+    /** The kernel calls when JNA cannot be linked: each one fails with the error that said so. */
+    private record Unavailable(LinkageError cause) implements Sysctl {
+        @Override
+        public long getpid() {
+            throw unavailable();
+        }
+
+        @Override
+        public int kinfoProc(int pid, byte[] buffer) {
+            throw unavailable();
+        }
+
+        @Override
+        public String hostName() {
+            throw unavailable();
+        }
+
+        private IllegalStateException unavailable() {
+            return new IllegalStateException("JNA cannot be linked: " + cause, cause);
+        }
     }
 }

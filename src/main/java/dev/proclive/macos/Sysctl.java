@@ -9,9 +9,10 @@ interface Sysctl {
     /**
      * {@code sysctl({CTL_KERN, KERN_PROC, KERN_PROC_PID, pid})} into {@code buffer}.
      *
-     * @return the length the kernel wrote (0 when it knows no such process), or minus the errno
+     * @return the length the kernel wrote: 0 when it knows no such process
+     * @throws ErrnoException when the call failed, with the errno it left (0 if it left none)
      */
-    int kinfoProc(int pid, byte[] buffer);
+    int kinfoProc(int pid, byte[] buffer) throws ErrnoException;
 
     /** {@code sysctlbyname("kern.hostname")}, or null when it fails. */
     String hostName();

@@ -23,13 +23,13 @@ final class SystemBSysctl implements Sysctl {
     }
 
     @Override
-    public int kinfoProc(int pid, byte[] buffer) {
+    public int kinfoProc(int pid, byte[] buffer) throws ErrnoException {
         Memory memory = new Memory(buffer.length);
         memory.clear();
         LibCAPI.size_t.ByReference length = new LibCAPI.size_t.ByReference(buffer.length);
         int[] mib = {CTL_KERN, KERN_PROC, KERN_PROC_PID, pid};
         if (SystemB.INSTANCE.sysctl(mib, mib.length, memory, length, null, LibCAPI.size_t.ZERO) != 0) {
-            return -Native.getLastError();
+            throw new ErrnoException(Native.getLastError());
         }
         int written = (int) Math.min(length.longValue(), buffer.length);
         memory.read(0, buffer, 0, written);

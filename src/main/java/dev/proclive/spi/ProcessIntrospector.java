@@ -1,6 +1,5 @@
 package dev.proclive.spi;
 
-import dev.proclive.Reason;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 
@@ -37,13 +36,16 @@ public interface ProcessIntrospector {
     ProcessLookup self();
 
     /**
-     * The verdict reason of the process-level precedence rows for {@code pid} and a recorded
-     * start fingerprint: exactly {@code lookup(pid).reasonFor(recordedStart)}, which is the
-     * default. A platform may override it to skip decoding what a verdict does not need, and
-     * must then give the same answer.
+     * Whether a recorded start fingerprint names the process whose fingerprint reads
+     * {@code current} now. The default is equality; a platform whose view of start times is
+     * coarser than the fingerprint (Linux in a time namespace whose offset is not a whole clock
+     * tick) may also accept the one neighbour it cannot rule out.
+     *
+     * @param recorded the fingerprint an identity holds, never empty
+     * @param current  {@link ProcessInfo#start()} as this introspector read it
      */
-    default Reason probe(long pid, String recordedStart) {
-        return lookup(pid).reasonFor(recordedStart);
+    default boolean sameStart(String recorded, String current) {
+        return recorded.equals(current);
     }
 
     /**

@@ -57,34 +57,4 @@ public sealed interface ProcessLookup {
             detail = detail == null ? "" : detail;
         }
     }
-
-    /**
-     * The verdict this lookup gives a recorded start fingerprint: the process-level rows of the
-     * verdict precedence (gone → {@link Reason#EXITED}; unreadable → its reason; no recorded
-     * fingerprint → {@link Reason#NO_FINGERPRINT}; another fingerprint → {@link Reason#PID_REUSED};
-     * a zombie or a dead task → {@link Reason#ZOMBIE} or {@link Reason#EXITED}; else
-     * {@link Reason#MATCHED}).
-     *
-     * @param recordedStart the fingerprint the identity holds, possibly empty
-     */
-    default Reason reasonFor(String recordedStart) {
-        if (this instanceof Gone) {
-            return Reason.EXITED;
-        }
-        if (this instanceof Unknown unknown) {
-            return unknown.reason();
-        }
-        ProcessInfo info = ((Found) this).info();
-        if (recordedStart.isEmpty()) {
-            return Reason.NO_FINGERPRINT;
-        }
-        if (!recordedStart.equals(info.start())) {
-            return Reason.PID_REUSED;
-        }
-        return switch (info.state()) {
-            case LIVE -> Reason.MATCHED;
-            case ZOMBIE -> Reason.ZOMBIE;
-            case DEAD -> Reason.EXITED;
-        };
-    }
 }

@@ -13,7 +13,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -40,7 +39,7 @@ class PrivilegedIT {
     Path dir;
     Path jar;
 
-    @BeforeAll
+    /** Asked in each test, not once for the class: each then shows as skipped, with this reason. */
     static void needsRoot() {
         assumeTrue("root".equals(System.getProperty("user.name")),
                 "needs root to mount procfs and create namespaces; runs in CI as root");
@@ -51,6 +50,7 @@ class PrivilegedIT {
 
     @BeforeEach
     void copyJar() throws IOException {
+        needsRoot();
         jar = Cli.worldReadableCopy(dir); // nobody cannot read root's build tree
     }
 
@@ -216,5 +216,126 @@ class PrivilegedIT {
         assertThat(r.out()).contains("{\"liveness\":\"dead\",\"reason\":\"pid_reused\"}", "exit=1");
         Identity recorded = mapper.readValue(Files.readString(json), Identity.class);
         assertThat(recorded.pid()).isEqualTo(Long.parseLong(first));
+    }
+
+    private String goIdentity(Identity id) throws Exception {
+        return mapper.writeValueAsString(new Identity(id.pid(), id.start(), id.boot(), id.host(), id.name(), ""));
+    }
+
+    private Identity exitedSleeper() throws Exception {
+        Process sleeper = sleeper();
+        Identity id = ProcLive.identify(sleeper.pid()).orElseThrow();
+        sleeper.destroyForcibly();
+        assertThat(sleeper.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        return id;
+    }
+
+    /** {@code check} as nobody inside {@code unshare -U -r}, under a fresh procfs with {@code hidepid=invisible}. */
+    private Cli.Result checkAsRootOfAUserNamespaceUnderHidepid(String json) throws Exception {
+        String script = "mount -t proc -o hidepid=invisible proc /proc && exec setpriv --reuid=" + NOBODY
+                + " --regid=" + NOBODY + " --clear-groups unshare --user --map-root-user " + cli("check", json);
+        return Cli.exec(List.of("unshare", "--mount", "--propagation", "private", "sh", "-c", script), "");
+    }
+
+    @Test
+    void hidepidStillHidesFromTheRootOfAChildUserNamespace() throws Exception {
+        Identity live = ProcLive.identify(sleeper().pid()).orElseThrow();
+        Cli.Result r = checkAsRootOfAUserNamespaceUnderHidepid(mapper.writeValueAsString(live));
+        assertThat(r.line()).as(r.err()).isEqualTo("{\"liveness\":\"unknown\",\"reason\":\"access_denied\"}");
+        assertThat(r.exit()).isEqualTo(2);
+
+        Cli.Result exited = checkAsRootOfAUserNamespaceUnderHidepid(mapper.writeValueAsString(exitedSleeper()));
+        assertThat(exited.line()).as(exited.err()).isEqualTo("{\"liveness\":\"dead\",\"reason\":\"exited\"}");
+    }
+
+    @Test
+    void anOwnProcessIsNeverDeadFromTheRootOfAChildUserNamespace() throws Exception {
+        String script = "mount -t proc -o hidepid=invisible proc /proc && exec setpriv --reuid=" + NOBODY
+                + " --regid=" + NOBODY + " --clear-groups sh -c " + quote(
+                        "sleep 120 & P=$!; I=$(" + cli("identify", "PID").replace("'PID'", "$P") + "); "
+                        + "unshare --user --map-root-user " + cli("check") + " <<EOF\n$I\nEOF\n"
+                        + "echo exit=$?; kill $P");
+        Cli.Result r = Cli.exec(List.of("unshare", "--mount", "--propagation", "private", "sh", "-c", script), "");
+        assertThat(r.out()).as(r.err()).containsAnyOf("{\"liveness\":\"alive\",\"reason\":\"matched\"}",
+                "{\"liveness\":\"unknown\",\"reason\":\"access_denied\"}");
+        assertThat(r.out()).doesNotContain("dead");
+    }
+
+    @Test
+    void aTimeNamespaceDoesNotMoveTheFingerprint() throws Exception {
+        Process sleeper = sleeper();
+        Identity outside = ProcLive.identify(sleeper.pid()).orElseThrow();
+        List<String> inTimeNs = List.of("unshare", "--time", "--boottime", "1000", "--fork");
+
+        List<String> check = new ArrayList<>(inTimeNs);
+        check.addAll(Cli.command(jar, "check", mapper.writeValueAsString(outside)));
+        Cli.Result r = Cli.exec(check, "");
+        assertThat(r.line()).as(r.err()).isEqualTo("{\"liveness\":\"alive\",\"reason\":\"matched\"}");
+
+        List<String> identify = new ArrayList<>(inTimeNs);
+        identify.addAll(Cli.command(jar, "identify", Long.toString(sleeper.pid())));
+        Cli.Result inside = Cli.exec(identify, "");
+        assertThat(mapper.readValue(inside.line(), Identity.class)).as(inside.err()).isEqualTo(outside);
+
+        Identity forged = new Identity(outside.pid(), Long.toString(Long.parseLong(outside.start()) + 100_000),
+                outside.boot(), outside.host(), outside.name(), outside.pidns());
+        List<String> checkForged = new ArrayList<>(inTimeNs);
+        checkForged.addAll(Cli.command(jar, "check", mapper.writeValueAsString(forged)));
+        assertThat(Cli.exec(checkForged, "").line()).isEqualTo("{\"liveness\":\"dead\",\"reason\":\"pid_reused\"}");
+    }
+
+    @Test
+    void anOffsetOfAFractionOfATickMatchesWithinTwoTicks() throws Exception {
+        Path timens = dev.proclive.CPrograms.compile(dir, "timens_exec");
+        Process sleeper = sleeper();
+        Identity outside = ProcLive.identify(sleeper.pid()).orElseThrow();
+        for (String nanos : List.of("1000005000000", "-3000000")) {
+            List<String> check = new ArrayList<>(List.of(timens.toString(), nanos));
+            check.addAll(Cli.command(jar, "check", mapper.writeValueAsString(outside)));
+            Cli.Result r = Cli.exec(check, "");
+            assertThat(r.line()).as("offset %s ns: %s", nanos, r.err())
+                    .isEqualTo("{\"liveness\":\"alive\",\"reason\":\"matched\"}");
+
+            List<String> identify = new ArrayList<>(List.of(timens.toString(), nanos));
+            identify.addAll(Cli.command(jar, "identify", Long.toString(sleeper.pid())));
+            Identity inside = mapper.readValue(Cli.exec(identify, "").line(), Identity.class);
+            assertThat(Long.parseLong(inside.start()) - Long.parseLong(outside.start())).isBetween(0L, 1L);
+        }
+    }
+
+    @Test
+    void anIdentityWithoutNamespaceFromTheHostIsNeverDeadInAContainer() throws Exception {
+        Identity live = ProcLive.identify(sleeper().pid()).orElseThrow();
+        for (String json : List.of(goIdentity(live), goIdentity(exitedSleeper()))) {
+            List<String> command = new ArrayList<>(List.of("unshare", "--mount", "--pid", "--fork", "--mount-proc"));
+            command.addAll(Cli.command(jar, "check", json));
+            Cli.Result r = Cli.exec(command, "");
+            assertThat(r.line()).as(json + ": " + r.err())
+                    .isEqualTo("{\"liveness\":\"unknown\",\"reason\":\"other_pid_namespace\"}");
+            assertThat(r.exit()).isEqualTo(2);
+        }
+    }
+
+    @Test
+    void epermIsToldApartInAnyLocale() throws Exception {
+        Path locales = dir.resolve("locales");
+        assumeTrue(Files.isRegularFile(Path.of("/usr/share/i18n/locales/de_DE")) && onPath("localedef"),
+                "needs the locales package to build de_DE.UTF-8; .ci/run installs it");
+        Files.createDirectories(locales);
+        Process localedef = new ProcessBuilder("localedef", "-i", "de_DE", "-f", "UTF-8",
+                locales.resolve("de_DE.UTF-8").toString()).redirectErrorStream(true).start();
+        localedef.getInputStream().readAllBytes();
+        assertThat(localedef.waitFor()).isIn(0, 1); // 1: built, with warnings
+        try (var files = Files.walk(locales)) {
+            files.forEach(f -> { f.toFile().setReadable(true, false); f.toFile().setExecutable(true, false); });
+        }
+        Identity id = ProcLive.identify(sleeper().pid()).orElseThrow();
+        String script = "mount -t proc -o hidepid=noaccess proc /proc && exec setpriv --reuid=" + NOBODY
+                + " --regid=" + NOBODY + " --clear-groups env LOCPATH=" + quote(locales.toString())
+                + " LC_ALL=de_DE.UTF-8 sh -c " + quote(cli("check", mapper.writeValueAsString(id))
+                + "; cat /proc/1/stat");
+        Cli.Result r = Cli.exec(List.of("unshare", "--mount", "--propagation", "private", "sh", "-c", script), "");
+        assertThat(r.err()).as("strerror is translated").contains("nicht erlaubt");
+        assertThat(r.line()).isEqualTo("{\"liveness\":\"unknown\",\"reason\":\"access_denied\"}");
     }
 }

@@ -18,6 +18,7 @@ final class FakeProc {
         file("sys/kernel/random/boot_id", "0f4c5e0e-1111-2222-3333-444455556666\n");
         file("self/mountinfo", Fixtures.text("mountinfo/plain.mountinfo"));
         link("self/ns/pid", "pid:[4026531836]");
+        link("self/ns/user", "user:[4026531837]");
     }
 
     /** The calling process: pid {@code pid} with the given status fixture. */

@@ -3,6 +3,7 @@ package dev.proclive.linux;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.proclive.CPrograms;
 import dev.proclive.Children;
 import dev.proclive.Identity;
 import dev.proclive.Liveness;
@@ -92,7 +93,7 @@ class LinuxLiveTest {
 
     @Test
     void aZombieMainThreadWithALiveThreadIsAlive() throws Exception {
-        Path program = compile("leader_exits");
+        Path program = CPrograms.compile(dir, "leader_exits");
         Process p = start(program.toString());
         try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             assertThat(out.readLine()).isEqualTo("ready");
@@ -236,25 +237,5 @@ class LinuxLiveTest {
             }
         }
         throw new AssertionError(command + " not on PATH");
-    }
-
-    /** Builds a C program from {@code src/test/resources/c}; gcc is installed by {@code .ci/run}. */
-    private Path compile(String name) throws Exception {
-        Path source = dir.resolve(name + ".c");
-        try (InputStream in = getClass().getResourceAsStream("/c/" + name + ".c")) {
-            Files.copy(in, source);
-        }
-        Path binary = dir.resolve(name);
-        Process gcc;
-        try {
-            gcc = new ProcessBuilder("gcc", "-pthread", "-o", binary.toString(), source.toString())
-                    .redirectErrorStream(true).start();
-        } catch (IOException e) {
-            assumeTrue(false, "gcc is needed to build a process whose main thread exits first: " + e.getMessage());
-            throw e;
-        }
-        String output = new String(gcc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(gcc.waitFor()).as("gcc: %s", output).isZero();
-        return binary;
     }
 }

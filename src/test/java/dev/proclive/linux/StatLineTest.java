@@ -90,13 +90,8 @@ class StatLineTest {
     }
 
     @Test
-    void compareStartMatchesOnlyTheExactField() {
-        StatLine line = located("parens.stat");
-        assertThat(line.compareStart("5000")).isEqualTo(StatLine.SAME);
-        assertThat(line.compareStart("500")).isEqualTo(StatLine.DIFFERENT);
-        assertThat(line.compareStart("50000")).isEqualTo(StatLine.DIFFERENT);
-        assertThat(line.compareStart("5001")).isEqualTo(StatLine.DIFFERENT);
-        assertThat(line.compareStart("")).isEqualTo(StatLine.DIFFERENT);
+    void startTicksReadsTheStartField() {
+        assertThat(located("parens.stat").startTicks()).isEqualTo(5000);
     }
 
     @Test

@@ -28,7 +28,6 @@ class WalkCostTest {
         int self;
         int lookup;
         int lookupProcess;
-        int probe;
 
         Counting(ProcessIntrospector inner) {
             this.inner = inner;
@@ -50,12 +49,6 @@ class WalkCostTest {
         public ProcessLookup self() {
             self++;
             return inner.self();
-        }
-
-        @Override
-        public Reason probe(long pid, String recordedStart) {
-            probe++;
-            return inner.probe(pid, recordedStart);
         }
 
         @Override
@@ -99,6 +92,6 @@ class WalkCostTest {
         assertThat(owner).map(Identity::pid).contains(20L);
         assertThat(owner).map(Identity::start).contains("600");
         assertThat(counting.self + counting.lookup).isEqualTo(4);
-        assertThat(counting.lookupProcess + counting.probe).isZero();
+        assertThat(counting.lookupProcess).isZero();
     }
 }

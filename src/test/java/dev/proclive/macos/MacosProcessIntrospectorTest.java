@@ -36,10 +36,10 @@ class MacosProcessIntrospectorTest {
         }
 
         @Override
-        public int kinfoProc(int pid, byte[] buffer) {
+        public int kinfoProc(int pid, byte[] buffer) throws ErrnoException {
             calls++;
             if (errnos.containsKey(pid)) {
-                return -errnos.get(pid);
+                throw new ErrnoException(errnos.get(pid));
             }
             byte[] p = procs.get(pid);
             if (p == null) {
@@ -111,6 +111,17 @@ class MacosProcessIntrospectorTest {
         });
         sysctl.errnos.put(77, 3);
         assertThat(checker.explain(id).reason()).isEqualTo(Reason.IO_ERROR);
+    }
+
+    @Test
+    void aFailureWithoutAnErrnoIsNeverGone() {
+        Identity id = sleeper();
+        sysctl.errnos.put(77, 0);
+        assertThat(mac.lookup(77)).isInstanceOf(ProcessLookup.Unknown.class);
+        assertThat(checker.explain(id)).satisfies(v -> {
+            assertThat(v.reason()).isEqualTo(Reason.IO_ERROR);
+            assertThat(v.liveness()).isEqualTo(dev.proclive.Liveness.UNKNOWN);
+        });
     }
 
     @Test

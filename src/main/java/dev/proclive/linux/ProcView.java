@@ -1,0 +1,85 @@
+package dev.proclive.linux;
+
+import dev.proclive.Reason;
+import dev.proclive.spi.ProcessLookup;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+
+/**
+ * What this process's {@code /proc} looks like, read once: whether its numbers are this process's
+ * at all, whether it hides other users' processes from us, and how its start times are shifted.
+ * None of it can change while the process lives (a process cannot leave its PID, user or time
+ * namespace), so one value serves every later lookup.
+ *
+ * @param distrust  why {@code /proc} cannot be trusted for anything, or empty when it can
+ * @param hidesPids whether a missing {@code /proc/PID} may be a live process hidden from us
+ * @param boottime  this process's time-namespace boottime offset
+ * @param settled   false when a read failed in a way that may pass: read the view again next time
+ */
+record ProcView(Optional<ProcessLookup.Unknown> distrust, boolean hidesPids, BootOffset boottime,
+                boolean settled) {
+
+    /** The inode of the initial user namespace (PROC_USER_INIT_INO, include/linux/proc_ns.h). */
+    static final String INITIAL_USER_NS = "4026531837";
+
+    static ProcView read(String procRoot, ProcReader r) {
+        String statusPath = procRoot + "/self/status";
+        int status = r.read(statusPath, true);
+        if (status == ProcReader.ABSENT) {
+            return untrusted(Reason.OTHER_PID_NAMESPACE, procRoot + "/self does not resolve: " + procRoot
+                    + " belongs to another PID namespace or is not procfs", true);
+        }
+        if (status != ProcReader.OK) {
+            return untrusted(Reason.IO_ERROR, statusPath + ": " + r.error(), false);
+        }
+        StatusFile self = StatusFile.parse(r.buffer(), r.length());
+        if (self.nspidCount() > 1) {
+            return untrusted(Reason.OTHER_PID_NAMESPACE, procRoot
+                    + " was mounted for another PID namespace: its pids are not this process's (NSpid lists "
+                    + self.nspidCount() + " ids)", true);
+        }
+
+        String offsetsPath = procRoot + "/self/timens_offsets";
+        BootOffset boottime;
+        int offsets = r.read(offsetsPath, true);
+        if (offsets == ProcReader.ABSENT) {
+            boottime = BootOffset.NONE; // a kernel without time namespaces (before 5.6)
+        } else if (offsets != ProcReader.OK) {
+            return untrusted(Reason.IO_ERROR, offsetsPath + ": " + r.error(), false);
+        } else {
+            Optional<BootOffset> parsed = BootOffset.parse(r.text());
+            if (parsed.isEmpty()) {
+                return untrusted(Reason.IO_ERROR, "malformed " + offsetsPath, true);
+            }
+            boottime = parsed.get();
+        }
+
+        // Unreadable mountinfo: assume hiding, so that a missing entry is double-checked.
+        boolean mountHides = r.read(procRoot + "/self/mountinfo", true) != ProcReader.OK
+                || MountInfo.hidesPids(r.text(), procRoot);
+        // CAP_SYS_PTRACE sees past hidepid only where it counts: a child user namespace shows every
+        // capability in CapEff, but they do not reach a procfs mounted by an outer namespace.
+        boolean seesAll = self.canPtraceAny() && INITIAL_USER_NS.equals(namespace(procRoot, "user").orElse(""));
+        return new ProcView(Optional.empty(), mountHides && !seesAll, boottime, true);
+    }
+
+    private static ProcView untrusted(Reason reason, String detail, boolean settled) {
+        return new ProcView(Optional.of(new ProcessLookup.Unknown(reason, detail)), false, BootOffset.NONE, settled);
+    }
+
+    /** The inode {@code /proc/self/ns/KIND} links to ({@code pid:[4026531836]}), or empty. */
+    static Optional<String> namespace(String procRoot, String kind) {
+        try {
+            String link = Files.readSymbolicLink(Path.of(procRoot, "self", "ns", kind)).toString();
+            int open = link.indexOf('[');
+            int close = link.lastIndexOf(']');
+            if (link.startsWith(kind + ":") && open > 0 && close > open + 1) {
+                return Optional.of(link.substring(open + 1, close));
+            }
+            return Optional.empty();
+        } catch (Exception e) {
+            return Optional.empty();
+        }
+    }
+}

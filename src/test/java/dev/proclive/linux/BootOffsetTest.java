@@ -1,0 +1,53 @@
+package dev.proclive.linux;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+/** The time-namespace offset: parsing {@code timens_offsets} and converting start times. */
+class BootOffsetTest {
+
+    @Test
+    void theInitialNamespaceHasNoOffset() {
+        assertThat(BootOffset.parse("monotonic           0         0\nboottime            0         0\n"))
+                .contains(BootOffset.NONE);
+        assertThat(BootOffset.NONE.none()).isTrue();
+    }
+
+    @Test
+    void wholeSecondsAreWholeTicks() {
+        BootOffset offset = BootOffset.parse("monotonic 5 0\nboottime 1000 0\n").orElseThrow();
+        assertThat(offset).isEqualTo(new BootOffset(100_000, false));
+        assertThat(offset.none()).isFalse();
+        assertThat(offset.fingerprint(100_018)).isEqualTo("18");
+    }
+
+    @Test
+    void negativeOffsetsRoundDown() {
+        assertThat(BootOffset.parse("boottime -2 500000000")).contains(new BootOffset(-150, false));
+        assertThat(BootOffset.of(-1)).isEqualTo(new BootOffset(-1, true));
+        assertThat(BootOffset.of(10_000_001)).isEqualTo(new BootOffset(1, true));
+        assertThat(BootOffset.of(9_999_999)).isEqualTo(new BootOffset(0, true));
+        assertThat(BootOffset.of(9_999_999).none()).isFalse();
+    }
+
+    @Test
+    void onlyAnAmbiguousOffsetAcceptsTheTickBefore() {
+        assertThat(new BootOffset(5, false).sameStart("17", "18")).isFalse();
+        assertThat(new BootOffset(5, false).sameStart("18", "18")).isTrue();
+        assertThat(new BootOffset(5, true).sameStart("17", "18")).isTrue();
+        assertThat(new BootOffset(5, true).sameStart("19", "18")).isFalse();
+        assertThat(new BootOffset(5, true).sameStart("16", "18")).isFalse();
+        assertThat(new BootOffset(5, true).sameStart("17", "x")).isFalse();
+    }
+
+    @Test
+    void malformedOffsetsAreRefused() {
+        assertThat(BootOffset.parse("")).isEmpty();
+        assertThat(BootOffset.parse("monotonic 0 0\n")).isEmpty();
+        assertThat(BootOffset.parse("boottime 1 1000000000")).isEmpty();
+        assertThat(BootOffset.parse("boottime 1 -1")).isEmpty();
+        assertThat(BootOffset.parse("boottime x 0")).isEmpty();
+        assertThat(BootOffset.parse("boottime 99999999999999999 0")).isEmpty();
+    }
+}
