@@ -4,32 +4,48 @@ import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
 import dev.proclive.spi.ProcessState;
+import dev.proclive.spi.ProgramNames;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 
 /**
- * Finds the process that owns the calling one: the first ancestor that is not a shell or a
- * wrapper. A hook runs as {@code owner → sh → your-hook → java}; the owner is the process whose
- * life the hook's work belongs to.
+ * Finds the process that owns the calling one: the first ancestor that is not a shell, a launcher
+ * or a wrapper. A hook runs as {@code owner → sh → your-hook → java}; the owner is the process
+ * whose life the hook's work belongs to.
  *
  * <pre>{@code
  * Optional<Identity> owner = OwnerResolver.builder().skip("mytool").build().resolve();
  * }</pre>
  *
- * <p>The walk starts at the parent of the calling process and goes up at most
- * {@link Builder#maxDepth(int) maxDepth} ancestors (default {@value #DEFAULT_MAX_DEPTH}),
- * skipping names in the skip set. It returns empty — never a guess — when it reaches pid 1 or
- * less, a process it cannot read, a cycle, or the depth limit, and when this host's name cannot
- * be read. Default skip set: {@code sh bash zsh dash fish ash ksh mksh tcsh csh env}, and
- * {@code cmd.exe powershell.exe pwsh.exe conhost.exe} (Windows compares names
- * case-insensitively, without {@code .exe}). Runtimes such as {@code node}, {@code python3} or
- * {@code java} are never skipped by default: often the runtime <em>is</em> the owner.
+ * <p>The walk starts at the parent of the calling process (or of the process given to
+ * {@link #resolveFor(long)}) and goes up at most {@link Builder#maxDepth(int) maxDepth} ancestors
+ * (default {@value #DEFAULT_MAX_DEPTH}). A process is skipped when any of its names is in the skip
+ * set: its short name ({@code comm} on Linux, which for a script run through its {@code #!} line is
+ * the script's file name), the file name of its executable (the interpreter), or the file name of
+ * its {@code argv[0]} ({@code /bin/sh}; busybox's {@code sh} runs {@code /bin/busybox}). The other
+ * two names are read only for a process whose short name is not already skipped.
  *
- * <p>On Linux a process name ({@code comm}) keeps only 15 bytes, so a skipped name longer than
- * that also matches its truncation. Resolvers are immutable and thread-safe.
+ * <p>The default skip set: shells ({@code sh bash zsh dash fish ash ksh mksh tcsh csh pwsh}),
+ * launchers that run one command and wait for it ({@code env time timeout nice nohup setsid
+ * stdbuf sudo su doas runuser setpriv xargs flock ionice chrt taskset}) and container init shims
+ * ({@code tini dumb-init catatonit s6-svscan}). Runtimes such as {@code node}, {@code python3} or
+ * {@code java} are never skipped by default: often the runtime <em>is</em> the owner. Add your own
+ * wrappers with {@link Builder#skip(String...)}.
+ *
+ * <p>The walk returns empty — never a guess — when it reaches the top of the tree, pid 1 of the
+ * initial PID namespace (init), a process it cannot read or that has exited, a cycle, or the
+ * depth limit, and when this host's name cannot be read. In any other PID namespace pid 1 is the
+ * container's entry point, often the owner itself: it is a candidate like any other, and the walk
+ * ends there. {@link #trace()} tells, step by step, why a walk ended where it did.
+ *
+ * <p>On Linux a short name keeps only 15 bytes, so a skipped name longer than that also matches
+ * its truncation (the executable and {@code argv[0]} names are compared whole). Resolvers are
+ * immutable and thread-safe.
  */
 public final class OwnerResolver {
 
@@ -39,10 +55,12 @@ public final class OwnerResolver {
     /** The most {@link Builder#maxDepth(int)} accepts: far deeper than any real process tree. */
     public static final int MAX_DEPTH_LIMIT = 4096;
 
-    /** Shells and launchers that are never an owner. */
+    /** Shells, launchers and init shims: never an owner. */
     static final Set<String> DEFAULT_SKIP = Set.of(
-            "sh", "bash", "zsh", "dash", "fish", "ash", "ksh", "mksh", "tcsh", "csh", "env",
-            "cmd.exe", "powershell.exe", "pwsh.exe", "conhost.exe");
+            "sh", "bash", "zsh", "dash", "fish", "ash", "ksh", "mksh", "tcsh", "csh", "pwsh",
+            "env", "time", "timeout", "nice", "nohup", "setsid", "stdbuf", "sudo", "su", "doas", "runuser",
+            "setpriv", "xargs", "flock", "ionice", "chrt", "taskset",
+            "tini", "dumb-init", "catatonit", "s6-svscan");
 
     /** Built without a {@link Builder}: one class fewer to load in a JVM that only resolves. */
     static final OwnerResolver DEFAULT =
@@ -63,31 +81,126 @@ public final class OwnerResolver {
         return new Builder();
     }
 
-    /** The identity of the owner, or empty when it cannot be determined for certain. */
+    /** The identity of the calling process's owner, or empty when it cannot be determined for certain. */
     public Optional<Identity> resolve() {
+        return walk(0, null);
+    }
+
+    /**
+     * The identity of the owner of process {@code pid}: its first ancestor that is not skipped, or
+     * empty as for {@link #resolve()}, and when {@code pid} is not a readable live process. For a
+     * hook written in a runtime (a Python or Node hook would otherwise be its own owner): pass its
+     * own pid.
+     */
+    public Optional<Identity> resolveFor(long pid) {
+        return pid <= 0 ? Optional.empty() : walk(pid, null);
+    }
+
+    /** What {@link #resolve()} finds, with each step of the walk and why it went on or stopped there. */
+    public Trace trace() {
+        List<Step> steps = new ArrayList<>();
+        return new Trace(walk(0, steps), steps);
+    }
+
+    /** What {@link #resolveFor(long)} finds, step by step. */
+    public Trace traceFor(long pid) {
+        List<Step> steps = new ArrayList<>();
+        if (pid <= 0) {
+            steps.add(new Step(pid, "", ProgramNames.UNKNOWN, Step.Outcome.STOPPED, "no process has pid " + pid));
+            return new Trace(Optional.empty(), steps);
+        }
+        return new Trace(walk(pid, steps), steps);
+    }
+
+    /**
+     * The walk. {@code from} is 0 for the calling process; {@code steps} is null when nobody asked
+     * why (then the other names are read only where they decide something).
+     */
+    private Optional<Identity> walk(long from, List<Step> steps) {
         LivenessChecker checker = introspector != null ? LivenessChecker.of(introspector) : LivenessChecker.system();
         ProcessIntrospector os = checker.introspector();
-        if (!(os.self() instanceof ProcessLookup.Found self)) {
-            return Optional.empty();
+        ProcessLookup start = from == 0 ? os.self() : os.lookupProcess(from);
+        if (!(start instanceof ProcessLookup.Found first) || first.info().state() != ProcessState.LIVE) {
+            return stop(steps, from, "cannot start there: " + describe(start));
         }
+        if (steps != null) {
+            ProcessInfo info = first.info();
+            steps.add(new Step(info.pid(), info.name(), os.programNames(info.pid()), Step.Outcome.START,
+                    from == 0 ? "the calling process" : "the process asked about"));
+        }
+        Optional<String> pidns = os.pidNamespace();
+        boolean initialNamespace = pidns.isEmpty() || pidns.get().equals(LivenessChecker.INITIAL_PID_NAMESPACE);
         long[] seen = new long[maxDepth];
-        long pid = self.info().parentPid();
+        long pid = first.info().parentPid();
         for (int depth = 0; depth < maxDepth; depth++) {
-            if (pid <= 1 || contains(seen, depth, pid)) {
-                return Optional.empty();
+            if (pid <= 0) {
+                return stop(steps, pid, "no parent: the walk reached the top of the process tree");
+            }
+            if (pid == 1 && initialNamespace) {
+                return stop(steps, pid, "pid 1 of the initial PID namespace is init, never an owner");
+            }
+            if (contains(seen, depth, pid)) {
+                return stop(steps, pid, "the walk came back to pid " + pid + ": a cycle");
             }
             seen[depth] = pid;
-            if (!(os.lookup(pid) instanceof ProcessLookup.Found found)
-                    || found.info().state() != ProcessState.LIVE) {
-                return Optional.empty();
+            ProcessLookup lookup = os.lookup(pid);
+            if (!(lookup instanceof ProcessLookup.Found found)) {
+                return stop(steps, pid, "cannot read it: " + describe(lookup));
             }
             ProcessInfo info = found.info();
-            if (!skipped(os, info.name())) {
-                return checker.record(info); // empty when the host name cannot be read
+            if (info.state() != ProcessState.LIVE) {
+                return stop(steps, pid, info.name() + " has exited");
             }
-            pid = info.parentPid();
+            boolean byName = commSkipped(os, info.name());
+            // The other names cost two reads: only where they decide something, or someone asked why.
+            ProgramNames names = steps != null || !byName ? os.programNames(pid) : ProgramNames.UNKNOWN;
+            String skippedFor = skippedFor(byName, info.name(), names);
+            if (skippedFor != null) {
+                if (pid == 1) {
+                    return stop(steps, info, names, "pid 1 of this container is " + skippedFor
+                            + ": an init or a shell, never an owner");
+                }
+                if (steps != null) {
+                    steps.add(new Step(pid, info.name(), names, Step.Outcome.SKIPPED, skippedFor));
+                }
+                pid = info.parentPid();
+                continue;
+            }
+            Optional<Identity> owner = checker.record(info);
+            if (owner.isEmpty()) {
+                return stop(steps, info, names, "the owner, but this host's name cannot be read to record it");
+            }
+            if (steps != null) {
+                steps.add(new Step(pid, info.name(), names, Step.Outcome.OWNER,
+                        pid == 1 ? "pid 1 of this container, its entry point" : "none of its names is in the skip set"));
+            }
+            return owner;
+        }
+        return stop(steps, pid, "the depth limit (" + maxDepth + " ancestors) ran out before an owner was found");
+    }
+
+    private static Optional<Identity> stop(List<Step> steps, long pid, String why) {
+        if (steps != null) {
+            steps.add(new Step(pid, "", ProgramNames.UNKNOWN, Step.Outcome.STOPPED, why));
         }
         return Optional.empty();
+    }
+
+    private static Optional<Identity> stop(List<Step> steps, ProcessInfo info, ProgramNames names, String why) {
+        if (steps != null) {
+            steps.add(new Step(info.pid(), info.name(), names, Step.Outcome.STOPPED, why));
+        }
+        return Optional.empty();
+    }
+
+    private static String describe(ProcessLookup lookup) {
+        if (lookup instanceof ProcessLookup.Unknown unknown) {
+            return unknown.detail().isEmpty() ? unknown.reason().toString() : unknown.detail();
+        }
+        if (lookup instanceof ProcessLookup.Gone gone) {
+            return gone.detail().isEmpty() ? "it is gone" : gone.detail();
+        }
+        return "it has exited";
     }
 
     /** The names this resolver skips, in no particular order. */
@@ -100,9 +213,32 @@ public final class OwnerResolver {
         return maxDepth;
     }
 
-    private boolean skipped(ProcessIntrospector os, String name) {
+    private boolean commSkipped(ProcessIntrospector os, String comm) {
         for (String s : skip) {
-            if (os.nameMatches(name, s)) {
+            if (os.nameMatches(comm, s)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Which name put the process in the skip set, said for a person; null when none did. */
+    private String skippedFor(boolean byName, String comm, ProgramNames names) {
+        if (byName) {
+            return "its name \"" + comm + "\" is in the skip set";
+        }
+        if (inSkipSet(names.executable())) {
+            return "its executable \"" + names.executable() + "\" is in the skip set";
+        }
+        if (inSkipSet(names.argv0())) {
+            return "its argv[0] \"" + names.argv0() + "\" is in the skip set";
+        }
+        return null;
+    }
+
+    private boolean inSkipSet(String name) {
+        for (String s : skip) {
+            if (s.equals(name)) {
                 return true;
             }
         }
@@ -121,6 +257,54 @@ public final class OwnerResolver {
     @Override
     public String toString() {
         return "OwnerResolver[skip=" + Arrays.toString(skip) + ", maxDepth=" + maxDepth + "]";
+    }
+
+    /**
+     * A walk, step by step: where it started, each ancestor it skipped and why, and the owner it
+     * chose or why it stopped.
+     *
+     * @param owner what {@link #resolve()} or {@link #resolveFor(long)} returns
+     * @param steps in walking order: a {@link Step.Outcome#START}, then ancestors; the last step
+     *              is the {@link Step.Outcome#OWNER} or a {@link Step.Outcome#STOPPED}
+     */
+    public record Trace(Optional<Identity> owner, List<Step> steps) {
+        /** @throws NullPointerException if an argument is null */
+        public Trace {
+            Objects.requireNonNull(owner, "owner");
+            steps = List.copyOf(steps);
+        }
+    }
+
+    /**
+     * One process of a walk.
+     *
+     * @param pid     the process, or the pid the walk could not go past
+     * @param name    its short name ({@code comm}), empty when it was not read
+     * @param names   its executable's and {@code argv[0]}'s file names, empty when not read
+     * @param outcome what the walk did with it
+     * @param why     why, for a person
+     */
+    public record Step(long pid, String name, ProgramNames names, Outcome outcome, String why) {
+
+        /** What a walk did with a process. */
+        public enum Outcome {
+            /** Where the walk started: the calling process, or the one asked about. */
+            START,
+            /** A shell, launcher or wrapper: the walk went on to its parent. */
+            SKIPPED,
+            /** The owner. */
+            OWNER,
+            /** The walk ended here without an owner. */
+            STOPPED
+        }
+
+        /** @throws NullPointerException if an argument is null */
+        public Step {
+            Objects.requireNonNull(name, "name");
+            Objects.requireNonNull(names, "names");
+            Objects.requireNonNull(outcome, "outcome");
+            Objects.requireNonNull(why, "why");
+        }
     }
 
     /** Configures an {@link OwnerResolver}. Not thread-safe; the resolver it builds is. */

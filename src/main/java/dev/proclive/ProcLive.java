@@ -72,9 +72,10 @@ public final class ProcLive {
     }
 
     /**
-     * The owner of the calling process: its first ancestor that is not a shell or {@code env}
-     * (see {@link OwnerResolver} for the rules and for adding your own wrapper names), or empty
-     * when none can be determined.
+     * The owner of the calling process: its first ancestor that is not a shell, a launcher such as
+     * {@code env} or {@code timeout}, or a script run by one (see {@link OwnerResolver} for the
+     * rules, for adding your own wrapper names and for {@link OwnerResolver#trace() a trace} of
+     * the walk), or empty when none can be determined.
      */
     public static Optional<Identity> resolveOwner() {
         return OwnerResolver.DEFAULT.resolve();

@@ -4,6 +4,7 @@ import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
 import dev.proclive.spi.ProcessState;
+import dev.proclive.spi.ProgramNames;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -20,8 +21,22 @@ class FakeIntrospector implements ProcessIntrospector {
     Optional<String> pidns = Optional.of(PIDNS);
     ProcessLookup self = new ProcessLookup.Found(new ProcessInfo(50, 40, "java", "500", ProcessState.LIVE));
     final Map<Long, ProcessLookup> table = new HashMap<>();
+    final Map<Long, ProgramNames> programs = new HashMap<>();
     int lookups;
     int selfReads;
+    int programNameReads;
+
+    /** Process {@code pid} also runs executable {@code exe} with {@code argv0} ("" for unreadable). */
+    FakeIntrospector names(long pid, String exe, String argv0) {
+        programs.put(pid, new ProgramNames(exe, argv0));
+        return this;
+    }
+
+    @Override
+    public ProgramNames programNames(long pid) {
+        programNameReads++;
+        return programs.getOrDefault(pid, ProgramNames.UNKNOWN);
+    }
 
     FakeIntrospector process(long pid, long ppid, String name, String start) {
         return put(pid, new ProcessLookup.Found(new ProcessInfo(pid, ppid, name, start, ProcessState.LIVE)));

@@ -136,6 +136,108 @@ class OwnerResolverTest {
     }
 
     @Test
+    void aScriptRunThroughItsShebangIsSkippedByItsInterpreter() {
+        // agent -> ./hook.sh (#!/bin/sh): comm is the script's name, the executable dash.
+        os.process(40, 30, "hook.sh", "4").names(40, "dash", "hook.sh").process(30, 1, "python3", "3");
+        assertThat(resolve()).map(Identity::pid).contains(30L);
+    }
+
+    @Test
+    void anArgv0InTheSkipSetIsSkippedToo() {
+        // busybox's sh: the executable is busybox, argv[0] /bin/sh.
+        os.process(40, 30, "hook", "4").names(40, "busybox", "sh").process(30, 1, "agent", "3");
+        assertThat(resolve()).map(Identity::pid).contains(30L);
+    }
+
+    @Test
+    void anUnreadableExecutableIsNoReasonToStop() {
+        os.process(40, 30, "hook.sh", "4").names(40, "", "sh").process(30, 1, "agent", "3").names(30, "", "");
+        assertThat(resolve()).map(Identity::pid).contains(30L);
+    }
+
+    @Test
+    void everyDefaultLauncherAndShimIsSkipped() {
+        String[] launchers = {"pwsh", "time", "timeout", "nice", "nohup", "setsid", "stdbuf", "sudo", "su", "doas",
+            "runuser", "setpriv", "xargs", "flock", "ionice", "chrt", "taskset", "tini", "dumb-init", "catatonit",
+            "s6-svscan"};
+        for (String launcher : launchers) {
+            os.process(40, 30, launcher, "4").process(30, 1, "agent", "3");
+            assertThat(resolve()).as(launcher).map(Identity::pid).contains(30L);
+        }
+    }
+
+    @Test
+    void otherNamesAreReadOnlyForACandidateOwner() {
+        os.process(40, 30, "sh", "4").process(30, 20, "bash", "3").process(20, 1, "node", "2");
+        assertThat(resolve()).map(Identity::pid).contains(20L);
+        assertThat(os.programNameReads).isEqualTo(1);
+    }
+
+    @Test
+    void pid1OfAContainerIsACandidateAndTheWalkEndsThere() {
+        os.pidns = Optional.of("4026532999");
+        os.process(40, 1, "sh", "4").process(1, 0, "agent", "1");
+        assertThat(resolve()).map(Identity::pid).contains(1L);
+
+        os.process(1, 0, "tini", "1");
+        assertThat(resolve()).isEmpty();
+        os.process(1, 0, "sh", "1");
+        assertThat(resolve()).isEmpty();
+    }
+
+    @Test
+    void pid1OfTheInitialNamespaceIsNeverAnOwner() {
+        os.process(40, 1, "sh", "4").process(1, 0, "agent", "1");
+        assertThat(resolve()).isEmpty();
+        assertThat(os.table).containsKey(1L);
+    }
+
+    @Test
+    void resolveForWalksFromTheGivenProcess() {
+        os.process(70, 60, "python3", "7").process(60, 40, "sh", "6").process(40, 1, "agent", "4");
+        OwnerResolver resolver = OwnerResolver.builder().introspector(os).build();
+        assertThat(resolver.resolveFor(70)).map(Identity::pid).contains(40L);
+        assertThat(resolver.resolveFor(999)).isEmpty();
+        assertThat(resolver.resolveFor(0)).isEmpty();
+        assertThat(resolver.resolveFor(-1)).isEmpty();
+    }
+
+    @Test
+    void aTraceSaysWhyForEveryStep() {
+        os.process(40, 30, "hook.sh", "4").names(40, "dash", "/bin/sh".substring(5)).process(30, 20, "sh", "3")
+                .process(20, 1, "python3", "2").names(20, "python3.11", "python3");
+        OwnerResolver.Trace trace = OwnerResolver.builder().introspector(os).build().trace();
+        assertThat(trace.owner()).map(Identity::pid).contains(20L);
+        assertThat(trace.steps()).extracting(OwnerResolver.Step::pid).containsExactly(50L, 40L, 30L, 20L);
+        assertThat(trace.steps()).extracting(OwnerResolver.Step::outcome).containsExactly(
+                OwnerResolver.Step.Outcome.START, OwnerResolver.Step.Outcome.SKIPPED,
+                OwnerResolver.Step.Outcome.SKIPPED, OwnerResolver.Step.Outcome.OWNER);
+        assertThat(trace.steps().get(1).why()).contains("executable \"dash\"");
+        assertThat(trace.steps().get(1).names().executable()).isEqualTo("dash");
+        assertThat(trace.steps().get(2).why()).contains("name \"sh\"");
+        assertThat(trace.steps().get(3).names().executable()).isEqualTo("python3.11");
+    }
+
+    @Test
+    void aTraceSaysWhereAndWhyAWalkStopped() {
+        os.process(40, 30, "sh", "4").process(30, 20, "sh", "3").process(20, 1, "sh", "2");
+        OwnerResolver resolver = OwnerResolver.builder().introspector(os).maxDepth(2).build();
+        OwnerResolver.Trace trace = resolver.trace();
+        assertThat(trace.owner()).isEmpty();
+        OwnerResolver.Step last = trace.steps().get(trace.steps().size() - 1);
+        assertThat(last.outcome()).isEqualTo(OwnerResolver.Step.Outcome.STOPPED);
+        assertThat(last.pid()).isEqualTo(20L);
+        assertThat(last.why()).contains("depth limit (2");
+
+        assertThat(OwnerResolver.builder().introspector(os).build().trace().steps())
+                .last().satisfies(s -> assertThat(s.why()).contains("init"));
+        assertThat(resolver.traceFor(-3).steps()).singleElement()
+                .satisfies(s -> assertThat(s.outcome()).isEqualTo(OwnerResolver.Step.Outcome.STOPPED));
+        os.put(30, new ProcessLookup.Unknown(Reason.ACCESS_DENIED, "hidden by hidepid"));
+        assertThat(resolver.trace().steps()).last().satisfies(s -> assertThat(s.why()).contains("hidden by hidepid"));
+    }
+
+    @Test
     void theDefaultsAreTheDocumentedOnes() {
         OwnerResolver r = OwnerResolver.builder().build();
         assertThat(r.maxDepth()).isEqualTo(12);

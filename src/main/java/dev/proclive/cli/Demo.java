@@ -3,6 +3,7 @@ package dev.proclive.cli;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.proclive.Identity;
+import dev.proclive.OwnerResolver;
 import dev.proclive.ProcLive;
 import dev.proclive.Reason;
 import dev.proclive.Verdict;
@@ -11,7 +12,9 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Optional;
+import java.util.stream.Collectors;
 import java.util.concurrent.TimeUnit;
 
 /** {@code proclive demo}: the whole story told with real processes, for a person reading along. */
@@ -40,8 +43,17 @@ final class Demo {
     }
 
     private void owner() {
-        section("1. The owner of this command: its first ancestor that is not a shell or env");
-        Optional<Identity> owner = ProcLive.resolveOwner();
+        section("1. The owner of this command: its first ancestor that is not a shell or a launcher");
+        OwnerResolver.Trace walk = OwnerResolver.builder().build().trace();
+        List<OwnerResolver.Step> steps = walk.steps();
+        OwnerResolver.Step last = steps.get(steps.size() - 1);
+        String skipped = steps.stream().filter(s -> s.outcome() == OwnerResolver.Step.Outcome.SKIPPED)
+                .map(OwnerResolver.Step::name).collect(Collectors.joining(", "));
+        say("why: " + (skipped.isEmpty() ? "" : "skipped " + skipped + "; then ")
+                + (last.outcome() == OwnerResolver.Step.Outcome.OWNER
+                        ? last.name() + " (pid " + last.pid() + ") is the owner: " : "stopped at pid " + last.pid() + ": ")
+                + last.why() + " (proclive owner --trace tells each step)");
+        Optional<Identity> owner = walk.owner();
         if (owner.isEmpty()) {
             say("no owner could be determined here " + whyNot());
             return;

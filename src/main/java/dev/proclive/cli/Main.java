@@ -33,8 +33,10 @@ public final class Main {
     static final String USAGE_TEXT = String.join("\n",
             "usage: proclive COMMAND",
             "",
-            "  owner [--skip NAME]...  print the identity of this command's owner: its first",
-            "                          ancestor that is not a shell, env or a NAME (exit 3: none)",
+            "  owner [--skip NAME]... [--of PID] [--trace]",
+            "                          print the identity of this command's owner (or PID's): its",
+            "                          first ancestor that is not a shell, a launcher or a NAME",
+            "                          (exit 3: none); --trace tells each step on stderr",
             "  identify PID            print the identity of process PID (exit 3: none)",
             "  check [JSON]            check an identity given as argument or on stdin; prints",
             "                          {\"liveness\":…,\"reason\":…} (exit 0 alive, 1 dead, 2 unknown)",
@@ -100,38 +102,94 @@ public final class Main {
 
     private int owner(List<String> args) {
         OwnerResolver.Builder builder = OwnerResolver.builder();
+        boolean trace = false;
+        Long of = null;
         for (int i = 0; i < args.size(); i++) {
             String arg = args.get(i);
-            String name;
-            if (arg.equals("--skip")) {
-                if (i + 1 >= args.size()) {
-                    return usage("--skip needs a NAME");
+            if (arg.equals("--trace")) {
+                trace = true;
+                continue;
+            }
+            String option = arg.startsWith("--skip") ? "--skip" : arg.startsWith("--of") ? "--of" : arg;
+            String value;
+            if (arg.equals(option)) {
+                if (!option.equals("--skip") && !option.equals("--of")) {
+                    return usage("owner: unexpected argument: " + arg);
                 }
-                name = args.get(++i);
-            } else if (arg.startsWith("--skip=")) {
-                name = arg.substring("--skip=".length());
+                if (i + 1 >= args.size()) {
+                    return usage(option + " needs a value");
+                }
+                value = args.get(++i);
+            } else if (arg.startsWith(option + "=")) {
+                value = arg.substring(option.length() + 1);
             } else {
                 return usage("owner: unexpected argument: " + arg);
             }
-            if (name.isBlank()) {
-                return usage("--skip needs a non-empty NAME");
+            if (option.equals("--of")) {
+                if (of != null) {
+                    return usage("--of may be given once");
+                }
+                of = pid(value);
+            } else {
+                if (value.isBlank()) {
+                    return usage("--skip needs a non-empty NAME");
+                }
+                builder.skip(value);
             }
-            builder.skip(name);
         }
-        return print(builder.build().resolve());
+        OwnerResolver resolver = builder.build();
+        if (!trace) {
+            return print(of == null ? resolver.resolve() : resolver.resolveFor(of));
+        }
+        OwnerResolver.Trace walk = of == null ? resolver.trace() : resolver.traceFor(of);
+        for (OwnerResolver.Step step : walk.steps()) {
+            err.println(traceLine(step));
+        }
+        return print(walk.owner());
+    }
+
+    /** One step of {@code owner --trace}, ASCII only: {@code skipped  4241 hook.sh (exe dash, argv0 sh): why}. */
+    static String traceLine(OwnerResolver.Step step) {
+        StringBuilder line = new StringBuilder("proclive: ")
+                .append(String.format(Locale.ROOT, "%-8s", lower(step.outcome()))).append(' ').append(step.pid());
+        if (!step.name().isEmpty()) {
+            line.append(' ').append(step.name());
+            line.append(" (exe ").append(orDash(step.names().executable()))
+                    .append(", argv0 ").append(orDash(step.names().argv0())).append(')');
+        }
+        return line.append(": ").append(step.why()).toString();
+    }
+
+    private static String orDash(String name) {
+        return name.isEmpty() ? "-" : name;
     }
 
     private int identify(List<String> args) {
         if (args.size() != 1) {
             return usage("identify takes exactly one PID");
         }
-        long pid;
-        try {
-            pid = Long.parseLong(args.get(0));
-        } catch (NumberFormatException e) {
-            throw new BadInput("PID must be a 64-bit whole number, not \"" + args.get(0) + "\"");
+        return print(ProcLive.identify(pid(args.get(0))));
+    }
+
+    /**
+     * A PID argument: ASCII digits with an optional leading {@code -}, within 64 bits. Not
+     * {@code +1}, not other scripts' digits ({@code ١}, {@code １}), which {@link Long#parseLong}
+     * would take.
+     */
+    static long pid(String text) {
+        int from = text.startsWith("-") ? 1 : 0;
+        boolean digits = text.length() > from;
+        for (int i = from; i < text.length() && digits; i++) {
+            digits = text.charAt(i) >= '0' && text.charAt(i) <= '9';
         }
-        return print(ProcLive.identify(pid));
+        if (digits) {
+            try {
+                return Long.parseLong(text);
+            } catch (NumberFormatException e) {
+                // too large: said below
+            }
+        }
+        throw new BadInput("PID must be a 64-bit whole number in ASCII digits, not \"" + text + "\"");
     }
 
     private int check(List<String> args) {

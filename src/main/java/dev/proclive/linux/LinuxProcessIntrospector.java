@@ -5,7 +5,13 @@ import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
 import dev.proclive.spi.ProcessState;
+import dev.proclive.spi.ProgramNames;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Optional;
+import java.util.function.Consumer;
 
 /**
  * Linux: reads {@code /proc} (proc(5)).
@@ -33,13 +39,14 @@ import java.util.Optional;
  */
 public final class LinuxProcessIntrospector implements ProcessIntrospector {
 
-    private static final LinuxProcessIntrospector SYSTEM = new LinuxProcessIntrospector("/proc", null);
+    private static final LinuxProcessIntrospector SYSTEM = new LinuxProcessIntrospector("/proc", null, null);
 
     /** TASK_COMM_LEN (16) less the terminating NUL: the kernel keeps this many bytes of a name. */
     static final int COMM_BYTES = 15;
 
     private final String procRoot;
     private final PidPresence presence;
+    private final Consumer<String> opened;
     private final ThreadLocal<ProcReader> readers = new ThreadLocal<>();
 
     /** What this {@code /proc} looks like; null until read (a read that may pass is not kept). */
@@ -50,10 +57,12 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
     /**
      * @param procRoot where procfs is mounted ({@code /proc}; a directory of fixtures in tests)
      * @param presence how to ask whether a pid exists when procfs hides it; null for kill(2)
+     * @param opened   told every path opened or link read; null but in tests that count them
      */
-    LinuxProcessIntrospector(String procRoot, PidPresence presence) {
+    LinuxProcessIntrospector(String procRoot, PidPresence presence, Consumer<String> opened) {
         this.procRoot = procRoot;
         this.presence = presence;
+        this.opened = opened;
     }
 
     /** The introspector for this machine's {@code /proc}. */
@@ -115,7 +124,11 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
         if (r.line.pid() != pid) {
             return malformed(path, "it names pid " + r.line.pid());
         }
-        ProcessInfo info = info(r.line, v);
+        ProcessInfo info = r.lastInfo;
+        if (info == null || !v.boottime().none() || !r.line.says(info)) {
+            info = info(r.line, v);
+            r.lastInfo = info;
+        }
         if (processOnly || info.state() == ProcessState.ZOMBIE) {
             return withStatus(info, processOnly, r, v);
         }
@@ -201,7 +214,7 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
     private ProcReader reader() {
         ProcReader r = readers.get();
         if (r == null) {
-            r = new ProcReader();
+            r = new ProcReader(opened);
             readers.set(r);
         }
         return r;
@@ -217,6 +230,50 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
             }
         }
         return v;
+    }
+
+    /**
+     * {@code /proc/PID/exe} (a link; EACCES for another user's process: then no executable name)
+     * and the first NUL-terminated word of {@code /proc/PID/cmdline}.
+     */
+    @Override
+    public ProgramNames programNames(long pid) {
+        if (pid <= 0 || view().distrust().isPresent()) {
+            return ProgramNames.UNKNOWN;
+        }
+        String executable = "";
+        try {
+            Path exe = Path.of(procRoot, Long.toString(pid), "exe");
+            if (opened != null) {
+                opened.accept(exe.toString());
+            }
+            String link = Files.readSymbolicLink(exe).toString();
+            if (link.endsWith(DELETED)) { // the program was replaced on disk (a shell upgraded under it)
+                link = link.substring(0, link.length() - DELETED.length());
+            }
+            executable = ProgramNames.fileName(link);
+        } catch (IOException | RuntimeException e) {
+            // unreadable: no executable name, which is no reason to stop a walk
+        }
+        ProcReader r = reader();
+        String argv0 = "";
+        if (r.read(r.path(procRoot, pid, "cmdline"), true) == ProcReader.OK) {
+            argv0 = argv0(r.buffer(), r.length());
+        }
+        return new ProgramNames(executable, argv0);
+    }
+
+    /** What {@code readlink(2)} of {@code /proc/PID/exe} appends when the file was unlinked. */
+    private static final String DELETED = " (deleted)";
+
+    /** The file name of the first word of a NUL-separated command line, without a login shell's {@code -}. */
+    static String argv0(byte[] cmdline, int length) {
+        int end = 0;
+        while (end < length && cmdline[end] != 0) {
+            end++;
+        }
+        String word = new String(cmdline, 0, end, StandardCharsets.UTF_8);
+        return ProgramNames.fileName(word.startsWith("-") ? word.substring(1) : word);
     }
 
     @Override

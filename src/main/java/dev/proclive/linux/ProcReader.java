@@ -1,5 +1,6 @@
 package dev.proclive.linux;
 
+import dev.proclive.spi.ProcessInfo;
 import java.io.FileInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -9,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.function.Consumer;
 
 /**
  * One thread's reader of small {@code /proc} files into a reused buffer. The happy path is a
@@ -40,8 +42,15 @@ final class ProcReader {
     /** The stat line last read, located by its reader. */
     final StatLine line = new StatLine();
 
-    /** Scratch for callers: the {@code Threads:} count of the last status read. */
-    long threads;
+    /** Told each path this reader opens; null in production (tests count reads with it). */
+    private final Consumer<String> opened;
+
+    ProcReader(Consumer<String> opened) {
+        this.opened = opened;
+    }
+
+    /** The last process decoded from a stat line by this reader, reused while its line says the same. */
+    ProcessInfo lastInfo;
 
     /**
      * {@code root/pid/leaf}. The last one is kept: a caller that polls one process builds its
@@ -65,6 +74,9 @@ final class ProcReader {
      * @return {@link #OK}, {@link #ABSENT}, {@link #DENIED} or {@link #FAILED}; see {@link #error()}
      */
     int read(String path, boolean whole) {
+        if (opened != null) {
+            opened.accept(path);
+        }
         try (FileInputStream in = new FileInputStream(path)) {
             int n = 0;
             while (true) {

@@ -115,6 +115,31 @@ final class StatLine {
         return parseDigits(b, start, startEnd);
     }
 
+    /**
+     * Whether the located line says exactly what {@code info} holds (pid, ASCII name, state,
+     * parent, start as shown), so a caller polling one process can keep its last decode instead of
+     * allocating a new one. A name with non-ASCII bytes never matches: it is simply decoded again.
+     */
+    boolean says(ProcessInfo info) {
+        return info.pid() == pid()
+                && state(b[state]) == info.state()
+                && parseDigits(b, ppid, ppidEnd) == info.parentPid()
+                && asciiEquals(open + 1, close, info.name())
+                && asciiEquals(start, startEnd, info.start());
+    }
+
+    private boolean asciiEquals(int from, int to, String text) {
+        if (to - from != text.length()) {
+            return false;
+        }
+        for (int i = from; i < to; i++) {
+            if (b[i] < 0 || b[i] != text.charAt(i - from)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** The located line, decoded. */
     ProcessInfo info() {
         return new ProcessInfo(

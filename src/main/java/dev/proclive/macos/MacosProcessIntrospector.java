@@ -5,6 +5,7 @@ import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
 import dev.proclive.spi.ProcessState;
+import dev.proclive.spi.ProgramNames;
 import java.util.Optional;
 
 /**
@@ -104,6 +105,30 @@ public final class MacosProcessIntrospector implements ProcessIntrospector {
         return lookup(pid);
     }
 
+    /**
+     * From {@code sysctl(KERN_PROCARGS2)}, which answers for processes of the same user only: for
+     * others, and on any failure, no names beyond {@code p_comm}.
+     */
+    @Override
+    public ProgramNames programNames(long pid) {
+        if (pid <= 0 || pid > Integer.MAX_VALUE) {
+            return ProgramNames.UNKNOWN;
+        }
+        try {
+            int argMax = sysctl.argMax();
+            if (argMax <= 0 || argMax > MAX_ARGS_BYTES) {
+                argMax = MAX_ARGS_BYTES;
+            }
+            byte[] buffer = new byte[argMax];
+            return ProcArgs.decode(buffer, sysctl.procArgs((int) pid, buffer));
+        } catch (ErrnoException | LinkageError | RuntimeException e) {
+            return ProgramNames.UNKNOWN;
+        }
+    }
+
+    /** A bound on the arguments buffer, whatever {@code kern.argmax} says (1 MiB on current macOS). */
+    private static final int MAX_ARGS_BYTES = 4 << 20;
+
     @Override
     public Optional<String> bootId() {
         return Optional.empty();
@@ -160,6 +185,16 @@ public final class MacosProcessIntrospector implements ProcessIntrospector {
 
         @Override
         public int kinfoProc(int pid, byte[] buffer) {
+            throw unavailable();
+        }
+
+        @Override
+        public int argMax() {
+            throw unavailable();
+        }
+
+        @Override
+        public int procArgs(int pid, byte[] buffer) {
             throw unavailable();
         }
 

@@ -13,6 +13,8 @@ final class SystemBSysctl implements Sysctl {
     private static final int CTL_KERN = 1;
     private static final int KERN_PROC = 14;
     private static final int KERN_PROC_PID = 1;
+    private static final int KERN_ARGMAX = 8;
+    private static final int KERN_PROCARGS2 = 49;
 
     /** MAXHOSTNAMELEN (sys/param.h). */
     private static final int MAX_HOST_NAME = 256;
@@ -34,6 +36,32 @@ final class SystemBSysctl implements Sysctl {
         int written = (int) Math.min(length.longValue(), buffer.length);
         memory.read(0, buffer, 0, written);
         return (int) Math.min(length.longValue(), Integer.MAX_VALUE);
+    }
+
+    @Override
+    public int argMax() throws ErrnoException {
+        Memory memory = new Memory(Integer.BYTES);
+        memory.clear();
+        LibCAPI.size_t.ByReference length = new LibCAPI.size_t.ByReference(Integer.BYTES);
+        int[] mib = {CTL_KERN, KERN_ARGMAX};
+        if (SystemB.INSTANCE.sysctl(mib, mib.length, memory, length, null, LibCAPI.size_t.ZERO) != 0) {
+            throw new ErrnoException(Native.getLastError());
+        }
+        return memory.getInt(0);
+    }
+
+    @Override
+    public int procArgs(int pid, byte[] buffer) throws ErrnoException {
+        Memory memory = new Memory(buffer.length);
+        memory.clear();
+        LibCAPI.size_t.ByReference length = new LibCAPI.size_t.ByReference(buffer.length);
+        int[] mib = {CTL_KERN, KERN_PROCARGS2, pid};
+        if (SystemB.INSTANCE.sysctl(mib, mib.length, memory, length, null, LibCAPI.size_t.ZERO) != 0) {
+            throw new ErrnoException(Native.getLastError());
+        }
+        int written = (int) Math.min(length.longValue(), buffer.length);
+        memory.read(0, buffer, 0, written);
+        return written;
     }
 
     @Override

@@ -49,6 +49,14 @@ public interface ProcessIntrospector {
     }
 
     /**
+     * The executable's and {@code argv[0]}'s file names of process {@code pid}, for an owner walk
+     * that meets a process whose short name is not already skipped. The default knows none.
+     */
+    default ProgramNames programNames(long pid) {
+        return ProgramNames.UNKNOWN;
+    }
+
+    /**
      * The id of the current boot, or empty when the platform records none or it cannot be read.
      * It is compared for equality only.
      */

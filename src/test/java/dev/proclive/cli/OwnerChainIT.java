@@ -41,12 +41,25 @@ class OwnerChainIT {
         return String.join(" ", words);
     }
 
+    /**
+     * A user's own wrapper program: a copy of {@code timeout} under another name, so that none of
+     * its names is in the default skip set (a {@code #!/bin/sh} wrapper is skipped by its
+     * interpreter). Run as {@code NAME 60 COMMAND...}, it runs the command as a child and waits.
+     */
     private Path wrapper(String name) throws Exception {
-        Path script = dir.resolve(name);
-        // Runs its arguments as a child (no exec), so the wrapper stays in the chain.
-        Files.writeString(script, "#!/bin/sh\n\"$@\"\nstatus=$?\nexit $status\n");
-        script.toFile().setExecutable(true);
-        return script;
+        Path program = dir.resolve(name);
+        Files.copy(Path.of(onPath("timeout")), program);
+        program.toFile().setExecutable(true, false);
+        return program;
+    }
+
+    static String onPath(String tool) {
+        for (String d : System.getenv().getOrDefault("PATH", "/usr/bin:/bin").split(":")) {
+            if (Files.isExecutable(Path.of(d, tool))) {
+                return Path.of(d, tool).toString();
+            }
+        }
+        throw new AssertionError(tool + " is not on PATH");
     }
 
     @Test
@@ -73,13 +86,13 @@ class OwnerChainIT {
     @Test
     void aNamedWrapperIsTheOwnerUntilSkipped() throws Exception {
         Path script = wrapper("mywrapper");
-        List<String> plain = new ArrayList<>(List.of(script.toString()));
+        List<String> plain = new ArrayList<>(List.of(script.toString(), "60"));
         plain.addAll(Cli.command(Cli.jar(), "owner"));
         Identity wrapped = owner(plain);
         assertThat(wrapped.name()).isEqualTo("mywrapper");
         assertThat(wrapped.pid()).isNotEqualTo(self);
 
-        List<String> skipping = new ArrayList<>(List.of(script.toString()));
+        List<String> skipping = new ArrayList<>(List.of(script.toString(), "60"));
         skipping.addAll(Cli.command(Cli.jar(), "owner", "--skip", "mywrapper"));
         assertThat(owner(skipping).pid()).isEqualTo(self);
     }
@@ -87,11 +100,11 @@ class OwnerChainIT {
     @Test
     void aWrapperNameLongerThanFifteenBytesMatchesItsTruncatedComm() throws Exception {
         Path script = wrapper("my-long-wrapper-script");
-        List<String> plain = new ArrayList<>(List.of(script.toString()));
+        List<String> plain = new ArrayList<>(List.of(script.toString(), "60"));
         plain.addAll(Cli.command(Cli.jar(), "owner"));
         assertThat(owner(plain).name()).isEqualTo("my-long-wrapper");
 
-        List<String> skipping = new ArrayList<>(List.of(script.toString()));
+        List<String> skipping = new ArrayList<>(List.of(script.toString(), "60"));
         skipping.addAll(Cli.command(Cli.jar(), "owner", "--skip", "my-long-wrapper-script"));
         assertThat(owner(skipping).pid()).isEqualTo(self);
     }
@@ -100,7 +113,7 @@ class OwnerChainIT {
     void wrappersInsideShellsAreSkippedTogether() throws Exception {
         Path script = wrapper("mywrapper");
         List<String> command = List.of("bash", "-c",
-                "'" + script + "' " + shellCli("owner", "--skip=mywrapper") + "; true");
+                "'" + script + "' 60 " + shellCli("owner", "--skip=mywrapper") + "; true");
         assertThat(owner(command).pid()).isEqualTo(self);
     }
 }

@@ -83,6 +83,11 @@ final class FakeProc {
     }
 
     LinuxProcessIntrospector introspector(PidPresence presence) {
-        return new LinuxProcessIntrospector(root.toString(), presence);
+        return new LinuxProcessIntrospector(root.toString(), presence, null);
+    }
+
+    /** An introspector that tells {@code opened} each file it opens or link it reads. */
+    LinuxProcessIntrospector introspector(PidPresence presence, java.util.function.Consumer<String> opened) {
+        return new LinuxProcessIntrospector(root.toString(), presence, opened);
     }
 }

@@ -8,6 +8,7 @@ import dev.proclive.Reason;
 import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessLookup;
 import dev.proclive.spi.ProcessState;
+import dev.proclive.spi.ProgramNames;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.BeforeEach;
@@ -293,5 +294,40 @@ class LinuxProcessIntrospectorTest {
         assertThat(linux.nameMatches("my-long-wrappe", "my-long-wrapper-script")).isFalse();
         assertThat(linux.nameMatches("bash", "bas")).isFalse();
         assertThat(linux.nameMatches("short", "shorter")).isFalse();
+    }
+
+    @Test
+    void programNamesComeFromTheExeLinkAndArgv0() {
+        proc.process(77, "spaces.stat").link("77/exe", "/usr/bin/dash").file("77/cmdline", "/bin/sh\0./hook.sh\0");
+        assertThat(proc.introspector(NEVER).programNames(77)).isEqualTo(new ProgramNames("dash", "sh"));
+    }
+
+    @Test
+    void aDeletedExecutableIsNamedWithoutTheSuffix() {
+        proc.process(77, "spaces.stat").link("77/exe", "/usr/bin/bash (deleted)").file("77/cmdline", "-bash\0");
+        assertThat(proc.introspector(NEVER).programNames(77)).isEqualTo(new ProgramNames("bash", "bash"));
+    }
+
+    @Test
+    void unreadableNamesAreEmptyNeverAnError() {
+        proc.process(77, "spaces.stat");
+        assertThat(proc.introspector(NEVER).programNames(77)).isEqualTo(ProgramNames.UNKNOWN);
+        assertThat(proc.introspector(NEVER).programNames(-1)).isEqualTo(ProgramNames.UNKNOWN);
+        proc.file("77/cmdline", "");
+        assertThat(proc.introspector(NEVER).programNames(77)).isEqualTo(ProgramNames.UNKNOWN);
+    }
+
+    @Test
+    void argv0IsTheFileNameOfTheFirstWord() {
+        assertThat(argv0("/usr/bin/python3\0agent.py\0")).isEqualTo("python3");
+        assertThat(argv0("-/bin/zsh\0")).isEqualTo("zsh");
+        assertThat(argv0("sh")).isEqualTo("sh");
+        assertThat(argv0("\0x\0")).isEmpty();
+        assertThat(argv0("/bin/")).isEmpty();
+    }
+
+    private static String argv0(String cmdline) {
+        byte[] b = cmdline.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        return LinuxProcessIntrospector.argv0(b, b.length);
     }
 }

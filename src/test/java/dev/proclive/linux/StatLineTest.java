@@ -90,6 +90,22 @@ class StatLineTest {
     }
 
     @Test
+    void aLineSaysWhatItsDecodeHoldsAndNothingElse() {
+        StatLine line = located("parens.stat");
+        ProcessInfo info = line.info();
+        assertThat(line.says(info)).isTrue();
+        assertThat(line.says(new ProcessInfo(info.pid() + 1, info.parentPid(), info.name(), info.start(), info.state()))).isFalse();
+        assertThat(line.says(new ProcessInfo(info.pid(), info.parentPid() + 1, info.name(), info.start(), info.state()))).isFalse();
+        assertThat(line.says(new ProcessInfo(info.pid(), info.parentPid(), info.name() + "x", info.start(), info.state()))).isFalse();
+        assertThat(line.says(new ProcessInfo(info.pid(), info.parentPid(), info.name(), "5001", info.state()))).isFalse();
+        assertThat(line.says(new ProcessInfo(info.pid(), info.parentPid(), info.name(), info.start(), ProcessState.ZOMBIE))).isFalse();
+        byte[] b = "7 (caf\u00e9) S 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 600 0 0\n".getBytes(StandardCharsets.UTF_8);
+        StatLine utf8 = new StatLine();
+        assertThat(utf8.locate(b, b.length)).isNull();
+        assertThat(utf8.says(utf8.info())).as("non-ASCII names are decoded again").isFalse();
+    }
+
+    @Test
     void startTicksReadsTheStartField() {
         assertThat(located("parens.stat").startTicks()).isEqualTo(5000);
     }

@@ -8,13 +8,16 @@ import dev.proclive.Reason;
 import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A walk of depth d reads d + 1 stat files and nothing else: counted at the SPI, and proven at
- * the file level by a procfs tree that holds no status file for any process of the chain.
+ * A walk of depth d reads d + 1 stat files, plus the executable link and command line of each
+ * ancestor whose name is not already skipped: counted at the SPI, and at the file level by
+ * the paths the introspector opens.
  */
 @org.junit.jupiter.api.condition.DisabledOnOs(org.junit.jupiter.api.condition.OS.WINDOWS)
 class WalkCostTest {
@@ -70,6 +73,11 @@ class WalkCostTest {
         public boolean nameMatches(String processName, String name) {
             return inner.nameMatches(processName, name);
         }
+
+        @Override
+        public dev.proclive.spi.ProgramNames programNames(long pid) {
+            return inner.programNames(pid);
+        }
     }
 
     private static String stat(long pid, String name, long ppid, long start) {
@@ -77,15 +85,29 @@ class WalkCostTest {
                 + " 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 " + start + " 0 0\n";
     }
 
+    /** Every file of a process (or of self's stat) the walk opens, relative to the fake root. */
+    private static java.util.function.Consumer<String> perProcess(Path root, List<String> into) {
+        return path -> {
+            String relative = root.relativize(Path.of(path)).toString();
+            if (relative.matches("\\d+/.*") || relative.equals("self/stat")) {
+                into.add(relative);
+            }
+        };
+    }
+
     @Test
-    void aWalkOfDepthThreeReadsFourStatFilesAndNothingElse() {
+    void aWalkOfDepthThreeReadsFourStatFilesAndTwoSmallFilesOfTheOwner() {
         FakeProc proc = new FakeProc(dir);
-        // self (1000) → sh (40) → bash (30) → node (20); only stat files exist for them.
+        // self (1000) -> sh (40) -> bash (30) -> node (20); sh and bash are skipped by their comm
+        // alone, so only the owner's exe link and cmdline are read besides the stat files.
         proc.file("self/stat", stat(1000, "java", 40, 900))
                 .file("40/stat", stat(40, "sh", 30, 800))
                 .file("30/stat", stat(30, "bash", 20, 700))
-                .file("20/stat", stat(20, "node", 1, 600));
-        Counting counting = new Counting(proc.introspector(LinuxProcessIntrospectorTest.NEVER));
+                .file("20/stat", stat(20, "node", 1, 600))
+                .file("20/cmdline", "node\0agent.js\0")
+                .link("20/exe", "/usr/bin/node");
+        List<String> opened = new ArrayList<>();
+        Counting counting = new Counting(proc.introspector(LinuxProcessIntrospectorTest.NEVER, perProcess(dir, opened)));
 
         Optional<Identity> owner = OwnerResolver.builder().introspector(counting).build().resolve();
 
@@ -93,5 +115,26 @@ class WalkCostTest {
         assertThat(owner).map(Identity::start).contains("600");
         assertThat(counting.self + counting.lookup).isEqualTo(4);
         assertThat(counting.lookupProcess).isZero();
+        assertThat(opened).containsExactly("self/stat", "40/stat", "30/stat", "20/stat", "20/exe", "20/cmdline");
+    }
+
+    @Test
+    void aHookScriptCostsTwoSmallFilesMore() {
+        FakeProc proc = new FakeProc(dir);
+        // self -> hook.sh (40, run by its #! line: comm hook.sh, executable dash) -> node (20)
+        proc.file("self/stat", stat(1000, "java", 40, 900))
+                .file("40/stat", stat(40, "hook.sh", 20, 800))
+                .file("40/cmdline", "/bin/sh\0./hook.sh\0")
+                .link("40/exe", "/usr/bin/dash")
+                .file("20/stat", stat(20, "node", 1, 600))
+                .file("20/cmdline", "node\0")
+                .link("20/exe", "/usr/bin/node");
+        List<String> opened = new ArrayList<>();
+        Optional<Identity> owner = OwnerResolver.builder()
+                .introspector(proc.introspector(LinuxProcessIntrospectorTest.NEVER, perProcess(dir, opened)))
+                .build().resolve();
+        assertThat(owner).map(Identity::pid).contains(20L);
+        assertThat(opened).containsExactly("self/stat", "40/stat", "40/exe", "40/cmdline", "20/stat", "20/exe",
+                "20/cmdline");
     }
 }

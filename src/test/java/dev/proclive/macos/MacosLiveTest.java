@@ -96,6 +96,24 @@ class MacosLiveTest {
         assertThat(out).isEqualTo(Long.toString(ProcessHandle.current().pid()));
     }
 
+    @Test
+    void aShebangHookScriptIsNotItsOwnOwner() throws Exception {
+        String javaBin = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        String cp = System.getProperty("java.class.path");
+        java.nio.file.Path hook = java.nio.file.Files.createTempFile("hook", ".sh");
+        try {
+            java.nio.file.Files.writeString(hook, "#!/bin/sh\n'" + javaBin + "' --enable-native-access=ALL-UNNAMED -cp '"
+                    + cp + "' '" + OwnerMain.class.getName() + "' 2>/dev/null\nstatus=$?\nexit $status\n");
+            hook.toFile().setExecutable(true);
+            Process p = start(hook.toString());
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+            assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            assertThat(out).isEqualTo(Long.toString(ProcessHandle.current().pid()));
+        } finally {
+            java.nio.file.Files.deleteIfExists(hook);
+        }
+    }
+
     /** Prints the resolved owner's pid, run in a child JVM under sh. */
     public static final class OwnerMain {
         public static void main(String[] args) {

@@ -7,6 +7,7 @@ import dev.proclive.LivenessChecker;
 import dev.proclive.OwnerResolver;
 import dev.proclive.Reason;
 import dev.proclive.spi.ProcessLookup;
+import dev.proclive.spi.ProgramNames;
 import dev.proclive.spi.ProcessState;
 import java.util.HashMap;
 import java.util.Map;
@@ -49,10 +50,44 @@ class MacosProcessIntrospectorTest {
             return lengths.getOrDefault(pid, p.length);
         }
 
+        final Map<Integer, byte[]> args = new HashMap<>();
+
+        @Override
+        public int argMax() {
+            return 4096;
+        }
+
+        @Override
+        public int procArgs(int pid, byte[] buffer) throws ErrnoException {
+            byte[] a = args.get(pid);
+            if (a == null) {
+                throw new ErrnoException(22); // EINVAL: another user's process
+            }
+            System.arraycopy(a, 0, buffer, 0, a.length);
+            return a.length;
+        }
+
         @Override
         public String hostName() {
             return host;
         }
+    }
+
+    @Test
+    void programNamesComeFromProcArgs2AndFailuresKnowNone() {
+        sysctl.args.put(400, ProcArgsTest.procArgs(2, "/bin/bash", "/bin/sh", "./hook.sh"));
+        assertThat(mac.programNames(400)).isEqualTo(new ProgramNames("bash", "sh"));
+        assertThat(mac.programNames(300)).isEqualTo(ProgramNames.UNKNOWN);
+        assertThat(mac.programNames(-1)).isEqualTo(ProgramNames.UNKNOWN);
+    }
+
+    @Test
+    void aHookScriptIsSkippedByItsInterpreterOnMacosToo() {
+        // 500 java -> 400 "hook.sh" (p_comm is the script's name) -> 300 agent
+        sysctl.put(KinfoProcBuilder.process(400).ppid(300).comm("hook.sh").start(1_700_000_400L, 1));
+        sysctl.args.put(400, ProcArgsTest.procArgs(2, "/bin/bash", "/bin/sh", "./hook.sh"));
+        assertThat(dev.proclive.OwnerResolver.builder().introspector(mac).build().resolve())
+                .map(dev.proclive.Identity::pid).contains(300L);
     }
 
     final FakeSysctl sysctl = new FakeSysctl()
