@@ -24,7 +24,11 @@ import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
  * {@link com.fasterxml.jackson.core.JsonProcessingException}: a
  * {@link com.fasterxml.jackson.core.JsonParseException} for text that is not JSON, a
  * {@link com.fasterxml.jackson.databind.exc.MismatchedInputException} for JSON of the wrong shape,
- * such as a {@code pid} that is not a 64-bit whole number.
+ * such as a {@code pid} that is not a 64-bit whole number or a {@code start}, {@code boot},
+ * {@code host}, {@code name} or {@code pidns} that is not a JSON string or null (as strict as Go's
+ * {@code encoding/json}: {@code "start":18} is an error, not {@code "18"}). Read bytes, not a
+ * decoded {@code String}: Jackson then refuses bytes that are not UTF-8
+ * ({@code readValue(byte[], Identity.class)}, or an {@code InputStream}).
  *
  * @param pid   the process id; 0 or less means "no identity"
  * @param start an opaque start-time fingerprint (Linux: field 22 of {@code /proc/PID/stat}, clock
@@ -42,11 +46,11 @@ import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
 @JsonPropertyOrder({"pid", "start", "boot", "host", "name", "pidns"})
 public record Identity(
         @JsonDeserialize(using = PidDeserializer.class) long pid,
-        @JsonInclude(JsonInclude.Include.ALWAYS) String start,
-        String boot,
-        String host,
-        String name,
-        String pidns) {
+        @JsonInclude(JsonInclude.Include.ALWAYS) @JsonDeserialize(using = StrictStringDeserializer.class) String start,
+        @JsonDeserialize(using = StrictStringDeserializer.class) String boot,
+        @JsonDeserialize(using = StrictStringDeserializer.class) String host,
+        @JsonDeserialize(using = StrictStringDeserializer.class) String name,
+        @JsonDeserialize(using = StrictStringDeserializer.class) String pidns) {
 
     /** Turns null strings into empty ones. */
     public Identity {

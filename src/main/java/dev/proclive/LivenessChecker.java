@@ -135,7 +135,11 @@ public final class LivenessChecker {
      * @throws NullPointerException if {@code identities} or one of its elements is null
      */
     public List<Verdict> checkAll(Collection<Identity> identities) {
-        List<Identity> ids = List.copyOf(identities);
+        Objects.requireNonNull(identities, "identities");
+        List<Identity> ids = new ArrayList<>(identities);
+        for (int i = 0; i < ids.size(); i++) {
+            Objects.requireNonNull(ids.get(i), "identities[" + i + "] is null");
+        }
         Here here = here();
         Map<Long, ProcessLookup> lookups = new HashMap<>();
         List<Verdict> verdicts = new ArrayList<>(ids.size());

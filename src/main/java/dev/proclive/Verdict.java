@@ -33,8 +33,14 @@ public record Verdict(Liveness liveness, Reason reason, String detail) {
         return new Verdict(reason.liveness(), reason, detail);
     }
 
+    /** {@code alive (matched): pid 4242 (node) is running, started at 123456}: the CLI's words. */
     @Override
     public String toString() {
-        return liveness + " " + reason + (detail.isEmpty() ? "" : ": " + detail);
+        return name(liveness) + " (" + name(reason) + ")" + (detail.isEmpty() ? "" : ": " + detail);
+    }
+
+    /** The lowercase word the CLI and the JSON of a lease record use. */
+    private static String name(Enum<?> value) {
+        return value.name().toLowerCase(java.util.Locale.ROOT);
     }
 }

@@ -128,4 +128,38 @@ class IdentityJsonTest {
         Identity id = new Identity(1, null, null, null, null, null);
         assertThat(List.of(id.start(), id.boot(), id.host(), id.name(), id.pidns())).containsOnly("");
     }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"{\"pid\":1,\"start\":true}", "{\"pid\":1,\"start\":18}", "{\"pid\":1,\"start\":1.5}",
+            "{\"pid\":1,\"boot\":5}", "{\"pid\":1,\"host\":false}", "{\"pid\":1,\"name\":123}",
+            "{\"pid\":1,\"pidns\":4026531836}", "{\"pid\":1,\"start\":[\"1\"]}", "{\"pid\":1,\"start\":{}}"})
+    void aStringFieldThatIsNotAStringIsAMismatchNeverCoerced(String json) {
+        assertThatThrownBy(() -> mapper.readValue(json, Identity.class))
+                .isInstanceOf(MismatchedInputException.class)
+                .hasMessageContaining("must be a JSON string");
+    }
+
+    @Test
+    void nullStringFieldsReadAsNotRecorded() throws Exception {
+        assertThat(mapper.readValue("{\"pid\":1,\"start\":null,\"boot\":null,\"host\":null,\"name\":null,\"pidns\":null}",
+                Identity.class)).isEqualTo(new Identity(1, "", "", "", "", ""));
+    }
+
+    @Test
+    void bytesThatAreNotUtf8AreMalformed() {
+        byte[] json = "{\"pid\":1,\"start\":\"1\",\"name\":\"caf\u00e9\"}".getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
+        assertThatThrownBy(() -> mapper.readValue(json, Identity.class))
+                .isInstanceOf(com.fasterxml.jackson.core.JsonProcessingException.class)
+                .hasMessageContaining("UTF-8");
+    }
+
+    @Test
+    void aBatchWithANullElementSaysWhichOne() {
+        Identity id = new Identity(1, "1", "", "", "", "");
+        assertThatThrownBy(() -> ProcLive.checkAll(java.util.Arrays.asList(id, null)))
+                .isInstanceOf(NullPointerException.class)
+                .hasMessage("identities[1] is null");
+        assertThatThrownBy(() -> ProcLive.checkAll(null)).isInstanceOf(NullPointerException.class)
+                .hasMessage("identities");
+    }
 }

@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.stream.Collectors;
@@ -131,6 +132,10 @@ final class Demo {
 
     private void reusedPid() {
         section("4. A reused PID: the pid is running, but it is not the process that was recorded");
+        String simulated = realReuse();
+        if (simulated.isEmpty()) {
+            return;
+        }
         Optional<Identity> self = ProcLive.current();
         if (self.isEmpty()) {
             say("this process cannot be identified " + whyNot());
@@ -139,10 +144,75 @@ final class Demo {
         Identity now = self.get();
         Identity earlier = new Identity(now.pid(), earlierStart(now.start()), now.boot(), now.host(),
                 now.name(), now.pidns());
-        say("this JVM is pid " + now.pid() + ", started at " + now.start()
-                + "; an identity recorded for an older process with the same pid:");
+        say("SIMULATED (" + simulated + "): this JVM is pid " + now.pid() + ", started at " + now.start()
+                + "; an identity as if recorded for an older process with the same pid:");
         say("  " + toJson(earlier));
         verdict("check", ProcLive.explain(earlier));
+    }
+
+    /**
+     * Reuses a PID for real where it can: as root, in a fresh PID namespace (so no other process
+     * competes for pids), a sleeper is recorded and killed, {@code ns_last_pid} is set so that the
+     * next process takes its pid, and the old identity is checked against the new process.
+     *
+     * @return empty when it was shown; else why it could not be, for the simulated version
+     */
+    private String realReuse() {
+        String jar = ownJar();
+        if (!System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).startsWith("linux")) {
+            return "a real reuse needs Linux PID namespaces";
+        }
+        if (!"root".equals(System.getProperty("user.name"))) {
+            return "a real reuse needs root, to make a PID namespace and write ns_last_pid";
+        }
+        if (jar.isEmpty()) {
+            return "a real reuse runs this jar again, and this demo does not run from a jar";
+        }
+        String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        String cli = "'" + javaBin + "' -XX:-UsePerfData -jar '" + jar + "'";
+        String script = String.join("\n",
+                "sleep 60 & P=$!",
+                "ID=$(" + cli + " identify $P) || exit 10",
+                "kill $P; wait $P",
+                "echo $((P - 1)) > /proc/sys/kernel/ns_last_pid || exit 11",
+                "sleep 60 & Q=$!",
+                "echo \"$P $Q $ID\"",
+                cli + " check \"$ID\"",
+                "kill $Q");
+        try {
+            Process p = new ProcessBuilder("unshare", "--pid", "--fork", "--mount-proc", "sh", "-c", script)
+                    .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            List<String> lines = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines().toList();
+            if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0 || lines.size() != 2) {
+                p.destroyForcibly();
+                return "the PID namespace could not be set up here";
+            }
+            String[] reuse = lines.get(0).split(" ", 3);
+            if (!reuse[0].equals(reuse[1])) {
+                return "another process took the pid first";
+            }
+            say("REAL, in a fresh PID namespace: recorded `sleep 60` as pid " + reuse[0] + ": " + reuse[2]);
+            say("killed it and made the next process take the same pid: a new `sleep 60` is pid " + reuse[1]);
+            com.fasterxml.jackson.databind.JsonNode verdict = json.readTree(lines.get(1));
+            say(String.format("%-18s -> %s (%s): the pid now runs a process that started at another time",
+                    "check the old one", verdict.path("liveness").asText(), verdict.path("reason").asText()));
+            return "";
+        } catch (IOException e) {
+            return "unshare(1) could not be run: " + e.getMessage();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "interrupted";
+        }
+    }
+
+    /** The jar this class was loaded from, or empty. */
+    private static String ownJar() {
+        try {
+            Path p = Path.of(Demo.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            return p.toString().endsWith(".jar") && !p.toString().contains("'") ? p.toString() : "";
+        } catch (Exception e) {
+            return "";
+        }
     }
 
     private void otherHost() {
@@ -176,7 +246,7 @@ final class Demo {
     }
 
     private void verdict(String when, Verdict v) {
-        say(String.format("%-18s → %s %s: %s", when, v.liveness(), Main.lower(v.reason()), v.detail()));
+        say(String.format("%-18s -> %s", when, v));
     }
 
     private String toJson(Identity id) {

@@ -39,7 +39,8 @@ public final class Main {
             "                          (exit 3: none); --trace tells each step on stderr",
             "  identify PID            print the identity of process PID (exit 3: none)",
             "  check [JSON]            check an identity given as argument or on stdin; prints",
-            "                          {\"liveness\":…,\"reason\":…} (exit 0 alive, 1 dead, 2 unknown)",
+            "                          {\"liveness\":...,\"reason\":...} (exit 0 alive, 1 dead,",
+            "                          2 unknown); stdin is read as UTF-8, up to 1 MiB",
             "  demo                    show what proclive tells, with real processes",
             "  --help                  this text",
             "  --version               the version",
@@ -86,9 +87,15 @@ public final class Main {
                 case "--help":
                 case "-h":
                 case "help":
+                    if (!rest.isEmpty()) {
+                        return usage(command + " takes no arguments");
+                    }
                     out.println(USAGE_TEXT);
                     return 0;
                 case "--version":
+                    if (!rest.isEmpty()) {
+                        return usage("--version takes no arguments");
+                    }
                     out.println("proclive " + version());
                     return 0;
                 default:
@@ -196,8 +203,7 @@ public final class Main {
         if (args.size() > 1) {
             return usage("check takes at most one JSON argument");
         }
-        String text = args.isEmpty() ? readStdin() : args.get(0);
-        Identity identity = parse(text);
+        Identity identity = parse(args.isEmpty() ? readStdin() : argumentBytes(args.get(0)));
         Verdict verdict = ProcLive.explain(identity);
         out.println("{\"liveness\":\"" + lower(verdict.liveness()) + "\",\"reason\":\""
                 + lower(verdict.reason()) + "\"}");
@@ -215,19 +221,37 @@ public final class Main {
         }
     }
 
-    Identity parse(String text) {
-        if (text.isBlank()) {
+    /**
+     * An identity from JSON bytes. Bytes, not a decoded {@code String}: Jackson refuses bytes that
+     * are not UTF-8, where a decoded string would carry replacement characters into a verdict.
+     */
+    Identity parse(byte[] bytes) {
+        if (new String(bytes, StandardCharsets.ISO_8859_1).isBlank()) {
             throw new BadInput("no identity given: expected JSON such as {\"pid\":123,\"start\":\"4567\"}");
         }
         try {
-            Identity identity = json.readValue(text, Identity.class);
+            Identity identity = json.readValue(bytes, Identity.class);
             if (identity == null) {
                 throw new BadInput("the identity is JSON null");
             }
             return identity;
         } catch (JsonProcessingException e) {
             throw new BadInput("bad identity JSON: " + oneLine(e));
+        } catch (IOException e) {
+            throw new BadInput("cannot read the identity: " + e.getMessage());
         }
+    }
+
+    /**
+     * An argument as the UTF-8 bytes it came as. The JVM decodes arguments with the locale's
+     * charset and puts U+FFFD where bytes did not decode: that is input we cannot read back.
+     */
+    static byte[] argumentBytes(String argument) {
+        if (argument.indexOf('\uFFFD') >= 0) {
+            throw new BadInput("the identity argument is not valid text in this locale's encoding"
+                    + " (give it on standard input, which is read as UTF-8 bytes)");
+        }
+        return argument.getBytes(StandardCharsets.UTF_8);
     }
 
     private int print(Optional<Identity> identity) {
@@ -243,9 +267,17 @@ public final class Main {
         return 0;
     }
 
-    private String readStdin() {
+    /** Standard input is read up to this many bytes; more is bad input, not an allocation failure. */
+    static final int MAX_INPUT_BYTES = 1 << 20;
+
+    private byte[] readStdin() {
         try {
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            byte[] bytes = in.readNBytes(MAX_INPUT_BYTES + 1);
+            if (bytes.length > MAX_INPUT_BYTES) {
+                throw new BadInput("standard input holds more than " + MAX_INPUT_BYTES
+                        + " bytes; an identity is a few hundred");
+            }
+            return bytes;
         } catch (IOException e) {
             throw new BadInput("cannot read standard input: " + e.getMessage());
         }

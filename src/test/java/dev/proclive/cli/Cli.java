@@ -54,12 +54,19 @@ final class Cli {
     }
 
     static Result exec(List<String> command, String stdin) {
+        return exec(command, stdin.getBytes(StandardCharsets.UTF_8), java.util.Map.of());
+    }
+
+    /** Runs {@code command} with these bytes on stdin and these variables added to its environment. */
+    static Result exec(List<String> command, byte[] stdin, java.util.Map<String, String> env) {
         try {
-            Process p = new ProcessBuilder(command).start();
+            ProcessBuilder builder = new ProcessBuilder(command);
+            builder.environment().putAll(env);
+            Process p = builder.start();
             CompletableFuture<byte[]> out = CompletableFuture.supplyAsync(() -> readAll(p, false));
             CompletableFuture<byte[]> err = CompletableFuture.supplyAsync(() -> readAll(p, true));
             try (OutputStream in = p.getOutputStream()) {
-                in.write(stdin.getBytes(StandardCharsets.UTF_8));
+                in.write(stdin);
             } catch (IOException ignored) {
                 // the command did not read its input
             }

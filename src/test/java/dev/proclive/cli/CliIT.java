@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.proclive.Identity;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.DisabledOnOs;
@@ -62,6 +65,62 @@ class CliIT {
         Cli.Result r = Cli.runWithStdin(json, "check");
         assertThat(r.exit()).as(json).isEqualTo(65);
         assertOneCleanErrorLine(r);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"{\"pid\":1,\"start\":true}", "{\"pid\":1,\"start\":18}", "{\"pid\":1,\"boot\":5}",
+            "{\"pid\":1,\"name\":123}", "{\"pid\":1,\"pidns\":4026531836}", "{\"pid\":1,\"host\":[\"h\"]}",
+            "{\"pid\":1,\"start\":{}}"})
+    void aFieldThatIsNotAStringExits65NotCoerced(String json) {
+        Cli.Result r = Cli.runWithStdin(json, "check");
+        assertThat(r.exit()).as(json).isEqualTo(65);
+        assertOneCleanErrorLine(r);
+        assertThat(r.err()).contains("must be a JSON string");
+    }
+
+    @Test
+    void bytesThatAreNotUtf8Exit65() {
+        byte[] json = "{\"pid\":1,\"start\":\"1\",\"name\":\"caf\u00e9\"}".getBytes(StandardCharsets.ISO_8859_1);
+        Cli.Result r = Cli.exec(Cli.command(Cli.jar(), "check"), json, Map.of());
+        assertThat(r.exit()).isEqualTo(65);
+        assertOneCleanErrorLine(r);
+        assertThat(r.err()).contains("UTF-8");
+    }
+
+    @Test
+    void endlessInputIsRefusedAfterOneMebibyte() {
+        byte[] zeros = new byte[(1 << 20) + 4096];
+        Cli.Result r = Cli.exec(Cli.command(Cli.jar(), "check"), zeros, Map.of());
+        assertThat(r.exit()).isEqualTo(65);
+        assertOneCleanErrorLine(r);
+        assertThat(r.err()).contains("more than 1048576 bytes");
+        byte[] padded = new byte[(1 << 20) - 10];
+        Arrays.fill(padded, (byte) ' ');
+        byte[] id = "{\"pid\":0}".getBytes(StandardCharsets.UTF_8);
+        System.arraycopy(id, 0, padded, 0, id.length);
+        assertThat(Cli.exec(Cli.command(Cli.jar(), "check"), padded, Map.of()).exit()).as("just under 1 MiB").isEqualTo(2);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"+1", "\u0661", "\uff11", " 1", "1 ", "-", "--1"})
+    void aPidIsAsciiDigitsOnly(String pid) {
+        Cli.Result r = Cli.run("identify", pid);
+        assertThat(r.exit()).as(pid).isEqualTo(65);
+        assertOneCleanErrorLine(r);
+    }
+
+    @Test
+    void aNegativePidIsAPidThatIsNotFound() {
+        assertThat(Cli.run("identify", "-5").exit()).isEqualTo(3);
+    }
+
+    @Test
+    void helpAndVersionTakeNoArguments() {
+        for (String[] args : new String[][] {{"--version", "extra"}, {"--help", "x"}, {"-h", "x"}}) {
+            Cli.Result r = Cli.run(args);
+            assertThat(r.exit()).as(String.join(" ", args)).isEqualTo(64);
+            assertOneCleanErrorLine(r);
+        }
     }
 
     @Test
@@ -141,15 +200,52 @@ class CliIT {
     void demoTellsTheWholeStory() {
         Cli.Result r = Cli.run("demo");
         assertThat(r.exit()).isZero();
-        assertThat(r.out()).contains("ALIVE matched", "DEAD exited", "DEAD zombie", "DEAD pid_reused",
-                "UNKNOWN other_host");
+        assertThat(section(r.out(), "1. ")).contains("why: ", "recorded: {", "-> alive (matched)");
+        assertThat(section(r.out(), "2. ")).contains("-> alive (matched)", "-> dead (exited)");
+        assertThat(section(r.out(), "3. ")).contains("-> dead (zombie)");
+        assertThat(section(r.out(), "4. ")).contains("dead (pid_reused)");
+        assertThat(section(r.out(), "5. ")).contains("-> unknown (other_host)");
     }
 
+    @Test
+    @EnabledOnOs(OS.LINUX)
+    void demoReusesAPidForRealAsRootAndSaysWhenItIsSimulated() {
+        String section = section(Cli.run("demo").out(), "4. ");
+        if ("root".equals(System.getProperty("user.name"))) {
+            assertThat(section).contains("REAL, in a fresh PID namespace").doesNotContain("SIMULATED");
+        } else {
+            assertThat(section).contains("SIMULATED (a real reuse needs root");
+        }
+    }
+
+    /** Every section prints its title and at least one line, whatever the OS can show. */
     @Test
     void demoRunsEverywhere() {
         Cli.Result r = Cli.run("demo");
         assertThat(r.exit()).isZero();
-        assertThat(r.out()).contains("UNKNOWN");
+        for (String number : new String[] {"1. ", "2. ", "3. ", "4. ", "5. "}) {
+            assertThat(section(r.out(), number)).as("section %s", number).contains("\n   ");
+        }
+        assertThat(section(r.out(), "5. ")).containsAnyOf("-> unknown (other_host)", "-> unknown (unsupported_platform)");
+        assertThat(r.out()).contains("UNKNOWN is an answer too");
         assertThat(r.err()).doesNotContain("Exception");
+    }
+
+    @Test
+    @EnabledOnOs(OS.LINUX)
+    void theCliSpeaksAsciiUnderAPosixLocale() {
+        for (String[] args : new String[][] {{"demo"}, {"--help"}, {"owner", "--trace"}}) {
+            Cli.Result r = Cli.exec(Cli.command(Cli.jar(), args), new byte[0], Map.of("LC_ALL", "POSIX", "LANG", "C"));
+            // A character the locale cannot show prints as '?': the only one allowed is the title's.
+            assertThat((r.out() + r.err()).replace("still alive?", "")).as(String.join(" ", args)).doesNotContain("?");
+        }
+    }
+
+    /** The lines of demo section {@code number}, from its title to the next blank line. */
+    private static String section(String out, String number) {
+        int start = out.indexOf("\n" + number);
+        assertThat(start).as("section %s in:%n%s", number, out).isNotNegative();
+        int end = out.indexOf("\n\n", start + 1);
+        return out.substring(start + 1, end < 0 ? out.length() : end);
     }
 }
