@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.exc.InputCoercionException;
 import com.fasterxml.jackson.databind.DeserializationContext;
 import com.fasterxml.jackson.databind.JsonDeserializer;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import java.io.IOException;
 
 /**
@@ -17,16 +18,13 @@ final class PidDeserializer extends JsonDeserializer<Long> {
     @Override
     public Long deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
         if (p.currentToken() != JsonToken.VALUE_NUMBER_INT) {
-            return (Long) ctxt.handleUnexpectedToken(
-                    long.class, p.currentToken(), p,
-                    "\"pid\" must be a whole number, not %s", describe(p));
+            throw MismatchedInputException.from(p, long.class,
+                    "\"pid\" must be a whole number, not " + describe(p));
         }
         try {
             return p.getLongValue();
         } catch (InputCoercionException e) {
-            return (Long) ctxt.handleUnexpectedToken(
-                    long.class, p.currentToken(), p,
-                    "\"pid\" %s does not fit in 64 bits", p.getText());
+            throw MismatchedInputException.from(p, long.class, "\"pid\" " + p.getText() + " does not fit in 64 bits");
         }
     }
 
@@ -41,7 +39,7 @@ final class PidDeserializer extends JsonDeserializer<Long> {
             return "the string \"" + p.getText() + "\"";
         }
         if (t == JsonToken.START_OBJECT || t == JsonToken.START_ARRAY) {
-            return t == JsonToken.START_OBJECT ? "an object" : "an array";
+            return StrictStringDeserializer.describe(t);
         }
         return p.getText();
     }

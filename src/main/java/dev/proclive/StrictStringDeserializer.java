@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.DeserializationContext;
 import com.fasterxml.jackson.databind.JsonDeserializer;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import java.io.IOException;
 
 /**
@@ -19,8 +20,8 @@ final class StrictStringDeserializer extends JsonDeserializer<String> {
         if (p.currentToken() == JsonToken.VALUE_STRING) {
             return p.getText();
         }
-        return (String) ctxt.handleUnexpectedToken(String.class, p.currentToken(), p,
-                "\"%s\" must be a JSON string, not %s", p.currentName(), describe(p.currentToken()));
+        throw MismatchedInputException.from(p, String.class,
+                "\"" + p.currentName() + "\" must be a JSON string, not " + describe(p.currentToken()));
     }
 
     @Override

@@ -112,6 +112,16 @@ class IdentityJsonTest {
                 .hasMessageContaining("\"pid\" must be a whole number, not 1.5");
         assertThatThrownBy(() -> mapper.readValue("{\"pid\":99999999999999999999}", Identity.class))
                 .hasMessageContaining("does not fit in 64 bits");
+        assertThatThrownBy(() -> mapper.readValue("{\"pid\":\"12\"}", Identity.class))
+                .hasMessageContaining("not the string \"12\"");
+        assertThatThrownBy(() -> mapper.readValue("{\"pid\":{}}", Identity.class)).hasMessageContaining("not an object");
+        assertThatThrownBy(() -> mapper.readValue("{\"pid\":[1]}", Identity.class)).hasMessageContaining("not an array");
+        assertThatThrownBy(() -> mapper.readValue("{\"pid\":true}", Identity.class)).hasMessageContaining("not true");
+    }
+
+    @Test
+    void aNullPidIsNoPid() throws Exception {
+        assertThat(mapper.readValue("{\"pid\":null,\"start\":\"1\"}", Identity.class).pid()).isZero();
     }
 
     @ParameterizedTest

@@ -109,6 +109,13 @@ class OwnerResolverTest {
     }
 
     @Test
+    void aZombieShellOnTheWayIsNoOwner() {
+        os.put(40, new ProcessLookup.Found(new ProcessInfo(40, 30, "sh", "4", ProcessState.ZOMBIE)))
+                .process(30, 1, "node", "3");
+        assertThat(resolve()).isEmpty();
+    }
+
+    @Test
     void anUnreadableHostIsNoOwner() {
         os.process(40, 1, "node", "400");
         os.host = Optional.empty();
@@ -235,6 +242,98 @@ class OwnerResolverTest {
                 .satisfies(s -> assertThat(s.outcome()).isEqualTo(OwnerResolver.Step.Outcome.STOPPED));
         os.put(30, new ProcessLookup.Unknown(Reason.ACCESS_DENIED, "hidden by hidepid"));
         assertThat(resolver.trace().steps()).last().satisfies(s -> assertThat(s.why()).contains("hidden by hidepid"));
+    }
+
+    private OwnerResolver.Step lastStep(OwnerResolver resolver) {
+        OwnerResolver.Trace trace = resolver.trace();
+        assertThat(trace.owner()).isEmpty();
+        OwnerResolver.Step last = trace.steps().get(trace.steps().size() - 1);
+        assertThat(last.outcome()).isEqualTo(OwnerResolver.Step.Outcome.STOPPED);
+        return last;
+    }
+
+    @Test
+    void everyStopIsTracedWithItsReason() {
+        OwnerResolver resolver = OwnerResolver.builder().introspector(os).build();
+        os.process(40, 0, "sh", "4");
+        assertThat(lastStep(resolver)).satisfies(s -> {
+            assertThat(s.pid()).isZero();
+            assertThat(s.why()).contains("top of the process tree");
+        });
+        os.process(40, 30, "sh", "4").process(30, 40, "sh", "3");
+        assertThat(lastStep(resolver).why()).contains("cycle");
+        os.put(30, new ProcessLookup.Gone("it went away"));
+        assertThat(lastStep(resolver).why()).contains("cannot read it: it went away");
+        os.put(30, new ProcessLookup.Gone(""));
+        assertThat(lastStep(resolver).why()).contains("cannot read it: it is gone");
+        os.put(30, new ProcessLookup.Unknown(Reason.ACCESS_DENIED, ""));
+        assertThat(lastStep(resolver).why()).contains("ACCESS_DENIED");
+        os.put(30, new ProcessLookup.Found(new ProcessInfo(30, 1, "node", "3", ProcessState.ZOMBIE)));
+        assertThat(lastStep(resolver)).satisfies(s -> {
+            assertThat(s.pid()).isEqualTo(30);
+            assertThat(s.why()).contains("node has exited");
+        });
+        os.process(30, 1, "node", "3");
+        os.host = Optional.empty();
+        assertThat(lastStep(resolver)).satisfies(s -> {
+            assertThat(s.name()).isEqualTo("node");
+            assertThat(s.why()).contains("host's name cannot be read");
+        });
+        os.self = new ProcessLookup.Unknown(Reason.IO_ERROR, "no /proc/self");
+        assertThat(lastStep(resolver).why()).contains("cannot start there: no /proc/self");
+        os.self = new ProcessLookup.Found(new ProcessInfo(50, 40, "java", "500", ProcessState.ZOMBIE));
+        assertThat(resolver.resolve()).isEmpty();
+    }
+
+    @Test
+    void aContainerEntryPointThatIsAShimStopsTheWalkAndSaysWhy() {
+        os.pidns = Optional.of("4026532999");
+        os.process(40, 1, "sh", "4").process(1, 0, "tini", "1");
+        OwnerResolver.Step last = lastStep(OwnerResolver.builder().introspector(os).build());
+        assertThat(last.pid()).isEqualTo(1);
+        assertThat(last.name()).isEqualTo("tini");
+        assertThat(last.why()).contains("pid 1 of this container", "\"tini\"");
+        os.process(1, 0, "agent", "1");
+        OwnerResolver.Trace owned = OwnerResolver.builder().introspector(os).build().trace();
+        assertThat(owned.owner()).map(Identity::pid).contains(1L);
+        assertThat(owned.steps()).last().satisfies(s -> assertThat(s.why()).contains("entry point"));
+    }
+
+    @Test
+    void aTraceForABadPidAsksNothing() {
+        OwnerResolver resolver = OwnerResolver.builder().introspector(os).build();
+        os.lookups = 0;
+        for (long pid : new long[] {0, -1}) {
+            OwnerResolver.Trace trace = resolver.traceFor(pid);
+            assertThat(trace.owner()).isEmpty();
+            assertThat(trace.steps()).singleElement().satisfies(s -> assertThat(s.why()).contains("no process has pid"));
+        }
+        assertThat(os.lookups).isZero();
+        os.process(70, 40, "python3", "7").process(40, 1, "agent", "4");
+        assertThat(resolver.traceFor(70).steps()).extracting(OwnerResolver.Step::outcome)
+                .containsExactly(OwnerResolver.Step.Outcome.START, OwnerResolver.Step.Outcome.OWNER);
+        assertThat(resolver.traceFor(70).steps().get(0).why()).contains("asked about");
+    }
+
+    @Test
+    void aSkipByNameSaysSo() {
+        os.process(40, 30, "sh", "4").process(30, 1, "node", "3");
+        assertThat(OwnerResolver.builder().introspector(os).build().trace().steps().get(1).why())
+                .isEqualTo("its name \"sh\" is in the skip set");
+    }
+
+    @Test
+    void depthLimitsAtTheirBounds() {
+        assertThat(OwnerResolver.builder().maxDepth(1).build().maxDepth()).isEqualTo(1);
+        assertThatThrownBy(() -> OwnerResolver.builder().maxDepth(4097)).isInstanceOf(IllegalArgumentException.class);
+        os.process(40, 1, "node", "4");
+        assertThat(resolve(OwnerResolver.builder().maxDepth(1))).map(Identity::pid).contains(40L);
+    }
+
+    @Test
+    void toStringShowsTheConfiguration() {
+        assertThat(OwnerResolver.builder().skip("mytool").maxDepth(7).build().toString())
+                .contains("mytool", "sh", "maxDepth=7");
     }
 
     @Test

@@ -75,6 +75,60 @@ class PrecedenceTest {
     }
 
     @Test
+    void eachGuardSaysWhatItCompared() {
+        assertThat(checker.explain(with(0, START, "", "", "")).detail()).contains("pid 0");
+        assertThat(checker.explain(with(PID, START, "", "elsewhere", "")).detail())
+                .contains("elsewhere", FakeIntrospector.HOST);
+        assertThat(checker.explain(with(PID, START, "", "", "4026532999")).detail())
+                .contains("4026532999", FakeIntrospector.PIDNS);
+        assertThat(checker.explain(with(PID, START, "boot-0", "", "")).detail()).contains("boot-0", FakeIntrospector.BOOT);
+        os.host = Optional.empty();
+        os.pidns = Optional.empty();
+        os.boot = Optional.empty();
+        LivenessChecker blind = LivenessChecker.of(os);
+        assertThat(blind.explain(with(PID, START, "", "elsewhere", "")).detail()).contains("name cannot be read");
+        assertThat(blind.explain(with(PID, START, "", "", "4026532999")).detail()).contains("cannot be read");
+        assertThat(blind.explain(with(PID, START, "boot-0", "", "")).detail()).contains("boot id cannot be read");
+    }
+
+    @Test
+    void eachProcessRowSaysWhatItSaw() {
+        os.put(8, new ProcessLookup.Gone("no /proc/8"));
+        assertThat(checker.explain(with(8, START, "", "", "")).detail()).isEqualTo("pid 8 (owner) is gone: no /proc/8");
+        os.put(9, new ProcessLookup.Gone(""));
+        assertThat(checker.explain(new Identity(9, START, "", "", "", "")).detail()).isEqualTo("pid 9 is gone");
+        assertThat(checker.explain(with(PID, "", "", "", "")).detail()).contains("running as owner", "no start fingerprint");
+        assertThat(checker.explain(with(PID, "1", "", "", "")).detail())
+                .isEqualTo("pid 123 (owner) now belongs to owner started at 4567, not at 1");
+        assertThat(checker.explain(with(PID, START, "", "", "")).detail())
+                .isEqualTo("pid 123 (owner) is running, started at 4567");
+        os.put(PID, new ProcessLookup.Found(new ProcessInfo(PID, 1, "owner", START, ProcessState.ZOMBIE)));
+        assertThat(checker.explain(with(PID, START, "", "", "")).detail()).contains("waits to be reaped");
+        os.put(PID, new ProcessLookup.Found(new ProcessInfo(PID, 1, "owner", START, ProcessState.DEAD)));
+        assertThat(checker.explain(with(PID, START, "", "", "")).detail()).contains("torn down");
+        os.put(PID, new ProcessLookup.Unknown(Reason.ACCESS_DENIED, "hidden by hidepid"));
+        assertThat(checker.explain(with(PID, START, "", "", "")).detail()).isEqualTo("hidden by hidepid");
+        os.pidns = Optional.of("4026532999");
+        os.put(PID, new ProcessLookup.Found(new ProcessInfo(PID, 1, "owner", START, ProcessState.LIVE)));
+        assertThat(LivenessChecker.of(os).explain(with(PID, "1", "", "", "")).detail())
+                .contains("runs another process", "4026532999", "may come from the host");
+    }
+
+    @Test
+    void aDeadTaskWithTheRecordedStartExited() {
+        os.put(PID, new ProcessLookup.Found(new ProcessInfo(PID, 1, "owner", START, ProcessState.DEAD)));
+        assertReason(with(PID, START, "", "", ""), Reason.EXITED);
+    }
+
+    @Test
+    void identifyOfANonPositivePidAsksNothing() {
+        os.lookups = 0;
+        assertThat(checker.identify(0)).isEmpty();
+        assertThat(checker.identify(-7)).isEmpty();
+        assertThat(os.lookups).isZero();
+    }
+
+    @Test
     void row2BeatsNamespaceBootAndProcess() {
         os.put(PID, new ProcessLookup.Gone("gone"));
         assertReason(with(PID, START, "other-boot", "elsewhere", "999"), Reason.OTHER_HOST);
@@ -248,6 +302,54 @@ class PrecedenceTest {
         assertThat(unsupported.current()).isEmpty();
         assertThat(OwnerResolver.builder().introspector(new UnsupportedProcessIntrospector("Plan 9"))
                 .build().resolve()).isEmpty();
+    }
+
+    @Test
+    void theOsNamePicksTheBackend() {
+        assertThat(LivenessChecker.forOs("Linux")).isSameAs(dev.proclive.linux.LinuxProcessIntrospector.system());
+        assertThat(LivenessChecker.forOs("Mac OS X")).isSameAs(dev.proclive.macos.MacosProcessIntrospector.system());
+        assertThat(LivenessChecker.forOs("Darwin")).isSameAs(dev.proclive.macos.MacosProcessIntrospector.system());
+        assertThat(LivenessChecker.forOs("Windows 11")).isInstanceOf(UnsupportedProcessIntrospector.class);
+        assertThat(LivenessChecker.forOs("Windows 11").self()).isInstanceOfSatisfying(ProcessLookup.Unknown.class,
+                u -> assertThat(u.detail()).contains("Windows 11"));
+    }
+
+    @Test
+    void aChangedHostNameIsSeenOnceTheSecondHasPassed() throws Exception {
+        LivenessChecker c = LivenessChecker.of(os);
+        assertThat(c.check(full())).isEqualTo(Liveness.ALIVE);
+        os.host = Optional.of("renamed");
+        assertThat(c.check(full())).as("within the second: the name read before").isEqualTo(Liveness.ALIVE);
+        Thread.sleep(LivenessChecker.HOST_TTL_NANOS / 1_000_000 + 100);
+        assertThat(c.explain(full()).reason()).isEqualTo(Reason.OTHER_HOST);
+        assertThat(c.identify(PID)).map(Identity::host).contains("renamed");
+    }
+
+    @Test
+    void checkAllReadsHostBootAndNamespaceOnce() {
+        int[] reads = new int[3];
+        FakeIntrospector counting = new FakeIntrospector() {
+            @Override
+            public Optional<String> hostName() {
+                reads[0]++;
+                return super.hostName();
+            }
+
+            @Override
+            public Optional<String> bootId() {
+                reads[1]++;
+                return super.bootId();
+            }
+
+            @Override
+            public Optional<String> pidNamespace() {
+                reads[2]++;
+                return super.pidNamespace();
+            }
+        }.process(PID, 1, "owner", START);
+        List<Verdict> all = LivenessChecker.of(counting).checkAll(java.util.Collections.nCopies(50, full()));
+        assertThat(all).hasSize(50).allSatisfy(v -> assertThat(v.reason()).isEqualTo(Reason.MATCHED));
+        assertThat(reads).containsExactly(1, 1, 1);
     }
 
     @Test

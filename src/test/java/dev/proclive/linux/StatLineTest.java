@@ -38,6 +38,41 @@ class StatLineTest {
     }
 
     @Test
+    void zeroIsANumberLikeAnyOther() {
+        assertThat(parse("init.stat")).isEqualTo(new ProcessInfo(1, 0, "systemd", "0", ProcessState.LIVE));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+            "7 (x) S  1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 600 0 0",   // two spaces after the state
+            "7 (x)  S 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 600 0 0",   // two spaces before it
+            "7 (x) Ss 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 600 0 0",   // a state of two letters
+            "7 (x)S 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 600 0 0",     // no space after the name
+            "7 (x) S -1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 600 0 0",   // a negative ppid
+            "7 (x) S 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 -1 0 0",     // a negative starttime
+            "7 (x) S 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 6x0 0 0",    // starttime not digits
+            "7 (x) S 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1234567890123456789 0 0", // 19 digits
+            "7(x) S 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 600 0 0",     // no space before the name
+            "-7 (x) S 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 600 0 0",   // a negative pid
+            "7 (x) S 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0",            // cut before starttime
+            ")7 (x S 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 600 0 0",    // ')' before '('
+    })
+    void malformedLinesAreRefused(String text) {
+        byte[] b = (text + "\n").getBytes(StandardCharsets.ISO_8859_1);
+        assertThat(new StatLine().locate(b, b.length)).as(text).isNotNull();
+    }
+
+    @Test
+    void theLastFieldMayEndTheBufferWithoutANewline() {
+        byte[] b = "7 (x) S 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 600".getBytes(StandardCharsets.ISO_8859_1);
+        StatLine line = new StatLine();
+        assertThat(line.locate(b, b.length)).isNull();
+        assertThat(line.info()).isEqualTo(new ProcessInfo(7, 1, "x", "600", ProcessState.LIVE));
+        assertThat(line.locate(b, b.length - 1)).as("only what len covers counts").isNull();
+        assertThat(line.info().start()).isEqualTo("60");
+    }
+
+    @Test
     void nameMayHoldANewline() {
         ProcessInfo info = parse("newline.stat");
         assertThat(info.name()).isEqualTo("two\nlines");

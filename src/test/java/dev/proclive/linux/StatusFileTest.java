@@ -49,4 +49,45 @@ class StatusFileTest {
     void withoutCapSysPtraceHiddenPidsStayHidden() {
         assertThat(parse("no-caps.status").canPtraceAny()).isFalse();
     }
+
+    private static StatusFile of(String text) {
+        byte[] b = text.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
+        return StatusFile.parse(b, b.length);
+    }
+
+    @Test
+    void onlyCapSysPtraceCounts() {
+        assertThat(of("CapEff:\t0000000000080000\n").canPtraceAny()).isTrue();
+        assertThat(of("CapEff:\t0000000000040000\n").canPtraceAny()).isFalse();
+        assertThat(of("CapEff:\t00000000000fffff\n").canPtraceAny()).isTrue();
+        assertThat(of("CapEff:\t0000000000000000\n").canPtraceAny()).isFalse();
+    }
+
+    @Test
+    void aCapabilityMaskThatDoesNotParseGrantsNothing() {
+        assertThat(of("CapEff:\t00000000000g0000\n").capEff()).isEqualTo(-1);
+        assertThat(of("CapEff:\t10000000000080000\n").capEff()).as("17 digits").isEqualTo(-1);
+        assertThat(of("CapEff:\n").capEff()).isEqualTo(-1);
+        assertThat(of("CapEff:\t00000000000g0000\n").canPtraceAny()).isFalse();
+        assertThat(of("CapEff:\t7fffffffffffffff\n").capEff()).isEqualTo(Long.MAX_VALUE);
+    }
+
+    @Test
+    void linesAreMatchedByTheirWholeNameAndBlanksAreSkipped() {
+        StatusFile s = of("Tgid:   \t 42\nThreads:\t7\nNSpid:\t 5  \t9\t 1\nTgi\nThreadsX:\t9\nNSpid\n");
+        assertThat(s.tgid()).isEqualTo(42);
+        assertThat(s.threads()).isEqualTo(7);
+        assertThat(s.nspidCount()).isEqualTo(3);
+        assertThat(of("NSpid:\t\n").nspidCount()).isZero();
+        assertThat(of("Tgid:\t42").tgid()).as("the last line without a newline").isEqualTo(42);
+        assertThat(of("Tgid:\t4x2\n").tgid()).isEqualTo(-1);
+        assertThat(of("Tgid:\t42\nTgid:\t43\n").tgid()).as("a later line wins").isEqualTo(43);
+    }
+
+    @Test
+    void onlyTheBytesGivenAreRead() {
+        byte[] b = "Threads:\t12\n".getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
+        assertThat(StatusFile.parse(b, b.length - 2).threads()).isEqualTo(1);
+        assertThat(StatusFile.parse(b, 5).threads()).isEqualTo(-1);
+    }
 }
