@@ -4,13 +4,10 @@ import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
 import dev.proclive.spi.ProcessState;
-import dev.proclive.linux.LinuxProcessIntrospector;
-import dev.proclive.macos.MacosProcessIntrospector;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -44,29 +41,21 @@ import java.util.Optional;
  *
  * <p>The host name is read at most about once a second; the boot id and PID namespace are
  * cached by the introspector, which knows whether they can change. Instances are thread-safe; no
- * method returns null or throws for a non-null identity.
+ * method returns null or throws for a non-null identity — not even over an introspector that
+ * breaks its contract and throws: that verdict is UNKNOWN {@link Reason#IO_ERROR}, and nothing is
+ * recorded.
  */
 public final class LivenessChecker {
-
-    private static final LivenessChecker SYSTEM = of(forOs(System.getProperty("os.name", "")));
-
-    /** How long a host name read is reused. */
-    static final long HOST_TTL_NANOS = 1_000_000_000L;
 
     /** The inode of the initial PID namespace (PROC_PID_INIT_INO, include/linux/proc_ns.h). */
     static final String INITIAL_PID_NAMESPACE = "4026531836";
 
     private final ProcessIntrospector introspector;
-
-    /**
-     * The last host name read and when. Two volatiles, not one pair: a reader that sees a new
-     * time with the old name serves a name that was current less than a period ago.
-     */
-    private volatile Optional<String> host;
-    private volatile long hostReadAt;
+    private final HostName host;
 
     private LivenessChecker(ProcessIntrospector introspector) {
         this.introspector = introspector;
+        this.host = new HostName(introspector);
     }
 
     /**
@@ -78,28 +67,8 @@ public final class LivenessChecker {
         return new LivenessChecker(Objects.requireNonNull(introspector, "introspector"));
     }
 
-    /** The checker for the running OS, the one {@link ProcLive} uses. */
-    public static LivenessChecker system() {
-        return SYSTEM;
-    }
-
-    /**
-     * The platform switch, decided once from {@code os.name}: an OS proclive does not know gets
-     * the unsupported introspector, never an exception.
-     */
-    static ProcessIntrospector forOs(String osName) {
-        String os = osName.toLowerCase(Locale.ROOT);
-        if (os.startsWith("linux")) {
-            return LinuxProcessIntrospector.system();
-        }
-        if (os.startsWith("mac") || os.startsWith("darwin")) {
-            return MacosProcessIntrospector.system();
-        }
-        return new UnsupportedProcessIntrospector(osName);
-    }
-
     /** The introspector this checker reads processes with. */
-    public ProcessIntrospector introspector() {
+    ProcessIntrospector introspector() {
         return introspector;
     }
 
@@ -110,12 +79,16 @@ public final class LivenessChecker {
      */
     public Liveness check(Identity identity) {
         Objects.requireNonNull(identity, "identity");
-        Here here = here();
-        Reason reason = guard(identity, here);
-        if (reason == null) {
-            reason = judge(identity, introspector.lookup(identity.pid()), here);
+        try {
+            Here here = here();
+            Optional<Reason> guard = guard(identity, here);
+            if (guard.isPresent()) {
+                return guard.get().liveness();
+            }
+            return judge(identity, introspector.lookup(identity.pid()), here).liveness();
+        } catch (RuntimeException e) {
+            return Liveness.UNKNOWN; // a plugged-in introspector broke its contract: see failed()
         }
-        return reason.liveness();
     }
 
     /**
@@ -125,7 +98,11 @@ public final class LivenessChecker {
      */
     public Verdict explain(Identity identity) {
         Objects.requireNonNull(identity, "identity");
-        return explain(identity, here(), null);
+        try {
+            return explain(identity, here(), null);
+        } catch (RuntimeException e) {
+            return failed(e);
+        }
     }
 
     /**
@@ -140,20 +117,38 @@ public final class LivenessChecker {
         for (int i = 0; i < ids.size(); i++) {
             Objects.requireNonNull(ids.get(i), "identities[" + i + "] is null");
         }
-        Here here = here();
-        Map<Long, ProcessLookup> lookups = new HashMap<>();
         List<Verdict> verdicts = new ArrayList<>(ids.size());
+        Here here;
+        try {
+            here = here();
+        } catch (RuntimeException e) {
+            ids.forEach(id -> verdicts.add(failed(e)));
+            return verdicts;
+        }
+        Map<Long, ProcessLookup> lookups = new HashMap<>();
         for (Identity id : ids) {
-            verdicts.add(explain(id, here, lookups));
+            try {
+                verdicts.add(explain(id, here, lookups));
+            } catch (RuntimeException e) {
+                verdicts.add(failed(e));
+            }
         }
         return verdicts;
     }
 
+    /**
+     * What a verdict is when the introspector threw, which the SPI forbids: UNKNOWN, never an
+     * exception to the caller, whose identity was well formed.
+     */
+    private static Verdict failed(RuntimeException e) {
+        return Verdict.of(Reason.IO_ERROR, "the process introspector failed: " + e);
+    }
+
     /** The verdict and its words; {@code lookups}, when given, keeps each pid's read for the batch. */
     private Verdict explain(Identity id, Here here, Map<Long, ProcessLookup> lookups) {
-        Reason reason = guard(id, here);
-        if (reason != null) {
-            return Verdict.of(reason, guardDetail(reason, id, here));
+        Optional<Reason> guard = guard(id, here);
+        if (guard.isPresent()) {
+            return Verdict.of(guard.get(), guardDetail(guard.get(), id, here));
         }
         ProcessLookup lookup = lookups == null ? null : lookups.get(id.pid());
         if (lookup == null) {
@@ -162,7 +157,7 @@ public final class LivenessChecker {
                 lookups.put(id.pid(), lookup);
             }
         }
-        reason = judge(id, lookup, here);
+        Reason reason = judge(id, lookup, here);
         return Verdict.of(reason, processDetail(reason, id, lookup, here));
     }
 
@@ -175,39 +170,37 @@ public final class LivenessChecker {
         if (pid <= 0) {
             return Optional.empty();
         }
-        return record(introspector.lookupProcess(pid));
+        try {
+            return record(introspector.lookupProcess(pid));
+        } catch (RuntimeException e) {
+            return Optional.empty(); // a broken introspector records nothing
+        }
     }
 
     /** The identity of the calling process, or empty as for {@link #identify(long)}. */
     public Optional<Identity> current() {
-        return record(introspector.self());
+        try {
+            return record(introspector.self());
+        } catch (RuntimeException e) {
+            return Optional.empty();
+        }
     }
 
-    Optional<Identity> record(ProcessLookup lookup) {
+    private Optional<Identity> record(ProcessLookup lookup) {
         if (!(lookup instanceof ProcessLookup.Found found)) {
             return Optional.empty();
         }
         return record(found.info());
     }
 
+    /** The identity of a live process read just now; empty for any other, or when the host name cannot be read. */
     Optional<Identity> record(ProcessInfo info) {
-        Optional<String> host = hostName();
-        if (host.isEmpty() || info.state() != ProcessState.LIVE) {
+        Optional<String> hostName = host.get();
+        if (hostName.isEmpty() || info.state() != ProcessState.LIVE) {
             return Optional.empty();
         }
-        return Optional.of(new Identity(info.pid(), info.start(), introspector.bootId().orElse(""), host.get(),
+        return Optional.of(new Identity(info.pid(), info.start(), introspector.bootId().orElse(""), hostName.get(),
                 info.name(), introspector.pidNamespace().orElse("")));
-    }
-
-    private Optional<String> hostName() {
-        Optional<String> h = host;
-        long now = System.nanoTime();
-        if (h == null || now - hostReadAt > HOST_TTL_NANOS) {
-            h = introspector.hostName();
-            hostReadAt = now;
-            host = h;
-        }
-        return h;
     }
 
     /** What rows 2 to 4 compare an identity with, read once for a verdict or a batch. */
@@ -223,27 +216,24 @@ public final class LivenessChecker {
     }
 
     private Here here() {
-        return new Here(hostName(), introspector.bootId(), introspector.pidNamespace());
+        return new Here(host.get(), introspector.bootId(), introspector.pidNamespace());
     }
 
-    /**
-     * Rows 1 to 4 of the precedence: the reason they give, or null when they all pass (null, not
-     * an Optional, on the path every check takes).
-     */
-    private Reason guard(Identity id, Here here) {
+    /** Rows 1 to 4 of the precedence: the reason they give, or empty when they all pass. */
+    private Optional<Reason> guard(Identity id, Here here) {
         if (id.pid() <= 0) {
-            return Reason.NO_IDENTITY;
+            return Optional.of(Reason.NO_IDENTITY);
         }
         if (!id.host().isEmpty() && !here.host().equals(Optional.of(id.host()))) {
-            return unreadable(Reason.OTHER_HOST, here.host());
+            return Optional.of(unreadable(Reason.OTHER_HOST, here.host()));
         }
         if (!id.pidns().isEmpty() && !here.pidns().equals(Optional.of(id.pidns()))) {
-            return unreadable(Reason.OTHER_PID_NAMESPACE, here.pidns());
+            return Optional.of(unreadable(Reason.OTHER_PID_NAMESPACE, here.pidns()));
         }
         if (!id.boot().isEmpty() && !here.boot().equals(Optional.of(id.boot()))) {
-            return here.boot().isEmpty() ? unreadable(Reason.IO_ERROR, here.boot()) : Reason.REBOOTED;
+            return Optional.of(here.boot().isEmpty() ? unreadable(Reason.IO_ERROR, here.boot()) : Reason.REBOOTED);
         }
-        return null;
+        return Optional.empty();
     }
 
     /**

@@ -117,11 +117,21 @@ public final class OwnerResolver {
      * why (then the other names are read only where they decide something).
      */
     private Optional<Identity> walk(long from, List<Step> steps) {
-        LivenessChecker checker = introspector != null ? LivenessChecker.of(introspector) : LivenessChecker.system();
+        try {
+            return walkOrThrow(from, steps);
+        } catch (RuntimeException e) { // a plugged-in introspector that throws: no owner, never a guess
+            stop(steps, from, "the process introspector failed: " + e);
+            return Optional.empty();
+        }
+    }
+
+    private Optional<Identity> walkOrThrow(long from, List<Step> steps) {
+        LivenessChecker checker = introspector != null ? LivenessChecker.of(introspector) : Platform.SYSTEM;
         ProcessIntrospector os = checker.introspector();
         ProcessLookup start = from == 0 ? os.self() : os.lookupProcess(from);
         if (!(start instanceof ProcessLookup.Found first) || first.info().state() != ProcessState.LIVE) {
-            return stop(steps, from, "cannot start there: " + describe(start));
+            stop(steps, from, "cannot start there: " + describe(start));
+            return Optional.empty();
         }
         if (steps != null) {
             ProcessInfo info = first.info();
@@ -134,22 +144,27 @@ public final class OwnerResolver {
         long pid = first.info().parentPid();
         for (int depth = 0; depth < maxDepth; depth++) {
             if (pid <= 0) {
-                return stop(steps, pid, "no parent: the walk reached the top of the process tree");
+                stop(steps, pid, "no parent: the walk reached the top of the process tree");
+                return Optional.empty();
             }
             if (pid == 1 && initialNamespace) {
-                return stop(steps, pid, "pid 1 of the initial PID namespace is init, never an owner");
+                stop(steps, pid, "pid 1 of the initial PID namespace is init, never an owner");
+                return Optional.empty();
             }
             if (contains(seen, depth, pid)) {
-                return stop(steps, pid, "the walk came back to pid " + pid + ": a cycle");
+                stop(steps, pid, "the walk came back to pid " + pid + ": a cycle");
+                return Optional.empty();
             }
             seen[depth] = pid;
             ProcessLookup lookup = os.lookup(pid);
             if (!(lookup instanceof ProcessLookup.Found found)) {
-                return stop(steps, pid, "cannot read it: " + describe(lookup));
+                stop(steps, pid, "cannot read it: " + describe(lookup));
+                return Optional.empty();
             }
             ProcessInfo info = found.info();
             if (info.state() != ProcessState.LIVE) {
-                return stop(steps, pid, info.name() + " has exited");
+                stop(steps, pid, info.name() + " has exited");
+                return Optional.empty();
             }
             boolean byName = commSkipped(os, info.name());
             // The other names cost two reads: only where they decide something, or someone asked why.
@@ -157,8 +172,9 @@ public final class OwnerResolver {
             String skippedFor = skippedFor(byName, info.name(), names);
             if (skippedFor != null) {
                 if (pid == 1) {
-                    return stop(steps, info, names, "pid 1 of this container is " + skippedFor
+                    stop(steps, info, names, "pid 1 of this container is " + skippedFor
                             + ": an init or a shell, never an owner");
+                    return Optional.empty();
                 }
                 if (steps != null) {
                     steps.add(new Step(pid, info.name(), names, Step.Outcome.SKIPPED, skippedFor));
@@ -168,7 +184,8 @@ public final class OwnerResolver {
             }
             Optional<Identity> owner = checker.record(info);
             if (owner.isEmpty()) {
-                return stop(steps, info, names, "the owner, but this host's name cannot be read to record it");
+                stop(steps, info, names, "the owner, but this host's name cannot be read to record it");
+                return Optional.empty();
             }
             if (steps != null) {
                 steps.add(new Step(pid, info.name(), names, Step.Outcome.OWNER,
@@ -176,21 +193,21 @@ public final class OwnerResolver {
             }
             return owner;
         }
-        return stop(steps, pid, "the depth limit (" + maxDepth + " ancestors) ran out before an owner was found");
+        stop(steps, pid, "the depth limit (" + maxDepth + " ancestors) ran out before an owner was found");
+        return Optional.empty();
     }
 
-    private static Optional<Identity> stop(List<Step> steps, long pid, String why) {
+    /** Notes where and why the walk ended without an owner, when someone asked. */
+    private static void stop(List<Step> steps, long pid, String why) {
         if (steps != null) {
             steps.add(new Step(pid, "", ProgramNames.UNKNOWN, Step.Outcome.STOPPED, why));
         }
-        return Optional.empty();
     }
 
-    private static Optional<Identity> stop(List<Step> steps, ProcessInfo info, ProgramNames names, String why) {
+    private static void stop(List<Step> steps, ProcessInfo info, ProgramNames names, String why) {
         if (steps != null) {
             steps.add(new Step(info.pid(), info.name(), names, Step.Outcome.STOPPED, why));
         }
-        return Optional.empty();
     }
 
     private static String describe(ProcessLookup lookup) {

@@ -8,9 +8,9 @@ import java.util.Optional;
  * Is the process that owns this still alive — that exact process, not whatever now has its PID?
  *
  * <pre>{@code
- * Optional<Identity> owner = ProcLive.resolveOwner();      // when the work starts; keep it as JSON
+ * ProcLive.resolveOwner().ifPresent(owner -> save(owner));  // when the work starts; keep it as JSON
  * ...
- * if (ProcLive.check(owner.get()) == Liveness.DEAD) { ... } // later, from any process on the host
+ * if (ProcLive.check(load()) == Liveness.DEAD) { ... }       // later, from any process on the host
  * }</pre>
  *
  * <p>Every method uses the introspector for the running OS, chosen once from {@code os.name}: on
@@ -36,7 +36,7 @@ public final class ProcLive {
      * @throws NullPointerException if {@code identity} is null
      */
     public static Liveness check(Identity identity) {
-        return LivenessChecker.system().check(identity);
+        return Platform.SYSTEM.check(identity);
     }
 
     /**
@@ -45,7 +45,7 @@ public final class ProcLive {
      * @throws NullPointerException if {@code identity} is null
      */
     public static Verdict explain(Identity identity) {
-        return LivenessChecker.system().explain(identity);
+        return Platform.SYSTEM.explain(identity);
     }
 
     /**
@@ -55,7 +55,7 @@ public final class ProcLive {
      * @throws NullPointerException if {@code identities} or one of its elements is null
      */
     public static List<Verdict> checkAll(Collection<Identity> identities) {
-        return LivenessChecker.system().checkAll(identities);
+        return Platform.SYSTEM.checkAll(identities);
     }
 
     /**
@@ -63,12 +63,12 @@ public final class ProcLive {
      * belongs to a thread, the process cannot be read, or this host's name cannot be read.
      */
     public static Optional<Identity> identify(long pid) {
-        return LivenessChecker.system().identify(pid);
+        return Platform.SYSTEM.identify(pid);
     }
 
     /** The identity of the calling process, or empty as for {@link #identify(long)}. */
     public static Optional<Identity> current() {
-        return LivenessChecker.system().current();
+        return Platform.SYSTEM.current();
     }
 
     /**

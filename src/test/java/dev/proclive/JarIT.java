@@ -2,7 +2,14 @@ package dev.proclive;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.File;
+import java.lang.module.ModuleDescriptor;
+import java.lang.module.ModuleFinder;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.jar.Attributes;
 import java.util.jar.JarFile;
 import org.junit.jupiter.api.Test;
@@ -15,13 +22,50 @@ class JarIT {
     }
 
     @Test
-    void theLibraryJarNamesItsModuleAndHoldsOnlyProclive() throws Exception {
+    void theLibraryJarIsAModuleThatExportsOnlyTheApiAndTheSpi() throws Exception {
         try (JarFile jar = open("proclive.jar")) {
-            Attributes main = jar.getManifest().getMainAttributes();
-            assertThat(main.getValue("Automatic-Module-Name")).isEqualTo("dev.proclive");
             assertThat(jar.stream().map(e -> e.getName()).filter(n -> n.endsWith(".class")))
                     .isNotEmpty()
-                    .allMatch(n -> n.startsWith("dev/proclive/"));
+                    .allMatch(n -> n.startsWith("dev/proclive/") || n.equals("module-info.class"));
+        }
+        ModuleDescriptor module = ModuleFinder.of(Path.of(System.getProperty("proclive.jar"))).findAll()
+                .iterator().next().descriptor();
+        assertThat(module.name()).isEqualTo("dev.proclive");
+        assertThat(module.isAutomatic()).isFalse();
+        assertThat(module.exports()).extracting(ModuleDescriptor.Exports::source)
+                .containsExactlyInAnyOrder("dev.proclive", "dev.proclive.spi");
+        assertThat(module.exports()).allMatch(e -> !e.isQualified());
+        assertThat(module.packages()).contains("dev.proclive.linux", "dev.proclive.macos", "dev.proclive.cli");
+    }
+
+    @Test
+    void theModuleRunsOnTheModulePath() throws Exception {
+        List<String> path = new ArrayList<>(List.of(System.getProperty("proclive.jar")));
+        for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
+            if (entry.matches(".*/(jna|jna-platform|jackson-databind|jackson-core|jackson-annotations)-[0-9.]+\\.jar")) {
+                path.add(entry);
+            }
+        }
+        assertThat(path).hasSize(6);
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process p = new ProcessBuilder(java, "--module-path", String.join(File.pathSeparator, path),
+                "-m", "dev.proclive/dev.proclive.cli.Main", "check", "{\"pid\":1,\"start\":\"x\",\"host\":\"elsewhere.invalid\"}")
+                .redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(out).isIn("{\"liveness\":\"unknown\",\"reason\":\"other_host\"}",
+                "{\"liveness\":\"unknown\",\"reason\":\"unsupported_platform\"}");
+        assertThat(p.exitValue()).isEqualTo(2);
+    }
+
+    @Test
+    void theJavadocShowsTheApiAndTheSpiOnly() throws Exception {
+        Path javadoc = Path.of(System.getProperty("proclive.jar").replace(".jar", "-javadoc.jar"));
+        try (JarFile jar = new JarFile(javadoc.toFile())) {
+            List<String> pages = jar.stream().map(e -> e.getName()).filter(n -> n.endsWith(".html")).toList();
+            assertThat(pages).anyMatch(n -> n.endsWith("dev/proclive/ProcLive.html"))
+                    .anyMatch(n -> n.endsWith("dev/proclive/spi/ProcessIntrospector.html"))
+                    .noneMatch(n -> n.contains("/linux/") || n.contains("/macos/") || n.contains("/cli/"));
         }
     }
 

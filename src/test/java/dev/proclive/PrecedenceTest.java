@@ -306,11 +306,11 @@ class PrecedenceTest {
 
     @Test
     void theOsNamePicksTheBackend() {
-        assertThat(LivenessChecker.forOs("Linux")).isSameAs(dev.proclive.linux.LinuxProcessIntrospector.system());
-        assertThat(LivenessChecker.forOs("Mac OS X")).isSameAs(dev.proclive.macos.MacosProcessIntrospector.system());
-        assertThat(LivenessChecker.forOs("Darwin")).isSameAs(dev.proclive.macos.MacosProcessIntrospector.system());
-        assertThat(LivenessChecker.forOs("Windows 11")).isInstanceOf(UnsupportedProcessIntrospector.class);
-        assertThat(LivenessChecker.forOs("Windows 11").self()).isInstanceOfSatisfying(ProcessLookup.Unknown.class,
+        assertThat(Platform.forOs("Linux")).isSameAs(dev.proclive.linux.LinuxProcessIntrospector.system());
+        assertThat(Platform.forOs("Mac OS X")).isSameAs(dev.proclive.macos.MacosProcessIntrospector.system());
+        assertThat(Platform.forOs("Darwin")).isSameAs(dev.proclive.macos.MacosProcessIntrospector.system());
+        assertThat(Platform.forOs("Windows 11")).isInstanceOf(UnsupportedProcessIntrospector.class);
+        assertThat(Platform.forOs("Windows 11").self()).isInstanceOfSatisfying(ProcessLookup.Unknown.class,
                 u -> assertThat(u.detail()).contains("Windows 11"));
     }
 
@@ -320,7 +320,7 @@ class PrecedenceTest {
         assertThat(c.check(full())).isEqualTo(Liveness.ALIVE);
         os.host = Optional.of("renamed");
         assertThat(c.check(full())).as("within the second: the name read before").isEqualTo(Liveness.ALIVE);
-        Thread.sleep(LivenessChecker.HOST_TTL_NANOS / 1_000_000 + 100);
+        Thread.sleep(HostName.TTL_NANOS / 1_000_000 + 100);
         assertThat(c.explain(full()).reason()).isEqualTo(Reason.OTHER_HOST);
         assertThat(c.identify(PID)).map(Identity::host).contains("renamed");
     }
@@ -354,8 +354,8 @@ class PrecedenceTest {
 
     @Test
     void anUnknownOsGetsTheUnsupportedIntrospector() {
-        assertThat(LivenessChecker.forOs("Plan 9")).isInstanceOf(UnsupportedProcessIntrospector.class);
-        assertThat(LivenessChecker.forOs("")).isInstanceOf(UnsupportedProcessIntrospector.class);
+        assertThat(Platform.forOs("Plan 9")).isInstanceOf(UnsupportedProcessIntrospector.class);
+        assertThat(Platform.forOs("")).isInstanceOf(UnsupportedProcessIntrospector.class);
     }
 
     @Test
@@ -421,6 +421,45 @@ class PrecedenceTest {
         });
     }
 
+    /** An introspector that breaks the SPI's contract by throwing. */
+    static final class Throwing extends FakeIntrospector {
+        @Override
+        public ProcessLookup lookup(long pid) {
+            throw new IllegalStateException("broken backend");
+        }
+
+        @Override
+        public ProcessLookup self() {
+            throw new IllegalStateException("broken backend");
+        }
+    }
+
+    @Test
+    void aThrowingIntrospectorGivesUnknownNeverAnException() {
+        LivenessChecker broken = LivenessChecker.of(new Throwing());
+        assertThat(broken.check(full())).isEqualTo(Liveness.UNKNOWN);
+        assertThat(broken.explain(full())).satisfies(v -> {
+            assertThat(v.reason()).isEqualTo(Reason.IO_ERROR);
+            assertThat(v.detail()).contains("broken backend");
+        });
+        assertThat(broken.checkAll(List.of(full(), with(0, "", "", "", ""))))
+                .extracting(Verdict::reason).containsExactly(Reason.IO_ERROR, Reason.NO_IDENTITY);
+        assertThat(broken.identify(PID)).isEmpty();
+        assertThat(broken.current()).isEmpty();
+        OwnerResolver.Trace trace = OwnerResolver.builder().introspector(new Throwing()).build().trace();
+        assertThat(trace.owner()).isEmpty();
+        assertThat(trace.steps()).last().satisfies(s -> assertThat(s.why()).contains("broken backend"));
+
+        FakeIntrospector hostless = new FakeIntrospector() {
+            @Override
+            public Optional<String> hostName() {
+                throw new IllegalStateException("no host today");
+            }
+        };
+        assertThat(LivenessChecker.of(hostless).checkAll(List.of(full())))
+                .singleElement().satisfies(v -> assertThat(v.detail()).contains("no host today"));
+    }
+
     @Test
     void aNullIdentityIsTheCallersBug() {
         assertThatThrownBy(() -> checker.check(null)).isInstanceOf(NullPointerException.class);
@@ -429,8 +468,9 @@ class PrecedenceTest {
 
     @Test
     void verdictReasonsBelongToTheirLiveness() {
-        assertThatThrownBy(() -> new Verdict(Liveness.ALIVE, Reason.EXITED, ""))
-                .isInstanceOf(IllegalArgumentException.class);
+        // A verdict has no liveness of its own to disagree with: it is its reason's.
+        assertThat(Verdict.class.getRecordComponents()).extracting(c -> c.getName()).containsExactly("reason", "detail");
+        assertThatThrownBy(() -> new Verdict(null, "")).isInstanceOf(NullPointerException.class);
         assertThatThrownBy(() -> new ProcessLookup.Unknown(Reason.EXITED, ""))
                 .isInstanceOf(IllegalArgumentException.class);
         for (Reason r : Reason.values()) {

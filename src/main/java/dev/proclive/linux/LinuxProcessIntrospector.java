@@ -35,7 +35,8 @@ import java.util.function.Consumer;
  *       {@code /proc/self/ns/pid}, read once.</li>
  * </ul>
  *
- * <p>Thread-safe. Not API: reach it through {@link dev.proclive.ProcLive}.
+ * <p>Thread-safe. Public only for the platform switch in {@code dev.proclive}: the package is not
+ * exported from the module. Reach it through {@link dev.proclive.ProcLive}.
  */
 public final class LinuxProcessIntrospector implements ProcessIntrospector {
 
@@ -51,8 +52,6 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
 
     /** What this {@code /proc} looks like; null until read (a read that may pass is not kept). */
     private volatile ProcView view;
-    private volatile Optional<String> bootId;
-    private volatile Optional<String> pidNamespace;
 
     /**
      * @param procRoot where procfs is mounted ({@code /proc}; a directory of fixtures in tests)
@@ -88,10 +87,10 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
         }
         ProcReader r = reader();
         String path = procRoot + "/self/stat";
-        int status = r.read(path, false);
-        if (status != ProcReader.OK) {
+        ProcReader.Status status = r.read(path, false);
+        if (status != ProcReader.Status.OK) {
             return new ProcessLookup.Unknown(
-                    status == ProcReader.DENIED ? Reason.ACCESS_DENIED : Reason.IO_ERROR,
+                    status == ProcReader.Status.DENIED ? Reason.ACCESS_DENIED : Reason.IO_ERROR,
                     path + ": " + r.error());
         }
         String problem = r.line.locate(r.buffer(), r.length());
@@ -113,8 +112,8 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
         }
         ProcReader r = reader();
         String path = r.path(procRoot, pid, "stat");
-        int status = r.read(path, false);
-        if (status != ProcReader.OK) {
+        ProcReader.Status status = r.read(path, false);
+        if (status != ProcReader.Status.OK) {
             return failure(pid, path, status, r, v);
         }
         String problem = r.line.locate(r.buffer(), r.length());
@@ -154,8 +153,8 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
     private ProcessLookup withStatus(ProcessInfo info, boolean processOnly, ProcReader r, ProcView v) {
         long pid = info.pid();
         String path = r.path(procRoot, pid, "status");
-        int status = r.read(path, true);
-        if (status != ProcReader.OK) {
+        ProcReader.Status status = r.read(path, true);
+        if (status != ProcReader.Status.OK) {
             return failure(pid, path, status, r, v);
         }
         StatusFile s = StatusFile.parse(r.buffer(), r.length());
@@ -169,11 +168,11 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
     }
 
     /** A failed read of a process's file, told apart: gone, hidden, denied, or broken. */
-    private ProcessLookup failure(long pid, String path, int status, ProcReader r, ProcView v) {
-        if (status == ProcReader.DENIED) {
+    private ProcessLookup failure(long pid, String path, ProcReader.Status status, ProcReader r, ProcView v) {
+        if (status == ProcReader.Status.DENIED) {
             return new ProcessLookup.Unknown(Reason.ACCESS_DENIED, r.error());
         }
-        if (status != ProcReader.ABSENT) {
+        if (status != ProcReader.Status.ABSENT) {
             return new ProcessLookup.Unknown(Reason.IO_ERROR, r.error());
         }
         if (!v.hidesPids()) {
@@ -257,7 +256,7 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
         }
         ProcReader r = reader();
         String argv0 = "";
-        if (r.read(r.path(procRoot, pid, "cmdline"), true) == ProcReader.OK) {
+        if (r.read(r.path(procRoot, pid, "cmdline"), true) == ProcReader.Status.OK) {
             argv0 = argv0(r.buffer(), r.length());
         }
         return new ProgramNames(executable, argv0);
@@ -276,16 +275,10 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
         return ProgramNames.fileName(word.startsWith("-") ? word.substring(1) : word);
     }
 
+    /** Read once with the view: a boot id cannot change while this process lives. */
     @Override
     public Optional<String> bootId() {
-        Optional<String> b = bootId;
-        if (b == null) {
-            b = readSmallFile(procRoot + "/sys/kernel/random/boot_id");
-            if (b.isPresent()) {
-                bootId = b; // a boot id cannot change while this process lives
-            }
-        }
-        return b;
+        return view().bootId();
     }
 
     @Override
@@ -293,30 +286,20 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
         return readSmallFile(procRoot + "/sys/kernel/hostname");
     }
 
+    /** Read once with the view: a process cannot leave its PID namespace. */
     @Override
     public Optional<String> pidNamespace() {
-        Optional<String> ns = pidNamespace;
-        if (ns == null) {
-            ns = ProcView.namespace(procRoot, "pid");
-            if (ns.isPresent()) {
-                pidNamespace = ns; // a process cannot leave its PID namespace
-            }
-        }
-        return ns;
+        return view().pidNamespace();
     }
 
     private Optional<String> readSmallFile(String path) {
-        ProcReader r = reader();
-        if (r.read(path, true) != ProcReader.OK) {
-            return Optional.empty();
-        }
-        String text = r.text().trim();
-        return text.isEmpty() ? Optional.empty() : Optional.of(text);
+        return ProcView.readSmallFile(reader(), path);
     }
 
+    /** The kernel keeps {@value #COMM_BYTES} bytes of a name: a longer one matches its truncation. */
     @Override
-    public int nameLimitBytes() {
-        return COMM_BYTES;
+    public boolean nameMatches(String processName, String name) {
+        return ProcessIntrospector.matchesTruncated(processName, name, COMM_BYTES);
     }
 
     @Override

@@ -20,16 +20,19 @@ import java.util.function.Consumer;
  */
 final class ProcReader {
 
-    static final int OK = 0;
-    /** ENOENT: no such file. */
-    static final int ABSENT = 1;
-    /**
-     * EACCES, or a file that will not open in a directory that is there: EPERM, which
-     * {@code hidepid=noaccess} answers and NIO reports as a plain FileSystemException.
-     */
-    static final int DENIED = 2;
-    /** Anything else. */
-    static final int FAILED = 3;
+    /** How a read ended. */
+    enum Status {
+        OK,
+        /** ENOENT: no such file. */
+        ABSENT,
+        /**
+         * EACCES, or a file that will not open in a directory that is there: EPERM, which
+         * {@code hidepid=noaccess} answers and NIO reports as a plain FileSystemException.
+         */
+        DENIED,
+        /** Anything else. */
+        FAILED
+    }
 
     private byte[] buffer = new byte[2048];
     private int length;
@@ -71,9 +74,9 @@ final class ProcReader {
      * Reads {@code path}: a whole file, or, when {@code whole} is false, up to its first full line
      * (a {@code stat} file is one line, and one read(2) returns it whole).
      *
-     * @return {@link #OK}, {@link #ABSENT}, {@link #DENIED} or {@link #FAILED}; see {@link #error()}
+     * @return how it ended; see {@link #error()} when not {@link Status#OK}
      */
-    int read(String path, boolean whole) {
+    Status read(String path, boolean whole) {
         if (opened != null) {
             opened.accept(path);
         }
@@ -93,14 +96,14 @@ final class ProcReader {
                 }
             }
             length = n;
-            return OK;
+            return Status.OK;
         } catch (IOException e) {
             return classify(path);
         }
     }
 
     /** Reads the file again through NIO, whose exceptions say which errno it was. */
-    private int classify(String file) {
+    private Status classify(String file) {
         try {
             byte[] data = Files.readAllBytes(Path.of(file));
             if (data.length > buffer.length) {
@@ -108,23 +111,23 @@ final class ProcReader {
             }
             System.arraycopy(data, 0, buffer, 0, data.length);
             length = data.length;
-            return OK; // it failed a moment ago and works now: take what we read
+            return Status.OK; // it failed a moment ago and works now: take what we read
         } catch (NoSuchFileException e) {
             error = file + ": no such file";
-            return ABSENT;
+            return Status.ABSENT;
         } catch (AccessDeniedException e) {
             error = file + ": permission denied";
-            return DENIED;
+            return Status.DENIED;
         } catch (FileSystemException e) {
             // EPERM has no type of its own, and the message is strerror in the user's locale. What
             // can be checked: the process's directory is there but its file will not open, as
             // hidepid=noaccess answers.
             error = e.getMessage();
             Path dir = Path.of(file).getParent();
-            return dir != null && Files.isDirectory(dir) ? DENIED : FAILED;
+            return dir != null && Files.isDirectory(dir) ? Status.DENIED : Status.FAILED;
         } catch (IOException | RuntimeException e) {
             error = file + ": " + e;
-            return FAILED;
+            return Status.FAILED;
         }
     }
 

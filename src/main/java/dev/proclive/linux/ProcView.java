@@ -15,57 +15,73 @@ import java.util.Optional;
  * @param distrust  why {@code /proc} cannot be trusted for anything, or empty when it can
  * @param hidesPids whether a missing {@code /proc/PID} may be a live process hidden from us
  * @param boottime  this process's time-namespace boottime offset
+ * @param bootId    {@code /proc/sys/kernel/random/boot_id}, or empty when unreadable (then no boot
+ *                  is recorded: never {@code btime}, which moves when the clock is stepped)
+ * @param pidNamespace the inode {@code /proc/self/ns/pid} names, or empty
  * @param settled   false when a read failed in a way that may pass: read the view again next time
  */
 record ProcView(Optional<ProcessLookup.Unknown> distrust, boolean hidesPids, BootOffset boottime,
-                boolean settled) {
+                Optional<String> bootId, Optional<String> pidNamespace, boolean settled) {
 
     /** The inode of the initial user namespace (PROC_USER_INIT_INO, include/linux/proc_ns.h). */
     static final String INITIAL_USER_NS = "4026531837";
 
     static ProcView read(String procRoot, ProcReader r) {
+        Optional<String> boot = readSmallFile(r, procRoot + "/sys/kernel/random/boot_id");
+        Optional<String> pidns = namespace(procRoot, "pid");
         String statusPath = procRoot + "/self/status";
-        int status = r.read(statusPath, true);
-        if (status == ProcReader.ABSENT) {
+        ProcReader.Status status = r.read(statusPath, true);
+        if (status == ProcReader.Status.ABSENT) {
             return untrusted(Reason.OTHER_PID_NAMESPACE, procRoot + "/self does not resolve: " + procRoot
-                    + " belongs to another PID namespace or is not procfs", true);
+                    + " belongs to another PID namespace or is not procfs", boot, pidns, true);
         }
-        if (status != ProcReader.OK) {
-            return untrusted(Reason.IO_ERROR, statusPath + ": " + r.error(), false);
+        if (status != ProcReader.Status.OK) {
+            return untrusted(Reason.IO_ERROR, statusPath + ": " + r.error(), boot, pidns, false);
         }
         StatusFile self = StatusFile.parse(r.buffer(), r.length());
         if (self.nspidCount() > 1) {
             return untrusted(Reason.OTHER_PID_NAMESPACE, procRoot
                     + " was mounted for another PID namespace: its pids are not this process's (NSpid lists "
-                    + self.nspidCount() + " ids)", true);
+                    + self.nspidCount() + " ids)", boot, pidns, true);
         }
 
         String offsetsPath = procRoot + "/self/timens_offsets";
         BootOffset boottime;
-        int offsets = r.read(offsetsPath, true);
-        if (offsets == ProcReader.ABSENT) {
+        ProcReader.Status offsets = r.read(offsetsPath, true);
+        if (offsets == ProcReader.Status.ABSENT) {
             boottime = BootOffset.NONE; // a kernel without time namespaces (before 5.6)
-        } else if (offsets != ProcReader.OK) {
-            return untrusted(Reason.IO_ERROR, offsetsPath + ": " + r.error(), false);
+        } else if (offsets != ProcReader.Status.OK) {
+            return untrusted(Reason.IO_ERROR, offsetsPath + ": " + r.error(), boot, pidns, false);
         } else {
             Optional<BootOffset> parsed = BootOffset.parse(r.text());
             if (parsed.isEmpty()) {
-                return untrusted(Reason.IO_ERROR, "malformed " + offsetsPath, true);
+                return untrusted(Reason.IO_ERROR, "malformed " + offsetsPath, boot, pidns, true);
             }
             boottime = parsed.get();
         }
 
         // Unreadable mountinfo: assume hiding, so that a missing entry is double-checked.
-        boolean mountHides = r.read(procRoot + "/self/mountinfo", true) != ProcReader.OK
+        boolean mountHides = r.read(procRoot + "/self/mountinfo", true) != ProcReader.Status.OK
                 || MountInfo.hidesPids(r.text(), procRoot);
         // CAP_SYS_PTRACE sees past hidepid only where it counts: a child user namespace shows every
         // capability in CapEff, but they do not reach a procfs mounted by an outer namespace.
         boolean seesAll = self.canPtraceAny() && INITIAL_USER_NS.equals(namespace(procRoot, "user").orElse(""));
-        return new ProcView(Optional.empty(), mountHides && !seesAll, boottime, true);
+        return new ProcView(Optional.empty(), mountHides && !seesAll, boottime, boot, pidns, true);
     }
 
-    private static ProcView untrusted(Reason reason, String detail, boolean settled) {
-        return new ProcView(Optional.of(new ProcessLookup.Unknown(reason, detail)), false, BootOffset.NONE, settled);
+    private static ProcView untrusted(Reason reason, String detail, Optional<String> boot, Optional<String> pidns,
+                                      boolean settled) {
+        return new ProcView(Optional.of(new ProcessLookup.Unknown(reason, detail)), false, BootOffset.NONE,
+                boot, pidns, settled);
+    }
+
+    /** A small file's text, trimmed; empty when it cannot be read or holds nothing. */
+    static Optional<String> readSmallFile(ProcReader r, String path) {
+        if (r.read(path, true) != ProcReader.Status.OK) {
+            return Optional.empty();
+        }
+        String text = r.text().trim();
+        return text.isEmpty() ? Optional.empty() : Optional.of(text);
     }
 
     /** The inode {@code /proc/self/ns/KIND} links to ({@code pid:[4026531836]}), or empty. */

@@ -8,7 +8,7 @@ import java.nio.charset.StandardCharsets;
  * A {@code /proc/PID/stat} line (proc(5)), {@code pid (comm) state ppid … starttime …}, located
  * in a byte buffer: {@link #locate} finds the fields once, in one pass, and the accessors read
  * them in place. Pure over bytes, so every corner is tested from fixtures. Mutable and reused by
- * one thread; {@link #parse} is the one-shot form.
+ * one thread.
  *
  * <p>The comm sits between the first {@code (} and the <em>last</em> {@code )}: it may itself
  * hold spaces, parentheses and newlines (15 bytes for user tasks, up to 63 for kernel threads).
@@ -29,20 +29,6 @@ final class StatLine {
     private int ppidEnd;
     private int start;
     private int startEnd;
-
-    /**
-     * Decodes a whole line.
-     *
-     * @throws IllegalArgumentException naming what is malformed
-     */
-    static ProcessInfo parse(byte[] b, int len) {
-        StatLine line = new StatLine();
-        String problem = line.locate(b, len);
-        if (problem != null) {
-            throw new IllegalArgumentException(problem);
-        }
-        return line.info();
-    }
 
     /**
      * Finds the fields of the line in {@code b[0, len)}: null when it has what proclive reads (a

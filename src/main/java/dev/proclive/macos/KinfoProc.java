@@ -16,9 +16,8 @@ import java.nio.charset.StandardCharsets;
  * @param start     {@code kp_proc.p_starttime} as {@code "%d.%06d"} (seconds.microseconds), the
  *                  exact string the Go package records
  * @param zombie    {@code kp_proc.p_stat == SZOMB}
- * @param uid       {@code kp_eproc.e_ucred.cr_uid}
  */
-record KinfoProc(long pid, long parentPid, String name, String start, boolean zombie, long uid) {
+record KinfoProc(long pid, long parentPid, String name, String start, boolean zombie) {
 
     /** sizeof(struct kinfo_proc). */
     static final int SIZE = 648;
@@ -35,8 +34,6 @@ record KinfoProc(long pid, long parentPid, String name, String start, boolean zo
     static final int P_COMM = 243;
     /** MAXCOMLEN (sys/param.h) + 1 for the NUL. */
     static final int P_COMM_LENGTH = 17;
-    /** kp_eproc.e_ucred.cr_uid: uid_t, uint32. */
-    static final int CR_UID = 420;
     /** kp_eproc.e_ppid: pid_t, int32. */
     static final int E_PPID = 560;
 
@@ -87,8 +84,7 @@ record KinfoProc(long pid, long parentPid, String name, String start, boolean zo
                 b.getInt(E_PPID),
                 new String(buffer, P_COMM, nameLength, StandardCharsets.UTF_8),
                 startFingerprint(seconds, micros),
-                buffer[P_STAT] == SZOMB,
-                Integer.toUnsignedLong(b.getInt(CR_UID)));
+                buffer[P_STAT] == SZOMB);
     }
 
     /**

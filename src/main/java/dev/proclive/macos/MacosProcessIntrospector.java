@@ -23,7 +23,8 @@ import java.util.Optional;
  *   <li>If JNA cannot load, every lookup is UNKNOWN with {@code UNSUPPORTED_PLATFORM}.</li>
  * </ul>
  *
- * <p>Thread-safe. Not API: reach it through {@link dev.proclive.ProcLive}.
+ * <p>Thread-safe. Public only for the platform switch in {@code dev.proclive}: the package is not
+ * exported from the module. Reach it through {@link dev.proclive.ProcLive}.
  */
 public final class MacosProcessIntrospector implements ProcessIntrospector {
 
@@ -149,9 +150,10 @@ public final class MacosProcessIntrospector implements ProcessIntrospector {
         return Optional.empty();
     }
 
+    /** The kernel keeps {@value #COMM_BYTES} bytes of a name: a longer one matches its truncation. */
     @Override
-    public int nameLimitBytes() {
-        return COMM_BYTES;
+    public boolean nameMatches(String processName, String name) {
+        return ProcessIntrospector.matchesTruncated(processName, name, COMM_BYTES);
     }
 
     @Override

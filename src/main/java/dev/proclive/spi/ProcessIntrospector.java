@@ -72,25 +72,24 @@ public interface ProcessIntrospector {
     Optional<String> pidNamespace();
 
     /**
-     * How many bytes of a process name the kernel keeps (Linux 15, macOS 16), or
-     * {@link Integer#MAX_VALUE} when names are kept whole, the default.
+     * Whether a process called {@code processName} (as {@link ProcessInfo#name()} reports it) is
+     * the program a caller named {@code name}. The default is equality; a platform that keeps only
+     * the first bytes of a name answers with {@link #matchesTruncated}.
      */
-    default int nameLimitBytes() {
-        return Integer.MAX_VALUE;
+    default boolean nameMatches(String processName, String name) {
+        return processName.equals(name);
     }
 
     /**
-     * Whether a process called {@code processName} (as {@link ProcessInfo#name()} reports it) is
-     * the program a caller named {@code name}: the same name, or, for a name longer than
-     * {@link #nameLimitBytes()}, its truncation to that many UTF-8 bytes. Platforms that decorate
-     * names (Windows' {@code .exe}) override it.
+     * For platforms that keep only {@code limitBytes} bytes of a name (Linux 15, macOS 16): the
+     * same name, or, for a name longer than that, its truncation to that many UTF-8 bytes.
      */
-    default boolean nameMatches(String processName, String name) {
+    static boolean matchesTruncated(String processName, String name, int limitBytes) {
         if (processName.equals(name)) {
             return true;
         }
-        int limit = nameLimitBytes();
         byte[] bytes = name.getBytes(StandardCharsets.UTF_8);
-        return bytes.length > limit && processName.equals(new String(bytes, 0, limit, StandardCharsets.UTF_8));
+        return bytes.length > limitBytes
+                && processName.equals(new String(bytes, 0, limitBytes, StandardCharsets.UTF_8));
     }
 }

@@ -13,9 +13,19 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 class StatLineTest {
 
+    /** Locates and decodes a whole line, as the introspector does; fails the test if it is malformed. */
+    private static ProcessInfo decode(byte[] b, int len) {
+        StatLine line = new StatLine();
+        String problem = line.locate(b, len);
+        if (problem != null) {
+            throw new IllegalArgumentException(problem);
+        }
+        return line.info();
+    }
+
     private static ProcessInfo parse(String fixture) {
         byte[] b = Fixtures.bytes("stat/" + fixture);
-        return StatLine.parse(b, b.length);
+        return decode(b, b.length);
     }
 
     @Test
@@ -169,13 +179,13 @@ class StatLineTest {
         byte[] buffer = new byte[4096];
         System.arraycopy(line, 0, buffer, 0, line.length);
         buffer[line.length] = ')'; // stale bytes of an earlier, longer read
-        assertThat(StatLine.parse(buffer, line.length).name()).isEqualTo("cat");
+        assertThat(decode(buffer, line.length).name()).isEqualTo("cat");
     }
 
     @Test
     void nameBytesThatAreNotUtf8BecomeReplacementCharacters() {
         String line = "90 (a\u00ff) S 1 90 90 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 42 0 0\n";
         byte[] b = line.getBytes(StandardCharsets.ISO_8859_1);
-        assertThat(StatLine.parse(b, b.length).name()).isEqualTo("a\uFFFD");
+        assertThat(decode(b, b.length).name()).isEqualTo("a\uFFFD");
     }
 }

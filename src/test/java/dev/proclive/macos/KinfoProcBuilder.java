@@ -39,8 +39,9 @@ final class KinfoProcBuilder {
         return this;
     }
 
+    /** kp_eproc.e_ucred.cr_uid (offset 420): written as noise, decoded by nobody. */
     KinfoProcBuilder uid(int uid) {
-        b.putInt(KinfoProc.CR_UID, uid);
+        b.putInt(420, uid);
         return this;
     }
 

@@ -16,7 +16,7 @@ class KinfoProcTest {
         byte[] b = KinfoProcBuilder.process(4242).ppid(777).start(1_700_000_123L, 456_789).uid(501).bytes;
         assertThat(KinfoProc.check(b, KinfoProc.SIZE, 4242)).isEqualTo(KinfoProc.Status.VALID);
         assertThat(KinfoProc.decode(b))
-                .isEqualTo(new KinfoProc(4242, 777, "node", "1700000123.456789", false, 501));
+                .isEqualTo(new KinfoProc(4242, 777, "node", "1700000123.456789", false));
     }
 
     @Test
@@ -87,10 +87,5 @@ class KinfoProcTest {
     })
     void theFingerprintIsGosPercentDDotPercent06D(long seconds, int micros, String expected) {
         assertThat(KinfoProc.startFingerprint(seconds, micros)).isEqualTo(expected);
-    }
-
-    @Test
-    void readsUidsAboveTheSignedRange() {
-        assertThat(KinfoProc.decode(KinfoProcBuilder.process(9).uid(-2).bytes).uid()).isEqualTo(4294967294L);
     }
 }
