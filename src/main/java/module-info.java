@@ -14,6 +14,7 @@ module dev.proclive {
 
     exports dev.proclive;
     exports dev.proclive.spi;
+    exports dev.proclive.lease;
 
     // Jackson reads and writes Identity (and, through it, callers' records) by reflection.
     opens dev.proclive to com.fasterxml.jackson.databind;

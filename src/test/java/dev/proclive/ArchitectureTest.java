@@ -100,6 +100,7 @@ class ArchitectureTest {
                 .filter(p -> read(p).contains("com.fasterxml.jackson"))
                 .filter(p -> !p.endsWith("Identity.java") && !p.endsWith("PidDeserializer.java")
                         && !p.endsWith("StrictStringDeserializer.java"))
+                .filter(p -> !p.startsWith(MAIN.resolve("lease")))
                 .filter(p -> !p.startsWith(MAIN.resolve("cli")))
                 .map(Path::toString)
                 .collect(Collectors.toList());

@@ -33,7 +33,7 @@ class JarIT {
         assertThat(module.name()).isEqualTo("dev.proclive");
         assertThat(module.isAutomatic()).isFalse();
         assertThat(module.exports()).extracting(ModuleDescriptor.Exports::source)
-                .containsExactlyInAnyOrder("dev.proclive", "dev.proclive.spi");
+                .containsExactlyInAnyOrder("dev.proclive", "dev.proclive.spi", "dev.proclive.lease");
         assertThat(module.exports()).allMatch(e -> !e.isQualified());
         assertThat(module.packages()).contains("dev.proclive.linux", "dev.proclive.macos", "dev.proclive.cli");
     }

@@ -41,11 +41,18 @@ public final class Main {
             "  check [JSON]            check an identity given as argument or on stdin; prints",
             "                          {\"liveness\":...,\"reason\":...} (exit 0 alive, 1 dead,",
             "                          2 unknown); stdin is read as UTF-8, up to 1 MiB",
+            "  lease ACTION NAME --dir DIR   a single-writer lease held by a process:",
+            "      acquire [--holder owner|PID] [--skip NAME]... [--ttl SECONDS] [--take-unknown]",
+            "                          exit 0 granted, 1 held by a live holder, 2 undecided,",
+            "                          3 no live holder to name",
+            "      renew --fence N, release --fence N   exit 0 done, 1 not this fence's any more",
+            "      show, break          the record (break: released, fence kept); exit 3: none",
             "  demo                    show what proclive tells, with real processes",
             "  --help                  this text",
             "  --version               the version",
             "",
-            "Bad input exits 65, bad usage 64.");
+            "Bad input (and a bad lease name or a corrupt record) exits 65, bad usage 64,",
+            "an I/O failure 74.");
 
     private final ObjectMapper json = new ObjectMapper()
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
@@ -77,6 +84,8 @@ public final class Main {
                     return owner(rest);
                 case "identify":
                     return identify(rest);
+                case "lease":
+                    return new LeaseCommand(json, out, err).run(rest);
                 case "check":
                     return check(rest);
                 case "demo":

@@ -1,0 +1,285 @@
+package dev.proclive.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.proclive.Identity;
+import dev.proclive.ProcLive;
+import dev.proclive.lease.LeaseRecord;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** {@code proclive lease ...} as a shell hook runs it: outputs and exit codes of DESIGN.md's CLI. */
+@EnabledOnOs(OS.LINUX)
+class LeaseCliIT {
+
+    final ObjectMapper mapper = new ObjectMapper();
+    final List<Process> started = new ArrayList<>();
+
+    @TempDir
+    Path tmp;
+
+    @AfterEach
+    void kill() throws InterruptedException {
+        for (Process p : started) {
+            p.destroyForcibly();
+            p.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    private Process sleeper() throws Exception {
+        Process p = new ProcessBuilder("sleep", "120").start();
+        started.add(p);
+        return p;
+    }
+
+    private String dir() {
+        return tmp.resolve("leases").toString();
+    }
+
+    private Cli.Result lease(String... args) {
+        List<String> all = new ArrayList<>(List.of("lease"));
+        all.addAll(List.of(args));
+        return Cli.run(all.toArray(new String[0]));
+    }
+
+    private JsonNode json(Cli.Result r) throws Exception {
+        return mapper.readTree(r.line());
+    }
+
+    @Test
+    void theDefaultHolderIsTheOwnerNotTheCli() throws Exception {
+        Cli.Result r = lease("acquire", "build", "--dir", dir());
+        assertThat(r.exit()).as(r.err()).isZero();
+        JsonNode record = json(r);
+        assertThat(record.path("holder").path("pid").asLong()).isEqualTo(ProcessHandle.current().pid());
+        assertThat(record.path("writer").path("pid").asLong()).isNotEqualTo(ProcessHandle.current().pid());
+        assertThat(record.path("fence").asLong()).isEqualTo(1);
+        assertThat(record.path("state").asText()).isEqualTo("held");
+        assertThat(record.has("verdict")).isFalse();
+    }
+
+    @Test
+    void aLiveHolderKeepsItAndExit1SaysWhy() throws Exception {
+        long pid = sleeper().pid();
+        assertThat(lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(pid)).exit()).isZero();
+        Cli.Result r = lease("acquire", "build", "--dir", dir());
+        assertThat(r.exit()).isEqualTo(1);
+        JsonNode line = json(r);
+        assertThat(line.path("holder").path("pid").asLong()).isEqualTo(pid);
+        assertThat(line.path("verdict").path("liveness").asText()).isEqualTo("alive");
+        assertThat(line.path("verdict").path("reason").asText()).isEqualTo("matched");
+
+        Cli.Result shown = lease("show", "build", "--dir", dir());
+        assertThat(shown.exit()).isZero();
+        assertThat(json(shown).path("verdict").path("reason").asText()).isEqualTo("matched");
+    }
+
+    @Test
+    void aDeadHoldersLeaseIsTakenAndTheFenceGrows() throws Exception {
+        Process s = sleeper();
+        assertThat(lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(s.pid())).exit()).isZero();
+        s.destroyForcibly();
+        s.waitFor(10, TimeUnit.SECONDS);
+        Cli.Result r = lease("acquire", "build", "--dir", dir());
+        assertThat(r.exit()).as(r.err()).isZero();
+        JsonNode record = json(r);
+        assertThat(record.path("fence").asLong()).isEqualTo(2);
+        assertThat(record.path("previous").path("reason").asText()).isEqualTo("exited");
+        assertThat(record.path("previous").path("fence").asLong()).isEqualTo(1);
+    }
+
+    @Test
+    void renewReleaseBreakAndShowFollowTheFence() throws Exception {
+        assertThat(lease("acquire", "build", "--dir", dir()).exit()).isZero();
+        Cli.Result renewed = lease("renew", "build", "--dir", dir(), "--fence", "1");
+        assertThat(renewed.exit()).as(renewed.err()).isZero();
+        assertThat(json(renewed).path("fence").asLong()).isEqualTo(1);
+        assertThat(lease("renew", "build", "--dir", dir(), "--fence", "2").exit()).isEqualTo(1);
+        assertThat(lease("release", "build", "--dir", dir(), "--fence", "2").exit()).isEqualTo(1);
+        assertThat(lease("release", "build", "--dir", dir(), "--fence", "1").exit()).isZero();
+        assertThat(lease("release", "build", "--dir", dir(), "--fence", "1").exit()).as("again").isZero();
+        assertThat(lease("renew", "build", "--dir", dir(), "--fence", "1").exit()).isEqualTo(1);
+        assertThat(json(lease("acquire", "build", "--dir", dir())).path("fence").asLong()).isEqualTo(2);
+        Cli.Result broken = lease("break", "build", "--dir", dir());
+        assertThat(broken.exit()).isZero();
+        assertThat(json(broken).path("state").asText()).isEqualTo("released");
+        assertThat(json(broken).path("fence").asLong()).isEqualTo(2);
+        assertThat(json(lease("acquire", "build", "--dir", dir())).path("fence").asLong()).isEqualTo(3);
+    }
+
+    @Test
+    void noRecordAndNoHolderExit3WithNothingOnStdout() throws Exception {
+        for (Cli.Result r : List.of(lease("show", "none", "--dir", dir()), lease("break", "none", "--dir", dir()))) {
+            assertThat(r.exit()).isEqualTo(3);
+            assertThat(r.out()).isEmpty();
+        }
+        Process s = sleeper();
+        long pid = s.pid();
+        s.destroyForcibly();
+        s.waitFor(10, TimeUnit.SECONDS);
+        Cli.Result r = lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(pid));
+        assertThat(r.exit()).isEqualTo(3);
+        assertThat(r.out()).isEmpty();
+    }
+
+    private void recordOnAnotherHost(Instant renewedAt) throws Exception {
+        Identity me = ProcLive.current().orElseThrow();
+        Identity elsewhere = new Identity(me.pid(), me.start(), "", "another-host", "agent", "");
+        Files.createDirectories(Path.of(dir()));
+        Files.writeString(Path.of(dir(), "build.lease"), new LeaseRecord("build", 5, LeaseRecord.State.HELD,
+                elsewhere, elsewhere, renewedAt, renewedAt, Duration.ofSeconds(30), Optional.empty()).toJson());
+    }
+
+    @Test
+    void anUnknownHolderIsUndecidedUnlessTakeUnknownAndItsTtlPassed() throws Exception {
+        Instant fresh = Instant.now();
+        recordOnAnotherHost(fresh);
+        Cli.Result r = lease("acquire", "build", "--dir", dir());
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(json(r).path("verdict").path("reason").asText()).isEqualTo("other_host");
+        assertThat(json(r).has("eligibleAt")).isFalse();
+
+        Cli.Result take = lease("acquire", "build", "--dir", dir(), "--take-unknown");
+        assertThat(take.exit()).isEqualTo(2);
+        assertThat(Instant.parse(json(take).path("eligibleAt").asText())).isAfter(fresh.plusSeconds(29));
+
+        recordOnAnotherHost(fresh.minusSeconds(60));
+        Cli.Result taken = lease("acquire", "build", "--dir", dir(), "--take-unknown", "--ttl", "10");
+        assertThat(taken.exit()).as(taken.err()).isZero();
+        assertThat(json(taken).path("fence").asLong()).isEqualTo(6);
+        assertThat(json(taken).path("ttlMillis").asLong()).isEqualTo(10_000);
+        assertThat(json(taken).path("previous").path("liveness").asText()).isEqualTo("unknown");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"acquire build --dir D --fence abc", "acquire build --dir D --ttl 0",
+            "acquire build --dir D --ttl 1.5", "acquire build --dir D --holder abc", "acquire build",
+            "acquire --dir D", "renew build --dir D", "release build --dir D --fence -1", "frob build --dir D",
+            "renew build --dir D --fence 1 --ttl 5", "show build --dir D extra", "acquire build --dir D --ttl",
+            "acquire .bad --dir D --ttl 0"})
+    void badUsageExits64(String line) {
+        Cli.Result r = lease(line.replace("D", dir()).split(" "));
+        assertThat(r.exit()).as(line + ": " + r.err()).isEqualTo(64);
+        assertThat(r.err().strip()).doesNotContain("\n").doesNotContain("Exception");
+        assertThat(Path.of(dir())).doesNotExist();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {".hidden", "-x", "a/b", "a b"})
+    void aBadNameExits65BeforeTheDirectoryIsTouched(String name) {
+        Cli.Result r = lease("acquire", name, "--dir", "/proc/1/nonexistent/" + "x");
+        assertThat(r.exit()).as(r.err()).isEqualTo(65);
+        assertThat(lease("show", name, "--dir", dir()).exit()).isEqualTo(65);
+        assertThat(Path.of(dir())).doesNotExist();
+    }
+
+    @Test
+    void aCorruptRecordExits65AndIsLeftAloneBeforeAnyHolderIsLookedFor() throws Exception {
+        Files.createDirectories(Path.of(dir()));
+        Path record = Path.of(dir(), "build.lease");
+        Files.writeString(record, "{not json");
+        for (String[] args : new String[][] {{"acquire", "build", "--dir", dir()},
+            {"acquire", "build", "--dir", dir(), "--holder", "999999999"}, {"show", "build", "--dir", dir()},
+            {"break", "build", "--dir", dir()}, {"release", "build", "--dir", dir(), "--fence", "1"}}) {
+            Cli.Result r = lease(args);
+            assertThat(r.exit()).as(String.join(" ", args) + ": " + r.err()).isEqualTo(65);
+            assertThat(r.err().strip()).doesNotContain("\n");
+        }
+        assertThat(Files.readString(record)).isEqualTo("{not json");
+        Files.delete(record);
+        Files.createSymbolicLink(record, tmp.resolve("target"));
+        assertThat(lease("acquire", "build", "--dir", dir()).exit()).isEqualTo(65);
+        assertThat(Files.isSymbolicLink(record)).isTrue();
+    }
+
+    @Test
+    void aDirectoryThatCannotBeMadeExits74() throws Exception {
+        Path file = tmp.resolve("a-file");
+        Files.writeString(file, "x");
+        Cli.Result r = lease("acquire", "build", "--dir", file.resolve("leases").toString());
+        assertThat(r.exit()).as(r.err()).isEqualTo(74);
+        assertThat(r.err().strip()).doesNotContain("\n");
+    }
+
+    @Test
+    void aDirectoryThatCannotBeWrittenExits74AndChangesNothing() throws Exception {
+        assumeTrue("root".equals(System.getProperty("user.name")), "needs root to run the CLI as nobody");
+        Path jar = Cli.worldReadableCopy(tmp);
+        Path leases = tmp.resolve("ro");
+        Files.createDirectories(leases);
+        leases.toFile().setReadable(true, false);
+        leases.toFile().setExecutable(true, false);
+        tmp.toFile().setExecutable(true, false);
+        List<String> command = new ArrayList<>(List.of("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"));
+        command.addAll(Cli.command(jar, "lease", "acquire", "build", "--dir", leases.toString()));
+        Cli.Result r = Cli.exec(command, "");
+        assertThat(r.exit()).as(r.out() + r.err()).isEqualTo(74);
+        try (var files = Files.list(leases)) {
+            assertThat(files).isEmpty();
+        }
+    }
+
+    @Test
+    void aHookTakesTheLeaseForItsOwnerThroughAShebangScript() throws Exception {
+        Path hook = tmp.resolve("hook.sh");
+        StringBuilder cli = new StringBuilder();
+        for (String w : Cli.command(Cli.jar(), "lease", "acquire", "build", "--dir", dir())) {
+            cli.append('\'').append(w.replace("'", "'\\''")).append("' ");
+        }
+        Files.writeString(hook, "#!/bin/sh\n" + cli + "\nstatus=$?\nexit $status\n");
+        hook.toFile().setExecutable(true);
+        Cli.Result r = Cli.exec(List.of(hook.toString()), "");
+        assertThat(r.exit()).as(r.err()).isZero();
+        assertThat(json(r).path("holder").path("pid").asLong()).isEqualTo(ProcessHandle.current().pid());
+    }
+
+    @Test
+    void aHiddenHolderIsUndecidedNeverTakenOver() throws Exception {
+        assumeTrue("root".equals(System.getProperty("user.name")), "needs root to mount a hidepid /proc and run as nobody");
+        Path jar = Cli.worldReadableCopy(tmp);
+        Path leases = tmp.resolve("shared");
+        Files.createDirectories(leases);
+        for (Path p : List.of(tmp, leases)) {
+            p.toFile().setReadable(true, false);
+            p.toFile().setWritable(true, false);
+            p.toFile().setExecutable(true, false);
+        }
+        long rootsHolder = sleeper().pid();
+        StringBuilder script = new StringBuilder("umask 000; ");
+        for (String w : Cli.command(jar, "lease", "acquire", "build", "--dir", leases.toString(), "--holder",
+                Long.toString(rootsHolder))) {
+            script.append('\'').append(w.replace("'", "'\\''")).append("' ");
+        }
+        Cli.Result granted = Cli.exec(List.of("sh", "-c", script.toString()), "");
+        assertThat(granted.exit()).as(granted.err()).isZero();
+
+        StringBuilder asNobody = new StringBuilder("sleep 120 & P=$!; ");
+        for (String w : Cli.command(jar, "lease", "acquire", "build", "--dir", leases.toString(), "--holder", "PID")) {
+            asNobody.append('\'').append(w.replace("'", "'\\''")).append("' ");
+        }
+        asNobody.append("; echo exit=$?; kill $P");
+        String mount = "mount -t proc -o hidepid=invisible proc /proc && exec setpriv --reuid=65534 --regid=65534"
+                + " --clear-groups sh -c '" + asNobody.toString().replace("'PID'", "$P").replace("'", "'\\''") + "'";
+        Cli.Result r = Cli.exec(List.of("unshare", "--mount", "--propagation", "private", "sh", "-c", mount), "");
+        assertThat(r.out()).as(r.err()).contains("exit=2", "\"reason\":\"access_denied\"");
+        LeaseRecord record = dev.proclive.lease.LeaseStore.open(leases).read("build").orElseThrow();
+        assertThat(record.holder().pid()).isEqualTo(rootsHolder);
+        assertThat(record.fence()).isEqualTo(1);
+    }
+}

@@ -1,0 +1,465 @@
+package dev.proclive.lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.proclive.Children;
+import dev.proclive.Identity;
+import dev.proclive.Liveness;
+import dev.proclive.ProcLive;
+import dev.proclive.Reason;
+import dev.proclive.Verdict;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** The lease store over real processes: sleepers as holders, a real zombie, forged records on disk. */
+@EnabledOnOs({OS.LINUX, OS.MAC})
+class LeaseStoreTest {
+
+    @TempDir
+    Path tmp;
+    Path dir;
+    LeaseStore store;
+    final Children children = new Children();
+
+    @BeforeEach
+    void open() throws IOException {
+        dir = tmp.resolve("leases");
+        store = LeaseStore.open(dir);
+    }
+
+    @AfterEach
+    void kill() throws InterruptedException {
+        children.killAll();
+    }
+
+    private Identity sleeper() throws IOException {
+        Process p = children.start("sleep", "120");
+        return ProcLive.identify(p.pid()).orElseThrow();
+    }
+
+    private Identity exited() throws Exception {
+        Process p = children.start("sleep", "120");
+        Identity id = ProcLive.identify(p.pid()).orElseThrow();
+        p.destroyForcibly();
+        assertThat(p.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        return id;
+    }
+
+    private static Lease granted(Acquisition a) {
+        assertThat(a).isInstanceOf(Acquisition.Granted.class);
+        return ((Acquisition.Granted) a).lease();
+    }
+
+    /** Writes a record by hand, as another process (or another version) may have left it. */
+    private void writeRecord(Identity holder, long fence, Instant renewedAt) throws IOException {
+        LeaseRecord r = new LeaseRecord("build", fence, LeaseRecord.State.HELD, holder, holder, renewedAt, renewedAt,
+                Duration.ofSeconds(30), Optional.empty());
+        Files.writeString(dir.resolve("build.lease"), r.toJson());
+    }
+
+    private static Identity with(Identity id, String start, String boot, String host) {
+        return new Identity(id.pid(), start, boot, host, id.name(), id.pidns());
+    }
+
+    @Test
+    void aFreeLeaseGoesToALiveHolderThatNeedNotBeTheWriter() throws Exception {
+        Identity holder = sleeper();
+        Acquisition a = store.acquire("build", holder);
+        Lease lease = granted(a);
+        assertThat(((Acquisition.Granted) a).previous()).isEmpty();
+        assertThat(lease.fence()).isEqualTo(1);
+        assertThat(lease.holder()).isEqualTo(holder);
+        assertThat(lease.name()).isEqualTo("build");
+        LeaseRecord onDisk = store.read("build").orElseThrow();
+        assertThat(onDisk).isEqualTo(lease.record());
+        assertThat(onDisk.holder()).isEqualTo(holder);
+        assertThat(onDisk.writer()).isEqualTo(ProcLive.current().orElseThrow());
+        assertThat(onDisk.held()).isTrue();
+        assertThat(onDisk.ttl()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(Files.readString(dir.resolve("build.guard"))).isEqualTo("1");
+    }
+
+    @Test
+    void theSameHolderIsGrantedAgainAtTheSameFence() throws Exception {
+        Identity holder = sleeper();
+        Lease first = granted(store.acquire("build", holder));
+        Thread.sleep(5);
+        Acquisition again = store.acquire("build", holder);
+        Lease second = granted(again);
+        assertThat(second.fence()).isEqualTo(first.fence());
+        assertThat(second.record().acquiredAt()).isEqualTo(first.record().acquiredAt());
+        assertThat(second.record().renewedAt()).isAfter(first.record().renewedAt());
+        assertThat(((Acquisition.Granted) again).previous()).contains(first.record());
+    }
+
+    @Test
+    void aLiveHolderKeepsItsLease() throws Exception {
+        Lease held = granted(store.acquire("build", sleeper()));
+        Acquisition a = store.acquire("build", sleeper());
+        assertThat(a).isInstanceOfSatisfying(Acquisition.Held.class, h -> {
+            assertThat(h.record()).isEqualTo(held.record());
+            assertThat(h.verdict().reason()).isEqualTo(Reason.MATCHED);
+        });
+        assertThat(store.read("build").orElseThrow()).isEqualTo(held.record());
+    }
+
+    @Test
+    void anExitedHolderIsTakenOverAtOnceWithWhyKept() throws Exception {
+        Identity gone = exited();
+        writeRecord(gone, 4, Instant.now());
+        Identity taker = sleeper();
+        Acquisition a = store.acquire("build", taker);
+        Lease lease = granted(a);
+        assertThat(lease.fence()).isEqualTo(5);
+        LeaseRecord.Takeover why = lease.record().previous().orElseThrow();
+        assertThat(why.fence()).isEqualTo(4);
+        assertThat(why.holder()).isEqualTo(gone);
+        assertThat(why.verdict().reason()).isEqualTo(Reason.EXITED);
+        assertThat(((Acquisition.Granted) a).previous()).map(LeaseRecord::holder).contains(gone);
+        assertThat(store.read("build").orElseThrow().previous()).contains(why);
+    }
+
+    @Test
+    @EnabledOnOs(OS.LINUX)
+    void aZombieHolderIsTakenOver() throws Exception {
+        long pid = children.zombieToBe("0.2");
+        Identity zombie = ProcLive.identify(pid).orElseThrow();
+        Children.await(zombie, v -> v.reason() == Reason.ZOMBIE);
+        writeRecord(zombie, 1, Instant.now());
+        assertThat(granted(store.acquire("build", sleeper())).record().previous().orElseThrow().verdict().reason())
+                .isEqualTo(Reason.ZOMBIE);
+    }
+
+    @Test
+    void aReusedPidAndAnotherBootAreTakenOver() throws Exception {
+        Identity live = sleeper();
+        writeRecord(with(live, live.start() + "1", live.boot(), live.host()), 1, Instant.now());
+        assertThat(granted(store.acquire("build", sleeper())).record().previous().orElseThrow().verdict().reason())
+                .isEqualTo(Reason.PID_REUSED);
+        if (!live.boot().isEmpty()) {
+            writeRecord(with(live, live.start(), "another-boot", live.host()), 7, Instant.now());
+            assertThat(granted(store.acquire("build", sleeper())).record().previous().orElseThrow().verdict().reason())
+                    .isEqualTo(Reason.REBOOTED);
+        }
+    }
+
+    @Test
+    void anUnknownHolderKeepsItsLeaseByDefault() throws Exception {
+        Identity elsewhere = with(sleeper(), "1", "", "another-host");
+        writeRecord(elsewhere, 3, Instant.now().minus(1, ChronoUnit.HOURS));
+        Acquisition a = store.acquire("build", sleeper());
+        assertThat(a).isInstanceOfSatisfying(Acquisition.Undecided.class, u -> {
+            assertThat(u.verdict().reason()).isEqualTo(Reason.OTHER_HOST);
+            assertThat(u.eligibleAt()).isEmpty();
+        });
+        assertThat(store.read("build").orElseThrow().holder()).isEqualTo(elsewhere);
+    }
+
+    @Test
+    void anUnknownHolderIsTakenOverOnlyWhenAllowedAndItsTtlHasPassed() throws Exception {
+        LeaseStore lenient = LeaseStore.open(dir, LeasePolicy.builder().takeUnknownAfterTtl(true).build());
+        Identity elsewhere = with(sleeper(), "1", "", "another-host");
+        Instant fresh = Instant.now().truncatedTo(ChronoUnit.MILLIS);
+        writeRecord(elsewhere, 3, fresh);
+        assertThat(lenient.acquire("build", sleeper())).isInstanceOfSatisfying(Acquisition.Undecided.class,
+                u -> assertThat(u.eligibleAt()).contains(fresh.plusSeconds(30)));
+
+        writeRecord(elsewhere, 3, fresh.minusSeconds(31));
+        Lease lease = granted(lenient.acquire("build", sleeper()));
+        assertThat(lease.fence()).isEqualTo(4);
+        assertThat(lease.record().previous().orElseThrow().verdict().liveness()).isEqualTo(Liveness.UNKNOWN);
+    }
+
+    @Test
+    void onlyALiveHolderCanBeGranted() throws Exception {
+        Identity gone = exited();
+        assertThatThrownBy(() -> store.acquire("build", gone)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("dead (exited)");
+        assertThat(dir.resolve("build.lease")).doesNotExist();
+    }
+
+    @Test
+    void theFenceNeverGoesBackwards() throws Exception {
+        Identity holder = sleeper();
+        Lease one = granted(store.acquire("build", holder));
+        assertThat(one.release()).isTrue();
+        Lease two = granted(store.acquire("build", holder));
+        assertThat(two.fence()).isEqualTo(2);
+        assertThat(store.breakLease("build")).map(LeaseRecord::fence).contains(2L);
+        Lease three = granted(store.acquire("build", holder));
+        assertThat(three.fence()).isEqualTo(3);
+        Files.delete(dir.resolve("build.lease"));
+        assertThat(store.read("build")).isEmpty();
+        assertThat(granted(store.acquire("build", holder)).fence()).isEqualTo(4);
+    }
+
+    @Test
+    void renewMovesRenewedAtAndFailsOnceTheLeaseIsLost() throws Exception {
+        Identity holder = sleeper();
+        Lease lease = granted(store.acquire("build", holder));
+        Thread.sleep(5);
+        LeaseRecord renewed = lease.renew();
+        assertThat(renewed.renewedAt()).isAfter(lease.record().acquiredAt());
+        assertThat(lease.record()).isEqualTo(renewed);
+        assertThat(store.renew("build", lease.fence()).fence()).isEqualTo(lease.fence());
+        assertThatThrownBy(() -> store.renew("build", lease.fence() + 1)).isInstanceOf(LeaseLostException.class);
+
+        store.breakLease("build");
+        assertThatThrownBy(lease::renew).isInstanceOf(LeaseLostException.class)
+                .satisfies(e -> assertThat(((LeaseLostException) e).name()).isEqualTo("build"));
+        Files.delete(dir.resolve("build.lease"));
+        assertThatThrownBy(lease::renew).isInstanceOf(LeaseLostException.class);
+        assertThatThrownBy(lease::ensureValid).isInstanceOf(LeaseLostException.class);
+    }
+
+    @Test
+    void releaseIsIdempotentAndNeverTouchesAnotherGrant() throws Exception {
+        Identity holder = sleeper();
+        Lease lease = granted(store.acquire("build", holder));
+        assertThat(lease.isValid()).isTrue();
+        lease.ensureValid();
+        assertThat(lease.release()).isTrue();
+        byte[] released = Files.readAllBytes(dir.resolve("build.lease"));
+        assertThat(lease.release()).as("already released at this fence").isTrue();
+        assertThat(Files.readAllBytes(dir.resolve("build.lease"))).isEqualTo(released);
+        assertThat(lease.isValid()).isFalse();
+
+        Lease next = granted(store.acquire("build", sleeper()));
+        byte[] nextRecord = Files.readAllBytes(dir.resolve("build.lease"));
+        lease.close();
+        assertThat(lease.release()).as("another fence's now").isFalse();
+        assertThat(store.release("build", lease.fence())).isFalse();
+        assertThat(Files.readAllBytes(dir.resolve("build.lease"))).isEqualTo(nextRecord);
+        assertThat(next.isValid()).isTrue();
+        Files.delete(dir.resolve("build.lease"));
+        assertThat(next.release()).as("no record").isFalse();
+    }
+
+    @Test
+    void aGrantForAnotherHolderAtTheSameFenceIsNotThisLeases() throws Exception {
+        Lease lease = granted(store.acquire("build", sleeper()));
+        LeaseRecord r = lease.record();
+        Identity other = sleeper();
+        Files.writeString(dir.resolve("build.lease"), new LeaseRecord("build", r.fence(), LeaseRecord.State.HELD,
+                other, other, r.acquiredAt(), r.renewedAt(), r.ttl(), Optional.empty()).toJson());
+        assertThat(lease.isValid()).isFalse();
+        assertThat(lease.release()).isFalse();
+        assertThatThrownBy(lease::renew).isInstanceOf(LeaseLostException.class);
+        assertThat(store.read("build").orElseThrow().holder()).isEqualTo(other);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"", ".hidden", "-flag", "a/b", "a b", "ä", "../x", "x\n"})
+    void aBadNameIsRefusedAndNothingIsWritten(String name) throws Exception {
+        Identity holder = sleeper();
+        assertThatThrownBy(() -> store.acquire(name, holder)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> store.read(name)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> store.breakLease(name)).isInstanceOf(IllegalArgumentException.class);
+        try (var files = Files.list(dir)) {
+            assertThat(files).isEmpty();
+        }
+    }
+
+    @Test
+    void namesUpTo128CharactersAreFine() throws Exception {
+        String longest = "a".repeat(128);
+        assertThat(granted(store.acquire(longest, sleeper())).name()).isEqualTo(longest);
+        assertThatThrownBy(() -> store.read(longest + "a")).isInstanceOf(IllegalArgumentException.class);
+        assertThat(granted(store.acquire("v1.2_x-y", sleeper())).fence()).isEqualTo(1);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"garbage", "{}", "[]", "{\"name\":\"other\",\"fence\":1}",
+            "{\"name\":\"build\",\"fence\":-1,\"state\":\"held\"}",
+            "{\"name\":\"build\",\"fence\":1,\"state\":\"maybe\"}"})
+    void aCorruptRecordIsReportedAndLeftAlone(String content) throws Exception {
+        Files.createDirectories(dir);
+        Path record = dir.resolve("build.lease");
+        Files.writeString(record, content);
+        Identity holder = sleeper();
+        assertThatThrownBy(() -> store.acquire("build", holder)).isInstanceOf(LeaseCorruptException.class);
+        assertThatThrownBy(() -> store.read("build")).isInstanceOf(LeaseCorruptException.class);
+        assertThatThrownBy(() -> store.renew("build", 1)).isInstanceOf(LeaseCorruptException.class);
+        assertThatThrownBy(() -> store.release("build", 1)).isInstanceOf(LeaseCorruptException.class);
+        assertThatThrownBy(() -> store.breakLease("build")).isInstanceOf(LeaseCorruptException.class)
+                .satisfies(e -> assertThat(((LeaseCorruptException) e).name()).isEqualTo("build"));
+        assertThat(Files.readString(record)).isEqualTo(content);
+    }
+
+    @Test
+    void aSymbolicLinkOrADirectoryInTheRecordsPlaceIsCorruptNeverFollowed() throws Exception {
+        Path target = tmp.resolve("elsewhere.json");
+        Files.writeString(target, "do not touch");
+        Files.createSymbolicLink(dir.resolve("build.lease"), target);
+        Identity holder = sleeper();
+        assertThatThrownBy(() -> store.acquire("build", holder)).isInstanceOf(LeaseCorruptException.class)
+                .hasMessageContaining("symbolic link");
+        assertThatThrownBy(() -> store.read("build")).isInstanceOf(LeaseCorruptException.class);
+        assertThat(Files.readString(target)).isEqualTo("do not touch");
+        assertThat(Files.isSymbolicLink(dir.resolve("build.lease"))).isTrue();
+
+        Files.createDirectory(dir.resolve("other.lease"));
+        assertThatThrownBy(() -> store.acquire("other", holder)).isInstanceOf(LeaseCorruptException.class)
+                .hasMessageContaining("directory");
+    }
+
+    @Test
+    void aSymbolicLinkOrGarbageInTheGuardsPlaceIsCorrupt() throws Exception {
+        Path target = tmp.resolve("fence.txt");
+        Files.writeString(target, "5");
+        Files.createSymbolicLink(dir.resolve("build.guard"), target);
+        Identity holder = sleeper();
+        assertThatThrownBy(() -> store.acquire("build", holder)).isInstanceOf(LeaseCorruptException.class);
+        assertThat(Files.readString(target)).isEqualTo("5");
+
+        Files.writeString(dir.resolve("other.guard"), "not a number");
+        assertThatThrownBy(() -> store.acquire("other", holder)).isInstanceOf(LeaseCorruptException.class)
+                .hasMessageContaining("not a fence");
+        assertThat(dir.resolve("other.lease")).doesNotExist();
+    }
+
+    @Test
+    void aGuardWrittenByHandStillSetsTheFloor() throws Exception {
+        Files.writeString(dir.resolve("build.guard"), "41\n");
+        assertThat(granted(store.acquire("build", sleeper())).fence()).isEqualTo(42);
+        assertThat(Files.readString(dir.resolve("build.guard"))).isEqualTo("42");
+    }
+
+    @Test
+    @EnabledOnOs(OS.LINUX)
+    void aCreatedDirectoryAndItsFilesAreOwnerOnly() throws Exception {
+        granted(store.acquire("build", sleeper()));
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir))).isEqualTo("rwx------");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve("build.lease"))))
+                .isEqualTo("rw-------");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve("build.guard"))))
+                .isEqualTo("rw-------");
+    }
+
+    @Test
+    void aFileWhereTheDirectoryShouldBeIsRefused() throws Exception {
+        Path file = tmp.resolve("file");
+        Files.writeString(file, "x");
+        assertThatThrownBy(() -> LeaseStore.open(file)).isInstanceOf(java.nio.file.NotDirectoryException.class);
+    }
+
+    @Test
+    void temporaryFilesOfDeadWritersAreCleanedAndOthersKept() throws Exception {
+        Identity dead = exited();
+        Identity live = sleeper();
+        Files.createDirectories(dir);
+        Path deadTmp = dir.resolve(".build." + dead.pid() + "-" + dead.start() + ".tmp");
+        Path liveTmp = dir.resolve(".build." + live.pid() + "-" + live.start() + ".tmp");
+        Path otherLease = dir.resolve(".other." + dead.pid() + "-" + dead.start() + ".tmp");
+        for (Path p : List.of(deadTmp, liveTmp, otherLease)) {
+            Files.writeString(p, "{half a rec");
+        }
+        granted(store.acquire("build", live));
+        assertThat(deadTmp).doesNotExist();
+        assertThat(liveTmp).exists();
+        assertThat(otherLease).as("another lease's, cleaned by its own writers").exists();
+    }
+
+    @Test
+    void manyThreadsAndTwoStoresNeverHoldItTogether() throws Exception {
+        int threads = 6;
+        List<Identity> holders = new ArrayList<>();
+        for (int i = 0; i < threads; i++) {
+            holders.add(sleeper());
+        }
+        LeaseStore second = LeaseStore.open(dir);
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger overlaps = new AtomicInteger();
+        ConcurrentLinkedQueue<Long> fences = new ConcurrentLinkedQueue<>();
+        AtomicBoolean done = new AtomicBoolean();
+        Path guard = dir.resolve("build.guard");
+        // A second channel on the guard, opened and closed over and over by code that is not the store's.
+        Thread meddler = new Thread(() -> {
+            while (!done.get()) {
+                try (FileChannel c = FileChannel.open(guard, StandardOpenOption.READ)) {
+                    c.size();
+                } catch (IOException e) {
+                    // not created yet
+                }
+            }
+        });
+        meddler.start();
+        List<Thread> workers = new ArrayList<>();
+        ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
+        for (int t = 0; t < threads; t++) {
+            Identity holder = holders.get(t);
+            LeaseStore s = t % 2 == 0 ? store : second;
+            Thread w = new Thread(() -> {
+                int grants = 0;
+                try {
+                    while (grants < 25) {
+                        Acquisition a = s.acquire("build", holder);
+                        if (a instanceof Acquisition.Granted g) {
+                            if (inside.incrementAndGet() != 1) {
+                                overlaps.incrementAndGet();
+                            }
+                            fences.add(g.lease().fence());
+                            Thread.onSpinWait();
+                            inside.decrementAndGet();
+                            assertThat(g.lease().release()).isTrue();
+                            grants++;
+                        }
+                    }
+                } catch (Throwable e) {
+                    errors.add(e);
+                }
+            });
+            workers.add(w);
+            w.start();
+        }
+        for (Thread w : workers) {
+            w.join(120_000);
+        }
+        done.set(true);
+        meddler.join();
+        assertThat(errors).isEmpty();
+        assertThat(overlaps).hasValue(0);
+        assertThat(fences).hasSize(threads * 25).doesNotHaveDuplicates();
+        assertThat(new ArrayList<>(fences)).isSorted();
+    }
+
+    @Test
+    void recordsRoundTripThroughTheirJson() throws Exception {
+        Identity holder = sleeper();
+        Lease lease = granted(store.acquire("build", holder));
+        LeaseRecord r = lease.record();
+        assertThat(LeaseJson.read("build", r.toJson().getBytes(StandardCharsets.UTF_8))).isEqualTo(r);
+        LeaseRecord withPrevious = new LeaseRecord("build", 9, LeaseRecord.State.RELEASED, holder, holder,
+                r.acquiredAt(), r.renewedAt(), Duration.ofMillis(1500), Optional.of(new LeaseRecord.Takeover(8, holder,
+                Verdict.of(Reason.OTHER_HOST, "elsewhere"), r.acquiredAt())));
+        assertThat(LeaseJson.read("build", withPrevious.toJson().getBytes(StandardCharsets.UTF_8))).isEqualTo(withPrevious);
+        assertThat(withPrevious.toJson()).contains("\"state\":\"released\"", "\"ttlMillis\":1500",
+                "\"liveness\":\"unknown\",\"reason\":\"other_host\"");
+        assertThat(LeaseRecord.timestamp(Instant.parse("2026-11-29T10:00:00Z"))).isEqualTo("2026-11-29T10:00:00.000Z");
+        assertThat(r.freshUntil()).isEqualTo(r.renewedAt().plusSeconds(30));
+    }
+}

@@ -1,0 +1,87 @@
+package dev.proclive.lease;
+
+import dev.proclive.Identity;
+import dev.proclive.ProcLive;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * A process that contends for a lease, for the multi-process tests. Holds the lease for itself.
+ * <ul>
+ *   <li>{@code race DIR NAME ROUNDS}: in each round, waits for {@code DIR/go-R}, acquires once and
+ *       writes {@code DIR/result-R-PID}: {@code granted FENCE}, {@code held} or {@code undecided};
+ *       then lives until {@code DIR/done} exists.</li>
+ *   <li>{@code exclusion DIR NAME GRANTS LOG}: until it was granted GRANTS times: acquire; when
+ *       granted, append {@code enter FENCE PID} and {@code exit FENCE PID} to LOG, then release.</li>
+ *   <li>{@code churn DIR NAME}: acquire, renew and release for ever (to be killed at any step).</li>
+ * </ul>
+ */
+public final class LeaseWorker {
+
+    private LeaseWorker() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Path dir = Path.of(args[1]);
+        String name = args[2];
+        LeaseStore store = LeaseStore.open(dir);
+        Identity self = ProcLive.current().orElseThrow();
+        switch (args[0]) {
+            case "race" -> {
+                int rounds = Integer.parseInt(args[3]);
+                for (int r = 1; r <= rounds; r++) {
+                    Path go = dir.resolve("go-" + r);
+                    while (!Files.exists(go)) {
+                        Thread.sleep(1);
+                    }
+                    Acquisition a = store.acquire(name, self);
+                    String result = a instanceof Acquisition.Granted g ? "granted " + g.lease().fence()
+                            : a instanceof Acquisition.Held ? "held" : "undecided";
+                    Path out = dir.resolve("result-" + r + "-" + self.pid());
+                    Files.writeString(dir.resolve(out.getFileName() + ".tmp"), result);
+                    Files.move(dir.resolve(out.getFileName() + ".tmp"), out);
+                }
+                // Stay alive until told: a winner that exited would be a DEAD holder, rightly taken over.
+                while (!Files.exists(dir.resolve("done"))) {
+                    Thread.sleep(5);
+                }
+            }
+            case "exclusion" -> {
+                int wanted = Integer.parseInt(args[3]);
+                Path log = Path.of(args[4]);
+                int grants = 0;
+                while (grants < wanted) {
+                    if (store.acquire(name, self) instanceof Acquisition.Granted g) {
+                        long fence = g.lease().fence();
+                        append(log, "enter " + fence + " " + self.pid() + "\n");
+                        append(log, "exit " + fence + " " + self.pid() + "\n");
+                        if (!g.lease().release()) {
+                            append(log, "lost " + fence + " " + self.pid() + "\n");
+                        }
+                        grants++;
+                    } else {
+                        Thread.sleep(0, 200_000);
+                    }
+                }
+            }
+            case "churn" -> {
+                System.out.println("ready");
+                System.out.flush();
+                while (true) {
+                    if (store.acquire(name, self) instanceof Acquisition.Granted g) {
+                        g.lease().renew();
+                        g.lease().release();
+                    }
+                }
+            }
+            default -> throw new IllegalArgumentException(args[0]);
+        }
+    }
+
+    private static void append(Path log, String line) throws Exception {
+        Files.write(log, line.getBytes(StandardCharsets.US_ASCII), StandardOpenOption.CREATE,
+                StandardOpenOption.APPEND, StandardOpenOption.WRITE);
+    }
+}
