@@ -44,7 +44,7 @@ public final class BenchMain {
         List<Map<String, Sample>> all = new ArrayList<>();
         for (int round = 0; round < rounds; round++) {
             OptionsBuilder options = new OptionsBuilder();
-            options.include(ProcLiveBenchmark.class.getName() + "\\.(" + (include.isEmpty() ? ".*" : include) + ")$")
+            options.include("dev\\.proclive\\.bench\\.(ProcLive|Lease)Benchmark\\.(" + (include.isEmpty() ? ".*" : include) + ")$")
                     .addProfiler(GCProfiler.class)
                     .forks(1)
                     .jvmArgsAppend("-Xmx256m");
@@ -62,10 +62,50 @@ public final class BenchMain {
             all.add(samples);
         }
         String report = report(all);
+        if (include.isEmpty() || "contention".matches(include)) {
+            report += contention(8, quick ? 3 : 10);
+        }
         System.out.println();
         System.out.println(report);
         Files.createDirectories(target);
         Files.writeString(target.resolve("bench-results.md"), report, StandardCharsets.UTF_8);
+    }
+
+    /**
+     * {@code processes} JVMs contending for one lease for {@code seconds}, each acquiring it for
+     * itself and releasing it when granted: grants per process. None may be starved (zero).
+     */
+    static String contention(int processes, int seconds) throws IOException {
+        Path dir = Files.createTempDirectory("proclive-contention");
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<Process> workers = new ArrayList<>();
+        for (int i = 0; i < processes; i++) {
+            workers.add(new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
+                    LeaseContention.class.getName(), dir.toString(), Integer.toString(seconds))
+                    .redirectError(ProcessBuilder.Redirect.INHERIT).start());
+        }
+        StringBuilder out = new StringBuilder(String.format(Locale.ROOT,
+                "%nLease contention: %d processes, %d s, one lease (grants / attempts per process):%n", processes, seconds));
+        long total = 0;
+        long starved = 0;
+        for (Process p : workers) {
+            String line = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+            String[] f = line.split(" ");
+            long grants = f.length == 2 ? Long.parseLong(f[0]) : 0;
+            total += grants;
+            starved += grants == 0 ? 1 : 0;
+            out.append("  ").append(line.isEmpty() ? "failed" : line).append('\n');
+        }
+        out.append(String.format(Locale.ROOT, "- %-45s %d grants, %.0f per second; processes with none: %d  %s%n",
+                "lease contention, " + processes + " processes", total, total / (double) seconds, starved,
+                starved == 0 ? "met" : "NOT MET"));
+        try (var files = Files.list(dir)) {
+            for (Path f : files.toList()) {
+                Files.deleteIfExists(f);
+            }
+        }
+        Files.deleteIfExists(dir);
+        return out.toString();
     }
 
     /** What a ratio compares: a benchmark over another, each per operation. */
@@ -75,7 +115,9 @@ public final class BenchMain {
             new Ratio("check of a live process / floor", "checkAlive", "floor", "<=", 1.15),
             new Ratio("ProcessHandle start instant / check", "processHandleStartInstant", "checkAlive", ">=", 3),
             new Ratio("OSHI getProcess / check", "oshiGetProcess", "checkAlive", ">=", 8),
-            new Ratio("checkAll of 100 / raw reads of the same 100", "checkAll100", "floor100", "<=", 1.1));
+            new Ratio("checkAll of 100 / raw reads of the same 100", "checkAll100", "floor100", "<=", 1.1),
+            new Ratio("lease acquire + release / the same file work by hand", "leaseAcquireRelease", "leaseByHand",
+                    "<=", 1.5));
 
     static String report(List<Map<String, Sample>> rounds) {
         StringBuilder out = new StringBuilder();
@@ -86,7 +128,7 @@ public final class BenchMain {
         out.append("| benchmark | ns/op (median) | × floor (median, min–max) | B/op |\n|---|---:|---:|---:|\n");
         Map<String, Sample> first = rounds.get(0);
         for (String name : first.keySet()) {
-            String floor = name.endsWith("100") ? "floor100" : "floor";
+            String floor = name.endsWith("100") ? "floor100" : name.startsWith("lease") ? "leaseByHand" : "floor";
             List<Double> ns = values(rounds, name, null);
             List<Double> ratios = values(rounds, name, floor);
             out.append(String.format(Locale.ROOT, "| %s | %.0f | %s | %.0f |%n", name, median(ns),
