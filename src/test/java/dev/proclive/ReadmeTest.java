@@ -45,6 +45,8 @@ class ReadmeTest {
             Files.writeString(source, String.join("\n",
                     "import com.fasterxml.jackson.databind.ObjectMapper;",
                     "import dev.proclive.*;",
+                    "import dev.proclive.lease.*;",
+                    "import java.nio.file.*;",
                     "import java.util.*;",
                     "class Snippet" + i + " {",
                     "  void run() throws Exception {",
