@@ -52,6 +52,11 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
 
     /** What this {@code /proc} looks like; null until read (a read that may pass is not kept). */
     private volatile ProcView view;
+    /**
+     * {@link ProcView#hidesPids}, null until a missing entry first asks. Apart from the view so that
+     * a check of a live process never reads mountinfo; it depends on nothing else read before it.
+     */
+    private volatile Boolean hidesPids;
 
     /**
      * @param procRoot where procfs is mounted ({@code /proc}; a directory of fixtures in tests)
@@ -114,7 +119,7 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
         String path = r.path(procRoot, pid, "stat");
         ProcReader.Status status = r.read(path, false);
         if (status != ProcReader.Status.OK) {
-            return failure(pid, path, status, r, v);
+            return failure(pid, path, status, r);
         }
         String problem = r.line.locate(r.buffer(), r.length());
         if (problem != null) {
@@ -129,7 +134,7 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
             r.lastInfo = info;
         }
         if (processOnly || info.state() == ProcessState.ZOMBIE) {
-            return withStatus(info, processOnly, r, v);
+            return withStatus(info, processOnly, r);
         }
         return new ProcessLookup.Found(info);
     }
@@ -150,12 +155,12 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
      * {@code processOnly}. A {@code Z} main thread whose other threads still run is a live process:
      * {@code Threads:} counts them.
      */
-    private ProcessLookup withStatus(ProcessInfo info, boolean processOnly, ProcReader r, ProcView v) {
+    private ProcessLookup withStatus(ProcessInfo info, boolean processOnly, ProcReader r) {
         long pid = info.pid();
         String path = r.path(procRoot, pid, "status");
         ProcReader.Status status = r.read(path, true);
         if (status != ProcReader.Status.OK) {
-            return failure(pid, path, status, r, v);
+            return failure(pid, path, status, r);
         }
         StatusFile s = StatusFile.parse(r.buffer(), r.length());
         if (processOnly && s.tgid() != pid) {
@@ -168,14 +173,14 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
     }
 
     /** A failed read of a process's file, told apart: gone, hidden, denied, or broken. */
-    private ProcessLookup failure(long pid, String path, ProcReader.Status status, ProcReader r, ProcView v) {
+    private ProcessLookup failure(long pid, String path, ProcReader.Status status, ProcReader r) {
         if (status == ProcReader.Status.DENIED) {
             return new ProcessLookup.Unknown(Reason.ACCESS_DENIED, r.error());
         }
         if (status != ProcReader.Status.ABSENT) {
             return new ProcessLookup.Unknown(Reason.IO_ERROR, r.error());
         }
-        if (!v.hidesPids()) {
+        if (!hidesPids()) {
             return new ProcessLookup.Gone(path + " does not exist");
         }
         PidPresence.Presence presence = presence(pid);
@@ -217,6 +222,15 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
             readers.set(r);
         }
         return r;
+    }
+
+    private boolean hidesPids() {
+        Boolean h = hidesPids;
+        if (h == null) {
+            h = ProcView.hidesPids(procRoot, reader());
+            hidesPids = h;
+        }
+        return h;
     }
 
     /** What this {@code /proc} looks like, read on first use and kept once it is settled. */

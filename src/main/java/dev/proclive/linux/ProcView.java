@@ -8,19 +8,19 @@ import java.util.Optional;
 
 /**
  * What this process's {@code /proc} looks like, read once: whether its numbers are this process's
- * at all, whether it hides other users' processes from us, and how its start times are shifted.
+ * at all, how its start times are shifted, the boot id and the PID namespace. Whether it hides
+ * other users' processes is read apart, only when an entry is missing ({@link #hidesPids}).
  * None of it can change while the process lives (a process cannot leave its PID, user or time
  * namespace), so one value serves every later lookup.
  *
  * @param distrust  why {@code /proc} cannot be trusted for anything, or empty when it can
- * @param hidesPids whether a missing {@code /proc/PID} may be a live process hidden from us
  * @param boottime  this process's time-namespace boottime offset
  * @param bootId    {@code /proc/sys/kernel/random/boot_id}, or empty when unreadable (then no boot
  *                  is recorded: never {@code btime}, which moves when the clock is stepped)
  * @param pidNamespace the inode {@code /proc/self/ns/pid} names, or empty
  * @param settled   false when a read failed in a way that may pass: read the view again next time
  */
-record ProcView(Optional<ProcessLookup.Unknown> distrust, boolean hidesPids, BootOffset boottime,
+record ProcView(Optional<ProcessLookup.Unknown> distrust, BootOffset boottime,
                 Optional<String> bootId, Optional<String> pidNamespace, boolean settled) {
 
     /** The inode of the initial user namespace (PROC_USER_INIT_INO, include/linux/proc_ns.h). */
@@ -60,18 +60,34 @@ record ProcView(Optional<ProcessLookup.Unknown> distrust, boolean hidesPids, Boo
             boottime = parsed.get();
         }
 
+        return new ProcView(Optional.empty(), boottime, boot, pidns, true);
+    }
+
+    /**
+     * Whether a missing {@code /proc/PID} may be a live process hidden from us: the procfs at
+     * {@code procRoot} hides pids ({@code hidepid=}, {@code subset=pid}) and we cannot see past
+     * that. Asked only when an entry is missing, so a check of a live process never reads
+     * mountinfo; it reads what it needs itself and cannot change while the process lives.
+     */
+    static boolean hidesPids(String procRoot, ProcReader r) {
         // Unreadable mountinfo: assume hiding, so that a missing entry is double-checked.
-        boolean mountHides = r.read(procRoot + "/self/mountinfo", true) != ProcReader.Status.OK
-                || MountInfo.hidesPids(r.text(), procRoot);
+        if (r.read(procRoot + "/self/mountinfo", true) == ProcReader.Status.OK
+                && !MountInfo.hidesPids(r.text(), procRoot)) {
+            return false;
+        }
+        if (r.read(procRoot + "/self/status", true) != ProcReader.Status.OK) {
+            return true;
+        }
         // CAP_SYS_PTRACE sees past hidepid only where it counts: a child user namespace shows every
         // capability in CapEff, but they do not reach a procfs mounted by an outer namespace.
-        boolean seesAll = self.canPtraceAny() && INITIAL_USER_NS.equals(namespace(procRoot, "user").orElse(""));
-        return new ProcView(Optional.empty(), mountHides && !seesAll, boottime, boot, pidns, true);
+        boolean seesAll = StatusFile.parse(r.buffer(), r.length()).canPtraceAny()
+                && INITIAL_USER_NS.equals(namespace(procRoot, "user").orElse(""));
+        return !seesAll;
     }
 
     private static ProcView untrusted(Reason reason, String detail, Optional<String> boot, Optional<String> pidns,
                                       boolean settled) {
-        return new ProcView(Optional.of(new ProcessLookup.Unknown(reason, detail)), false, BootOffset.NONE,
+        return new ProcView(Optional.of(new ProcessLookup.Unknown(reason, detail)), BootOffset.NONE,
                 boot, pidns, settled);
     }
 
