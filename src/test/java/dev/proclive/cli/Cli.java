@@ -92,6 +92,15 @@ final class Cli {
         }
     }
 
+    /** {@code words} as one command line for {@code sh -c}, each single-quoted. */
+    static String shellQuoted(List<String> words) {
+        StringBuilder line = new StringBuilder();
+        for (String w : words) {
+            line.append(line.length() == 0 ? "" : " ").append('\'').append(w.replace("'", "'\\''")).append('\'');
+        }
+        return line.toString();
+    }
+
     /** A copy of the CLI jar in a directory any user may read, for runs as another user. */
     static Path worldReadableCopy(Path dir) throws IOException {
         Path copy = dir.resolve("proclive-cli.jar");

@@ -238,10 +238,7 @@ class LeaseCliIT {
     @Test
     void aHookTakesTheLeaseForItsOwnerThroughAShebangScript() throws Exception {
         Path hook = tmp.resolve("hook.sh");
-        StringBuilder cli = new StringBuilder();
-        for (String w : Cli.command(Cli.jar(), "lease", "acquire", "build", "--dir", dir())) {
-            cli.append('\'').append(w.replace("'", "'\\''")).append("' ");
-        }
+        String cli = Cli.shellQuoted(Cli.command(Cli.jar(), "lease", "acquire", "build", "--dir", dir()));
         Files.writeString(hook, "#!/bin/sh\n" + cli + "\nstatus=$?\nexit $status\n");
         hook.toFile().setExecutable(true);
         Cli.Result r = Cli.exec(List.of(hook.toString()), "");
@@ -261,21 +258,15 @@ class LeaseCliIT {
             p.toFile().setExecutable(true, false);
         }
         long rootsHolder = sleeper().pid();
-        StringBuilder script = new StringBuilder("umask 000; ");
-        for (String w : Cli.command(jar, "lease", "acquire", "build", "--dir", leases.toString(), "--holder",
-                Long.toString(rootsHolder))) {
-            script.append('\'').append(w.replace("'", "'\\''")).append("' ");
-        }
-        Cli.Result granted = Cli.exec(List.of("sh", "-c", script.toString()), "");
+        String script = "umask 000; " + Cli.shellQuoted(Cli.command(jar, "lease", "acquire", "build", "--dir",
+                leases.toString(), "--holder", Long.toString(rootsHolder)));
+        Cli.Result granted = Cli.exec(List.of("sh", "-c", script), "");
         assertThat(granted.exit()).as(granted.err()).isZero();
 
-        StringBuilder asNobody = new StringBuilder("sleep 120 & P=$!; ");
-        for (String w : Cli.command(jar, "lease", "acquire", "build", "--dir", leases.toString(), "--holder", "PID")) {
-            asNobody.append('\'').append(w.replace("'", "'\\''")).append("' ");
-        }
-        asNobody.append("; echo exit=$?; kill $P");
+        String asNobody = "sleep 120 & P=$!; " + Cli.shellQuoted(Cli.command(jar, "lease", "acquire", "build",
+                "--dir", leases.toString(), "--holder", "PID")) + "; echo exit=$?; kill $P";
         String mount = "mount -t proc -o hidepid=invisible proc /proc && exec setpriv --reuid=65534 --regid=65534"
-                + " --clear-groups sh -c '" + asNobody.toString().replace("'PID'", "$P").replace("'", "'\\''") + "'";
+                + " --clear-groups sh -c '" + asNobody.replace("'PID'", "$P").replace("'", "'\\''") + "'";
         Cli.Result r = Cli.exec(List.of("unshare", "--mount", "--propagation", "private", "sh", "-c", mount), "");
         assertThat(r.out()).as(r.err()).contains("exit=2", "\"reason\":\"access_denied\"");
         LeaseRecord record = dev.proclive.lease.LeaseStore.open(leases).read("build").orElseThrow();
