@@ -55,7 +55,8 @@ final class LeaseCommand {
         String action;
         String name;
         Path dir;
-        String holder = "owner";
+        /** Empty for the owner, else the pid given. */
+        Optional<Long> holder = Optional.empty();
         final List<String> skip = new ArrayList<>();
         Long fence;
         Duration ttl;
@@ -71,7 +72,7 @@ final class LeaseCommand {
             return Main.USAGE;
         }
         try {
-            checkName(o.name);
+            LeaseStore.checkName(o.name); // before the directory is touched
         } catch (IllegalArgumentException e) {
             err.println("proclive: " + e.getMessage());
             return Main.BAD_INPUT;
@@ -109,26 +110,19 @@ final class LeaseCommand {
         }
     }
 
-    private static void checkName(String name) {
-        // the store's own check, without touching the directory first
-        if (!name.matches("[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")) {
-            throw new IllegalArgumentException("a lease name is 1 to 128 of [A-Za-z0-9._-], not starting with"
-                    + " '.' or '-': \"" + name + "\"");
-        }
-    }
-
     private int acquire(LeaseStore store, Options o) throws IOException {
         store.read(o.name); // a corrupt record is said before the holder is looked for
         Optional<Identity> holder;
-        if (o.holder.equals("owner")) {
+        if (o.holder.isEmpty()) {
             OwnerResolver.Builder resolver = OwnerResolver.builder();
             o.skip.forEach(resolver::skip);
             holder = resolver.build().resolve();
         } else {
-            holder = ProcLive.identify(Main.pid(o.holder));
+            holder = ProcLive.identify(o.holder.get());
         }
         if (holder.isEmpty()) {
-            err.println("proclive: no live holder could be named (" + o.holder + ")");
+            err.println("proclive: no live holder could be named ("
+                    + o.holder.map(pid -> "pid " + pid).orElse("the owner") + ")");
             return Main.NO_IDENTITY;
         }
         Acquisition a;
@@ -230,10 +224,13 @@ final class LeaseCommand {
                     break;
                 case "--holder":
                     allowed(o, option, "acquire");
-                    if (!value.equals("owner") && !value.matches("-?[0-9]+")) {
-                        throw new Usage("--holder is owner or a PID, not \"" + value + "\"");
+                    if (!value.equals("owner")) {
+                        try {
+                            o.holder = Optional.of(Main.pid(value));
+                        } catch (Main.BadInput e) {
+                            throw new Usage("--holder is owner or a PID, not \"" + value + "\"");
+                        }
                     }
-                    o.holder = value;
                     break;
                 case "--skip":
                     allowed(o, option, "acquire");

@@ -295,7 +295,14 @@ public final class LeaseStore {
                 && a.host().equals(b.host()) && a.pidns().equals(b.pidns());
     }
 
-    static void checkName(String name) {
+    /**
+     * Refuses what is not a lease name, touching nothing: 1 to 128 of {@code [A-Za-z0-9._-]}, not
+     * starting with {@code .} or {@code -}. Every method that takes a name checks it this way.
+     *
+     * @throws NullPointerException     if {@code name} is null
+     * @throws IllegalArgumentException naming the rule, if it is not a lease name
+     */
+    public static void checkName(String name) {
         Objects.requireNonNull(name, "name");
         if (!NAME.matcher(name).matches()) {
             throw new IllegalArgumentException("a lease name is 1 to 128 of [A-Za-z0-9._-], not starting with"
@@ -339,11 +346,19 @@ public final class LeaseStore {
             }
             return FileChannel.open(file, set);
         } catch (FileSystemException e) {
-            if (Files.isSymbolicLink(file)) {
-                throw new LeaseCorruptException(name, "a symbolic link stands where " + file.getFileName() + " should be", e);
-            }
-            throw e;
+            throw linkInPlace(name, file, e);
         }
+    }
+
+    /**
+     * What a failed open with NOFOLLOW_LINKS means: a link in the file's place (ELOOP) is a corrupt
+     * lease; anything else is the I/O failure it was.
+     */
+    private static IOException linkInPlace(String name, Path file, FileSystemException e) {
+        if (Files.isSymbolicLink(file)) {
+            return new LeaseCorruptException(name, "a symbolic link stands where " + file.getFileName() + " should be", e);
+        }
+        return e;
     }
 
     private static void refuseNonRegular(String name, Path file) throws LeaseCorruptException {
@@ -375,10 +390,7 @@ public final class LeaseStore {
         } catch (NoSuchFileException e) {
             return Optional.empty();
         } catch (FileSystemException e) {
-            if (Files.isSymbolicLink(file)) {
-                throw new LeaseCorruptException(name, "a symbolic link stands where " + file.getFileName() + " should be", e);
-            }
-            throw e;
+            throw linkInPlace(name, file, e);
         }
         return Optional.of(LeaseJson.read(name, bytes));
     }

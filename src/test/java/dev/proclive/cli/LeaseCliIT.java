@@ -169,7 +169,8 @@ class LeaseCliIT {
 
     @ParameterizedTest
     @ValueSource(strings = {"acquire build --dir D --fence abc", "acquire build --dir D --ttl 0",
-            "acquire build --dir D --ttl 1.5", "acquire build --dir D --holder abc", "acquire build",
+            "acquire build --dir D --ttl 1.5", "acquire build --dir D --holder abc",
+            "acquire build --dir D --holder 99999999999999999999", "acquire build --dir D --holder +1", "acquire build",
             "acquire --dir D", "renew build --dir D", "release build --dir D --fence -1", "frob build --dir D",
             "renew build --dir D --fence 1 --ttl 5", "show build --dir D extra", "acquire build --dir D --ttl",
             "acquire .bad --dir D --ttl 0"})
