@@ -72,20 +72,21 @@ class ArchitectureTest {
     }
 
     @Test
-    void jnaStaysInTheMacosBackendAndTheLinuxKillFallback() throws Exception {
+    void jnaStaysInTheMacosBackendTheLinuxKillFallbackAndTheLeaseLock() throws Exception {
         List<String> offenders = new java.util.ArrayList<>();
         List<Path> classes = classFiles();
         assertThat(classes).hasSizeGreaterThan(20);
         for (Path c : classes) {
             String name = c.toString().replace('\\', '/');
-            if (name.contains("/dev/proclive/macos/") || name.matches(".*/dev/proclive/linux/Kill(\\$.*)?\\.class")) {
+            if (name.contains("/dev/proclive/macos/") || name.matches(".*/dev/proclive/linux/Kill(\\$.*)?\\.class")
+                    || name.matches(".*/dev/proclive/lease/GuardLock(\\$.*)?\\.class")) {
                 continue;
             }
             if (constantPoolStrings(Files.readAllBytes(c)).stream().anyMatch(u -> u.contains("com/sun/jna"))) {
                 offenders.add(name);
             }
         }
-        assertThat(offenders).as("classes that refer to JNA outside macos/ and linux/Kill").isEmpty();
+        assertThat(offenders).as("classes that refer to JNA outside macos/, linux/Kill and lease/GuardLock").isEmpty();
     }
 
     @Test

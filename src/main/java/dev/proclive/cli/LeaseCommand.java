@@ -15,6 +15,8 @@ import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.LeaseStore;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,8 +30,6 @@ import java.util.Optional;
  * failure. When several apply, the first of usage, name, directory, corrupt record, holder wins.
  */
 final class LeaseCommand {
-
-    static final int IO_FAILURE = 74;
 
     private final ObjectMapper json;
     private final PrintStream out;
@@ -68,13 +68,13 @@ final class LeaseCommand {
         try {
             o = parse(args);
         } catch (Usage e) {
-            err.println("proclive: " + e.getMessage() + " (see proclive --help)");
+            Main.say(err, e.getMessage() + " (see proclive --help)");
             return Main.USAGE;
         }
         try {
             LeaseStore.checkName(o.name); // before the directory is touched
         } catch (IllegalArgumentException e) {
-            err.println("proclive: " + e.getMessage());
+            Main.say(err, e.getMessage());
             return Main.BAD_INPUT;
         }
         try {
@@ -95,23 +95,30 @@ final class LeaseCommand {
                 default: // break
                     Optional<LeaseRecord> broken = store.breakLease(o.name);
                     if (broken.isEmpty()) {
-                        err.println("proclive: lease " + o.name + " has no record");
+                        Main.say(err, "lease " + o.name + " has no record");
                         return Main.NO_IDENTITY;
                     }
                     out.println(broken.get().toJson());
                     return 0;
             }
         } catch (LeaseCorruptException e) {
-            err.println("proclive: " + e.getMessage());
+            Main.say(err, e.getMessage());
             return Main.BAD_INPUT;
         } catch (IOException e) {
-            err.println("proclive: " + describe(e));
-            return IO_FAILURE;
+            Main.say(err, describe(e));
+            return Main.IO_FAILURE;
+        } catch (java.io.UncheckedIOException e) {
+            Main.say(err, describe(e.getCause()));
+            return Main.IO_FAILURE;
         }
     }
 
     private int acquire(LeaseStore store, Options o) throws IOException {
-        store.read(o.name); // a corrupt record is said before the holder is looked for
+        // The directory, then a corrupt record, are said before the holder is looked for.
+        if (!Files.isWritable(store.directory())) {
+            throw new AccessDeniedException(store.directory().toString(), null, "the directory is not writable");
+        }
+        store.read(o.name);
         Optional<Identity> holder;
         if (o.holder.isEmpty()) {
             OwnerResolver.Builder resolver = OwnerResolver.builder();
@@ -121,7 +128,7 @@ final class LeaseCommand {
             holder = ProcLive.identify(o.holder.get());
         }
         if (holder.isEmpty()) {
-            err.println("proclive: no live holder could be named ("
+            Main.say(err, "no live holder could be named ("
                     + o.holder.map(pid -> "pid " + pid).orElse("the owner") + ")");
             return Main.NO_IDENTITY;
         }
@@ -129,7 +136,7 @@ final class LeaseCommand {
         try {
             a = store.acquire(o.name, holder.get());
         } catch (IllegalArgumentException e) {
-            err.println("proclive: " + e.getMessage());
+            Main.say(err, e.getMessage());
             return Main.NO_IDENTITY; // the holder died between naming it and taking the lease
         }
         if (a instanceof Acquisition.Granted granted) {
@@ -152,7 +159,7 @@ final class LeaseCommand {
             out.println(store.renew(o.name, o.fence).toJson());
             return 0;
         } catch (LeaseLostException e) {
-            err.println("proclive: " + e.getMessage());
+            Main.say(err, e.getMessage());
             return 1;
         }
     }
@@ -160,7 +167,7 @@ final class LeaseCommand {
     private int show(LeaseStore store, Options o) throws IOException {
         Optional<LeaseRecord> r = store.read(o.name);
         if (r.isEmpty()) {
-            err.println("proclive: lease " + o.name + " has no record");
+            Main.say(err, "lease " + o.name + " has no record");
             return Main.NO_IDENTITY;
         }
         out.println(withVerdict(r.get(), ProcLive.explain(r.get().holder())));
@@ -240,7 +247,7 @@ final class LeaseCommand {
                     o.skip.add(value);
                     break;
                 case "--ttl":
-                    allowed(o, option, "acquire");
+                    allowed(o, option, "acquire", "renew");
                     if (!value.matches("[0-9]{1,9}") || Long.parseLong(value) == 0) {
                         throw new Usage("--ttl is a whole number of seconds above 0, not \"" + value + "\"");
                     }
@@ -248,10 +255,11 @@ final class LeaseCommand {
                     break;
                 case "--fence":
                     allowed(o, option, "renew", "release");
-                    if (!value.matches("[0-9]{1,18}")) {
-                        throw new Usage("--fence is a whole number, not \"" + value + "\"");
+                    java.util.OptionalLong fence = LeaseRecord.parseFence(value);
+                    if (fence.isEmpty()) {
+                        throw new Usage("--fence is a whole number from 0 to " + Long.MAX_VALUE + ", not \"" + value + "\"");
                     }
-                    o.fence = Long.parseLong(value);
+                    o.fence = fence.getAsLong();
                     break;
                 default:
                     throw new Usage("lease " + o.action + ": unknown option " + option);

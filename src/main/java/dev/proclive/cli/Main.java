@@ -29,6 +29,8 @@ public final class Main {
     static final int NO_IDENTITY = 3;
     static final int USAGE = 64;
     static final int BAD_INPUT = 65;
+    static final int INTERNAL = 70;
+    static final int IO_FAILURE = 74;
 
     static final String USAGE_TEXT = String.join("\n",
             "usage: proclive COMMAND",
@@ -45,7 +47,9 @@ public final class Main {
             "      acquire [--holder owner|PID] [--skip NAME]... [--ttl SECONDS] [--take-unknown]",
             "                          exit 0 granted, 1 held by a live holder, 2 undecided,",
             "                          3 no live holder to name",
-            "      renew --fence N, release --fence N   exit 0 done, 1 not this fence's any more",
+            "      renew --fence N [--ttl SECONDS], release --fence N",
+            "                          exit 0 done, 1 not this fence's any more; renew keeps",
+            "                          the record's TTL unless --ttl gives one",
             "      show, break          the record (break: released, fence kept); exit 3: none",
             "  demo                    show what proclive tells, with real processes",
             "  --help                  this text",
@@ -67,9 +71,41 @@ public final class Main {
     }
 
     public static void main(String[] args) {
-        int code = new Main(System.out, System.err, System.in).run(args);
+        int code;
+        try {
+            code = new Main(System.out, System.err, System.in).run(args);
+        } catch (Throwable e) {
+            code = lastResort(System.err, e);
+        }
         System.out.flush();
         System.exit(code);
+    }
+
+    /**
+     * What nothing else caught: one line on stderr and exit 70 (74 for an I/O failure), never a
+     * stack trace and never an exit code that means a verdict.
+     */
+    static int lastResort(PrintStream err, Throwable e) {
+        if (e instanceof java.io.UncheckedIOException io) {
+            say(err, "I/O failure: " + io.getCause());
+            return IO_FAILURE;
+        }
+        say(err, "internal error, please report it: " + e);
+        return INTERNAL;
+    }
+
+    /** One line on stderr, {@code proclive: MESSAGE}, with control characters escaped so it stays one line. */
+    static void say(PrintStream err, String message) {
+        StringBuilder b = new StringBuilder("proclive: ");
+        for (int i = 0; i < message.length(); i++) {
+            char c = message.charAt(i);
+            if (c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) || c == '\u2028' || c == '\u2029') {
+                b.append(c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : String.format("\\u%04x", (int) c));
+            } else {
+                b.append(c);
+            }
+        }
+        err.println(b);
     }
 
     int run(String... args) {
@@ -111,7 +147,7 @@ public final class Main {
                     return usage("unknown command: " + command);
             }
         } catch (BadInput e) {
-            err.println("proclive: " + e.getMessage());
+            Main.say(err, e.getMessage());
             return BAD_INPUT;
         }
     }
@@ -265,7 +301,7 @@ public final class Main {
 
     private int print(Optional<Identity> identity) {
         if (identity.isEmpty()) {
-            err.println("proclive: no identity could be determined");
+            Main.say(err, "no identity could be determined");
             return NO_IDENTITY;
         }
         try {
@@ -293,7 +329,7 @@ public final class Main {
     }
 
     private int usage(String problem) {
-        err.println("proclive: " + problem + " (see proclive --help)");
+        say(err, problem + " (see proclive --help)");
         return USAGE;
     }
 

@@ -1,6 +1,7 @@
 package dev.proclive.lease;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -22,7 +23,11 @@ import java.util.Optional;
  */
 final class LeaseJson {
 
-    static final ObjectMapper MAPPER = new ObjectMapper();
+    static final ObjectMapper MAPPER = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+
+    /** The instants a record may hold: years 0 to 9999, which every reader can hold and add a TTL to. */
+    private static final Instant EARLIEST = Instant.parse("0000-01-01T00:00:00Z");
+    private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999Z");
 
     /** ISO-8601 UTC with milliseconds: {@code 2026-11-29T10:00:00.123Z}. */
     private static final DateTimeFormatter INSTANT =
@@ -82,7 +87,7 @@ final class LeaseJson {
         }
         String recordName = text(name, o, "name");
         if (!recordName.equals(name)) {
-            throw new LeaseCorruptException(name, "the record names lease \"" + recordName + "\"");
+            throw new LeaseCorruptException(name, "the record names lease " + LeaseText.quote(recordName));
         }
         long fence = number(name, o, "fence", 0);
         String state = text(name, o, "state");
@@ -92,7 +97,7 @@ final class LeaseJson {
         } else if (state.equals("released")) {
             s = LeaseRecord.State.RELEASED;
         } else {
-            throw new LeaseCorruptException(name, "\"state\" is \"" + state + "\", not held or released");
+            throw new LeaseCorruptException(name, "\"state\" is " + LeaseText.quote(state) + ", not held or released");
         }
         Identity holder = identity(name, o, "holder");
         Identity writer = identity(name, o, "writer");
@@ -108,7 +113,7 @@ final class LeaseJson {
             Reason reason = reason(name, text(name, p, "reason"));
             String liveness = text(name, p, "liveness");
             if (!liveness.equals(reason.liveness().name().toLowerCase(Locale.ROOT))) {
-                throw new LeaseCorruptException(name, "\"previous\" says " + liveness + " for reason " + reason);
+                throw new LeaseCorruptException(name, "\"previous\" says " + LeaseText.quote(liveness) + " for reason " + reason);
             }
             JsonNode detail = p.get("detail");
             previous = Optional.of(new LeaseRecord.Takeover(number(name, p, "fence", 0), identity(name, p, "holder"),
@@ -152,11 +157,17 @@ final class LeaseJson {
 
     private static Instant time(String name, JsonNode o, String field) throws LeaseCorruptException {
         String t = text(name, o, field);
+        Instant at;
         try {
-            return Instant.parse(t);
+            at = Instant.parse(t);
         } catch (DateTimeParseException e) {
-            throw new LeaseCorruptException(name, "\"" + field + "\" is not an ISO-8601 instant: " + t, e);
+            throw new LeaseCorruptException(name, "\"" + field + "\" is not an ISO-8601 instant: " + LeaseText.quote(t), e);
         }
+        if (at.isBefore(EARLIEST) || at.isAfter(LATEST)) {
+            throw new LeaseCorruptException(name, "\"" + field + "\" is " + LeaseText.quote(t)
+                    + ", outside the years 0000 to 9999 a record can hold");
+        }
+        return at;
     }
 
     private static Reason reason(String name, String text) throws LeaseCorruptException {
@@ -165,13 +176,16 @@ final class LeaseJson {
                 return r;
             }
         }
-        throw new LeaseCorruptException(name, "\"reason\" " + text + " is no reason proclive gives");
+        throw new LeaseCorruptException(name, "\"reason\" " + LeaseText.quote(text) + " is no reason proclive gives");
     }
 
+    /** The first line of a parser's message, which may quote what it read: escaped, so it stays one line. */
     private static String firstLine(Exception e) {
         String m = String.valueOf(e.getMessage());
         int nl = m.indexOf('\n');
-        return nl < 0 ? m : m.substring(0, nl);
+        String line = nl < 0 ? m : m.substring(0, nl);
+        String quoted = LeaseText.quote(line);
+        return quoted.substring(1, quoted.length() - 1);
     }
 
 }

@@ -2,6 +2,7 @@ package dev.proclive.lease;
 
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * How a {@link LeaseStore} treats a holder whose liveness cannot be proven (UNKNOWN: another host,
@@ -13,29 +14,25 @@ import java.util.Objects;
  *
  * <p>{@link #defaults()}: a TTL of 30 seconds, and a lease held by an UNKNOWN holder is never taken
  * over: UNKNOWN means "could not prove it", and taking a live writer's lease is the worse mistake.
- * Immutable and thread-safe.
  *
- * @param ttl                 how long a grant or renewal is promised to stay fresh; written into each
- *                            record the store writes, and judged by the record's own value
- * @param takeUnknownAfterTtl whether a lease whose holder is UNKNOWN may be taken over once its
- *                            record's {@code renewedAt + ttl} has passed
+ * <p>The TTL is written into every record a grant writes, and each record is judged by its own. A
+ * renewal keeps the TTL its record has (the one the holder promised when it took the lease) unless
+ * this policy's TTL was {@linkplain Builder#ttl set explicitly}: a store opened with the defaults
+ * never shortens a promise another store made. Immutable and thread-safe.
  */
-public record LeasePolicy(Duration ttl, boolean takeUnknownAfterTtl) {
+public final class LeasePolicy {
 
-    private static final LeasePolicy DEFAULTS = new LeasePolicy(Duration.ofSeconds(30), false);
+    private static final Duration DEFAULT_TTL = Duration.ofSeconds(30);
+    private static final LeasePolicy DEFAULTS = new LeasePolicy(DEFAULT_TTL, false, false);
 
-    /**
-     * @throws NullPointerException     if {@code ttl} is null
-     * @throws IllegalArgumentException if {@code ttl} is not positive or has a fraction of a millisecond
-     */
-    public LeasePolicy {
-        Objects.requireNonNull(ttl, "ttl");
-        if (ttl.isNegative() || ttl.isZero()) {
-            throw new IllegalArgumentException("ttl must be positive, got " + ttl);
-        }
-        if (ttl.toNanos() % 1_000_000 != 0) {
-            throw new IllegalArgumentException("ttl is kept in whole milliseconds, got " + ttl);
-        }
+    private final Duration ttl;
+    private final boolean takeUnknownAfterTtl;
+    private final boolean ttlGiven;
+
+    private LeasePolicy(Duration ttl, boolean takeUnknownAfterTtl, boolean ttlGiven) {
+        this.ttl = ttl;
+        this.takeUnknownAfterTtl = takeUnknownAfterTtl;
+        this.ttlGiven = ttlGiven;
     }
 
     /** A TTL of 30 seconds; UNKNOWN holders are never taken over. */
@@ -48,10 +45,46 @@ public record LeasePolicy(Duration ttl, boolean takeUnknownAfterTtl) {
         return new Builder();
     }
 
+    /** How long a grant is promised to stay fresh after it was granted or renewed. */
+    public Duration ttl() {
+        return ttl;
+    }
+
+    /**
+     * Whether a lease whose holder is UNKNOWN may be taken over once its record's
+     * {@code renewedAt + ttl} has passed.
+     */
+    public boolean takeUnknownAfterTtl() {
+        return takeUnknownAfterTtl;
+    }
+
+    /** The TTL a renewal writes: present only when it was set explicitly; else a renewal keeps the record's. */
+    public Optional<Duration> renewalTtl() {
+        return ttlGiven ? Optional.of(ttl) : Optional.empty();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof LeasePolicy p && p.ttl.equals(ttl) && p.takeUnknownAfterTtl == takeUnknownAfterTtl
+                && p.ttlGiven == ttlGiven;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(ttl, takeUnknownAfterTtl, ttlGiven);
+    }
+
+    @Override
+    public String toString() {
+        return "LeasePolicy[ttl=" + ttl + (ttlGiven ? "" : " (default)") + ", takeUnknownAfterTtl="
+                + takeUnknownAfterTtl + "]";
+    }
+
     /** Configures a {@link LeasePolicy}. Not thread-safe. */
     public static final class Builder {
-        private Duration ttl = DEFAULTS.ttl();
-        private boolean takeUnknownAfterTtl = DEFAULTS.takeUnknownAfterTtl();
+        private Duration ttl = DEFAULT_TTL;
+        private boolean ttlGiven;
+        private boolean takeUnknownAfterTtl;
 
         private Builder() {
         }
@@ -59,6 +92,7 @@ public record LeasePolicy(Duration ttl, boolean takeUnknownAfterTtl) {
         /** How long a grant or renewal stays fresh (positive, whole milliseconds). */
         public Builder ttl(Duration ttl) {
             this.ttl = Objects.requireNonNull(ttl, "ttl");
+            this.ttlGiven = true;
             return this;
         }
 
@@ -74,7 +108,13 @@ public record LeasePolicy(Duration ttl, boolean takeUnknownAfterTtl) {
          * @throws IllegalArgumentException if the TTL is not positive or not whole milliseconds
          */
         public LeasePolicy build() {
-            return new LeasePolicy(ttl, takeUnknownAfterTtl);
+            if (ttl.isNegative() || ttl.isZero()) {
+                throw new IllegalArgumentException("ttl must be positive, got " + ttl);
+            }
+            if (ttl.toNanos() % 1_000_000 != 0) {
+                throw new IllegalArgumentException("ttl is kept in whole milliseconds, got " + ttl);
+            }
+            return new LeasePolicy(ttl, takeUnknownAfterTtl, ttlGiven);
         }
     }
 }

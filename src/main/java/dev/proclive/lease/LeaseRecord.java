@@ -7,6 +7,7 @@ import java.time.Instant;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * A lease's record as it is on disk ({@code NAME.lease}), one JSON object:
@@ -81,6 +82,29 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
     /** {@code renewedAt + ttl}: until when the holder promised to stay fresh. */
     public Instant freshUntil() {
         return renewedAt.plus(ttl);
+    }
+
+    /**
+     * A fence as the guard, the record and the command line write it: decimal ASCII digits, 0 to
+     * 2<sup>63</sup>−1, nothing else (no sign, no space).
+     *
+     * @return the fence, or empty when {@code text} is not one
+     */
+    public static OptionalLong parseFence(String text) {
+        if (text.isEmpty() || text.length() > 19) {
+            return OptionalLong.empty();
+        }
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c < '0' || c > '9') {
+                return OptionalLong.empty();
+            }
+        }
+        try {
+            return OptionalLong.of(Long.parseLong(text));
+        } catch (NumberFormatException e) {
+            return OptionalLong.empty(); // 19 digits above 2^63-1
+        }
     }
 
     /** An instant as records write it: ISO-8601 UTC with milliseconds, {@code 2026-11-29T10:00:00.123Z}. */

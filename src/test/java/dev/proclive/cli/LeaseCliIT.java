@@ -172,7 +172,8 @@ class LeaseCliIT {
             "acquire build --dir D --ttl 1.5", "acquire build --dir D --holder abc",
             "acquire build --dir D --holder 99999999999999999999", "acquire build --dir D --holder +1", "acquire build",
             "acquire --dir D", "renew build --dir D", "release build --dir D --fence -1", "frob build --dir D",
-            "renew build --dir D --fence 1 --ttl 5", "show build --dir D extra", "acquire build --dir D --ttl",
+            "release build --dir D --fence 1 --ttl 5", "show build --dir D extra", "acquire build --dir D --ttl",
+            "renew build --dir D --fence 9223372036854775808", "release build --dir D --fence 1e3",
             "acquire .bad --dir D --ttl 0"})
     void badUsageExits64(String line) {
         Cli.Result r = lease(line.replace("D", dir()).split(" "));
@@ -234,6 +235,77 @@ class LeaseCliIT {
         try (var files = Files.list(leases)) {
             assertThat(files).isEmpty();
         }
+    }
+
+    @Test
+    void theDirectoryIsSaidBeforeADeadHolder() throws Exception {
+        assumeTrue("root".equals(System.getProperty("user.name")), "needs root to run the CLI as nobody");
+        Path jar = Cli.worldReadableCopy(tmp);
+        Path leases = tmp.resolve("ro");
+        Files.createDirectories(leases);
+        leases.toFile().setReadable(true, false);
+        leases.toFile().setExecutable(true, false);
+        tmp.toFile().setExecutable(true, false);
+        Process gone = new ProcessBuilder("true").start();
+        assertThat(gone.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        List<String> command = new ArrayList<>(List.of("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"));
+        command.addAll(Cli.command(jar, "lease", "acquire", "build", "--dir", leases.toString(), "--holder",
+                Long.toString(gone.pid())));
+        Cli.Result r = Cli.exec(command, "");
+        assertThat(r.exit()).as(r.out() + r.err()).isEqualTo(74);
+    }
+
+    @Test
+    void aRenewalFromTheCliKeepsTheTtlTheHolderPromised() throws Exception {
+        String pid = Long.toString(sleeper().pid());
+        assertThat(lease("acquire", "build", "--dir", dir(), "--holder", pid, "--ttl", "600").exit()).isZero();
+        Cli.Result renewed = lease("renew", "build", "--dir", dir(), "--fence", "1");
+        assertThat(renewed.exit()).as(renewed.err()).isZero();
+        assertThat(json(renewed).path("ttlMillis").asLong()).isEqualTo(600_000);
+        Cli.Result shorter = lease("renew", "build", "--dir", dir(), "--fence", "1", "--ttl", "45");
+        assertThat(json(shorter).path("ttlMillis").asLong()).isEqualTo(45_000);
+    }
+
+    @Test
+    void theWholeFenceRangeIsAcceptedOnTheCommandLine() throws Exception {
+        String pid = Long.toString(sleeper().pid());
+        Files.createDirectories(Path.of(dir()));
+        Files.writeString(Path.of(dir(), "build.guard"), "999999999999999999"); // 10^18 - 1
+        Cli.Result granted = lease("acquire", "build", "--dir", dir(), "--holder", pid);
+        assertThat(json(granted).path("fence").asLong()).isEqualTo(1_000_000_000_000_000_000L);
+        assertThat(lease("renew", "build", "--dir", dir(), "--fence", "1000000000000000000").exit()).isZero();
+        assertThat(lease("release", "build", "--dir", dir(), "--fence", "9223372036854775807").exit()).isEqualTo(1);
+        assertThat(lease("release", "build", "--dir", dir(), "--fence", "1000000000000000000").exit()).isZero();
+        Files.writeString(Path.of(dir(), "build.guard"), "9223372036854775807");
+        Cli.Result exhausted = lease("acquire", "build", "--dir", dir(), "--holder", pid);
+        assertThat(exhausted.exit()).as(exhausted.err()).isEqualTo(65);
+        assertThat(exhausted.err()).contains("last fence");
+        assertThat(Files.readString(Path.of(dir(), "build.guard"))).isEqualTo("9223372036854775807");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"\"renewedAt\":\"+1000000000-12-31T23:59:59.999Z\"", "TRAILING",
+            "\"state\":\"held\\nproclive: granted\""})
+    void aRecordThatCannotBeTrustedExits65OnOneLineWhateverItHolds(String change) throws Exception {
+        Process holder = sleeper();
+        Files.createDirectories(Path.of(dir()));
+        String json = "{\"name\":\"build\",\"fence\":3,\"state\":\"held\",\"holder\":{\"pid\":" + holder.pid()
+                + ",\"start\":\"1\",\"host\":\"elsewhere\"},\"writer\":{\"pid\":1,\"start\":\"1\"},"
+                + "\"acquiredAt\":\"2026-11-29T10:00:00.000Z\",\"renewedAt\":\"2026-11-29T10:00:00.000Z\",\"ttlMillis\":1}";
+        json = change.equals("TRAILING") ? json + " }{\"fence\":99, garbage"
+                : json.replaceFirst(change.startsWith("\"state") ? "\"state\":\"held\"" : "\"renewedAt\":\"[^\"]*\"",
+                        java.util.regex.Matcher.quoteReplacement(change));
+        Path record = Path.of(dir(), "build.lease");
+        Files.writeString(record, json);
+        for (String[] args : new String[][] {{"show", "build", "--dir", dir()},
+            {"acquire", "build", "--dir", dir(), "--take-unknown", "--holder", Long.toString(holder.pid())},
+            {"renew", "build", "--dir", dir(), "--fence", "3"}}) {
+            Cli.Result r = lease(args);
+            assertThat(r.exit()).as(String.join(" ", args) + ": " + r.err()).isEqualTo(65);
+            assertThat(r.err().strip()).doesNotContain("\n").doesNotContain("Exception").startsWith("proclive: ");
+            assertThat(r.out()).isEmpty();
+        }
+        assertThat(Files.readString(record)).isEqualTo(json);
     }
 
     @Test

@@ -16,6 +16,8 @@ import java.nio.file.StandardOpenOption;
  *   <li>{@code exclusion DIR NAME GRANTS LOG}: until it was granted GRANTS times: acquire; when
  *       granted, append {@code enter FENCE PID} and {@code exit FENCE PID} to LOG, then release.</li>
  *   <li>{@code churn DIR NAME}: acquire, renew and release for ever (to be killed at any step).</li>
+ *   <li>{@code once DIR NAME}: acquire once and print {@code granted FENCE}, {@code held} or
+ *       {@code undecided}.</li>
  * </ul>
  */
 public final class LeaseWorker {
@@ -75,6 +77,11 @@ public final class LeaseWorker {
                         g.lease().release();
                     }
                 }
+            }
+            case "once" -> {
+                Acquisition a = store.acquire(name, self);
+                System.out.println(a instanceof Acquisition.Granted g ? "granted " + g.lease().fence()
+                        : a instanceof Acquisition.Held ? "held" : "undecided");
             }
             default -> throw new IllegalArgumentException(args[0]);
         }

@@ -1,0 +1,232 @@
+package dev.proclive.lease;
+
+import com.sun.jna.LastErrorException;
+import com.sun.jna.Library;
+import com.sun.jna.Platform;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.charset.Charset;
+import java.nio.file.FileSystemException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * The lock on a guard file that excludes other processes, owned by the open file description the
+ * store opened for it, so that no other close in this process can drop it.
+ *
+ * <p>On Linux and macOS: {@code flock(2)} on a descriptor opened here through JNA
+ * ({@code O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK}). Not {@link FileChannel#lock()}: that is
+ * a POSIX {@code fcntl} lock, and the kernel drops every {@code fcntl} lock a process holds on a
+ * file when <em>any</em> descriptor on that file is closed in it — other code opening the guard, a
+ * second copy of this library in another class loader, the same directory through a bind mount.
+ * A {@code flock} lock also excludes another descriptor of the same process, so two threads (or
+ * two copies of the library) in one JVM exclude each other as two processes do.
+ *
+ * <p>On Windows: {@link FileChannel#lock()}, which is {@code LockFileEx}, already owned by its
+ * handle; the JDK's own overlap check (which spans class loaders) is waited out, never thrown.
+ */
+abstract class GuardLock implements AutoCloseable {
+
+    /** Locks {@code guard}, a regular file that exists, waiting for it as long as it takes. */
+    static GuardLock lock(Path guard) throws IOException {
+        if (Platform.isWindows()) {
+            return ChannelLock.lock(guard);
+        }
+        return Flock.lock(guard);
+    }
+
+    /** Releases the lock. */
+    @Override
+    public abstract void close() throws IOException;
+
+    /** {@code flock(2)} through JNA. */
+    private static final class Flock extends GuardLock {
+
+        private static final int LOCK_EX = 2;
+        private static final int EINTR = 4;
+
+        private final int fd;
+
+        private Flock(int fd) {
+            this.fd = fd;
+        }
+
+        static Flock lock(Path guard) throws IOException {
+            Calls n = Calls.get(guard);
+            int fd;
+            try {
+                fd = n.libc.open(n.path(guard), n.openFlags);
+            } catch (LastErrorException e) {
+                throw failure(guard, "open", e);
+            }
+            try {
+                while (true) {
+                    try {
+                        n.libc.flock(fd, LOCK_EX);
+                        return new Flock(fd);
+                    } catch (LastErrorException e) {
+                        if (e.getErrorCode() != EINTR) {
+                            throw failure(guard, "flock", e);
+                        }
+                    }
+                }
+            } catch (IOException | RuntimeException | Error e) {
+                closeQuietly(n, fd);
+                throw e;
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            try {
+                Calls.LIBC.close(fd); // the lock goes with its last descriptor
+            } catch (LastErrorException e) {
+                // close(2) frees the descriptor even when it reports an error; the lock is gone
+            }
+        }
+
+        private static void closeQuietly(Calls n, int fd) {
+            try {
+                n.libc.close(fd);
+            } catch (LastErrorException e) {
+                // as in close()
+            }
+        }
+
+        private static IOException failure(Path guard, String call, LastErrorException e) {
+            return new FileSystemException(guard.toString(), null, call + " failed: " + e.getMessage());
+        }
+    }
+
+    /** The C library and this platform's flag values, loaded on the first lock. */
+    private static final class Calls {
+
+        static final LibC LIBC;
+        private static final Calls INSTANCE;
+        private static final String UNSUPPORTED;
+
+        static {
+            LibC libc = null;
+            Calls instance = null;
+            String unsupported = null;
+            try {
+                Integer flags = openFlags();
+                if (flags == null) {
+                    unsupported = "no open(2) flags are known for " + Platform.ARCH + " on this OS";
+                } else {
+                    libc = com.sun.jna.Native.load("c", LibC.class);
+                    instance = new Calls(libc, flags);
+                }
+            } catch (LinkageError e) {
+                unsupported = "JNA (net.java.dev.jna:jna) cannot load: " + e;
+            }
+            LIBC = libc;
+            INSTANCE = instance;
+            UNSUPPORTED = unsupported;
+        }
+
+        final LibC libc;
+        final int openFlags;
+        private final Charset pathEncoding;
+
+        private Calls(LibC libc, int openFlags) {
+            this.libc = libc;
+            this.openFlags = openFlags;
+            String jnu = System.getProperty("sun.jnu.encoding");
+            this.pathEncoding = jnu != null && Charset.isSupported(jnu) ? Charset.forName(jnu) : Charset.defaultCharset();
+        }
+
+        static Calls get(Path guard) throws IOException {
+            if (INSTANCE == null) {
+                throw new FileSystemException(guard.toString(), null, "cannot lock: " + UNSUPPORTED);
+            }
+            return INSTANCE;
+        }
+
+        /** The path as the kernel takes it, NUL-terminated, in the encoding the JDK uses for paths. */
+        byte[] path(Path file) {
+            byte[] bytes = file.toString().getBytes(pathEncoding);
+            byte[] c = new byte[bytes.length + 1];
+            System.arraycopy(bytes, 0, c, 0, bytes.length);
+            return c;
+        }
+
+        /** O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, or null where the values are not known. */
+        private static Integer openFlags() {
+            if (Platform.isMac()) {
+                return 0x100 | 0x1000000 | 0x4;
+            }
+            if (!Platform.isLinux()) {
+                return null;
+            }
+            int cloexec = 02000000;
+            int nonblock = 04000;
+            switch (Platform.ARCH) {
+                case "x86":
+                case "x86-64":
+                case "riscv64":
+                case "s390x":
+                case "loongarch64":
+                    return 0400000 | cloexec | nonblock;
+                case "aarch64":
+                case "arm":
+                case "armel":
+                case "ppc":
+                case "ppc64":
+                case "ppc64le":
+                    return 0100000 | cloexec | nonblock;
+                default:
+                    return null;
+            }
+        }
+    }
+
+    /** The calls this lock makes; each takes and returns only {@code int}s, the same on every ABI. */
+    interface LibC extends Library {
+        int open(byte[] path, int flags) throws LastErrorException;
+
+        int flock(int fd, int operation) throws LastErrorException;
+
+        int close(int fd) throws LastErrorException;
+    }
+
+    /** {@link FileChannel#lock()}, for Windows. */
+    private static final class ChannelLock extends GuardLock {
+
+        private final FileChannel channel;
+
+        private ChannelLock(FileChannel channel) {
+            this.channel = channel;
+        }
+
+        static ChannelLock lock(Path guard) throws IOException {
+            FileChannel channel = FileChannel.open(guard, StandardOpenOption.READ, StandardOpenOption.WRITE);
+            try {
+                while (true) {
+                    try {
+                        FileLock lock = channel.lock();
+                        assert lock.isValid();
+                        return new ChannelLock(channel);
+                    } catch (OverlappingFileLockException e) {
+                        // held through another channel of this JVM (another copy of the library): wait it out
+                        Thread.sleep(1);
+                    }
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                channel.close();
+                throw new java.io.InterruptedIOException("interrupted while waiting for " + guard);
+            } catch (IOException | RuntimeException | Error e) {
+                channel.close();
+                throw e;
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            channel.close();
+        }
+    }
+}

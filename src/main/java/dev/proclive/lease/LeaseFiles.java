@@ -1,0 +1,399 @@
+package dev.proclive.lease;
+
+import dev.proclive.Identity;
+import dev.proclive.Liveness;
+import dev.proclive.ProcLive;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.SeekableByteChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryIteratorException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
+import java.nio.file.OpenOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
+import java.util.EnumSet;
+import java.util.HashSet;
+import java.util.HexFormat;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The files of a lease directory, and every rule about handling them: no link followed, reads
+ * bounded, records replaced atomically, the guard locked and its fence kept, temporary files named
+ * and recognised in one place. What a record <em>says</em> is {@link LeaseJson}'s; what to do about
+ * it is the store's.
+ */
+final class LeaseFiles {
+
+    /** The largest record read: a record is a few hundred bytes. */
+    private static final int MAX_RECORD_BYTES = 1 << 20;
+
+    /** The largest guard read: 19 digits and a newline, with room for spaces. */
+    private static final int MAX_GUARD_BYTES = 40;
+
+    private static final FileAttribute<Set<PosixFilePermission>> OWNER_ONLY_FILE =
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"));
+
+    /**
+     * One lock per guard file in this JVM, keyed by the file's identity (device and inode, or its
+     * real path where the platform gives none), so that two paths to one directory share it.
+     */
+    private static final ConcurrentHashMap<Object, ReentrantLock> LOCKS = new ConcurrentHashMap<>();
+
+    private final Path dir;
+    private final Identity writer;
+    /** Whether the directory grants no group or other access: then every file written is 0600 too. */
+    private final boolean ownerOnly;
+    /** Runs after a record was written and before it replaces the old one: a seam for tests. */
+    private volatile Runnable beforeReplace = () -> { };
+
+    private LeaseFiles(Path dir, Identity writer, boolean ownerOnly) {
+        this.dir = dir;
+        this.writer = writer;
+        this.ownerOnly = ownerOnly;
+    }
+
+    /**
+     * The files in {@code dir}, created owner-only (on POSIX) if it is missing.
+     *
+     * @throws NotDirectoryException if {@code dir} exists and is not a directory
+     */
+    static LeaseFiles open(Path dir, Identity writer) throws IOException {
+        boolean posix = dir.getFileSystem().supportedFileAttributeViews().contains("posix");
+        if (!Files.exists(dir)) {
+            if (posix) {
+                Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            } else {
+                Files.createDirectories(dir);
+            }
+        }
+        if (!Files.isDirectory(dir)) {
+            throw new NotDirectoryException(dir.toString());
+        }
+        Path real = dir.toRealPath();
+        boolean ownerOnly = posix && Files.getPosixFilePermissions(real).stream()
+                .allMatch(p -> EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE,
+                        PosixFilePermission.OWNER_EXECUTE).contains(p));
+        return new LeaseFiles(real, writer, ownerOnly);
+    }
+
+    Path directory() {
+        return dir;
+    }
+
+    /** Whether files written here are owner-only. */
+    boolean ownerOnly() {
+        return ownerOnly;
+    }
+
+    void beforeReplace(Runnable hook) {
+        this.beforeReplace = Objects.requireNonNull(hook);
+    }
+
+    /** The guard of a locked lease: its fence, read and written under the lock. */
+    interface Guard {
+        /** The highest fence ever granted: 0 when the guard is empty. */
+        long fence() throws IOException;
+
+        /** Raises the guard's fence to {@code fence}. */
+        void fence(long fence) throws IOException;
+    }
+
+    /** What runs while a lease is locked in this JVM and across processes. */
+    interface Locked<T> {
+        T run(Guard guard) throws IOException;
+    }
+
+    /**
+     * Runs {@code work} while lease {@code name} is locked, after removing the temporary files its
+     * dead writers left.
+     */
+    <T> T locked(String name, Locked<T> work) throws IOException {
+        Path guard = dir.resolve(name + ".guard");
+        BasicFileAttributes attributes = guardAttributes(name, guard);
+        Object key = attributes.fileKey() != null ? attributes.fileKey() : guard.toRealPath();
+        ReentrantLock inJvm = LOCKS.computeIfAbsent(key, k -> new ReentrantLock());
+        if (inJvm.isHeldByCurrentThread()) {
+            throw new IllegalStateException("lease " + name + " is already locked by this thread");
+        }
+        inJvm.lock();
+        try (GuardLock across = GuardLock.lock(guard);
+             FileChannel channel = open(name, guard, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            cleanTemporaryFiles(name);
+            return work.run(new ChannelGuard(name, channel));
+        } catch (FileSystemException e) {
+            throw linkInPlace(name, guard, e);
+        } finally {
+            inJvm.unlock();
+        }
+    }
+
+    /** The guard's attributes, the guard created first if it is missing; refused if not a regular file. */
+    private BasicFileAttributes guardAttributes(String name, Path guard) throws IOException {
+        for (int attempt = 0; ; attempt++) {
+            try {
+                BasicFileAttributes a = Files.readAttributes(guard, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+                refuseNonRegular(name, guard, a);
+                return a;
+            } catch (NoSuchFileException e) {
+                if (attempt > 0) {
+                    throw e;
+                }
+                try {
+                    Files.newByteChannel(guard, createNew(StandardOpenOption.WRITE), permissions()).close();
+                } catch (FileAlreadyExistsException raced) {
+                    // another process made it: read it again
+                }
+            }
+        }
+    }
+
+    private final class ChannelGuard implements Guard {
+        private final String name;
+        private final FileChannel channel;
+
+        ChannelGuard(String name, FileChannel channel) {
+            this.name = name;
+            this.channel = channel;
+        }
+
+        @Override
+        public long fence() throws IOException {
+            long size = channel.size();
+            if (size > MAX_GUARD_BYTES) {
+                throw new LeaseCorruptException(name, "the guard holds " + size + " bytes, not a fence");
+            }
+            ByteBuffer b = ByteBuffer.allocate((int) size);
+            while (b.hasRemaining() && channel.read(b, b.position()) >= 0) {
+                // read it all
+            }
+            String text = new String(b.array(), StandardCharsets.US_ASCII).strip();
+            if (text.isEmpty()) {
+                return 0;
+            }
+            return LeaseRecord.parseFence(text).orElseThrow(() -> new LeaseCorruptException(name,
+                    "the guard holds " + LeaseText.quote(text) + ", not a fence of 0 to " + Long.MAX_VALUE));
+        }
+
+        /**
+         * Rewrites the fence in place with one write: it only grows, so its digits cover the old ones,
+         * and a process killed at that moment leaves the old value or the new one. Not forced: the
+         * record, forced just before, carries the same fence, and the guard is read as a floor beside
+         * it; only a power cut followed by deleting the record by hand could lose one grant's worth of
+         * floor, and an fsync on every grant is not worth that.
+         */
+        @Override
+        public void fence(long fence) throws IOException {
+            byte[] digits = Long.toString(fence).getBytes(StandardCharsets.US_ASCII);
+            channel.write(ByteBuffer.wrap(digits), 0);
+            channel.truncate(digits.length);
+        }
+    }
+
+    /** The record of lease {@code name}, or empty when there is none. Takes no lock. */
+    Optional<LeaseRecord> read(String name) throws IOException {
+        Path file = dir.resolve(name + ".lease");
+        BasicFileAttributes a;
+        try {
+            a = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        }
+        refuseNonRegular(name, file, a);
+        byte[] bytes;
+        try (SeekableByteChannel in = Files.newByteChannel(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+            if (in.size() > MAX_RECORD_BYTES) {
+                throw new LeaseCorruptException(name, "the record holds " + in.size() + " bytes");
+            }
+            ByteBuffer buffer = ByteBuffer.allocate((int) in.size());
+            while (buffer.hasRemaining() && in.read(buffer) >= 0) {
+                // read it all
+            }
+            bytes = buffer.array();
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        } catch (FileSystemException e) {
+            throw linkInPlace(name, file, e);
+        }
+        return Optional.of(LeaseJson.read(name, bytes));
+    }
+
+    /**
+     * Writes {@code record} to a new temporary file, forces it, moves it over the record atomically
+     * and forces the directory: a reader sees the old record or the new one. A write that fails
+     * removes its temporary file.
+     */
+    void replace(String name, LeaseRecord record) throws IOException {
+        byte[] bytes = (record.toJson() + "\n").getBytes(StandardCharsets.UTF_8);
+        Path tmp = null;
+        try {
+            for (int attempt = 0; tmp == null; attempt++) {
+                Path candidate = dir.resolve(TemporaryName.of(name, writer).toString());
+                try (FileChannel out = FileChannel.open(candidate, createNew(StandardOpenOption.WRITE), permissions())) {
+                    tmp = candidate;
+                    ByteBuffer b = ByteBuffer.wrap(bytes);
+                    while (b.hasRemaining()) {
+                        out.write(b);
+                    }
+                    out.force(true);
+                } catch (FileAlreadyExistsException e) {
+                    if (tmp != null || attempt == 7) {
+                        throw e; // 64 random bits taken eight times: something fills the name space
+                    }
+                }
+            }
+            beforeReplace.run();
+            Files.move(tmp, dir.resolve(name + ".lease"), StandardCopyOption.ATOMIC_MOVE);
+            tmp = null;
+        } finally {
+            if (tmp != null) {
+                deleteQuietly(tmp);
+            }
+        }
+        forceDirectory();
+    }
+
+    /** Makes the rename durable; a platform that cannot open a directory (Windows) skips it. */
+    private void forceDirectory() {
+        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+            d.force(true);
+        } catch (IOException e) {
+            // the rename itself is atomic; only its durability across a power loss depends on this
+        }
+    }
+
+    /**
+     * Removes the temporary files of lease {@code name} whose writer is proven DEAD (killed
+     * mid-write). Anything that is not a regular file is left alone; a file that cannot be removed
+     * is left for the next writer.
+     *
+     * @throws IOException if the directory cannot be listed
+     */
+    private void cleanTemporaryFiles(String name) throws IOException {
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "." + name + ".*.tmp")) {
+            for (Path file : files) {
+                Optional<TemporaryName> t = TemporaryName.parse(name, file.getFileName().toString());
+                if (t.isEmpty() || t.get().writtenBy(writer)
+                        || !Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)
+                        || ProcLive.check(t.get().writer()) != Liveness.DEAD) {
+                    continue;
+                }
+                deleteQuietly(file);
+            }
+        } catch (DirectoryIteratorException e) {
+            throw e.getCause();
+        }
+    }
+
+    private static void deleteQuietly(Path file) {
+        try {
+            Files.deleteIfExists(file);
+        } catch (IOException | UncheckedIOException e) {
+            // left for the next writer, which removes a dead writer's files
+        }
+    }
+
+    /**
+     * A temporary file's name, {@code .NAME.PID-START.RANDOM.tmp}: the process writing it (so that a
+     * later writer can tell a dead one's leftovers) and 64 random bits (so that nobody can plant a
+     * file where the next one will be).
+     */
+    record TemporaryName(String lease, Identity writer, String random) {
+
+        private static final SecureRandom RANDOM = new SecureRandom();
+        private static final Pattern SHAPE = Pattern.compile("\\.(.+)\\.([0-9]{1,19})-([0-9.]*)(?:\\.([0-9a-f]{16}))?\\.tmp");
+
+        static TemporaryName of(String lease, Identity writer) {
+            byte[] bits = new byte[8];
+            RANDOM.nextBytes(bits);
+            return new TemporaryName(lease, writer, HexFormat.of().formatHex(bits));
+        }
+
+        /** The name's parts, if {@code file} is a temporary file of lease {@code lease}. */
+        static Optional<TemporaryName> parse(String lease, String file) {
+            Matcher m = SHAPE.matcher(file);
+            if (!m.matches() || !m.group(1).equals(lease)) {
+                return Optional.empty();
+            }
+            long pid;
+            try {
+                pid = Long.parseLong(m.group(2));
+            } catch (NumberFormatException e) {
+                return Optional.empty();
+            }
+            return Optional.of(new TemporaryName(lease, new Identity(pid, m.group(3), "", "", "", ""),
+                    m.group(4) == null ? "" : m.group(4)));
+        }
+
+        /** Whether this process wrote it. */
+        boolean writtenBy(Identity process) {
+            return writer.pid() == process.pid() && writer.start().equals(process.start());
+        }
+
+        @Override
+        public String toString() {
+            return "." + lease + "." + writer.pid() + "-" + writer.start() + (random.isEmpty() ? "" : "." + random) + ".tmp";
+        }
+    }
+
+    /** CREATE_NEW with the options given, no link followed, and owner-only permissions where due. */
+    private Set<OpenOption> createNew(OpenOption... options) {
+        Set<OpenOption> set = new HashSet<>(Set.of(options));
+        set.add(StandardOpenOption.CREATE_NEW);
+        set.add(LinkOption.NOFOLLOW_LINKS);
+        return set;
+    }
+
+    private FileAttribute<?>[] permissions() {
+        return ownerOnly ? new FileAttribute<?>[] {OWNER_ONLY_FILE} : new FileAttribute<?>[0];
+    }
+
+    /** Opens an existing file of the store without following a link; a link in its place is corrupt. */
+    private FileChannel open(String name, Path file, OpenOption... options) throws IOException {
+        Set<OpenOption> set = new HashSet<>(Set.of(options));
+        set.add(LinkOption.NOFOLLOW_LINKS);
+        try {
+            return FileChannel.open(file, set, permissions());
+        } catch (FileSystemException e) {
+            throw linkInPlace(name, file, e);
+        }
+    }
+
+    /**
+     * What a failed open with NOFOLLOW_LINKS means: a link in the file's place (ELOOP) is a corrupt
+     * lease; anything else is the I/O failure it was.
+     */
+    private static IOException linkInPlace(String name, Path file, FileSystemException e) {
+        if (!(e instanceof NoSuchFileException) && Files.isSymbolicLink(file)) {
+            return new LeaseCorruptException(name, "a symbolic link stands where " + file.getFileName() + " should be", e);
+        }
+        return e;
+    }
+
+    private static void refuseNonRegular(String name, Path file, BasicFileAttributes a) throws LeaseCorruptException {
+        if (!a.isRegularFile()) {
+            throw new LeaseCorruptException(name, (a.isSymbolicLink() ? "a symbolic link" : a.isDirectory()
+                    ? "a directory" : "something other than a file") + " stands where " + file.getFileName() + " should be");
+        }
+    }
+}
