@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * The verdict rules of {@link ProcLive} over a chosen {@link ProcessIntrospector}. Use
@@ -52,6 +53,8 @@ public final class LivenessChecker {
 
     private final ProcessIntrospector introspector;
     private final HostName host;
+    /** Made by the first {@link #onExit}, so that a checker that only checks never starts a thread. */
+    private volatile ExitWatch exitWatch;
 
     private LivenessChecker(ProcessIntrospector introspector) {
         this.introspector = introspector;
@@ -103,6 +106,28 @@ public final class LivenessChecker {
         } catch (RuntimeException e) {
             return failed(e);
         }
+    }
+
+    /**
+     * A future that completes when {@link #explain(Identity)} would no longer say ALIVE for
+     * {@code identity}: with that verdict (DEAD, or UNKNOWN if the process can no longer be seen),
+     * at once when it is not ALIVE now. See {@link ProcLive#onExit(Identity)}.
+     *
+     * @throws NullPointerException if {@code identity} is null
+     */
+    public CompletableFuture<Verdict> onExit(Identity identity) {
+        Objects.requireNonNull(identity, "identity");
+        ExitWatch w = exitWatch;
+        if (w == null) {
+            synchronized (this) {
+                w = exitWatch;
+                if (w == null) {
+                    w = new ExitWatch(this, introspector::openExitEvents);
+                    exitWatch = w;
+                }
+            }
+        }
+        return w.watch(identity);
     }
 
     /**

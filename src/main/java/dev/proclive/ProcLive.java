@@ -59,6 +59,36 @@ public final class ProcLive {
     }
 
     /**
+     * A future that completes when that exact process ends: with the verdict {@link
+     * #explain(Identity)} gives then (DEAD: exited, a zombie, its pid reused), at once when it is
+     * DEAD already, and at once with the UNKNOWN verdict when it cannot be proven alive now (a
+     * watch cannot prove the end of a process it cannot identify). Should a watched process later
+     * become impossible to see, the future completes with that UNKNOWN verdict.
+     *
+     * <pre>{@code
+     * ProcLive.onExit(owner).thenAccept(v -> releaseEverythingOf(owner));
+     * }</pre>
+     *
+     * <p>On Linux (5.3 or later) the process is pinned with {@code pidfd_open(2)} and its identity
+     * checked again after that, so a reused pid can neither fire the watch nor hide the end; one
+     * daemon thread, {@code proclive-exit-watch}, waits on every pidfd at once with {@code epoll}
+     * and wakes only when one exits. On macOS the same with a {@code kqueue}. Where neither is
+     * possible (an older kernel, {@code pidfd_open} refused by a sandbox, JNA missing, half the
+     * process's descriptor limit in use by watches, another OS) that thread polls all such
+     * identities in one {@link #checkAll batch}, every 10 ms backing off to 1 s. The first watch
+     * loads JNA; {@link #check} never does.
+     *
+     * <p>The future is completed on another thread than the watching one, so stages chained onto it
+     * may block or throw without delaying other watches. {@code cancel} stops the watch and frees
+     * its descriptor; a completed watch holds none. The watch never keeps the JVM alive.
+     *
+     * @throws NullPointerException if {@code identity} is null
+     */
+    public static java.util.concurrent.CompletableFuture<Verdict> onExit(Identity identity) {
+        return Platform.SYSTEM.onExit(identity);
+    }
+
+    /**
      * The identity of process {@code pid} now, or empty when there is no such process, the id
      * belongs to a thread, the process cannot be read, or this host's name cannot be read.
      */

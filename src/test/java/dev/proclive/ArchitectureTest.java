@@ -79,14 +79,15 @@ class ArchitectureTest {
         for (Path c : classes) {
             String name = c.toString().replace('\\', '/');
             if (name.contains("/dev/proclive/macos/") || name.matches(".*/dev/proclive/linux/Kill(\\$.*)?\\.class")
-                    || name.matches(".*/dev/proclive/lease/GuardLock(\\$.*)?\\.class")) {
+                    || name.matches(".*/dev/proclive/lease/GuardLock(\\$.*)?\\.class")
+                    || name.matches(".*/dev/proclive/linux/PidfdEvents(\\$.*)?\\.class")) {
                 continue;
             }
             if (constantPoolStrings(Files.readAllBytes(c)).stream().anyMatch(u -> u.contains("com/sun/jna"))) {
                 offenders.add(name);
             }
         }
-        assertThat(offenders).as("classes that refer to JNA outside macos/, linux/Kill and lease/GuardLock").isEmpty();
+        assertThat(offenders).as("classes that refer to JNA outside macos/, linux/Kill, linux/PidfdEvents and lease/GuardLock").isEmpty();
     }
 
     @Test

@@ -20,7 +20,7 @@ class FakeIntrospector implements ProcessIntrospector {
     Optional<String> boot = Optional.of(BOOT);
     Optional<String> pidns = Optional.of(PIDNS);
     ProcessLookup self = new ProcessLookup.Found(new ProcessInfo(50, 40, "java", "500", ProcessState.LIVE));
-    final Map<Long, ProcessLookup> table = new HashMap<>();
+    final Map<Long, ProcessLookup> table = new java.util.concurrent.ConcurrentHashMap<>();
     final Map<Long, ProgramNames> programs = new HashMap<>();
     int lookups;
     int selfReads;

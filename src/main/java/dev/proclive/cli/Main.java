@@ -43,6 +43,10 @@ public final class Main {
             "  check [JSON]            check an identity given as argument or on stdin; prints",
             "                          {\"liveness\":...,\"reason\":...} (exit 0 alive, 1 dead,",
             "                          2 unknown); stdin is read as UTF-8, up to 1 MiB",
+            "  wait [JSON] [--timeout SECONDS]",
+            "                          wait for the end of an identity given as for check;",
+            "                          prints its verdict (exit 0 dead, 1 still alive at the",
+            "                          timeout, 2 unknown)",
             "  lease ACTION NAME --dir DIR   a single-writer lease held by a process:",
             "      acquire [--holder owner|PID] [--skip NAME]... [--ttl SECONDS] [--take-unknown]",
             "                          exit 0 granted, 1 held by a live holder, 2 undecided,",
@@ -124,6 +128,8 @@ public final class Main {
                     return new LeaseCommand(json, out, err).run(rest);
                 case "check":
                     return check(rest);
+                case "wait":
+                    return waitFor(rest);
                 case "demo":
                     if (!rest.isEmpty()) {
                         return usage("demo takes no arguments");
@@ -253,6 +259,65 @@ public final class Main {
         out.println("{\"liveness\":\"" + lower(verdict.liveness()) + "\",\"reason\":\""
                 + lower(verdict.reason()) + "\"}");
         return exitCode(verdict.liveness());
+    }
+
+    /**
+     * {@code wait [JSON] [--timeout SECONDS]}: waits for the end of the identity given (as for
+     * {@code check}) and prints its verdict once final. Exit 0 DEAD, 1 still ALIVE at the timeout,
+     * 2 UNKNOWN (at once, when it cannot be proven alive to begin with).
+     */
+    private int waitFor(List<String> args) {
+        String json = null;
+        Long timeoutMillis = null;
+        for (int i = 0; i < args.size(); i++) {
+            String arg = args.get(i);
+            if (arg.equals("--timeout") || arg.startsWith("--timeout=")) {
+                if (timeoutMillis != null) {
+                    return usage("--timeout is given twice");
+                }
+                String value;
+                if (arg.equals("--timeout")) {
+                    if (i + 1 >= args.size()) {
+                        return usage("--timeout needs a number of seconds");
+                    }
+                    value = args.get(++i);
+                } else {
+                    value = arg.substring("--timeout=".length());
+                }
+                if (!value.matches("[0-9]{1,9}(\\.[0-9]{1,3})?")) {
+                    return usage("--timeout is a number of seconds such as 30 or 0.5, not \"" + value + "\"");
+                }
+                timeoutMillis = new java.math.BigDecimal(value).movePointRight(3).longValueExact();
+            } else if (arg.startsWith("--")) {
+                return usage("wait: unknown option " + arg);
+            } else if (json != null) {
+                return usage("wait takes at most one JSON argument");
+            } else {
+                json = arg;
+            }
+        }
+        Identity identity = parse(json == null ? readStdin() : argumentBytes(json));
+        java.util.concurrent.CompletableFuture<Verdict> end = ProcLive.onExit(identity);
+        Verdict verdict;
+        try {
+            verdict = timeoutMillis == null ? end.get()
+                    : end.get(timeoutMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            end.cancel(false);
+            verdict = ProcLive.explain(identity);
+        } catch (InterruptedException | java.util.concurrent.ExecutionException e) {
+            verdict = ProcLive.explain(identity);
+        }
+        out.println("{\"liveness\":\"" + lower(verdict.liveness()) + "\",\"reason\":\""
+                + lower(verdict.reason()) + "\"}");
+        switch (verdict.liveness()) {
+            case DEAD:
+                return 0;
+            case ALIVE:
+                return 1;
+            default:
+                return UNKNOWN;
+        }
     }
 
     static int exitCode(Liveness liveness) {

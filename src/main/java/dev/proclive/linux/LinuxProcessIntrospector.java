@@ -1,6 +1,7 @@
 package dev.proclive.linux;
 
 import dev.proclive.Reason;
+import dev.proclive.spi.ExitEvents;
 import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
@@ -304,6 +305,15 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
     @Override
     public Optional<String> pidNamespace() {
         return view().pidNamespace();
+    }
+
+    /**
+     * pidfds waited on with epoll ({@link PidfdEvents}), for the system's {@code /proc} only: a
+     * tree of fixtures has no processes to pin.
+     */
+    @Override
+    public Optional<ExitEvents> openExitEvents() {
+        return this == SYSTEM ? PidfdEvents.open() : Optional.empty();
     }
 
     private Optional<String> readSmallFile(String path) {

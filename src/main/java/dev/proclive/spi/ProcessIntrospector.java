@@ -72,6 +72,16 @@ public interface ProcessIntrospector {
     Optional<String> pidNamespace();
 
     /**
+     * A new source of exit events for the exit watch, or empty when this platform has none (or it
+     * cannot be opened now): then every watch polls. Called once, by the first watch made through
+     * a checker over this introspector, so that what it loads (JNA) stays off the check path. The
+     * default has none.
+     */
+    default Optional<ExitEvents> openExitEvents() {
+        return Optional.empty();
+    }
+
+    /**
      * Whether a process called {@code processName} (as {@link ProcessInfo#name()} reports it) is
      * the program a caller named {@code name}. The default is equality; a platform that keeps only
      * the first bytes of a name answers with {@link #matchesTruncated}.

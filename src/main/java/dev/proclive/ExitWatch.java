@@ -1,0 +1,263 @@
+package dev.proclive;
+
+import dev.proclive.spi.ExitEvents;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
+
+/**
+ * Watches identities for their end with one daemon thread, {@code proclive-exit-watch}: through
+ * the platform's {@link ExitEvents} where it can (nothing wakes while nothing exits), and by
+ * polling all the others in one {@link LivenessChecker#checkAll batch}, every 10 ms backing off to
+ * 1 s, where it cannot. Futures are completed on another thread, so that what a caller chains onto
+ * them never runs on the watching one, and a callback that throws or blocks stalls nothing here.
+ */
+final class ExitWatch {
+
+    static final long FIRST_POLL_MILLIS = 10;
+    static final long LAST_POLL_MILLIS = 1000;
+
+    private final LivenessChecker checker;
+    private final Supplier<Optional<ExitEvents>> opener;
+    /** What the thread is asked to do, by callers and by cancellations. */
+    private final ConcurrentLinkedQueue<Runnable> requests = new ConcurrentLinkedQueue<>();
+    private final Executor completions;
+
+    /** Set once, by the first watch; null while none was made. */
+    private volatile ExitEvents events;
+    private volatile Thread thread;
+    private boolean opened;
+
+    // Owned by the thread.
+    private final Map<Long, Watch> evented = new HashMap<>();
+    private final List<Watch> polled = new ArrayList<>();
+    private long pollInterval = FIRST_POLL_MILLIS;
+    private long nextPoll;
+
+    ExitWatch(LivenessChecker checker, Supplier<Optional<ExitEvents>> opener) {
+        this.checker = checker;
+        this.opener = opener;
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS,
+                new SynchronousQueue<>(), r -> daemon(r, "proclive-exit-callback"));
+        this.completions = pool;
+    }
+
+    private static Thread daemon(Runnable r, String name) {
+        Thread t = new Thread(r, name);
+        t.setDaemon(true);
+        return t;
+    }
+
+    /** One watched identity. */
+    private final class Watch {
+        final Identity identity;
+        final CompletableFuture<Verdict> future = new CompletableFuture<>();
+        /** The handle {@link ExitEvents} reports, or -1 while polled. */
+        long handle = -1;
+
+        Watch(Identity identity) {
+            this.identity = identity;
+            future.whenComplete((v, e) -> {
+                if (future.isCancelled()) {
+                    request(() -> forget(this));
+                }
+            });
+        }
+    }
+
+    CompletableFuture<Verdict> watch(Identity identity) {
+        Verdict now = checker.explain(identity);
+        if (now.liveness() != Liveness.ALIVE) {
+            return CompletableFuture.completedFuture(now);
+        }
+        ExitEvents source = events();
+        Watch w = new Watch(identity);
+        ExitEvents.Registration r = source == null
+                ? new ExitEvents.Registration.Unavailable("no exit events on this platform")
+                : source.watch(identity.pid());
+        if (r instanceof ExitEvents.Registration.Gone) {
+            return CompletableFuture.completedFuture(checker.explain(identity));
+        }
+        if (r instanceof ExitEvents.Registration.Watching watching) {
+            // The handle pins whatever process had the pid when it was made: the same start time now
+            // means it is the recorded one, and no reuse can come between.
+            Verdict pinned = checker.explain(identity);
+            if (pinned.liveness() != Liveness.ALIVE) {
+                source.unwatch(watching.handle());
+                return CompletableFuture.completedFuture(pinned);
+            }
+            long handle = watching.handle();
+            request(() -> addEvented(w, source, handle));
+        } else {
+            request(() -> addPolled(w));
+        }
+        return w.future;
+    }
+
+    private synchronized ExitEvents events() {
+        if (!opened) {
+            opened = true;
+            try {
+                events = opener.get().orElse(null);
+            } catch (RuntimeException | LinkageError e) {
+                events = null; // no exit events: every watch polls
+            }
+        }
+        return events;
+    }
+
+    private void request(Runnable r) {
+        requests.add(r);
+        Thread t = thread;
+        if (t == null) {
+            synchronized (this) {
+                if (thread == null) {
+                    thread = daemon(this::run, "proclive-exit-watch");
+                    thread.start();
+                }
+            }
+        }
+        wake();
+    }
+
+    private void wake() {
+        ExitEvents e = events;
+        if (e != null) {
+            e.wake();
+        } else {
+            Thread t = thread;
+            if (t != null) {
+                LockSupport.unpark(t);
+            }
+        }
+    }
+
+    private void addEvented(Watch w, ExitEvents source, long handle) {
+        if (w.future.isDone() || source != events) {
+            source.unwatch(handle); // cancelled already, or the events failed since (then it polls)
+            addPolled(w);
+            return;
+        }
+        w.handle = handle;
+        evented.put(handle, w);
+    }
+
+    private void addPolled(Watch w) {
+        if (w.future.isDone()) {
+            return;
+        }
+        polled.add(w);
+        pollInterval = FIRST_POLL_MILLIS;
+        nextPoll = System.nanoTime();
+    }
+
+    private void forget(Watch w) {
+        ExitEvents e = events;
+        if (w.handle >= 0 && evented.remove(w.handle) == w && e != null) {
+            e.unwatch(w.handle);
+        }
+        w.handle = -1;
+        polled.remove(w);
+    }
+
+    private void complete(Watch w, Verdict v) {
+        forget(w); // its descriptor is closed before anyone hears of the end
+        completions.execute(() -> w.future.complete(v));
+    }
+
+    private void run() {
+        long[] ready = new long[256];
+        while (true) {
+            try {
+                Runnable r;
+                while ((r = requests.poll()) != null) {
+                    r.run();
+                }
+                long timeout = -1;
+                if (!polled.isEmpty()) {
+                    timeout = Math.max(0, TimeUnit.NANOSECONDS.toMillis(nextPoll - System.nanoTime()));
+                }
+                ExitEvents e = events;
+                int n = 0;
+                if (e != null) {
+                    try {
+                        n = e.await(timeout, ready);
+                    } catch (RuntimeException failed) {
+                        pollEverything(e);
+                    }
+                } else if (requests.isEmpty()) {
+                    if (timeout < 0) {
+                        LockSupport.park(this);
+                    } else {
+                        LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(timeout));
+                    }
+                }
+                for (int i = 0; i < n; i++) {
+                    exited(ready[i]);
+                }
+                if (!polled.isEmpty() && System.nanoTime() - nextPoll >= 0) {
+                    poll();
+                }
+            } catch (RuntimeException | Error unexpected) {
+                // the watcher must outlive anything one watch can do; the next round goes on
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(FIRST_POLL_MILLIS));
+            }
+        }
+    }
+
+    /** An exit event for {@code handle}: judged again, since a zombie leader's threads may still run. */
+    private void exited(long handle) {
+        Watch w = evented.get(handle);
+        if (w == null) {
+            return;
+        }
+        Verdict v = checker.explain(w.identity);
+        if (v.liveness() == Liveness.ALIVE) {
+            forget(w); // its event stays ready: from now on it is polled
+            addPolled(w);
+            return;
+        }
+        complete(w, v);
+    }
+
+    private void poll() {
+        List<Identity> ids = new ArrayList<>(polled.size());
+        List<Watch> watches = new ArrayList<>(polled);
+        for (Watch w : watches) {
+            ids.add(w.identity);
+        }
+        List<Verdict> verdicts = checker.checkAll(ids);
+        for (int i = 0; i < watches.size(); i++) {
+            if (verdicts.get(i).liveness() != Liveness.ALIVE) {
+                complete(watches.get(i), verdicts.get(i));
+            }
+        }
+        pollInterval = Math.min(pollInterval * 2, LAST_POLL_MILLIS);
+        nextPoll = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pollInterval);
+    }
+
+    /** Waiting on the events failed: every watch polls from now on. */
+    private void pollEverything(ExitEvents e) {
+        events = null;
+        for (Iterator<Watch> it = evented.values().iterator(); it.hasNext(); ) {
+            Watch w = it.next();
+            it.remove();
+            w.handle = -1;
+            polled.add(w);
+        }
+        pollInterval = FIRST_POLL_MILLIS;
+        nextPoll = System.nanoTime();
+        e.close();
+    }
+}

@@ -1,0 +1,56 @@
+package dev.proclive.spi;
+
+/**
+ * The seam through which an operating system tells that a process has exited, for the exit watch
+ * ({@link dev.proclive.ProcLive#onExit}): Linux {@code pidfd_open(2)} with {@code epoll}, macOS a
+ * {@code kqueue} with {@code EVFILT_PROC}/{@code NOTE_EXIT}. One instance serves one watching
+ * thread; {@link #watch}, {@link #unwatch} and {@link #wake} may be called from any thread.
+ *
+ * <p>An exit event only says that <em>something</em> happened to the process the handle pins; the
+ * watch judges it again with a fresh verdict, so an implementation may report early or twice, but
+ * must never miss an exit of a process it is watching.
+ */
+public interface ExitEvents extends AutoCloseable {
+
+    /** What {@link #watch} did. */
+    sealed interface Registration {
+        /** The process is watched; its exit will report {@code handle}. */
+        record Watching(long handle) implements Registration {
+        }
+
+        /** No process has that pid now: it is gone. */
+        record Gone() implements Registration {
+        }
+
+        /** The pid cannot be watched this way (refused, out of descriptors, not supported): poll it. */
+        record Unavailable(String why) implements Registration {
+        }
+    }
+
+    /**
+     * Starts watching the process that has {@code pid} now. Once this returns {@link
+     * Registration.Watching}, the handle refers to that process and no other, even if the pid is
+     * reused later; the caller checks the identity again after this call to be sure it is the one
+     * it meant.
+     */
+    Registration watch(long pid);
+
+    /** Stops watching {@code handle} and frees what it holds. Unknown or already freed handles are ignored. */
+    void unwatch(long handle);
+
+    /**
+     * Waits until a watched process exits, {@link #wake()} is called, or {@code timeoutMillis}
+     * pass ({@code -1}: no limit), and puts the handles that are ready into {@code ready}.
+     *
+     * @return how many handles it put there (0 on a wake or a timeout)
+     * @throws IllegalStateException if waiting itself failed; the caller stops using this instance
+     */
+    int await(long timeoutMillis, long[] ready);
+
+    /** Makes a current or the next {@link #await} return at once. */
+    void wake();
+
+    /** Frees everything this instance holds. */
+    @Override
+    void close();
+}

@@ -1,0 +1,187 @@
+package dev.proclive;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The exit watch on real processes: an exit, a zombie, a zombie leader whose threads run on, a
+ * cancel, 10,000 watches under a limit of 1,024 descriptors, {@code pidfd_open} refused, a watch
+ * made inside a PID namespace.
+ */
+@EnabledOnOs(OS.LINUX)
+class ExitWatchIT {
+
+    @TempDir
+    Path dir;
+    final Children children = new Children();
+    final List<Process> workers = new ArrayList<>();
+
+    @AfterEach
+    void stop() throws InterruptedException {
+        for (Process p : workers) {
+            p.destroyForcibly();
+            p.waitFor(10, TimeUnit.SECONDS);
+        }
+        children.killAll();
+    }
+
+    private static Verdict within(CompletableFuture<Verdict> f, int seconds) throws Exception {
+        return f.get(seconds, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void anExitCompletesTheWatchAndLeavesNoDescriptor() throws Exception {
+        Process p = children.start("sleep", "60");
+        Identity id = ProcLive.identify(p.pid()).orElseThrow();
+        long before = ExitWatchWorker.pidfds();
+        CompletableFuture<Verdict> end = ProcLive.onExit(id);
+        assertThat(end).isNotDone();
+        assertThat(ExitWatchWorker.pidfds()).as("a pidfd pins it").isEqualTo(before + 1);
+        long killed = System.nanoTime();
+        p.destroyForcibly();
+        Verdict v = within(end, 10);
+        long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
+        assertThat(v.liveness()).isEqualTo(Liveness.DEAD);
+        assertThat(v.reason()).isIn(Reason.EXITED, Reason.ZOMBIE);
+        assertThat(millis).as("not a poll of a second").isLessThan(900);
+        assertThat(ExitWatchWorker.pidfds()).as("a completed watch holds no descriptor").isEqualTo(before);
+        assertThat(ProcLive.onExit(id)).as("already dead: at once").isCompletedWithValueMatching(
+                x -> x.liveness() == Liveness.DEAD);
+    }
+
+    @Test
+    void aZombieIsAnEnd() throws Exception {
+        long child = children.zombieToBe("0.3");
+        Identity id = ProcLive.identify(child).orElseThrow();
+        Verdict v = within(ProcLive.onExit(id), 10);
+        assertThat(v.reason()).isEqualTo(Reason.ZOMBIE);
+        assertThat(Files.readString(Path.of("/proc/" + child + "/stat"))).contains(") Z ");
+    }
+
+    @Test
+    void aZombieLeaderWhoseThreadsRunIsNotAnEnd() throws Exception {
+        Path program = CPrograms.compile(dir, "leader_exits_on_input");
+        Process p = children.start(program.toString());
+        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        assertThat(out.readLine()).isEqualTo("ready");
+        Identity id = ProcLive.identify(p.pid()).orElseThrow();
+        CompletableFuture<Verdict> end = ProcLive.onExit(id);
+        OutputStream in = p.getOutputStream();
+        in.write("go\n".getBytes(StandardCharsets.US_ASCII));
+        in.flush();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!Files.readString(Path.of("/proc/" + p.pid() + "/stat")).contains(") Z ") && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertThat(Files.readString(Path.of("/proc/" + p.pid() + "/stat"))).as("the leader shows Z").contains(") Z ");
+        Thread.sleep(300);
+        assertThat(end).as("its other thread still runs").isNotDone();
+        assertThat(ProcLive.check(id)).isEqualTo(Liveness.ALIVE);
+        p.destroyForcibly();
+        assertThat(within(end, 10).liveness()).isEqualTo(Liveness.DEAD);
+    }
+
+    @Test
+    void cancelClosesTheDescriptor() throws Exception {
+        Identity id = ProcLive.identify(children.start("sleep", "60").pid()).orElseThrow();
+        long before = ExitWatchWorker.pidfds();
+        CompletableFuture<Verdict> end = ProcLive.onExit(id);
+        assertThat(ExitWatchWorker.pidfds()).isEqualTo(before + 1);
+        assertThat(end.cancel(false)).isTrue();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (ExitWatchWorker.pidfds() != before && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertThat(ExitWatchWorker.pidfds()).isEqualTo(before);
+    }
+
+    @Test
+    void anIdentityItCannotProveAliveCompletesAtOnce() {
+        Identity elsewhere = new Identity(ProcessHandle.current().pid(), "1", "", "another-host", "", "");
+        assertThat(ProcLive.onExit(elsewhere)).isCompletedWithValueMatching(v -> v.reason() == Reason.OTHER_HOST);
+        Identity bare = new Identity(ProcessHandle.current().pid(), "", "", "", "", "");
+        assertThat(ProcLive.onExit(bare)).isCompletedWithValueMatching(v -> v.reason() == Reason.NO_FINGERPRINT);
+    }
+
+    private Process worker(List<String> prefix, String... args) throws Exception {
+        List<String> command = new ArrayList<>(prefix);
+        command.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
+                ExitWatchWorker.class.getName()));
+        command.addAll(List.of(args));
+        Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        workers.add(p);
+        return p;
+    }
+
+    private List<String> sleepers(int n) throws Exception {
+        List<String> pids = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            pids.add(Long.toString(children.start("sleep", "120").pid()));
+        }
+        return pids;
+    }
+
+    @Test
+    void tenThousandWatchesUnderALimitOf1024DescriptorsAreAllKept() throws Exception {
+        List<String> pids = sleepers(50);
+        List<String> args = new ArrayList<>(List.of("many", "10000"));
+        args.addAll(pids);
+        Process w = worker(List.of("sh", "-c", "ulimit -n 1024 && exec \"$@\"", "sh"), args.toArray(new String[0]));
+        BufferedReader out = new BufferedReader(new InputStreamReader(w.getInputStream(), StandardCharsets.UTF_8));
+        String watching = out.readLine();
+        assertThat(watching).startsWith("watching ");
+        long pidfds = Long.parseLong(watching.substring("watching ".length()));
+        assertThat(pidfds).as("half the limit at most, the rest polled").isBetween(100L, 512L);
+        children.killAll();
+        String done = out.readLine();
+        assertThat(done).as("every watch completed").startsWith("done 10000 ");
+        assertThat(out.readLine()).isEqualTo("left 0");
+        assertThat(w.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(w.exitValue()).isZero();
+    }
+
+    @Test
+    void whenPidfdOpenIsRefusedEveryWatchPollsAndStillEnds() throws Exception {
+        assumeTrue(Files.isExecutable(Path.of("/usr/bin/strace")), "strace injects ENOSYS into pidfd_open; .ci/run installs it");
+        for (String errno : List.of("ENOSYS", "EPERM")) {
+            List<String> args = new ArrayList<>(List.of("many", "20"));
+            args.addAll(sleepers(3));
+            Process w = worker(List.of("strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=pidfd_open",
+                    "-e", "inject=pidfd_open:error=" + errno), args.toArray(new String[0]));
+            BufferedReader out = new BufferedReader(new InputStreamReader(w.getInputStream(), StandardCharsets.UTF_8));
+            assertThat(out.readLine()).as(errno).isEqualTo("watching 0");
+            children.killAll();
+            assertThat(out.readLine()).as(errno).startsWith("done 20 ");
+            assertThat(w.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            assertThat(w.exitValue()).isZero();
+        }
+    }
+
+    @Test
+    void aWatchMadeInsideAPidNamespaceEnds() throws Exception {
+        assumeTrue("root".equals(System.getProperty("user.name")), "needs root to make a PID namespace; runs in CI as root");
+        Process w = worker(List.of("unshare", "--pid", "--fork", "--mount-proc"), "own");
+        BufferedReader out = new BufferedReader(new InputStreamReader(w.getInputStream(), StandardCharsets.UTF_8));
+        assertThat(out.readLine()).isEqualTo("watching 1");
+        assertThat(out.readLine()).isIn("EXITED", "ZOMBIE");
+        assertThat(w.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(w.exitValue()).isZero();
+    }
+}
