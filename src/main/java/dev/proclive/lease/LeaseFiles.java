@@ -290,7 +290,12 @@ final class LeaseFiles {
      * @throws IOException if the directory cannot be listed
      */
     private void cleanTemporaryFiles(String name) throws IOException {
-        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "." + name + ".*.tmp")) {
+        String prefix = "." + name + ".";
+        DirectoryStream.Filter<Path> temporary = p -> {
+            String file = p.getFileName().toString();
+            return file.startsWith(prefix) && file.endsWith(".tmp"); // a glob would compile a regex each time
+        };
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, temporary)) {
             for (Path file : files) {
                 Optional<TemporaryName> t = TemporaryName.parse(name, file.getFileName().toString());
                 if (t.isEmpty() || t.get().writtenBy(writer)

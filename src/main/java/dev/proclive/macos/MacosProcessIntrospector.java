@@ -1,6 +1,7 @@
 package dev.proclive.macos;
 
 import dev.proclive.Reason;
+import dev.proclive.spi.ExitEvents;
 import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
@@ -148,6 +149,12 @@ public final class MacosProcessIntrospector implements ProcessIntrospector {
     @Override
     public Optional<String> pidNamespace() {
         return Optional.empty();
+    }
+
+    /** A kqueue ({@link KqueueEvents}), for the system introspector only. */
+    @Override
+    public Optional<ExitEvents> openExitEvents() {
+        return this == Holder.SYSTEM ? KqueueEvents.open() : Optional.empty();
     }
 
     /** The kernel keeps {@value #COMM_BYTES} bytes of a name: a longer one matches its truncation. */

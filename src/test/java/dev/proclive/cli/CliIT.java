@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.proclive.Identity;
+import dev.proclive.ProcLive;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.Arrays;
@@ -76,6 +77,38 @@ class CliIT {
         assertThat(r.exit()).as(json).isEqualTo(65);
         assertOneCleanErrorLine(r);
         assertThat(r.err()).contains("must be a JSON string");
+    }
+
+    @Test
+    void waitTellsTheEndAliveAtTheTimeoutOrUnknownAtOnce() throws Exception {
+        Process sleeper = new ProcessBuilder("sleep", "60").start();
+        try {
+            String id = mapper.writeValueAsString(ProcLive.identify(sleeper.pid()).orElseThrow());
+            Cli.Result alive = Cli.run("wait", id, "--timeout", "0.3");
+            assertThat(alive.line()).as(alive.err()).isEqualTo("{\"liveness\":\"alive\",\"reason\":\"matched\"}");
+            assertThat(alive.exit()).isEqualTo(1);
+
+            java.util.concurrent.CompletableFuture<Cli.Result> waiting = java.util.concurrent.CompletableFuture.supplyAsync(
+                    () -> Cli.runWithStdin(id, "wait", "--timeout=60"));
+            Thread.sleep(1500); // the JVM starts and watches
+            sleeper.destroyForcibly();
+            Cli.Result dead = waiting.get(60, TimeUnit.SECONDS);
+            assertThat(dead.line()).as(dead.err()).matches("\\{\"liveness\":\"dead\",\"reason\":\"(exited|zombie)\"}");
+            assertThat(dead.exit()).isZero();
+        } finally {
+            sleeper.destroyForcibly();
+        }
+        Cli.Result elsewhere = Cli.run("wait", "{\"pid\":1,\"start\":\"1\",\"host\":\"another-host\"}");
+        assertThat(elsewhere.line()).isEqualTo("{\"liveness\":\"unknown\",\"reason\":\"other_host\"}");
+        assertThat(elsewhere.exit()).isEqualTo(2);
+        for (String[] args : new String[][] {{"wait", "{}", "--timeout", "abc"}, {"wait", "{}", "--timeout", "-1"},
+                {"wait", "{}", "--timeout"}, {"wait", "{}", "{}"}, {"wait", "{}", "--timeout", "1", "--timeout", "2"},
+                {"wait", "--frob"}}) {
+            Cli.Result r = Cli.run(args);
+            assertThat(r.exit()).as(String.join(" ", args) + ": " + r.err()).isEqualTo(64);
+        }
+        assertThat(Cli.runWithStdin("{\"pid\":\"x\"", "wait").exit()).isEqualTo(65);
+        assertThat(Cli.runWithStdin("garbage", "wait", "--timeout", "1").exit()).isEqualTo(65);
     }
 
     @Test

@@ -154,6 +154,19 @@ class PrivilegedIT {
     }
 
     @Test
+    void waitingForAProcessHidepidHidesIsUnknownAtOnce() throws Exception {
+        Identity root = ProcLive.identify(sleeper().pid()).orElseThrow();
+        String script = "mount -t proc -o hidepid=invisible proc /proc && exec setpriv --reuid=" + NOBODY
+                + " --regid=" + NOBODY + " --clear-groups " + cli("wait", mapper.writeValueAsString(root), "--timeout", "20");
+        long started = System.nanoTime();
+        Cli.Result r = Cli.exec(List.of("unshare", "--mount", "--propagation", "private", "sh", "-c", script), "");
+        long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started);
+        assertThat(r.line()).as(r.err()).isEqualTo("{\"liveness\":\"unknown\",\"reason\":\"access_denied\"}");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(seconds).as("at once, not at the timeout").isLessThan(15);
+    }
+
+    @Test
     void theHostsOwnProcessesAreStillReadableUnderHidepidAsTheirOwner() throws Exception {
         // nobody checks a process of its own: hidepid does not hide it, so no kill(2) is needed.
         String script = "mount -t proc -o hidepid=invisible proc /proc && exec setpriv --reuid=" + NOBODY

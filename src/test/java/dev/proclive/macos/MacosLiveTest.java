@@ -120,4 +120,24 @@ class MacosLiveTest {
             System.out.println(ProcLive.resolveOwner().map(Identity::pid).orElse(-1L));
         }
     }
+
+    @Test
+    void anExitIsHeardThroughTheKqueue() throws Exception {
+        Process p = start("sleep", "60");
+        Identity id = ProcLive.identify(p.pid()).orElseThrow();
+        java.util.concurrent.CompletableFuture<Verdict> end = ProcLive.onExit(id);
+        assertThat(end).isNotDone();
+        long killed = System.nanoTime();
+        p.destroyForcibly();
+        Verdict v = end.get(10, TimeUnit.SECONDS);
+        assertThat(v.liveness()).isEqualTo(Liveness.DEAD);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed)).as("not a poll").isLessThan(900);
+    }
+
+    @Test
+    void aZombieEndsAWatch() throws Exception {
+        long child = children.zombieToBe("0.3");
+        Identity id = ProcLive.identify(child).orElseThrow();
+        assertThat(ProcLive.onExit(id).get(10, TimeUnit.SECONDS).reason()).isEqualTo(Reason.ZOMBIE);
+    }
 }
