@@ -11,6 +11,8 @@ module dev.proclive {
     // to UNKNOWN when it cannot load. Automatic modules: JNA ships no module descriptor.
     requires com.sun.jna;
     requires com.sun.jna.platform;
+    // sun.misc.Signal: lease run passes SIGTERM, SIGINT and SIGHUP on to its command.
+    requires jdk.unsupported;
 
     exports dev.proclive;
     exports dev.proclive.spi;

@@ -13,5 +13,12 @@ public enum Liveness {
     /** The recorded process is gone: it exited, is a zombie, its PID was reused, or the machine rebooted. */
     DEAD,
     /** Neither could be proven; see {@link Verdict#reason()} for why. */
-    UNKNOWN
+    UNKNOWN;
+
+    private final String json = name().toLowerCase(java.util.Locale.ROOT);
+
+    /** The word JSON output uses: {@code alive}, {@code dead}, {@code unknown}. */
+    public String json() {
+        return json;
+    }
 }

@@ -70,8 +70,13 @@ public final class LivenessChecker {
         return new LivenessChecker(Objects.requireNonNull(introspector, "introspector"));
     }
 
+    /** The checker {@link ProcLive} uses: over the introspector for the running OS. */
+    public static LivenessChecker system() {
+        return Platform.SYSTEM;
+    }
+
     /** The introspector this checker reads processes with. */
-    ProcessIntrospector introspector() {
+    public ProcessIntrospector introspector() {
         return introspector;
     }
 

@@ -38,9 +38,26 @@ public enum Reason {
     IO_ERROR(Liveness.UNKNOWN);
 
     private final Liveness liveness;
+    private final String json;
 
     Reason(Liveness liveness) {
         this.liveness = liveness;
+        this.json = name().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /** The word JSON output uses: {@code matched}, {@code pid_reused}… */
+    public String json() {
+        return json;
+    }
+
+    /** The reason whose {@link #json()} word is {@code word}, if any. */
+    public static java.util.Optional<Reason> fromJson(String word) {
+        for (Reason r : values()) {
+            if (r.json.equals(word)) {
+                return java.util.Optional.of(r);
+            }
+        }
+        return java.util.Optional.empty();
     }
 
     /** The liveness this reason supports. */

@@ -1,12 +1,8 @@
 package dev.proclive.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.proclive.Identity;
-import dev.proclive.Liveness;
 import dev.proclive.OwnerResolver;
 import dev.proclive.ProcLive;
-import dev.proclive.Verdict;
 import dev.proclive.lease.Acquisition;
 import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeaseLostException;
@@ -17,85 +13,94 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
- * {@code proclive lease acquire|renew|release|show|break NAME --dir DIR ...}: the lease store for
- * shell hooks. Exit codes: 0 done, 1 held by a live holder (or not this fence's any more), 2
- * undecided, 3 no holder or no record, 64 usage, 65 a bad name or a corrupt record, 74 an I/O
- * failure. When several apply, the first of usage, name, directory, corrupt record, holder wins.
+ * {@code proclive lease ACTION NAME --dir DIR ...}: the lease store for shell hooks. Exit codes: 0
+ * done, 1 held by a live holder (or not this fence's any more), 2 undecided, 3 no holder or no
+ * record, 64 usage, 65 a bad name or a corrupt record, 74 an I/O failure; {@code run} exits with
+ * its command's status (126/127 when it cannot be run / is not found). When several apply, the
+ * first of usage, name, directory, corrupt record, holder wins.
  */
 final class LeaseCommand {
 
-    private final ObjectMapper json;
+    private static final List<String> ACTIONS = List.of("acquire", "renew", "release", "show", "break", "claim", "run");
+
+    /** Which options each action takes. */
+    private static final Map<String, List<Options.Spec>> SPECS = Map.of(
+            "acquire", List.of(Options.Spec.value("--dir"), Options.Spec.value("--holder"), Options.Spec.repeatable("--skip"),
+                    Options.Spec.value("--ttl"), Options.Spec.flag("--take-unknown"), Options.Spec.value("--wait"),
+                    Options.Spec.value("--print")),
+            "renew", List.of(Options.Spec.value("--dir"), Options.Spec.value("--fence"), Options.Spec.value("--ttl")),
+            "release", List.of(Options.Spec.value("--dir"), Options.Spec.value("--fence")),
+            "show", List.of(Options.Spec.value("--dir"), Options.Spec.value("--print")),
+            "break", List.of(Options.Spec.value("--dir")),
+            "claim", List.of(Options.Spec.value("--dir"), Options.Spec.value("--holder"), Options.Spec.repeatable("--skip"),
+                    Options.Spec.value("--print")),
+            "run", List.of(Options.Spec.value("--dir"), Options.Spec.value("--ttl"), Options.Spec.value("--wait"),
+                    Options.Spec.flag("--take-unknown")));
+
     private final PrintStream out;
     private final PrintStream err;
+    private final Map<String, String> env;
 
-    LeaseCommand(ObjectMapper json, PrintStream out, PrintStream err) {
-        this.json = json;
+    LeaseCommand(PrintStream out, PrintStream err, Map<String, String> env) {
         this.out = out;
         this.err = err;
+        this.env = env;
     }
 
-    /** Bad usage, said on one line; exit 64. */
-    static final class Usage extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        Usage(String message) {
-            super(message, null, false, false);
-        }
-    }
-
-    /** The options of one command line, parsed before anything is touched. */
-    private static final class Options {
-        String action;
-        String name;
-        Path dir;
-        /** Empty for the owner, else the pid given. */
-        Optional<Long> holder = Optional.empty();
-        final List<String> skip = new ArrayList<>();
-        Long fence;
-        Duration ttl;
-        boolean takeUnknown;
+    /** A command line, parsed before anything is touched. */
+    private record Command(String action, String name, Path dir, Optional<Long> holder, List<String> skip,
+                           OptionalLong fence, Optional<Duration> ttl, boolean takeUnknown, Duration waitFor,
+                           boolean printFence, Optional<String> token, List<String> command) {
     }
 
     int run(List<String> args) {
-        Options o;
+        Command c;
         try {
-            o = parse(args);
-        } catch (Usage e) {
-            Main.say(err, e.getMessage() + " (see proclive --help)");
+            c = parse(args);
+        } catch (Options.Usage e) {
+            Main.say(err, e.getMessage() + " (see proclive lease --help)");
             return Main.USAGE;
         }
         try {
-            LeaseStore.checkName(o.name); // before the directory is touched
+            LeaseStore.checkName(c.name()); // before the directory is touched
         } catch (IllegalArgumentException e) {
             Main.say(err, e.getMessage());
             return Main.BAD_INPUT;
         }
         try {
-            LeasePolicy.Builder policy = LeasePolicy.builder().takeUnknownAfterTtl(o.takeUnknown);
-            if (o.ttl != null) {
-                policy.ttl(o.ttl);
+            boolean creates = c.action().equals("acquire") || c.action().equals("run");
+            if (!creates && !Files.isDirectory(c.dir())) {
+                throw new NoSuchFileException(c.dir().toString(), null, "no such lease directory");
             }
-            LeaseStore store = LeaseStore.open(o.dir, policy.build());
-            switch (o.action) {
+            LeasePolicy.Builder policy = LeasePolicy.builder().takeUnknownAfterTtl(c.takeUnknown());
+            c.ttl().ifPresent(policy::ttl);
+            LeaseStore store = LeaseStore.open(c.dir(), policy.build());
+            switch (c.action()) {
                 case "acquire":
-                    return acquire(store, o);
+                case "claim":
+                    return acquire(store, c);
                 case "renew":
-                    return renew(store, o);
+                    return renew(store, c);
                 case "release":
-                    return store.release(o.name, o.fence) ? 0 : 1;
+                    return store.release(c.name(), c.fence().getAsLong()) ? 0 : 1;
                 case "show":
-                    return show(store, o);
+                    return show(store, c);
+                case "run":
+                    return new LeaseRun(this, err).run(store, c.name(), c.command(), c.waitFor());
                 default: // break
-                    Optional<LeaseRecord> broken = store.breakLease(o.name);
+                    Optional<LeaseRecord> broken = store.breakLease(c.name());
                     if (broken.isEmpty()) {
-                        Main.say(err, "lease " + o.name + " has no record");
+                        Main.say(err, "lease " + c.name() + " has no record");
                         return Main.NO_IDENTITY;
                     }
                     out.println(broken.get().toJson());
@@ -113,50 +118,54 @@ final class LeaseCommand {
         }
     }
 
-    private int acquire(LeaseStore store, Options o) throws IOException {
+    private int acquire(LeaseStore store, Command c) throws IOException {
         // The directory, then a corrupt record, are said before the holder is looked for.
         if (!Files.isWritable(store.directory())) {
             throw new AccessDeniedException(store.directory().toString(), null, "the directory is not writable");
         }
-        store.read(o.name);
+        store.read(c.name());
         Optional<Identity> holder;
-        if (o.holder.isEmpty()) {
+        if (c.holder().isEmpty()) {
             OwnerResolver.Builder resolver = OwnerResolver.builder();
-            o.skip.forEach(resolver::skip);
+            c.skip().forEach(resolver::skip);
             holder = resolver.build().resolve();
         } else {
-            holder = ProcLive.identify(o.holder.get());
+            holder = ProcLive.identify(c.holder().get());
         }
         if (holder.isEmpty()) {
             Main.say(err, "no live holder could be named ("
-                    + o.holder.map(pid -> "pid " + pid).orElse("the owner") + ")");
+                    + c.holder().map(pid -> "pid " + pid).orElse("the owner") + ")");
             return Main.NO_IDENTITY;
         }
-        Acquisition a;
-        try {
-            a = store.acquire(o.name, holder.get());
-        } catch (IllegalArgumentException e) {
-            Main.say(err, e.getMessage());
-            return Main.NO_IDENTITY; // the holder died between naming it and taking the lease
+        Acquisition a = c.action().equals("claim") ? store.claim(c.name(), c.token().orElseThrow(), holder.get())
+                : store.acquire(c.name(), holder.get(), c.waitFor());
+        return report(a, c.printFence());
+    }
+
+    /** Prints what an acquisition came to as {@code lease acquire} does; its exit code. */
+    int report(Acquisition a, boolean printFence) {
+        if (a instanceof Acquisition.NotAlive notAlive) {
+            Main.say(err, "the holder is not alive: " + notAlive.verdict()); // it died after it was named
+            return Main.NO_IDENTITY;
         }
         if (a instanceof Acquisition.Granted granted) {
-            out.println(granted.lease().record().toJson());
+            LeaseRecord r = granted.lease().record();
+            out.println(printFence ? Long.toString(r.fence()) : r.toJson());
             return 0;
         }
         if (a instanceof Acquisition.Held held) {
-            out.println(withVerdict(held.record(), held.verdict()));
+            out.println(printFence ? Long.toString(held.record().fence()) : held.record().toJson(held.verdict(), Optional.empty()));
             return 1;
         }
         Acquisition.Undecided undecided = (Acquisition.Undecided) a;
-        ObjectNode line = withVerdict(undecided.record(), undecided.verdict());
-        undecided.eligibleAt().ifPresent(at -> line.put("eligibleAt", LeaseRecord.timestamp(at)));
-        out.println(line);
+        out.println(printFence ? Long.toString(undecided.record().fence())
+                : undecided.record().toJson(undecided.verdict(), undecided.eligibleAt()));
         return 2;
     }
 
-    private int renew(LeaseStore store, Options o) throws IOException {
+    private int renew(LeaseStore store, Command c) throws IOException {
         try {
-            out.println(store.renew(o.name, o.fence).toJson());
+            out.println(store.renew(c.name(), c.fence().getAsLong()).toJson());
             return 0;
         } catch (LeaseLostException e) {
             Main.say(err, e.getMessage());
@@ -164,122 +173,103 @@ final class LeaseCommand {
         }
     }
 
-    private int show(LeaseStore store, Options o) throws IOException {
-        Optional<LeaseRecord> r = store.read(o.name);
+    private int show(LeaseStore store, Command c) throws IOException {
+        Optional<LeaseRecord> r = store.read(c.name());
         if (r.isEmpty()) {
-            Main.say(err, "lease " + o.name + " has no record");
+            Main.say(err, "lease " + c.name() + " has no record");
             return Main.NO_IDENTITY;
         }
-        out.println(withVerdict(r.get(), ProcLive.explain(r.get().holder())));
+        out.println(c.printFence() ? Long.toString(r.get().fence())
+                : r.get().toJson(ProcLive.explain(r.get().holder()), Optional.empty()));
         return 0;
     }
 
-    private ObjectNode withVerdict(LeaseRecord record, Verdict verdict) throws IOException {
-        ObjectNode line = (ObjectNode) json.readTree(record.toJson());
-        ObjectNode v = line.putObject("verdict");
-        v.put("liveness", Main.lower(verdict.liveness()));
-        v.put("reason", Main.lower(verdict.reason()));
-        return line;
-    }
-
-    private static String describe(IOException e) {
+    static String describe(IOException e) {
         String m = e.getMessage() == null ? e.toString() : e.getMessage();
         return e.getClass().getSimpleName().replace("Exception", "") + ": " + m;
     }
 
-    private static Options parse(List<String> args) {
+    private Command parse(List<String> args) {
         if (args.isEmpty()) {
-            throw new Usage("lease needs an action: acquire, renew, release, show or break");
+            throw new Options.Usage("lease needs an action: " + String.join(", ", ACTIONS));
         }
-        Options o = new Options();
-        o.action = args.get(0);
-        if (!List.of("acquire", "renew", "release", "show", "break").contains(o.action)) {
-            throw new Usage("unknown lease action: " + o.action);
+        String action = args.get(0);
+        if (!ACTIONS.contains(action)) {
+            throw new Options.Usage("unknown lease action: " + action);
         }
-        for (int i = 1; i < args.size(); i++) {
-            String arg = args.get(i);
-            if (!arg.startsWith("--")) {
-                if (o.name != null) {
-                    throw new Usage("lease " + o.action + " takes one NAME, got another: " + arg);
-                }
-                o.name = arg;
-                continue;
-            }
-            if (arg.equals("--take-unknown")) {
-                allowed(o, arg, "acquire");
-                o.takeUnknown = true;
-                continue;
-            }
-            String option = arg;
-            String value;
-            int eq = arg.indexOf('=');
-            if (eq > 0) {
-                option = arg.substring(0, eq);
-                value = arg.substring(eq + 1);
-            } else {
-                if (i + 1 >= args.size()) {
-                    throw new Usage(arg + " needs a value");
-                }
-                value = args.get(++i);
-            }
-            switch (option) {
-                case "--dir":
-                    if (value.isEmpty()) {
-                        throw new Usage("--dir needs a directory");
-                    }
-                    o.dir = Path.of(value);
-                    break;
-                case "--holder":
-                    allowed(o, option, "acquire");
-                    if (!value.equals("owner")) {
-                        try {
-                            o.holder = Optional.of(Main.pid(value));
-                        } catch (Main.BadInput e) {
-                            throw new Usage("--holder is owner or a PID, not \"" + value + "\"");
-                        }
-                    }
-                    break;
-                case "--skip":
-                    allowed(o, option, "acquire");
-                    if (value.isBlank()) {
-                        throw new Usage("--skip needs a non-empty NAME");
-                    }
-                    o.skip.add(value);
-                    break;
-                case "--ttl":
-                    allowed(o, option, "acquire", "renew");
-                    if (!value.matches("[0-9]{1,9}") || Long.parseLong(value) == 0) {
-                        throw new Usage("--ttl is a whole number of seconds above 0, not \"" + value + "\"");
-                    }
-                    o.ttl = Duration.ofSeconds(Long.parseLong(value));
-                    break;
-                case "--fence":
-                    allowed(o, option, "renew", "release");
-                    java.util.OptionalLong fence = LeaseRecord.parseFence(value);
-                    if (fence.isEmpty()) {
-                        throw new Usage("--fence is a whole number from 0 to " + Long.MAX_VALUE + ", not \"" + value + "\"");
-                    }
-                    o.fence = fence.getAsLong();
-                    break;
-                default:
-                    throw new Usage("lease " + o.action + ": unknown option " + option);
+        Options o = Options.parse("lease " + action, args.subList(1, args.size()), SPECS.get(action), action.equals("run"));
+        if (o.words().size() > 1) {
+            throw new Options.Usage("lease " + action + " takes one NAME, got another: " + o.words().get(1));
+        }
+        if (o.words().isEmpty()) {
+            throw new Options.Usage("lease " + action + " needs a NAME");
+        }
+        String dirText = o.value("--dir").orElseThrow(() -> new Options.Usage("lease " + action + " needs --dir DIR"));
+        if (dirText.isEmpty()) {
+            throw new Options.Usage("--dir needs a directory");
+        }
+        Path dir;
+        try {
+            dir = Path.of(dirText);
+        } catch (InvalidPathException e) {
+            throw new Options.Usage("--dir cannot be a path here: " + e.getReason());
+        }
+        Optional<Long> holder = Optional.empty();
+        if (o.has("--holder") && !o.value("--holder").get().equals("owner")) {
+            try {
+                holder = Optional.of(Main.pid(o.value("--holder").get()));
+            } catch (Main.BadInput e) {
+                throw new Options.Usage("--holder is owner or a PID, not \"" + o.value("--holder").get() + "\"");
             }
         }
-        if (o.name == null) {
-            throw new Usage("lease " + o.action + " needs a NAME");
+        for (String skip : o.values("--skip")) {
+            if (skip.isBlank()) {
+                throw new Options.Usage("--skip needs a non-empty NAME");
+            }
         }
-        if (o.dir == null) {
-            throw new Usage("lease " + o.action + " needs --dir DIR");
+        OptionalLong fence = OptionalLong.empty();
+        if (o.has("--fence")) {
+            fence = LeaseRecord.parseFence(o.value("--fence").get());
+            if (fence.isEmpty()) {
+                throw new Options.Usage("--fence is a whole number from 0 to " + Long.MAX_VALUE + ", not \""
+                        + o.value("--fence").get() + "\"");
+            }
+        } else if (action.equals("renew") || action.equals("release")) {
+            throw new Options.Usage("lease " + action + " needs --fence N");
         }
-        if ((o.action.equals("renew") || o.action.equals("release")) && o.fence == null) {
-            throw new Usage("lease " + o.action + " needs --fence N");
+        Optional<Duration> ttl = o.value("--ttl").map(v -> seconds("--ttl", v, 1));
+        Duration wait = o.value("--wait").map(v -> seconds("--wait", v, 0)).orElse(Duration.ZERO);
+        boolean printFence = false;
+        if (o.has("--print")) {
+            if (!o.value("--print").get().equals("fence")) {
+                throw new Options.Usage("--print takes fence, not \"" + o.value("--print").get() + "\"");
+            }
+            printFence = true;
         }
-        return o;
+        Optional<String> token = Optional.empty();
+        if (action.equals("claim")) {
+            String t = env.get(LeaseStore.TOKEN_VARIABLE);
+            if (t == null || t.isEmpty()) {
+                throw new Options.Usage("lease claim takes its token from " + LeaseStore.TOKEN_VARIABLE + ", which is not set");
+            }
+            if (!LeaseRecord.isToken(t)) {
+                throw new Options.Usage(LeaseStore.TOKEN_VARIABLE + " is not 32 lowercase hex digits");
+            }
+            token = Optional.of(t);
+        }
+        if (action.equals("run") && o.rest().isEmpty()) {
+            throw new Options.Usage("lease run needs a command after --");
+        }
+        return new Command(action, o.words().get(0), dir, holder, o.values("--skip"), fence, ttl, o.has("--take-unknown"),
+                wait, printFence, token, o.rest());
     }
 
-    private static void allowed(Options o, String option, String... actions) {
-        if (!List.of(actions).contains(o.action)) {
-            throw new Usage(option + " is not an option of lease " + o.action);
+    /** A whole number of seconds, at least {@code min}. */
+    private static Duration seconds(String option, String value, long min) {
+        if (!value.matches("[0-9]{1,9}") || Long.parseLong(value) < min) {
+            throw new Options.Usage(option + " is a whole number of seconds" + (min > 0 ? " above 0" : "")
+                    + ", not \"" + value + "\"");
         }
+        return Duration.ofSeconds(Long.parseLong(value));
     }
 }

@@ -77,7 +77,14 @@ public final class Main {
     public static void main(String[] args) {
         int code;
         try {
-            code = new Main(System.out, System.err, System.in).run(args);
+            // JSON out is UTF-8 bytes whatever the locale says (a POSIX locale would print "?" for "ë").
+            PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true,
+                    StandardCharsets.UTF_8);
+            PrintStream err = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.err), true,
+                    StandardCharsets.UTF_8);
+            System.setOut(out);
+            System.setErr(err);
+            code = new Main(out, err, System.in).run(args);
         } catch (Throwable e) {
             code = lastResort(System.err, e);
         }
@@ -125,7 +132,7 @@ public final class Main {
                 case "identify":
                     return identify(rest);
                 case "lease":
-                    return new LeaseCommand(json, out, err).run(rest);
+                    return new LeaseCommand(out, err, System.getenv()).run(rest);
                 case "check":
                     return check(rest);
                 case "wait":

@@ -6,8 +6,9 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * What {@link LeaseStore#acquire} decided: {@link Granted}, {@link Held} by a live holder, or
- * {@link Undecided} because the holder's liveness cannot be proven.
+ * What {@link LeaseStore#acquire}, {@link LeaseStore#reserve} or {@link LeaseStore#claim} decided:
+ * {@link Granted}, {@link Held} by a live holder, {@link Undecided} because the holder's end
+ * cannot be proven, or {@link NotAlive} because the process it was asked for is not alive itself.
  *
  * <pre>{@code
  * Acquisition a = store.acquire("build", owner);
@@ -23,11 +24,16 @@ public sealed interface Acquisition {
     /**
      * The lease is the caller's holder's now.
      *
+     * <p>A lease excludes other <em>holders</em>, not two processes acting for one: a grant to the
+     * holder that already has it (two hooks of one agent, each asking for their owner) is granted
+     * again, same fence, and {@link #again()} says so.
+     *
      * @param lease    the lease, with its fence
      * @param previous the record this grant replaced (a released one, the same holder's, or one
      *                 taken over, which then also names the verdict that allowed it), or empty
+     * @param again    whether the holder had it already: the same grant, renewed, not a new one
      */
-    record Granted(Lease lease, Optional<LeaseRecord> previous) implements Acquisition {
+    record Granted(Lease lease, Optional<LeaseRecord> previous, boolean again) implements Acquisition {
         /** @throws NullPointerException if an argument is null */
         public Granted {
             Objects.requireNonNull(lease, "lease");
@@ -38,7 +44,7 @@ public sealed interface Acquisition {
     /**
      * Another holder has the lease and is ALIVE.
      *
-     * @param record  the record as read
+     * @param record  the record as read (or as adopted by the process carrying its reservation's token)
      * @param verdict the holder's verdict just now
      */
     record Held(LeaseRecord record, Verdict verdict) implements Acquisition {
@@ -50,12 +56,13 @@ public sealed interface Acquisition {
     }
 
     /**
-     * Another holder has the lease and whether it lives cannot be proven (UNKNOWN).
+     * Another holder has the lease and whether it lives cannot be proven (UNKNOWN), or a reservation
+     * cannot be proven unused (a scan for its token could not read every process).
      *
      * @param record     the record as read
      * @param verdict    the holder's verdict just now
      * @param eligibleAt when the policy would take it over ({@code renewedAt + ttl} of the
-     *                   record), or empty when the policy never takes UNKNOWN over
+     *                   record), or empty when the policy never takes it over
      */
     record Undecided(LeaseRecord record, Verdict verdict, Optional<Instant> eligibleAt) implements Acquisition {
         /** @throws NullPointerException if an argument is null */
@@ -63,6 +70,19 @@ public sealed interface Acquisition {
             Objects.requireNonNull(record, "record");
             Objects.requireNonNull(verdict, "verdict");
             Objects.requireNonNull(eligibleAt, "eligibleAt");
+        }
+    }
+
+    /**
+     * The process the lease was asked for is not ALIVE (it may have died between being named and
+     * asking): nothing was read or written.
+     *
+     * @param verdict its verdict
+     */
+    record NotAlive(Verdict verdict) implements Acquisition {
+        /** @throws NullPointerException if {@code verdict} is null */
+        public NotAlive {
+            Objects.requireNonNull(verdict, "verdict");
         }
     }
 }

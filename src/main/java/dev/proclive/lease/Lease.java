@@ -3,23 +3,25 @@ package dev.proclive.lease;
 import dev.proclive.Identity;
 import java.io.IOException;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * A granted lease: its name, its fence and its holder. Check {@link #ensureValid()} right before a
  * write it protects, pass {@link #fence()} along with the write so the resource can refuse a stale
  * holder's late one, {@link #renew()} within the TTL, and {@link #release()} (or close) when done.
- * Thread-safe.
+ * A reserved lease ({@link LeaseStore#reserve}) is {@linkplain #handOff handed off} to the process
+ * it was reserved for once that runs. Thread-safe.
  */
 public final class Lease implements AutoCloseable {
 
-    private final LeaseStore store;
+    private final LeaseKeeper keeper;
     private final String name;
     private final long fence;
     private final Identity holder;
     private volatile LeaseRecord record;
 
-    Lease(LeaseStore store, LeaseRecord record) {
-        this.store = store;
+    Lease(LeaseKeeper keeper, LeaseRecord record) {
+        this.keeper = keeper;
         this.name = record.name();
         this.fence = record.fence();
         this.holder = record.holder();
@@ -36,9 +38,19 @@ public final class Lease implements AutoCloseable {
         return fence;
     }
 
-    /** The process the lease is held for. */
+    /** The process the lease is held for; of a reservation, its reserver. */
     public Identity holder() {
         return holder;
+    }
+
+    /** Held, or reserved for a process about to start. */
+    public LeaseRecord.State state() {
+        return record.state();
+    }
+
+    /** The reservation's token (32 lowercase hex digits), which the process it is for finds in its environment. */
+    public Optional<String> token() {
+        return record.token();
     }
 
     /** The record as this lease last wrote it. */
@@ -47,34 +59,59 @@ public final class Lease implements AutoCloseable {
     }
 
     /**
-     * Renews the lease: {@code renewedAt} becomes now.
+     * Renews the lease: {@code renewedAt} becomes now, the TTL the record promised kept.
      *
      * @return the record written
      * @throws LeaseLostException if the record no longer carries this fence and holder, or is released
      * @throws IOException        if the files cannot be read or written
      */
     public LeaseRecord renew() throws IOException {
-        LeaseRecord renewed = store.renew(name, fence, holder);
+        LeaseRecord renewed = keeper.renew(name, fence, Optional.of(holder));
         record = renewed;
         return renewed;
     }
 
     /**
-     * Releases the lease if it is still this one's.
+     * Releases the lease if it is still this one's; the record says it ended as {@code released}.
      *
      * @return true if it is released at this fence now (also when it already was); false, and
      *         nothing written, when the record is gone or another grant's
      * @throws IOException if the files cannot be read or written
      */
     public boolean release() throws IOException {
-        return store.release(name, fence, holder);
+        return keeper.end(name, fence, Optional.of(holder), LeaseRecord.Ending.How.RELEASED, OptionalLong.empty());
     }
 
-    /** Whether the record on disk still carries this fence and holder, held. Takes no lock. */
+    /**
+     * Ends the lease because its holder, a process this one started, exited with {@code exitCode}:
+     * the record says {@code exited} and keeps the status.
+     *
+     * @return as {@link #release()}
+     * @throws IOException if the files cannot be read or written
+     */
+    public boolean exited(int exitCode) throws IOException {
+        return keeper.end(name, fence, Optional.of(holder), LeaseRecord.Ending.How.EXITED, OptionalLong.of(exitCode));
+    }
+
+    /**
+     * Hands the lease to {@code newHolder}, which must be ALIVE: from a reservation the fence is
+     * kept (the reserver never wrote under it), from a held lease the new holder gets the next
+     * fence (the old writer's late writes must be refused). This lease is no longer valid after.
+     *
+     * @return the new holder's lease
+     * @throws IllegalArgumentException if {@code newHolder} is not ALIVE
+     * @throws LeaseLostException       if this lease is no longer this grant's
+     * @throws IOException              if the files cannot be read or written
+     */
+    public Lease handOff(Identity newHolder) throws IOException {
+        return new Lease(keeper, keeper.handOff(name, fence, holder, newHolder));
+    }
+
+    /** Whether the record on disk still carries this fence and holder, granted. Takes no lock. */
     public boolean isValid() throws IOException {
-        Optional<LeaseRecord> now = store.read(name);
-        return now.isPresent() && now.get().held() && now.get().fence() == fence
-                && LeaseStore.sameProcess(now.get().holder(), holder);
+        Optional<LeaseRecord> now = keeper.files.read(name);
+        return now.isPresent() && now.get().granted() && now.get().fence() == fence
+                && LeaseRules.sameProcess(now.get().holder(), holder);
     }
 
     /**
@@ -84,7 +121,7 @@ public final class Lease implements AutoCloseable {
      */
     public void ensureValid() throws IOException {
         if (!isValid()) {
-            throw new LeaseLostException(name, "the record no longer carries fence " + fence + " held for pid "
+            throw new LeaseLostException(name, "the record no longer carries fence " + fence + " granted to pid "
                     + holder.pid());
         }
     }
@@ -97,6 +134,6 @@ public final class Lease implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "Lease[" + name + ", fence " + fence + ", holder pid " + holder.pid() + "]";
+        return "Lease[" + name + ", fence " + fence + ", " + record.state().json() + " for pid " + holder.pid() + "]";
     }
 }

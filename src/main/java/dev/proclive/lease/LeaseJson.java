@@ -4,70 +4,30 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.proclive.Identity;
 import dev.proclive.Reason;
 import dev.proclive.Verdict;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
-import java.util.Locale;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
- * The record's JSON, read strictly: a record that does not say exactly what it must is corrupt,
- * never guessed at (a guessed holder or fence is a second writer let in).
+ * Reads a record's JSON strictly: a record that does not say exactly what it must is corrupt,
+ * never guessed at (a guessed holder or fence is a second writer let in). What a record writes is
+ * {@link LeaseRecord#toJson()}.
  */
 final class LeaseJson {
 
-    static final ObjectMapper MAPPER = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+    private static final ObjectMapper MAPPER = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
     /** The instants a record may hold: years 0 to 9999, which every reader can hold and add a TTL to. */
     private static final Instant EARLIEST = Instant.parse("0000-01-01T00:00:00Z");
     private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999Z");
 
-    /** ISO-8601 UTC with milliseconds: {@code 2026-11-29T10:00:00.123Z}. */
-    private static final DateTimeFormatter INSTANT =
-            DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'", Locale.ROOT).withZone(ZoneOffset.UTC);
-
     private LeaseJson() {
-    }
-
-    static String instant(Instant at) {
-        return INSTANT.format(at);
-    }
-
-    static ObjectNode tree(LeaseRecord r) {
-        ObjectNode o = MAPPER.createObjectNode();
-        o.put("name", r.name());
-        o.put("fence", r.fence());
-        o.put("state", r.state().json());
-        o.set("holder", MAPPER.valueToTree(r.holder()));
-        o.set("writer", MAPPER.valueToTree(r.writer()));
-        o.put("acquiredAt", instant(r.acquiredAt()));
-        o.put("renewedAt", instant(r.renewedAt()));
-        o.put("ttlMillis", r.ttl().toMillis());
-        r.previous().ifPresent(p -> {
-            ObjectNode prev = o.putObject("previous");
-            prev.put("fence", p.fence());
-            prev.set("holder", MAPPER.valueToTree(p.holder()));
-            prev.put("liveness", p.verdict().liveness().name().toLowerCase(Locale.ROOT));
-            prev.put("reason", p.verdict().reason().name().toLowerCase(Locale.ROOT));
-            prev.put("detail", p.verdict().detail());
-            prev.put("at", instant(p.at()));
-        });
-        return o;
-    }
-
-    static String write(LeaseRecord r) {
-        try {
-            return MAPPER.writeValueAsString(tree(r));
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("a lease record always serializes", e);
-        }
     }
 
     /**
@@ -90,37 +50,80 @@ final class LeaseJson {
             throw new LeaseCorruptException(name, "the record names lease " + LeaseText.quote(recordName));
         }
         long fence = number(name, o, "fence", 0);
-        String state = text(name, o, "state");
-        LeaseRecord.State s;
-        if (state.equals("held")) {
-            s = LeaseRecord.State.HELD;
-        } else if (state.equals("released")) {
-            s = LeaseRecord.State.RELEASED;
-        } else {
-            throw new LeaseCorruptException(name, "\"state\" is " + LeaseText.quote(state) + ", not held or released");
-        }
+        LeaseRecord.State state = state(name, text(name, o, "state"));
         Identity holder = identity(name, o, "holder");
         Identity writer = identity(name, o, "writer");
         Instant acquiredAt = time(name, o, "acquiredAt");
         Instant renewedAt = time(name, o, "renewedAt");
         long ttl = number(name, o, "ttlMillis", 1);
         Optional<LeaseRecord.Takeover> previous = Optional.empty();
-        JsonNode p = o.get("previous");
-        if (p != null && !p.isNull()) {
-            if (!p.isObject()) {
-                throw new LeaseCorruptException(name, "\"previous\" is not an object");
-            }
-            Reason reason = reason(name, text(name, p, "reason"));
-            String liveness = text(name, p, "liveness");
-            if (!liveness.equals(reason.liveness().name().toLowerCase(Locale.ROOT))) {
-                throw new LeaseCorruptException(name, "\"previous\" says " + LeaseText.quote(liveness) + " for reason " + reason);
-            }
-            JsonNode detail = p.get("detail");
+        JsonNode p = object(name, o, "previous");
+        if (p != null) {
             previous = Optional.of(new LeaseRecord.Takeover(number(name, p, "fence", 0), identity(name, p, "holder"),
-                    Verdict.of(reason, detail != null && detail.isTextual() ? detail.asText() : ""),
-                    time(name, p, "at")));
+                    verdict(name, p, "previous"), time(name, p, "at"), optionalTime(name, p, "renewedAt")));
         }
-        return new LeaseRecord(name, fence, s, holder, writer, acquiredAt, renewedAt, Duration.ofMillis(ttl), previous);
+        Optional<String> token = optionalText(name, o, "token");
+        if (token.isPresent() && !LeaseRecord.isToken(token.get())) {
+            throw new LeaseCorruptException(name, "\"token\" is " + LeaseText.quote(token.get())
+                    + ", not 32 lowercase hex digits");
+        }
+        if (state == LeaseRecord.State.RESERVED && token.isEmpty()) {
+            throw new LeaseCorruptException(name, "the record is reserved but carries no token");
+        }
+        Optional<String> adoptedBy = optionalText(name, o, "adoptedBy");
+        Optional<String> startedAfter = optionalText(name, o, "startedAfter");
+        Optional<LeaseRecord.Ending> ended = Optional.empty();
+        JsonNode e = object(name, o, "ended");
+        if (e != null) {
+            ended = Optional.of(new LeaseRecord.Ending(how(name, text(name, e, "how")), time(name, e, "at"),
+                    verdict(name, e, "ended"), optionalNumber(name, e, "exitCode")));
+        }
+        return new LeaseRecord(name, fence, state, holder, writer, acquiredAt, renewedAt, Duration.ofMillis(ttl),
+                previous, token, adoptedBy, startedAfter, ended);
+    }
+
+    private static LeaseRecord.State state(String name, String word) throws LeaseCorruptException {
+        for (LeaseRecord.State s : LeaseRecord.State.values()) {
+            if (s.json().equals(word)) {
+                return s;
+            }
+        }
+        throw new LeaseCorruptException(name, "\"state\" is " + LeaseText.quote(word) + ", not held, released or reserved");
+    }
+
+    private static LeaseRecord.Ending.How how(String name, String word) throws LeaseCorruptException {
+        for (LeaseRecord.Ending.How h : LeaseRecord.Ending.How.values()) {
+            if (h.json().equals(word)) {
+                return h;
+            }
+        }
+        throw new LeaseCorruptException(name, "\"ended.how\" is " + LeaseText.quote(word)
+                + ", not released, broken, exited or spawn_failed");
+    }
+
+    private static Verdict verdict(String name, JsonNode o, String where) throws LeaseCorruptException {
+        String word = text(name, o, "reason");
+        Reason reason = Reason.fromJson(word).orElseThrow(() -> new LeaseCorruptException(name,
+                "\"reason\" " + LeaseText.quote(word) + " is no reason proclive gives"));
+        String liveness = text(name, o, "liveness");
+        if (!liveness.equals(reason.liveness().json())) {
+            throw new LeaseCorruptException(name, "\"" + where + "\" says " + LeaseText.quote(liveness) + " for reason "
+                    + reason.json());
+        }
+        JsonNode detail = o.get("detail");
+        return Verdict.of(reason, detail != null && detail.isTextual() ? detail.asText() : "");
+    }
+
+    /** The object in {@code field}, or null when it is absent or JSON null. */
+    private static JsonNode object(String name, JsonNode o, String field) throws LeaseCorruptException {
+        JsonNode v = o.get(field);
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        if (!v.isObject()) {
+            throw new LeaseCorruptException(name, "\"" + field + "\" is not an object");
+        }
+        return v;
     }
 
     private static String text(String name, JsonNode o, String field) throws LeaseCorruptException {
@@ -131,12 +134,34 @@ final class LeaseJson {
         return v.asText();
     }
 
+    private static Optional<String> optionalText(String name, JsonNode o, String field) throws LeaseCorruptException {
+        JsonNode v = o.get(field);
+        if (v == null || v.isNull()) {
+            return Optional.empty();
+        }
+        if (!v.isTextual()) {
+            throw new LeaseCorruptException(name, "\"" + field + "\" is not a string");
+        }
+        return Optional.of(v.asText());
+    }
+
     private static long number(String name, JsonNode o, String field, long min) throws LeaseCorruptException {
         JsonNode v = o.get(field);
         if (v == null || !v.isIntegralNumber() || !v.canConvertToLong() || v.asLong() < min) {
             throw new LeaseCorruptException(name, "\"" + field + "\" is missing or not a whole number of at least " + min);
         }
         return v.asLong();
+    }
+
+    private static OptionalLong optionalNumber(String name, JsonNode o, String field) throws LeaseCorruptException {
+        JsonNode v = o.get(field);
+        if (v == null || v.isNull()) {
+            return OptionalLong.empty();
+        }
+        if (!v.isIntegralNumber() || !v.canConvertToLong()) {
+            throw new LeaseCorruptException(name, "\"" + field + "\" is not a whole number");
+        }
+        return OptionalLong.of(v.asLong());
     }
 
     private static Identity identity(String name, JsonNode o, String field) throws LeaseCorruptException {
@@ -170,13 +195,9 @@ final class LeaseJson {
         return at;
     }
 
-    private static Reason reason(String name, String text) throws LeaseCorruptException {
-        for (Reason r : Reason.values()) {
-            if (r.name().toLowerCase(Locale.ROOT).equals(text)) {
-                return r;
-            }
-        }
-        throw new LeaseCorruptException(name, "\"reason\" " + LeaseText.quote(text) + " is no reason proclive gives");
+    private static Optional<Instant> optionalTime(String name, JsonNode o, String field) throws LeaseCorruptException {
+        JsonNode v = o.get(field);
+        return v == null || v.isNull() ? Optional.empty() : Optional.of(time(name, o, field));
     }
 
     /** The first line of a parser's message, which may quote what it read: escaped, so it stays one line. */
@@ -187,5 +208,4 @@ final class LeaseJson {
         String quoted = LeaseText.quote(line);
         return quoted.substring(1, quoted.length() - 1);
     }
-
 }

@@ -1,45 +1,73 @@
 package dev.proclive.lease;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.proclive.Identity;
+import dev.proclive.Liveness;
 import dev.proclive.Verdict;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.regex.Pattern;
 
 /**
  * A lease's record as it is on disk ({@code NAME.lease}), one JSON object:
  * <pre>{@code
  * {"name":"build","fence":7,"state":"held","holder":{IDENTITY},"writer":{IDENTITY},
  *  "acquiredAt":"2026-11-29T10:00:00.000Z","renewedAt":"…","ttlMillis":30000,
- *  "previous":{"fence":6,"holder":{IDENTITY},"liveness":"dead","reason":"exited","detail":"…","at":"…"}}
+ *  "previous":{"fence":6,"holder":{IDENTITY},"liveness":"dead","reason":"exited","detail":"…",
+ *              "at":"…","renewedAt":"…"},
+ *  "token":"…","adoptedBy":"token","startedAfter":"…",
+ *  "ended":{"how":"exited","at":"…","liveness":"dead","reason":"exited","exitCode":0}}
  * }</pre>
  * Timestamps are ISO-8601 UTC instants with millisecond precision; unknown fields are ignored on
- * read; {@code previous} is present after a takeover.
+ * read; {@code previous} is present after a takeover, {@code token} on a reservation (and on the
+ * grant it was handed off to), {@code adoptedBy} when a reservation went to the process that
+ * carried its token, {@code ended} once a grant ended. Records written before reservations existed
+ * (no token, no ended) read as they were.
  *
- * @param name       the lease's name
- * @param fence      the fence of the grant this record belongs to: it only grows
- * @param state      held or released
- * @param holder     the process the lease is (or was) held for
- * @param writer     the process that wrote this record (a hook may write for its owner)
- * @param acquiredAt when this fence was granted
- * @param renewedAt  when it was last granted or renewed
- * @param ttl        how long the holder promised to stay fresh after {@code renewedAt}
- * @param previous   the holder this grant took the lease over from, and why, if it did
+ * @param name         the lease's name
+ * @param fence        the fence of the grant this record belongs to: it only grows
+ * @param state        held, released or reserved
+ * @param holder       the process the lease is (or was) held for; of a reservation, its reserver
+ * @param writer       the process that wrote this record (a hook may write for its owner)
+ * @param acquiredAt   when this fence was granted
+ * @param renewedAt    when it was last granted or renewed
+ * @param ttl          how long the holder promised to stay fresh after {@code renewedAt}
+ * @param previous     the holder this grant took the lease over from, and why, if it did
+ * @param token        the reservation's token: 32 lowercase hex digits
+ * @param adoptedBy    how a reservation found its holder, if not handed off: {@code "token"}
+ * @param startedAfter a start fingerprint no later than that of any process started after the
+ *                     reservation: a scan for its token skips older processes
+ * @param ended        how this grant ended, if it did
  */
 public record LeaseRecord(String name, long fence, State state, Identity holder, Identity writer,
-                          Instant acquiredAt, Instant renewedAt, Duration ttl, Optional<Takeover> previous) {
+                          Instant acquiredAt, Instant renewedAt, Duration ttl, Optional<Takeover> previous,
+                          Optional<String> token, Optional<String> adoptedBy, Optional<String> startedAfter,
+                          Optional<Ending> ended) {
 
-    /** Whether a record's lease is held. */
+    private static final Pattern TOKEN = Pattern.compile("[0-9a-f]{32}");
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** ISO-8601 UTC with milliseconds: {@code 2026-11-29T10:00:00.123Z}. */
+    private static final DateTimeFormatter INSTANT =
+            DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'", Locale.ROOT).withZone(ZoneOffset.UTC);
+
+    /** A record's state. */
     public enum State {
         /** Granted and not released. */
         HELD,
         /** Released by its holder, or broken by an operator: anyone may take it, with the next fence. */
-        RELEASED;
+        RELEASED,
+        /** Granted, with its fence, to a process about to start; its holder is the reserver. */
+        RESERVED;
 
-        /** The word in the JSON: {@code held}, {@code released}. */
+        /** The word in the JSON: {@code held}, {@code released}, {@code reserved}. */
         public String json() {
             return name().toLowerCase(Locale.ROOT);
         }
@@ -48,17 +76,55 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
     /**
      * The holder a grant took over from.
      *
-     * @param fence   the fence that holder had
-     * @param holder  that holder
-     * @param verdict the verdict that allowed the takeover (DEAD, or UNKNOWN past its TTL)
-     * @param at      when it was taken over
+     * @param fence     the fence that holder had
+     * @param holder    that holder
+     * @param verdict   the verdict that allowed the takeover (DEAD, or UNKNOWN past its TTL)
+     * @param at        when it was taken over
+     * @param renewedAt when that holder had last renewed, if the record said (older records do not)
      */
-    public record Takeover(long fence, Identity holder, Verdict verdict, Instant at) {
+    public record Takeover(long fence, Identity holder, Verdict verdict, Instant at, Optional<Instant> renewedAt) {
         /** @throws NullPointerException if an argument is null */
         public Takeover {
             Objects.requireNonNull(holder, "holder");
             Objects.requireNonNull(verdict, "verdict");
             Objects.requireNonNull(at, "at");
+            Objects.requireNonNull(renewedAt, "renewedAt");
+        }
+    }
+
+    /**
+     * How a grant ended, with the holder's verdict at that moment: a {@code broken} lease whose
+     * holder was ALIVE shows as such.
+     *
+     * @param how      released, broken, exited or spawn_failed
+     * @param at       when
+     * @param verdict  the holder's verdict then
+     * @param exitCode the holder's exit status, when it is known (a child this process started)
+     */
+    public record Ending(How how, Instant at, Verdict verdict, OptionalLong exitCode) {
+        /** @throws NullPointerException if an argument is null */
+        public Ending {
+            Objects.requireNonNull(how, "how");
+            Objects.requireNonNull(at, "at");
+            Objects.requireNonNull(verdict, "verdict");
+            Objects.requireNonNull(exitCode, "exitCode");
+        }
+
+        /** How a grant ended. */
+        public enum How {
+            /** Its holder released it. */
+            RELEASED,
+            /** An operator broke it. */
+            BROKEN,
+            /** The process it was spawned for exited; its status is in the record. */
+            EXITED,
+            /** The process it was reserved for could not be started. */
+            SPAWN_FAILED;
+
+            /** The word in the JSON: {@code released}, {@code broken}, {@code exited}, {@code spawn_failed}. */
+            public String json() {
+                return name().toLowerCase(Locale.ROOT);
+            }
         }
     }
 
@@ -72,16 +138,56 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
         Objects.requireNonNull(renewedAt, "renewedAt");
         Objects.requireNonNull(ttl, "ttl");
         Objects.requireNonNull(previous, "previous");
+        Objects.requireNonNull(token, "token");
+        Objects.requireNonNull(adoptedBy, "adoptedBy");
+        Objects.requireNonNull(startedAfter, "startedAfter");
+        Objects.requireNonNull(ended, "ended");
     }
 
-    /** Whether the lease is held (not released). */
+    /** A record without a reservation's fields or an ending, as records were before reservations. */
+    public LeaseRecord(String name, long fence, State state, Identity holder, Identity writer, Instant acquiredAt,
+                       Instant renewedAt, Duration ttl, Optional<Takeover> previous) {
+        this(name, fence, state, holder, writer, acquiredAt, renewedAt, ttl, previous, Optional.empty(),
+                Optional.empty(), Optional.empty(), Optional.empty());
+    }
+
+    /** Whether the lease is held (not released, not reserved). */
     public boolean held() {
         return state == State.HELD;
+    }
+
+    /** Whether the lease is held or reserved: granted, and not ended. */
+    public boolean granted() {
+        return state != State.RELEASED;
     }
 
     /** {@code renewedAt + ttl}: until when the holder promised to stay fresh. */
     public Instant freshUntil() {
         return renewedAt.plus(ttl);
+    }
+
+    /** This record written by {@code writer}, with another state, holder and ending. */
+    LeaseRecord with(State state, Identity holder, Identity writer, Optional<Ending> ended) {
+        return new LeaseRecord(name, fence, state, holder, writer, acquiredAt, renewedAt, ttl, previous, token,
+                adoptedBy, startedAfter, ended);
+    }
+
+    /** This record renewed at {@code now} for {@code ttl}, by {@code writer}. */
+    LeaseRecord renewed(Identity writer, Instant now, Duration ttl) {
+        return new LeaseRecord(name, fence, state, holder, writer, acquiredAt, now, ttl, previous, token, adoptedBy,
+                startedAfter, ended);
+    }
+
+    /** This grant ended as {@code ending}: released, the fence kept. */
+    LeaseRecord ended(Identity writer, Ending ending) {
+        return with(State.RELEASED, holder, writer, Optional.of(ending));
+    }
+
+    /**
+     * Whether {@code token} is a token as reservations make them: 32 lowercase hex digits.
+     */
+    public static boolean isToken(String token) {
+        return token != null && TOKEN.matcher(token).matches();
     }
 
     /**
@@ -109,11 +215,74 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
 
     /** An instant as records write it: ISO-8601 UTC with milliseconds, {@code 2026-11-29T10:00:00.123Z}. */
     public static String timestamp(Instant at) {
-        return LeaseJson.instant(at);
+        return INSTANT.format(at);
     }
 
     /** The record as the one-line JSON object written to disk. */
     public String toJson() {
-        return LeaseJson.write(this);
+        return write(tree());
+    }
+
+    /**
+     * The record as {@link #toJson()} writes it, with {@code "verdict":{"liveness":…,"reason":…}}
+     * (a holder's verdict, as {@code lease show} prints it) and, when given, {@code "eligibleAt"}.
+     */
+    public String toJson(Verdict verdict, Optional<Instant> eligibleAt) {
+        ObjectNode o = tree();
+        ObjectNode v = o.putObject("verdict");
+        v.put("liveness", verdict.liveness().json());
+        v.put("reason", verdict.reason().json());
+        eligibleAt.ifPresent(at -> o.put("eligibleAt", timestamp(at)));
+        return write(o);
+    }
+
+    private ObjectNode tree() {
+        ObjectNode o = JSON.createObjectNode();
+        o.put("name", name);
+        o.put("fence", fence);
+        o.put("state", state.json());
+        o.set("holder", JSON.valueToTree(holder));
+        o.set("writer", JSON.valueToTree(writer));
+        o.put("acquiredAt", timestamp(acquiredAt));
+        o.put("renewedAt", timestamp(renewedAt));
+        o.put("ttlMillis", ttl.toMillis());
+        previous.ifPresent(p -> {
+            ObjectNode prev = o.putObject("previous");
+            prev.put("fence", p.fence());
+            prev.set("holder", JSON.valueToTree(p.holder()));
+            verdict(prev, p.verdict());
+            prev.put("at", timestamp(p.at()));
+            p.renewedAt().ifPresent(r -> prev.put("renewedAt", timestamp(r)));
+        });
+        token.ifPresent(t -> o.put("token", t));
+        adoptedBy.ifPresent(a -> o.put("adoptedBy", a));
+        startedAfter.ifPresent(s -> o.put("startedAfter", s));
+        ended.ifPresent(e -> {
+            ObjectNode end = o.putObject("ended");
+            end.put("how", e.how().json());
+            end.put("at", timestamp(e.at()));
+            verdict(end, e.verdict());
+            e.exitCode().ifPresent(code -> end.put("exitCode", code));
+        });
+        return o;
+    }
+
+    private static void verdict(ObjectNode o, Verdict v) {
+        o.put("liveness", v.liveness().json());
+        o.put("reason", v.reason().json());
+        o.put("detail", v.detail());
+    }
+
+    private static String write(ObjectNode o) {
+        try {
+            return JSON.writeValueAsString(o);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("a lease record always serializes", e);
+        }
+    }
+
+    /** Whether a verdict lets a lease be taken from its holder now (DEAD). */
+    static boolean gone(Verdict v) {
+        return v.liveness() == Liveness.DEAD;
     }
 }

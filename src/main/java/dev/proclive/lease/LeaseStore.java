@@ -2,16 +2,22 @@ package dev.proclive.lease;
 
 import dev.proclive.Identity;
 import dev.proclive.Liveness;
-import dev.proclive.ProcLive;
+import dev.proclive.LivenessChecker;
 import dev.proclive.Verdict;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.temporal.ChronoUnit;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.regex.Pattern;
 
 /**
@@ -19,21 +25,30 @@ import java.util.regex.Pattern;
  *
  * <pre>{@code
  * LeaseStore store = LeaseStore.open(Path.of(".state/leases"));
- * Identity owner = ProcLive.resolveOwner().orElseThrow();
- * if (store.acquire("build", owner) instanceof Acquisition.Granted granted) {
- *     try (Lease lease = granted.lease()) {
- *         writeWithFence(lease.fence());
- *     }
+ * if (store.spawn("build", new ProcessBuilder("make")) instanceof Spawn.Started started) {
+ *     started.process().waitFor();       // the child holds the lease; this process may exit any time
  * }
  * }</pre>
  *
  * <p>A lease is granted when it is free (no record, or a released one), again to the same holder
- * (same fence), and over a holder proven DEAD (exited, a zombie, its PID reused, the machine
- * rebooted) at once, with the old holder and the verdict kept in the record's {@code previous}.
- * It is never taken from an ALIVE holder. A holder whose liveness cannot be proven (UNKNOWN) keeps
- * it, unless the {@link LeasePolicy} takes UNKNOWN over and the record was not renewed for the TTL
- * it promised. Every new grant gets a fence one higher than any granted before, also after a
- * release, a {@link #breakLease break} or the record's deletion by hand.
+ * (same fence: {@link Acquisition.Granted#again()}), and over a holder proven DEAD (exited, a
+ * zombie, its PID reused, the machine rebooted) at once, with the old holder and the verdict kept in
+ * the record's {@code previous}. It is never taken from an ALIVE holder. A holder whose liveness
+ * cannot be proven (UNKNOWN) keeps it, unless the {@link LeasePolicy} takes UNKNOWN over and the
+ * record was not renewed for the TTL it promised. Every new grant gets a fence one higher than any
+ * granted before, also after a release, a {@link #breakLease break} or the record's deletion by
+ * hand. A lease excludes other <em>holders</em>: two processes acting for one holder (two hooks of
+ * one agent) share it.
+ *
+ * <p><b>Starting the writer under the lease.</b> A lease for a process that is yet to start is
+ * {@linkplain #reserve reserved}: granted with its fence to the launcher (its reserver) with a
+ * token, which the child finds in its environment ({@code PROCLIVE_LEASE_TOKEN}, with
+ * {@code PROCLIVE_LEASE_NAME}, {@code PROCLIVE_LEASE_DIR} and {@code PROCLIVE_LEASE_FENCE}); once
+ * the child runs, the launcher {@linkplain Lease#handOff hands it off}. {@link #spawn} does all of
+ * it. Should the launcher die before handing off, the child {@linkplain #claim claims} it; and a
+ * newcomer that finds a reservation whose reserver is not ALIVE scans this host's processes for the
+ * token: the process that carries it becomes the holder, and only a complete scan that finds none
+ * (with the reserver DEAD) frees the reservation.
  *
  * <p>Files in the directory: {@code NAME.lease}, the record, replaced atomically (a reader never
  * sees half a record, and a process killed at any step leaves the old record or the new one);
@@ -60,17 +75,25 @@ import java.util.regex.Pattern;
  */
 public final class LeaseStore {
 
+    /** The environment variables a spawned process finds its reservation in. */
+    public static final String TOKEN_VARIABLE = LeaseKeeper.TOKEN_VARIABLE;
+    /** The lease's name, in a spawned process's environment. */
+    public static final String NAME_VARIABLE = "PROCLIVE_LEASE_NAME";
+    /** The store's directory, absolute, in a spawned process's environment. */
+    public static final String DIR_VARIABLE = "PROCLIVE_LEASE_DIR";
+    /** The reservation's fence, in a spawned process's environment. */
+    public static final String FENCE_VARIABLE = "PROCLIVE_LEASE_FENCE";
+
     /** 1 to 128 of {@code [A-Za-z0-9._-]}, not starting with {@code .} or {@code -}. */
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9._-]{0,127}");
 
-    private final LeaseFiles files;
-    private final LeasePolicy policy;
-    private final Identity writer;
+    /** While waiting for a holder's exit, how often a release without an exit is looked for. */
+    private static final long RECHECK_MILLIS = 2000;
 
-    private LeaseStore(LeaseFiles files, LeasePolicy policy, Identity writer) {
-        this.files = files;
-        this.policy = policy;
-        this.writer = writer;
+    private final LeaseKeeper keeper;
+
+    private LeaseStore(LeaseKeeper keeper) {
+        this.keeper = keeper;
     }
 
     /** A store over {@code dir} with {@link LeasePolicy#defaults()}; see {@link #open(Path, LeasePolicy)}. */
@@ -86,100 +109,220 @@ public final class LeaseStore {
      * @throws IOException           if it cannot be created or resolved
      */
     public static LeaseStore open(Path dir, LeasePolicy policy) throws IOException {
+        return open(dir, policy, LivenessChecker.system(), Clock.systemUTC());
+    }
+
+    /** A store that judges with {@code checker} and its introspector and tells time by {@code clock}: the seam for tests. */
+    static LeaseStore open(Path dir, LeasePolicy policy, LivenessChecker checker, Clock clock) throws IOException {
         Objects.requireNonNull(dir, "dir");
         Objects.requireNonNull(policy, "policy");
-        Identity self = ProcLive.current().orElseGet(() -> new Identity(ProcessHandle.current().pid(), "", "", "", "", ""));
-        return new LeaseStore(LeaseFiles.open(dir, self), policy, self);
+        Identity self = checker.current().orElseGet(() -> new Identity(ProcessHandle.current().pid(), "", "", "", "", ""));
+        return new LeaseStore(new LeaseKeeper(LeaseFiles.open(dir, self), policy, self, checker,
+                checker.introspector(), clock));
     }
 
     /** The directory, resolved. */
     public Path directory() {
-        return files.directory();
+        return keeper.files.directory();
     }
 
     /** The policy acquisitions follow. */
     public LeasePolicy policy() {
-        return policy;
+        return keeper.policy;
     }
 
     /** The files, for tests in this package. */
     LeaseFiles files() {
-        return files;
+        return keeper.files;
     }
 
     /**
      * Takes lease {@code name} for {@code holder}, or tells why not.
      *
      * @param holder the process the lease is for; it need not be the calling one (a hook takes a
-     *               lease for its owner), but it must be ALIVE now
-     * @throws IllegalArgumentException if {@code name} is not a lease name, or {@code holder} is not ALIVE
+     *               lease for its owner), but it must be ALIVE now, else {@link Acquisition.NotAlive}
+     * @throws IllegalArgumentException if {@code name} is not a lease name
      * @throws LeaseCorruptException    if the record or guard cannot be trusted, or the lease has
      *                                  granted its last fence; nothing is changed
      * @throws IOException              if the files cannot be read or written
      */
     public Acquisition acquire(String name, Identity holder) throws IOException {
-        checkName(name);
-        Objects.requireNonNull(holder, "holder");
-        Verdict alive = ProcLive.explain(holder);
-        if (alive.liveness() != Liveness.ALIVE) {
-            throw new IllegalArgumentException("a lease is granted to a live process only; the holder is " + alive);
-        }
-        return files.locked(name, guard -> {
-            Optional<LeaseRecord> current = files.read(name);
-            Instant now = now();
-            if (current.isEmpty() || !current.get().held()) {
-                return grant(name, guard, holder, current, Optional.empty(), now);
-            }
-            LeaseRecord record = trusted(name, current.get(), guard);
-            if (sameProcess(record.holder(), holder)) {
-                LeaseRecord again = new LeaseRecord(name, record.fence(), LeaseRecord.State.HELD, holder, writer,
-                        record.acquiredAt(), now, policy.ttl(), record.previous());
-                files.replace(name, again);
-                return new Acquisition.Granted(new Lease(this, again), current);
-            }
-            Verdict verdict = ProcLive.explain(record.holder());
-            if (verdict.liveness() == Liveness.ALIVE) {
-                return new Acquisition.Held(record, verdict);
-            }
-            if (verdict.liveness() == Liveness.UNKNOWN) {
-                if (!policy.takeUnknownAfterTtl()) {
-                    return new Acquisition.Undecided(record, verdict, Optional.empty());
-                }
-                if (now.isBefore(record.freshUntil())) {
-                    return new Acquisition.Undecided(record, verdict, Optional.of(record.freshUntil()));
-                }
-            }
-            LeaseRecord.Takeover takeover = new LeaseRecord.Takeover(record.fence(), record.holder(), verdict, now);
-            return grant(name, guard, holder, current, Optional.of(takeover), now);
-        });
-    }
-
-    /** A new grant: the fence one above any this lease ever had, never past 2^63-1. */
-    private Acquisition grant(String name, LeaseFiles.Guard guard, Identity holder, Optional<LeaseRecord> replaced,
-                              Optional<LeaseRecord.Takeover> takeover, Instant now) throws IOException {
-        long highest = Math.max(guard.fence(), replaced.map(LeaseRecord::fence).orElse(0L));
-        if (highest == Long.MAX_VALUE) {
-            throw new LeaseCorruptException(name, "it has granted its last fence, " + Long.MAX_VALUE
-                    + "; nothing was granted (use another name)");
-        }
-        LeaseRecord granted = new LeaseRecord(name, highest + 1, LeaseRecord.State.HELD, holder, writer, now, now,
-                policy.ttl(), takeover);
-        files.replace(name, granted);
-        guard.fence(granted.fence());
-        return new Acquisition.Granted(new Lease(this, granted), replaced);
+        return ask(name, holder, LeaseRules.Request.acquire(holder));
     }
 
     /**
-     * A held record, if its fence is not below the guard's: one that is was restored from an old
-     * copy (the guard only grows), and granting or renewing it would hand out a fence already given.
+     * Like {@link #acquire(String, Identity)}, but while another holder is ALIVE, waits up to
+     * {@code wait} for it to end — told by the exit watch ({@link LivenessChecker#onExit}) the
+     * moment it exits, and looking every 2 s for a release without an exit — then judges again.
+     * An {@link Acquisition.Undecided} whose {@code eligibleAt} falls within the wait is waited
+     * for too. At the deadline it returns what it finds then.
+     *
+     * @throws InterruptedIOException if the thread is interrupted while waiting
      */
-    private static LeaseRecord trusted(String name, LeaseRecord held, LeaseFiles.Guard guard) throws IOException {
-        long highest = guard.fence();
-        if (held.fence() < highest) {
-            throw new LeaseCorruptException(name, "the record is held at fence " + held.fence() + " but fence "
-                    + highest + " was granted since: it was rolled back; break the lease to go on");
+    public Acquisition acquire(String name, Identity holder, Duration wait) throws IOException {
+        return waiting(wait, () -> acquire(name, holder));
+    }
+
+    /**
+     * Reserves lease {@code name} for a process about to start, judged exactly as
+     * {@link #acquire}: the granted lease is {@link LeaseRecord.State#RESERVED reserved} to
+     * {@code reserver} (the live process responsible for it, usually the caller), with a new
+     * {@link Lease#token() token}. Start the process with the token in its environment, then
+     * {@link Lease#handOff hand it off}; {@link #spawn} does both.
+     *
+     * @throws IllegalArgumentException if {@code name} is not a lease name
+     * @throws IOException              as for {@link #acquire}
+     */
+    public Acquisition reserve(String name, Identity reserver) throws IOException {
+        return ask(name, reserver, LeaseRules.Request.reserve(reserver));
+    }
+
+    /** {@link #reserve(String, Identity)}, waiting as {@link #acquire(String, Identity, Duration)} does. */
+    public Acquisition reserve(String name, Identity reserver, Duration wait) throws IOException {
+        return waiting(wait, () -> reserve(name, reserver));
+    }
+
+    /**
+     * The spawned process's side, for when its launcher died before handing the lease off: the
+     * reservation with {@code token} becomes {@code holder}'s, its fence kept. Already held by
+     * {@code holder}: granted again. Another token, another holder or no reservation: judged as
+     * {@link #acquire} judges a newcomer, except that a claim never takes anything over (a lease it
+     * would take over is {@link Acquisition.Undecided}: acquire it instead).
+     *
+     * @param token the reservation's token, from {@code PROCLIVE_LEASE_TOKEN}
+     * @throws IllegalArgumentException if {@code name} is not a lease name or {@code token} is not
+     *                                  32 lowercase hex digits
+     * @throws IOException              as for {@link #acquire}
+     */
+    public Acquisition claim(String name, String token, Identity holder) throws IOException {
+        Objects.requireNonNull(token, "token");
+        if (!LeaseRecord.isToken(token)) {
+            throw new IllegalArgumentException("a reservation's token is 32 lowercase hex digits, not "
+                    + LeaseText.quote(token));
         }
-        return held;
+        return ask(name, holder, LeaseRules.Request.claim(holder, token));
+    }
+
+    private Acquisition ask(String name, Identity who, LeaseRules.Request request) throws IOException {
+        checkName(name);
+        Objects.requireNonNull(who, "holder");
+        Verdict alive = keeper.explain(who);
+        if (alive.liveness() != Liveness.ALIVE) {
+            return new Acquisition.NotAlive(alive);
+        }
+        LeaseKeeper.Result r = keeper.request(name, request);
+        if (r instanceof LeaseKeeper.Granted g) {
+            return new Acquisition.Granted(new Lease(keeper, g.record()), g.replaced(), g.again());
+        }
+        if (r instanceof LeaseKeeper.Held h) {
+            return new Acquisition.Held(h.record(), h.verdict());
+        }
+        LeaseKeeper.Undecided u = (LeaseKeeper.Undecided) r;
+        return new Acquisition.Undecided(u.record(), u.verdict(), u.eligibleAt());
+    }
+
+    /** What {@link #waiting} asks again. */
+    private interface Ask {
+        Acquisition get() throws IOException;
+    }
+
+    private Acquisition waiting(Duration wait, Ask ask) throws IOException {
+        Objects.requireNonNull(wait, "wait");
+        long deadline = System.nanoTime() + Math.max(0, wait.toNanos());
+        Acquisition a = ask.get();
+        while (true) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return a;
+            }
+            long nap = Math.min(TimeUnit.NANOSECONDS.toMillis(left) + 1, RECHECK_MILLIS);
+            try {
+                if (a instanceof Acquisition.Held held) {
+                    CompletableFuture<Verdict> end = keeper.checker.onExit(held.record().holder());
+                    try {
+                        end.get(nap, TimeUnit.MILLISECONDS);
+                    } catch (TimeoutException e) {
+                        end.cancel(false);
+                    } catch (ExecutionException e) {
+                        // a watch never fails; judge again
+                    }
+                } else if (a instanceof Acquisition.Undecided u && u.eligibleAt().isPresent()) {
+                    long until = Duration.between(keeper.now(), u.eligibleAt().get()).toMillis() + 1;
+                    if (TimeUnit.MILLISECONDS.toNanos(until) > left) {
+                        return a;
+                    }
+                    Thread.sleep(Math.max(1, Math.min(until, nap)));
+                } else {
+                    return a;
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new InterruptedIOException("interrupted while waiting for lease " + a);
+            }
+            a = ask.get();
+        }
+    }
+
+    /**
+     * Reserves lease {@code name} for {@code command}, starts it with the reservation in its
+     * environment ({@code PROCLIVE_LEASE_TOKEN}, {@code _NAME}, {@code _DIR}, {@code _FENCE}),
+     * identifies it and hands the lease to it, fence kept. The caller may exit any time after this
+     * returns: the child holds the lease. If the command cannot be started the reservation ends as
+     * {@code spawn_failed} and the exception is thrown; a child that exits before the hand-off ends
+     * it as {@code exited}, with its status.
+     *
+     * @throws IllegalArgumentException if {@code name} is not a lease name
+     * @throws IllegalStateException    if this process cannot be proven alive (an unsupported platform)
+     * @throws IOException              as for {@link #acquire}, or as {@link ProcessBuilder#start()} throws
+     */
+    public Spawn spawn(String name, ProcessBuilder command) throws IOException {
+        return spawn(name, command, Duration.ZERO);
+    }
+
+    /** {@link #spawn(String, ProcessBuilder)}, waiting for the lease as {@link #acquire(String, Identity, Duration)} does. */
+    public Spawn spawn(String name, ProcessBuilder command, Duration wait) throws IOException {
+        Objects.requireNonNull(command, "command");
+        Identity self = keeper.writer;
+        Acquisition a = reserve(name, self, wait);
+        if (a instanceof Acquisition.Held h) {
+            return new Spawn.Held(h.record(), h.verdict());
+        }
+        if (a instanceof Acquisition.Undecided u) {
+            return new Spawn.Undecided(u.record(), u.verdict(), u.eligibleAt());
+        }
+        if (a instanceof Acquisition.NotAlive n) {
+            throw new IllegalStateException("this process cannot be proven alive, so it cannot reserve a lease: " + n.verdict());
+        }
+        Lease reserved = ((Acquisition.Granted) a).lease();
+        Map<String, String> env = command.environment();
+        env.put(TOKEN_VARIABLE, reserved.token().orElseThrow());
+        env.put(NAME_VARIABLE, name);
+        env.put(DIR_VARIABLE, directory().toString());
+        env.put(FENCE_VARIABLE, Long.toString(reserved.fence()));
+        Process p;
+        try {
+            p = command.start();
+        } catch (IOException | RuntimeException e) {
+            keeper.end(name, reserved.fence(), Optional.of(self), LeaseRecord.Ending.How.SPAWN_FAILED, OptionalLong.empty());
+            throw e;
+        }
+        Optional<Identity> child = keeper.checker.identify(p.pid());
+        if (child.isPresent()) {
+            try {
+                return new Spawn.Started(reserved.handOff(child.get()), p);
+            } catch (IllegalArgumentException notAlive) {
+                // it exited between being identified and the hand-off
+            }
+        }
+        try {
+            if (p.waitFor(1, TimeUnit.SECONDS)) {
+                reserved.exited(p.exitValue());
+            }
+            // Still running yet not identified: the reservation stays; the child carries its token.
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return new Spawn.Started(reserved, p);
     }
 
     /**
@@ -192,7 +335,7 @@ public final class LeaseStore {
      */
     public Optional<LeaseRecord> read(String name) throws IOException {
         checkName(name);
-        return files.read(name);
+        return keeper.files.read(name);
     }
 
     /**
@@ -205,27 +348,12 @@ public final class LeaseStore {
      */
     public LeaseRecord renew(String name, long fence) throws IOException {
         checkName(name);
-        return renew(name, fence, null);
-    }
-
-    LeaseRecord renew(String name, long fence, Identity holder) throws IOException {
-        return files.locked(name, guard -> {
-            LeaseRecord r = files.read(name).orElseThrow(() -> new LeaseLostException(name, "there is no record"));
-            if (!r.held() || r.fence() != fence || holder != null && !sameProcess(r.holder(), holder)) {
-                throw new LeaseLostException(name, "the record is " + r.state().json() + " at fence " + r.fence()
-                        + " for pid " + r.holder().pid() + ", not held at fence " + fence);
-            }
-            trusted(name, r, guard);
-            Duration ttl = policy.renewalTtl().orElse(r.ttl());
-            LeaseRecord renewed = new LeaseRecord(name, fence, LeaseRecord.State.HELD, r.holder(), writer,
-                    r.acquiredAt(), now(), ttl, r.previous());
-            files.replace(name, renewed);
-            return renewed;
-        });
+        return keeper.renew(name, fence, Optional.empty());
     }
 
     /**
-     * Releases lease {@code name} at {@code fence}: writes a released record, the fence kept.
+     * Releases lease {@code name} at {@code fence}: writes a released record, the fence kept, that
+     * says it ended as {@code released}.
      *
      * @return true if it is released at that fence now (also when it already was); false, and
      *         nothing written, when there is no record or it is at another fence
@@ -233,57 +361,21 @@ public final class LeaseStore {
      */
     public boolean release(String name, long fence) throws IOException {
         checkName(name);
-        return release(name, fence, null);
-    }
-
-    boolean release(String name, long fence, Identity holder) throws IOException {
-        return files.locked(name, guard -> {
-            Optional<LeaseRecord> current = files.read(name);
-            if (current.isEmpty() || current.get().fence() != fence) {
-                return false;
-            }
-            LeaseRecord r = current.get();
-            if (!r.held()) {
-                return true;
-            }
-            if (holder != null && !sameProcess(r.holder(), holder)) {
-                return false;
-            }
-            files.replace(name, released(trusted(name, r, guard)));
-            return true;
-        });
+        return keeper.end(name, fence, Optional.empty(), LeaseRecord.Ending.How.RELEASED, OptionalLong.empty());
     }
 
     /**
      * The operator's override: releases lease {@code name} whoever holds it, the fence kept (the
-     * next grant gets the one after it). Also how a record found rolled back is set right.
+     * next grant gets the one after it); the record says it ended as {@code broken}, with the
+     * holder's verdict then (a live holder's lease broken shows as such). Also how a record found
+     * rolled back is set right.
      *
      * @return the released record written, or empty when there was no record
      * @throws IOException as for {@link #acquire}
      */
     public Optional<LeaseRecord> breakLease(String name) throws IOException {
         checkName(name);
-        return files.locked(name, guard -> {
-            Optional<LeaseRecord> current = files.read(name);
-            if (current.isEmpty()) {
-                return Optional.empty();
-            }
-            LeaseRecord r = released(current.get());
-            files.replace(name, r);
-            guard.fence(Math.max(guard.fence(), r.fence()));
-            return Optional.of(r);
-        });
-    }
-
-    private LeaseRecord released(LeaseRecord r) {
-        return new LeaseRecord(r.name(), r.fence(), LeaseRecord.State.RELEASED, r.holder(), writer, r.acquiredAt(),
-                r.renewedAt(), r.ttl(), r.previous());
-    }
-
-    /** Whether two identities name the same process: everything but the name, which is for people. */
-    static boolean sameProcess(Identity a, Identity b) {
-        return a.pid() == b.pid() && a.start().equals(b.start()) && a.boot().equals(b.boot())
-                && a.host().equals(b.host()) && a.pidns().equals(b.pidns());
+        return keeper.breakLease(name);
     }
 
     /**
@@ -299,9 +391,5 @@ public final class LeaseStore {
             throw new IllegalArgumentException("a lease name is 1 to 128 of [A-Za-z0-9._-], not starting with"
                     + " '.' or '-': " + LeaseText.quote(name));
         }
-    }
-
-    private static Instant now() {
-        return Instant.now().truncatedTo(ChronoUnit.MILLIS);
     }
 }

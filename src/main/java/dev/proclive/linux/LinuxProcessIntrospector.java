@@ -1,6 +1,7 @@
 package dev.proclive.linux;
 
 import dev.proclive.Reason;
+import dev.proclive.spi.EnvironmentScan;
 import dev.proclive.spi.ExitEvents;
 import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
@@ -305,6 +306,41 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
     @Override
     public Optional<String> pidNamespace() {
         return view().pidNamespace();
+    }
+
+    /**
+     * Now, less a tick, in the ticks since boot that start fingerprints count: {@code /proc/uptime}
+     * (shifted as {@code stat} is inside a time namespace, so the same offset comes off).
+     */
+    @Override
+    public Optional<String> startFloor() {
+        ProcView v = view();
+        if (v.distrust().isPresent()) {
+            return Optional.empty();
+        }
+        Optional<String> uptime = readSmallFile(procRoot + "/uptime");
+        if (uptime.isEmpty()) {
+            return Optional.empty();
+        }
+        String seconds = uptime.get().split(" ")[0];
+        int dot = seconds.indexOf('.');
+        try {
+            long ticks = dot < 0 ? Long.parseLong(seconds) * 100
+                    : Long.parseLong(seconds.substring(0, dot)) * 100 + Long.parseLong((seconds.substring(dot + 1) + "00").substring(0, 2));
+            return Optional.of(v.boottime().fingerprint(ticks - 1));
+        } catch (NumberFormatException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** {@code /proc/PID/environ} of every process not started before {@code startedAfter} ({@link EnvironScan}). */
+    @Override
+    public EnvironmentScan scanEnvironments(String entry, Optional<String> startedAfter) {
+        ProcView v = view();
+        if (v.distrust().isPresent()) {
+            return EnvironmentScan.incomplete(v.distrust().get().detail());
+        }
+        return EnvironScan.scan(this, procRoot, hidesPids(), entry, startedAfter);
     }
 
     /**

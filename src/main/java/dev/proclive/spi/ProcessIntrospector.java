@@ -72,6 +72,24 @@ public interface ProcessIntrospector {
     Optional<String> pidNamespace();
 
     /**
+     * A start fingerprint no later than that of any process started from now on, or empty when
+     * the platform cannot say: a scan for a reservation's token skips processes started before it.
+     */
+    default Optional<String> startFloor() {
+        return Optional.empty();
+    }
+
+    /**
+     * This host's processes whose initial environment holds exactly {@code entry}
+     * ({@code NAME=value}), skipping those whose start fingerprint is below {@code startedAfter}
+     * (a {@link #startFloor()}) when one is given. The default cannot read environments: an
+     * incomplete scan.
+     */
+    default EnvironmentScan scanEnvironments(String entry, Optional<String> startedAfter) {
+        return EnvironmentScan.incomplete("this platform cannot read other processes' environments");
+    }
+
+    /**
      * A new source of exit events for the exit watch, or empty when this platform has none (or it
      * cannot be opened now): then every watch polls. Called once, by the first watch made through
      * a checker over this introspector, so that what it loads (JNA) stays off the check path. The

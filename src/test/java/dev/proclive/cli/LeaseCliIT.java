@@ -125,6 +125,7 @@ class LeaseCliIT {
 
     @Test
     void noRecordAndNoHolderExit3WithNothingOnStdout() throws Exception {
+        Files.createDirectories(Path.of(dir()));
         for (Cli.Result r : List.of(lease("show", "none", "--dir", dir()), lease("break", "none", "--dir", dir()))) {
             assertThat(r.exit()).isEqualTo(3);
             assertThat(r.out()).isEmpty();
@@ -235,6 +236,21 @@ class LeaseCliIT {
         try (var files = Files.list(leases)) {
             assertThat(files).isEmpty();
         }
+    }
+
+    @Test
+    void aMissingDirectoryIsAnIoFailureExceptForTheActionsThatCreateIt() throws Exception {
+        String missing = tmp.resolve("nonexistent").resolve("y").toString();
+        for (String[] args : new String[][] {{"show", "x", "--dir", missing}, {"break", "x", "--dir", missing},
+            {"renew", "x", "--dir", missing, "--fence", "1"}, {"release", "x", "--dir", missing, "--fence", "1"}}) {
+            Cli.Result r = lease(args);
+            assertThat(r.exit()).as(String.join(" ", args) + ": " + r.err()).isEqualTo(74);
+            assertThat(r.err().strip()).doesNotContain("\n").contains("no such lease directory");
+        }
+        assertThat(Path.of(missing)).doesNotExist();
+        Cli.Result acquired = lease("acquire", "x", "--dir", missing);
+        assertThat(acquired.exit()).as(acquired.err()).isZero();
+        assertThat(Path.of(missing)).isDirectory();
     }
 
     @Test

@@ -197,8 +197,9 @@ class LeaseStoreTest {
     @Test
     void onlyALiveHolderCanBeGranted() throws Exception {
         Identity gone = exited();
-        assertThatThrownBy(() -> store.acquire("build", gone)).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("dead (exited)");
+        Acquisition a = store.acquire("build", gone);
+        assertThat(a).isInstanceOf(Acquisition.NotAlive.class);
+        assertThat(((Acquisition.NotAlive) a).verdict().reason()).isEqualTo(Reason.EXITED);
         assertThat(dir.resolve("build.lease")).doesNotExist();
     }
 
@@ -455,7 +456,7 @@ class LeaseStoreTest {
         assertThat(LeaseJson.read("build", r.toJson().getBytes(StandardCharsets.UTF_8))).isEqualTo(r);
         LeaseRecord withPrevious = new LeaseRecord("build", 9, LeaseRecord.State.RELEASED, holder, holder,
                 r.acquiredAt(), r.renewedAt(), Duration.ofMillis(1500), Optional.of(new LeaseRecord.Takeover(8, holder,
-                Verdict.of(Reason.OTHER_HOST, "elsewhere"), r.acquiredAt())));
+                Verdict.of(Reason.OTHER_HOST, "elsewhere"), r.acquiredAt(), Optional.of(r.renewedAt()))));
         assertThat(LeaseJson.read("build", withPrevious.toJson().getBytes(StandardCharsets.UTF_8))).isEqualTo(withPrevious);
         assertThat(withPrevious.toJson()).contains("\"state\":\"released\"", "\"ttlMillis\":1500",
                 "\"liveness\":\"unknown\",\"reason\":\"other_host\"");

@@ -1,0 +1,172 @@
+package dev.proclive.lease;
+
+import dev.proclive.Identity;
+import dev.proclive.Liveness;
+import dev.proclive.Verdict;
+import dev.proclive.spi.EnvironmentScan;
+import dev.proclive.spi.ProcessInfo;
+import java.math.BigDecimal;
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * Who gets a lease: a pure function of the record, the request, what is known of the record's
+ * holder (its verdict; for a reservation, a scan for its token), the policy and the time. No file,
+ * no process, no clock: the store gathers the facts, asks, and does what the decision says.
+ */
+final class LeaseRules {
+
+    private LeaseRules() {
+    }
+
+    /** What is asked. */
+    enum Kind {
+        /** A lease for a process that runs. */
+        ACQUIRE,
+        /** A lease for a process about to start, reserved by {@code who}. */
+        RESERVE,
+        /** The reservation of {@code token}, for {@code who}, which carries it. */
+        CLAIM
+    }
+
+    /**
+     * A request for a lease.
+     *
+     * @param kind  acquire, reserve or claim
+     * @param who   the holder asked for (of a reservation: the reserver)
+     * @param token the token a claim presents
+     */
+    record Request(Kind kind, Identity who, Optional<String> token) {
+        static Request acquire(Identity who) {
+            return new Request(Kind.ACQUIRE, who, Optional.empty());
+        }
+
+        static Request reserve(Identity reserver) {
+            return new Request(Kind.RESERVE, reserver, Optional.empty());
+        }
+
+        static Request claim(Identity who, String token) {
+            return new Request(Kind.CLAIM, who, Optional.of(token));
+        }
+    }
+
+    /** The decision. */
+    sealed interface Decision {
+    }
+
+    /** A new grant with the next fence, over a free lease or one taken over ({@code previous}). */
+    record Grant(Optional<LeaseRecord.Takeover> previous) implements Decision {
+    }
+
+    /** The same holder's grant again: same fence, renewed. */
+    record Again() implements Decision {
+    }
+
+    /** The reservation becomes the claimer's, its fence kept. */
+    record Claim() implements Decision {
+    }
+
+    /** The reservation is in use: it becomes {@code carrier}'s, its fence kept; the asker is told Held. */
+    record Adopt(ProcessInfo carrier) implements Decision {
+    }
+
+    /** The holder is ALIVE. */
+    record Held(Verdict verdict) implements Decision {
+    }
+
+    /** The holder's end cannot be proven; {@code eligibleAt}: when the policy would take it over. */
+    record Undecided(Verdict verdict, Optional<Instant> eligibleAt) implements Decision {
+    }
+
+    /** Ask again with the record holder's verdict. */
+    record NeedVerdict() implements Decision {
+    }
+
+    /** Ask again with a scan for the reservation's token. */
+    record NeedScan() implements Decision {
+    }
+
+    /**
+     * Decides {@code request} over {@code current}.
+     *
+     * @param verdict the verdict of {@code current}'s holder, once {@link NeedVerdict} asked for it
+     * @param scan    the scan for {@code current}'s token, once {@link NeedScan} asked for it
+     */
+    static Decision decide(Request request, Optional<LeaseRecord> current, Optional<Verdict> verdict,
+                           Optional<EnvironmentScan> scan, LeasePolicy policy, Instant now) {
+        if (current.isEmpty() || !current.get().granted()) {
+            return new Grant(Optional.empty());
+        }
+        LeaseRecord r = current.get();
+        if (sameProcess(r.holder(), request.who())) {
+            boolean held = r.state() == LeaseRecord.State.HELD;
+            if (held == (request.kind() != Kind.RESERVE)) {
+                return new Again();
+            }
+        }
+        if (r.state() == LeaseRecord.State.RESERVED && request.kind() == Kind.CLAIM && r.token().equals(request.token())) {
+            return new Claim();
+        }
+        if (verdict.isEmpty()) {
+            return new NeedVerdict();
+        }
+        Verdict v = verdict.get();
+        if (v.liveness() == Liveness.ALIVE) {
+            return new Held(v);
+        }
+        if (r.state() == LeaseRecord.State.RESERVED) {
+            if (scan.isEmpty()) {
+                return new NeedScan();
+            }
+            Optional<ProcessInfo> carrier = firstCarrier(scan.get().carriers());
+            if (carrier.isPresent()) {
+                return new Adopt(carrier.get());
+            }
+            // Never free a reservation that something may still use: a partial scan, or a reserver
+            // whose end cannot be proven, leave it be.
+            if (!scan.get().complete() || v.liveness() != Liveness.DEAD) {
+                return new Undecided(v, Optional.empty());
+            }
+        } else if (v.liveness() == Liveness.UNKNOWN) {
+            if (!policy.takeUnknownAfterTtl()) {
+                return new Undecided(v, Optional.empty());
+            }
+            if (now.isBefore(r.freshUntil())) {
+                return new Undecided(v, Optional.of(r.freshUntil()));
+            }
+        }
+        if (request.kind() == Kind.CLAIM) {
+            return new Undecided(v, Optional.empty()); // a claim takes nothing over
+        }
+        return new Grant(Optional.of(new LeaseRecord.Takeover(r.fence(), r.holder(), v, now, Optional.of(r.renewedAt()))));
+    }
+
+    /**
+     * The carrier the launcher started: one whose parent does not carry the token (its children
+     * inherited it), the oldest such one if there are several.
+     */
+    static Optional<ProcessInfo> firstCarrier(List<ProcessInfo> carriers) {
+        Set<Long> pids = carriers.stream().map(ProcessInfo::pid).collect(Collectors.toSet());
+        return carriers.stream().filter(c -> !pids.contains(c.parentPid()))
+                .min(Comparator.comparing((ProcessInfo c) -> startOf(c.start())).thenComparingLong(ProcessInfo::pid));
+    }
+
+    /** A start fingerprint as a number (Linux ticks, macOS seconds.micros); one that is not sorts last. */
+    private static BigDecimal startOf(String start) {
+        try {
+            return new BigDecimal(start);
+        } catch (NumberFormatException e) {
+            return BigDecimal.valueOf(Long.MAX_VALUE);
+        }
+    }
+
+    /** Whether two identities name the same process: everything but the name, which is for people. */
+    static boolean sameProcess(Identity a, Identity b) {
+        return a.pid() == b.pid() && a.start().equals(b.start()) && a.boot().equals(b.boot())
+                && a.host().equals(b.host()) && a.pidns().equals(b.pidns());
+    }
+}
