@@ -25,6 +25,9 @@ final class LeaseRun {
 
     private final LeaseCommand report;
     private final PrintStream err;
+    /** The command once it runs, and the signals that came before. */
+    private Process child;
+    private final List<String> pending = new java.util.ArrayList<>();
 
     LeaseRun(LeaseCommand report, PrintStream err) {
         this.report = report;
@@ -33,6 +36,7 @@ final class LeaseRun {
 
     int run(LeaseStore store, String name, List<String> command, Duration wait) throws IOException {
         ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
+        forwardSignals(); // before the child starts: a signal that comes at once is passed on, not fatal here
         Spawn spawned;
         try {
             spawned = store.spawn(name, builder, wait);
@@ -53,7 +57,7 @@ final class LeaseRun {
         Spawn.Started started = (Spawn.Started) spawned;
         Process child = started.process();
         Lease lease = started.lease();
-        forwardSignals(child);
+        childStarted(child);
         ScheduledExecutorService renewer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "proclive-lease-renew");
             t.setDaemon(true);
@@ -86,15 +90,29 @@ final class LeaseRun {
         }
     }
 
-    /** SIGTERM, SIGINT and SIGHUP to this process go to the child instead. */
-    private void forwardSignals(Process child) {
+    /** SIGTERM, SIGINT and SIGHUP to this process go to the child instead (once it runs; until then they wait). */
+    private void forwardSignals() {
         for (String signal : List.of("TERM", "INT", "HUP")) {
             try {
-                sun.misc.Signal.handle(new sun.misc.Signal(signal), s -> pass(child, signal));
+                sun.misc.Signal.handle(new sun.misc.Signal(signal), s -> received(signal));
             } catch (IllegalArgumentException | UnsupportedOperationException e) {
                 // a signal this platform does not have, or one the JVM keeps: left as it is
             }
         }
+    }
+
+    private synchronized void received(String signal) {
+        if (child == null) {
+            pending.add(signal);
+        } else {
+            pass(child, signal);
+        }
+    }
+
+    private synchronized void childStarted(Process started) {
+        child = started;
+        pending.forEach(signal -> pass(started, signal));
+        pending.clear();
     }
 
     private static void pass(Process child, String signal) {

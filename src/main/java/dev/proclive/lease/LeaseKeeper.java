@@ -200,6 +200,12 @@ final class LeaseKeeper {
      */
     boolean end(String name, long fence, Optional<Identity> holder, LeaseRecord.Ending.How how,
                 java.util.OptionalLong exitCode) throws IOException {
+        return end(name, fence, holder, how, exitCode, Optional.empty());
+    }
+
+    /** As {@link #end}, with the verdict to record when the record's holder is not the one that ended (a reservation's child). */
+    boolean end(String name, long fence, Optional<Identity> holder, LeaseRecord.Ending.How how,
+                java.util.OptionalLong exitCode, Optional<Verdict> verdict) throws IOException {
         return files.locked(name, guard -> {
             Optional<LeaseRecord> current = files.read(name);
             if (current.isEmpty() || current.get().fence() != fence) {
@@ -213,7 +219,8 @@ final class LeaseKeeper {
                 return false;
             }
             trusted(name, r, guard);
-            files.replace(name, r.ended(writer, new LeaseRecord.Ending(how, now(), checker.explain(r.holder()), exitCode)));
+            Verdict then = verdict.orElseGet(() -> checker.explain(r.holder()));
+            files.replace(name, r.ended(writer, new LeaseRecord.Ending(how, now(), then, exitCode)));
             return true;
         });
     }

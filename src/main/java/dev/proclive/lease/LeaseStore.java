@@ -3,6 +3,7 @@ package dev.proclive.lease;
 import dev.proclive.Identity;
 import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
+import dev.proclive.Reason;
 import dev.proclive.Verdict;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -316,7 +317,9 @@ public final class LeaseStore {
         }
         try {
             if (p.waitFor(1, TimeUnit.SECONDS)) {
-                reserved.exited(p.exitValue());
+                keeper.end(name, reserved.fence(), Optional.of(self), LeaseRecord.Ending.How.EXITED,
+                        OptionalLong.of(p.exitValue()), Optional.of(Verdict.of(Reason.EXITED, "pid " + p.pid()
+                                + ", started for the lease, exited with status " + p.exitValue() + " before the hand-off")));
             }
             // Still running yet not identified: the reservation stays; the child carries its token.
         } catch (InterruptedException e) {

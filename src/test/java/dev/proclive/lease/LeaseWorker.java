@@ -18,6 +18,12 @@ import java.nio.file.StandardOpenOption;
  *   <li>{@code churn DIR NAME}: acquire, renew and release for ever (to be killed at any step).</li>
  *   <li>{@code once DIR NAME}: acquire once and print {@code granted FENCE}, {@code held} or
  *       {@code undecided}.</li>
+ *   <li>{@code launch DIR NAME STAGE}: a launcher to be SIGKILLed at a stage of a spawn: reserves,
+ *       then {@code before-start} prints {@code reserved}; {@code before-handoff} starts
+ *       {@code sleep 60} with the reservation in its environment and prints its pid;
+ *       {@code grandchild} starts {@code sh} that starts {@code sleep 60} and exits, and prints the
+ *       sleeper's pid; {@code after-handoff} spawns {@code sleep 60} and prints its pid. Then it
+ *       waits to be killed.</li>
  * </ul>
  */
 public final class LeaseWorker {
@@ -77,6 +83,32 @@ public final class LeaseWorker {
                         g.lease().release();
                     }
                 }
+            }
+            case "launch" -> {
+                String stage = args[3];
+                if (stage.equals("after-handoff")) {
+                    Spawn.Started started = (Spawn.Started) store.spawn(name, new ProcessBuilder("sleep", "60"));
+                    System.out.println(started.process().pid());
+                } else {
+                    Lease reserved = ((Acquisition.Granted) store.reserve(name, self)).lease();
+                    ProcessBuilder child = stage.equals("grandchild")
+                            ? new ProcessBuilder("sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $!")
+                            : new ProcessBuilder("sleep", "60");
+                    child.environment().put(LeaseStore.TOKEN_VARIABLE, reserved.token().orElseThrow());
+                    switch (stage) {
+                        case "before-start" -> System.out.println("reserved");
+                        case "before-handoff" -> System.out.println(child.start().pid());
+                        case "grandchild" -> {
+                            Process sh = child.start();
+                            String pid = new String(sh.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).trim();
+                            sh.waitFor();
+                            System.out.println(pid);
+                        }
+                        default -> throw new IllegalArgumentException(stage);
+                    }
+                }
+                System.out.flush();
+                Thread.sleep(120_000);
             }
             case "once" -> {
                 Acquisition a = store.acquire(name, self);

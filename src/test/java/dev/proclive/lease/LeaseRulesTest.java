@@ -1,0 +1,167 @@
+package dev.proclive.lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.proclive.Identity;
+import dev.proclive.Reason;
+import dev.proclive.Verdict;
+import dev.proclive.spi.EnvironmentScan;
+import dev.proclive.spi.ProcessInfo;
+import dev.proclive.spi.ProcessState;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/** Who gets a lease, decided without files, processes or a clock: every rule, on every OS. */
+class LeaseRulesTest {
+
+    static final Instant NOW = Instant.parse("2026-12-01T10:00:00Z");
+    static final String TOKEN = "0123456789abcdef0123456789abcdef";
+    static final Identity HOLDER = new Identity(100, "500", "b", "h", "holder", "ns");
+    static final Identity NEWCOMER = new Identity(200, "600", "b", "h", "newcomer", "ns");
+    static final Verdict ALIVE = Verdict.of(Reason.MATCHED, "");
+    static final Verdict DEAD = Verdict.of(Reason.EXITED, "");
+    static final Verdict UNKNOWN = Verdict.of(Reason.OTHER_HOST, "");
+    static final LeasePolicy NEVER = LeasePolicy.defaults();
+    static final LeasePolicy AFTER_TTL = LeasePolicy.builder().takeUnknownAfterTtl(true).build();
+
+    static LeaseRecord record(LeaseRecord.State state, Instant renewedAt) {
+        return new LeaseRecord("build", 7, state, HOLDER, HOLDER, renewedAt, renewedAt, Duration.ofSeconds(30),
+                Optional.empty(), state == LeaseRecord.State.RESERVED ? Optional.of(TOKEN) : Optional.empty(),
+                Optional.empty(), Optional.of("400"), Optional.empty());
+    }
+
+    static LeaseRecord held() {
+        return record(LeaseRecord.State.HELD, NOW);
+    }
+
+    static LeaseRecord reserved() {
+        return record(LeaseRecord.State.RESERVED, NOW);
+    }
+
+    static LeaseRules.Decision decide(LeaseRules.Request request, LeaseRecord r, Verdict v, EnvironmentScan scan,
+                                      LeasePolicy policy) {
+        return LeaseRules.decide(request, Optional.ofNullable(r), Optional.ofNullable(v), Optional.ofNullable(scan),
+                policy, NOW);
+    }
+
+    static ProcessInfo process(long pid, long ppid, String start) {
+        return new ProcessInfo(pid, ppid, "child", start, ProcessState.LIVE);
+    }
+
+    static EnvironmentScan complete(ProcessInfo... carriers) {
+        return new EnvironmentScan(List.of(carriers), true, "");
+    }
+
+    @Test
+    void aFreeOrReleasedLeaseIsGrantedToAnyone() {
+        for (LeaseRules.Request r : List.of(LeaseRules.Request.acquire(NEWCOMER), LeaseRules.Request.reserve(NEWCOMER),
+                LeaseRules.Request.claim(NEWCOMER, TOKEN))) {
+            assertThat(decide(r, null, null, null, NEVER)).isEqualTo(new LeaseRules.Grant(Optional.empty()));
+            assertThat(decide(r, record(LeaseRecord.State.RELEASED, NOW), null, null, NEVER))
+                    .isEqualTo(new LeaseRules.Grant(Optional.empty()));
+        }
+    }
+
+    @Test
+    void theSameHolderIsGrantedAgainWithoutBeingJudged() {
+        assertThat(decide(LeaseRules.Request.acquire(HOLDER), held(), null, null, NEVER)).isInstanceOf(LeaseRules.Again.class);
+        assertThat(decide(LeaseRules.Request.claim(HOLDER, "f".repeat(32)), held(), null, null, NEVER))
+                .isInstanceOf(LeaseRules.Again.class);
+        assertThat(decide(LeaseRules.Request.reserve(HOLDER), reserved(), null, null, NEVER)).isInstanceOf(LeaseRules.Again.class);
+        Identity renamed = new Identity(100, "500", "b", "h", "other name", "ns");
+        assertThat(decide(LeaseRules.Request.acquire(renamed), held(), null, null, NEVER)).as("the name is for people")
+                .isInstanceOf(LeaseRules.Again.class);
+        Identity reused = new Identity(100, "501", "b", "h", "holder", "ns");
+        assertThat(decide(LeaseRules.Request.acquire(reused), held(), null, null, NEVER))
+                .isInstanceOf(LeaseRules.NeedVerdict.class);
+        assertThat(decide(LeaseRules.Request.acquire(HOLDER), reserved(), null, null, NEVER))
+                .as("the reserver acquiring is a newcomer to its own reservation").isInstanceOf(LeaseRules.NeedVerdict.class);
+    }
+
+    @Test
+    void aHeldLeaseFollowsItsHoldersVerdict() {
+        LeaseRules.Request newcomer = LeaseRules.Request.acquire(NEWCOMER);
+        assertThat(decide(newcomer, held(), null, null, NEVER)).isInstanceOf(LeaseRules.NeedVerdict.class);
+        assertThat(decide(newcomer, held(), ALIVE, null, NEVER)).isEqualTo(new LeaseRules.Held(ALIVE));
+        LeaseRules.Decision dead = decide(newcomer, held(), DEAD, null, NEVER);
+        assertThat(dead).isEqualTo(new LeaseRules.Grant(Optional.of(
+                new LeaseRecord.Takeover(7, HOLDER, DEAD, NOW, Optional.of(NOW)))));
+        assertThat(decide(newcomer, held(), UNKNOWN, null, NEVER)).isEqualTo(new LeaseRules.Undecided(UNKNOWN, Optional.empty()));
+    }
+
+    @Test
+    void anUnknownHolderIsTakenOnlyByAPolicyThatSaysSoAndOnlyAfterItsOwnTtl() {
+        LeaseRules.Request newcomer = LeaseRules.Request.acquire(NEWCOMER);
+        LeaseRecord fresh = record(LeaseRecord.State.HELD, NOW.minusSeconds(29));
+        assertThat(decide(newcomer, fresh, UNKNOWN, null, AFTER_TTL))
+                .isEqualTo(new LeaseRules.Undecided(UNKNOWN, Optional.of(NOW.plusSeconds(1))));
+        LeaseRecord stale = record(LeaseRecord.State.HELD, NOW.minusSeconds(30));
+        assertThat(decide(newcomer, stale, UNKNOWN, null, AFTER_TTL)).isInstanceOf(LeaseRules.Grant.class);
+        assertThat(decide(newcomer, stale, UNKNOWN, null, NEVER)).isInstanceOf(LeaseRules.Undecided.class);
+        LeaseRecord longPromise = new LeaseRecord("build", 7, LeaseRecord.State.HELD, HOLDER, HOLDER, NOW, NOW.minusSeconds(60),
+                Duration.ofMinutes(10), Optional.empty());
+        assertThat(decide(newcomer, longPromise, UNKNOWN, null, AFTER_TTL)).as("the record's TTL, not the policy's")
+                .isEqualTo(new LeaseRules.Undecided(UNKNOWN, Optional.of(NOW.plusSeconds(540))));
+    }
+
+    @Test
+    void aClaimTakesItsReservationAndNothingElse() {
+        assertThat(decide(LeaseRules.Request.claim(NEWCOMER, TOKEN), reserved(), null, null, NEVER))
+                .isInstanceOf(LeaseRules.Claim.class);
+        LeaseRules.Request other = LeaseRules.Request.claim(NEWCOMER, "f".repeat(32));
+        assertThat(decide(other, reserved(), ALIVE, null, NEVER)).isEqualTo(new LeaseRules.Held(ALIVE));
+        assertThat(decide(other, held(), DEAD, null, NEVER)).as("a claim takes nothing over")
+                .isEqualTo(new LeaseRules.Undecided(DEAD, Optional.empty()));
+        assertThat(decide(LeaseRules.Request.claim(NEWCOMER, TOKEN), held(), DEAD, null, NEVER))
+                .as("handed off already: the token no longer names a reservation").isInstanceOf(LeaseRules.Undecided.class);
+        assertThat(decide(other, reserved(), DEAD, complete(), NEVER)).isInstanceOf(LeaseRules.Undecided.class);
+    }
+
+    @Test
+    void aReservationWhoseReserverLivesIsHeld() {
+        assertThat(decide(LeaseRules.Request.acquire(NEWCOMER), reserved(), ALIVE, null, NEVER))
+                .isEqualTo(new LeaseRules.Held(ALIVE));
+    }
+
+    @Test
+    void aReservationWhoseReserverIsGoneIsJudgedByAScanForItsToken() {
+        LeaseRules.Request newcomer = LeaseRules.Request.acquire(NEWCOMER);
+        assertThat(decide(newcomer, reserved(), DEAD, null, NEVER)).isInstanceOf(LeaseRules.NeedScan.class);
+        assertThat(decide(newcomer, reserved(), UNKNOWN, null, NEVER)).isInstanceOf(LeaseRules.NeedScan.class);
+
+        ProcessInfo child = process(300, 100, "450");
+        assertThat(decide(newcomer, reserved(), DEAD, complete(child), NEVER)).isEqualTo(new LeaseRules.Adopt(child));
+        assertThat(decide(newcomer, reserved(), UNKNOWN, new EnvironmentScan(List.of(child), false, "partial"), NEVER))
+                .as("a carrier found is proof enough, whatever else could not be read").isEqualTo(new LeaseRules.Adopt(child));
+
+        assertThat(decide(newcomer, reserved(), DEAD, complete(), NEVER)).as("never used: free")
+                .isEqualTo(new LeaseRules.Grant(Optional.of(new LeaseRecord.Takeover(7, HOLDER, DEAD, NOW, Optional.of(NOW)))));
+        assertThat(decide(LeaseRules.Request.reserve(NEWCOMER), reserved(), DEAD, complete(), NEVER))
+                .isInstanceOf(LeaseRules.Grant.class);
+        assertThat(decide(newcomer, reserved(), DEAD, EnvironmentScan.incomplete("hidepid"), AFTER_TTL))
+                .as("never freed on a partial scan").isEqualTo(new LeaseRules.Undecided(DEAD, Optional.empty()));
+        LeaseRecord stale = record(LeaseRecord.State.RESERVED, NOW.minus(Duration.ofHours(1)));
+        assertThat(decide(newcomer, stale, UNKNOWN, complete(), AFTER_TTL)).as("nor with its reserver unknown")
+                .isEqualTo(new LeaseRules.Undecided(UNKNOWN, Optional.empty()));
+    }
+
+    @Test
+    void theCarrierAdoptedIsTheOneTheLauncherStartedTheOldestIfSeveral() {
+        ProcessInfo child = process(300, 100, "450");
+        ProcessInfo grandchild = process(301, 300, "451");
+        ProcessInfo greatGrandchild = process(302, 301, "452");
+        assertThat(LeaseRules.firstCarrier(List.of(greatGrandchild, grandchild, child))).contains(child);
+        ProcessInfo orphanedGrandchild = process(305, 1, "460"); // its parent, the child, exited
+        assertThat(LeaseRules.firstCarrier(List.of(orphanedGrandchild, greatGrandchild, grandchild))).as("the oldest root")
+                .contains(grandchild);
+        ProcessInfo late = process(299, 1, "470");
+        assertThat(LeaseRules.firstCarrier(List.of(late, orphanedGrandchild))).contains(orphanedGrandchild);
+        ProcessInfo macos = process(400, 1, "1733047200.000123");
+        ProcessInfo macosLater = process(401, 1, "1733047200.1");
+        assertThat(LeaseRules.firstCarrier(List.of(macosLater, macos))).as("seconds.micros compare as numbers").contains(macos);
+        assertThat(LeaseRules.firstCarrier(List.of())).isEmpty();
+    }
+}
