@@ -78,8 +78,10 @@ public final class ProcLive {
      * identities in one {@link #checkAll batch}, every 10 ms backing off to 1 s. The first watch
      * loads JNA; {@link #check} never does.
      *
-     * <p>The future is completed on another thread than the watching one, so stages chained onto it
-     * may block or throw without delaying other watches. {@code cancel} stops the watch and frees
+     * <p>The future is completed on another thread than the watching one (a callback pool whose
+     * threads end when idle), so stages chained onto it may block or throw without delaying other
+     * watches; as always with {@code CompletableFuture}, a thread waiting in {@code get} or
+     * {@code join} at that moment may run them too. {@code cancel} stops the watch and frees
      * its descriptor; a completed watch holds none. The watch never keeps the JVM alive.
      *
      * @throws NullPointerException if {@code identity} is null

@@ -212,10 +212,12 @@ class ExitWatchTest {
     void callbacksRunOffTheWatchingThreadAndABlockedOneStallsNothing() throws Exception {
         LivenessChecker c = checker(true);
         CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch entered = new CountDownLatch(1);
         AtomicReference<String> ranOn = new AtomicReference<>();
         CompletableFuture<Verdict> first = c.onExit(alive(30, "500"));
         CompletableFuture<Void> blocked = first.thenAccept(v -> {
             ranOn.set(Thread.currentThread().getName());
+            entered.countDown();
             try {
                 release.await();
             } catch (InterruptedException e) {
@@ -228,7 +230,8 @@ class ExitWatchTest {
         CompletableFuture<Verdict> second = c.onExit(alive(31, "500"));
         table.table.remove(30L);
         events.fired.add(1030L);
-        done(first);
+        // Not first.get(): a thread waiting in get() may run pending stages itself.
+        assertThat(entered.await(10, TimeUnit.SECONDS)).as("the callback runs").isTrue();
         table.table.remove(31L);
         events.fired.add(1031L);
         assertThat(done(second).reason()).as("completed while the first callback blocks").isEqualTo(Reason.EXITED);

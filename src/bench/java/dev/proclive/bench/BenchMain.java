@@ -117,7 +117,9 @@ public final class BenchMain {
             new Ratio("OSHI getProcess / check", "oshiGetProcess", "checkAlive", ">=", 8),
             new Ratio("checkAll of 100 / raw reads of the same 100", "checkAll100", "floor100", "<=", 1.1),
             new Ratio("lease acquire + release / the same file work by hand", "leaseAcquireRelease", "leaseByHand",
-                    "<=", 1.5));
+                    "<=", 1.5),
+            new Ratio("spawn + exit + release / ProcessBuilder start + waitFor", "spawnUnderLease", "spawnPlain",
+                    "<=", 1.2));
 
     static String report(List<Map<String, Sample>> rounds) {
         StringBuilder out = new StringBuilder();
@@ -128,7 +130,8 @@ public final class BenchMain {
         out.append("| benchmark | ns/op (median) | × floor (median, min–max) | B/op |\n|---|---:|---:|---:|\n");
         Map<String, Sample> first = rounds.get(0);
         for (String name : first.keySet()) {
-            String floor = name.endsWith("100") ? "floor100" : name.startsWith("lease") ? "leaseByHand" : "floor";
+            String floor = name.endsWith("100") ? "floor100" : name.startsWith("lease") ? "leaseByHand"
+                    : name.startsWith("spawn") ? "spawnPlain" : "floor";
             List<Double> ns = values(rounds, name, null);
             List<Double> ratios = values(rounds, name, floor);
             out.append(String.format(Locale.ROOT, "| %s | %.0f | %s | %.0f |%n", name, median(ns),

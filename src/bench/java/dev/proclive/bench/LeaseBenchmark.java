@@ -4,6 +4,7 @@ import dev.proclive.Identity;
 import dev.proclive.ProcLive;
 import dev.proclive.lease.Acquisition;
 import dev.proclive.lease.LeaseStore;
+import dev.proclive.lease.Spawn;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -71,6 +72,21 @@ public class LeaseBenchmark {
         Acquisition.Granted granted = (Acquisition.Granted) a;
         granted.lease().release();
         return granted.lease().fence();
+    }
+
+    /** A command under the lease: reserve, start, hand off, wait for its exit, end the lease as exited. */
+    @Benchmark
+    public int spawnUnderLease() throws Exception {
+        Spawn.Started s = (Spawn.Started) store.spawn("spawned", new ProcessBuilder("true"));
+        int status = s.process().waitFor();
+        s.lease().exited(status);
+        return status;
+    }
+
+    /** The same command started and waited for, with no lease: what spawnUnderLease is compared with. */
+    @Benchmark
+    public int spawnPlain() throws Exception {
+        return new ProcessBuilder("true").start().waitFor();
     }
 
     @Benchmark

@@ -69,6 +69,32 @@ public final class Main {
             "Bad input (and a bad lease name or a corrupt record) exits 65, bad usage 64,",
             "an I/O failure 74.");
 
+    /** Each command's usage, printed by {@code proclive COMMAND --help} (and {@code lease ACTION --help}). */
+    static final java.util.Map<String, String> COMMAND_USAGE = java.util.Map.of(
+            "owner", "usage: proclive owner [--skip NAME]... [--of PID] [--trace]\n"
+                    + "  prints the identity of this command's owner (or PID's); exit 3: none",
+            "identify", "usage: proclive identify PID\n  prints the identity of process PID; exit 3: none",
+            "check", "usage: proclive check [JSON]\n"
+                    + "  checks an identity given as argument or on stdin; exit 0 alive, 1 dead, 2 unknown",
+            "wait", "usage: proclive wait [JSON] [--timeout SECONDS]\n"
+                    + "  waits for the end of an identity; exit 0 dead, 1 alive at the timeout, 2 unknown",
+            "lease", "usage: proclive lease ACTION NAME --dir DIR [OPTION]...\n"
+                    + USAGE_TEXT.substring(USAGE_TEXT.indexOf("      acquire"), USAGE_TEXT.indexOf("  demo")).stripTrailing(),
+            "demo", "usage: proclive demo\n  shows what proclive tells, with real processes");
+
+    /** Whether {@code --help} (or {@code -h}) stands among the options, before any {@code --}. */
+    private static boolean asksForHelp(List<String> args) {
+        for (String a : args) {
+            if (a.equals("--")) {
+                return false;
+            }
+            if (a.equals("--help") || a.equals("-h")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private final ObjectMapper json = new ObjectMapper()
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
     private final PrintStream out;
@@ -132,6 +158,10 @@ public final class Main {
         }
         String command = args[0];
         List<String> rest = List.of(args).subList(1, args.length);
+        if (COMMAND_USAGE.containsKey(command) && asksForHelp(rest)) {
+            out.println(COMMAND_USAGE.get(command));
+            return 0;
+        }
         try {
             switch (command) {
                 case "owner":

@@ -1,6 +1,7 @@
 package dev.proclive.macos;
 
 import dev.proclive.Reason;
+import dev.proclive.spi.EnvironmentScan;
 import dev.proclive.spi.ExitEvents;
 import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
@@ -121,7 +122,7 @@ public final class MacosProcessIntrospector implements ProcessIntrospector {
             if (argMax <= 0 || argMax > MAX_ARGS_BYTES) {
                 argMax = MAX_ARGS_BYTES;
             }
-            byte[] buffer = new byte[argMax];
+            byte[] buffer = new byte[argMax + ARGS_SLACK]; // an answer that fills it holds only the tail
             return ProcArgs.decode(buffer, sysctl.procArgs((int) pid, buffer));
         } catch (ErrnoException | LinkageError | RuntimeException e) {
             return ProgramNames.UNKNOWN;
@@ -130,6 +131,69 @@ public final class MacosProcessIntrospector implements ProcessIntrospector {
 
     /** A bound on the arguments buffer, whatever {@code kern.argmax} says (1 MiB on current macOS). */
     private static final int MAX_ARGS_BYTES = 4 << 20;
+    /** Room beyond {@code kern.argmax} for the exec path, argc and padding. */
+    private static final int ARGS_SLACK = 8 << 10;
+
+    /** Now less a second, as {@code seconds.micros}: no process started from now on started before it. */
+    @Override
+    public Optional<String> startFloor() {
+        java.time.Instant floor = java.time.Instant.now().minusSeconds(1);
+        return Optional.of(String.format(java.util.Locale.ROOT, "%d.%06d", floor.getEpochSecond(), floor.getNano() / 1000));
+    }
+
+    /**
+     * Every process's environment from {@code KERN_PROCARGS2} ({@link ProcArgs#environmentHolds}),
+     * skipping those started before {@code startedAfter}. Another user's process answers EINVAL
+     * (unless this one is root): the scan is then incomplete.
+     */
+    @Override
+    public EnvironmentScan scanEnvironments(String entry, Optional<String> startedAfter) {
+        int[] pids;
+        int argMax;
+        try {
+            pids = sysctl.pids();
+            argMax = sysctl.argMax();
+        } catch (ErrnoException | LinkageError | RuntimeException e) {
+            return EnvironmentScan.incomplete("cannot list processes: " + e);
+        }
+        if (argMax <= 0 || argMax > MAX_ARGS_BYTES) {
+            argMax = MAX_ARGS_BYTES;
+        }
+        java.math.BigDecimal floor = startedAfter.map(MacosProcessIntrospector::seconds).orElse(null);
+        byte[] buffer = new byte[argMax + ARGS_SLACK];
+        java.util.List<ProcessInfo> carriers = new java.util.ArrayList<>();
+        String unread = "";
+        for (int pid : pids) {
+            if (pid <= 0 || !(lookup(pid) instanceof ProcessLookup.Found found)) {
+                continue;
+            }
+            ProcessInfo info = found.info();
+            if (info.state() == ProcessState.ZOMBIE || floor != null && seconds(info.start()).compareTo(floor) < 0) {
+                continue;
+            }
+            try {
+                Optional<Boolean> holds = ProcArgs.environmentHolds(buffer, sysctl.procArgs(pid, buffer), entry);
+                if (holds.isEmpty()) {
+                    unread = "pid " + pid + ": its arguments and environment do not fit, or were cut short";
+                } else if (holds.get()) {
+                    carriers.add(info);
+                }
+            } catch (ErrnoException | RuntimeException e) {
+                if (!(lookup(pid) instanceof ProcessLookup.Gone)) {
+                    unread = "pid " + pid + ": its environment is not readable by this user";
+                }
+            }
+        }
+        return new EnvironmentScan(carriers, unread.isEmpty(), unread);
+    }
+
+    private static java.math.BigDecimal seconds(String start) {
+        try {
+            return new java.math.BigDecimal(start);
+        } catch (NumberFormatException e) {
+            return java.math.BigDecimal.valueOf(Long.MAX_VALUE);
+        }
+    }
 
     @Override
     public Optional<String> bootId() {
@@ -209,6 +273,11 @@ public final class MacosProcessIntrospector implements ProcessIntrospector {
 
         @Override
         public String hostName() {
+            throw unavailable();
+        }
+
+        @Override
+        public int[] pids() {
             throw unavailable();
         }
 

@@ -28,4 +28,7 @@ interface Sysctl {
 
     /** {@code sysctlbyname("kern.hostname")}, or null when it fails. */
     String hostName();
+
+    /** Every process's pid, from {@code sysctl(CTL_KERN, KERN_PROC, KERN_PROC_ALL)}. */
+    int[] pids() throws ErrnoException;
 }

@@ -13,6 +13,7 @@ final class SystemBSysctl implements Sysctl {
     private static final int CTL_KERN = 1;
     private static final int KERN_PROC = 14;
     private static final int KERN_PROC_PID = 1;
+    private static final int KERN_PROC_ALL = 0;
     private static final int KERN_ARGMAX = 8;
     private static final int KERN_PROCARGS2 = 49;
 
@@ -62,6 +63,34 @@ final class SystemBSysctl implements Sysctl {
         int written = (int) Math.min(length.longValue(), buffer.length);
         memory.read(0, buffer, 0, written);
         return written;
+    }
+
+    @Override
+    public int[] pids() throws ErrnoException {
+        int[] mib = {CTL_KERN, KERN_PROC, KERN_PROC_ALL, 0};
+        for (int attempt = 0; attempt < 4; attempt++) {
+            LibCAPI.size_t.ByReference length = new LibCAPI.size_t.ByReference(0);
+            if (SystemB.INSTANCE.sysctl(mib, 3, null, length, null, LibCAPI.size_t.ZERO) != 0) {
+                throw new ErrnoException(Native.getLastError());
+            }
+            long size = length.longValue() + 64L * KinfoProc.SIZE; // room for processes started meanwhile
+            Memory memory = new Memory(size);
+            length = new LibCAPI.size_t.ByReference(size);
+            if (SystemB.INSTANCE.sysctl(mib, 3, memory, length, null, LibCAPI.size_t.ZERO) != 0) {
+                int errno = Native.getLastError();
+                if (errno == 12) { // ENOMEM: more processes than room; ask again
+                    continue;
+                }
+                throw new ErrnoException(errno);
+            }
+            int count = (int) (length.longValue() / KinfoProc.SIZE);
+            int[] pids = new int[count];
+            for (int i = 0; i < count; i++) {
+                pids[i] = memory.getInt((long) i * KinfoProc.SIZE + KinfoProc.P_PID);
+            }
+            return pids;
+        }
+        throw new ErrnoException(12);
     }
 
     @Override

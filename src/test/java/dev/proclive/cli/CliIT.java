@@ -35,6 +35,21 @@ class CliIT {
     }
 
     @Test
+    void helpOnACommandPrintsThatCommandsUsage() {
+        for (String[] args : new String[][] {{"lease", "--help"}, {"owner", "--help"}, {"check", "--help"},
+                {"lease", "acquire", "--help"}, {"lease", "run", "build", "--dir", "d", "--help"}, {"wait", "-h"},
+                {"identify", "--help"}}) {
+            Cli.Result r = Cli.run(args);
+            assertThat(r.exit()).as(String.join(" ", args) + ": " + r.err()).isZero();
+            assertThat(r.out()).startsWith("usage: proclive " + args[0]);
+            assertThat(r.err()).isEmpty();
+        }
+        assertThat(Cli.run("lease", "--help").out()).contains("acquire", "run", "claim", "--print fence");
+        Cli.Result passedOn = Cli.run("lease", "run", "x", "--dir", "/proc/1/nonexistent/leases", "--", "cmd", "--help");
+        assertThat(passedOn.out()).as("after --, --help is the command's").doesNotStartWith("usage:");
+    }
+
+    @Test
     void versionPrintsTheProjectVersion() {
         Cli.Result r = Cli.run("--version");
         assertThat(r.exit()).isZero();

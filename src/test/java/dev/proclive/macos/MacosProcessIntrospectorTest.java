@@ -11,6 +11,7 @@ import dev.proclive.spi.ProgramNames;
 import dev.proclive.spi.ProcessState;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /** The macOS introspector through a fake sysctl: every verdict without a Mac. */
@@ -71,6 +72,32 @@ class MacosProcessIntrospectorTest {
         public String hostName() {
             return host;
         }
+
+        @Override
+        public int[] pids() {
+            return procs.keySet().stream().mapToInt(Integer::intValue).toArray();
+        }
+    }
+
+    @Test
+    void aScanForATokenReadsTheEnvironmentOfProcessesStartedAfterTheFloor() {
+        String token = "PROCLIVE_LEASE_TOKEN=0123456789abcdef0123456789abcdef";
+        sysctl.put(KinfoProcBuilder.process(700).ppid(1).comm("agent").start(1_700_000_700L, 5));
+        sysctl.args.put(700, ProcArgsTest.procArgs(1, "/usr/bin/agent", java.util.List.of("agent"), java.util.List.of(token)));
+        sysctl.args.put(500, ProcArgsTest.procArgs(1, "/usr/bin/java", java.util.List.of("java"), java.util.List.of(token)));
+        // 500, 400 and 300 started before the floor: never read; 700 after it carries the token.
+        dev.proclive.spi.EnvironmentScan scan = mac.scanEnvironments(token, Optional.of("1700000600.000000"));
+        assertThat(scan.carriers()).extracting(dev.proclive.spi.ProcessInfo::pid).containsExactly(700L);
+        assertThat(scan.complete()).isTrue();
+        assertThat(mac.scanEnvironments(token, Optional.empty()).carriers()).extracting(dev.proclive.spi.ProcessInfo::pid)
+                .containsExactlyInAnyOrder(700L, 500L);
+
+        sysctl.put(KinfoProcBuilder.process(701).ppid(1).comm("other").start(1_700_000_701L, 5)); // EINVAL: another user's
+        dev.proclive.spi.EnvironmentScan partial = mac.scanEnvironments(token, Optional.of("1700000600.000000"));
+        assertThat(partial.complete()).isFalse();
+        assertThat(partial.detail()).contains("701");
+        assertThat(partial.carriers()).extracting(dev.proclive.spi.ProcessInfo::pid).containsExactly(700L);
+        assertThat(mac.startFloor()).hasValueSatisfying(f -> assertThat(f).matches("[0-9]+\\.[0-9]{6}"));
     }
 
     @Test

@@ -8,29 +8,43 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** {@code KERN_PROCARGS2} answers built byte by byte, decoded on every OS. */
+/** {@code KERN_PROCARGS2} answers built byte by byte in the kernel's layout, decoded on every OS. */
 class ProcArgsTest {
 
-    /** argc, the executable path, NUL padding to 8 bytes, then argv and an environment. */
-    static byte[] procArgs(int argc, String executable, String... argv) {
+    /**
+     * As xnu lays it out: argc; the executable path, its NUL, NULs up to an 8-byte boundary of the
+     * path (argv[0] at 4 + roundUp(pathLen + 1, 8)); argv; the environment; an empty string.
+     */
+    static byte[] procArgs(int argc, String executable, List<String> argv, List<String> env) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         out.writeBytes(ByteBuffer.allocate(4).order(ByteOrder.nativeOrder()).putInt(argc).array());
-        out.writeBytes(executable.getBytes(StandardCharsets.UTF_8));
-        do {
-            out.write(0);
-        } while (out.size() % 8 != 0);
-        for (String arg : argv) {
-            out.writeBytes(arg.getBytes(StandardCharsets.UTF_8));
+        byte[] path = executable.getBytes(StandardCharsets.UTF_8);
+        out.writeBytes(path);
+        int padded = (path.length + 1 + 7) / 8 * 8;
+        out.writeBytes(new byte[padded - path.length]);
+        for (String s : argv) {
+            out.writeBytes(s.getBytes(StandardCharsets.UTF_8));
             out.write(0);
         }
-        out.writeBytes("HOME=/Users/me\0".getBytes(StandardCharsets.UTF_8));
+        for (String s : env) {
+            out.writeBytes(s.getBytes(StandardCharsets.UTF_8));
+            out.write(0);
+        }
+        out.write(0);
+        out.writeBytes("executable_path=/x\0".getBytes(StandardCharsets.UTF_8)); // the apple strings after it
         return out.toByteArray();
     }
 
+    static byte[] procArgs(int argc, String executable, String... argv) {
+        return procArgs(argc, executable, List.of(argv), List.of("HOME=/Users/me"));
+    }
+
+    /** Decodes an answer that fits a buffer one byte larger, as a real call would leave it. */
     private static ProgramNames decode(byte[] b) {
-        return ProcArgs.decode(b, b.length);
+        return ProcArgs.decode(Arrays.copyOf(b, b.length + 1), b.length);
     }
 
     @Test
@@ -49,13 +63,58 @@ class ProcArgsTest {
     }
 
     @Test
-    void whatIsCutShortIsEmptyNeverAnError() {
+    void theArgumentsStartAfterThePathsOwnPaddingWhateverItsLength() {
+        for (String path : List.of("/a", "/bin/sh", "/bin/zsh", "/usr/bin/agent", "/opt/homebrew/bin/node12")) {
+            byte[] b = procArgs(1, path, List.of("x"), List.of());
+            assertThat(ProcArgs.parts(Arrays.copyOf(b, b.length + 1), b.length).orElseThrow().argv()).as(path)
+                    .containsExactly("x");
+        }
+    }
+
+    @Test
+    void anEmptyArgv0IsAValueNotTheNextString() {
+        byte[] b = procArgs(1, "/usr/bin/agent", List.of(""), List.of("SHELL=/bin/zsh"));
+        assertThat(decode(b)).isEqualTo(new ProgramNames("agent", ""));
+        assertThat(ProcArgs.parts(Arrays.copyOf(b, b.length + 1), b.length).orElseThrow().environment())
+                .containsExactly("SHELL=/bin/zsh");
+    }
+
+    @Test
+    void aFullBufferHoldsTheTailAndIsNeverDecoded() {
+        byte[] whole = procArgs(2, "/bin/bash", List.of("/bin/sh", "./hook.sh"), List.of("A=" + "x".repeat(100)));
+        // What the kernel answers when the strings exceed a buffer: their tail, the buffer filled exactly.
+        byte[] tail = Arrays.copyOfRange(whole, whole.length - 64, whole.length);
+        assertThat(ProcArgs.decode(tail, tail.length)).isEqualTo(ProgramNames.UNKNOWN);
+        assertThat(ProcArgs.decode(whole, whole.length)).as("full, even if it happened to fit").isEqualTo(ProgramNames.UNKNOWN);
+        assertThat(ProcArgs.environmentHolds(tail, tail.length, "A=x")).isEmpty();
+    }
+
+    @Test
+    void whatIsCutShortIsUnknownNeverAnError() {
         byte[] whole = procArgs(2, "/opt/homebrew/bin/node", "node", "agent.js");
-        assertThat(decode(whole)).isEqualTo(new ProgramNames("node", "node"));
-        assertThat(ProcArgs.decode(whole, 3)).isEqualTo(ProgramNames.UNKNOWN);
-        assertThat(ProcArgs.decode(whole, 10)).isEqualTo(ProgramNames.UNKNOWN); // inside the path
-        assertThat(ProcArgs.decode(whole, 28)).isEqualTo(new ProgramNames("node", "")); // after the padding
-        assertThat(ProcArgs.decode(Arrays.copyOf(whole, 30), 999)).isEqualTo(new ProgramNames("node", ""));
+        byte[] buffer = Arrays.copyOf(whole, whole.length + 100);
+        assertThat(ProcArgs.decode(buffer, whole.length)).isEqualTo(new ProgramNames("node", "node"));
+        assertThat(ProcArgs.decode(buffer, 3)).isEqualTo(ProgramNames.UNKNOWN);
+        assertThat(ProcArgs.decode(buffer, 10)).isEqualTo(ProgramNames.UNKNOWN); // inside the path
+        assertThat(ProcArgs.decode(buffer, 30)).as("argv cut short").isEqualTo(ProgramNames.UNKNOWN);
         assertThat(ProcArgs.decode(new byte[0], 0)).isEqualTo(ProgramNames.UNKNOWN);
+        byte[] negative = procArgs(-1, "/bin/sh");
+        assertThat(decode(negative)).isEqualTo(ProgramNames.UNKNOWN);
+    }
+
+    @Test
+    void theEnvironmentIsReadUpToItsEmptyString() {
+        String token = "PROCLIVE_LEASE_TOKEN=0123456789abcdef0123456789abcdef";
+        byte[] b = procArgs(2, "/usr/bin/agent", List.of("agent", "--x"), List.of("HOME=/Users/me", token, "LANG=C"));
+        byte[] buffer = Arrays.copyOf(b, b.length + 10);
+        assertThat(ProcArgs.parts(buffer, b.length).orElseThrow().environment())
+                .containsExactly("HOME=/Users/me", token, "LANG=C");
+        assertThat(ProcArgs.environmentHolds(buffer, b.length, token)).contains(true);
+        assertThat(ProcArgs.environmentHolds(buffer, b.length, token.substring(0, token.length() - 1))).contains(false);
+        assertThat(ProcArgs.environmentHolds(buffer, b.length, "executable_path=/x")).as("the apple strings are not environment")
+                .contains(false);
+        byte[] argOnly = procArgs(2, "/usr/bin/agent", List.of("agent", token), List.of());
+        assertThat(ProcArgs.environmentHolds(Arrays.copyOf(argOnly, argOnly.length + 1), argOnly.length, token))
+                .as("an argument is not the environment").contains(false);
     }
 }
