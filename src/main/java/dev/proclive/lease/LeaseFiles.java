@@ -25,17 +25,13 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.security.SecureRandom;
 import java.util.EnumSet;
 import java.util.HashSet;
-import java.util.HexFormat;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * The files of a lease directory, and every rule about handling them: no link followed, reads
@@ -315,49 +311,6 @@ final class LeaseFiles {
             Files.deleteIfExists(file);
         } catch (IOException | UncheckedIOException e) {
             // left for the next writer, which removes a dead writer's files
-        }
-    }
-
-    /**
-     * A temporary file's name, {@code .NAME.PID-START.RANDOM.tmp}: the process writing it (so that a
-     * later writer can tell a dead one's leftovers) and 64 random bits (so that nobody can plant a
-     * file where the next one will be).
-     */
-    record TemporaryName(String lease, Identity writer, String random) {
-
-        private static final SecureRandom RANDOM = new SecureRandom();
-        private static final Pattern SHAPE = Pattern.compile("\\.(.+)\\.([0-9]{1,19})-([0-9.]*)(?:\\.([0-9a-f]{16}))?\\.tmp");
-
-        static TemporaryName of(String lease, Identity writer) {
-            byte[] bits = new byte[8];
-            RANDOM.nextBytes(bits);
-            return new TemporaryName(lease, writer, HexFormat.of().formatHex(bits));
-        }
-
-        /** The name's parts, if {@code file} is a temporary file of lease {@code lease}. */
-        static Optional<TemporaryName> parse(String lease, String file) {
-            Matcher m = SHAPE.matcher(file);
-            if (!m.matches() || !m.group(1).equals(lease)) {
-                return Optional.empty();
-            }
-            long pid;
-            try {
-                pid = Long.parseLong(m.group(2));
-            } catch (NumberFormatException e) {
-                return Optional.empty();
-            }
-            return Optional.of(new TemporaryName(lease, new Identity(pid, m.group(3), "", "", "", ""),
-                    m.group(4) == null ? "" : m.group(4)));
-        }
-
-        /** Whether this process wrote it. */
-        boolean writtenBy(Identity process) {
-            return writer.pid() == process.pid() && writer.start().equals(process.start());
-        }
-
-        @Override
-        public String toString() {
-            return "." + lease + "." + writer.pid() + "-" + writer.start() + (random.isEmpty() ? "" : "." + random) + ".tmp";
         }
     }
 

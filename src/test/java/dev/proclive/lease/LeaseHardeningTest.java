@@ -222,11 +222,11 @@ class LeaseHardeningTest {
 
         // ...and files left by a writer killed mid-write go with the next write of any kind.
         Identity dead = deadProcess();
-        Path leftover = dir.resolve(new LeaseFiles.TemporaryName("build", dead, "0123456789abcdef").toString());
+        Path leftover = dir.resolve(new TemporaryName("build", dead, "0123456789abcdef").toString());
         Path oldStyle = dir.resolve(".build." + dead.pid() + "-" + dead.start() + ".tmp");
         Files.writeString(leftover, "{");
         Files.writeString(oldStyle, "{");
-        Path live = dir.resolve(new LeaseFiles.TemporaryName("build", holder, "fedcba9876543210").toString());
+        Path live = dir.resolve(new TemporaryName("build", holder, "fedcba9876543210").toString());
         Files.writeString(live, "{");
         assertThat(lease.renew().fence()).isEqualTo(lease.fence());
         assertThat(temporaryFiles()).containsExactly(live.getFileName().toString());
@@ -251,7 +251,7 @@ class LeaseHardeningTest {
         Process mkfifo = new ProcessBuilder("mkfifo", fifo.toString()).start();
         assertThat(mkfifo.waitFor(10, TimeUnit.SECONDS)).isTrue();
         assertThat(mkfifo.exitValue()).isZero();
-        Path deadsDir = dir.resolve(new LeaseFiles.TemporaryName("build", deadProcess(), "0123456789abcdef").toString());
+        Path deadsDir = dir.resolve(new TemporaryName("build", deadProcess(), "0123456789abcdef").toString());
         Files.createDirectory(deadsDir);
 
         Lease lease = granted(store.acquire("build", holder)); // would block for ever on the FIFO
@@ -263,14 +263,14 @@ class LeaseHardeningTest {
     @Test
     void temporaryNamesAreUnpredictableAndParseBack() {
         Identity w = new Identity(4242, "123456", "", "", "", "");
-        LeaseFiles.TemporaryName a = LeaseFiles.TemporaryName.of("build", w);
-        LeaseFiles.TemporaryName b = LeaseFiles.TemporaryName.of("build", w);
+        TemporaryName a = TemporaryName.of("build", w);
+        TemporaryName b = TemporaryName.of("build", w);
         assertThat(a.toString()).matches("\\.build\\.4242-123456\\.[0-9a-f]{16}\\.tmp").isNotEqualTo(b.toString());
-        assertThat(LeaseFiles.TemporaryName.parse("build", a.toString())).contains(a);
-        assertThat(LeaseFiles.TemporaryName.parse("build", ".build.4242-123456.tmp").orElseThrow().writer()).isEqualTo(w);
-        assertThat(LeaseFiles.TemporaryName.parse("other", a.toString())).isEmpty();
-        assertThat(LeaseFiles.TemporaryName.parse("build", ".build.99999999999999999999-1.tmp")).isEmpty();
-        assertThat(LeaseFiles.TemporaryName.parse("build", ".build.x-1.tmp")).isEmpty();
+        assertThat(TemporaryName.parse("build", a.toString())).contains(a);
+        assertThat(TemporaryName.parse("build", ".build.4242-123456.tmp").orElseThrow().writer()).isEqualTo(w);
+        assertThat(TemporaryName.parse("other", a.toString())).isEmpty();
+        assertThat(TemporaryName.parse("build", ".build.99999999999999999999-1.tmp")).isEmpty();
+        assertThat(TemporaryName.parse("build", ".build.x-1.tmp")).isEmpty();
         assertThat(a.writtenBy(w)).isTrue();
         assertThat(a.writtenBy(new Identity(4242, "123457", "", "", "", ""))).isFalse();
     }

@@ -1,0 +1,51 @@
+package dev.proclive.lease;
+
+import dev.proclive.Identity;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A temporary file's name, {@code .NAME.PID-START.RANDOM.tmp}: the process writing it (so that a
+ * later writer can tell a dead one's leftovers) and 64 random bits (so that nobody can plant a
+ * file where the next one will be).
+ */
+record TemporaryName(String lease, Identity writer, String random) {
+
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final Pattern SHAPE = Pattern.compile("\\.(.+)\\.([0-9]{1,19})-([0-9.]*)(?:\\.([0-9a-f]{16}))?\\.tmp");
+
+    static TemporaryName of(String lease, Identity writer) {
+        byte[] bits = new byte[8];
+        RANDOM.nextBytes(bits);
+        return new TemporaryName(lease, writer, HexFormat.of().formatHex(bits));
+    }
+
+    /** The name's parts, if {@code file} is a temporary file of lease {@code lease}. */
+    static Optional<TemporaryName> parse(String lease, String file) {
+        Matcher m = SHAPE.matcher(file);
+        if (!m.matches() || !m.group(1).equals(lease)) {
+            return Optional.empty();
+        }
+        long pid;
+        try {
+            pid = Long.parseLong(m.group(2));
+        } catch (NumberFormatException e) {
+            return Optional.empty();
+        }
+        return Optional.of(new TemporaryName(lease, new Identity(pid, m.group(3), "", "", "", ""),
+                m.group(4) == null ? "" : m.group(4)));
+    }
+
+    /** Whether this process wrote it. */
+    boolean writtenBy(Identity process) {
+        return writer.pid() == process.pid() && writer.start().equals(process.start());
+    }
+
+    @Override
+    public String toString() {
+        return "." + lease + "." + writer.pid() + "-" + writer.start() + (random.isEmpty() ? "" : "." + random) + ".tmp";
+    }
+}
