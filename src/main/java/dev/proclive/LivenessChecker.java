@@ -48,9 +48,6 @@ import java.util.concurrent.CompletableFuture;
  */
 public final class LivenessChecker {
 
-    /** The inode of the initial PID namespace (PROC_PID_INIT_INO, include/linux/proc_ns.h). */
-    static final String INITIAL_PID_NAMESPACE = "4026531836";
-
     private final ProcessIntrospector introspector;
     private final HostName host;
     /** Made by the first {@link #onExit}, so that a checker that only checks never starts a thread. */
@@ -234,19 +231,19 @@ public final class LivenessChecker {
     }
 
     /** What rows 2 to 4 compare an identity with, read once for a verdict or a batch. */
-    private record Here(Optional<String> host, Optional<String> boot, Optional<String> pidns) {
+    private record Here(Optional<String> host, Optional<String> boot, Optional<String> pidns, boolean initialPidns) {
 
         /**
          * Row 3's second half: an identity that records no PID namespace, judged from a namespace
          * other than the initial one, may come from the host or another container.
          */
         boolean mayBeForeign(Identity id) {
-            return id.pidns().isEmpty() && pidns.isPresent() && !pidns.get().equals(INITIAL_PID_NAMESPACE);
+            return id.pidns().isEmpty() && !initialPidns;
         }
     }
 
     private Here here() {
-        return new Here(host.get(), introspector.bootId(), introspector.pidNamespace());
+        return new Here(host.get(), introspector.bootId(), introspector.pidNamespace(), introspector.inInitialPidNamespace());
     }
 
     /** Rows 1 to 4 of the precedence: the reason they give, or empty when they all pass. */
@@ -271,8 +268,7 @@ public final class LivenessChecker {
      * introspect at all: say that rather than blame the host, namespace or boot.
      */
     private Reason unreadable(Reason reason, Optional<String> fact) {
-        if (fact.isEmpty() && introspector.self() instanceof ProcessLookup.Unknown unknown
-                && unknown.reason() == Reason.UNSUPPORTED_PLATFORM) {
+        if (fact.isEmpty() && !introspector.supported()) {
             return Reason.UNSUPPORTED_PLATFORM;
         }
         return reason;

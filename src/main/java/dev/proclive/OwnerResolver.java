@@ -64,16 +64,17 @@ public final class OwnerResolver {
 
     /** Built without a {@link Builder}: one class fewer to load in a JVM that only resolves. */
     static final OwnerResolver DEFAULT =
-            new OwnerResolver(DEFAULT_SKIP.toArray(new String[0]), DEFAULT_MAX_DEPTH, null);
+            new OwnerResolver(DEFAULT_SKIP.toArray(new String[0]), DEFAULT_MAX_DEPTH, Platform.SYSTEM);
 
     private final String[] skip;
     private final int maxDepth;
-    private final ProcessIntrospector introspector;
+    /** Reads the processes: over the builder's introspector, or the running OS's. */
+    private final LivenessChecker checker;
 
-    private OwnerResolver(String[] skip, int maxDepth, ProcessIntrospector introspector) {
+    private OwnerResolver(String[] skip, int maxDepth, LivenessChecker checker) {
         this.skip = skip;
         this.maxDepth = maxDepth;
-        this.introspector = introspector;
+        this.checker = checker;
     }
 
     /** A builder with the default skip set and depth, for the running OS. */
@@ -83,7 +84,7 @@ public final class OwnerResolver {
 
     /** The identity of the calling process's owner, or empty when it cannot be determined for certain. */
     public Optional<Identity> resolve() {
-        return walk(0, null);
+        return walk(0, Steps.NONE);
     }
 
     /**
@@ -93,13 +94,13 @@ public final class OwnerResolver {
      * own pid.
      */
     public Optional<Identity> resolveFor(long pid) {
-        return pid <= 0 ? Optional.empty() : walk(pid, null);
+        return pid <= 0 ? Optional.empty() : walk(pid, Steps.NONE);
     }
 
     /** What {@link #resolve()} finds, with each step of the walk and why it went on or stopped there. */
     public Trace trace() {
         List<Step> steps = new ArrayList<>();
-        return new Trace(walk(0, steps), steps);
+        return new Trace(walk(0, steps::add), steps);
     }
 
     /** What {@link #resolveFor(long)} finds, step by step. */
@@ -109,14 +110,37 @@ public final class OwnerResolver {
             steps.add(new Step(pid, "", ProgramNames.UNKNOWN, Step.Outcome.STOPPED, "no process has pid " + pid));
             return new Trace(Optional.empty(), steps);
         }
-        return new Trace(walk(pid, steps), steps);
+        return new Trace(walk(pid, steps::add), steps);
     }
 
     /**
-     * The walk. {@code from} is 0 for the calling process; {@code steps} is null when nobody asked
-     * why (then the other names are read only where they decide something).
+     * Where a walk tells its steps: a trace keeps them; {@link #NONE} drops them, and then the
+     * other names of a process are read only where they decide something.
      */
-    private Optional<Identity> walk(long from, List<Step> steps) {
+    private interface Steps {
+        Steps NONE = new Steps() {
+            @Override
+            public void add(Step step) {
+            }
+
+            @Override
+            public boolean wanted() {
+                return false;
+            }
+        };
+
+        void add(Step step);
+
+        /** Whether someone asked why: then every step is told, with all its names. */
+        default boolean wanted() {
+            return true;
+        }
+    }
+
+    /**
+     * The walk. {@code from} is 0 for the calling process.
+     */
+    private Optional<Identity> walk(long from, Steps steps) {
         try {
             return walkOrThrow(from, steps);
         } catch (RuntimeException e) { // a plugged-in introspector that throws: no owner, never a guess
@@ -125,21 +149,19 @@ public final class OwnerResolver {
         }
     }
 
-    private Optional<Identity> walkOrThrow(long from, List<Step> steps) {
-        LivenessChecker checker = introspector != null ? LivenessChecker.of(introspector) : Platform.SYSTEM;
+    private Optional<Identity> walkOrThrow(long from, Steps steps) {
         ProcessIntrospector os = checker.introspector();
         ProcessLookup start = from == 0 ? os.self() : os.lookupProcess(from);
         if (!(start instanceof ProcessLookup.Found first) || first.info().state() != ProcessState.LIVE) {
             stop(steps, from, "cannot start there: " + describe(start));
             return Optional.empty();
         }
-        if (steps != null) {
+        if (steps.wanted()) {
             ProcessInfo info = first.info();
             steps.add(new Step(info.pid(), info.name(), os.programNames(info.pid()), Step.Outcome.START,
                     from == 0 ? "the calling process" : "the process asked about"));
         }
-        Optional<String> pidns = os.pidNamespace();
-        boolean initialNamespace = pidns.isEmpty() || pidns.get().equals(LivenessChecker.INITIAL_PID_NAMESPACE);
+        boolean initialNamespace = os.inInitialPidNamespace();
         long[] seen = new long[maxDepth];
         long pid = first.info().parentPid();
         for (int depth = 0; depth < maxDepth; depth++) {
@@ -168,7 +190,7 @@ public final class OwnerResolver {
             }
             boolean byName = commSkipped(os, info.name());
             // The other names cost two reads: only where they decide something, or someone asked why.
-            ProgramNames names = steps != null || !byName ? os.programNames(pid) : ProgramNames.UNKNOWN;
+            ProgramNames names = steps.wanted() || !byName ? os.programNames(pid) : ProgramNames.UNKNOWN;
             String skippedFor = skippedFor(byName, info.name(), names);
             if (skippedFor != null) {
                 if (pid == 1) {
@@ -176,9 +198,7 @@ public final class OwnerResolver {
                             + ": an init or a shell, never an owner");
                     return Optional.empty();
                 }
-                if (steps != null) {
-                    steps.add(new Step(pid, info.name(), names, Step.Outcome.SKIPPED, skippedFor));
-                }
+                steps.add(new Step(pid, info.name(), names, Step.Outcome.SKIPPED, skippedFor));
                 pid = info.parentPid();
                 continue;
             }
@@ -187,10 +207,8 @@ public final class OwnerResolver {
                 stop(steps, info, names, "the owner, but this host's name cannot be read to record it");
                 return Optional.empty();
             }
-            if (steps != null) {
-                steps.add(new Step(pid, info.name(), names, Step.Outcome.OWNER,
-                        pid == 1 ? "pid 1 of this container, its entry point" : "none of its names is in the skip set"));
-            }
+            steps.add(new Step(pid, info.name(), names, Step.Outcome.OWNER,
+                    pid == 1 ? "pid 1 of this container, its entry point" : "none of its names is in the skip set"));
             return owner;
         }
         stop(steps, pid, "the depth limit (" + maxDepth + " ancestors) ran out before an owner was found");
@@ -198,16 +216,12 @@ public final class OwnerResolver {
     }
 
     /** Notes where and why the walk ended without an owner, when someone asked. */
-    private static void stop(List<Step> steps, long pid, String why) {
-        if (steps != null) {
-            steps.add(new Step(pid, "", ProgramNames.UNKNOWN, Step.Outcome.STOPPED, why));
-        }
+    private static void stop(Steps steps, long pid, String why) {
+        steps.add(new Step(pid, "", ProgramNames.UNKNOWN, Step.Outcome.STOPPED, why));
     }
 
-    private static void stop(List<Step> steps, ProcessInfo info, ProgramNames names, String why) {
-        if (steps != null) {
-            steps.add(new Step(info.pid(), info.name(), names, Step.Outcome.STOPPED, why));
-        }
+    private static void stop(Steps steps, ProcessInfo info, ProgramNames names, String why) {
+        steps.add(new Step(info.pid(), info.name(), names, Step.Outcome.STOPPED, why));
     }
 
     private static String describe(ProcessLookup lookup) {
@@ -378,7 +392,8 @@ public final class OwnerResolver {
 
         /** The resolver. */
         public OwnerResolver build() {
-            return new OwnerResolver(skip.toArray(new String[0]), maxDepth, introspector);
+            return new OwnerResolver(skip.toArray(new String[0]), maxDepth,
+                    introspector == null ? Platform.SYSTEM : LivenessChecker.of(introspector));
         }
     }
 }

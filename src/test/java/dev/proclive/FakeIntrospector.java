@@ -73,4 +73,10 @@ class FakeIntrospector implements ProcessIntrospector {
     public Optional<String> pidNamespace() {
         return pidns;
     }
+
+    /** As Linux answers it: the initial namespace is inode 4026531836; unreadable counts as initial. */
+    @Override
+    public boolean inInitialPidNamespace() {
+        return pidns.map(PIDNS::equals).orElse(true);
+    }
 }

@@ -59,6 +59,27 @@ class JarIT {
     }
 
     @Test
+    void onTheModulePathJnaIsOptionalForLinuxChecks() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(System.getProperty("os.name").startsWith("Linux"),
+                "Linux reads /proc without JNA; other platforms need it");
+        List<String> path = new ArrayList<>(List.of(System.getProperty("proclive.jar")));
+        for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
+            if (entry.matches(".*/(jackson-databind|jackson-core|jackson-annotations)-[0-9.]+\\.jar")) {
+                path.add(entry);
+            }
+        }
+        assertThat(path).hasSize(4);
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process p = new ProcessBuilder(java, "--module-path", String.join(File.pathSeparator, path),
+                "-m", "dev.proclive/dev.proclive.cli.Main", "identify", Long.toString(ProcessHandle.current().pid()))
+                .redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(out).contains("\"pid\":" + ProcessHandle.current().pid());
+        assertThat(p.exitValue()).as(out).isZero();
+    }
+
+    @Test
     void theJavadocShowsTheApiAndTheSpiOnly() throws Exception {
         Path javadoc = Path.of(System.getProperty("proclive.jar").replace(".jar", "-javadoc.jar"));
         try (JarFile jar = new JarFile(javadoc.toFile())) {

@@ -233,7 +233,7 @@ final class Demo {
 
     private String whyNot() {
         Verdict self = ProcLive.explain(new Identity(ProcessHandle.current().pid(), "", "", "", "", ""));
-        return "(" + Main.lower(self.reason()) + (self.detail().isEmpty() ? "" : ": " + self.detail()) + ")";
+        return "(" + self.reason().json() + (self.detail().isEmpty() ? "" : ": " + self.detail()) + ")";
     }
 
     private void section(String title) {

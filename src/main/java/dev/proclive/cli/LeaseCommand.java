@@ -69,13 +69,13 @@ final class LeaseCommand {
             c = parse(args);
         } catch (Options.Usage e) {
             Main.say(err, e.getMessage() + " (see proclive lease --help)");
-            return Main.USAGE;
+            return ExitCode.USAGE.code();
         }
         try {
             LeaseStore.checkName(c.name()); // before the directory is touched
         } catch (IllegalArgumentException e) {
             Main.say(err, e.getMessage());
-            return Main.BAD_INPUT;
+            return ExitCode.BAD_INPUT.code();
         }
         try {
             boolean creates = c.action().equals("acquire") || c.action().equals("run");
@@ -92,7 +92,7 @@ final class LeaseCommand {
                 case "renew":
                     return renew(store, c);
                 case "release":
-                    return store.release(c.name(), c.fence().getAsLong()) ? 0 : 1;
+                    return (store.release(c.name(), c.fence().getAsLong()) ? ExitCode.OK : ExitCode.NO).code();
                 case "show":
                     return show(store, c);
                 case "run":
@@ -101,20 +101,20 @@ final class LeaseCommand {
                     Optional<LeaseRecord> broken = store.breakLease(c.name());
                     if (broken.isEmpty()) {
                         Main.say(err, "lease " + c.name() + " has no record");
-                        return Main.NO_IDENTITY;
+                        return ExitCode.NONE.code();
                     }
                     out.println(broken.get().toJson());
-                    return 0;
+                    return ExitCode.OK.code();
             }
         } catch (LeaseCorruptException e) {
             Main.say(err, e.getMessage());
-            return Main.BAD_INPUT;
+            return ExitCode.BAD_INPUT.code();
         } catch (IOException e) {
             Main.say(err, describe(e));
-            return Main.IO_FAILURE;
+            return ExitCode.IO_FAILURE.code();
         } catch (java.io.UncheckedIOException e) {
             Main.say(err, describe(e.getCause()));
-            return Main.IO_FAILURE;
+            return ExitCode.IO_FAILURE.code();
         }
     }
 
@@ -135,7 +135,7 @@ final class LeaseCommand {
         if (holder.isEmpty()) {
             Main.say(err, "no live holder could be named ("
                     + c.holder().map(pid -> "pid " + pid).orElse("the owner") + ")");
-            return Main.NO_IDENTITY;
+            return ExitCode.NONE.code();
         }
         Acquisition a = c.action().equals("claim") ? store.claim(c.name(), c.token().orElseThrow(), holder.get())
                 : store.acquire(c.name(), holder.get(), c.waitFor());
@@ -146,30 +146,30 @@ final class LeaseCommand {
     int report(Acquisition a, boolean printFence) {
         if (a instanceof Acquisition.NotAlive notAlive) {
             Main.say(err, "the holder is not alive: " + notAlive.verdict()); // it died after it was named
-            return Main.NO_IDENTITY;
+            return ExitCode.NONE.code();
         }
         if (a instanceof Acquisition.Granted granted) {
             LeaseRecord r = granted.lease().record();
             out.println(printFence ? Long.toString(r.fence()) : r.toJson());
-            return 0;
+            return ExitCode.OK.code();
         }
         if (a instanceof Acquisition.Held held) {
             out.println(printFence ? Long.toString(held.record().fence()) : held.record().toJson(held.verdict(), Optional.empty()));
-            return 1;
+            return ExitCode.NO.code();
         }
         Acquisition.Undecided undecided = (Acquisition.Undecided) a;
         out.println(printFence ? Long.toString(undecided.record().fence())
                 : undecided.record().toJson(undecided.verdict(), undecided.eligibleAt()));
-        return 2;
+        return ExitCode.UNKNOWN.code();
     }
 
     private int renew(LeaseStore store, Command c) throws IOException {
         try {
             out.println(store.renew(c.name(), c.fence().getAsLong()).toJson());
-            return 0;
+            return ExitCode.OK.code();
         } catch (LeaseLostException e) {
             Main.say(err, e.getMessage());
-            return 1;
+            return ExitCode.NO.code();
         }
     }
 
@@ -177,11 +177,11 @@ final class LeaseCommand {
         Optional<LeaseRecord> r = store.read(c.name());
         if (r.isEmpty()) {
             Main.say(err, "lease " + c.name() + " has no record");
-            return Main.NO_IDENTITY;
+            return ExitCode.NONE.code();
         }
         out.println(c.printFence() ? Long.toString(r.get().fence())
                 : r.get().toJson(ProcLive.explain(r.get().holder()), Optional.empty()));
-        return 0;
+        return ExitCode.OK.code();
     }
 
     static String describe(IOException e) {

@@ -46,7 +46,7 @@ final class LeaseRun {
                 throw e; // the lease's files
             }
             Main.say(err, m);
-            return m.contains("error=2,") ? 127 : 126; // as a shell says: not found, cannot run
+            return (m.contains("error=2,") ? ExitCode.NOT_FOUND : ExitCode.CANNOT_RUN).code(); // as a shell says
         }
         if (spawned instanceof Spawn.Held held) {
             return report.report(new Acquisition.Held(held.record(), held.verdict()), false);

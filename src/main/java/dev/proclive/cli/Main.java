@@ -23,14 +23,6 @@ import java.util.Optional;
  */
 public final class Main {
 
-    static final int ALIVE = 0;
-    static final int DEAD = 1;
-    static final int UNKNOWN = 2;
-    static final int NO_IDENTITY = 3;
-    static final int USAGE = 64;
-    static final int BAD_INPUT = 65;
-    static final int INTERNAL = 70;
-    static final int IO_FAILURE = 74;
 
     static final String USAGE_TEXT = String.join("\n",
             "usage: proclive COMMAND",
@@ -132,10 +124,10 @@ public final class Main {
     static int lastResort(PrintStream err, Throwable e) {
         if (e instanceof java.io.UncheckedIOException io) {
             say(err, "I/O failure: " + io.getCause());
-            return IO_FAILURE;
+            return ExitCode.IO_FAILURE.code();
         }
         say(err, "internal error, please report it: " + e);
-        return INTERNAL;
+        return ExitCode.INTERNAL.code();
     }
 
     /** One line on stderr, {@code proclive: MESSAGE}, with control characters escaped so it stays one line. */
@@ -160,7 +152,7 @@ public final class Main {
         List<String> rest = List.of(args).subList(1, args.length);
         if (COMMAND_USAGE.containsKey(command) && asksForHelp(rest)) {
             out.println(COMMAND_USAGE.get(command));
-            return 0;
+            return ExitCode.OK.code();
         }
         try {
             switch (command) {
@@ -186,59 +178,39 @@ public final class Main {
                         return usage(command + " takes no arguments");
                     }
                     out.println(USAGE_TEXT);
-                    return 0;
+                    return ExitCode.OK.code();
                 case "--version":
                     if (!rest.isEmpty()) {
                         return usage("--version takes no arguments");
                     }
                     out.println("proclive " + version());
-                    return 0;
+                    return ExitCode.OK.code();
                 default:
                     return usage("unknown command: " + command);
             }
+        } catch (Options.Usage e) {
+            return usage(e.getMessage());
         } catch (BadInput e) {
             Main.say(err, e.getMessage());
-            return BAD_INPUT;
+            return ExitCode.BAD_INPUT.code();
         }
     }
 
     private int owner(List<String> args) {
-        OwnerResolver.Builder builder = OwnerResolver.builder();
-        boolean trace = false;
-        Long of = null;
-        for (int i = 0; i < args.size(); i++) {
-            String arg = args.get(i);
-            if (arg.equals("--trace")) {
-                trace = true;
-                continue;
-            }
-            String option = arg.startsWith("--skip") ? "--skip" : arg.startsWith("--of") ? "--of" : arg;
-            String value;
-            if (arg.equals(option)) {
-                if (!option.equals("--skip") && !option.equals("--of")) {
-                    return usage("owner: unexpected argument: " + arg);
-                }
-                if (i + 1 >= args.size()) {
-                    return usage(option + " needs a value");
-                }
-                value = args.get(++i);
-            } else if (arg.startsWith(option + "=")) {
-                value = arg.substring(option.length() + 1);
-            } else {
-                return usage("owner: unexpected argument: " + arg);
-            }
-            if (option.equals("--of")) {
-                if (of != null) {
-                    return usage("--of may be given once");
-                }
-                of = pid(value);
-            } else {
-                if (value.isBlank()) {
-                    return usage("--skip needs a non-empty NAME");
-                }
-                builder.skip(value);
-            }
+        Options o = Options.parse("owner", args,
+                List.of(Options.Spec.repeatable("--skip"), Options.Spec.value("--of"), Options.Spec.flag("--trace")), false);
+        if (!o.words().isEmpty()) {
+            throw new Options.Usage("owner: unexpected argument: " + o.words().get(0));
         }
+        OwnerResolver.Builder builder = OwnerResolver.builder();
+        for (String skip : o.values("--skip")) {
+            if (skip.isBlank()) {
+                throw new Options.Usage("--skip needs a non-empty NAME");
+            }
+            builder.skip(skip);
+        }
+        Long of = o.value("--of").map(Main::pid).orElse(null);
+        boolean trace = o.has("--trace");
         OwnerResolver resolver = builder.build();
         if (!trace) {
             return print(of == null ? resolver.resolve() : resolver.resolveFor(of));
@@ -300,9 +272,8 @@ public final class Main {
         }
         Identity identity = parse(args.isEmpty() ? readStdin() : argumentBytes(args.get(0)));
         Verdict verdict = ProcLive.explain(identity);
-        out.println("{\"liveness\":\"" + lower(verdict.liveness()) + "\",\"reason\":\""
-                + lower(verdict.reason()) + "\"}");
-        return exitCode(verdict.liveness());
+        out.println(verdictJson(verdict));
+        return ExitCode.of(verdict.liveness());
     }
 
     /**
@@ -311,34 +282,18 @@ public final class Main {
      * 2 UNKNOWN (at once, when it cannot be proven alive to begin with).
      */
     private int waitFor(List<String> args) {
-        String json = null;
+        Options o = Options.parse("wait", args, List.of(Options.Spec.value("--timeout")), false);
+        if (o.words().size() > 1) {
+            throw new Options.Usage("wait takes at most one JSON argument");
+        }
+        String json = o.words().isEmpty() ? null : o.words().get(0);
         Long timeoutMillis = null;
-        for (int i = 0; i < args.size(); i++) {
-            String arg = args.get(i);
-            if (arg.equals("--timeout") || arg.startsWith("--timeout=")) {
-                if (timeoutMillis != null) {
-                    return usage("--timeout is given twice");
-                }
-                String value;
-                if (arg.equals("--timeout")) {
-                    if (i + 1 >= args.size()) {
-                        return usage("--timeout needs a number of seconds");
-                    }
-                    value = args.get(++i);
-                } else {
-                    value = arg.substring("--timeout=".length());
-                }
-                if (!value.matches("[0-9]{1,9}(\\.[0-9]{1,3})?")) {
-                    return usage("--timeout is a number of seconds such as 30 or 0.5, not \"" + value + "\"");
-                }
-                timeoutMillis = new java.math.BigDecimal(value).movePointRight(3).longValueExact();
-            } else if (arg.startsWith("--")) {
-                return usage("wait: unknown option " + arg);
-            } else if (json != null) {
-                return usage("wait takes at most one JSON argument");
-            } else {
-                json = arg;
+        if (o.has("--timeout")) {
+            String value = o.value("--timeout").get();
+            if (!value.matches("[0-9]{1,9}(\\.[0-9]{1,3})?")) {
+                throw new Options.Usage("--timeout is a number of seconds such as 30 or 0.5, not \"" + value + "\"");
             }
+            timeoutMillis = new java.math.BigDecimal(value).movePointRight(3).longValueExact();
         }
         Identity identity = parse(json == null ? readStdin() : argumentBytes(json));
         java.util.concurrent.CompletableFuture<Verdict> end = ProcLive.onExit(identity);
@@ -352,27 +307,20 @@ public final class Main {
         } catch (InterruptedException | java.util.concurrent.ExecutionException e) {
             verdict = ProcLive.explain(identity);
         }
-        out.println("{\"liveness\":\"" + lower(verdict.liveness()) + "\",\"reason\":\""
-                + lower(verdict.reason()) + "\"}");
-        switch (verdict.liveness()) {
+        out.println(verdictJson(verdict));
+        switch (verdict.liveness()) { // the end came: 0; still alive at the timeout: 1
             case DEAD:
-                return 0;
+                return ExitCode.OK.code();
             case ALIVE:
-                return 1;
+                return ExitCode.NO.code();
             default:
-                return UNKNOWN;
+                return ExitCode.UNKNOWN.code();
         }
     }
 
-    static int exitCode(Liveness liveness) {
-        switch (liveness) {
-            case ALIVE:
-                return ALIVE;
-            case DEAD:
-                return DEAD;
-            default:
-                return UNKNOWN;
-        }
+    /** {@code {"liveness":"alive","reason":"matched"}}: a verdict as {@code check} and {@code wait} print it. */
+    static String verdictJson(Verdict verdict) {
+        return "{\"liveness\":\"" + verdict.liveness().json() + "\",\"reason\":\"" + verdict.reason().json() + "\"}";
     }
 
     /**
@@ -411,14 +359,14 @@ public final class Main {
     private int print(Optional<Identity> identity) {
         if (identity.isEmpty()) {
             Main.say(err, "no identity could be determined");
-            return NO_IDENTITY;
+            return ExitCode.NONE.code();
         }
         try {
             out.println(json.writeValueAsString(identity.get()));
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("an Identity always serializes", e);
         }
-        return 0;
+        return ExitCode.OK.code();
     }
 
     /** Standard input is read up to this many bytes; more is bad input, not an allocation failure. */
@@ -439,7 +387,7 @@ public final class Main {
 
     private int usage(String problem) {
         say(err, problem + " (see proclive --help)");
-        return USAGE;
+        return ExitCode.USAGE.code();
     }
 
     static String lower(Enum<?> value) {

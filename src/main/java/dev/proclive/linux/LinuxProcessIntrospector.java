@@ -308,6 +308,21 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
         return view().pidNamespace();
     }
 
+    /** The inode of the initial PID namespace (PROC_PID_INIT_INO, include/linux/proc_ns.h). */
+    static final String INITIAL_PID_NAMESPACE = "4026531836";
+
+    /** Whether {@code /proc/self/ns/pid} is the initial namespace's; unreadable counts as initial. */
+    @Override
+    public boolean inInitialPidNamespace() {
+        return pidNamespace().map(INITIAL_PID_NAMESPACE::equals).orElse(true);
+    }
+
+    /** Linux can always look, through {@code /proc} (a distrusted one answers per process). */
+    @Override
+    public boolean supported() {
+        return true;
+    }
+
     /**
      * Now, less a tick, in the ticks since boot that start fingerprints count: {@code /proc/uptime}
      * (shifted as {@code stat} is inside a time namespace, so the same offset comes off).

@@ -72,6 +72,24 @@ public interface ProcessIntrospector {
     Optional<String> pidNamespace();
 
     /**
+     * Whether the calling process is in the platform's initial PID namespace, where pid 1 is init
+     * and never an owner, and where every identity without a namespace was recorded. The default:
+     * true where the platform has no PID namespaces (or cannot read this one).
+     */
+    default boolean inInitialPidNamespace() {
+        return pidNamespace().isEmpty();
+    }
+
+    /**
+     * Whether this introspector can look at processes at all. The default asks {@link #self()}: a
+     * platform that cannot answers {@link dev.proclive.Reason#UNSUPPORTED_PLATFORM} there.
+     */
+    default boolean supported() {
+        return !(self() instanceof ProcessLookup.Unknown unknown
+                && unknown.reason() == dev.proclive.Reason.UNSUPPORTED_PLATFORM);
+    }
+
+    /**
      * A start fingerprint no later than that of any process started from now on, or empty when
      * the platform cannot say: a scan for a reservation's token skips processes started before it.
      */

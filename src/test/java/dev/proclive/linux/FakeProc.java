@@ -82,6 +82,21 @@ final class FakeProc {
         return this;
     }
 
+    /**
+     * Deletes every symbolic link under {@code root}: an {@code exe} link points outside the
+     * temporary directory, and JUnit warns when it has to delete such a link itself.
+     */
+    static void removeLinks(Path root) throws IOException {
+        if (!Files.isDirectory(root)) {
+            return;
+        }
+        try (java.util.stream.Stream<Path> files = Files.walk(root)) {
+            for (Path p : files.filter(Files::isSymbolicLink).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+
     LinuxProcessIntrospector introspector(PidPresence presence) {
         return new LinuxProcessIntrospector(root.toString(), presence, null);
     }

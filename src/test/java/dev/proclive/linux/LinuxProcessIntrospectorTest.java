@@ -21,6 +21,12 @@ import org.junit.jupiter.params.provider.ValueSource;
 @org.junit.jupiter.api.condition.DisabledOnOs(org.junit.jupiter.api.condition.OS.WINDOWS) // symlinks
 class LinuxProcessIntrospectorTest {
 
+    @org.junit.jupiter.api.AfterEach
+    void removeLinks() throws java.io.IOException {
+        FakeProc.removeLinks(dir);
+    }
+
+
     @TempDir
     Path dir;
     FakeProc proc;

@@ -22,6 +22,12 @@ import org.junit.jupiter.api.io.TempDir;
 @org.junit.jupiter.api.condition.DisabledOnOs(org.junit.jupiter.api.condition.OS.WINDOWS)
 class WalkCostTest {
 
+    @org.junit.jupiter.api.AfterEach
+    void removeLinks() throws java.io.IOException {
+        FakeProc.removeLinks(dir);
+    }
+
+
     @TempDir
     Path dir;
 
