@@ -41,6 +41,14 @@ abstract class GuardLock implements AutoCloseable {
     @Override
     public abstract void close() throws IOException;
 
+    /**
+     * The channel the lock is held through, if it is one: on Windows a lock is mandatory, and the
+     * guard's fence must be read and written through the handle that holds it.
+     */
+    java.util.Optional<FileChannel> channel() {
+        return java.util.Optional.empty();
+    }
+
     /** {@code flock(2)} through JNA. */
     private static final class Flock extends GuardLock {
 
@@ -227,6 +235,11 @@ abstract class GuardLock implements AutoCloseable {
         @Override
         public void close() throws IOException {
             channel.close();
+        }
+
+        @Override
+        java.util.Optional<FileChannel> channel() {
+            return java.util.Optional.of(channel);
         }
     }
 }

@@ -134,9 +134,10 @@ final class LeaseFiles {
         }
         inJvm.lock();
         try (GuardLock across = GuardLock.lock(guard);
-             FileChannel channel = open(name, guard, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+             FileChannel own = across.channel().isPresent() ? null
+                     : open(name, guard, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             cleanTemporaryFiles(name);
-            return work.run(new ChannelGuard(name, channel));
+            return work.run(new ChannelGuard(name, own != null ? own : across.channel().get()));
         } catch (FileSystemException e) {
             throw linkInPlace(name, guard, e);
         } finally {

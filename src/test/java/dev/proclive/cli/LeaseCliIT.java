@@ -254,6 +254,30 @@ class LeaseCliIT {
     }
 
     @Test
+    void underAPosixLocaleJsonIsUtf8AndAPathThatCannotBeIsBadUsage() throws Exception {
+        // A process named slëep, made and run through sh so that the name is bytes whatever the locale.
+        Process named = new ProcessBuilder("sh", "-c", "n=\"$1/$(printf 'sl\\303\\253ep')\"; cp /bin/sleep \"$n\" && exec \"$n\" 60",
+                "sh", tmp.toString()).start();
+        started.add(named);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!Files.readString(Path.of("/proc/" + named.pid() + "/comm"), java.nio.charset.StandardCharsets.UTF_8)
+                .startsWith("sl") && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        List<String> identify = new ArrayList<>(List.of("env", "LC_ALL=POSIX", "LANG=POSIX"));
+        identify.addAll(Cli.command(Cli.jar(), "identify", Long.toString(named.pid())));
+        Cli.Result r = Cli.exec(identify, "");
+        assertThat(r.exit()).as(r.err()).isZero();
+        assertThat(r.out()).contains("\"name\":\"sl\u00ebep\"");
+
+        String quoted = Cli.shellQuoted(Cli.command(Cli.jar(), "lease", "acquire", "b", "--dir"));
+        Cli.Result path = Cli.exec(List.of("env", "LC_ALL=POSIX", "LANG=POSIX", "sh", "-c",
+                quoted + " \"$1/$(printf 'nc-\\303\\251')\"", "sh", tmp.toString()), "");
+        assertThat(path.exit()).as(path.err()).isEqualTo(64);
+        assertThat(path.err().strip()).doesNotContain("\n").doesNotContain("Exception").startsWith("proclive: ");
+    }
+
+    @Test
     void theDirectoryIsSaidBeforeADeadHolder() throws Exception {
         assumeTrue("root".equals(System.getProperty("user.name")), "needs root to run the CLI as nobody");
         Path jar = Cli.worldReadableCopy(tmp);
