@@ -120,12 +120,7 @@ class ExitWatchIT {
     }
 
     private Process worker(List<String> prefix, String... args) throws Exception {
-        List<String> command = new ArrayList<>(prefix);
-        command.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-                ExitWatchWorker.class.getName()));
-        command.addAll(List.of(args));
-        Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        Process p = new ProcessBuilder(JavaMain.command(prefix, ExitWatchWorker.class, args)).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         workers.add(p);
         return p;
     }

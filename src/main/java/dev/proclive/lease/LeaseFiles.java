@@ -1,8 +1,6 @@
 package dev.proclive.lease;
 
 import dev.proclive.Identity;
-import dev.proclive.Liveness;
-import dev.proclive.ProcLive;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -58,14 +56,17 @@ final class LeaseFiles {
 
     private final Path dir;
     private final Identity writer;
+    /** Whether the process that named a temporary file is proven DEAD: then its file may go. */
+    private final java.util.function.Predicate<Identity> provenDead;
     /** Whether the directory grants no group or other access: then every file written is 0600 too. */
     private final boolean ownerOnly;
     /** Runs after a record was written and before it replaces the old one: a seam for tests. */
     private volatile Runnable beforeReplace = () -> { };
 
-    private LeaseFiles(Path dir, Identity writer, boolean ownerOnly) {
+    private LeaseFiles(Path dir, Identity writer, java.util.function.Predicate<Identity> provenDead, boolean ownerOnly) {
         this.dir = dir;
         this.writer = writer;
+        this.provenDead = provenDead;
         this.ownerOnly = ownerOnly;
     }
 
@@ -74,7 +75,7 @@ final class LeaseFiles {
      *
      * @throws NotDirectoryException if {@code dir} exists and is not a directory
      */
-    static LeaseFiles open(Path dir, Identity writer) throws IOException {
+    static LeaseFiles open(Path dir, Identity writer, java.util.function.Predicate<Identity> provenDead) throws IOException {
         boolean posix = dir.getFileSystem().supportedFileAttributeViews().contains("posix");
         if (!Files.exists(dir)) {
             if (posix) {
@@ -90,7 +91,7 @@ final class LeaseFiles {
         boolean ownerOnly = posix && Files.getPosixFilePermissions(real).stream()
                 .allMatch(p -> EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE,
                         PosixFilePermission.OWNER_EXECUTE).contains(p));
-        return new LeaseFiles(real, writer, ownerOnly);
+        return new LeaseFiles(real, writer, provenDead, ownerOnly);
     }
 
     Path directory() {
@@ -297,7 +298,7 @@ final class LeaseFiles {
                 Optional<TemporaryName> t = TemporaryName.parse(name, file.getFileName().toString());
                 if (t.isEmpty() || t.get().writtenBy(writer)
                         || !Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)
-                        || ProcLive.check(t.get().writer()) != Liveness.DEAD) {
+                        || !provenDead.test(t.get().writer())) {
                     continue;
                 }
                 deleteQuietly(file);

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.proclive.Identity;
-import dev.proclive.Liveness;
 import dev.proclive.Verdict;
 import java.time.Duration;
 import java.time.Instant;
@@ -279,10 +278,5 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("a lease record always serializes", e);
         }
-    }
-
-    /** Whether a verdict lets a lease be taken from its holder now (DEAD). */
-    static boolean gone(Verdict v) {
-        return v.liveness() == Liveness.DEAD;
     }
 }

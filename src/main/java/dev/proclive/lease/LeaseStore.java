@@ -118,8 +118,8 @@ public final class LeaseStore {
         Objects.requireNonNull(dir, "dir");
         Objects.requireNonNull(policy, "policy");
         Identity self = checker.current().orElseGet(() -> new Identity(ProcessHandle.current().pid(), "", "", "", "", ""));
-        return new LeaseStore(new LeaseKeeper(LeaseFiles.open(dir, self), policy, self, checker,
-                checker.introspector(), clock));
+        LeaseFiles files = LeaseFiles.open(dir, self, id -> checker.check(id) == Liveness.DEAD);
+        return new LeaseStore(new LeaseKeeper(files, policy, self, checker, checker.introspector(), clock));
     }
 
     /** The directory, resolved. */

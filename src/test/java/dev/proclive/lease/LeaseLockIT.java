@@ -102,11 +102,7 @@ class LeaseLockIT {
     }
 
     private Process worker(String... args) throws IOException {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-                LeaseWorker.class.getName()));
-        command.addAll(List.of(args));
-        Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        Process p = new ProcessBuilder(dev.proclive.JavaMain.command(List.of(), LeaseWorker.class, args)).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         workers.add(p);
         return p;
     }

@@ -52,9 +52,8 @@ class LeaseSpawnIT {
 
     /** Starts a launcher at {@code stage}, reads its line, SIGKILLs it; the line. */
     private String killedLauncher(String stage) throws Exception {
-        List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-                LeaseWorker.class.getName(), "launch", leases().toString(), "build", stage);
+        List<String> command = dev.proclive.JavaMain.command(List.of(), LeaseWorker.class, "launch", leases().toString(),
+                "build", stage);
         Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         workers.add(p);
         String line = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.US_ASCII)).readLine();
