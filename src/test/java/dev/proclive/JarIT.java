@@ -80,6 +80,26 @@ class JarIT {
     }
 
     @Test
+    void withoutJnaALeaseIsAnIoFailureNeverAnErrorNorAnUnlockedGrant(@org.junit.jupiter.api.io.TempDir Path dir)
+            throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(System.getProperty("os.name").startsWith("Linux"),
+                "Linux checks run without JNA; the lease's lock needs it");
+        List<String> path = new ArrayList<>(List.of(System.getProperty("proclive.jar"),
+                Path.of("target", "test-classes").toString()));
+        for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
+            if (entry.matches(".*/(jackson-databind|jackson-core|jackson-annotations)-[0-9.]+\\.jar")) {
+                path.add(entry);
+            }
+        }
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process p = new ProcessBuilder(java, "-cp", String.join(File.pathSeparator, path),
+                "dev.proclive.LeaseWithoutJnaMain", dir.resolve("leases").toString()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(out).startsWith("IOException").contains("JNA");
+    }
+
+    @Test
     void theJavadocShowsTheApiAndTheSpiOnly() throws Exception {
         Path javadoc = Path.of(System.getProperty("proclive.jar").replace(".jar", "-javadoc.jar"));
         try (JarFile jar = new JarFile(javadoc.toFile())) {

@@ -31,10 +31,14 @@ abstract class GuardLock implements AutoCloseable {
 
     /** Locks {@code guard}, a regular file that exists, waiting for it as long as it takes. */
     static GuardLock lock(Path guard) throws IOException {
-        if (Platform.isWindows()) {
+        if (System.getProperty("os.name", "").startsWith("Windows")) {
             return ChannelLock.lock(guard);
         }
-        return Flock.lock(guard);
+        try {
+            return Flock.lock(guard);
+        } catch (LinkageError e) { // JNA is not on the class or module path
+            throw new FileSystemException(guard.toString(), null, "cannot lock: JNA (net.java.dev.jna:jna) cannot load: " + e);
+        }
     }
 
     /** Releases the lock. */

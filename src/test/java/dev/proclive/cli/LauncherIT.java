@@ -73,7 +73,9 @@ class LauncherIT {
         assertThat(usage.exit()).isEqualTo(64);
         assertThat(usage.err()).isEqualTo(Cli.run("frobnicate").err());
 
-        Files.writeString(archives(cache).get(0), "not an archive");
+        Path archive = archives(cache).get(0);
+        Files.delete(archive); // the JVM makes it read-only
+        Files.writeString(archive, "not an archive");
         Cli.Result refused = run(cache, "--version");
         assertThat(refused.out()).isEqualTo(Cli.run("--version").out());
         assertThat(refused.err()).as("a refused archive is not heard").isEmpty();

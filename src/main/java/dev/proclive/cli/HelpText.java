@@ -1,0 +1,59 @@
+package dev.proclive.cli;
+
+/** What {@code --help} prints: the whole usage, and each command's own. */
+final class HelpText {
+
+    private HelpText() {
+    }
+
+    /** {@code proclive --help}. */
+    static final String ALL = String.join("\n",
+            "usage: proclive COMMAND",
+            "",
+            "  owner [--skip NAME]... [--of PID] [--trace]",
+            "                          print the identity of this command's owner (or PID's): its",
+            "                          first ancestor that is not a shell, a launcher or a NAME",
+            "                          (exit 3: none); --trace tells each step on stderr",
+            "  identify PID            print the identity of process PID (exit 3: none)",
+            "  check [JSON]            check an identity given as argument or on stdin; prints",
+            "                          {\"liveness\":...,\"reason\":...} (exit 0 alive, 1 dead,",
+            "                          2 unknown); stdin is read as UTF-8, up to 1 MiB",
+            "  wait [JSON] [--timeout SECONDS]",
+            "                          wait for the end of an identity given as for check;",
+            "                          prints its verdict (exit 0 dead, 1 still alive at the",
+            "                          timeout, 2 unknown)",
+            "  lease ACTION NAME --dir DIR   a single-writer lease held by a process:",
+            "      acquire [--holder owner|PID] [--skip NAME]... [--ttl SECONDS] [--take-unknown]",
+            "              [--wait SECONDS] [--print fence]",
+            "                          exit 0 granted, 1 held by a live holder, 2 undecided,",
+            "                          3 no live holder to name",
+            "      run [--wait SECONDS] [--ttl SECONDS] -- COMMAND [ARG]...",
+            "                          run COMMAND holding the lease (renewed, released when it",
+            "                          exits); exits with its status, 126/127 if it cannot run",
+            "      claim [--holder owner|PID] [--print fence]",
+            "                          take the reservation named by $PROCLIVE_LEASE_TOKEN",
+            "      renew --fence N [--ttl SECONDS], release --fence N",
+            "                          exit 0 done, 1 not this fence's any more; renew keeps",
+            "                          the record's TTL unless --ttl gives one",
+            "      show [--print fence], break",
+            "                          the record (break: released, fence kept); exit 3: none",
+            "  demo                    show what proclive tells, with real processes",
+            "  --help                  this text",
+            "  --version               the version",
+            "",
+            "Bad input (and a bad lease name or a corrupt record) exits 65, bad usage 64,",
+            "an I/O failure 74.");
+
+    /** Each command's usage, printed by {@code proclive COMMAND --help} (and {@code lease ACTION --help}). */
+    static final java.util.Map<String, String> COMMANDS = java.util.Map.of(
+            "owner", "usage: proclive owner [--skip NAME]... [--of PID] [--trace]\n"
+                    + "  prints the identity of this command's owner (or PID's); exit 3: none",
+            "identify", "usage: proclive identify PID\n  prints the identity of process PID; exit 3: none",
+            "check", "usage: proclive check [JSON]\n"
+                    + "  checks an identity given as argument or on stdin; exit 0 alive, 1 dead, 2 unknown",
+            "wait", "usage: proclive wait [JSON] [--timeout SECONDS]\n"
+                    + "  waits for the end of an identity; exit 0 dead, 1 alive at the timeout, 2 unknown",
+            "lease", "usage: proclive lease ACTION NAME --dir DIR [OPTION]...\n"
+                    + ALL.substring(ALL.indexOf("      acquire"), ALL.indexOf("  demo")).stripTrailing(),
+            "demo", "usage: proclive demo\n  shows what proclive tells, with real processes");
+}
