@@ -1,7 +1,6 @@
 package dev.proclive.lease;
 
 import com.sun.jna.LastErrorException;
-import com.sun.jna.Library;
 import com.sun.jna.Platform;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -69,14 +68,14 @@ abstract class GuardLock implements AutoCloseable {
             Calls n = Calls.get(guard);
             int fd;
             try {
-                fd = n.libc.open(n.path(guard), n.openFlags);
+                fd = n.libc.openFile(n.path(guard), n.openFlags);
             } catch (LastErrorException e) {
                 throw failure(guard, "open", e);
             }
             try {
                 while (true) {
                     try {
-                        n.libc.flock(fd, LOCK_EX);
+                        n.libc.lock(fd, LOCK_EX);
                         return new Flock(fd);
                     } catch (LastErrorException e) {
                         if (e.getErrorCode() != EINTR) {
@@ -93,7 +92,7 @@ abstract class GuardLock implements AutoCloseable {
         @Override
         public void close() throws IOException {
             try {
-                Calls.LIBC.close(fd); // the lock goes with its last descriptor
+                Calls.LIBC.closeFile(fd); // the lock goes with its last descriptor
             } catch (LastErrorException e) {
                 // close(2) frees the descriptor even when it reports an error; the lock is gone
             }
@@ -101,7 +100,7 @@ abstract class GuardLock implements AutoCloseable {
 
         private static void closeQuietly(Calls n, int fd) {
             try {
-                n.libc.close(fd);
+                n.libc.closeFile(fd);
             } catch (LastErrorException e) {
                 // as in close()
             }
@@ -128,7 +127,8 @@ abstract class GuardLock implements AutoCloseable {
                 if (flags == null) {
                     unsupported = "no open(2) flags are known for " + Platform.ARCH + " on this OS";
                 } else {
-                    libc = com.sun.jna.Native.load("c", LibC.class);
+                    com.sun.jna.Native.register(Direct.class, "c");
+                    libc = new Direct();
                     instance = new Calls(libc, flags);
                 }
             } catch (LinkageError e) {
@@ -195,13 +195,40 @@ abstract class GuardLock implements AutoCloseable {
         }
     }
 
+    /**
+     * The calls, mapped directly ({@code Native.register}): a lock is taken on every lease call, and
+     * a direct call costs a fraction of one through an interface's proxy.
+     */
+    static final class Direct implements LibC {
+        static native int open(byte[] path, int flags) throws LastErrorException;
+
+        static native int flock(int fd, int operation) throws LastErrorException;
+
+        static native int close(int fd) throws LastErrorException;
+
+        @Override
+        public int openFile(byte[] path, int flags) throws LastErrorException {
+            return open(path, flags);
+        }
+
+        @Override
+        public int lock(int fd, int operation) throws LastErrorException {
+            return flock(fd, operation);
+        }
+
+        @Override
+        public int closeFile(int fd) throws LastErrorException {
+            return close(fd);
+        }
+    }
+
     /** The calls this lock makes; each takes and returns only {@code int}s, the same on every ABI. */
-    interface LibC extends Library {
-        int open(byte[] path, int flags) throws LastErrorException;
+    interface LibC {
+        int openFile(byte[] path, int flags) throws LastErrorException;
 
-        int flock(int fd, int operation) throws LastErrorException;
+        int lock(int fd, int operation) throws LastErrorException;
 
-        int close(int fd) throws LastErrorException;
+        int closeFile(int fd) throws LastErrorException;
     }
 
     /** {@link FileChannel#lock()}, for Windows. */
