@@ -65,17 +65,17 @@ abstract class GuardLock implements AutoCloseable {
         }
 
         static Flock lock(Path guard) throws IOException {
-            Calls n = Calls.get(guard);
+            Calls.ensureLoaded(guard);
             int fd;
             try {
-                fd = n.libc.openFile(n.path(guard), n.openFlags);
+                fd = Calls.open(Calls.path(guard), Calls.OPEN_FLAGS);
             } catch (LastErrorException e) {
                 throw failure(guard, "open", e);
             }
             try {
                 while (true) {
                     try {
-                        n.libc.lock(fd, LOCK_EX);
+                        Calls.flock(fd, LOCK_EX);
                         return new Flock(fd);
                     } catch (LastErrorException e) {
                         if (e.getErrorCode() != EINTR) {
@@ -84,25 +84,21 @@ abstract class GuardLock implements AutoCloseable {
                     }
                 }
             } catch (IOException | RuntimeException | Error e) {
-                closeQuietly(n, fd);
+                closeQuietly(fd);
                 throw e;
             }
         }
 
         @Override
         public void close() throws IOException {
-            try {
-                Calls.LIBC.closeFile(fd); // the lock goes with its last descriptor
-            } catch (LastErrorException e) {
-                // close(2) frees the descriptor even when it reports an error; the lock is gone
-            }
+            closeQuietly(fd); // the lock goes with its last descriptor
         }
 
-        private static void closeQuietly(Calls n, int fd) {
+        private static void closeQuietly(int fd) {
             try {
-                n.libc.closeFile(fd);
+                Calls.close(fd);
             } catch (LastErrorException e) {
-                // as in close()
+                // close(2) frees the descriptor even when it reports an error; the lock is gone
             }
         }
 
@@ -111,55 +107,56 @@ abstract class GuardLock implements AutoCloseable {
         }
     }
 
-    /** The C library and this platform's flag values, loaded on the first lock. */
+    /**
+     * The C library's calls and this platform's flag values, loaded on the first lock. The calls
+     * are mapped directly ({@code Native.register}): a lock is taken on every lease call, and a
+     * direct call costs a fraction of one through an interface's proxy. Each takes and returns only
+     * {@code int}s, the same on every ABI.
+     */
     private static final class Calls {
 
-        static final LibC LIBC;
-        private static final Calls INSTANCE;
+        /** Why no lock can be taken here, or null when one can. */
         private static final String UNSUPPORTED;
+        static final int OPEN_FLAGS;
+        private static final Charset PATH_ENCODING;
 
         static {
-            LibC libc = null;
-            Calls instance = null;
+            Integer flags = null;
             String unsupported = null;
             try {
-                Integer flags = openFlags();
+                flags = openFlags();
                 if (flags == null) {
                     unsupported = "no open(2) flags are known for " + Platform.ARCH + " on this OS";
                 } else {
-                    com.sun.jna.Native.register(Direct.class, "c");
-                    libc = new Direct();
-                    instance = new Calls(libc, flags);
+                    com.sun.jna.Native.register(Calls.class, "c");
                 }
             } catch (LinkageError e) {
                 unsupported = "JNA (net.java.dev.jna:jna) cannot load: " + e;
             }
-            LIBC = libc;
-            INSTANCE = instance;
+            OPEN_FLAGS = flags == null ? 0 : flags;
             UNSUPPORTED = unsupported;
-        }
-
-        final LibC libc;
-        final int openFlags;
-        private final Charset pathEncoding;
-
-        private Calls(LibC libc, int openFlags) {
-            this.libc = libc;
-            this.openFlags = openFlags;
             String jnu = System.getProperty("sun.jnu.encoding");
-            this.pathEncoding = jnu != null && Charset.isSupported(jnu) ? Charset.forName(jnu) : Charset.defaultCharset();
+            PATH_ENCODING = jnu != null && Charset.isSupported(jnu) ? Charset.forName(jnu) : Charset.defaultCharset();
         }
 
-        static Calls get(Path guard) throws IOException {
-            if (INSTANCE == null) {
+        private Calls() {
+        }
+
+        static native int open(byte[] path, int flags) throws LastErrorException;
+
+        static native int flock(int fd, int operation) throws LastErrorException;
+
+        static native int close(int fd) throws LastErrorException;
+
+        static void ensureLoaded(Path guard) throws IOException {
+            if (UNSUPPORTED != null) {
                 throw new FileSystemException(guard.toString(), null, "cannot lock: " + UNSUPPORTED);
             }
-            return INSTANCE;
         }
 
         /** The path as the kernel takes it, NUL-terminated, in the encoding the JDK uses for paths. */
-        byte[] path(Path file) {
-            byte[] bytes = file.toString().getBytes(pathEncoding);
+        static byte[] path(Path file) {
+            byte[] bytes = file.toString().getBytes(PATH_ENCODING);
             byte[] c = new byte[bytes.length + 1];
             System.arraycopy(bytes, 0, c, 0, bytes.length);
             return c;
@@ -193,42 +190,6 @@ abstract class GuardLock implements AutoCloseable {
                     return null;
             }
         }
-    }
-
-    /**
-     * The calls, mapped directly ({@code Native.register}): a lock is taken on every lease call, and
-     * a direct call costs a fraction of one through an interface's proxy.
-     */
-    static final class Direct implements LibC {
-        static native int open(byte[] path, int flags) throws LastErrorException;
-
-        static native int flock(int fd, int operation) throws LastErrorException;
-
-        static native int close(int fd) throws LastErrorException;
-
-        @Override
-        public int openFile(byte[] path, int flags) throws LastErrorException {
-            return open(path, flags);
-        }
-
-        @Override
-        public int lock(int fd, int operation) throws LastErrorException {
-            return flock(fd, operation);
-        }
-
-        @Override
-        public int closeFile(int fd) throws LastErrorException {
-            return close(fd);
-        }
-    }
-
-    /** The calls this lock makes; each takes and returns only {@code int}s, the same on every ABI. */
-    interface LibC {
-        int openFile(byte[] path, int flags) throws LastErrorException;
-
-        int lock(int fd, int operation) throws LastErrorException;
-
-        int closeFile(int fd) throws LastErrorException;
     }
 
     /** {@link FileChannel#lock()}, for Windows. */
