@@ -38,14 +38,21 @@ class JarIT {
         assertThat(module.packages()).contains("dev.proclive.linux", "dev.proclive.macos", "dev.proclive.cli");
     }
 
+    /** The jars of this test run's class path whose artifact names match {@code names} (a regex alternation). */
+    private static List<String> dependencyJars(String names) {
+        List<String> jars = new ArrayList<>();
+        for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
+            if (entry.matches(".*/(" + names + ")-[0-9.]+\\.jar")) {
+                jars.add(entry);
+            }
+        }
+        return jars;
+    }
+
     @Test
     void theModuleRunsOnTheModulePath() throws Exception {
         List<String> path = new ArrayList<>(List.of(System.getProperty("proclive.jar")));
-        for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
-            if (entry.matches(".*/(jna|jna-platform|jackson-databind|jackson-core|jackson-annotations)-[0-9.]+\\.jar")) {
-                path.add(entry);
-            }
-        }
+        path.addAll(dependencyJars("jna|jna-platform|jackson-databind|jackson-core|jackson-annotations"));
         assertThat(path).hasSize(6);
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         Process p = new ProcessBuilder(java, "--module-path", String.join(File.pathSeparator, path),
@@ -63,11 +70,7 @@ class JarIT {
         org.junit.jupiter.api.Assumptions.assumeTrue(System.getProperty("os.name").startsWith("Linux"),
                 "Linux reads /proc without JNA; other platforms need it");
         List<String> path = new ArrayList<>(List.of(System.getProperty("proclive.jar")));
-        for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
-            if (entry.matches(".*/(jackson-databind|jackson-core|jackson-annotations)-[0-9.]+\\.jar")) {
-                path.add(entry);
-            }
-        }
+        path.addAll(dependencyJars("jackson-databind|jackson-core|jackson-annotations"));
         assertThat(path).hasSize(4);
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         Process p = new ProcessBuilder(java, "--module-path", String.join(File.pathSeparator, path),
@@ -86,11 +89,7 @@ class JarIT {
                 "Linux checks run without JNA; the lease's lock needs it");
         List<String> path = new ArrayList<>(List.of(System.getProperty("proclive.jar"),
                 Path.of("target", "test-classes").toString()));
-        for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
-            if (entry.matches(".*/(jackson-databind|jackson-core|jackson-annotations)-[0-9.]+\\.jar")) {
-                path.add(entry);
-            }
-        }
+        path.addAll(dependencyJars("jackson-databind|jackson-core|jackson-annotations"));
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         Process p = new ProcessBuilder(java, "-cp", String.join(File.pathSeparator, path),
                 "dev.proclive.LeaseWithoutJnaMain", dir.resolve("leases").toString()).redirectErrorStream(true).start();

@@ -220,18 +220,24 @@ class LeaseCliIT {
         assertThat(r.err().strip()).doesNotContain("\n");
     }
 
-    @Test
-    void aDirectoryThatCannotBeWrittenExits74AndChangesNothing() throws Exception {
+    /** {@code lease acquire build --dir RO ARGS} as nobody, RO a directory nobody can read but not write. */
+    private Cli.Result acquireAsNobodyInAReadOnlyDirectory(Path leases, String... args) throws Exception {
         assumeTrue("root".equals(System.getProperty("user.name")), "needs root to run the CLI as nobody");
         Path jar = Cli.worldReadableCopy(tmp);
-        Path leases = tmp.resolve("ro");
         Files.createDirectories(leases);
         leases.toFile().setReadable(true, false);
         leases.toFile().setExecutable(true, false);
         tmp.toFile().setExecutable(true, false);
         List<String> command = new ArrayList<>(List.of("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"));
         command.addAll(Cli.command(jar, "lease", "acquire", "build", "--dir", leases.toString()));
-        Cli.Result r = Cli.exec(command, "");
+        command.addAll(List.of(args));
+        return Cli.exec(command, "");
+    }
+
+    @Test
+    void aDirectoryThatCannotBeWrittenExits74AndChangesNothing() throws Exception {
+        Path leases = tmp.resolve("ro");
+        Cli.Result r = acquireAsNobodyInAReadOnlyDirectory(leases);
         assertThat(r.exit()).as(r.out() + r.err()).isEqualTo(74);
         try (var files = Files.list(leases)) {
             assertThat(files).isEmpty();
@@ -279,19 +285,9 @@ class LeaseCliIT {
 
     @Test
     void theDirectoryIsSaidBeforeADeadHolder() throws Exception {
-        assumeTrue("root".equals(System.getProperty("user.name")), "needs root to run the CLI as nobody");
-        Path jar = Cli.worldReadableCopy(tmp);
-        Path leases = tmp.resolve("ro");
-        Files.createDirectories(leases);
-        leases.toFile().setReadable(true, false);
-        leases.toFile().setExecutable(true, false);
-        tmp.toFile().setExecutable(true, false);
         Process gone = new ProcessBuilder("true").start();
         assertThat(gone.waitFor(10, TimeUnit.SECONDS)).isTrue();
-        List<String> command = new ArrayList<>(List.of("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"));
-        command.addAll(Cli.command(jar, "lease", "acquire", "build", "--dir", leases.toString(), "--holder",
-                Long.toString(gone.pid())));
-        Cli.Result r = Cli.exec(command, "");
+        Cli.Result r = acquireAsNobodyInAReadOnlyDirectory(tmp.resolve("ro"), "--holder", Long.toString(gone.pid()));
         assertThat(r.exit()).as(r.out() + r.err()).isEqualTo(74);
     }
 
