@@ -109,7 +109,7 @@ final class LeaseFiles {
 
     /** The guard of a locked lease: its fence, read and written under the lock. */
     interface Guard {
-        /** The highest fence ever granted: 0 when the guard is empty. */
+        /** The highest fence ever granted: 0 when the guard is empty. Read once per lock. */
         long fence() throws IOException;
 
         /** Raises the guard's fence to {@code fence}. */
@@ -175,8 +175,18 @@ final class LeaseFiles {
             this.channel = channel;
         }
 
+        /** The fence read or written last, while this lock is held; -1 before the first read. */
+        private long known = -1;
+
         @Override
         public long fence() throws IOException {
+            if (known < 0) {
+                known = read();
+            }
+            return known;
+        }
+
+        private long read() throws IOException {
             long size = channel.size();
             if (size > MAX_GUARD_BYTES) {
                 throw new LeaseCorruptException(name, "the guard holds " + size + " bytes, not a fence");
@@ -205,6 +215,7 @@ final class LeaseFiles {
             byte[] digits = Long.toString(fence).getBytes(StandardCharsets.US_ASCII);
             channel.write(ByteBuffer.wrap(digits), 0);
             channel.truncate(digits.length);
+            known = fence;
         }
     }
 
