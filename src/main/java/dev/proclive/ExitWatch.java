@@ -19,7 +19,7 @@ import java.util.function.Supplier;
 /**
  * Watches identities for their end with one daemon thread, {@code proclive-exit-watch}: through
  * the platform's {@link ExitEvents} where it can (nothing wakes while nothing exits), and by
- * polling all the others in one {@link LivenessChecker#checkAll batch}, every 10 ms backing off to
+ * polling all the others in one batch of verdicts, every 10 ms backing off to
  * 1 s, where it cannot. Futures are completed on another thread, so that what a caller chains onto
  * them never runs on the watching one, and a callback that throws or blocks stalls nothing here.
  */
@@ -28,7 +28,14 @@ final class ExitWatch {
     static final long FIRST_POLL_MILLIS = 10;
     static final long LAST_POLL_MILLIS = 1000;
 
-    private final LivenessChecker checker;
+    /** What the watch asks of a checker, and no more: so that it depends on verdicts, not on the checker. */
+    interface Judge {
+        Verdict explain(Identity identity);
+
+        List<Verdict> checkAll(List<Identity> identities);
+    }
+
+    private final Judge checker;
     private final Supplier<Optional<ExitEvents>> opener;
     /** What the thread is asked to do, by callers and by cancellations. */
     private final ConcurrentLinkedQueue<Runnable> requests = new ConcurrentLinkedQueue<>();
@@ -45,7 +52,7 @@ final class ExitWatch {
     private long pollInterval = FIRST_POLL_MILLIS;
     private long nextPoll;
 
-    ExitWatch(LivenessChecker checker, Supplier<Optional<ExitEvents>> opener) {
+    ExitWatch(Judge checker, Supplier<Optional<ExitEvents>> opener) {
         this.checker = checker;
         this.opener = opener;
         ThreadPoolExecutor pool = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS,

@@ -124,7 +124,17 @@ public final class LivenessChecker {
             synchronized (this) {
                 w = exitWatch;
                 if (w == null) {
-                    w = new ExitWatch(this, introspector::openExitEvents);
+                    w = new ExitWatch(new ExitWatch.Judge() {
+                        @Override
+                        public Verdict explain(Identity identity) {
+                            return LivenessChecker.this.explain(identity);
+                        }
+
+                        @Override
+                        public List<Verdict> checkAll(List<Identity> identities) {
+                            return LivenessChecker.this.checkAll(identities);
+                        }
+                    }, introspector::openExitEvents);
                     exitWatch = w;
                 }
             }
