@@ -17,15 +17,16 @@ import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
  * <h2>JSON</h2>
  * A plain {@code new ObjectMapper()} (jackson-databind, no module) writes and reads it, also as a
  * field of your own records, in the wire format of the Go package it is compatible with:
- * <pre>{@code {"pid":123,"start":"4567","boot":"…","host":"…","name":"…","pidns":"…"}}</pre>
- * {@code pid} and {@code start} are always written; {@code boot}, {@code host}, {@code name} and
- * {@code pidns} are left out when empty. Unknown fields are ignored and missing ones read as
+ * <pre>{@code {"pid":123,"start":"4567","boot":"…","host":"…","name":"…","pidns":"…","machine":"…"}}</pre>
+ * {@code pid} and {@code start} are always written; {@code boot}, {@code host}, {@code name},
+ * {@code pidns} and {@code machine} are left out when empty (the Go package ignores
+ * {@code machine}, and reads the rest). Unknown fields are ignored and missing ones read as
  * empty (a missing {@code pid} as 0). Malformed input fails with Jackson's
  * {@link com.fasterxml.jackson.core.JsonProcessingException}: a
  * {@link com.fasterxml.jackson.core.JsonParseException} for text that is not JSON, a
  * {@link com.fasterxml.jackson.databind.exc.MismatchedInputException} for JSON of the wrong shape,
  * such as a {@code pid} that is not a 64-bit whole number or a {@code start}, {@code boot},
- * {@code host}, {@code name} or {@code pidns} that is not a JSON string or null (as strict as Go's
+ * {@code host}, {@code name}, {@code pidns} or {@code machine} that is not a JSON string or null (as strict as Go's
  * {@code encoding/json}: {@code "start":18} is an error, not {@code "18"}). Read bytes, not a
  * decoded {@code String}: Jackson then refuses bytes that are not UTF-8
  * ({@code readValue(byte[], Identity.class)}, or an {@code InputStream}).
@@ -40,17 +41,22 @@ import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
  * @param name  the process name (Linux {@code comm}), for people and logs only
  * @param pidns the PID namespace it was recorded in (Linux: the inode of {@code /proc/self/ns/pid}),
  *              or empty
+ * @param machine the machine it was recorded on (Linux {@code /etc/machine-id}; macOS the hardware
+ *              UUID), or empty: a host name alone does not tell two machines apart, so an identity
+ *              with a machine is judged only on that machine, and one without it assumes host names
+ *              are unique among the machines that share it
  */
 @JsonInclude(JsonInclude.Include.NON_EMPTY)
 @JsonIgnoreProperties(ignoreUnknown = true)
-@JsonPropertyOrder({"pid", "start", "boot", "host", "name", "pidns"})
+@JsonPropertyOrder({"pid", "start", "boot", "host", "name", "pidns", "machine"})
 public record Identity(
         @JsonDeserialize(using = PidDeserializer.class) long pid,
         @JsonInclude(JsonInclude.Include.ALWAYS) @JsonDeserialize(using = StrictStringDeserializer.class) String start,
         @JsonDeserialize(using = StrictStringDeserializer.class) String boot,
         @JsonDeserialize(using = StrictStringDeserializer.class) String host,
         @JsonDeserialize(using = StrictStringDeserializer.class) String name,
-        @JsonDeserialize(using = StrictStringDeserializer.class) String pidns) {
+        @JsonDeserialize(using = StrictStringDeserializer.class) String pidns,
+        @JsonDeserialize(using = StrictStringDeserializer.class) String machine) {
 
     /** Turns null strings into empty ones. */
     public Identity {
@@ -59,5 +65,14 @@ public record Identity(
         host = host == null ? "" : host;
         name = name == null ? "" : name;
         pidns = pidns == null ? "" : pidns;
+        machine = machine == null ? "" : machine;
+    }
+
+    /**
+     * An identity that records no machine, as the Go package and earlier versions write them: it
+     * assumes host names are unique among the machines that share it.
+     */
+    public Identity(long pid, String start, String boot, String host, String name, String pidns) {
+        this(pid, start, boot, host, name, pidns, "");
     }
 }

@@ -22,11 +22,13 @@ import java.util.concurrent.CompletableFuture;
  * <ol>
  *   <li>{@code pid <= 0} → UNKNOWN {@link Reason#NO_IDENTITY}</li>
  *   <li>{@code host} recorded and not this host (or this host unreadable) → UNKNOWN
- *       {@link Reason#OTHER_HOST}</li>
+ *       {@link Reason#OTHER_HOST}; so is {@code machine} recorded and not this machine's id (or
+ *       this machine's id unreadable): a host name is no proof of a machine</li>
  *   <li>{@code pidns} recorded and not this process's PID namespace → UNKNOWN
  *       {@link Reason#OTHER_PID_NAMESPACE}</li>
  *   <li>{@code boot} recorded: unreadable now → UNKNOWN {@link Reason#IO_ERROR}; another boot →
- *       DEAD {@link Reason#REBOOTED}</li>
+ *       DEAD {@link Reason#REBOOTED} (with {@code machine} recorded, row 2 has proved it is this
+ *       machine; without it, the host name is taken as proof)</li>
  *   <li>the process: proven gone → DEAD {@link Reason#EXITED}; unreadable → UNKNOWN with the
  *       introspector's reason</li>
  *   <li>{@code start} empty → UNKNOWN {@link Reason#NO_FINGERPRINT}</li>
@@ -40,8 +42,9 @@ import java.util.concurrent.CompletableFuture;
  * container, so a missing pid or another start there is UNKNOWN {@link Reason#OTHER_PID_NAMESPACE},
  * never DEAD; only a matching start proves anything.
  *
- * <p>The host name is read at most about once a second; the boot id and PID namespace are
- * cached by the introspector, which knows whether they can change. Instances are thread-safe; no
+ * <p>The host name is read at most about once a second; the machine id, boot id and PID namespace
+ * are cached by the introspector, which knows whether they can change. A verdict's detail quotes
+ * at most a short prefix of each recorded value, so a corrupt identity cannot make it large. Instances are thread-safe; no
  * method returns null or throws for a non-null identity — not even over an introspector that
  * breaks its contract and throws: that verdict is UNKNOWN {@link Reason#IO_ERROR}, and nothing is
  * recorded.
@@ -237,11 +240,12 @@ public final class LivenessChecker {
             return Optional.empty();
         }
         return Optional.of(new Identity(info.pid(), info.start(), introspector.bootId().orElse(""), hostName.get(),
-                info.name(), introspector.pidNamespace().orElse("")));
+                info.name(), introspector.pidNamespace().orElse(""), introspector.machineId().orElse("")));
     }
 
     /** What rows 2 to 4 compare an identity with, read once for a verdict or a batch. */
-    private record Here(Optional<String> host, Optional<String> boot, Optional<String> pidns, boolean initialPidns) {
+    private record Here(Optional<String> host, Optional<String> machine, Optional<String> boot,
+                        Optional<String> pidns, boolean initialPidns) {
 
         /**
          * Row 3's second half: an identity that records no PID namespace, judged from a namespace
@@ -253,7 +257,8 @@ public final class LivenessChecker {
     }
 
     private Here here() {
-        return new Here(host.get(), introspector.bootId(), introspector.pidNamespace(), introspector.inInitialPidNamespace());
+        return new Here(host.get(), introspector.machineId(), introspector.bootId(), introspector.pidNamespace(),
+                introspector.inInitialPidNamespace());
     }
 
     /** Rows 1 to 4 of the precedence: the reason they give, or empty when they all pass. */
@@ -263,6 +268,9 @@ public final class LivenessChecker {
         }
         if (!id.host().isEmpty() && !here.host().equals(Optional.of(id.host()))) {
             return Optional.of(unreadable(Reason.OTHER_HOST, here.host()));
+        }
+        if (!id.machine().isEmpty() && !here.machine().equals(Optional.of(id.machine()))) {
+            return Optional.of(unreadable(Reason.OTHER_HOST, here.machine()));
         }
         if (!id.pidns().isEmpty() && !here.pidns().equals(Optional.of(id.pidns()))) {
             return Optional.of(unreadable(Reason.OTHER_PID_NAMESPACE, here.pidns()));
@@ -312,19 +320,40 @@ public final class LivenessChecker {
             case NO_IDENTITY:
                 return "no pid recorded (pid " + id.pid() + ")";
             case OTHER_HOST:
-                return here.host().isEmpty() ? "this host's name cannot be read"
-                        : "recorded on host " + id.host() + ", this is " + here.host().get();
+                if (!id.host().isEmpty() && !here.host().equals(Optional.of(id.host()))) {
+                    return here.host().isEmpty() ? "this host's name cannot be read"
+                            : "recorded on host " + shown(id.host()) + ", this is " + here.host().get();
+                }
+                return here.machine().isEmpty()
+                        ? "recorded on machine " + shown(id.machine()) + ", and this machine's id cannot be read"
+                        : "recorded on machine " + shown(id.machine()) + " (host " + shown(id.host())
+                                + "), this is machine " + here.machine().get() + ": another machine with the same host name";
             case OTHER_PID_NAMESPACE:
                 return here.pidns().isEmpty()
-                        ? "recorded in PID namespace " + id.pidns() + ", this one cannot be read"
-                        : "recorded in PID namespace " + id.pidns() + ", this process is in " + here.pidns().get();
+                        ? "recorded in PID namespace " + shown(id.pidns()) + ", this one cannot be read"
+                        : "recorded in PID namespace " + shown(id.pidns()) + ", this process is in " + here.pidns().get();
             case REBOOTED:
-                return "recorded in boot " + id.boot() + ", this is boot " + here.boot().orElse("");
+                return "recorded in boot " + shown(id.boot()) + ", this is boot " + here.boot().orElse("");
             case IO_ERROR:
                 return "the current boot id cannot be read";
             default: // UNSUPPORTED_PLATFORM
                 return introspector.self() instanceof ProcessLookup.Unknown u ? u.detail() : reason.toString();
         }
+    }
+
+    /** The most of one recorded value a detail quotes: a host name's limit (HOST_NAME_MAX) and then some. */
+    static final int SHOWN = 80;
+
+    /**
+     * A recorded value as a detail quotes it: whole when short, else its first {@value #SHOWN}
+     * characters and how long it was. An identity from a caller's corrupt state file may hold
+     * megabytes in any field; the verdict about it stays small.
+     */
+    static String shown(String recorded) {
+        if (recorded.length() <= SHOWN) {
+            return recorded;
+        }
+        return recorded.substring(0, SHOWN) + "… (" + recorded.length() + " characters)";
     }
 
     /** The words for a reason rows 5 to 9 gave. */
@@ -334,7 +363,7 @@ public final class LivenessChecker {
         }
         StringBuilder d = new StringBuilder(96).append("pid ").append(id.pid());
         if (!id.name().isEmpty()) {
-            d.append(" (").append(id.name()).append(')');
+            d.append(" (").append(shown(id.name())).append(')');
         }
         if (reason == Reason.OTHER_PID_NAMESPACE) {
             d.append(lookup instanceof ProcessLookup.Gone ? " is not in this PID namespace"
@@ -358,7 +387,7 @@ public final class LivenessChecker {
                 break;
             case PID_REUSED:
                 d.append(" now belongs to ").append(info.name()).append(" started at ").append(info.start())
-                        .append(", not at ").append(id.start());
+                        .append(", not at ").append(shown(id.start()));
                 break;
             case ZOMBIE:
                 d.append(" has exited and waits to be reaped by its parent");

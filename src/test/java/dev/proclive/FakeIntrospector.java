@@ -19,6 +19,8 @@ class FakeIntrospector implements ProcessIntrospector {
     Optional<String> host = Optional.of(HOST);
     Optional<String> boot = Optional.of(BOOT);
     Optional<String> pidns = Optional.of(PIDNS);
+    /** None by default, as an introspector that does not know one answers. */
+    Optional<String> machine = Optional.empty();
     ProcessLookup self = new ProcessLookup.Found(new ProcessInfo(50, 40, "java", "500", ProcessState.LIVE));
     final Map<Long, ProcessLookup> table = new java.util.concurrent.ConcurrentHashMap<>();
     final Map<Long, ProgramNames> programs = new HashMap<>();
@@ -67,6 +69,11 @@ class FakeIntrospector implements ProcessIntrospector {
     @Override
     public Optional<String> hostName() {
         return host;
+    }
+
+    @Override
+    public Optional<String> machineId() {
+        return machine;
     }
 
     @Override

@@ -143,7 +143,7 @@ final class Demo {
         }
         Identity now = self.get();
         Identity earlier = new Identity(now.pid(), earlierStart(now.start()), now.boot(), now.host(),
-                now.name(), now.pidns());
+                now.name(), now.pidns(), now.machine());
         say("SIMULATED (" + simulated + "): this JVM is pid " + now.pid() + ", started at " + now.start()
                 + "; an identity as if recorded for an older process with the same pid:");
         say("  " + toJson(earlier));

@@ -167,6 +167,6 @@ final class LeaseRules {
     /** Whether two identities name the same process: everything but the name, which is for people. */
     static boolean sameProcess(Identity a, Identity b) {
         return a.pid() == b.pid() && a.start().equals(b.start()) && a.boot().equals(b.boot())
-                && a.host().equals(b.host()) && a.pidns().equals(b.pidns());
+                && a.host().equals(b.host()) && a.pidns().equals(b.pidns()) && a.machine().equals(b.machine());
     }
 }

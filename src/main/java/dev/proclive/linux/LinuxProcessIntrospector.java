@@ -32,6 +32,8 @@ import java.util.function.Consumer;
  *       taken off, so fingerprints are those of the initial time namespace ({@link BootOffset}).</li>
  *   <li>A {@code /proc} mounted for another PID namespace (its {@code /proc/self/status} lists more
  *       than one {@code NSpid}, or {@code /proc/self} does not resolve) is trusted for nothing.</li>
+ *   <li>Machine id from {@code /etc/machine-id}, else {@code /var/lib/dbus/machine-id}, read once
+ *       (machine-id(5)).</li>
  *   <li>Boot id from {@code /proc/sys/kernel/random/boot_id}, read once; host from
  *       {@code /proc/sys/kernel/hostname}; PID namespace from the inode in
  *       {@code /proc/self/ns/pid}, read once.</li>
@@ -42,12 +44,13 @@ import java.util.function.Consumer;
  */
 public final class LinuxProcessIntrospector implements ProcessIntrospector {
 
-    private static final LinuxProcessIntrospector SYSTEM = new LinuxProcessIntrospector("/proc", null, null);
+    private static final LinuxProcessIntrospector SYSTEM = new LinuxProcessIntrospector("/proc", "", null, null);
 
     /** TASK_COMM_LEN (16) less the terminating NUL: the kernel keeps this many bytes of a name. */
     static final int COMM_BYTES = 15;
 
     private final String procRoot;
+    private final String machineRoot;
     private final PidPresence presence;
     private final Consumer<String> opened;
     private final ThreadLocal<ProcReader> readers = new ThreadLocal<>();
@@ -62,11 +65,13 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
 
     /**
      * @param procRoot where procfs is mounted ({@code /proc}; a directory of fixtures in tests)
+     * @param machineRoot what {@code /etc/machine-id} is found below ({@code ""}; fixtures in tests)
      * @param presence how to ask whether a pid exists when procfs hides it; null for kill(2)
      * @param opened   told every path opened or link read; null but in tests that count them
      */
-    LinuxProcessIntrospector(String procRoot, PidPresence presence, Consumer<String> opened) {
+    LinuxProcessIntrospector(String procRoot, String machineRoot, PidPresence presence, Consumer<String> opened) {
         this.procRoot = procRoot;
+        this.machineRoot = machineRoot;
         this.presence = presence;
         this.opened = opened;
     }
@@ -239,7 +244,7 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
     ProcView view() {
         ProcView v = view;
         if (v == null) {
-            v = ProcView.read(procRoot, reader());
+            v = ProcView.read(procRoot, machineRoot, reader());
             if (v.settled()) {
                 view = v;
             }
@@ -300,6 +305,15 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
     @Override
     public Optional<String> hostName() {
         return readSmallFile(procRoot + "/sys/kernel/hostname");
+    }
+
+    /**
+     * {@code /etc/machine-id}, else {@code /var/lib/dbus/machine-id} ({@link ProcView#parseMachineId}),
+     * read once with the view: one read serves every check and every identity recorded.
+     */
+    @Override
+    public Optional<String> machineId() {
+        return view().machineId();
     }
 
     /** Read once with the view: a process cannot leave its PID namespace. */

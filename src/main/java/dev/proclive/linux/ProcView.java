@@ -8,7 +8,8 @@ import java.util.Optional;
 
 /**
  * What this process's {@code /proc} looks like, read once: whether its numbers are this process's
- * at all, how its start times are shifted, the boot id and the PID namespace. Whether it hides
+ * at all, how its start times are shifted, the boot id, the PID namespace, and beside them the
+ * machine id. Whether it hides
  * other users' processes is read apart, only when an entry is missing ({@link #hidesPids}).
  * None of it can change while the process lives (a process cannot leave its PID, user or time
  * namespace), so one value serves every later lookup.
@@ -18,31 +19,42 @@ import java.util.Optional;
  * @param bootId    {@code /proc/sys/kernel/random/boot_id}, or empty when unreadable (then no boot
  *                  is recorded: never {@code btime}, which moves when the clock is stepped)
  * @param pidNamespace the inode {@code /proc/self/ns/pid} names, or empty
+ * @param machineId {@code /etc/machine-id}, else {@code /var/lib/dbus/machine-id}, when it holds a
+ *                  valid id ({@link #parseMachineId}), or empty
  * @param settled   false when a read failed in a way that may pass: read the view again next time
  */
 record ProcView(Optional<ProcessLookup.Unknown> distrust, BootOffset boottime,
-                Optional<String> bootId, Optional<String> pidNamespace, boolean settled) {
+                Optional<String> bootId, Optional<String> pidNamespace, Optional<String> machineId,
+                boolean settled) {
 
     /** The inode of the initial user namespace (PROC_USER_INIT_INO, include/linux/proc_ns.h). */
     static final String INITIAL_USER_NS = "4026531837";
 
-    static ProcView read(String procRoot, ProcReader r) {
+    /** Where the machine id is looked for, first to last, below the filesystem root (machine-id(5)). */
+    static final String[] MACHINE_ID_PATHS = {"/etc/machine-id", "/var/lib/dbus/machine-id"};
+
+    /**
+     * @param procRoot    where procfs is mounted
+     * @param machineRoot what {@link #MACHINE_ID_PATHS} are found below ({@code ""} for this system)
+     */
+    static ProcView read(String procRoot, String machineRoot, ProcReader r) {
         Optional<String> boot = readSmallFile(r, procRoot + "/sys/kernel/random/boot_id");
         Optional<String> pidns = namespace(procRoot, "pid");
+        Optional<String> machine = machineId(r, machineRoot);
         String statusPath = procRoot + "/self/status";
         ProcReader.Status status = r.read(statusPath, true);
         if (status == ProcReader.Status.ABSENT) {
             return untrusted(Reason.OTHER_PID_NAMESPACE, procRoot + "/self does not resolve: " + procRoot
-                    + " belongs to another PID namespace or is not procfs", boot, pidns, true);
+                    + " belongs to another PID namespace or is not procfs", boot, pidns, machine, true);
         }
         if (status != ProcReader.Status.OK) {
-            return untrusted(Reason.IO_ERROR, statusPath + ": " + r.error(), boot, pidns, false);
+            return untrusted(Reason.IO_ERROR, statusPath + ": " + r.error(), boot, pidns, machine, false);
         }
         StatusFile self = StatusFile.parse(r.buffer(), r.length());
         if (self.nspidCount() > 1) {
             return untrusted(Reason.OTHER_PID_NAMESPACE, procRoot
                     + " was mounted for another PID namespace: its pids are not this process's (NSpid lists "
-                    + self.nspidCount() + " ids)", boot, pidns, true);
+                    + self.nspidCount() + " ids)", boot, pidns, machine, true);
         }
 
         String offsetsPath = procRoot + "/self/timens_offsets";
@@ -51,16 +63,16 @@ record ProcView(Optional<ProcessLookup.Unknown> distrust, BootOffset boottime,
         if (offsets == ProcReader.Status.ABSENT) {
             boottime = BootOffset.NONE; // a kernel without time namespaces (before 5.6)
         } else if (offsets != ProcReader.Status.OK) {
-            return untrusted(Reason.IO_ERROR, offsetsPath + ": " + r.error(), boot, pidns, false);
+            return untrusted(Reason.IO_ERROR, offsetsPath + ": " + r.error(), boot, pidns, machine, false);
         } else {
             Optional<BootOffset> parsed = BootOffset.parse(r.text());
             if (parsed.isEmpty()) {
-                return untrusted(Reason.IO_ERROR, "malformed " + offsetsPath, boot, pidns, true);
+                return untrusted(Reason.IO_ERROR, "malformed " + offsetsPath, boot, pidns, machine, true);
             }
             boottime = parsed.get();
         }
 
-        return new ProcView(Optional.empty(), boottime, boot, pidns, true);
+        return new ProcView(Optional.empty(), boottime, boot, pidns, machine, true);
     }
 
     /**
@@ -86,9 +98,44 @@ record ProcView(Optional<ProcessLookup.Unknown> distrust, BootOffset boottime,
     }
 
     private static ProcView untrusted(Reason reason, String detail, Optional<String> boot, Optional<String> pidns,
-                                      boolean settled) {
+                                      Optional<String> machine, boolean settled) {
         return new ProcView(Optional.of(new ProcessLookup.Unknown(reason, detail)), BootOffset.NONE,
-                boot, pidns, settled);
+                boot, pidns, machine, settled);
+    }
+
+    /** The first of {@link #MACHINE_ID_PATHS} below {@code root} that holds a valid id, or empty. */
+    static Optional<String> machineId(ProcReader r, String root) {
+        for (String path : MACHINE_ID_PATHS) {
+            if (r.read(root + path, true) == ProcReader.Status.OK) {
+                Optional<String> id = parseMachineId(r.text());
+                if (id.isPresent()) {
+                    return id;
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * The machine id a file's text holds, or empty when it is none: systemd's machine-id(5) is one
+     * line of 32 lowercase hex digits. Anything else (empty, {@code uninitialized} as written during
+     * first boot, all zeros, another length, upper case, spaces) is no id, and nothing is recorded
+     * rather than a value other machines may share by chance.
+     */
+    static Optional<String> parseMachineId(String text) {
+        String id = text.endsWith("\n") ? text.substring(0, text.length() - 1) : text;
+        if (id.length() != 32) {
+            return Optional.empty();
+        }
+        boolean zeros = true;
+        for (int i = 0; i < id.length(); i++) {
+            char c = id.charAt(i);
+            if (!(c >= '0' && c <= '9' || c >= 'a' && c <= 'f')) {
+                return Optional.empty();
+            }
+            zeros &= c == '0';
+        }
+        return zeros ? Optional.empty() : Optional.of(id);
     }
 
     /** A small file's text, trimmed; empty when it cannot be read or holds nothing. */

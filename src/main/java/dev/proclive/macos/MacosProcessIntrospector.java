@@ -21,7 +21,7 @@ import java.util.Optional;
  *       {@code ZOMBIE}). A missing pid answers with length 0: that, and only that, is "gone".
  *       An answer is trusted only when it is 648 bytes long and names the pid asked.</li>
  *   <li>Host from {@code sysctlbyname("kern.hostname")}, what Go's {@code os.Hostname()} reads;
- *       no PID namespaces.</li>
+ *       no PID namespaces. Machine id: the hardware UUID ({@code IOPlatformUUID}), read once.</li>
  *   <li>If JNA cannot load, every lookup is UNKNOWN with {@code UNSUPPORTED_PLATFORM}.</li>
  * </ul>
  *
@@ -34,6 +34,8 @@ public final class MacosProcessIntrospector implements ProcessIntrospector {
     static final int COMM_BYTES = 16;
 
     private final Sysctl sysctl;
+    /** {@link #machineId()}, null until first asked: read once, lazily (IOKit is loaded then). */
+    private volatile Optional<String> machineId;
 
     MacosProcessIntrospector(Sysctl sysctl) {
         this.sysctl = sysctl;
@@ -215,6 +217,21 @@ public final class MacosProcessIntrospector implements ProcessIntrospector {
         return Optional.empty();
     }
 
+    /** The hardware UUID ({@link PlatformUuid}), read on first use and kept. */
+    @Override
+    public Optional<String> machineId() {
+        Optional<String> m = machineId;
+        if (m == null) {
+            try {
+                m = PlatformUuid.parse(sysctl.platformUuid());
+            } catch (LinkageError | RuntimeException e) {
+                m = Optional.empty(); // no IOKit, or JNA: no machine recorded, and one recorded is judged UNKNOWN
+            }
+            machineId = m;
+        }
+        return m;
+    }
+
     /** A kqueue ({@link KqueueEvents}), for the system introspector only. */
     @Override
     public Optional<ExitEvents> openExitEvents() {
@@ -278,6 +295,11 @@ public final class MacosProcessIntrospector implements ProcessIntrospector {
 
         @Override
         public int[] pids() {
+            throw unavailable();
+        }
+
+        @Override
+        public String platformUuid() {
             throw unavailable();
         }
 

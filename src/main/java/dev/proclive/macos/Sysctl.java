@@ -29,6 +29,12 @@ interface Sysctl {
     /** {@code sysctlbyname("kern.hostname")}, or null when it fails. */
     String hostName();
 
+    /**
+     * {@code IOPlatformUUID} of the {@code IOPlatformExpertDevice} registry entry (IOKit), as the
+     * registry holds it, or null when there is none.
+     */
+    String platformUuid();
+
     /** Every process's pid, from {@code sysctl(CTL_KERN, KERN_PROC, KERN_PROC_ALL)}. */
     int[] pids() throws ErrnoException;
 }

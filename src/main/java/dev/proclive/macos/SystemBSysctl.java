@@ -2,11 +2,16 @@ package dev.proclive.macos;
 
 import com.sun.jna.Memory;
 import com.sun.jna.Native;
+import com.sun.jna.platform.mac.IOKit;
+import com.sun.jna.platform.mac.IOKitUtil;
 import com.sun.jna.platform.mac.SystemB;
 import com.sun.jna.platform.unix.LibCAPI;
 import java.nio.charset.StandardCharsets;
 
-/** {@link Sysctl} through jna-platform's {@link SystemB}: libSystem, loaded on first use. */
+/**
+ * {@link Sysctl} through jna-platform's {@link SystemB} (libSystem) and, for the hardware UUID,
+ * its {@link IOKitUtil}; each library is loaded on first use.
+ */
 final class SystemBSysctl implements Sysctl {
 
     /** sys/sysctl.h */
@@ -107,5 +112,18 @@ final class SystemBSysctl implements Sysctl {
             end++;
         }
         return new String(bytes, 0, end, StandardCharsets.UTF_8);
+    }
+
+    @Override
+    public String platformUuid() {
+        IOKit.IOService service = IOKitUtil.getMatchingService("IOPlatformExpertDevice");
+        if (service == null) {
+            return null;
+        }
+        try {
+            return service.getStringProperty("IOPlatformUUID");
+        } finally {
+            service.release();
+        }
     }
 }

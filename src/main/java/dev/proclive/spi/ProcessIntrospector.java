@@ -68,6 +68,17 @@ public interface ProcessIntrospector {
      */
     Optional<String> hostName();
 
+    /**
+     * This machine's id, or empty when the platform has none or it cannot be read: Linux
+     * {@code /etc/machine-id} (else {@code /var/lib/dbus/machine-id}), 32 lowercase hex digits;
+     * macOS the hardware UUID. It tells apart machines that share a host name, so an identity that
+     * records one is judged only where it reads the same. Compared for equality only; an
+     * implementation reads it once. The default has none.
+     */
+    default Optional<String> machineId() {
+        return Optional.empty();
+    }
+
     /** The calling process's PID namespace, or empty when the platform has none or it cannot be read. */
     Optional<String> pidNamespace();
 

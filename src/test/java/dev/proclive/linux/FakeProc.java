@@ -19,6 +19,17 @@ final class FakeProc {
         file("self/mountinfo", Fixtures.text("mountinfo/plain.mountinfo"));
         link("self/ns/pid", "pid:[4026531836]");
         link("self/ns/user", "user:[4026531837]");
+        file(MACHINE + "/etc/machine-id", FAKE_MACHINE + "\n");
+    }
+
+    /** Where the fixtures' {@code etc/machine-id} and {@code var/lib/dbus/machine-id} live, below {@link #root}. */
+    static final String MACHINE = "machine";
+
+    /** The machine id a new tree holds in {@code etc/machine-id}. */
+    static final String FAKE_MACHINE = "0123456789abcdef0123456789abcdef";
+
+    String machineRoot() {
+        return root.resolve(MACHINE).toString();
     }
 
     /** The calling process: pid {@code pid} with the given status fixture. */
@@ -98,11 +109,11 @@ final class FakeProc {
     }
 
     LinuxProcessIntrospector introspector(PidPresence presence) {
-        return new LinuxProcessIntrospector(root.toString(), presence, null);
+        return new LinuxProcessIntrospector(root.toString(), machineRoot(), presence, null);
     }
 
     /** An introspector that tells {@code opened} each file it opens or link it reads. */
     LinuxProcessIntrospector introspector(PidPresence presence, java.util.function.Consumer<String> opened) {
-        return new LinuxProcessIntrospector(root.toString(), presence, opened);
+        return new LinuxProcessIntrospector(root.toString(), machineRoot(), presence, opened);
     }
 }

@@ -41,6 +41,20 @@ class MacosLiveTest {
     }
 
     @Test
+    void theMachineIsTheHardwareUuidIoregPrints() throws Exception {
+        Process ioreg = new ProcessBuilder("ioreg", "-rd1", "-c", "IOPlatformExpertDevice").start();
+        String out = new String(ioreg.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(ioreg.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"IOPlatformUUID\" = \"([^\"]+)\"").matcher(out);
+        assertThat(m.find()).as(out).isTrue();
+        Identity self = ProcLive.current().orElseThrow();
+        assertThat(self.machine()).isEqualTo(m.group(1));
+        Identity elsewhere = new Identity(self.pid(), self.start(), "", self.host(), self.name(), "",
+                "00000000-0000-0000-0000-000000000001");
+        assertThat(ProcLive.explain(elsewhere).reason()).isEqualTo(Reason.OTHER_HOST);
+    }
+
+    @Test
     void aSleeperIsAliveThenExited() throws Exception {
         Process sleeper = start("sleep", "60");
         Identity id = ProcLive.identify(sleeper.pid()).orElseThrow();

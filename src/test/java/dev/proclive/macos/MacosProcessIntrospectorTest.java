@@ -24,6 +24,8 @@ class MacosProcessIntrospectorTest {
         final Map<Integer, Integer> errnos = new HashMap<>();
         long self = 500;
         String host = "mac.local";
+        String uuid = "6B29FC40-CA47-1067-B31D-00DD010662DA";
+        int uuidCalls;
         int calls;
 
         FakeSysctl put(KinfoProcBuilder b) {
@@ -76,6 +78,12 @@ class MacosProcessIntrospectorTest {
         @Override
         public int[] pids() {
             return procs.keySet().stream().mapToInt(Integer::intValue).toArray();
+        }
+
+        @Override
+        public String platformUuid() {
+            uuidCalls++;
+            return uuid;
         }
     }
 
@@ -131,7 +139,27 @@ class MacosProcessIntrospectorTest {
 
     @Test
     void identifiesWithHostAndNoBootOrNamespace() {
-        assertThat(sleeper()).isEqualTo(new Identity(77, "1700000000.000042", "", "mac.local", "sleep", ""));
+        assertThat(sleeper()).isEqualTo(new Identity(77, "1700000000.000042", "", "mac.local", "sleep", "", UUID));
+    }
+
+    static final String UUID = "6B29FC40-CA47-1067-B31D-00DD010662DA";
+
+    @Test
+    void theHardwareUuidIsTheMachineReadOnce() {
+        sleeper();
+        checker.check(sleeper());
+        assertThat(mac.machineId()).contains(UUID);
+        assertThat(sysctl.uuidCalls).isEqualTo(1);
+    }
+
+    @Test
+    void noHardwareUuidRecordsNoMachineAndOneRecordedIsUnknown() {
+        Identity recorded = sleeper();
+        sysctl.uuid = null;
+        MacosProcessIntrospector blind = new MacosProcessIntrospector(sysctl);
+        LivenessChecker c = LivenessChecker.of(blind);
+        assertThat(c.identify(77)).get().extracting(Identity::machine).isEqualTo("");
+        assertThat(c.explain(recorded).reason()).isEqualTo(Reason.OTHER_HOST);
     }
 
     @Test
@@ -244,7 +272,7 @@ class MacosProcessIntrospectorTest {
     @Test
     void ownerResolutionWalksEPpid() {
         assertThat(OwnerResolver.builder().introspector(mac).build().resolve())
-                .contains(new Identity(300, "1700000300.000001", "", "mac.local", "node", ""));
+                .contains(new Identity(300, "1700000300.000001", "", "mac.local", "node", "", UUID));
     }
 
     @Test
