@@ -36,16 +36,17 @@ public final class ReservationScanBench {
             }
             ProcessIntrospector system = LivenessChecker.system().introspector();
             Optional<String> floor = system.startFloor();
-            String entry = "PROCLIVE_LEASE_TOKEN=0123456789abcdef0123456789abcdef";
+            String token = "0123456789abcdef0123456789abcdef";
+            long uid = system.userId(ProcessHandle.current().pid()).orElse(0);
             int runs = 21;
             long[] withFloor = new long[runs];
             long[] without = new long[runs];
             EnvironmentScan last = null;
             for (int i = 0; i < runs; i++) {
                 long t0 = System.nanoTime();
-                last = system.scanEnvironments(entry, floor);
+                last = system.scanEnvironments("PROCLIVE_LEASE_TOKEN", token::equals, uid, floor);
                 long t1 = System.nanoTime();
-                system.scanEnvironments(entry, Optional.empty());
+                system.scanEnvironments("PROCLIVE_LEASE_TOKEN", token::equals, uid, Optional.empty());
                 long t2 = System.nanoTime();
                 withFloor[i] = t1 - t0;
                 without[i] = t2 - t1;

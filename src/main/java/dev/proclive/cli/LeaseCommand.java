@@ -124,6 +124,9 @@ final class LeaseCommand {
             throw new AccessDeniedException(store.directory().toString(), null, "the directory is not writable");
         }
         store.read(c.name());
+        if (c.action().equals("claim") && c.holder().isEmpty()) {
+            return claimForNearestCarrier(store, c);
+        }
         Optional<Identity> holder;
         if (c.holder().isEmpty()) {
             OwnerResolver.Builder resolver = OwnerResolver.builder();
@@ -139,13 +142,39 @@ final class LeaseCommand {
         }
         Acquisition a = c.action().equals("claim") ? store.claim(c.name(), c.token().orElseThrow(), holder.get())
                 : store.acquire(c.name(), holder.get(), c.waitFor());
-        return report(a, c.printFence());
+        return report(a, c.printFence(), true);
     }
 
-    /** Prints what an acquisition came to as {@code lease acquire} does; its exit code. */
-    int report(Acquisition a, boolean printFence) {
+    /**
+     * {@code lease claim} without {@code --holder}: for the process the token was started in
+     * ({@link LeaseStore#carrierOf}): the {@code sh -c} that {@code lease run} started, or this
+     * command itself when a shell exec'd it; never the launcher above them.
+     */
+    private int claimForNearestCarrier(LeaseStore store, Command c) throws IOException {
+        Optional<Identity> carrier = store.carrierOf(c.token().orElseThrow());
+        if (carrier.isEmpty()) {
+            Main.say(err, "this process does not carry " + LeaseStore.TOKEN_VARIABLE + " in its initial environment,"
+                    + " so no holder can be named for the claim: name it with --holder PID");
+            return ExitCode.NONE.code();
+        }
+        return report(store.claim(c.name(), c.token().orElseThrow(), carrier.get()), c.printFence(), true);
+    }
+
+    /**
+     * Prints what an acquisition came to as {@code lease acquire} does; its exit code. A fence is
+     * printed only to its holder: with {@code printFence}, a refusal prints nothing on stdout (a
+     * script's {@code F=$(… --print fence)} must not get another holder's fence). With
+     * {@code toStdout} false ({@code lease run}: stdout is the command's) a refusal is one line
+     * on stderr.
+     */
+    int report(Acquisition a, boolean printFence, boolean toStdout) {
         if (a instanceof Acquisition.NotAlive notAlive) {
             Main.say(err, "the holder is not alive: " + notAlive.verdict()); // it died after it was named
+            return ExitCode.NONE.code();
+        }
+        if (a instanceof Acquisition.NotCarrier notCarrier) {
+            Main.say(err, "the holder does not carry the reservation's token in its initial environment, so it cannot"
+                    + " claim it: " + notCarrier.verdict().detail());
             return ExitCode.NONE.code();
         }
         if (a instanceof Acquisition.Granted granted) {
@@ -153,14 +182,30 @@ final class LeaseCommand {
             out.println(printFence ? Long.toString(r.fence()) : r.toJson());
             return ExitCode.OK.code();
         }
+        LeaseRecord record;
+        String json;
+        String why;
+        int code;
         if (a instanceof Acquisition.Held held) {
-            out.println(printFence ? Long.toString(held.record().fence()) : held.record().toJson(held.verdict(), Optional.empty()));
-            return ExitCode.NO.code();
+            record = held.record();
+            json = record.toJson(held.verdict(), Optional.empty());
+            why = "held by pid " + record.holder().pid() + " at fence " + record.fence() + ", which is alive";
+            code = ExitCode.NO.code();
+        } else {
+            Acquisition.Undecided undecided = (Acquisition.Undecided) a;
+            record = undecided.record();
+            json = record.toJson(undecided.verdict(), undecided.eligibleAt());
+            why = record.state().json() + " by pid " + record.holder().pid() + " at fence " + record.fence()
+                    + ", whose end cannot be proven: " + undecided.verdict().detail()
+                    + undecided.eligibleAt().map(at -> " (eligible at " + LeaseRecord.timestamp(at) + ")").orElse("");
+            code = ExitCode.UNKNOWN.code();
         }
-        Acquisition.Undecided undecided = (Acquisition.Undecided) a;
-        out.println(printFence ? Long.toString(undecided.record().fence())
-                : undecided.record().toJson(undecided.verdict(), undecided.eligibleAt()));
-        return ExitCode.UNKNOWN.code();
+        if (toStdout && !printFence) {
+            out.println(json);
+        } else {
+            Main.say(err, "lease " + record.name() + " is not granted: " + why);
+        }
+        return code;
     }
 
     private int renew(LeaseStore store, Command c) throws IOException {

@@ -18,8 +18,11 @@ import java.util.concurrent.TimeUnit;
  * {@code flock(1)}, but the lease is the command's, by its identity. The command is started under
  * a reservation and handed the lease; this process stays its parent, renews the lease every third
  * of its TTL, passes SIGTERM, SIGINT and SIGHUP on to it, ends the lease as {@code exited} with its
- * status when it exits, and exits with that status (128+N for a signal). Killed itself, it leaves
- * the command holding the lease.
+ * status when it exits, and exits with that status (128+N for a signal) even when ending the lease
+ * fails. A signal while it waits for the lease ends the wait (128+N) and starts nothing. A
+ * refusal is one line on stderr: stdout is the command's. 126/127 are decided by looking the
+ * command up as a shell does ({@link CommandLookup}). Killed itself, it leaves the command holding
+ * the lease.
  */
 final class LeaseRun {
 
@@ -35,28 +38,40 @@ final class LeaseRun {
     }
 
     int run(LeaseStore store, String name, List<String> command, Duration wait) throws IOException {
+        ExitCode unrunnable = CommandLookup.check(command.get(0), System.getenv("PATH"));
+        if (unrunnable != null) {
+            Main.say(err, command.get(0) + ": " + (unrunnable == ExitCode.NOT_FOUND ? "command not found" : "cannot be run"));
+            return unrunnable.code(); // as a shell says, before any lease is taken
+        }
         ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
-        forwardSignals(); // before the child starts: a signal that comes at once is passed on, not fatal here
+        waiter = Thread.currentThread();
+        forwardSignals(); // before the child starts: a signal during the wait ends it, one after goes to the child
         Spawn spawned;
         try {
             spawned = store.spawn(name, builder, wait);
         } catch (IOException e) {
-            String m = String.valueOf(e.getMessage());
-            if (!m.startsWith("Cannot run program")) {
-                throw e; // the lease's files
+            String signal = signalBeforeStart();
+            if (signal != null) {
+                return 128 + number(signal); // the wait was ended by a signal: nothing started
             }
-            Main.say(err, m);
-            return (m.contains("error=2,") ? ExitCode.NOT_FOUND : ExitCode.CANNOT_RUN).code(); // as a shell says
+            if (e.getMessage() != null && e.getMessage().startsWith("Cannot run program")) {
+                Main.say(err, command.get(0) + ": cannot be run");
+                return ExitCode.CANNOT_RUN.code(); // found by the lookup above, yet the system would not start it
+            }
+            throw e; // the lease's files
         }
-        if (spawned instanceof Spawn.Held held) {
-            return report.report(new Acquisition.Held(held.record(), held.verdict()), false);
-        }
-        if (spawned instanceof Spawn.Undecided u) {
-            return report.report(new Acquisition.Undecided(u.record(), u.verdict(), u.eligibleAt()), false);
+        if (spawned instanceof Spawn.Refused refused) {
+            String signal = signalBeforeStart();
+            if (signal != null) {
+                return 128 + number(signal);
+            }
+            return report.report(refused.refusal(), false, false);
         }
         Spawn.Started started = (Spawn.Started) spawned;
         Process child = started.process();
         Lease lease = started.lease();
+        started.handOffFailure().ifPresent(f -> Main.say(err, "warning: the lease could not be handed to the command"
+                + " (it stays reserved, and the command can claim it): " + f.getMessage()));
         childStarted(child);
         ScheduledExecutorService renewer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "proclive-lease-renew");
@@ -75,8 +90,32 @@ final class LeaseRun {
             }
         }
         renewer.shutdownNow();
-        lease.exited(status);
+        try {
+            lease.exited(status);
+        } catch (IOException | RuntimeException e) {
+            Main.say(err, "warning: the lease could not be ended as exited (its holder is gone, so the next "
+                    + "newcomer takes it): " + e.getMessage());
+        }
         return status;
+    }
+
+    /** The main thread while it waits for the lease: a signal then interrupts it. */
+    private Thread waiter;
+
+    /** The first signal that came before the child started, or null. */
+    private synchronized String signalBeforeStart() {
+        return pending.isEmpty() ? null : pending.get(0);
+    }
+
+    private static int number(String signal) {
+        switch (signal) {
+            case "HUP":
+                return 1;
+            case "INT":
+                return 2;
+            default: // TERM
+                return 15;
+        }
     }
 
     private void renew(Lease lease, ScheduledExecutorService renewer) {
@@ -90,9 +129,15 @@ final class LeaseRun {
         }
     }
 
-    /** SIGTERM, SIGINT and SIGHUP to this process go to the child instead (once it runs; until then they wait). */
+    /**
+     * SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2 and SIGWINCH to this process go to the child
+     * instead, once it runs; before that, the first three end the wait. (SIGQUIT stays the JVM's.)
+     */
+    /** The signals that end a wait for the lease; the others only go to the command once it runs. */
+    private static final List<String> ENDING = List.of("TERM", "INT", "HUP");
+
     private void forwardSignals() {
-        for (String signal : List.of("TERM", "INT", "HUP")) {
+        for (String signal : List.of("TERM", "INT", "HUP", "USR1", "USR2", "WINCH")) {
             try {
                 sun.misc.Signal.handle(new sun.misc.Signal(signal), s -> received(signal));
             } catch (IllegalArgumentException | UnsupportedOperationException e) {
@@ -103,7 +148,13 @@ final class LeaseRun {
 
     private synchronized void received(String signal) {
         if (child == null) {
+            if (!ENDING.contains(signal)) {
+                return; // nothing to pass it to yet, and it must not end this process as its default would
+            }
             pending.add(signal);
+            if (waiter != null) {
+                waiter.interrupt(); // ends a wait for the lease: the command is not started later
+            }
         } else {
             pass(child, signal);
         }
@@ -111,6 +162,8 @@ final class LeaseRun {
 
     private synchronized void childStarted(Process started) {
         child = started;
+        waiter = null;
+        Thread.interrupted(); // a signal that raced the start is passed on below, not left pending here
         pending.forEach(signal -> pass(started, signal));
         pending.clear();
     }
@@ -121,7 +174,8 @@ final class LeaseRun {
             return;
         }
         try {
-            new ProcessBuilder("kill", "-s", signal, Long.toString(child.pid())).inheritIO().start();
+            new ProcessBuilder("kill", "-s", signal, Long.toString(child.pid()))
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD).start();
         } catch (IOException e) {
             child.destroy();
         }

@@ -8,7 +8,8 @@ import java.util.Optional;
 /**
  * What {@link LeaseStore#acquire}, {@link LeaseStore#reserve} or {@link LeaseStore#claim} decided:
  * {@link Granted}, {@link Held} by a live holder, {@link Undecided} because the holder's end
- * cannot be proven, or {@link NotAlive} because the process it was asked for is not alive itself.
+ * cannot be proven, {@link NotAlive} because the process it was asked for is not alive itself, or
+ * (of a claim) {@link NotCarrier} because that process does not carry the reservation's token.
  *
  * <pre>{@code
  * Acquisition a = store.acquire("build", owner);
@@ -82,6 +83,20 @@ public sealed interface Acquisition {
     record NotAlive(Verdict verdict) implements Acquisition {
         /** @throws NullPointerException if {@code verdict} is null */
         public NotAlive {
+            Objects.requireNonNull(verdict, "verdict");
+        }
+    }
+
+    /**
+     * A claim for a process that does not carry the reservation's token: its initial environment
+     * was read and holds no {@code PROCLIVE_LEASE_TOKEN} with that token. Only the process a
+     * reservation was made for (or one it started) can claim it; nothing was written.
+     *
+     * @param verdict the claimer's verdict (it is ALIVE)
+     */
+    record NotCarrier(Verdict verdict) implements Acquisition {
+        /** @throws NullPointerException if {@code verdict} is null */
+        public NotCarrier {
             Objects.requireNonNull(verdict, "verdict");
         }
     }

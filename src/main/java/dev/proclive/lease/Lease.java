@@ -18,13 +18,15 @@ public final class Lease implements AutoCloseable {
     private final String name;
     private final long fence;
     private final Identity holder;
+    private final Optional<String> token;
     private volatile LeaseRecord record;
 
-    Lease(LeaseKeeper keeper, LeaseRecord record) {
+    Lease(LeaseKeeper keeper, LeaseRecord record, Optional<String> token) {
         this.keeper = keeper;
         this.name = record.name();
         this.fence = record.fence();
         this.holder = record.holder();
+        this.token = token;
         this.record = record;
     }
 
@@ -48,9 +50,13 @@ public final class Lease implements AutoCloseable {
         return record.state();
     }
 
-    /** The reservation's token (32 lowercase hex digits), which the process it is for finds in its environment. */
+    /**
+     * The reservation's token (32 lowercase hex digits), which the process it is for finds in its
+     * environment: known to the lease that reserved or claimed it, never written to the record
+     * (which holds its digest). Empty for a lease that was neither.
+     */
     public Optional<String> token() {
-        return record.token();
+        return token;
     }
 
     /** The record as this lease last wrote it. */
@@ -104,13 +110,18 @@ public final class Lease implements AutoCloseable {
      * @throws IOException              if the files cannot be read or written
      */
     public Lease handOff(Identity newHolder) throws IOException {
-        return new Lease(keeper, keeper.handOff(name, fence, holder, newHolder));
+        return new Lease(keeper, keeper.handOff(name, fence, holder, newHolder), token);
     }
 
-    /** Whether the record on disk still carries this fence and holder, granted. Takes no lock. */
+    /**
+     * Whether the record on disk still carries this fence and holder, held: whether a write under
+     * {@link #fence()} may go ahead. A {@linkplain LeaseRecord.State#RESERVED reserved} lease admits
+     * no write (its fence becomes the child's at the hand-off, so a reserver's late write would
+     * carry it): false. Takes no lock.
+     */
     public boolean isValid() throws IOException {
-        Optional<LeaseRecord> now = keeper.files.read(name);
-        return now.isPresent() && now.get().granted() && now.get().fence() == fence
+        Optional<LeaseRecord> now = keeper.read(name);
+        return now.isPresent() && now.get().held() && now.get().fence() == fence
                 && LeaseRules.sameProcess(now.get().holder(), holder);
     }
 
@@ -121,8 +132,8 @@ public final class Lease implements AutoCloseable {
      */
     public void ensureValid() throws IOException {
         if (!isValid()) {
-            throw new LeaseLostException(name, "the record no longer carries fence " + fence + " granted to pid "
-                    + holder.pid());
+            throw new LeaseLostException(name, "the record no longer carries fence " + fence + " held by pid "
+                    + holder.pid() + " (a reserved lease admits no write until it is handed off)");
         }
     }
 

@@ -60,14 +60,21 @@ final class LeaseFiles {
     private final java.util.function.Predicate<Identity> provenDead;
     /** Whether the directory grants no group or other access: then every file written is 0600 too. */
     private final boolean ownerOnly;
+    /**
+     * Whether each replace also forces the directory. Not needed where holders record a boot id: a
+     * record that a power loss rolled back then names a holder of an earlier boot, proven DEAD.
+     */
+    private final boolean forceDirectory;
     /** Runs after a record was written and before it replaces the old one: a seam for tests. */
     private volatile Runnable beforeReplace = () -> { };
 
-    private LeaseFiles(Path dir, Identity writer, java.util.function.Predicate<Identity> provenDead, boolean ownerOnly) {
+    private LeaseFiles(Path dir, Identity writer, java.util.function.Predicate<Identity> provenDead, boolean ownerOnly,
+                       boolean forceDirectory) {
         this.dir = dir;
         this.writer = writer;
         this.provenDead = provenDead;
         this.ownerOnly = ownerOnly;
+        this.forceDirectory = forceDirectory;
     }
 
     /**
@@ -75,7 +82,12 @@ final class LeaseFiles {
      *
      * @throws NotDirectoryException if {@code dir} exists and is not a directory
      */
-    static LeaseFiles open(Path dir, Identity writer, java.util.function.Predicate<Identity> provenDead) throws IOException {
+    /**
+     * @param forceDirectory whether each replace also forces the directory (where identities
+     *                       record no boot id, so a rolled-back record cannot be told by its holder)
+     */
+    static LeaseFiles open(Path dir, Identity writer, java.util.function.Predicate<Identity> provenDead,
+                           boolean forceDirectory) throws IOException {
         boolean posix = dir.getFileSystem().supportedFileAttributeViews().contains("posix");
         if (!Files.exists(dir)) {
             if (posix) {
@@ -91,7 +103,7 @@ final class LeaseFiles {
         boolean ownerOnly = posix && Files.getPosixFilePermissions(real).stream()
                 .allMatch(p -> EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE,
                         PosixFilePermission.OWNER_EXECUTE).contains(p));
-        return new LeaseFiles(real, writer, provenDead, ownerOnly);
+        return new LeaseFiles(real, writer, provenDead, ownerOnly, forceDirectory);
     }
 
     Path directory() {
@@ -205,16 +217,16 @@ final class LeaseFiles {
 
         /**
          * Rewrites the fence in place with one write: it only grows, so its digits cover the old ones,
-         * and a process killed at that moment leaves the old value or the new one. Not forced: the
-         * record, forced just before, carries the same fence, and the guard is read as a floor beside
-         * it; only a power cut followed by deleting the record by hand could lose one grant's worth of
-         * floor, and an fsync on every grant is not worth that.
+         * and a process killed at that moment leaves the old value or the new one. Forced before it
+         * returns, so before a grant returns or a spawned child starts: a fence is never handed out
+         * twice, even across a power loss that rolled the record back.
          */
         @Override
         public void fence(long fence) throws IOException {
             byte[] digits = Long.toString(fence).getBytes(StandardCharsets.US_ASCII);
             channel.write(ByteBuffer.wrap(digits), 0);
             channel.truncate(digits.length);
+            channel.force(false);
             known = fence;
         }
     }
@@ -248,9 +260,11 @@ final class LeaseFiles {
     }
 
     /**
-     * Writes {@code record} to a new temporary file, forces it, moves it over the record atomically
-     * and forces the directory: a reader sees the old record or the new one. A write that fails
-     * removes its temporary file.
+     * Writes {@code record} to a new temporary file, forces it, and moves it over the record
+     * atomically: a reader sees the old record or the new one, and the new one's bytes are on disk
+     * before it is named. The directory is forced too only where rolled-back records cannot be told
+     * by their holder's boot ({@link #forceDirectory}): a power loss may then lose the latest
+     * record, never a fence (the guard is forced). A write that fails removes its temporary file.
      */
     void replace(String name, LeaseRecord record) throws IOException {
         byte[] bytes = (record.toJson() + "\n").getBytes(StandardCharsets.UTF_8);
@@ -279,7 +293,9 @@ final class LeaseFiles {
                 deleteQuietly(tmp);
             }
         }
-        forceDirectory();
+        if (forceDirectory) {
+            forceDirectory();
+        }
     }
 
     /** Makes the rename durable; a platform that cannot open a directory (Windows) skips it. */

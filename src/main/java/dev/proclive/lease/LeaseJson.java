@@ -62,24 +62,83 @@ final class LeaseJson {
             previous = Optional.of(new LeaseRecord.Takeover(number(name, p, "fence", 0), identity(name, p, "holder"),
                     verdict(name, p, "previous"), time(name, p, "at"), optionalTime(name, p, "renewedAt")));
         }
-        Optional<String> token = optionalText(name, o, "token");
-        if (token.isPresent() && !LeaseRecord.isToken(token.get())) {
-            throw new LeaseCorruptException(name, "\"token\" is " + LeaseText.quote(token.get())
-                    + ", not 32 lowercase hex digits");
+        Optional<String> digest = tokenDigest(name, o);
+        if (state == LeaseRecord.State.RESERVED && digest.isEmpty()) {
+            throw new LeaseCorruptException(name, "the record is reserved but carries no token digest");
         }
-        if (state == LeaseRecord.State.RESERVED && token.isEmpty()) {
-            throw new LeaseCorruptException(name, "the record is reserved but carries no token");
+        OptionalLong reserverUid = optionalNumber(name, o, "reserverUid");
+        if (reserverUid.isPresent() && (reserverUid.getAsLong() < 0 || reserverUid.getAsLong() > MAX_UID)) {
+            throw new LeaseCorruptException(name, "\"reserverUid\" is " + reserverUid.getAsLong() + ", not a user id");
         }
         Optional<String> adoptedBy = optionalText(name, o, "adoptedBy");
         Optional<String> startedAfter = optionalText(name, o, "startedAfter");
+        if (startedAfter.isPresent() && !START_FLOOR.matcher(startedAfter.get()).matches()) {
+            throw new LeaseCorruptException(name, "\"startedAfter\" is " + LeaseText.quote(startedAfter.get())
+                    + ", not a start time (decimal clock ticks, or seconds.microseconds)");
+        }
         Optional<LeaseRecord.Ending> ended = Optional.empty();
         JsonNode e = object(name, o, "ended");
         if (e != null) {
             ended = Optional.of(new LeaseRecord.Ending(how(name, text(name, e, "how")), time(name, e, "at"),
                     verdict(name, e, "ended"), optionalNumber(name, e, "exitCode")));
         }
+        consistent(name, acquiredAt, previous, ended);
         return new LeaseRecord(name, fence, state, holder, writer, acquiredAt, renewedAt, Duration.ofMillis(ttl),
-                previous, token, adoptedBy, startedAfter, ended);
+                previous, digest, reserverUid, adoptedBy, startedAfter, ended);
+    }
+
+    /** The largest user id (uid_t is 32 bits; (uid_t)-1 means none). */
+    private static final long MAX_UID = 0xFFFF_FFFEL;
+
+    /** A start fingerprint as {@code startedAfter} holds it: Linux ticks, or macOS seconds.microseconds. */
+    private static final java.util.regex.Pattern START_FLOOR = java.util.regex.Pattern.compile("[0-9]{1,18}(\\.[0-9]{6})?");
+
+    /**
+     * The reservation's token digest: {@code tokenDigest}, or, in a record an earlier version wrote,
+     * the digest of its {@code token}. Both present must agree.
+     */
+    private static Optional<String> tokenDigest(String name, JsonNode o) throws LeaseCorruptException {
+        Optional<String> digest = optionalText(name, o, "tokenDigest");
+        if (digest.isPresent() && !LeaseRecord.isDigest(digest.get())) {
+            throw new LeaseCorruptException(name, "\"tokenDigest\" is " + LeaseText.quote(digest.get())
+                    + ", not 64 lowercase hex digits");
+        }
+        Optional<String> token = optionalText(name, o, "token");
+        if (token.isEmpty()) {
+            return digest;
+        }
+        if (!LeaseRecord.isToken(token.get())) {
+            throw new LeaseCorruptException(name, "\"token\" is " + LeaseText.quote(token.get())
+                    + ", not 32 lowercase hex digits");
+        }
+        String fromToken = LeaseRecord.digest(token.get());
+        if (digest.isPresent() && !digest.get().equals(fromToken)) {
+            throw new LeaseCorruptException(name, "\"token\" and \"tokenDigest\" disagree");
+        }
+        return Optional.of(fromToken);
+    }
+
+    /**
+     * Evidence that contradicts itself is no evidence: a holder renewed after it was taken over, a
+     * grant that ended before it began, an exit status of a holder that did not exit.
+     */
+    private static void consistent(String name, Instant acquiredAt, Optional<LeaseRecord.Takeover> previous, Optional<LeaseRecord.Ending> ended)
+            throws LeaseCorruptException {
+        if (previous.isPresent() && previous.get().renewedAt().isPresent()
+                && previous.get().renewedAt().get().isAfter(previous.get().at())) {
+            throw new LeaseCorruptException(name, "\"previous.renewedAt\" is after \"previous.at\": the holder taken "
+                    + "over renewed after it was taken over");
+        }
+        if (ended.isPresent()) {
+            LeaseRecord.Ending end = ended.get();
+            if (end.at().isBefore(acquiredAt)) {
+                throw new LeaseCorruptException(name, "\"ended.at\" is before \"acquiredAt\": the grant ended before it began");
+            }
+            if (end.exitCode().isPresent() && end.how() != LeaseRecord.Ending.How.EXITED) {
+                throw new LeaseCorruptException(name, "\"ended.exitCode\" is given for a grant that ended as "
+                        + end.how().json() + ", not exited");
+            }
+        }
     }
 
     private static LeaseRecord.State state(String name, String word) throws LeaseCorruptException {

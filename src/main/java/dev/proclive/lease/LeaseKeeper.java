@@ -7,6 +7,7 @@ import dev.proclive.Verdict;
 import dev.proclive.spi.EnvironmentScan;
 import dev.proclive.spi.ProcessIntrospector;
 import java.io.IOException;
+import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
@@ -14,11 +15,16 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.HexFormat;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The store's work on one lease: lock it, read it, decide ({@link LeaseRules}), write what was
- * decided. Knows nothing of {@link Lease} or {@link Acquisition}: it answers with records, and
- * {@link LeaseStore} and {@link Lease} make the API of them.
+ * decided, and answer as the API does ({@link Acquisition}): the decision is turned into the
+ * answer once, here. Its state is its own: {@link LeaseStore} and {@link Lease} ask it through
+ * methods.
  */
 final class LeaseKeeper {
 
@@ -27,49 +33,150 @@ final class LeaseKeeper {
 
     private static final SecureRandom TOKENS = new SecureRandom();
 
-    final LeaseFiles files;
-    final LeasePolicy policy;
-    final Identity writer;
-    final LivenessChecker checker;
+    private final LeaseFiles files;
+    private final LeasePolicy policy;
+    private final Identity writer;
+    private final LivenessChecker checker;
     private final ProcessIntrospector introspector;
     private final Clock clock;
+    private final Pause pause;
 
     LeaseKeeper(LeaseFiles files, LeasePolicy policy, Identity writer, LivenessChecker checker,
-                ProcessIntrospector introspector, Clock clock) {
+                ProcessIntrospector introspector, Clock clock, Pause pause) {
         this.files = files;
         this.policy = policy;
         this.writer = writer;
         this.checker = checker;
         this.introspector = introspector;
         this.clock = clock;
+        this.pause = pause;
     }
 
-    /** What a request came to. */
-    sealed interface Result {
+    /**
+     * How a wait waits: for a future (a holder's exit) or for a while, at most {@code most}. The
+     * seam that lets wait rules be tested without sleeping, beside the store's {@link Clock}.
+     */
+    interface Pause {
+        /** Waits until {@code end} completes or {@code most} has passed. */
+        void await(CompletableFuture<?> end, Duration most) throws InterruptedException;
+
+        /** Waits {@code d}. */
+        void sleep(Duration d) throws InterruptedException;
+
+        /** Real time: {@link CompletableFuture#get(long, TimeUnit)} and {@link Thread#sleep(long)}. */
+        Pause REAL = new Pause() {
+            @Override
+            public void await(CompletableFuture<?> end, Duration most) throws InterruptedException {
+                try {
+                    end.get(Math.max(1, most.toMillis()), TimeUnit.MILLISECONDS);
+                } catch (TimeoutException | ExecutionException e) {
+                    // the deadline, or a watch that failed: judge again either way
+                }
+            }
+
+            @Override
+            public void sleep(Duration d) throws InterruptedException {
+                Thread.sleep(Math.max(1, d.toMillis()));
+            }
+        };
     }
 
-    /** Granted: the record written; {@code replaced}, the one before; {@code again}, the same holder's. */
-    record Granted(LeaseRecord record, Optional<LeaseRecord> replaced, boolean again) implements Result {
+    Path directory() {
+        return files.directory();
     }
 
-    /** Another holder has it and is ALIVE. */
-    record Held(LeaseRecord record, Verdict verdict) implements Result {
+    LeasePolicy policy() {
+        return policy;
     }
 
-    /** Another holder has it and its end cannot be proven. */
-    record Undecided(LeaseRecord record, Verdict verdict, Optional<Instant> eligibleAt) implements Result {
+    LeaseFiles files() {
+        return files;
+    }
+
+    /** The identity of this process, which writes every record. */
+    Identity writer() {
+        return writer;
+    }
+
+    /** The record of {@code name}, without a lock. */
+    Optional<LeaseRecord> read(String name) throws IOException {
+        return files.read(name);
+    }
+
+    Optional<Identity> identify(long pid) {
+        return checker.identify(pid);
+    }
+
+    /**
+     * Whether {@code holder}'s initial environment holds {@code PROCLIVE_LEASE_TOKEN=token}: empty
+     * when it cannot be read, or when what was read is not {@code holder} (another start).
+     */
+    Optional<Boolean> carries(Identity holder, String token) {
+        EnvironmentScan env = introspector.readEnvironment(holder.pid(), TOKEN_VARIABLE, token::equals);
+        if (!env.complete()) {
+            return Optional.empty();
+        }
+        return Optional.of(env.carriers().stream().anyMatch(c -> introspector.sameStart(holder.start(), c.start())));
+    }
+
+    /**
+     * The outermost of this process and its ancestors that carry {@code token}, each one's parent
+     * carrying it too: the process a launcher started with it (its own parent does not carry it).
+     * Empty when this process does not carry it.
+     */
+    Optional<Identity> outermostCarrier(String token) {
+        Optional<Identity> found = Optional.empty();
+        Identity at = writer;
+        for (int depth = 0; depth < 64; depth++) {
+            if (!carries(at, token).orElse(false)) {
+                return found;
+            }
+            found = Optional.of(at);
+            if (!(introspector.lookupProcess(at.pid()) instanceof dev.proclive.spi.ProcessLookup.Found f)) {
+                return found;
+            }
+            Optional<Identity> parent = checker.identify(f.info().parentPid());
+            if (parent.isEmpty()) {
+                return found;
+            }
+            at = parent.get();
+        }
+        return found;
+    }
+
+    /** Waits at most {@code most} for {@code holder} to end, through the exit watch. */
+    void awaitEnd(Identity holder, Duration most) throws InterruptedException {
+        CompletableFuture<Verdict> end = checker.onExit(holder);
+        try {
+            pause.await(end, most);
+        } finally {
+            end.cancel(false);
+        }
+    }
+
+    void sleep(Duration d) throws InterruptedException {
+        pause.sleep(d);
     }
 
     Instant now() {
         return clock.instant().truncatedTo(ChronoUnit.MILLIS);
     }
 
+    /**
+     * Now, or {@code earliest} if the clock reads earlier (it was stepped back): evidence this store
+     * writes never contradicts itself (an ending before its grant is a corrupt record).
+     */
+    Instant notBefore(Instant earliest) {
+        Instant now = now();
+        return now.isBefore(earliest) ? earliest : now;
+    }
+
     Verdict explain(Identity id) {
         return checker.explain(id);
     }
 
-    /** Decides {@code request} for lease {@code name} and writes what was decided. */
-    Result request(String name, LeaseRules.Request request) throws IOException {
+    /** Decides {@code request} for lease {@code name}, writes what was decided, and answers. */
+    Acquisition request(String name, LeaseRules.Request request) throws IOException {
         return files.locked(name, guard -> {
             Optional<LeaseRecord> current = files.read(name);
             if (current.isPresent() && current.get().granted()) {
@@ -83,9 +190,7 @@ final class LeaseKeeper {
                 if (d instanceof LeaseRules.NeedVerdict) {
                     verdict = Optional.of(checker.explain(current.orElseThrow().holder()));
                 } else if (d instanceof LeaseRules.NeedScan) {
-                    LeaseRecord r = current.orElseThrow();
-                    scan = Optional.of(introspector.scanEnvironments(TOKEN_VARIABLE + "=" + r.token().orElseThrow(),
-                            r.startedAfter()));
+                    scan = Optional.of(scan(name, current.orElseThrow()));
                 } else {
                     return apply(name, guard, request, current, d, now);
                 }
@@ -93,49 +198,74 @@ final class LeaseKeeper {
         });
     }
 
-    private Result apply(String name, LeaseFiles.Guard guard, LeaseRules.Request request, Optional<LeaseRecord> current,
+    /**
+     * A scan for the carriers of {@code reserved}'s token, as a proof (the introspector passes over
+     * the process list again while processes end under it, a bounded number of times). Only
+     * carriers of the reserver's user count.
+     *
+     * @throws LeaseCorruptException if the record's {@code startedAfter} is not a start time of this
+     *                               boot: a floor above every process would make any scan empty
+     */
+    private EnvironmentScan scan(String name, LeaseRecord reserved) throws LeaseCorruptException {
+        Optional<String> floor = reserved.startedAfter();
+        if (floor.isPresent()) {
+            Optional<String> now = introspector.startFloor();
+            if (now.isPresent() && !LeaseRules.floorWithin(floor.get(), now.get())) {
+                throw new LeaseCorruptException(name, "\"startedAfter\" is " + LeaseText.quote(floor.get())
+                        + ", which is no start time of this boot (processes start after " + now.get()
+                        + " now); break the lease to go on");
+            }
+        }
+        String digest = reserved.tokenDigest().orElseThrow();
+        long uid = reserved.reserverUid().orElse(-1);
+        return introspector.scanEnvironments(TOKEN_VARIABLE, value -> LeaseRecord.digest(value).equals(digest), uid, floor);
+    }
+
+    private Acquisition apply(String name, LeaseFiles.Guard guard, LeaseRules.Request request, Optional<LeaseRecord> current,
                          LeaseRules.Decision d, Instant now) throws IOException {
         if (d instanceof LeaseRules.Grant grant) {
             long fence = next(name, guard, current.map(LeaseRecord::fence).orElse(0L));
             boolean reserve = request.kind() == LeaseRules.Kind.RESERVE;
+            Optional<String> token = reserve ? Optional.of(newToken()) : Optional.empty();
             LeaseRecord granted = new LeaseRecord(name, fence,
                     reserve ? LeaseRecord.State.RESERVED : LeaseRecord.State.HELD, request.who(), writer, now, now,
-                    policy.ttl(), grant.previous(), reserve ? Optional.of(newToken()) : Optional.empty(),
+                    policy.ttl(), grant.previous(), token.map(LeaseRecord::digest),
+                    reserve ? introspector.userId(request.who().pid()) : java.util.OptionalLong.empty(),
                     Optional.empty(), reserve ? introspector.startFloor() : Optional.empty(), Optional.empty());
             files.replace(name, granted);
             guard.fence(fence);
-            return new Granted(granted, current, false);
+            return new Acquisition.Granted(new Lease(this, granted, token), current, false);
         }
         LeaseRecord r = current.orElseThrow();
         if (d instanceof LeaseRules.Again) {
             LeaseRecord again = r.with(r.state(), request.who(), writer, Optional.empty()).renewed(writer, now, policy.ttl());
             files.replace(name, again);
-            return new Granted(again, current, true);
+            return new Acquisition.Granted(new Lease(this, again, Optional.empty()), current, true);
         }
         if (d instanceof LeaseRules.Claim) {
             LeaseRecord claimed = r.with(LeaseRecord.State.HELD, request.who(), writer, Optional.empty())
                     .renewed(writer, now, r.ttl());
             files.replace(name, claimed);
-            return new Granted(claimed, current, false);
+            return new Acquisition.Granted(new Lease(this, claimed, request.token()), current, false);
         }
         if (d instanceof LeaseRules.Adopt adopt) {
             Optional<Identity> carrier = checker.identify(adopt.carrier().pid())
                     .filter(id -> id.start().equals(adopt.carrier().start()));
             Verdict reserver = checker.explain(r.holder());
             if (carrier.isEmpty()) {
-                return new Undecided(r, reserver, Optional.empty()); // it ended as it was found: ask again
+                return new Acquisition.Undecided(r, reserver, Optional.empty()); // it ended as it was found: ask again
             }
             LeaseRecord adopted = new LeaseRecord(name, r.fence(), LeaseRecord.State.HELD, carrier.get(), writer,
-                    r.acquiredAt(), now, r.ttl(), r.previous(), r.token(), Optional.of("token"), r.startedAfter(),
-                    Optional.empty());
+                    r.acquiredAt(), now, r.ttl(), r.previous(), r.tokenDigest(), r.reserverUid(), Optional.of("token"),
+                    r.startedAfter(), Optional.empty());
             files.replace(name, adopted);
-            return new Held(adopted, checker.explain(carrier.get()));
+            return new Acquisition.Held(adopted, checker.explain(carrier.get()));
         }
         if (d instanceof LeaseRules.Held held) {
-            return new Held(r, held.verdict());
+            return new Acquisition.Held(r, held.verdict());
         }
         LeaseRules.Undecided undecided = (LeaseRules.Undecided) d;
-        return new Undecided(r, undecided.verdict(), undecided.eligibleAt());
+        return new Acquisition.Undecided(r, undecided.verdict(), undecided.eligibleAt());
     }
 
     /** The fence after any this lease ever had, never past 2^63-1. */
@@ -156,11 +286,16 @@ final class LeaseKeeper {
 
     /**
      * A granted record, if its fence is not below the guard's: one that is was restored from an old
-     * copy (the guard only grows), and granting or renewing it would hand out a fence already given.
+     * copy (the guard only grows), and renewing it would hand out a fence already given. Unless its
+     * holder is of an earlier boot: that is what a power loss leaves (the guard is forced, the
+     * directory need not be), and such a holder is DEAD, so the next grant, above the guard, is safe.
      */
-    private static LeaseRecord trusted(String name, LeaseRecord granted, LeaseFiles.Guard guard) throws IOException {
+    private LeaseRecord trusted(String name, LeaseRecord granted, LeaseFiles.Guard guard) throws IOException {
         long highest = guard.fence();
-        if (granted.fence() < highest) {
+        Optional<String> boot = introspector.bootId();
+        boolean earlierBoot = boot.isPresent() && !granted.holder().boot().isEmpty()
+                && !granted.holder().boot().equals(boot.get());
+        if (granted.fence() < highest && !earlierBoot) {
             throw new LeaseCorruptException(name, "the record is " + granted.state().json() + " at fence " + granted.fence()
                     + " but fence " + highest + " was granted since: it was rolled back; break the lease to go on");
         }
@@ -220,7 +355,7 @@ final class LeaseKeeper {
             }
             trusted(name, r, guard);
             Verdict then = verdict.orElseGet(() -> checker.explain(r.holder()));
-            files.replace(name, r.ended(writer, new LeaseRecord.Ending(how, now(), then, exitCode)));
+            files.replace(name, r.ended(writer, new LeaseRecord.Ending(how, notBefore(r.acquiredAt()), then, exitCode)));
             return true;
         });
     }
@@ -234,7 +369,7 @@ final class LeaseKeeper {
             }
             LeaseRecord r = current.get();
             LeaseRecord broken = r.granted()
-                    ? r.ended(writer, new LeaseRecord.Ending(LeaseRecord.Ending.How.BROKEN, now(),
+                    ? r.ended(writer, new LeaseRecord.Ending(LeaseRecord.Ending.How.BROKEN, notBefore(r.acquiredAt()),
                             checker.explain(r.holder()), java.util.OptionalLong.empty()))
                     : r.with(LeaseRecord.State.RELEASED, r.holder(), writer, r.ended());
             files.replace(name, broken);
@@ -266,7 +401,7 @@ final class LeaseKeeper {
             }
             long next = next(name, guard, r.fence());
             LeaseRecord held = new LeaseRecord(name, next, LeaseRecord.State.HELD, to, writer, now, now, r.ttl(),
-                    Optional.empty(), r.token(), Optional.empty(), r.startedAfter(), Optional.empty());
+                    Optional.empty(), r.tokenDigest(), r.reserverUid(), Optional.empty(), r.startedAfter(), Optional.empty());
             files.replace(name, held);
             guard.fence(next);
             return held;

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.proclive.Identity;
 import dev.proclive.Verdict;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -22,14 +23,17 @@ import java.util.regex.Pattern;
  *  "acquiredAt":"2026-11-29T10:00:00.000Z","renewedAt":"…","ttlMillis":30000,
  *  "previous":{"fence":6,"holder":{IDENTITY},"liveness":"dead","reason":"exited","detail":"…",
  *              "at":"…","renewedAt":"…"},
- *  "token":"…","adoptedBy":"token","startedAfter":"…",
+ *  "tokenDigest":"…","reserverUid":1000,"adoptedBy":"token","startedAfter":"…",
  *  "ended":{"how":"exited","at":"…","liveness":"dead","reason":"exited","exitCode":0}}
  * }</pre>
  * Timestamps are ISO-8601 UTC instants with millisecond precision; unknown fields are ignored on
- * read; {@code previous} is present after a takeover, {@code token} on a reservation (and on the
- * grant it was handed off to), {@code adoptedBy} when a reservation went to the process that
- * carried its token, {@code ended} once a grant ended. Records written before reservations existed
- * (no token, no ended) read as they were.
+ * read; {@code previous} is present after a takeover, {@code tokenDigest} and {@code reserverUid} on
+ * a reservation (and on the grant it was handed off to), {@code adoptedBy} when a reservation went
+ * to the process that carried its token, {@code ended} once a grant ended. Records written before
+ * reservations existed (no token, no ended) read as they were. The token itself is never written:
+ * a record in a shared directory is readable by others, and whoever knows the token can make a
+ * process carry it. A record written by an earlier version with a {@code "token"} still reads (as
+ * its digest).
  *
  * @param name         the lease's name
  * @param fence        the fence of the grant this record belongs to: it only grows
@@ -40,7 +44,9 @@ import java.util.regex.Pattern;
  * @param renewedAt    when it was last granted or renewed
  * @param ttl          how long the holder promised to stay fresh after {@code renewedAt}
  * @param previous     the holder this grant took the lease over from, and why, if it did
- * @param token        the reservation's token: 32 lowercase hex digits
+ * @param tokenDigest  the reservation's token as SHA-256, 64 lowercase hex digits ({@link #digest})
+ * @param reserverUid  the user the reservation's process runs as (that of the process that made
+ *                     it): a process of another user that carries the token is never its holder
  * @param adoptedBy    how a reservation found its holder, if not handed off: {@code "token"}
  * @param startedAfter a start fingerprint no later than that of any process started after the
  *                     reservation: a scan for its token skips older processes
@@ -48,10 +54,11 @@ import java.util.regex.Pattern;
  */
 public record LeaseRecord(String name, long fence, State state, Identity holder, Identity writer,
                           Instant acquiredAt, Instant renewedAt, Duration ttl, Optional<Takeover> previous,
-                          Optional<String> token, Optional<String> adoptedBy, Optional<String> startedAfter,
-                          Optional<Ending> ended) {
+                          Optional<String> tokenDigest, OptionalLong reserverUid, Optional<String> adoptedBy,
+                          Optional<String> startedAfter, Optional<Ending> ended) {
 
     private static final Pattern TOKEN = Pattern.compile("[0-9a-f]{32}");
+    private static final Pattern DIGEST = Pattern.compile("[0-9a-f]{64}");
     private static final ObjectMapper JSON = new ObjectMapper();
     /** ISO-8601 UTC with milliseconds: {@code 2026-11-29T10:00:00.123Z}. */
     private static final DateTimeFormatter INSTANT =
@@ -137,7 +144,8 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
         Objects.requireNonNull(renewedAt, "renewedAt");
         Objects.requireNonNull(ttl, "ttl");
         Objects.requireNonNull(previous, "previous");
-        Objects.requireNonNull(token, "token");
+        Objects.requireNonNull(tokenDigest, "tokenDigest");
+        Objects.requireNonNull(reserverUid, "reserverUid");
         Objects.requireNonNull(adoptedBy, "adoptedBy");
         Objects.requireNonNull(startedAfter, "startedAfter");
         Objects.requireNonNull(ended, "ended");
@@ -147,7 +155,7 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
     public LeaseRecord(String name, long fence, State state, Identity holder, Identity writer, Instant acquiredAt,
                        Instant renewedAt, Duration ttl, Optional<Takeover> previous) {
         this(name, fence, state, holder, writer, acquiredAt, renewedAt, ttl, previous, Optional.empty(),
-                Optional.empty(), Optional.empty(), Optional.empty());
+                OptionalLong.empty(), Optional.empty(), Optional.empty(), Optional.empty());
     }
 
     /** Whether the lease is held (not released, not reserved). */
@@ -167,14 +175,14 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
 
     /** This record written by {@code writer}, with another state, holder and ending. */
     LeaseRecord with(State state, Identity holder, Identity writer, Optional<Ending> ended) {
-        return new LeaseRecord(name, fence, state, holder, writer, acquiredAt, renewedAt, ttl, previous, token,
-                adoptedBy, startedAfter, ended);
+        return new LeaseRecord(name, fence, state, holder, writer, acquiredAt, renewedAt, ttl, previous, tokenDigest,
+                reserverUid, adoptedBy, startedAfter, ended);
     }
 
     /** This record renewed at {@code now} for {@code ttl}, by {@code writer}. */
     LeaseRecord renewed(Identity writer, Instant now, Duration ttl) {
-        return new LeaseRecord(name, fence, state, holder, writer, acquiredAt, now, ttl, previous, token, adoptedBy,
-                startedAfter, ended);
+        return new LeaseRecord(name, fence, state, holder, writer, acquiredAt, now, ttl, previous, tokenDigest,
+                reserverUid, adoptedBy, startedAfter, ended);
     }
 
     /** This grant ended as {@code ending}: released, the fence kept. */
@@ -187,6 +195,27 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
      */
     public static boolean isToken(String token) {
         return token != null && TOKEN.matcher(token).matches();
+    }
+
+    /** Whether {@code digest} is a token's digest as records hold it: 64 lowercase hex digits. */
+    static boolean isDigest(String digest) {
+        return digest != null && DIGEST.matcher(digest).matches();
+    }
+
+    /** A token's SHA-256, as 64 lowercase hex digits: what a record holds in its place. */
+    public static String digest(String token) {
+        try {
+            byte[] sum = java.security.MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.US_ASCII));
+            return java.util.HexFormat.of().formatHex(sum);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform has SHA-256", e);
+        }
+    }
+
+    /** Whether {@code token} is the token this record's reservation was made with. */
+    public boolean hasToken(String token) {
+        return tokenDigest.isPresent() && isToken(token) && java.security.MessageDigest.isEqual(
+                tokenDigest.get().getBytes(StandardCharsets.US_ASCII), digest(token).getBytes(StandardCharsets.US_ASCII));
     }
 
     /**
@@ -253,7 +282,8 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
             prev.put("at", timestamp(p.at()));
             p.renewedAt().ifPresent(r -> prev.put("renewedAt", timestamp(r)));
         });
-        token.ifPresent(t -> o.put("token", t));
+        tokenDigest.ifPresent(t -> o.put("tokenDigest", t));
+        reserverUid.ifPresent(u -> o.put("reserverUid", u));
         adoptedBy.ifPresent(a -> o.put("adoptedBy", a));
         startedAfter.ifPresent(s -> o.put("startedAfter", s));
         ended.ifPresent(e -> {

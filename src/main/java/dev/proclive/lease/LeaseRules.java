@@ -39,18 +39,20 @@ final class LeaseRules {
      * @param kind  acquire, reserve or claim
      * @param who   the holder asked for (of a reservation: the reserver)
      * @param token the token a claim presents
+     * @param carrier whether {@code who}'s initial environment was read and holds that token: only
+     *                a proven carrier can claim
      */
-    record Request(Kind kind, Identity who, Optional<String> token) {
+    record Request(Kind kind, Identity who, Optional<String> token, boolean carrier) {
         static Request acquire(Identity who) {
-            return new Request(Kind.ACQUIRE, who, Optional.empty());
+            return new Request(Kind.ACQUIRE, who, Optional.empty(), false);
         }
 
         static Request reserve(Identity reserver) {
-            return new Request(Kind.RESERVE, reserver, Optional.empty());
+            return new Request(Kind.RESERVE, reserver, Optional.empty(), false);
         }
 
-        static Request claim(Identity who, String token) {
-            return new Request(Kind.CLAIM, who, Optional.of(token));
+        static Request claim(Identity who, String token, boolean carrier) {
+            return new Request(Kind.CLAIM, who, Optional.of(token), carrier);
         }
     }
 
@@ -102,13 +104,13 @@ final class LeaseRules {
             return new Grant(Optional.empty());
         }
         LeaseRecord r = current.get();
-        if (sameProcess(r.holder(), request.who())) {
-            boolean held = r.state() == LeaseRecord.State.HELD;
-            if (held == (request.kind() != Kind.RESERVE)) {
-                return new Again();
-            }
+        // "Again" is for a held lease only: a reservation is one intent, so a second reserve by its
+        // own reserver is Held like anyone's (two spawns would start two children with one token).
+        if (r.state() == LeaseRecord.State.HELD && request.kind() != Kind.RESERVE && sameProcess(r.holder(), request.who())) {
+            return new Again();
         }
-        if (r.state() == LeaseRecord.State.RESERVED && request.kind() == Kind.CLAIM && r.token().equals(request.token())) {
+        if (r.state() == LeaseRecord.State.RESERVED && request.kind() == Kind.CLAIM && request.carrier()
+                && r.hasToken(request.token().orElseThrow())) {
             return new Claim();
         }
         if (verdict.isEmpty()) {
@@ -118,7 +120,12 @@ final class LeaseRules {
         if (v.liveness() == Liveness.ALIVE) {
             return new Held(v);
         }
-        if (r.state() == LeaseRecord.State.RESERVED) {
+        // A reservation, and a grant that came from one whose holder is DEAD, belong to the processes
+        // that carry its token: a child that re-forks (as a daemon does) or left a grandchild writing
+        // still writes under the fence. A holder whose machine rebooted took them with that boot.
+        boolean carried = r.tokenDigest().isPresent()
+                && (r.state() == LeaseRecord.State.RESERVED || v.liveness() == Liveness.DEAD);
+        if (carried && v.reason() != dev.proclive.Reason.REBOOTED) {
             if (scan.isEmpty()) {
                 return new NeedScan();
             }
@@ -126,8 +133,8 @@ final class LeaseRules {
             if (carrier.isPresent()) {
                 return new Adopt(carrier.get());
             }
-            // Never free a reservation that something may still use: a partial scan, or a reserver
-            // whose end cannot be proven, leave it be.
+            // Never free what something may still use: a partial scan, or a reserver whose end
+            // cannot be proven, leave it be.
             if (!scan.get().complete() || v.liveness() != Liveness.DEAD) {
                 return new Undecided(v, Optional.empty());
             }
@@ -161,6 +168,21 @@ final class LeaseRules {
             return new BigDecimal(start);
         } catch (NumberFormatException e) {
             return BigDecimal.valueOf(Long.MAX_VALUE);
+        }
+    }
+
+    /**
+     * Whether a reservation's {@code startedAfter} can be a start floor of this boot: of the same
+     * form as the floor now (ticks, or seconds.microseconds) and not after it.
+     */
+    static boolean floorWithin(String startedAfter, String floorNow) {
+        if (startedAfter.contains(".") != floorNow.contains(".")) {
+            return false;
+        }
+        try {
+            return new BigDecimal(startedAfter).compareTo(new BigDecimal(floorNow)) <= 0;
+        } catch (NumberFormatException e) {
+            return false;
         }
     }
 

@@ -11,14 +11,12 @@ import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.regex.Pattern;
 
 /**
@@ -28,7 +26,7 @@ import java.util.regex.Pattern;
  * LeaseStore store = LeaseStore.open(Path.of(".state/leases"));
  * if (store.spawn("build", new ProcessBuilder("make")) instanceof Spawn.Started started) {
  *     started.process().waitFor();       // the child holds the lease; this process may exit any time
- * }
+ * }                                      // the record says "exited", with make's status
  * }</pre>
  *
  * <p>A lease is granted when it is free (no record, or a released one), again to the same holder
@@ -89,7 +87,7 @@ public final class LeaseStore {
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9._-]{0,127}");
 
     /** While waiting for a holder's exit, how often a release without an exit is looked for. */
-    private static final long RECHECK_MILLIS = 2000;
+    private static final Duration RECHECK = Duration.ofSeconds(2);
 
     private final LeaseKeeper keeper;
 
@@ -115,26 +113,33 @@ public final class LeaseStore {
 
     /** A store that judges with {@code checker} and its introspector and tells time by {@code clock}: the seam for tests. */
     static LeaseStore open(Path dir, LeasePolicy policy, LivenessChecker checker, Clock clock) throws IOException {
+        return open(dir, policy, checker, clock, LeaseKeeper.Pause.REAL);
+    }
+
+    /** As {@link #open(Path, LeasePolicy, LivenessChecker, Clock)}, waiting through {@code pause}: the seam for wait tests. */
+    static LeaseStore open(Path dir, LeasePolicy policy, LivenessChecker checker, Clock clock, LeaseKeeper.Pause pause)
+            throws IOException {
         Objects.requireNonNull(dir, "dir");
         Objects.requireNonNull(policy, "policy");
         Identity self = checker.current().orElseGet(() -> new Identity(ProcessHandle.current().pid(), "", "", "", "", ""));
-        LeaseFiles files = LeaseFiles.open(dir, self, id -> checker.check(id) == Liveness.DEAD);
-        return new LeaseStore(new LeaseKeeper(files, policy, self, checker, checker.introspector(), clock));
+        LeaseFiles files = LeaseFiles.open(dir, self, id -> checker.check(id) == Liveness.DEAD,
+                checker.introspector().bootId().isEmpty());
+        return new LeaseStore(new LeaseKeeper(files, policy, self, checker, checker.introspector(), clock, pause));
     }
 
     /** The directory, resolved. */
     public Path directory() {
-        return keeper.files.directory();
+        return keeper.directory();
     }
 
     /** The policy acquisitions follow. */
     public LeasePolicy policy() {
-        return keeper.policy;
+        return keeper.policy();
     }
 
     /** The files, for tests in this package. */
     LeaseFiles files() {
-        return keeper.files;
+        return keeper.files();
     }
 
     /**
@@ -185,7 +190,10 @@ public final class LeaseStore {
 
     /**
      * The spawned process's side, for when its launcher died before handing the lease off: the
-     * reservation with {@code token} becomes {@code holder}'s, its fence kept. Already held by
+     * reservation with {@code token} becomes {@code holder}'s, its fence kept. Only a carrier can
+     * claim: {@code holder}'s initial environment must hold {@code PROCLIVE_LEASE_TOKEN=token}
+     * (else {@link Acquisition.NotCarrier}, nothing read or written; an environment that cannot be
+     * read proves nothing, and the claim is judged as a newcomer's). Already held by
      * {@code holder}: granted again. Another token, another holder or no reservation: judged as
      * {@link #acquire} judges a newcomer, except that a claim never takes anything over (a lease it
      * would take over is {@link Acquisition.Undecided}: acquire it instead).
@@ -201,7 +209,35 @@ public final class LeaseStore {
             throw new IllegalArgumentException("a reservation's token is 32 lowercase hex digits, not "
                     + LeaseText.quote(token));
         }
-        return ask(name, holder, LeaseRules.Request.claim(holder, token));
+        checkName(name);
+        Objects.requireNonNull(holder, "holder");
+        Verdict alive = keeper.explain(holder);
+        if (alive.liveness() != Liveness.ALIVE) {
+            return new Acquisition.NotAlive(alive);
+        }
+        Optional<Boolean> carries = keeper.carries(holder, token);
+        if (carries.isPresent() && !carries.get()) {
+            return new Acquisition.NotCarrier(alive);
+        }
+        return ask(name, holder, LeaseRules.Request.claim(holder, token, carries.isPresent()));
+    }
+
+    /**
+     * The process a reservation's token was started in, as seen from this one: the outermost of
+     * this process and its ancestors that carry {@code token} in their initial environment, without
+     * a break (its own parent does not carry it: that is the launcher). The holder to {@link #claim}
+     * for when this process runs somewhere below the spawned command (a hook it runs, or the command
+     * itself after {@code exec}). Empty when this process does not carry the token.
+     *
+     * @throws IllegalArgumentException if {@code token} is not 32 lowercase hex digits
+     */
+    public Optional<Identity> carrierOf(String token) {
+        Objects.requireNonNull(token, "token");
+        if (!LeaseRecord.isToken(token)) {
+            throw new IllegalArgumentException("a reservation's token is 32 lowercase hex digits, not "
+                    + LeaseText.quote(token));
+        }
+        return keeper.outermostCarrier(token);
     }
 
     private Acquisition ask(String name, Identity who, LeaseRules.Request request) throws IOException {
@@ -211,15 +247,7 @@ public final class LeaseStore {
         if (alive.liveness() != Liveness.ALIVE) {
             return new Acquisition.NotAlive(alive);
         }
-        LeaseKeeper.Result r = keeper.request(name, request);
-        if (r instanceof LeaseKeeper.Granted g) {
-            return new Acquisition.Granted(new Lease(keeper, g.record()), g.replaced(), g.again());
-        }
-        if (r instanceof LeaseKeeper.Held h) {
-            return new Acquisition.Held(h.record(), h.verdict());
-        }
-        LeaseKeeper.Undecided u = (LeaseKeeper.Undecided) r;
-        return new Acquisition.Undecided(u.record(), u.verdict(), u.eligibleAt());
+        return keeper.request(name, request);
     }
 
     /** What {@link #waiting} asks again. */
@@ -227,32 +255,31 @@ public final class LeaseStore {
         Acquisition get() throws IOException;
     }
 
+    /**
+     * Asks, and while the answer is {@link Acquisition.Held} (or {@link Acquisition.Undecided}
+     * with an {@code eligibleAt} within the wait), waits and asks again, until {@code wait} has
+     * passed by the store's clock. Waiting goes through the keeper's pause: the exit watch for a
+     * held lease's holder, a sleep until an undecided one's {@code eligibleAt}.
+     */
     private Acquisition waiting(Duration wait, Ask ask) throws IOException {
         Objects.requireNonNull(wait, "wait");
-        long deadline = System.nanoTime() + Math.max(0, wait.toNanos());
+        Instant deadline = keeper.now().plus(wait.isNegative() ? Duration.ZERO : wait);
         Acquisition a = ask.get();
         while (true) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
+            Duration left = Duration.between(keeper.now(), deadline);
+            if (left.isNegative() || left.isZero()) {
                 return a;
             }
-            long nap = Math.min(TimeUnit.NANOSECONDS.toMillis(left) + 1, RECHECK_MILLIS);
+            Duration nap = left.compareTo(RECHECK) < 0 ? left : RECHECK;
             try {
                 if (a instanceof Acquisition.Held held) {
-                    CompletableFuture<Verdict> end = keeper.checker.onExit(held.record().holder());
-                    try {
-                        end.get(nap, TimeUnit.MILLISECONDS);
-                    } catch (TimeoutException e) {
-                        end.cancel(false);
-                    } catch (ExecutionException e) {
-                        // a watch never fails; judge again
-                    }
+                    keeper.awaitEnd(held.record().holder(), nap);
                 } else if (a instanceof Acquisition.Undecided u && u.eligibleAt().isPresent()) {
-                    long until = Duration.between(keeper.now(), u.eligibleAt().get()).toMillis() + 1;
-                    if (TimeUnit.MILLISECONDS.toNanos(until) > left) {
+                    Duration until = Duration.between(keeper.now(), u.eligibleAt().get()).plusMillis(1);
+                    if (until.compareTo(left) > 0) {
                         return a;
                     }
-                    Thread.sleep(Math.max(1, Math.min(until, nap)));
+                    keeper.sleep(until.compareTo(nap) < 0 ? until : nap);
                 } else {
                     return a;
                 }
@@ -268,13 +295,27 @@ public final class LeaseStore {
      * Reserves lease {@code name} for {@code command}, starts it with the reservation in its
      * environment ({@code PROCLIVE_LEASE_TOKEN}, {@code _NAME}, {@code _DIR}, {@code _FENCE}),
      * identifies it and hands the lease to it, fence kept. The caller may exit any time after this
-     * returns: the child holds the lease. If the command cannot be started the reservation ends as
-     * {@code spawn_failed} and the exception is thrown; a child that exits before the hand-off ends
-     * it as {@code exited}, with its status.
+     * returns: the child holds the lease. While this JVM lives, the lease is ended as
+     * {@code exited}, with the child's status, when the child exits (through
+     * {@link Process#onExit()}); {@link Lease#exited} is for a caller that waits itself.
      *
+     * <pre>{@code
+     * if (store.spawn("build", new ProcessBuilder("make").inheritIO()) instanceof Spawn.Started started) {
+     *     int status = started.process().waitFor();   // the record says exited, with the status
+     * }
+     * }</pre>
+     *
+     * <p>Once the command has started this returns {@link Spawn.Started}, whatever fails after
+     * (see {@link Spawn.Started#handOffFailure()}): a running child is never left without the
+     * {@code Process} that looks after it. If the command cannot be started the reservation ends
+     * as {@code spawn_failed} and the exception is thrown. A reservation is one intent: while this
+     * lease is reserved by a live process (this one included) another spawn is refused as
+     * {@link Acquisition.Held}.
+     *
+     * @return {@link Spawn.Started}, or {@link Spawn.Refused} with the reservation's answer
      * @throws IllegalArgumentException if {@code name} is not a lease name
-     * @throws IllegalStateException    if this process cannot be proven alive (an unsupported platform)
-     * @throws IOException              as for {@link #acquire}, or as {@link ProcessBuilder#start()} throws
+     * @throws IOException              as for {@link #acquire} (before anything started), or as
+     *                                  {@link ProcessBuilder#start()} throws
      */
     public Spawn spawn(String name, ProcessBuilder command) throws IOException {
         return spawn(name, command, Duration.ZERO);
@@ -283,18 +324,12 @@ public final class LeaseStore {
     /** {@link #spawn(String, ProcessBuilder)}, waiting for the lease as {@link #acquire(String, Identity, Duration)} does. */
     public Spawn spawn(String name, ProcessBuilder command, Duration wait) throws IOException {
         Objects.requireNonNull(command, "command");
-        Identity self = keeper.writer;
+        Identity self = keeper.writer();
         Acquisition a = reserve(name, self, wait);
-        if (a instanceof Acquisition.Held h) {
-            return new Spawn.Held(h.record(), h.verdict());
+        if (!(a instanceof Acquisition.Granted granted)) {
+            return new Spawn.Refused(a);
         }
-        if (a instanceof Acquisition.Undecided u) {
-            return new Spawn.Undecided(u.record(), u.verdict(), u.eligibleAt());
-        }
-        if (a instanceof Acquisition.NotAlive n) {
-            throw new IllegalStateException("this process cannot be proven alive, so it cannot reserve a lease: " + n.verdict());
-        }
-        Lease reserved = ((Acquisition.Granted) a).lease();
+        Lease reserved = granted.lease();
         Map<String, String> env = command.environment();
         env.put(TOKEN_VARIABLE, reserved.token().orElseThrow());
         env.put(NAME_VARIABLE, name);
@@ -304,28 +339,62 @@ public final class LeaseStore {
         try {
             p = command.start();
         } catch (IOException | RuntimeException e) {
-            keeper.end(name, reserved.fence(), Optional.of(self), LeaseRecord.Ending.How.SPAWN_FAILED, OptionalLong.empty());
+            try {
+                keeper.end(name, reserved.fence(), Optional.of(self), LeaseRecord.Ending.How.SPAWN_FAILED,
+                        OptionalLong.empty());
+            } catch (IOException | RuntimeException ending) {
+                e.addSuppressed(ending);
+            }
             throw e;
         }
-        Optional<Identity> child = keeper.checker.identify(p.pid());
+        Lease lease = reserved;
+        Optional<IOException> failure = Optional.empty();
+        try {
+            lease = handOff(name, reserved, p);
+        } catch (IOException e) {
+            failure = Optional.of(e);
+        } catch (RuntimeException e) {
+            failure = Optional.of(new IOException("the lease could not be handed to pid " + p.pid() + ": " + e, e));
+        }
+        endWhenExited(lease, p);
+        return new Spawn.Started(lease, p, failure);
+    }
+
+    /**
+     * The reservation handed to the started child: held by it, fence kept. A child that exits
+     * before it can be identified or handed the lease ends it as {@code exited}; one that runs but
+     * cannot be identified keeps it reserved (it carries the token).
+     */
+    private Lease handOff(String name, Lease reserved, Process p) throws IOException {
+        Optional<Identity> child = keeper.identify(p.pid());
         if (child.isPresent()) {
             try {
-                return new Spawn.Started(reserved.handOff(child.get()), p);
+                return reserved.handOff(child.get());
             } catch (IllegalArgumentException notAlive) {
                 // it exited between being identified and the hand-off
             }
         }
         try {
             if (p.waitFor(1, TimeUnit.SECONDS)) {
-                keeper.end(name, reserved.fence(), Optional.of(self), LeaseRecord.Ending.How.EXITED,
+                keeper.end(name, reserved.fence(), Optional.of(reserved.holder()), LeaseRecord.Ending.How.EXITED,
                         OptionalLong.of(p.exitValue()), Optional.of(Verdict.of(Reason.EXITED, "pid " + p.pid()
                                 + ", started for the lease, exited with status " + p.exitValue() + " before the hand-off")));
             }
-            // Still running yet not identified: the reservation stays; the child carries its token.
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        return new Spawn.Started(reserved, p);
+        return reserved;
+    }
+
+    /** Ends {@code lease} as {@code exited} with the status when {@code p} exits, while this JVM lives. */
+    private static void endWhenExited(Lease lease, Process p) {
+        p.onExit().thenAccept(done -> {
+            try {
+                lease.exited(done.exitValue());
+            } catch (IOException | RuntimeException e) {
+                // the record stays as it is: its holder is now DEAD, and the next newcomer proves it
+            }
+        });
     }
 
     /**
@@ -338,7 +407,7 @@ public final class LeaseStore {
      */
     public Optional<LeaseRecord> read(String name) throws IOException {
         checkName(name);
-        return keeper.files.read(name);
+        return keeper.read(name);
     }
 
     /**

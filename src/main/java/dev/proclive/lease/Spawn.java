@@ -1,58 +1,68 @@
 package dev.proclive.lease;
 
-import dev.proclive.Verdict;
-import java.time.Instant;
+import java.io.IOException;
 import java.util.Objects;
 import java.util.Optional;
 
 /**
  * What {@link LeaseStore#spawn} did: {@link Started} the process under the lease, or started
- * nothing because the lease is {@link Held} or {@link Undecided}.
+ * nothing and says why in the {@link Acquisition} that refused it ({@link Refused}): one answer,
+ * the reservation's, not a second copy of its cases.
+ *
+ * <pre>{@code
+ * Spawn spawn = store.spawn("build", new ProcessBuilder("make"));
+ * if (spawn instanceof Spawn.Started started) {
+ *     started.process().waitFor();   // the lease ends as "exited" by itself when make exits
+ * } else if (((Spawn.Refused) spawn).refusal() instanceof Acquisition.Held held) {
+ *     System.err.println("held by pid " + held.record().holder().pid());
+ * }
+ * }</pre>
  */
 public sealed interface Spawn {
 
     /**
-     * The process runs and holds the lease. If it exited before the lease could be handed to it,
-     * the lease is already ended as {@code exited} ({@link Lease#isValid()} is false).
+     * The process runs. Once {@link ProcessBuilder#start()} has returned, this is what
+     * {@code spawn} answers, whatever fails after: the caller always gets the {@code Process} it
+     * must look after.
      *
-     * @param lease   the lease, held by the process
-     * @param process the process
+     * <p>{@link #lease()} is the lease as it then is: normally {@linkplain LeaseRecord.State#HELD
+     * held} by the process. If the hand-off failed ({@link #handOffFailure()}: an I/O error, a claim
+     * that raced it) it may still be {@linkplain LeaseRecord.State#RESERVED reserved}: the process
+     * carries the token and can {@linkplain LeaseStore#claim claim} it, and a newcomer's scan finds
+     * it. If the process exited before the hand-off, the lease is already ended as {@code exited}.
+     * While this JVM lives, the lease is ended as {@code exited}, with the status, when the process
+     * exits.
+     *
+     * @param lease          the lease
+     * @param process        the process
+     * @param handOffFailure why the lease could not be handed to the process, if it could not
      */
-    record Started(Lease lease, Process process) implements Spawn {
+    record Started(Lease lease, Process process, Optional<IOException> handOffFailure) implements Spawn {
         /** @throws NullPointerException if an argument is null */
         public Started {
             Objects.requireNonNull(lease, "lease");
             Objects.requireNonNull(process, "process");
+            Objects.requireNonNull(handOffFailure, "handOffFailure");
         }
     }
 
     /**
-     * Another holder has the lease and is ALIVE: nothing was started.
+     * Nothing was started: the reservation was refused, as {@code refusal} says
+     * ({@link Acquisition.Held}, {@link Acquisition.Undecided}, or {@link Acquisition.NotAlive} when
+     * this process itself cannot be proven alive).
      *
-     * @param record  the record as read
-     * @param verdict the holder's verdict
+     * @param refusal why; never {@link Acquisition.Granted}
      */
-    record Held(LeaseRecord record, Verdict verdict) implements Spawn {
-        /** @throws NullPointerException if an argument is null */
-        public Held {
-            Objects.requireNonNull(record, "record");
-            Objects.requireNonNull(verdict, "verdict");
-        }
-    }
-
-    /**
-     * Whether the holder lives cannot be proven: nothing was started.
-     *
-     * @param record     the record as read
-     * @param verdict    the holder's verdict
-     * @param eligibleAt when the policy would take it over, if ever
-     */
-    record Undecided(LeaseRecord record, Verdict verdict, Optional<Instant> eligibleAt) implements Spawn {
-        /** @throws NullPointerException if an argument is null */
-        public Undecided {
-            Objects.requireNonNull(record, "record");
-            Objects.requireNonNull(verdict, "verdict");
-            Objects.requireNonNull(eligibleAt, "eligibleAt");
+    record Refused(Acquisition refusal) implements Spawn {
+        /**
+         * @throws NullPointerException     if {@code refusal} is null
+         * @throws IllegalArgumentException if it is a grant
+         */
+        public Refused {
+            Objects.requireNonNull(refusal, "refusal");
+            if (refusal instanceof Acquisition.Granted) {
+                throw new IllegalArgumentException("a grant is no refusal");
+            }
         }
     }
 }

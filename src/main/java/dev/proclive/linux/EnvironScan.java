@@ -14,14 +14,21 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.function.Predicate;
 
 /**
- * A scan of {@code /proc} for the processes whose initial environment ({@code /proc/PID/environ})
- * holds an exact entry. Complete only when every process that could carry it was read: a procfs
- * that hides pids, or one process whose environment cannot be read (another user's, without
- * privilege), makes it incomplete. Processes whose start is below the floor given are skipped
+ * One pass over {@code /proc} for the processes whose initial environment ({@code /proc/PID/environ})
+ * holds a variable with a value asked for. Complete only when every process that could carry it was
+ * read: a procfs that hides pids, one process whose environment cannot be read (another user's,
+ * without privilege) or a carrier of another user makes it incomplete; a listed process that ended
+ * before its environment was read (it may have forked a carrier first) makes a pass inconclusive,
+ * and the scan passes again ({@link #scan}). Processes whose start is below the floor given are skipped
  * after one read of their {@code stat}, so a scan on a busy host reads few environments.
  */
 final class EnvironScan {
@@ -32,20 +39,57 @@ final class EnvironScan {
     private EnvironScan() {
     }
 
-    static EnvironmentScan scan(LinuxProcessIntrospector proc, String procRoot, boolean hidesPids, String entry,
-                                Optional<String> startedAfter) {
+    /** What one process's environment says, or why it could not be read. */
+    private enum Read { HOLDS, LACKS, VANISHED, UNREADABLE }
+
+    /** How many passes a scan makes before one that keeps meeting processes that end is taken as incomplete. */
+    static final int PASSES = 4;
+
+    /**
+     * A scan as a proof: passes until one meets no process that ended since the pass before
+     * (gone before it was read, or a zombie not seen as one before), or one is incomplete for good,
+     * or {@value #PASSES} passes kept meeting such processes. A process that ended during pass N
+     * may have forked a carrier after N's listing; pass N+1 lists whatever it forked.
+     */
+    static EnvironmentScan scan(LinuxProcessIntrospector proc, String procRoot, boolean hidesPids, String variable,
+                                Predicate<String> value, long uid, Optional<String> startedAfter) {
+        Set<String> zombies = new HashSet<>();
+        EnvironmentScan last = null;
+        for (int pass = 0; pass < PASSES; pass++) {
+            last = pass(proc, procRoot, hidesPids, variable, value, uid, startedAfter, zombies);
+            if (!last.passAgain()) {
+                return last;
+            }
+        }
+        return new EnvironmentScan(last.carriers(), false, last.detail() + ", in each of " + PASSES + " passes", true);
+    }
+
+    /** One pass; {@code zombies}: the zombies (pid:start) met in passes before, and this one's added. */
+    private static EnvironmentScan pass(LinuxProcessIntrospector proc, String procRoot, boolean hidesPids, String variable,
+                                        Predicate<String> value, long uid, Optional<String> startedAfter,
+                                        Set<String> zombies) {
         if (hidesPids) {
             return EnvironmentScan.incomplete(procRoot + " hides other users' processes (hidepid) from this one");
         }
-        long floor = startedAfter.map(EnvironScan::ticks).orElse(Long.MIN_VALUE);
-        byte[] wanted = entry.getBytes(StandardCharsets.UTF_8);
+        long floor = Long.MIN_VALUE;
+        if (startedAfter.isPresent()) {
+            OptionalLong ticks = ticks(startedAfter.get());
+            if (ticks.isEmpty()) {
+                return EnvironmentScan.incomplete("the floor " + startedAfter.get() + " is not a count of clock ticks");
+            }
+            floor = ticks.getAsLong();
+        }
+        byte[] prefix = (variable + "=").getBytes(StandardCharsets.UTF_8);
         List<ProcessInfo> carriers = new ArrayList<>();
         String unread = "";
+        String vanished = "";
+        String[] error = new String[1];
         try (DirectoryStream<Path> pids = Files.newDirectoryStream(Path.of(procRoot), EnvironScan::isPid)) {
             for (Path dir : pids) {
                 long pid = Long.parseLong(dir.getFileName().toString());
                 ProcessLookup lookup = proc.lookup(pid);
                 if (lookup instanceof ProcessLookup.Gone) {
+                    vanished = "pid " + pid + " ended before it could be read";
                     continue;
                 }
                 if (!(lookup instanceof ProcessLookup.Found found)) {
@@ -53,26 +97,86 @@ final class EnvironScan {
                     continue;
                 }
                 ProcessInfo info = found.info();
-                if (info.state() == ProcessState.ZOMBIE || ticks(info.start()) < floor) {
-                    continue; // exited, or started before the reservation
+                if (startTicks(info.start()) < floor) {
+                    continue; // started before the reservation
                 }
-                try {
-                    if (holds(read(dir.resolve("environ")), wanted)) {
-                        carriers.add(info);
+                if (info.state() == ProcessState.ZOMBIE) {
+                    if (zombies.add(pid + ":" + info.start())) {
+                        vanished = "pid " + pid + " ended during the pass"; // what it forked is listed next pass
                     }
-                } catch (NoSuchFileException e) {
-                    // exited meanwhile
-                } catch (IOException e) {
-                    if (!(proc.lookup(pid) instanceof ProcessLookup.Gone)) {
-                        unread = "pid " + pid + ": " + (e instanceof AccessDeniedException
-                                ? "its environment is not readable by this user" : e.toString());
-                    }
+                    continue;
+                }
+                Read read = read(dir.resolve("environ"), prefix, value, error);
+                if (read != Read.UNREADABLE && !sameProcess(proc, info)) {
+                    read = Read.VANISHED; // the environment read may be a later process's under the same pid
+                }
+                switch (read) {
+                    case VANISHED:
+                        vanished = "pid " + pid + " ended before its environment could be read";
+                        break;
+                    case UNREADABLE:
+                        if (proc.lookup(pid) instanceof ProcessLookup.Gone) {
+                            vanished = "pid " + pid + " ended before its environment could be read";
+                        } else {
+                            unread = "pid " + pid + ": " + error[0];
+                        }
+                        break;
+                    case HOLDS:
+                        OptionalLong owner = proc.userId(pid);
+                        if (owner.isPresent() && owner.getAsLong() == uid) {
+                            carriers.add(info);
+                        } else {
+                            unread = "pid " + pid + " carries it but runs as " + (owner.isPresent()
+                                    ? "uid " + owner.getAsLong() + ", not uid " + uid : "a user that cannot be read");
+                        }
+                        break;
+                    default:
+                        break;
                 }
             }
         } catch (IOException | DirectoryIteratorException e) {
             return EnvironmentScan.incomplete("cannot list " + procRoot + ": " + e);
         }
-        return new EnvironmentScan(carriers, unread.isEmpty(), unread);
+        if (!unread.isEmpty()) {
+            return new EnvironmentScan(carriers, false, unread);
+        }
+        if (!vanished.isEmpty()) {
+            return new EnvironmentScan(carriers, false, vanished, true);
+        }
+        return new EnvironmentScan(carriers, true, "");
+    }
+
+    /** Process {@code pid}'s environment alone: whether it holds {@code variable} with a value {@code value} accepts. */
+    static EnvironmentScan one(LinuxProcessIntrospector proc, String procRoot, long pid, String variable,
+                               Predicate<String> value) {
+        ProcessLookup lookup = proc.lookupProcess(pid);
+        if (!(lookup instanceof ProcessLookup.Found found)) {
+            return EnvironmentScan.incomplete("pid " + pid + " cannot be read: " + lookup);
+        }
+        String[] error = new String[1];
+        Read read = read(Path.of(procRoot, Long.toString(pid), "environ"),
+                (variable + "=").getBytes(StandardCharsets.UTF_8), value, error);
+        if (read == Read.UNREADABLE || read == Read.VANISHED || !sameProcess(proc, found.info())) {
+            return EnvironmentScan.incomplete("the environment of pid " + pid + " cannot be read"
+                    + (error[0] == null ? "" : ": " + error[0]));
+        }
+        return new EnvironmentScan(read == Read.HOLDS ? List.of(found.info()) : List.of(), true, "");
+    }
+
+    /** Whether {@code pid} still runs the process {@code info} read (not a later one under its pid). */
+    private static boolean sameProcess(LinuxProcessIntrospector proc, ProcessInfo info) {
+        return proc.lookup(info.pid()) instanceof ProcessLookup.Found again && again.info().start().equals(info.start());
+    }
+
+    private static Read read(Path environ, byte[] prefix, Predicate<String> value, String[] error) {
+        try {
+            return holds(readEnviron(environ), prefix, value) ? Read.HOLDS : Read.LACKS;
+        } catch (NoSuchFileException e) {
+            return Read.VANISHED;
+        } catch (IOException e) {
+            error[0] = e instanceof AccessDeniedException ? "its environment is not readable by this user" : e.toString();
+            return Read.UNREADABLE;
+        }
     }
 
     private static boolean isPid(Path p) {
@@ -88,16 +192,25 @@ final class EnvironScan {
         return true;
     }
 
-    /** A start fingerprint as a number of ticks; one that is not a number sorts last, so it is read. */
-    static long ticks(String start) {
-        try {
-            return Long.parseLong(start);
-        } catch (NumberFormatException e) {
-            return Long.MAX_VALUE;
+    /** A floor as a count of clock ticks: decimal digits only, or empty. */
+    static OptionalLong ticks(String floor) {
+        if (floor.isEmpty() || floor.length() > 18) {
+            return OptionalLong.empty();
         }
+        for (int i = 0; i < floor.length(); i++) {
+            if (floor.charAt(i) < '0' || floor.charAt(i) > '9') {
+                return OptionalLong.empty();
+            }
+        }
+        return OptionalLong.of(Long.parseLong(floor));
     }
 
-    private static byte[] read(Path environ) throws IOException {
+    /** A process's start as a number of ticks; one that is not a number sorts last, so it is read. */
+    private static long startTicks(String start) {
+        return ticks(start).orElse(Long.MAX_VALUE);
+    }
+
+    private static byte[] readEnviron(Path environ) throws IOException {
         try (InputStream in = Files.newInputStream(environ)) {
             byte[] bytes = in.readNBytes(MAX_ENVIRON_BYTES + 1);
             if (bytes.length > MAX_ENVIRON_BYTES) {
@@ -107,15 +220,20 @@ final class EnvironScan {
         }
     }
 
-    /** Whether the NUL-separated {@code environ} holds exactly {@code entry} as one of its entries. */
-    static boolean holds(byte[] environ, byte[] entry) {
+    /**
+     * Whether the NUL-separated {@code environ} holds an entry that starts with {@code prefix}
+     * ({@code NAME=}) and whose value {@code value} accepts.
+     */
+    static boolean holds(byte[] environ, byte[] prefix, Predicate<String> value) {
         int start = 0;
         while (start < environ.length) {
             int end = start;
             while (end < environ.length && environ[end] != 0) {
                 end++;
             }
-            if (end - start == entry.length && java.util.Arrays.equals(environ, start, end, entry, 0, entry.length)) {
+            if (end - start >= prefix.length && Arrays.equals(environ, start, start + prefix.length, prefix, 0, prefix.length)
+                    && value.test(new String(environ, start + prefix.length, end - start - prefix.length,
+                            StandardCharsets.UTF_8))) {
                 return true;
             }
             start = end + 1;

@@ -13,7 +13,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 /**
  * Linux: reads {@code /proc} (proc(5)).
@@ -364,12 +366,37 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
 
     /** {@code /proc/PID/environ} of every process not started before {@code startedAfter} ({@link EnvironScan}). */
     @Override
-    public EnvironmentScan scanEnvironments(String entry, Optional<String> startedAfter) {
+    public EnvironmentScan scanEnvironments(String variable, Predicate<String> value, long uid,
+                                            Optional<String> startedAfter) {
         ProcView v = view();
         if (v.distrust().isPresent()) {
             return EnvironmentScan.incomplete(v.distrust().get().detail());
         }
-        return EnvironScan.scan(this, procRoot, hidesPids(), entry, startedAfter);
+        return EnvironScan.scan(this, procRoot, hidesPids(), variable, value, uid, startedAfter);
+    }
+
+    /** {@code /proc/PID/environ} of one process ({@link EnvironScan}). */
+    @Override
+    public EnvironmentScan readEnvironment(long pid, String variable, Predicate<String> value) {
+        ProcView v = view();
+        if (v.distrust().isPresent()) {
+            return EnvironmentScan.incomplete(v.distrust().get().detail());
+        }
+        return EnvironScan.one(this, procRoot, pid, variable, value);
+    }
+
+    /** The effective uid in {@code /proc/PID/status} ({@code Uid:}, its second field). */
+    @Override
+    public OptionalLong userId(long pid) {
+        if (pid <= 0 || view().distrust().isPresent()) {
+            return OptionalLong.empty();
+        }
+        ProcReader r = reader();
+        if (r.read(r.path(procRoot, pid, "status"), true) != ProcReader.Status.OK) {
+            return OptionalLong.empty();
+        }
+        long uid = StatusFile.parse(r.buffer(), r.length()).uid();
+        return uid < 0 ? OptionalLong.empty() : OptionalLong.of(uid);
     }
 
     /**

@@ -9,8 +9,9 @@ package dev.proclive.linux;
  * @param nspidCount how many ids {@code NSpid:} lists: one per PID namespace from the one
  *                   {@code /proc} was mounted for down to the task's own
  * @param capEff     {@code CapEff:}, the effective capability mask
+ * @param uid        the effective user id, the second of {@code Uid:}'s four
  */
-record StatusFile(long tgid, long threads, int nspidCount, long capEff) {
+record StatusFile(long tgid, long threads, int nspidCount, long capEff, long uid) {
 
     /** capability.h: CAP_SYS_PTRACE, which lets a task see processes {@code hidepid} hides. */
     static final int CAP_SYS_PTRACE = 19;
@@ -20,6 +21,7 @@ record StatusFile(long tgid, long threads, int nspidCount, long capEff) {
         long threads = -1;
         int nspid = -1;
         long capEff = -1;
+        long uid = -1;
         int line = 0;
         while (line < len) {
             int end = line;
@@ -34,10 +36,12 @@ record StatusFile(long tgid, long threads, int nspidCount, long capEff) {
                 nspid = countWords(b, line + 6, end);
             } else if (startsWith(b, line, end, "CapEff:")) {
                 capEff = parseHex(b, skipBlanks(b, line + 7, end), end);
+            } else if (startsWith(b, line, end, "Uid:")) {
+                uid = secondWord(b, line + 4, end);
             }
             line = end + 1;
         }
-        return new StatusFile(tgid, threads, nspid, capEff);
+        return new StatusFile(tgid, threads, nspid, capEff, uid);
     }
 
     /** Whether this task may look at every process even where {@code hidepid} hides them. */
@@ -76,6 +80,21 @@ record StatusFile(long tgid, long threads, int nspidCount, long capEff) {
             inWord = !blank;
         }
         return words;
+    }
+
+    /** The second blank-separated word of a line as a decimal number, or -1. */
+    private static long secondWord(byte[] b, int from, int to) {
+        int first = skipBlanks(b, from, to);
+        int i = first;
+        while (i < to && b[i] != ' ' && b[i] != '\t') {
+            i++;
+        }
+        int second = skipBlanks(b, i, to);
+        int end = second;
+        while (end < to && b[end] != ' ' && b[end] != '\t') {
+            end++;
+        }
+        return end > second ? StatLine.parseDigits(b, second, end) : -1;
     }
 
     private static long parseHex(byte[] b, int from, int to) {

@@ -16,8 +16,9 @@ import java.nio.charset.StandardCharsets;
  * @param start     {@code kp_proc.p_starttime} as {@code "%d.%06d"} (seconds.microseconds), the
  *                  exact string the Go package records
  * @param zombie    {@code kp_proc.p_stat == SZOMB}
+ * @param uid       {@code kp_eproc.e_ucred.cr_uid}, the effective user id
  */
-record KinfoProc(long pid, long parentPid, String name, String start, boolean zombie) {
+record KinfoProc(long pid, long parentPid, String name, String start, boolean zombie, long uid) {
 
     /** sizeof(struct kinfo_proc). */
     static final int SIZE = 648;
@@ -36,6 +37,11 @@ record KinfoProc(long pid, long parentPid, String name, String start, boolean zo
     static final int P_COMM_LENGTH = 17;
     /** kp_eproc.e_ppid: pid_t, int32. */
     static final int E_PPID = 560;
+    /**
+     * {@code kp_eproc.e_ucred.cr_uid}: {@code kp_eproc} at 296, {@code e_ucred} 120 into it (after
+     * two pointers and the 104-byte {@code struct _pcred}), {@code cr_uid} 4 into that.
+     */
+    static final int CR_UID = 420;
 
     /** sys/proc.h: process being terminated, waiting for its parent to reap it. */
     static final byte SZOMB = 5;
@@ -84,7 +90,8 @@ record KinfoProc(long pid, long parentPid, String name, String start, boolean zo
                 b.getInt(E_PPID),
                 new String(buffer, P_COMM, nameLength, StandardCharsets.UTF_8),
                 startFingerprint(seconds, micros),
-                buffer[P_STAT] == SZOMB);
+                buffer[P_STAT] == SZOMB,
+                Integer.toUnsignedLong(b.getInt(CR_UID)));
     }
 
     /**

@@ -146,10 +146,30 @@ public final class MacosProcessIntrospector implements ProcessIntrospector {
     /**
      * Every process's environment from {@code KERN_PROCARGS2} ({@link ProcArgs#environmentHolds}),
      * skipping those started before {@code startedAfter}. Another user's process answers EINVAL
-     * (unless this one is root): the scan is then incomplete.
+     * (unless this one is root): the scan is then incomplete. A listed process that ended before it
+     * was read (or a new zombie) makes a pass inconclusive, and another is made, up to
+     * {@value #SCAN_PASSES}; a carrier of a user other than {@code uid} makes it incomplete.
      */
     @Override
-    public EnvironmentScan scanEnvironments(String entry, Optional<String> startedAfter) {
+    public EnvironmentScan scanEnvironments(String variable, java.util.function.Predicate<String> value, long uid,
+                                            Optional<String> startedAfter) {
+        java.util.Set<String> zombies = new java.util.HashSet<>();
+        EnvironmentScan last = null;
+        for (int pass = 0; pass < SCAN_PASSES; pass++) {
+            last = pass(variable, value, uid, startedAfter, zombies);
+            if (!last.passAgain()) {
+                return last;
+            }
+        }
+        return new EnvironmentScan(last.carriers(), false, last.detail() + ", in each of " + SCAN_PASSES + " passes", true);
+    }
+
+    /** How many passes a scan makes while processes keep ending under it. */
+    static final int SCAN_PASSES = 4;
+
+    /** One pass; {@code zombies}: those (pid:start) met in passes before, and this one's added. */
+    private EnvironmentScan pass(String variable, java.util.function.Predicate<String> value, long uid,
+                                 Optional<String> startedAfter, java.util.Set<String> zombies) {
         int[] pids;
         int argMax;
         try {
@@ -158,43 +178,132 @@ public final class MacosProcessIntrospector implements ProcessIntrospector {
         } catch (ErrnoException | LinkageError | RuntimeException e) {
             return EnvironmentScan.incomplete("cannot list processes: " + e);
         }
-        if (argMax <= 0 || argMax > MAX_ARGS_BYTES) {
-            argMax = MAX_ARGS_BYTES;
+        java.math.BigDecimal floor = null;
+        if (startedAfter.isPresent()) {
+            floor = seconds(startedAfter.get());
+            if (floor == null) {
+                return EnvironmentScan.incomplete("the floor " + startedAfter.get() + " is not seconds.microseconds");
+            }
         }
-        java.math.BigDecimal floor = startedAfter.map(MacosProcessIntrospector::seconds).orElse(null);
-        byte[] buffer = new byte[argMax + ARGS_SLACK];
+        byte[] buffer = new byte[argsBuffer(argMax)];
         java.util.List<ProcessInfo> carriers = new java.util.ArrayList<>();
         String unread = "";
+        String vanished = "";
         for (int pid : pids) {
-            if (pid <= 0 || !(lookup(pid) instanceof ProcessLookup.Found found)) {
+            if (pid <= 0) {
+                continue;
+            }
+            ProcessLookup lookup = lookup(pid);
+            if (lookup instanceof ProcessLookup.Gone) {
+                vanished = "pid " + pid + " ended before it could be read";
+                continue;
+            }
+            if (!(lookup instanceof ProcessLookup.Found found)) {
+                unread = "pid " + pid + ": " + ((ProcessLookup.Unknown) lookup).detail();
                 continue;
             }
             ProcessInfo info = found.info();
-            if (info.state() == ProcessState.ZOMBIE || floor != null && seconds(info.start()).compareTo(floor) < 0) {
+            java.math.BigDecimal start = seconds(info.start());
+            if (floor != null && start != null && start.compareTo(floor) < 0) {
                 continue;
             }
-            try {
-                Optional<Boolean> holds = ProcArgs.environmentHolds(buffer, sysctl.procArgs(pid, buffer), entry);
-                if (holds.isEmpty()) {
-                    unread = "pid " + pid + ": its arguments and environment do not fit, or were cut short";
-                } else if (holds.get()) {
-                    carriers.add(info);
+            if (info.state() == ProcessState.ZOMBIE) {
+                if (zombies.add(pid + ":" + info.start())) {
+                    vanished = "pid " + pid + " ended during the pass"; // what it forked is listed next pass
                 }
-            } catch (ErrnoException | RuntimeException e) {
-                if (!(lookup(pid) instanceof ProcessLookup.Gone)) {
-                    unread = "pid " + pid + ": its environment is not readable by this user";
+                continue;
+            }
+            EnvironmentScan one = read(info, variable, value, buffer);
+            if (!one.complete()) {
+                if (one.passAgain()) {
+                    vanished = one.detail();
+                } else {
+                    unread = one.detail();
+                }
+            } else if (!one.carriers().isEmpty()) {
+                java.util.OptionalLong owner = userId(pid);
+                if (owner.isPresent() && owner.getAsLong() == uid) {
+                    carriers.add(info);
+                } else {
+                    unread = "pid " + pid + " carries it but runs as " + (owner.isPresent()
+                            ? "uid " + owner.getAsLong() + ", not uid " + uid : "a user that cannot be read");
                 }
             }
         }
-        return new EnvironmentScan(carriers, unread.isEmpty(), unread);
+        if (!unread.isEmpty()) {
+            return new EnvironmentScan(carriers, false, unread);
+        }
+        if (!vanished.isEmpty()) {
+            return new EnvironmentScan(carriers, false, vanished, true);
+        }
+        return new EnvironmentScan(carriers, true, "");
     }
 
-    private static java.math.BigDecimal seconds(String start) {
-        try {
-            return new java.math.BigDecimal(start);
-        } catch (NumberFormatException e) {
-            return java.math.BigDecimal.valueOf(Long.MAX_VALUE);
+    @Override
+    public EnvironmentScan readEnvironment(long pid, String variable, java.util.function.Predicate<String> value) {
+        if (!(lookup(pid) instanceof ProcessLookup.Found found)) {
+            return EnvironmentScan.incomplete("pid " + pid + " cannot be read");
         }
+        int argMax;
+        try {
+            argMax = sysctl.argMax();
+        } catch (ErrnoException | LinkageError | RuntimeException e) {
+            return EnvironmentScan.incomplete("cannot size a process's arguments: " + e);
+        }
+        EnvironmentScan one = read(found.info(), variable, value, new byte[argsBuffer(argMax)]);
+        return one.passAgain() ? EnvironmentScan.incomplete(one.detail()) : one;
+    }
+
+    private static int argsBuffer(int argMax) {
+        return (argMax <= 0 || argMax > MAX_ARGS_BYTES ? MAX_ARGS_BYTES : argMax) + ARGS_SLACK;
+    }
+
+    /** One process's environment, checked to be the process {@code info} read (not a later one under its pid). */
+    private EnvironmentScan read(ProcessInfo info, String variable, java.util.function.Predicate<String> value,
+                                 byte[] buffer) {
+        long pid = info.pid();
+        Optional<Boolean> holds;
+        try {
+            holds = ProcArgs.environmentHolds(buffer, sysctl.procArgs((int) pid, buffer), variable, value);
+        } catch (ErrnoException | RuntimeException e) {
+            if (lookup(pid) instanceof ProcessLookup.Gone) {
+                return new EnvironmentScan(java.util.List.of(), false, "pid " + pid + " ended before it could be read", true);
+            }
+            return EnvironmentScan.incomplete("pid " + pid + ": its environment is not readable by this user");
+        }
+        if (!(lookup(pid) instanceof ProcessLookup.Found again && again.info().start().equals(info.start()))) {
+            return new EnvironmentScan(java.util.List.of(), false, "pid " + pid + " ended while it was read", true);
+        }
+        if (holds.isEmpty()) {
+            return EnvironmentScan.incomplete("pid " + pid + ": its arguments and environment do not fit, or were cut short");
+        }
+        return new EnvironmentScan(holds.get() ? java.util.List.of(info) : java.util.List.of(), true, "");
+    }
+
+    /** {@code kp_eproc.e_ucred.cr_uid} ({@link KinfoProc#uid()}). */
+    @Override
+    public java.util.OptionalLong userId(long pid) {
+        if (pid <= 0 || pid > Integer.MAX_VALUE) {
+            return java.util.OptionalLong.empty();
+        }
+        byte[] buffer = new byte[KinfoProc.SIZE];
+        try {
+            int length = sysctl.kinfoProc((int) pid, buffer);
+            if (KinfoProc.check(buffer, length, pid) != KinfoProc.Status.VALID) {
+                return java.util.OptionalLong.empty();
+            }
+            return java.util.OptionalLong.of(KinfoProc.decode(buffer).uid());
+        } catch (ErrnoException | LinkageError | RuntimeException e) {
+            return java.util.OptionalLong.empty();
+        }
+    }
+
+    /** A start fingerprint or floor as seconds ({@code seconds.microseconds}), or null when it is not one. */
+    private static java.math.BigDecimal seconds(String start) {
+        if (!start.matches("[0-9]{1,18}\\.[0-9]{6}")) {
+            return null;
+        }
+        return new java.math.BigDecimal(start);
     }
 
     @Override

@@ -43,9 +43,15 @@ final class ProcArgs {
         return new ProgramNames(executable, ProgramNames.fileName(word.startsWith("-") ? word.substring(1) : word));
     }
 
-    /** Whether the environment in the answer holds exactly {@code entry}; empty when that cannot be told. */
-    static Optional<Boolean> environmentHolds(byte[] b, int len, String entry) {
-        return parts(b, len).map(p -> p.environment().contains(entry));
+    /**
+     * Whether the environment in the answer holds {@code variable} with a value {@code value}
+     * accepts; empty when that cannot be told.
+     */
+    static Optional<Boolean> environmentHolds(byte[] b, int len, String variable,
+                                              java.util.function.Predicate<String> value) {
+        String prefix = variable + "=";
+        return parts(b, len).map(p -> p.environment().stream()
+                .anyMatch(e -> e.startsWith(prefix) && value.test(e.substring(prefix.length()))));
     }
 
     /** The answer's parts, or empty when it filled the buffer, is cut short, or does not parse. */

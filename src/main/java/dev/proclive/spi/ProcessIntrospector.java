@@ -109,13 +109,34 @@ public interface ProcessIntrospector {
     }
 
     /**
-     * This host's processes whose initial environment holds exactly {@code entry}
-     * ({@code NAME=value}), skipping those whose start fingerprint is below {@code startedAfter}
-     * (a {@link #startFloor()}) when one is given. The default cannot read environments: an
-     * incomplete scan.
+     * This host's processes whose initial environment holds {@code variable} with a value
+     * {@code value} accepts, skipping those whose start fingerprint is below {@code startedAfter}
+     * (a {@link #startFloor()}) when one is given. A carrier counts only if it runs as user
+     * {@code uid}: one of another user makes the scan incomplete, never a carrier.
+     *
+     * <p>The answer is a proof, not a glance: a process listed and then found ended (gone before
+     * it was read, or a zombie) may have forked a carrier after the listing, so such a pass proves
+     * nothing, and the scan passes again, a bounded number of times; still inconclusive, it is
+     * incomplete with {@link EnvironmentScan#passAgain()}. The default cannot read environments:
+     * an incomplete scan.
      */
-    default EnvironmentScan scanEnvironments(String entry, Optional<String> startedAfter) {
+    default EnvironmentScan scanEnvironments(String variable, java.util.function.Predicate<String> value, long uid,
+                                             Optional<String> startedAfter) {
         return EnvironmentScan.incomplete("this platform cannot read other processes' environments");
+    }
+
+    /**
+     * Whether process {@code pid}'s initial environment holds {@code variable} with a value
+     * {@code value} accepts: a complete scan of that one process, which lists it when it does; an
+     * incomplete one when it cannot be read. The default cannot read environments.
+     */
+    default EnvironmentScan readEnvironment(long pid, String variable, java.util.function.Predicate<String> value) {
+        return EnvironmentScan.incomplete("this platform cannot read other processes' environments");
+    }
+
+    /** The (effective) user id process {@code pid} runs as, or empty when it cannot be read. The default cannot. */
+    default java.util.OptionalLong userId(long pid) {
+        return java.util.OptionalLong.empty();
     }
 
     /**

@@ -95,11 +95,27 @@ class LeaseRunIT {
         Cli.Result missing = lease("run", "build", "--dir", dir(), "--", tmp.resolve("no-such-command").toString());
         assertThat(missing.exit()).as(missing.err()).isEqualTo(127);
         assertThat(missing.err().strip()).doesNotContain("\n");
-        assertThat(record().path("ended").path("how").asText()).isEqualTo("spawn_failed");
+        assertThat(Path.of(dir(), "build.lease")).as("looked up before anything is taken").doesNotExist();
         Path notExecutable = Files.writeString(tmp.resolve("script"), "#!/bin/sh\nexit 0\n");
         Cli.Result cannot = lease("run", "build", "--dir", dir(), "--", notExecutable.toString());
         assertThat(cannot.exit()).as(cannot.err()).isEqualTo(126);
+        assertThat(lease("run", "build", "--dir", dir(), "--", tmp.toString()).exit()).as("a directory").isEqualTo(126);
         assertThat(lease("run", "build", "--dir", dir()).exit()).as("no command").isEqualTo(64);
+
+        // by a PATH search, as sh does, in any locale (never from an exception's words)
+        Path bin = Files.createDirectories(tmp.resolve("bin"));
+        Files.writeString(bin.resolve("notexec"), "#!/bin/sh\nexit 0\n");
+        Map<String, String> env = new java.util.HashMap<>(System.getenv());
+        env.put("PATH", bin + ":/usr/bin:/bin");
+        env.put("LC_ALL", "de_DE.UTF-8");
+        env.put("LANGUAGE", "de");
+        assertThat(Cli.exec(Cli.command(Cli.jar(), "lease", "run", "build", "--dir", dir(), "--", "no-such-command-here"),
+                new byte[0], env).exit()).isEqualTo(127);
+        assertThat(Cli.exec(Cli.command(Cli.jar(), "lease", "run", "build", "--dir", dir(), "--", "notexec"),
+                new byte[0], env).exit()).isEqualTo(126);
+        Cli.Result found = Cli.exec(Cli.command(Cli.jar(), "lease", "run", "build", "--dir", dir(), "--", "sh", "-c", "exit 3"),
+                new byte[0], env);
+        assertThat(found.exit()).as(found.err()).isEqualTo(3);
     }
 
     @Test
@@ -140,8 +156,8 @@ class LeaseRunIT {
         assertThat(line(first)).isEqualTo("started");
         Cli.Result second = lease("run", "build", "--dir", dir(), "--", "sh", "-c", "echo second ran");
         assertThat(second.exit()).as(second.err()).isEqualTo(1);
-        assertThat(second.out()).doesNotContain("second ran");
-        assertThat(mapper.readTree(second.line()).path("verdict").path("liveness").asText()).isEqualTo("alive");
+        assertThat(second.out()).as("stdout is the command's: no record on it").isEmpty();
+        assertThat(second.err().strip()).doesNotContain("\n").contains("is not granted", "held by pid", "alive");
     }
 
     @Test
@@ -192,6 +208,59 @@ class LeaseRunIT {
                         "--print", "fence")).replace("'$$'", "$$"));
         assertThat(r.exit()).as(r.err()).isZero();
         assertThat(r.out()).isEqualTo("1\n");
+    }
+
+    @Test
+    void claimWithoutAHolderInsideRunNamesTheCommandItRunsUnder() throws Exception {
+        // README's own command: a hook under run claims for the sh run started, not for the launcher
+        String claim = Cli.shellQuoted(Cli.command(Cli.jar(), "lease", "claim", "build", "--dir", dir(), "--print", "fence"));
+        Cli.Result forked = lease("run", "build", "--dir", dir(), "--", "sh", "-c", claim + "; echo \"sh $$\"");
+        assertThat(forked.exit()).as(forked.err()).isZero();
+        assertThat(forked.out()).startsWith("1\n");
+        Cli.Result execd = lease("run", "build", "--dir", dir(), "--", "sh", "-c", "exec " + claim);
+        assertThat(execd.exit()).as("the command itself, after exec: " + execd.err()).isZero();
+        assertThat(execd.out()).isEqualTo("2\n");
+        Process other = new ProcessBuilder("sleep", "60").start();
+        started.add(other);
+        Cli.Result notCarrier = lease("run", "build", "--dir", dir(), "--", "sh", "-c",
+                Cli.shellQuoted(Cli.command(Cli.jar(), "lease", "claim", "build", "--dir", dir(), "--holder",
+                        Long.toString(other.pid()))) + "; echo \"claim $?\"");
+        assertThat(notCarrier.out()).as("a process without the token cannot claim: " + notCarrier.err()).contains("claim 3");
+        assertThat(notCarrier.err()).contains("does not carry");
+    }
+
+    @Test
+    void printFenceOnARefusalPrintsNoFence() throws Exception {
+        Process holder = new ProcessBuilder("sleep", "60").start();
+        started.add(holder);
+        assertThat(lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(holder.pid())).exit()).isZero();
+        Cli.Result refused = lease("acquire", "build", "--dir", dir(), "--print", "fence");
+        assertThat(refused.exit()).isEqualTo(1);
+        assertThat(refused.out()).as("F=$(… --print fence) must not get another holder's fence").isEmpty();
+        assertThat(refused.err()).contains("held by pid " + holder.pid());
+        Cli.Result json = lease("acquire", "build", "--dir", dir());
+        assertThat(json.exit()).isEqualTo(1);
+        assertThat(mapper.readTree(json.line()).path("fence").asLong()).as("the record is still shown as JSON").isEqualTo(1);
+    }
+
+    @Test
+    void aSignalWhileRunWaitsEndsTheWaitAndStartsNothing() throws Exception {
+        Process holder = new ProcessBuilder("sleep", "60").start();
+        started.add(holder);
+        assertThat(lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(holder.pid())).exit()).isZero();
+        Path ran = tmp.resolve("ran");
+        for (String[] signal : new String[][] {{"INT", "130"}, {"TERM", "143"}, {"HUP", "129"}}) {
+            Process waiting = background("run", "build", "--dir", dir(), "--wait", "60", "--", "sh", "-c",
+                    "echo ran > " + Cli.shellQuoted(List.of(ran.toString())));
+            Thread.sleep(1500); // it waits for the holder
+            new ProcessBuilder("kill", "-" + signal[0], Long.toString(waiting.pid())).start().waitFor();
+            assertThat(waiting.waitFor(20, TimeUnit.SECONDS)).as(signal[0]).isTrue();
+            assertThat(waiting.exitValue()).as(signal[0]).isEqualTo(Integer.parseInt(signal[1]));
+        }
+        holder.destroyForcibly();
+        holder.waitFor(10, TimeUnit.SECONDS);
+        Thread.sleep(1000);
+        assertThat(ran).as("no command started after the wait was ended").doesNotExist();
     }
 
     @Test

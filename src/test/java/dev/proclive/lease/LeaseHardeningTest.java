@@ -185,6 +185,25 @@ class LeaseHardeningTest {
         assertThat(granted(store.acquire("build", holder)).fence()).isEqualTo(6);
     }
 
+    @Test
+    @org.junit.jupiter.api.condition.EnabledOnOs(org.junit.jupiter.api.condition.OS.LINUX) // boot ids
+    void aRecordRolledBackByAPowerLossNamesAHolderOfAnEarlierBootAndIsTakenAboveTheGuard() throws Exception {
+        Identity holder = sleeper();
+        Lease lease = granted(store.acquire("build", holder));
+        for (int i = 0; i < 4; i++) {
+            lease.release();
+            lease = granted(store.acquire("build", holder));
+        }
+        assertThat(lease.fence()).isEqualTo(5);
+        // What a power loss leaves when the directory was not forced: an older record, of the boot before.
+        Identity before = new Identity(holder.pid(), holder.start(), "00000000-1111-2222-3333-444444444444",
+                holder.host(), holder.name(), holder.pidns(), holder.machine());
+        writeRecord(record(before, 2, LeaseRecord.State.HELD));
+        Acquisition.Granted next = (Acquisition.Granted) store.acquire("build", sleeper());
+        assertThat(next.lease().fence()).as("above the forced guard: fence 5 is never handed out again").isEqualTo(6);
+        assertThat(next.lease().record().previous().orElseThrow().verdict().reason()).isEqualTo(dev.proclive.Reason.REBOOTED);
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"+1000000000-12-31T23:59:59.999Z", "-0001-01-01T00:00:00Z", "+10000-01-01T00:00:00Z"})
     void aTimestampOutsideWhatARecordCanHoldIsCorrupt(String at) throws Exception {

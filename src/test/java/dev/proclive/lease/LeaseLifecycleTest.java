@@ -38,6 +38,7 @@ class LeaseLifecycleTest {
     static final String BOOT = "boot-1";
     static final String HOST = "here";
     static final String PIDNS = "4026531836";
+    static final long UID = 1000;
 
     @TempDir
     Path dir;
@@ -49,8 +50,16 @@ class LeaseLifecycleTest {
     static final class Host implements ProcessIntrospector {
         final Map<Long, ProcessInfo> table = new ConcurrentHashMap<>();
         volatile EnvironmentScan scan = new EnvironmentScan(List.of(), true, "");
-        volatile String lastEntry;
+        /** Scans to answer first, one a pass, before {@link #scan}. */
+        final java.util.Deque<EnvironmentScan> passes = new java.util.concurrent.ConcurrentLinkedDeque<>();
+        volatile int scanCount;
+        volatile String lastVariable;
+        volatile java.util.function.Predicate<String> lastValue;
+        volatile long lastUid = -2;
         volatile Optional<String> lastStartedAfter;
+        /** Each process's PROCLIVE_LEASE_TOKEN; a pid in {@link #unreadable} has an environment that cannot be read. */
+        final Map<Long, String> tokens = new ConcurrentHashMap<>();
+        final java.util.Set<Long> unreadable = ConcurrentHashMap.newKeySet();
 
         Host() {
             table.put(50L, new ProcessInfo(50, 1, "java", "500", ProcessState.LIVE)); // this process
@@ -97,10 +106,31 @@ class LeaseLifecycleTest {
         }
 
         @Override
-        public EnvironmentScan scanEnvironments(String entry, Optional<String> startedAfter) {
-            lastEntry = entry;
+        public EnvironmentScan scanEnvironments(String variable, java.util.function.Predicate<String> value, long uid,
+                                                Optional<String> startedAfter) {
+            scanCount++;
+            lastVariable = variable;
+            lastValue = value;
+            lastUid = uid;
             lastStartedAfter = startedAfter;
-            return scan;
+            EnvironmentScan first = passes.poll();
+            return first != null ? first : scan;
+        }
+
+        @Override
+        public EnvironmentScan readEnvironment(long pid, String variable, java.util.function.Predicate<String> value) {
+            ProcessInfo info = table.get(pid);
+            if (info == null || unreadable.contains(pid)) {
+                return EnvironmentScan.incomplete("pid " + pid + " cannot be read");
+            }
+            String token = tokens.get(pid);
+            boolean holds = variable.equals("PROCLIVE_LEASE_TOKEN") && token != null && value.test(token);
+            return new EnvironmentScan(holds ? List.of(info) : List.of(), true, "");
+        }
+
+        @Override
+        public java.util.OptionalLong userId(long pid) {
+            return table.containsKey(pid) ? java.util.OptionalLong.of(UID) : java.util.OptionalLong.empty();
         }
     }
 
@@ -133,8 +163,35 @@ class LeaseLifecycleTest {
     }
 
     private LeaseStore open(LeasePolicy policy) throws IOException {
-        return LeaseStore.open(dir.resolve("leases"), policy, LivenessChecker.of(host), clock);
+        return LeaseStore.open(dir.resolve("leases"), policy, LivenessChecker.of(host), clock, pause);
     }
+
+    /** Every pause taken, and how long it was asked to last. */
+    final List<Duration> pauses = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /**
+     * Waits as the store asks, by the test's clock: a holder's end is waited for in real time (the
+     * exit watch polls the fake table), at most as long as asked, and then the clock has moved on
+     * by what was asked; a sleep only moves the clock.
+     */
+    final LeaseKeeper.Pause pause = new LeaseKeeper.Pause() {
+        @Override
+        public void await(java.util.concurrent.CompletableFuture<?> end, Duration most) throws InterruptedException {
+            pauses.add(most);
+            try {
+                end.get(most.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+                return;
+            } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+                clock.now = clock.now.plus(most);
+            }
+        }
+
+        @Override
+        public void sleep(Duration d) {
+            pauses.add(d);
+            clock.now = clock.now.plus(d);
+        }
+    };
 
     private static Lease granted(Acquisition a) {
         assertThat(a).isInstanceOf(Acquisition.Granted.class);
@@ -181,21 +238,47 @@ class LeaseLifecycleTest {
     }
 
     @Test
-    void aReservationHasATokenAndAFloorAndIsGrantedAgainToItsReserver() throws Exception {
+    void aReservationHasATokenItsRecordKeepsOnlyTheDigestOfAndAFloor() throws Exception {
         Identity launcher = host.start(60, 50, "600");
         Acquisition.Granted first = (Acquisition.Granted) store.reserve("build", launcher);
         Lease reserved = first.lease();
         assertThat(first.again()).isFalse();
         assertThat(reserved.state()).isEqualTo(LeaseRecord.State.RESERVED);
-        assertThat(reserved.token()).hasValueSatisfying(t -> assertThat(LeaseRecord.isToken(t)).isTrue());
+        String token = reserved.token().orElseThrow();
+        assertThat(LeaseRecord.isToken(token)).isTrue();
         assertThat(reserved.record().startedAfter()).contains("1000");
+        assertThat(reserved.record().reserverUid()).hasValue(UID);
         assertThat(reserved.holder()).isEqualTo(launcher);
-        Acquisition.Granted again = (Acquisition.Granted) store.reserve("build", launcher);
-        assertThat(again.again()).isTrue();
-        assertThat(again.lease().fence()).isEqualTo(reserved.fence());
-        assertThat(again.lease().token()).isEqualTo(reserved.token());
+        String onDisk = Files.readString(dir.resolve("leases/build.lease"));
+        assertThat(onDisk).as("a record others may read never holds the token").doesNotContain(token)
+                .contains("\"tokenDigest\":\"" + LeaseRecord.digest(token) + "\"", "\"reserverUid\":1000")
+                .doesNotContain("\"token\"");
+        assertThat(store.read("build").orElseThrow().hasToken(token)).isTrue();
+        assertThat(store.read("build").orElseThrow().hasToken("f".repeat(32))).isFalse();
         Lease other = granted(store.reserve("other", launcher));
         assertThat(other.token()).isNotEqualTo(reserved.token());
+    }
+
+    @Test
+    void aReservationIsOneIntentASecondReserveByItsOwnReserverIsHeld() throws Exception {
+        Identity launcher = host.start(60, 50, "600");
+        Lease reserved = granted(store.reserve("build", launcher));
+        Acquisition second = store.reserve("build", launcher);
+        assertThat(second).isInstanceOf(Acquisition.Held.class);
+        assertThat(((Acquisition.Held) second).record().fence()).isEqualTo(reserved.fence());
+        assertThat(store.read("build").orElseThrow().hasToken(reserved.token().orElseThrow())).as("unchanged").isTrue();
+    }
+
+    @Test
+    void aReservedLeaseAdmitsNoWriter() throws Exception {
+        Identity launcher = host.start(60, 50, "600");
+        Lease reserved = granted(store.reserve("build", launcher));
+        assertThat(reserved.isValid()).isFalse();
+        assertThatThrownBy(reserved::ensureValid).isInstanceOf(LeaseLostException.class)
+                .hasMessageContaining("reserved lease admits no write");
+        Lease childs = reserved.handOff(host.start(61, 60, "1005"));
+        assertThat(childs.isValid()).isTrue();
+        childs.ensureValid();
     }
 
     @Test
@@ -205,7 +288,7 @@ class LeaseLifecycleTest {
         Acquisition a = store.acquire("build", host.start(70, 50, "700"));
         assertThat(a).isInstanceOf(Acquisition.Held.class);
         assertThat(((Acquisition.Held) a).record().holder()).isEqualTo(launcher);
-        assertThat(host.lastEntry).as("no scan while the reserver lives").isNull();
+        assertThat(host.scanCount).as("no scan while the reserver lives").isZero();
     }
 
     @Test
@@ -220,7 +303,10 @@ class LeaseLifecycleTest {
         Acquisition a = store.acquire("build", host.start(70, 50, "1100"));
         assertThat(a).isInstanceOf(Acquisition.Held.class);
         assertThat(((Acquisition.Held) a).verdict().liveness()).isEqualTo(Liveness.ALIVE);
-        assertThat(host.lastEntry).isEqualTo("PROCLIVE_LEASE_TOKEN=" + reserved.token().orElseThrow());
+        assertThat(host.lastVariable).isEqualTo("PROCLIVE_LEASE_TOKEN");
+        assertThat(host.lastValue.test(reserved.token().orElseThrow())).as("the token is what the scan accepts").isTrue();
+        assertThat(host.lastValue.test("f".repeat(32))).isFalse();
+        assertThat(host.lastUid).as("carriers only of the reserver's user").isEqualTo(UID);
         assertThat(host.lastStartedAfter).contains("1000");
         LeaseRecord r = store.read("build").orElseThrow();
         assertThat(r.state()).isEqualTo(LeaseRecord.State.HELD);
@@ -252,6 +338,79 @@ class LeaseLifecycleTest {
     }
 
     @Test
+    void anInconclusiveScanNeverFreesAReservationAndAReForkedCarrierIsAdopted() throws Exception {
+        Identity launcher = host.start(60, 50, "600");
+        Lease reserved = granted(store.reserve("build", launcher));
+        host.exit(launcher);
+        Identity newcomer = host.start(70, 50, "1100");
+
+        host.scan = new EnvironmentScan(List.of(), false, "pid 61 ended during the pass, in each of 4 passes", true);
+        Acquisition undecided = store.acquire("build", newcomer);
+        assertThat(undecided).isInstanceOf(Acquisition.Undecided.class);
+        assertThat(store.read("build").orElseThrow().state()).isEqualTo(LeaseRecord.State.RESERVED);
+
+        Identity reforked = host.start(62, 1, "1006");
+        host.scan = new EnvironmentScan(List.of(host.table.get(62L)), true, "");
+        assertThat(store.acquire("build", newcomer)).isInstanceOf(Acquisition.Held.class);
+        assertThat(store.read("build").orElseThrow().holder()).isEqualTo(reforked);
+
+        // the adopted carrier re-forked again: its lease still belongs to whatever carries the token
+        host.exit(reforked);
+        Identity again = host.start(63, 1, "1007");
+        host.scan = new EnvironmentScan(List.of(host.table.get(63L)), true, "");
+        assertThat(store.acquire("build", newcomer)).isInstanceOf(Acquisition.Held.class);
+        assertThat(store.read("build").orElseThrow().holder()).isEqualTo(again);
+        assertThat(store.read("build").orElseThrow().fence()).isEqualTo(reserved.fence());
+
+        host.exit(again);
+        host.scan = new EnvironmentScan(List.of(), true, "");
+        assertThat(granted(store.acquire("build", newcomer)).fence()).as("no carrier left: freed")
+                .isEqualTo(reserved.fence() + 1);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"abc", "1.5", "99999999999999", "-5", ""})
+    void aStartedAfterThatIsNoStartTimeOfThisBootIsCorruptNeverAFloor(String floor) throws Exception {
+        Identity launcher = host.start(60, 50, "600");
+        granted(store.reserve("build", launcher));
+        host.exit(launcher);
+        Path record = dir.resolve("leases/build.lease");
+        String changed = Files.readString(record).replace("\"startedAfter\":\"1000\"", "\"startedAfter\":\"" + floor + "\"");
+        Files.writeString(record, changed);
+        assertThatThrownBy(() -> store.acquire("build", host.start(70, 50, "1100")))
+                .isInstanceOf(LeaseCorruptException.class).hasMessageContaining("startedAfter");
+        assertThat(Files.readString(record)).isEqualTo(changed);
+        assertThat(host.scanCount).as("no scan over a floor that skips everything").isZero();
+    }
+
+    @Test
+    void aCarrierOfAnotherUserIsNeverAdopted() throws Exception {
+        Identity launcher = host.start(60, 50, "600");
+        granted(store.reserve("build", launcher));
+        host.exit(launcher);
+        // what a scan says of a process of another user with the token: incomplete, never a carrier
+        host.scan = EnvironmentScan.incomplete("pid 66 carries it but runs as uid 1001, not uid 1000");
+        Acquisition a = store.acquire("build", host.start(70, 50, "1100"));
+        assertThat(a).isInstanceOf(Acquisition.Undecided.class);
+        assertThat(store.read("build").orElseThrow().state()).isEqualTo(LeaseRecord.State.RESERVED);
+    }
+
+    @Test
+    void anOlderRecordWithATokenReadsAsItsDigest() throws Exception {
+        Identity launcher = host.start(60, 50, "600");
+        Lease reserved = granted(store.reserve("build", launcher));
+        String token = reserved.token().orElseThrow();
+        Path record = dir.resolve("leases/build.lease");
+        String digest = LeaseRecord.digest(token);
+        Files.writeString(record, Files.readString(record).replace("\"tokenDigest\":\"" + digest + "\"",
+                "\"token\":\"" + token + "\""));
+        assertThat(store.read("build").orElseThrow().tokenDigest()).contains(digest);
+        Files.writeString(record, Files.readString(record).replace("\"token\":\"" + token + "\"",
+                "\"token\":\"" + token + "\",\"tokenDigest\":\"" + "0".repeat(64) + "\""));
+        assertThatThrownBy(() -> store.read("build")).isInstanceOf(LeaseCorruptException.class).hasMessageContaining("disagree");
+    }
+
+    @Test
     void aReserverOnAnotherHostKeepsItsReservationWhateverTheScanSays() throws Exception {
         Identity launcher = host.start(60, 50, "600");
         granted(store.reserve("build", launcher));
@@ -270,6 +429,15 @@ class LeaseLifecycleTest {
         Lease reserved = granted(store.reserve("build", launcher));
         Identity child = host.start(61, 60, "1005");
         String token = reserved.token().orElseThrow();
+        host.tokens.put(61L, token);
+
+        Identity impostor = host.start(63, 1, "1007"); // knows the token, does not carry it
+        Acquisition refused = store.claim("build", token, impostor);
+        assertThat(refused).isInstanceOf(Acquisition.NotCarrier.class);
+        assertThat(store.read("build").orElseThrow().state()).as("nothing changed").isEqualTo(LeaseRecord.State.RESERVED);
+        host.unreadable.add(63L);
+        assertThat(store.claim("build", token, impostor)).as("an environment that cannot be read proves nothing")
+                .isInstanceOf(Acquisition.Held.class);
 
         Acquisition.Granted claimed = (Acquisition.Granted) store.claim("build", token, child);
         assertThat(claimed.again()).isFalse();
@@ -280,8 +448,10 @@ class LeaseLifecycleTest {
         assertThat(reserved.isValid()).as("the reservation is the child's now").isFalse();
         assertThatThrownBy(() -> reserved.handOff(child)).isInstanceOf(LeaseLostException.class);
 
-        Acquisition stranger = store.claim("build", "f".repeat(32), host.start(62, 1, "1006"));
-        assertThat(stranger).isInstanceOf(Acquisition.Held.class);
+        Identity stranger = host.start(62, 1, "1006");
+        host.tokens.put(62L, "f".repeat(32));
+        assertThat(store.claim("build", "f".repeat(32), stranger)).isInstanceOf(Acquisition.Held.class);
+        assertThat(store.claim("build", token, stranger)).isInstanceOf(Acquisition.NotCarrier.class);
     }
 
     @ParameterizedTest
@@ -318,7 +488,8 @@ class LeaseLifecycleTest {
         Lease again = granted(store.reserve("other", launcher));
         assertThatThrownBy(() -> again.handOff(child)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("dead");
-        assertThat(again.isValid()).isTrue();
+        assertThat(store.read("other").orElseThrow().state()).isEqualTo(LeaseRecord.State.RESERVED);
+        assertThat(again.isValid()).as("a reservation admits no writer").isFalse();
     }
 
     @Test
@@ -400,8 +571,46 @@ class LeaseLifecycleTest {
         assertThat((System.nanoTime() - before) / 1_000_000).as("returns at the deadline").isBetween(250L, 5_000L);
     }
 
+    @Test
+    void anUndecidedLeaseIsWaitedForUntilItsEligibleAtByTheStoresClockWithoutSleeping() throws Exception {
+        LeaseStore remote = open(LeasePolicy.builder().ttl(Duration.ofMinutes(2)).build());
+        granted(remote.acquire("build", host.start(60, 50, "600")));
+        Path record = dir.resolve("leases/build.lease");
+        Files.writeString(record, Files.readString(record).replace("\"host\":\"here\"", "\"host\":\"another-host\""));
+        LeaseStore lenient = open(LeasePolicy.builder().takeUnknownAfterTtl(true).build());
+        long before = System.nanoTime();
+        Acquisition a = lenient.acquire("build", host.start(61, 50, "610"), Duration.ofMinutes(5));
+        assertThat(a).isInstanceOf(Acquisition.Granted.class);
+        assertThat(clock.now).as("woken at eligibleAt, by the clock").isEqualTo(Instant.parse("2026-12-01T10:02:00Z"));
+        assertThat(pauses).allSatisfy(d -> assertThat(d).isLessThanOrEqualTo(Duration.ofSeconds(2)));
+        assertThat((System.nanoTime() - before) / 1_000_000).as("two minutes waited without sleeping").isLessThan(5_000);
+
+        // An eligibleAt beyond the wait is not waited for at all.
+        Files.writeString(record, Files.readString(record).replace("\"host\":\"here\"", "\"host\":\"another-host\""));
+        pauses.clear();
+        Acquisition early = open(LeasePolicy.builder().takeUnknownAfterTtl(true).build())
+                .acquire("build", host.start(62, 50, "620"), Duration.ofSeconds(10));
+        assertThat(early).isInstanceOf(Acquisition.Undecided.class);
+        assertThat(pauses).isEmpty();
+    }
+
+    @Test
+    void aWaitForALiveHolderEndsAtTheDeadlineByTheStoresClock() throws Exception {
+        granted(store.acquire("build", host.start(60, 50, "600")));
+        Instant start = clock.now;
+        Acquisition a = store.acquire("build", host.start(70, 50, "700"), Duration.ofMillis(4500));
+        assertThat(a).isInstanceOf(Acquisition.Held.class);
+        assertThat(pauses).containsExactly(Duration.ofSeconds(2), Duration.ofSeconds(2), Duration.ofMillis(500));
+        assertThat(clock.now).isEqualTo(start.plusMillis(4500));
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"\"state\":5", "\"state\":\"reserved\"", "\"token\":12", "\"token\":\"abc\"",
+            "\"tokenDigest\":\"abc\"", "\"tokenDigest\":5", "\"reserverUid\":-1", "\"reserverUid\":\"0\"",
+            "\"reserverUid\":4294967296", "\"startedAfter\":\"abc\"", "\"startedAfter\":5",
+            "\"ended\":{\"how\":\"released\",\"at\":\"2026-12-01T10:00:00.000Z\",\"liveness\":\"alive\",\"reason\":\"matched\",\"exitCode\":0}",
+            "\"ended\":{\"how\":\"exited\",\"at\":\"2026-11-01T10:00:00.000Z\",\"liveness\":\"dead\",\"reason\":\"exited\"}",
+            "\"previous\":{\"fence\":0,\"holder\":{\"pid\":9,\"start\":\"9\"},\"liveness\":\"dead\",\"reason\":\"exited\",\"at\":\"2026-12-01T09:00:00.000Z\",\"renewedAt\":\"2026-12-01T09:30:00.000Z\"}",
             "\"ended\":\"x\"", "\"ended\":{\"how\":\"vanished\",\"at\":\"2026-12-01T10:00:00.000Z\",\"liveness\":\"dead\",\"reason\":\"exited\"}",
             "\"ended\":{\"how\":\"exited\",\"at\":\"2026-12-01T10:00:00.000Z\",\"liveness\":\"dead\",\"reason\":\"exited\",\"exitCode\":\"3\"}",
             "\"adoptedBy\":true"})
@@ -434,7 +643,7 @@ class LeaseLifecycleTest {
                 + "\"holder\":{\"pid\":9,\"start\":\"9\"},\"liveness\":\"dead\",\"reason\":\"exited\",\"detail\":\"\","
                 + "\"at\":\"2026-11-29T10:00:00.000Z\"}}\n");
         LeaseRecord r = store.read("build").orElseThrow();
-        assertThat(r.token()).isEmpty();
+        assertThat(r.tokenDigest()).isEmpty();
         assertThat(r.ended()).isEmpty();
         assertThat(r.previous().orElseThrow().renewedAt()).isEmpty();
         assertThat(((Acquisition.Granted) store.acquire("build", holder)).again()).isTrue();

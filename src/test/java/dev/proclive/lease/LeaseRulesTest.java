@@ -29,7 +29,8 @@ class LeaseRulesTest {
 
     static LeaseRecord record(LeaseRecord.State state, Instant renewedAt) {
         return new LeaseRecord("build", 7, state, HOLDER, HOLDER, renewedAt, renewedAt, Duration.ofSeconds(30),
-                Optional.empty(), state == LeaseRecord.State.RESERVED ? Optional.of(TOKEN) : Optional.empty(),
+                Optional.empty(), state == LeaseRecord.State.RESERVED ? Optional.of(LeaseRecord.digest(TOKEN)) : Optional.empty(),
+                state == LeaseRecord.State.RESERVED ? java.util.OptionalLong.of(1000) : java.util.OptionalLong.empty(),
                 Optional.empty(), Optional.of("400"), Optional.empty());
     }
 
@@ -58,7 +59,7 @@ class LeaseRulesTest {
     @Test
     void aFreeOrReleasedLeaseIsGrantedToAnyone() {
         for (LeaseRules.Request r : List.of(LeaseRules.Request.acquire(NEWCOMER), LeaseRules.Request.reserve(NEWCOMER),
-                LeaseRules.Request.claim(NEWCOMER, TOKEN))) {
+                LeaseRules.Request.claim(NEWCOMER, TOKEN, true))) {
             assertThat(decide(r, null, null, null, NEVER)).isEqualTo(new LeaseRules.Grant(Optional.empty()));
             assertThat(decide(r, record(LeaseRecord.State.RELEASED, NOW), null, null, NEVER))
                     .isEqualTo(new LeaseRules.Grant(Optional.empty()));
@@ -68,9 +69,8 @@ class LeaseRulesTest {
     @Test
     void theSameHolderIsGrantedAgainWithoutBeingJudged() {
         assertThat(decide(LeaseRules.Request.acquire(HOLDER), held(), null, null, NEVER)).isInstanceOf(LeaseRules.Again.class);
-        assertThat(decide(LeaseRules.Request.claim(HOLDER, "f".repeat(32)), held(), null, null, NEVER))
+        assertThat(decide(LeaseRules.Request.claim(HOLDER, "f".repeat(32), true), held(), null, null, NEVER))
                 .isInstanceOf(LeaseRules.Again.class);
-        assertThat(decide(LeaseRules.Request.reserve(HOLDER), reserved(), null, null, NEVER)).isInstanceOf(LeaseRules.Again.class);
         Identity renamed = new Identity(100, "500", "b", "h", "other name", "ns");
         assertThat(decide(LeaseRules.Request.acquire(renamed), held(), null, null, NEVER)).as("the name is for people")
                 .isInstanceOf(LeaseRules.Again.class);
@@ -79,6 +79,17 @@ class LeaseRulesTest {
                 .isInstanceOf(LeaseRules.NeedVerdict.class);
         assertThat(decide(LeaseRules.Request.acquire(HOLDER), reserved(), null, null, NEVER))
                 .as("the reserver acquiring is a newcomer to its own reservation").isInstanceOf(LeaseRules.NeedVerdict.class);
+    }
+
+    @Test
+    void aReservationIsOneIntentEvenForItsOwnReserver() {
+        // Two spawns of one process: the second is judged, and a live reserver holds it.
+        assertThat(decide(LeaseRules.Request.reserve(HOLDER), reserved(), null, null, NEVER))
+                .isInstanceOf(LeaseRules.NeedVerdict.class);
+        assertThat(decide(LeaseRules.Request.reserve(HOLDER), reserved(), ALIVE, null, NEVER))
+                .isEqualTo(new LeaseRules.Held(ALIVE));
+        assertThat(decide(LeaseRules.Request.reserve(HOLDER), held(), ALIVE, null, NEVER))
+                .as("nor does a holder reserve over its own held lease").isEqualTo(new LeaseRules.Held(ALIVE));
     }
 
     @Test
@@ -109,13 +120,15 @@ class LeaseRulesTest {
 
     @Test
     void aClaimTakesItsReservationAndNothingElse() {
-        assertThat(decide(LeaseRules.Request.claim(NEWCOMER, TOKEN), reserved(), null, null, NEVER))
+        assertThat(decide(LeaseRules.Request.claim(NEWCOMER, TOKEN, true), reserved(), null, null, NEVER))
                 .isInstanceOf(LeaseRules.Claim.class);
-        LeaseRules.Request other = LeaseRules.Request.claim(NEWCOMER, "f".repeat(32));
+        assertThat(decide(LeaseRules.Request.claim(NEWCOMER, TOKEN, false), reserved(), ALIVE, null, NEVER))
+                .as("a claimer not proven to carry the token is a newcomer").isEqualTo(new LeaseRules.Held(ALIVE));
+        LeaseRules.Request other = LeaseRules.Request.claim(NEWCOMER, "f".repeat(32), true);
         assertThat(decide(other, reserved(), ALIVE, null, NEVER)).isEqualTo(new LeaseRules.Held(ALIVE));
         assertThat(decide(other, held(), DEAD, null, NEVER)).as("a claim takes nothing over")
                 .isEqualTo(new LeaseRules.Undecided(DEAD, Optional.empty()));
-        assertThat(decide(LeaseRules.Request.claim(NEWCOMER, TOKEN), held(), DEAD, null, NEVER))
+        assertThat(decide(LeaseRules.Request.claim(NEWCOMER, TOKEN, true), held(), DEAD, null, NEVER))
                 .as("handed off already: the token no longer names a reservation").isInstanceOf(LeaseRules.Undecided.class);
         assertThat(decide(other, reserved(), DEAD, complete(), NEVER)).isInstanceOf(LeaseRules.Undecided.class);
     }
@@ -146,6 +159,42 @@ class LeaseRulesTest {
         LeaseRecord stale = record(LeaseRecord.State.RESERVED, NOW.minus(Duration.ofHours(1)));
         assertThat(decide(newcomer, stale, UNKNOWN, complete(), AFTER_TTL)).as("nor with its reserver unknown")
                 .isEqualTo(new LeaseRules.Undecided(UNKNOWN, Optional.empty()));
+    }
+
+    @Test
+    void aGrantFromAReservationWhoseHolderIsDeadBelongsToItsTokensCarriers() {
+        LeaseRecord handedOff = new LeaseRecord("build", 7, LeaseRecord.State.HELD, HOLDER, HOLDER, NOW, NOW,
+                Duration.ofSeconds(30), Optional.empty(), Optional.of(LeaseRecord.digest(TOKEN)),
+                java.util.OptionalLong.of(1000), Optional.of("token"), Optional.of("400"), Optional.empty());
+        LeaseRules.Request newcomer = LeaseRules.Request.acquire(NEWCOMER);
+        assertThat(decide(newcomer, handedOff, DEAD, null, NEVER)).as("its re-forked child may still write")
+                .isInstanceOf(LeaseRules.NeedScan.class);
+        ProcessInfo reforked = process(301, 1, "460");
+        assertThat(decide(newcomer, handedOff, DEAD, complete(reforked), NEVER)).isEqualTo(new LeaseRules.Adopt(reforked));
+        assertThat(decide(newcomer, handedOff, DEAD, EnvironmentScan.incomplete("hidepid"), NEVER))
+                .isEqualTo(new LeaseRules.Undecided(DEAD, Optional.empty()));
+        assertThat(decide(newcomer, handedOff, DEAD, complete(), NEVER)).isInstanceOf(LeaseRules.Grant.class);
+        assertThat(decide(newcomer, handedOff, ALIVE, null, NEVER)).isEqualTo(new LeaseRules.Held(ALIVE));
+        assertThat(decide(newcomer, held(), DEAD, null, NEVER)).as("a plain acquire has no token: no scan")
+                .isInstanceOf(LeaseRules.Grant.class);
+    }
+
+    @Test
+    void aReserverOfAnEarlierBootTookItsCarriersWithItNoScanIsMade() {
+        Verdict rebooted = Verdict.of(Reason.REBOOTED, "");
+        assertThat(decide(LeaseRules.Request.acquire(NEWCOMER), reserved(), rebooted, null, NEVER))
+                .isEqualTo(new LeaseRules.Grant(Optional.of(new LeaseRecord.Takeover(7, HOLDER, rebooted, NOW, Optional.of(NOW)))));
+    }
+
+    @Test
+    void aFloorIsATimeOfThisBootInTheFormItsPlatformWrites() {
+        assertThat(LeaseRules.floorWithin("400", "500")).isTrue();
+        assertThat(LeaseRules.floorWithin("500", "500")).isTrue();
+        assertThat(LeaseRules.floorWithin("99999999999999", "500")).as("after now: no process could start after it").isFalse();
+        assertThat(LeaseRules.floorWithin("1.5", "500")).as("not ticks").isFalse();
+        assertThat(LeaseRules.floorWithin("1733047200.000123", "1733047300.000000")).isTrue();
+        assertThat(LeaseRules.floorWithin("400", "1733047300.000000")).as("ticks where seconds are kept").isFalse();
+        assertThat(LeaseRules.floorWithin("abc", "500")).isFalse();
     }
 
     @Test

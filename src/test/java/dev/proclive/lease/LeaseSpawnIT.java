@@ -82,10 +82,16 @@ class LeaseSpawnIT {
         assertThat(r.holder().pid()).isEqualTo(started.process().pid());
         assertThat(r.fence()).isEqualTo(1).isEqualTo(started.lease().fence());
         String environ = Files.readString(Path.of("/proc/" + started.process().pid() + "/environ"), StandardCharsets.ISO_8859_1);
-        assertThat(environ.split("\0")).contains("PROCLIVE_LEASE_TOKEN=" + r.token().orElseThrow(),
+        assertThat(environ.split("\0")).contains("PROCLIVE_LEASE_TOKEN=" + started.lease().token().orElseThrow(),
                 "PROCLIVE_LEASE_NAME=build", "PROCLIVE_LEASE_DIR=" + store.directory(), "PROCLIVE_LEASE_FENCE=1");
-        assertThat(store.spawn("build", new ProcessBuilder("sleep", "60"))).as("a second writer is not started")
-                .isInstanceOf(Spawn.Held.class);
+        assertThat(r.hasToken(started.lease().token().orElseThrow())).isTrue();
+        assertThat(started.handOffFailure()).isEmpty();
+        Spawn second = store.spawn("build", new ProcessBuilder("sleep", "60"));
+        assertThat(second).as("a second writer is not started").isInstanceOf(Spawn.Refused.class);
+        assertThat(((Spawn.Refused) second).refusal()).isInstanceOf(Acquisition.Held.class);
+        started.process().destroyForcibly();
+        assertThat(started.process().waitFor(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(ended(store).ended().orElseThrow().how()).isEqualTo(LeaseRecord.Ending.How.EXITED);
     }
 
     @Test
@@ -98,6 +104,48 @@ class LeaseSpawnIT {
         LeaseRecord r = ((Acquisition.Granted) a).lease().record();
         assertThat(r.fence()).isEqualTo(2);
         assertThat(r.previous().orElseThrow().verdict().liveness()).isEqualTo(Liveness.DEAD);
+    }
+
+    /**
+     * A carrier that re-forks forever (each generation forks the next and exits) while its
+     * reserver is dead: a scan that reads /proc entry by entry finds the pid it listed gone and
+     * the carrier under a pid it never listed. The lease must never be granted while it runs;
+     * once the chain is killed, it is freed.
+     */
+    @Test
+    void aCarrierThatKeepsReForkingIsNeverMissed() throws Exception {
+        Path refork = dev.proclive.CPrograms.compile(tmp, "refork");
+        LeaseStore store = LeaseStore.open(leases());
+        Process reserverProcess = children.start("sleep", "60");
+        Identity reserver = ProcLive.identify(reserverProcess.pid()).orElseThrow();
+        Lease reserved = ((Acquisition.Granted) store.reserve("build", reserver)).lease();
+        ProcessBuilder chain = new ProcessBuilder(refork.toString()).redirectError(ProcessBuilder.Redirect.INHERIT);
+        chain.environment().put(LeaseStore.TOKEN_VARIABLE, reserved.token().orElseThrow());
+        Process first = chain.start();
+        long group = Long.parseLong(new BufferedReader(new InputStreamReader(first.getInputStream(),
+                StandardCharsets.US_ASCII)).readLine().strip());
+        Identity newcomer = newcomer();
+        try {
+            reserverProcess.destroyForcibly();
+            assertThat(reserverProcess.waitFor(10, TimeUnit.SECONDS)).isTrue();
+            for (int i = 0; i < 30; i++) {
+                Acquisition a = store.acquire("build", newcomer);
+                assertThat(a).as("try %d while the carrier re-forks: %s", i, a).isNotInstanceOf(Acquisition.Granted.class);
+            }
+            assertThat(store.read("build").orElseThrow().fence()).isEqualTo(1);
+        } finally {
+            new ProcessBuilder("kill", "-KILL", "--", "-" + group).inheritIO().start().waitFor();
+        }
+        Acquisition after = null;
+        for (long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20); System.nanoTime() < deadline; ) {
+            after = store.acquire("build", newcomer);
+            if (after instanceof Acquisition.Granted) {
+                break;
+            }
+            Thread.sleep(50);
+        }
+        assertThat(after).as("freed once no carrier is left").isInstanceOf(Acquisition.Granted.class);
+        assertThat(((Acquisition.Granted) after).lease().fence()).isEqualTo(2);
     }
 
     @Test
@@ -131,20 +179,92 @@ class LeaseSpawnIT {
     }
 
     @Test
+    void twoThreadsOfOneProcessSpawningOneNameStartOneChild() throws Exception {
+        LeaseStore store = LeaseStore.open(leases());
+        java.util.concurrent.CyclicBarrier together = new java.util.concurrent.CyclicBarrier(2);
+        java.util.concurrent.Callable<Spawn> spawn = () -> {
+            together.await();
+            return store.spawn("build", new ProcessBuilder("sleep", "60"));
+        };
+        java.util.concurrent.ExecutorService two = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try {
+            List<java.util.concurrent.Future<Spawn>> results = two.invokeAll(List.of(spawn, spawn));
+            List<Spawn> spawns = new ArrayList<>();
+            for (java.util.concurrent.Future<Spawn> f : results) {
+                spawns.add(f.get(60, TimeUnit.SECONDS));
+            }
+            spawns.stream().filter(Spawn.Started.class::isInstance)
+                    .forEach(s -> orphans.add(((Spawn.Started) s).process().pid()));
+            assertThat(spawns).filteredOn(Spawn.Started.class::isInstance).as("one child, one token").hasSize(1);
+            assertThat(spawns).filteredOn(Spawn.Refused.class::isInstance).singleElement()
+                    .satisfies(r -> assertThat(((Spawn.Refused) r).refusal()).isInstanceOf(Acquisition.Held.class));
+        } finally {
+            two.shutdownNow();
+        }
+    }
+
+    @Test
+    void aFailedHandOffStillReturnsTheRunningChildWithItsReservation() throws Exception {
+        LeaseStore store = LeaseStore.open(leases());
+        int[] replaces = {0};
+        store.files().beforeReplace(() -> {
+            if (++replaces[0] == 2) { // the first writes the reservation, the second the hand-off
+                throw new java.io.UncheckedIOException(new IOException("EIO: the disk failed the hand-off"));
+            }
+        });
+        Spawn s = store.spawn("build", new ProcessBuilder("sleep", "60"));
+        assertThat(s).as("a child that runs is never lost").isInstanceOf(Spawn.Started.class);
+        Spawn.Started started = (Spawn.Started) s;
+        orphans.add(started.process().pid());
+        assertThat(started.process().isAlive()).isTrue();
+        assertThat(started.handOffFailure()).hasValueSatisfying(e -> assertThat(e).hasMessageContaining("EIO"));
+        assertThat(started.lease().state()).isEqualTo(LeaseRecord.State.RESERVED);
+        store.files().beforeReplace(() -> { });
+        // the child carries the token: it claims its lease, fence kept
+        Identity child = ProcLive.identify(started.process().pid()).orElseThrow();
+        Acquisition claimed = store.claim("build", started.lease().token().orElseThrow(), child);
+        assertThat(claimed).isInstanceOf(Acquisition.Granted.class);
+        assertThat(((Acquisition.Granted) claimed).lease().fence()).isEqualTo(1);
+        started.process().destroyForcibly();
+        started.process().waitFor(10, TimeUnit.SECONDS);
+    }
+
+    /** The record once its grant has ended, waited for: the library ends a spawned child's lease as it exits. */
+    private static LeaseRecord ended(LeaseStore store) throws Exception {
+        for (long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10); System.nanoTime() < deadline; ) {
+            LeaseRecord r = store.read("build").orElseThrow();
+            if (r.ended().isPresent()) {
+                return r;
+            }
+            Thread.sleep(10);
+        }
+        return store.read("build").orElseThrow();
+    }
+
+    @Test
     void aChildThatExitsAtOnceEndsTheLeaseWithItsStatus() throws Exception {
         LeaseStore store = LeaseStore.open(leases());
         Spawn.Started s = (Spawn.Started) store.spawn("build", new ProcessBuilder("sh", "-c", "exit 7"));
         assertThat(s.process().waitFor()).isEqualTo(7);
-        LeaseRecord r = store.read("build").orElseThrow();
-        if (s.lease().state() == LeaseRecord.State.RESERVED) {
-            // exited before it could be identified: ended as exited by spawn itself
-            assertThat(r.state()).isEqualTo(LeaseRecord.State.RELEASED);
-            assertThat(r.ended().orElseThrow().how()).isEqualTo(LeaseRecord.Ending.How.EXITED);
-            assertThat(r.ended().orElseThrow().exitCode()).hasValue(7);
-        } else {
-            // handed off in time: the lease is the dead child's, and the next taker takes it over
-            assertThat(store.acquire("build", newcomer())).isInstanceOf(Acquisition.Granted.class);
-        }
+        // whether it exited before the hand-off or after, the record says so, with the status
+        LeaseRecord r = ended(store);
+        assertThat(r.state()).isEqualTo(LeaseRecord.State.RELEASED);
+        assertThat(r.ended().orElseThrow().how()).isEqualTo(LeaseRecord.Ending.How.EXITED);
+        assertThat(r.ended().orElseThrow().exitCode()).hasValue(7);
+    }
+
+    @Test
+    void theLibraryEndsASpawnedChildsLeaseWhenItExitsWithoutTheCallerAsking() throws Exception {
+        LeaseStore store = LeaseStore.open(leases());
+        Spawn.Started s = (Spawn.Started) store.spawn("build", new ProcessBuilder("sleep", "60"));
+        assertThat(store.read("build").orElseThrow().state()).isEqualTo(LeaseRecord.State.HELD);
+        s.process().destroyForcibly(); // SIGKILL
+        assertThat(s.process().waitFor(10, TimeUnit.SECONDS)).isTrue();
+        LeaseRecord r = ended(store);
+        assertThat(r.ended()).as("ended by the library, not by this test").isPresent();
+        assertThat(r.ended().get().how()).isEqualTo(LeaseRecord.Ending.How.EXITED);
+        assertThat(r.ended().get().exitCode()).hasValue(137); // 128 + SIGKILL, as the JDK reports it
+        assertThat(s.lease().exited(137)).as("a caller that waits itself may still say so").isTrue();
     }
 
     @Test

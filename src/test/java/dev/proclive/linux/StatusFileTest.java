@@ -41,7 +41,7 @@ class StatusFileTest {
     void missingLinesReadAsMinusOne() {
         assertThat(parse("old-kernel-no-nspid.status").nspidCount()).isEqualTo(-1);
         StatusFile empty = StatusFile.parse(new byte[0], 0);
-        assertThat(empty).isEqualTo(new StatusFile(-1, -1, -1, -1));
+        assertThat(empty).isEqualTo(new StatusFile(-1, -1, -1, -1, -1));
         assertThat(empty.canPtraceAny()).isFalse();
     }
 

@@ -39,9 +39,9 @@ final class KinfoProcBuilder {
         return this;
     }
 
-    /** kp_eproc.e_ucred.cr_uid (offset 420): written as noise, decoded by nobody. */
+    /** kp_eproc.e_ucred.cr_uid (offset 420), the effective user id. */
     KinfoProcBuilder uid(int uid) {
-        b.putInt(420, uid);
+        b.putInt(KinfoProc.CR_UID, uid);
         return this;
     }
 

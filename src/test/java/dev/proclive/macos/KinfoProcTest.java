@@ -16,7 +16,13 @@ class KinfoProcTest {
         byte[] b = KinfoProcBuilder.process(4242).ppid(777).start(1_700_000_123L, 456_789).uid(501).bytes;
         assertThat(KinfoProc.check(b, KinfoProc.SIZE, 4242)).isEqualTo(KinfoProc.Status.VALID);
         assertThat(KinfoProc.decode(b))
-                .isEqualTo(new KinfoProc(4242, 777, "node", "1700000123.456789", false));
+                .isEqualTo(new KinfoProc(4242, 777, "node", "1700000123.456789", false, 501));
+    }
+
+    @Test
+    void theUserIsUnsigned() {
+        assertThat(KinfoProc.decode(KinfoProcBuilder.process(9).uid(0).bytes).uid()).isZero();
+        assertThat(KinfoProc.decode(KinfoProcBuilder.process(9).uid(-2).bytes).uid()).isEqualTo(4294967294L); // nobody
     }
 
     @Test

@@ -60,8 +60,27 @@ class MacosProcessIntrospectorTest {
             return 4096;
         }
 
+        /**
+         * Processes that fork the next pid and exit when their arguments are asked for, {@link #reforks}
+         * times in all: a chain whose member a scan listed is always gone when it is read.
+         */
+        final java.util.Set<Integer> reforkOnRead = new java.util.HashSet<>();
+        int reforks;
+
         @Override
         public int procArgs(int pid, byte[] buffer) throws ErrnoException {
+            if (reforkOnRead.contains(pid)) {
+                procs.remove(pid);
+                if (reforks-- > 0) {
+                    put(KinfoProcBuilder.process(pid + 1).ppid(1).comm("daemon").start(1_700_000_000L + pid + 1, 5));
+                    args.put(pid + 1, ProcArgsTest.procArgs(1, "/usr/bin/daemon", java.util.List.of("daemon"),
+                            java.util.List.of("HOME=/")));
+                    if (reforks > 0) {
+                        reforkOnRead.add(pid + 1);
+                    }
+                }
+                throw new ErrnoException(3); // ESRCH
+            }
             byte[] a = args.get(pid);
             if (a == null) {
                 throw new ErrnoException(22); // EINVAL: another user's process
@@ -89,23 +108,82 @@ class MacosProcessIntrospectorTest {
 
     @Test
     void aScanForATokenReadsTheEnvironmentOfProcessesStartedAfterTheFloor() {
-        String token = "PROCLIVE_LEASE_TOKEN=0123456789abcdef0123456789abcdef";
+        String value = "0123456789abcdef0123456789abcdef";
+        String token = "PROCLIVE_LEASE_TOKEN=" + value;
         sysctl.put(KinfoProcBuilder.process(700).ppid(1).comm("agent").start(1_700_000_700L, 5));
         sysctl.args.put(700, ProcArgsTest.procArgs(1, "/usr/bin/agent", java.util.List.of("agent"), java.util.List.of(token)));
         sysctl.args.put(500, ProcArgsTest.procArgs(1, "/usr/bin/java", java.util.List.of("java"), java.util.List.of(token)));
         // 500, 400 and 300 started before the floor: never read; 700 after it carries the token.
-        dev.proclive.spi.EnvironmentScan scan = mac.scanEnvironments(token, Optional.of("1700000600.000000"));
+        dev.proclive.spi.EnvironmentScan scan = mac.scanEnvironments("PROCLIVE_LEASE_TOKEN", value::equals, 501, Optional.of("1700000600.000000"));
         assertThat(scan.carriers()).extracting(dev.proclive.spi.ProcessInfo::pid).containsExactly(700L);
         assertThat(scan.complete()).isTrue();
-        assertThat(mac.scanEnvironments(token, Optional.empty()).carriers()).extracting(dev.proclive.spi.ProcessInfo::pid)
+        assertThat(mac.scanEnvironments("PROCLIVE_LEASE_TOKEN", value::equals, 501, Optional.empty()).carriers()).extracting(dev.proclive.spi.ProcessInfo::pid)
                 .containsExactlyInAnyOrder(700L, 500L);
 
         sysctl.put(KinfoProcBuilder.process(701).ppid(1).comm("other").start(1_700_000_701L, 5)); // EINVAL: another user's
-        dev.proclive.spi.EnvironmentScan partial = mac.scanEnvironments(token, Optional.of("1700000600.000000"));
+        dev.proclive.spi.EnvironmentScan partial = mac.scanEnvironments("PROCLIVE_LEASE_TOKEN", value::equals, 501,
+                Optional.of("1700000600.000000"));
         assertThat(partial.complete()).isFalse();
         assertThat(partial.detail()).contains("701");
         assertThat(partial.carriers()).extracting(dev.proclive.spi.ProcessInfo::pid).containsExactly(700L);
         assertThat(mac.startFloor()).hasValueSatisfying(f -> assertThat(f).matches("[0-9]+\\.[0-9]{6}"));
+    }
+
+    @Test
+    void aCarrierOfAnotherUserIsNeverACarrierAndAVanishedOneAsksForAnotherPass() {
+        String value = "0123456789abcdef0123456789abcdef";
+        String token = "PROCLIVE_LEASE_TOKEN=" + value;
+        sysctl.put(KinfoProcBuilder.process(700).ppid(1).comm("agent").start(1_700_000_700L, 5).uid(502));
+        sysctl.args.put(700, ProcArgsTest.procArgs(1, "/usr/bin/agent", java.util.List.of("agent"), java.util.List.of(token)));
+        dev.proclive.spi.EnvironmentScan foreign = mac.scanEnvironments("PROCLIVE_LEASE_TOKEN", value::equals, 501,
+                Optional.of("1700000600.000000"));
+        assertThat(foreign.carriers()).isEmpty();
+        assertThat(foreign.complete()).isFalse();
+        assertThat(foreign.passAgain()).isFalse();
+        assertThat(foreign.detail()).contains("700", "uid 502");
+        assertThat(mac.userId(700)).hasValue(502);
+
+        // listed, then gone before it was read: that pass proves nothing; the next one, without it, does
+        sysctl.procs.remove(700);
+        sysctl.put(KinfoProcBuilder.process(800).ppid(1).comm("daemon").start(1_700_000_800L, 5));
+        sysctl.reforkOnRead.add(800);
+        sysctl.reforks = 1;
+        dev.proclive.spi.EnvironmentScan once = mac.scanEnvironments("PROCLIVE_LEASE_TOKEN", value::equals, 501,
+                Optional.of("1700000600.000000"));
+        assertThat(once.complete()).as(once.detail()).isTrue();
+        assertThat(sysctl.procs).containsKey(801).doesNotContainKey(800);
+
+        // a carrier that re-forks under every pass: never a proof
+        sysctl.reforks = 100;
+        sysctl.reforkOnRead.add(801);
+        dev.proclive.spi.EnvironmentScan chain = mac.scanEnvironments("PROCLIVE_LEASE_TOKEN", v -> true, 501,
+                Optional.of("1700000600.000000"));
+        assertThat(chain.complete()).isFalse();
+        assertThat(chain.passAgain()).isTrue();
+        assertThat(chain.detail()).contains("in each of " + MacosProcessIntrospector.SCAN_PASSES + " passes");
+    }
+
+    @Test
+    void aFloorThatIsNoStartTimeSkipsNothingItMakesTheScanIncomplete() {
+        for (String floor : java.util.List.of("abc", "1.5", "99999999999999999999")) {
+            dev.proclive.spi.EnvironmentScan scan = mac.scanEnvironments("PROCLIVE_LEASE_TOKEN", v -> true, 501,
+                    Optional.of(floor));
+            assertThat(scan.complete()).as(floor).isFalse();
+        }
+    }
+
+    @Test
+    void oneProcessEnvironmentIsReadForAClaim() {
+        String value = "0123456789abcdef0123456789abcdef";
+        sysctl.put(KinfoProcBuilder.process(700).ppid(1).comm("agent").start(1_700_000_700L, 5));
+        sysctl.args.put(700, ProcArgsTest.procArgs(1, "/usr/bin/agent", java.util.List.of("agent"),
+                java.util.List.of("PROCLIVE_LEASE_TOKEN=" + value)));
+        assertThat(mac.readEnvironment(700, "PROCLIVE_LEASE_TOKEN", value::equals).carriers())
+                .extracting(dev.proclive.spi.ProcessInfo::pid).containsExactly(700L);
+        assertThat(mac.readEnvironment(700, "PROCLIVE_LEASE_TOKEN", "f"::equals).carriers()).isEmpty();
+        assertThat(mac.readEnvironment(700, "PROCLIVE_LEASE_TOKEN", "f"::equals).complete()).isTrue();
+        sysctl.put(KinfoProcBuilder.process(701).ppid(1).comm("other").start(1_700_000_701L, 5)); // EINVAL
+        assertThat(mac.readEnvironment(701, "PROCLIVE_LEASE_TOKEN", value::equals).complete()).isFalse();
     }
 
     @Test

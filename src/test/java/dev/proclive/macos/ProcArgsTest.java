@@ -86,7 +86,7 @@ class ProcArgsTest {
         byte[] tail = Arrays.copyOfRange(whole, whole.length - 64, whole.length);
         assertThat(ProcArgs.decode(tail, tail.length)).isEqualTo(ProgramNames.UNKNOWN);
         assertThat(ProcArgs.decode(whole, whole.length)).as("full, even if it happened to fit").isEqualTo(ProgramNames.UNKNOWN);
-        assertThat(ProcArgs.environmentHolds(tail, tail.length, "A=x")).isEmpty();
+        assertThat(ProcArgs.environmentHolds(tail, tail.length, "A", "x"::equals)).isEmpty();
     }
 
     @Test
@@ -109,12 +109,16 @@ class ProcArgsTest {
         byte[] buffer = Arrays.copyOf(b, b.length + 10);
         assertThat(ProcArgs.parts(buffer, b.length).orElseThrow().environment())
                 .containsExactly("HOME=/Users/me", token, "LANG=C");
-        assertThat(ProcArgs.environmentHolds(buffer, b.length, token)).contains(true);
-        assertThat(ProcArgs.environmentHolds(buffer, b.length, token.substring(0, token.length() - 1))).contains(false);
-        assertThat(ProcArgs.environmentHolds(buffer, b.length, "executable_path=/x")).as("the apple strings are not environment")
-                .contains(false);
+        String value = token.substring(token.indexOf('=') + 1);
+        assertThat(ProcArgs.environmentHolds(buffer, b.length, "PROCLIVE_LEASE_TOKEN", value::equals)).contains(true);
+        assertThat(ProcArgs.environmentHolds(buffer, b.length, "PROCLIVE_LEASE_TOKEN",
+                value.substring(0, value.length() - 1)::equals)).contains(false);
+        assertThat(ProcArgs.environmentHolds(buffer, b.length, "PROCLIVE_LEASE", v -> true))
+                .as("a name is matched whole, up to its =").contains(false);
+        assertThat(ProcArgs.environmentHolds(buffer, b.length, "executable_path", v -> true))
+                .as("the apple strings are not environment").contains(false);
         byte[] argOnly = procArgs(2, "/usr/bin/agent", List.of("agent", token), List.of());
-        assertThat(ProcArgs.environmentHolds(Arrays.copyOf(argOnly, argOnly.length + 1), argOnly.length, token))
-                .as("an argument is not the environment").contains(false);
+        assertThat(ProcArgs.environmentHolds(Arrays.copyOf(argOnly, argOnly.length + 1), argOnly.length,
+                "PROCLIVE_LEASE_TOKEN", v -> true)).as("an argument is not the environment").contains(false);
     }
 }

@@ -1,0 +1,152 @@
+package dev.proclive.linux;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.proclive.spi.EnvironmentScan;
+import dev.proclive.spi.ProcessInfo;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.DisabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** One pass over a fake {@code /proc} for a token's carriers: what makes it a proof, and what does not. */
+@DisabledOnOs(OS.WINDOWS) // FakeProc makes symbolic links
+class EnvironScanTest {
+
+    static final String TOKEN = "0123456789abcdef0123456789abcdef";
+    static final Predicate<String> IS_TOKEN = TOKEN::equals;
+
+    @TempDir
+    Path dir;
+    FakeProc proc;
+
+    @BeforeEach
+    void tree() {
+        proc = new FakeProc(dir);
+    }
+
+    @AfterEach
+    void removeLinks() throws java.io.IOException {
+        FakeProc.removeLinks(dir);
+    }
+
+    /** Process {@code pid} (started at tick 4180) running as {@code uid}, with {@code environ}'s entries. */
+    private void process(long pid, long uid, String... environ) {
+        proc.process(pid, "spaces.stat");
+        proc.status(pid, "Name:\tp\nTgid:\t" + pid + "\nUid:\t" + uid + "\t" + uid + "\t" + uid + "\t" + uid
+                + "\nThreads:\t1\n");
+        proc.file(pid + "/environ", String.join("\0", environ) + (environ.length == 0 ? "" : "\0"));
+    }
+
+    private EnvironmentScan scan(long uid, Optional<String> floor) {
+        return proc.introspector(null).scanEnvironments("PROCLIVE_LEASE_TOKEN", IS_TOKEN, uid, floor);
+    }
+
+    @Test
+    void aCarrierOfTheReserversUserIsFoundAndTheScanIsComplete() {
+        process(70, 1000, "HOME=/home/me", "PROCLIVE_LEASE_TOKEN=" + TOKEN);
+        process(71, 1000, "PROCLIVE_LEASE_TOKEN=" + "f".repeat(32));
+        process(72, 1000, "XPROCLIVE_LEASE_TOKEN=" + TOKEN, "PROCLIVE_LEASE_TOKEN_=" + TOKEN);
+        EnvironmentScan scan = scan(1000, Optional.empty());
+        assertThat(scan.complete()).as(scan.detail()).isTrue();
+        assertThat(scan.carriers()).extracting(ProcessInfo::pid).containsExactly(70L);
+    }
+
+    @Test
+    void aCarrierOfAnotherUserIsNeverACarrierItMakesTheScanIncomplete() {
+        process(70, 1001, "PROCLIVE_LEASE_TOKEN=" + TOKEN);
+        EnvironmentScan scan = scan(1000, Optional.empty());
+        assertThat(scan.carriers()).isEmpty();
+        assertThat(scan.complete()).isFalse();
+        assertThat(scan.passAgain()).isFalse();
+        assertThat(scan.detail()).contains("pid 70", "uid 1001", "not uid 1000");
+    }
+
+    @Test
+    void aListedProcessGoneBeforeItsStatWasReadMakesThePassInconclusive() {
+        process(70, 1000, "HOME=/");
+        proc.file("71/cmdline", ""); // listed, but its stat is gone: it exited after the listing
+        EnvironmentScan scan = scan(1000, Optional.empty());
+        assertThat(scan.complete()).isFalse();
+        assertThat(scan.passAgain()).as("another pass lists what it forked").isTrue();
+        assertThat(scan.detail()).contains("71");
+    }
+
+    @Test
+    void aListedProcessGoneBeforeItsEnvironmentWasReadMakesThePassInconclusive() {
+        process(70, 1000, "HOME=/");
+        proc.delete("70/environ");
+        EnvironmentScan scan = scan(1000, Optional.empty());
+        assertThat(scan.complete()).isFalse();
+        assertThat(scan.passAgain()).isTrue();
+    }
+
+    @Test
+    void processesStartedBeforeTheFloorAreSkippedUnread() {
+        process(70, 1000, "PROCLIVE_LEASE_TOKEN=" + TOKEN);
+        proc.delete("70/environ"); // never read: started at 4180, before the floor
+        assertThat(scan(1000, Optional.of("5000")).complete()).isTrue();
+        assertThat(scan(1000, Optional.of("4180")).passAgain()).as("at the floor it is read").isTrue();
+    }
+
+    @Test
+    void aZombieMakesOnePassInconclusiveAndTheNextPassProvesWhatItForkedIsListed() {
+        process(70, 1000, "HOME=/");
+        proc.process(80, "zombie.stat");
+        List<String> opened = new ArrayList<>();
+        EnvironmentScan scan = proc.introspector(null, opened::add)
+                .scanEnvironments("PROCLIVE_LEASE_TOKEN", IS_TOKEN, 1000, Optional.empty());
+        assertThat(scan.complete()).as(scan.detail()).isTrue();
+        assertThat(opened.stream().filter(p -> p.endsWith("/80/stat"))).as("read in two passes").hasSize(2);
+    }
+
+    @Test
+    void processesThatKeepEndingMakeTheScanIncompleteAfterItsPasses() {
+        process(70, 1000, "HOME=/");
+        proc.delete("70/environ"); // it ends under every pass
+        EnvironmentScan scan = scan(1000, Optional.empty());
+        assertThat(scan.complete()).isFalse();
+        assertThat(scan.passAgain()).isTrue();
+        assertThat(scan.detail()).contains("in each of " + EnvironScan.PASSES + " passes");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"abc", "1.5", "", "-5", "9999999999999999999"})
+    void aFloorThatIsNoTickCountSkipsNothingItMakesTheScanIncomplete(String floor) {
+        process(70, 1000, "PROCLIVE_LEASE_TOKEN=" + TOKEN);
+        EnvironmentScan scan = scan(1000, Optional.of(floor));
+        assertThat(scan.complete()).isFalse();
+        assertThat(scan.carriers()).isEmpty();
+    }
+
+    @Test
+    void oneProcessIsReadForAClaim() {
+        process(70, 1000, "PROCLIVE_LEASE_TOKEN=" + TOKEN);
+        LinuxProcessIntrospector linux = proc.introspector(null);
+        assertThat(linux.readEnvironment(70, "PROCLIVE_LEASE_TOKEN", IS_TOKEN).carriers()).extracting(ProcessInfo::pid)
+                .containsExactly(70L);
+        EnvironmentScan other = linux.readEnvironment(70, "PROCLIVE_LEASE_TOKEN", "f".repeat(32)::equals);
+        assertThat(other.complete()).isTrue();
+        assertThat(other.carriers()).isEmpty();
+        proc.delete("70/environ");
+        assertThat(linux.readEnvironment(70, "PROCLIVE_LEASE_TOKEN", IS_TOKEN).complete()).isFalse();
+        assertThat(linux.readEnvironment(99, "PROCLIVE_LEASE_TOKEN", IS_TOKEN).complete()).isFalse();
+    }
+
+    @Test
+    void theUserIsTheEffectiveUidOfStatus() {
+        process(70, 1000);
+        proc.status(70, "Tgid:\t70\nUid:\t1000\t0\t0\t0\n");
+        assertThat(proc.introspector(null).userId(70)).hasValue(0);
+        assertThat(proc.introspector(null).userId(99)).isEmpty();
+    }
+}
