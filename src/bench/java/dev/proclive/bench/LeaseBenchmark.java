@@ -30,9 +30,10 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * An uncontended acquire + release against the same file work done by hand, in one run: lock the
- * guard, write a temporary file, force it, move it over the record atomically, force the
- * directory — twice (a grant and a release each write a record).
+ * An uncontended acquire + release against the same forced writes done by hand, in one run: lock
+ * the guard, write a temporary file, force it, move it over the record atomically — twice (a grant
+ * and a release each write a record) — and the grant's new fence written to the guard and forced.
+ * A spawn against a bare start plus that one forced guard write.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -83,11 +84,25 @@ public class LeaseBenchmark {
         return status;
     }
 
-    /** The same command started and waited for, with no lease: what spawnUnderLease is compared with. */
+    /** The same command started and waited for, with no lease. */
     @Benchmark
     public int spawnPlain() throws Exception {
         return new ProcessBuilder("true").start().waitFor();
     }
+
+    /** A bare start and wait plus the one forced guard write a grant needs: what spawnUnderLease is compared with. */
+    @Benchmark
+    public int spawnPlainAndGuardWrite() throws Exception {
+        int status = new ProcessBuilder("true").start().waitFor();
+        try (FileChannel guard = FileChannel.open(dir.resolve("hand").resolve("spawn.guard"), StandardOpenOption.CREATE,
+                StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            guard.write(ByteBuffer.wrap(FENCE), 0);
+            guard.force(false);
+        }
+        return status;
+    }
+
+    private static final byte[] FENCE = "12".getBytes(StandardCharsets.US_ASCII);
 
     @Benchmark
     public long leaseByHand() throws IOException {
@@ -104,8 +119,9 @@ public class LeaseBenchmark {
                     out.force(true);
                 }
                 Files.move(tmp, hand.resolve("bench.lease"), StandardCopyOption.ATOMIC_MOVE);
-                try (FileChannel d = FileChannel.open(hand, StandardOpenOption.READ)) {
-                    d.force(true);
+                if (i == 0) { // the grant's fence
+                    guard.write(ByteBuffer.wrap(FENCE), 0);
+                    guard.force(false);
                 }
             }
         }
