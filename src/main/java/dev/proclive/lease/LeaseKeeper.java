@@ -109,7 +109,8 @@ final class LeaseKeeper {
 
     /**
      * Whether {@code holder}'s initial environment holds {@code PROCLIVE_LEASE_TOKEN=token}: empty
-     * when it cannot be read, or when what was read is not {@code holder} (another start).
+     * when it cannot be read; false when it does not, or what was read is another process under
+     * {@code holder}'s pid.
      */
     Optional<Boolean> carries(Identity holder, String token) {
         EnvironmentScan env = introspector.readEnvironment(holder.pid(), TOKEN_VARIABLE, token::equals);

@@ -219,7 +219,7 @@ public final class LeaseStore {
         if (carries.isPresent() && !carries.get()) {
             return new Acquisition.NotCarrier(alive);
         }
-        return ask(name, holder, LeaseRules.Request.claim(holder, token, carries.isPresent()));
+        return keeper.request(name, LeaseRules.Request.claim(holder, token, carries.isPresent()));
     }
 
     /**

@@ -344,6 +344,71 @@ class LeaseRunIT {
         assertThat(root.exit()).as("root reads every environment: a complete scan, no carrier").isZero();
     }
 
+    /**
+     * The token is a secret: the record others can read does not hold it, and even a process of
+     * another user that somehow carries it is never made the holder by a root newcomer's scan.
+     */
+    @Test
+    void anotherUsersProcessCarryingTheTokenIsNeverAdopted() throws Exception {
+        assumeTrue("root".equals(System.getProperty("user.name")), "needs root to run a process as nobody");
+        Path leases = Files.createDirectories(tmp.resolve("shared"));
+        leases.toFile().setReadable(true, false);
+        leases.toFile().setExecutable(true, false); // 0755: others may read what is in it
+        dev.proclive.lease.LeaseStore store = dev.proclive.lease.LeaseStore.open(leases);
+        Process reserverProcess = new ProcessBuilder("sleep", "60").start();
+        started.add(reserverProcess);
+        dev.proclive.Identity reserver = dev.proclive.ProcLive.identify(reserverProcess.pid()).orElseThrow();
+        dev.proclive.lease.Lease reserved = ((dev.proclive.lease.Acquisition.Granted) store.reserve("build", reserver)).lease();
+        String token = reserved.token().orElseThrow();
+        Path record = leases.resolve("build.lease");
+        record.toFile().setReadable(true, false);
+        assertThat(Files.readString(record)).as("what another user can read").doesNotContain(token);
+
+        Process planted = new ProcessBuilder("setpriv", "--reuid=" + NOBODY, "--regid=" + NOBODY, "--clear-groups",
+                "env", "PROCLIVE_LEASE_TOKEN=" + token, "sleep", "60").start();
+        started.add(planted);
+        reserverProcess.destroyForcibly();
+        assertThat(reserverProcess.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        Thread.sleep(200); // the planted process has exec'd sleep, with the token in its environment
+
+        Cli.Result newcomer = lease("acquire", "build", "--dir", leases.toString());
+        assertThat(newcomer.exit()).as(newcomer.out() + newcomer.err()).isEqualTo(2);
+        JsonNode after = mapper.readTree(Files.readString(record));
+        assertThat(after.path("state").asText()).as("not adopted by nobody's process").isEqualTo("reserved");
+        assertThat(after.path("holder").path("pid").asLong()).isEqualTo(reserver.pid());
+
+        planted.destroyForcibly();
+        assertThat(planted.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        Cli.Result free = lease("acquire", "build", "--dir", leases.toString(), "--print", "fence");
+        assertThat(free.exit()).as("with no carrier left the reservation is freed: " + free.err()).isZero();
+        assertThat(free.out()).isEqualTo("2\n");
+    }
+
+    /**
+     * Faults after the command started (strace fails every rename but the reservation's: the
+     * hand-off, the ending): the command still runs under run, and run exits with its status.
+     */
+    @Test
+    void aHandOffThatFailsOnDiskLeavesTheCommandSupervisedAndItsStatusKept() throws Exception {
+        assumeTrue(Files.isExecutable(Path.of("/usr/bin/strace")), "strace is needed to inject EIO; .ci/run installs it");
+        List<String> command = new ArrayList<>(List.of("strace", "-f", "-qq", "-o", "/dev/null",
+                "-e", "trace=rename,renameat,renameat2", "-e", "inject=rename,renameat,renameat2:error=EIO:when=2+"));
+        command.addAll(Cli.command(Cli.jar(), "lease", "run", "build", "--dir", dir(), "--", "sh", "-c",
+                "echo \"fence $PROCLIVE_LEASE_FENCE\"; exit 5"));
+        Cli.Result r = Cli.exec(command, "");
+        assertThat(r.exit()).as(r.out() + r.err()).isEqualTo(5);
+        assertThat(r.out()).isEqualTo("fence 1\n");
+        assertThat(r.err()).contains("could not be handed to the command");
+        JsonNode left = record();
+        assertThat(left.path("state").asText()).as("the reservation the failed writes left").isEqualTo("reserved");
+        // its command is gone: a newcomer's complete scan finds no carrier, and takes it
+        assumeTrue("root".equals(System.getProperty("user.name")),
+                "the rest needs a complete scan, which other users' processes prevent for a normal user");
+        Cli.Result next = lease("acquire", "build", "--dir", dir(), "--print", "fence");
+        assertThat(next.exit()).as(next.err()).isZero();
+        assertThat(next.out()).isEqualTo("2\n");
+    }
+
     @Test
     void runWithBadOptionsStartsNothing() {
         for (String[] args : new String[][] {{"run", "build", "--dir", dir(), "--wait", "x", "--", "true"},

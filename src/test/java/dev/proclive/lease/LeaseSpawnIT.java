@@ -198,6 +198,11 @@ class LeaseSpawnIT {
             assertThat(spawns).filteredOn(Spawn.Started.class::isInstance).as("one child, one token").hasSize(1);
             assertThat(spawns).filteredOn(Spawn.Refused.class::isInstance).singleElement()
                     .satisfies(r -> assertThat(((Spawn.Refused) r).refusal()).isInstanceOf(Acquisition.Held.class));
+            Process child = spawns.stream().filter(Spawn.Started.class::isInstance).map(x -> ((Spawn.Started) x).process())
+                    .findFirst().orElseThrow();
+            child.destroyForcibly();
+            assertThat(child.waitFor(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(ended(store).ended().orElseThrow().how()).isEqualTo(LeaseRecord.Ending.How.EXITED);
         } finally {
             two.shutdownNow();
         }
