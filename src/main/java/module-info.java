@@ -7,14 +7,14 @@
 module dev.proclive {
     requires com.fasterxml.jackson.core;
     requires com.fasterxml.jackson.databind;
-    // JNA: the macOS backend; on Linux the kill(2) fallback under hidepid, the exit watch's pidfds
-    // and the lease's flock. Optional, as on the class path: without it checks degrade to UNKNOWN
+    // JNA: the macOS backend; on Linux the kill(2) fallback under hidepid, the exit watch's pidfds;
+    // the lease's flock, and kill(2) to pass a signal on (posix). Optional, as on the class path: without it checks degrade to UNKNOWN
     // where they needed it, watches poll, and leases fail with an I/O error. Automatic modules (JNA
     // ships no module descriptor), so an application that wants them resolved requires them or
     // passes --add-modules com.sun.jna,com.sun.jna.platform.
     requires static com.sun.jna;
     requires static com.sun.jna.platform;
-    // sun.misc.Signal: lease run passes SIGTERM, SIGINT and SIGHUP on to its command.
+    // sun.misc.Signal: lease run passes the signals it gets on to its command.
     requires jdk.unsupported;
 
     exports dev.proclive;

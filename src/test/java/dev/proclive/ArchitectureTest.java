@@ -78,7 +78,7 @@ class ArchitectureTest {
         assertThat(classes).hasSizeGreaterThan(20);
         for (Path c : classes) {
             String name = c.toString().replace('\\', '/');
-            if (name.contains("/dev/proclive/macos/") || name.matches(".*/dev/proclive/linux/Kill(\\$.*)?\\.class")
+            if (name.contains("/dev/proclive/macos/") || name.contains("/dev/proclive/posix/") || name.matches(".*/dev/proclive/linux/Kill(\\$.*)?\\.class")
                     || name.matches(".*/dev/proclive/lease/GuardLock(\\$.*)?\\.class")
                     || name.matches(".*/dev/proclive/linux/PidfdEvents(\\$.*)?\\.class")) {
                 continue;
@@ -87,7 +87,7 @@ class ArchitectureTest {
                 offenders.add(name);
             }
         }
-        assertThat(offenders).as("classes that refer to JNA outside macos/, linux/Kill, linux/PidfdEvents and lease/GuardLock").isEmpty();
+        assertThat(offenders).as("classes that refer to JNA outside macos/, posix/, linux/Kill, linux/PidfdEvents and lease/GuardLock").isEmpty();
     }
 
     @Test

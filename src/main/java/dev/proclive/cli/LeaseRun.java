@@ -71,7 +71,7 @@ final class LeaseRun {
         Process child = started.process();
         Lease lease = started.lease();
         started.handOffFailure().ifPresent(f -> Main.say(err, "warning: the lease could not be handed to the command"
-                + " (it stays reserved, and the command can claim it): " + f.getMessage()));
+                + " (it stays reserved, and the command can claim it): " + f));
         childStarted(child);
         ScheduledExecutorService renewer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "proclive-lease-renew");
@@ -168,16 +168,16 @@ final class LeaseRun {
         pending.clear();
     }
 
+    /** Passes {@code signal} on with kill(2); only if that cannot be done, TERM as the JDK sends it. */
     private static void pass(Process child, String signal) {
-        if (signal.equals("TERM")) {
-            child.destroy(); // SIGTERM on POSIX
+        int number;
+        try {
+            number = new sun.misc.Signal(signal).getNumber();
+        } catch (IllegalArgumentException e) {
             return;
         }
-        try {
-            new ProcessBuilder("kill", "-s", signal, Long.toString(child.pid()))
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD).start();
-        } catch (IOException e) {
-            child.destroy();
+        if (!dev.proclive.posix.Signals.send(child.pid(), number) && signal.equals("TERM")) {
+            child.destroy(); // SIGTERM on POSIX
         }
     }
 }

@@ -54,6 +54,11 @@ public final class Main {
     public static void main(String[] args) {
         int code;
         try {
+            // This process's JNA loads only the C library, by the name the dynamic loader knows:
+            // without a platform path it does not run `ldconfig -p` to list the loader's paths.
+            if (System.getProperty("jna.platform.library.path") == null) {
+                System.setProperty("jna.platform.library.path", "");
+            }
             // JSON out is UTF-8 bytes whatever the locale says (a POSIX locale would print "?" for "ë").
             PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true,
                     StandardCharsets.UTF_8);

@@ -128,7 +128,7 @@ abstract class GuardLock implements AutoCloseable {
                 if (flags == null) {
                     unsupported = "no open(2) flags are known for " + Platform.ARCH + " on this OS";
                 } else {
-                    com.sun.jna.Native.register(Calls.class, "c");
+                    com.sun.jna.Native.register(Calls.class, dev.proclive.posix.CLibrary.load());
                 }
             } catch (LinkageError e) {
                 unsupported = "JNA (net.java.dev.jna:jna) cannot load: " + e;

@@ -50,7 +50,7 @@ final class Kill implements PidPresence {
 
     /** Loads libc through JNA when first touched, and only then. */
     private static final class Holder {
-        static final LibC LIBC = Native.load("c", LibC.class);
+        static final LibC LIBC = Native.load(dev.proclive.posix.CLibrary.load().getName(), LibC.class);
     }
 
     interface LibC extends Library {

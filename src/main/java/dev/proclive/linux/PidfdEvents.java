@@ -65,7 +65,7 @@ public final class PidfdEvents implements ExitEvents {
         }
         LibC libc;
         try {
-            libc = Native.load("c", LibC.class);
+            libc = Native.load(dev.proclive.posix.CLibrary.load().getName(), LibC.class);
         } catch (LinkageError e) {
             return Optional.empty();
         }

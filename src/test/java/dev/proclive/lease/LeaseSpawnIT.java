@@ -46,6 +46,17 @@ class LeaseSpawnIT {
         children.killAll();
     }
 
+    /**
+     * Freeing a reservation needs a complete scan: as a normal user, another user's process started
+     * since the reservation (a cron job, another login) cannot be read, and the lease is rightly
+     * Undecided. Root reads every process, so there (and in CI) the assertion after this always runs.
+     */
+    private static void assumeCompleteScan(Acquisition a) {
+        org.junit.jupiter.api.Assumptions.assumeTrue("root".equals(System.getProperty("user.name"))
+                        || !(a instanceof Acquisition.Undecided),
+                "another user's process made the scan incomplete, as it must for a normal user: " + a);
+    }
+
     private Path leases() {
         return tmp.resolve("leases");
     }
@@ -100,6 +111,7 @@ class LeaseSpawnIT {
         LeaseStore store = LeaseStore.open(leases());
         assertThat(store.read("build").orElseThrow().state()).isEqualTo(LeaseRecord.State.RESERVED);
         Acquisition a = store.acquire("build", newcomer());
+        assumeCompleteScan(a);
         assertThat(a).as("a complete scan found no carrier and the reserver is dead").isInstanceOf(Acquisition.Granted.class);
         LeaseRecord r = ((Acquisition.Granted) a).lease().record();
         assertThat(r.fence()).isEqualTo(2);
@@ -144,6 +156,7 @@ class LeaseSpawnIT {
             }
             Thread.sleep(50);
         }
+        assumeCompleteScan(after);
         assertThat(after).as("freed once no carrier is left").isInstanceOf(Acquisition.Granted.class);
         assertThat(((Acquisition.Granted) after).lease().fence()).isEqualTo(2);
     }
