@@ -1,24 +1,34 @@
 package dev.proclive.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.condition.DisabledOnOs;
+import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code target/proclive}, the launcher: the same output and exit status as {@code java -jar},
- * through a symbolic link, with its class-data archive made, refused, or impossible to make — and
- * never a word of its own.
+ * through a symbolic link; the class-data archive the build made beside the jar used only when it
+ * is as trusted as the jar (this user's, not a link, its size intact), never a crash when damaged,
+ * and never a word of its own; java always exec'd.
  */
-@DisabledOnOs(OS.WINDOWS)
+@EnabledOnOs(OS.LINUX)
 class LauncherIT {
 
     @TempDir
@@ -28,73 +38,173 @@ class LauncherIT {
         return Cli.jar().resolveSibling("proclive");
     }
 
-    private static Cli.Result run(Path cache, String... args) {
-        List<String> command = new java.util.ArrayList<>(List.of(launcher().toString()));
+    /** A copy of the launcher, the jar and its archive in {@code dir}, as an install would lay them out. */
+    private Path install(Path dir) throws Exception {
+        Files.createDirectories(dir);
+        for (String f : List.of("proclive", "proclive-cli.jar", "proclive-cli.jsa", "proclive-cli.jsa.size")) {
+            Files.copy(launcher().resolveSibling(f), dir.resolve(f), StandardCopyOption.COPY_ATTRIBUTES);
+        }
+        return dir.resolve("proclive");
+    }
+
+    /**
+     * A {@code java} that writes the arguments it was given to {@code log}, then runs the real one:
+     * tells whether the launcher passed the archive.
+     */
+    private Path recordingJava(Path log) throws Exception {
+        Path java = tmp.resolve("java-recording");
+        Files.writeString(java, "#!/bin/sh\nprintf '%s\\n' \"$@\" > " + Cli.shellQuoted(List.of(log.toString()))
+                + "\nexec " + Cli.shellQuoted(List.of(Cli.java())) + " \"$@\"\n");
+        java.toFile().setExecutable(true, false);
+        java.toFile().setReadable(true, false);
+        return java;
+    }
+
+    private static Cli.Result run(Path launcher, Path java, String stdin, String... args) {
+        List<String> command = new ArrayList<>(List.of(launcher.toString()));
         command.addAll(List.of(args));
-        return Cli.exec(command, new byte[0], Map.of("XDG_CACHE_HOME", cache.toString(), "PROCLIVE_JAVA", Cli.java()));
+        Map<String, String> env = new HashMap<>();
+        env.put("PATH", "/usr/bin:/bin");
+        env.put("PROCLIVE_JAVA", java.toString());
+        return Cli.exec(command, stdin.getBytes(StandardCharsets.UTF_8), env);
     }
 
-    private static List<Path> archives(Path cache) throws Exception {
-        Path dir = cache.resolve("proclive");
-        if (!Files.isDirectory(dir)) {
-            return List.of();
-        }
-        try (Stream<Path> files = Files.list(dir)) {
-            return files.filter(f -> f.getFileName().toString().endsWith(".jsa")).toList();
-        }
+    private boolean usedArchive(Path log) throws Exception {
+        return Files.readAllLines(log).stream().anyMatch(a -> a.startsWith("-XX:SharedArchiveFile="));
     }
 
     @Test
-    void itIsBuiltExecutableBesideTheJar() {
-        assertThat(launcher()).isRegularFile();
+    void itIsBuiltExecutableBesideTheJarWithAnArchiveOnlyItsOwnerCanWrite() throws Exception {
         assertThat(Files.isExecutable(launcher())).isTrue();
+        Path archive = launcher().resolveSibling("proclive-cli.jsa");
+        assertThat(archive).as("made by the build from this jar").isRegularFile();
+        assertThat(Files.getPosixFilePermissions(archive)).extracting(Enum::name)
+                .containsExactlyInAnyOrder("OWNER_READ", "OWNER_WRITE", "GROUP_READ", "OTHERS_READ");
+        assertThat(Files.readString(archive.resolveSibling("proclive-cli.jsa.size")).strip())
+                .isEqualTo(Long.toString(Files.size(archive)));
+        assertThat(launcher().resolveSibling("proclive-cli.jsa.tmp")).as("only complete archives are named").doesNotExist();
     }
 
     @Test
-    void itSaysWhatJavaJarSaysAndMakesItsArchiveUnheard() throws Exception {
-        Path cache = tmp.resolve("cache");
-        String other = "{\"pid\":1,\"start\":\"1\",\"host\":\"another-host\"}";
-        Cli.Result plain = Cli.run("check", other);
-        Cli.Result first = run(cache, "check", other);
-        assertThat(first.out()).isEqualTo(plain.out()).isEqualTo("{\"liveness\":\"unknown\",\"reason\":\"other_host\"}\n");
-        assertThat(first.exit()).isEqualTo(plain.exit()).isEqualTo(2);
-        assertThat(first.err()).isEmpty();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (archives(cache).isEmpty() && System.nanoTime() < deadline) {
-            Thread.sleep(100);
-        }
-        assertThat(archives(cache)).as("made in the background after the first run").hasSize(1);
-
-        Cli.Result warm = run(cache, "check", other);
-        assertThat(warm.out()).isEqualTo(plain.out());
-        assertThat(warm.exit()).isEqualTo(2);
+    void itSaysWhatJavaJarSaysWithItsArchiveAndWithoutAWordOfItsOwn() throws Exception {
+        Path log = tmp.resolve("args");
+        Path java = recordingJava(log);
+        String id = "{\"pid\":1,\"start\":\"1\",\"host\":\"elsewhere\"}";
+        Cli.Result plain = Cli.runWithStdin(id, "check");
+        Cli.Result warm = run(launcher(), java, id, "check");
+        assertThat(usedArchive(log)).as("the build's archive, as trusted as the jar").isTrue();
+        assertThat(warm.out()).isEqualTo(plain.out()).isEqualTo("{\"liveness\":\"unknown\",\"reason\":\"other_host\"}\n");
+        assertThat(warm.exit()).isEqualTo(plain.exit()).isEqualTo(2);
         assertThat(warm.err()).isEmpty();
-        Cli.Result usage = run(cache, "frobnicate");
+        Cli.Result usage = run(launcher(), java, "", "frobnicate");
         assertThat(usage.exit()).isEqualTo(64);
         assertThat(usage.err()).isEqualTo(Cli.run("frobnicate").err());
-
-        Path archive = archives(cache).get(0);
-        Files.delete(archive); // the JVM makes it read-only
-        Files.writeString(archive, "not an archive");
-        Cli.Result refused = run(cache, "--version");
-        assertThat(refused.out()).isEqualTo(Cli.run("--version").out());
-        assertThat(refused.err()).as("a refused archive is not heard").isEmpty();
-        assertThat(refused.exit()).isZero();
     }
 
     @Test
-    void withoutACacheOrThroughALinkItRunsAllTheSame() throws Exception {
-        Cli.Result noCache = run(Path.of("/proc/1/no-cache-here"), "--version");
-        assertThat(noCache.out()).startsWith("proclive ");
-        assertThat(noCache.err()).isEmpty();
-        assertThat(noCache.exit()).isZero();
-
+    void throughALinkAndWithoutHomeItRunsAllTheSame() throws Exception {
         Path bin = Files.createDirectories(tmp.resolve("bin"));
-        Files.createSymbolicLink(bin.resolve("proclive"), launcher());
-        Cli.Result linked = Cli.exec(List.of(bin.resolve("proclive").toString(), "--version"), new byte[0],
-                Map.of("XDG_CACHE_HOME", tmp.resolve("c2").toString(), "PROCLIVE_JAVA", Cli.java()));
-        assertThat(linked.out()).isEqualTo(noCache.out());
+        Path link = Files.createSymbolicLink(bin.resolve("proclive"), launcher());
+        Path log = tmp.resolve("args");
+        Cli.Result linked = run(link, recordingJava(log), "", "--version");
+        assertThat(linked.out()).startsWith("proclive ");
         assertThat(linked.exit()).isZero();
-        Files.delete(bin.resolve("proclive")); // not left for JUnit to follow
+        assertThat(linked.err()).isEmpty();
+        assertThat(usedArchive(log)).isTrue();
+        assertThat(Path.of("/nonexistent")).as("no cache is made anywhere, HOME or not").doesNotExist();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"flipped", "truncated", "block", "empty"})
+    void aDamagedArchiveIsNeverACrash(String damage) throws Exception {
+        Path proclive = install(tmp.resolve("install"));
+        Path archive = proclive.resolveSibling("proclive-cli.jsa");
+        byte[] bytes = Files.readAllBytes(archive);
+        switch (damage) {
+            case "flipped" -> bytes[bytes.length / 2] ^= 0x5a;
+            case "block" -> java.util.Arrays.fill(bytes, 8192, 8192 + 4096, (byte) 0xff);
+            case "truncated" -> bytes = java.util.Arrays.copyOf(bytes, 4096);
+            default -> bytes = new byte[0];
+        }
+        Files.write(archive, bytes);
+        Path cwd = Files.createDirectories(tmp.resolve("cwd"));
+        List<String> command = new ArrayList<>(List.of(proclive.toString(), "--version"));
+        Process p = new ProcessBuilder(command).directory(cwd.toFile()).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(damage + ": " + err).isZero();
+        assertThat(out).isEqualTo(Cli.run("--version").out());
+        assertThat(err).isEmpty();
+        try (Stream<Path> left = Files.list(cwd)) {
+            assertThat(left).as("no hs_err_pid*.log left behind").isEmpty();
+        }
+    }
+
+    @Test
+    void anArchiveAnotherUserCouldHavePlantedIsNeverUsed() throws Exception {
+        assumeTrue("root".equals(System.getProperty("user.name")), "needs root to give files to another user");
+        Path proclive = install(tmp.resolve("install"));
+        Path archive = proclive.resolveSibling("proclive-cli.jsa");
+        Path log = tmp.resolve("args");
+        Path java = recordingJava(log);
+        Files.setOwner(archive, archive.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody"));
+        Cli.Result planted = run(proclive, java, "", "--version");
+        assertThat(planted.exit()).isZero();
+        assertThat(planted.out()).startsWith("proclive ");
+        assertThat(usedArchive(log)).as("an archive of another user's is code of another user's").isFalse();
+
+        Files.delete(archive);
+        Files.createSymbolicLink(archive, launcher().resolveSibling("proclive-cli.jsa"));
+        run(proclive, java, "", "--version");
+        assertThat(usedArchive(log)).as("nor one behind a link").isFalse();
+
+        // nobody running root's install maps nothing of root's choosing either: it is not nobody's
+        Path shared = install(tmp.resolve("shared"));
+        for (Path p : List.of(tmp, shared.getParent(), shared, shared.resolveSibling("proclive-cli.jar"),
+                shared.resolveSibling("proclive-cli.jsa"), shared.resolveSibling("proclive-cli.jsa.size"), java)) {
+            p.toFile().setReadable(true, false);
+            p.toFile().setExecutable(true, false);
+        }
+        Files.writeString(log, "");
+        log.toFile().setWritable(true, false);
+        Cli.Result asNobody = Cli.exec(List.of("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env",
+                "PROCLIVE_JAVA=" + java, shared.toString(), "--version"), "");
+        assertThat(asNobody.exit()).as(asNobody.err()).isZero();
+        assertThat(usedArchive(log)).isFalse();
+    }
+
+    @Test
+    void javaIsExecdSoSignalsReachIt() throws Exception {
+        String self = new com.fasterxml.jackson.databind.ObjectMapper()
+                .writeValueAsString(dev.proclive.ProcLive.current().orElseThrow()); // alive: the wait goes on
+        Process p = new ProcessBuilder(launcher().toString(), "wait", self, "--timeout", "30").start();
+        try {
+            Thread.sleep(1500);
+            assertThat(ProcessHandle.of(p.pid()).flatMap(h -> h.info().command()).orElse(""))
+                    .as("the launcher's own pid runs java: no sh in between").endsWith("java");
+        } finally {
+            p.destroy();
+            p.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void aQuitToLeaseRunPrintsNoThreadDumpIntoTheCommandsOutput() throws Exception {
+        Path dir = tmp.resolve("leases");
+        // SIGQUIT back to its default first: inherited ignored (a build in a shell's background), it would prove nothing
+        Process run = new ProcessBuilder("python3", "-c", "import os, signal, sys; signal.signal(signal.SIGQUIT, "
+                + "signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])", launcher().toString(), "lease", "run", "build",
+                "--dir", dir.toString(), "--", "sh", "-c", "echo ready; sleep 2; echo done").redirectErrorStream(true).start();
+        BufferedReader out = new BufferedReader(new InputStreamReader(run.getInputStream(), StandardCharsets.UTF_8));
+        assertThat(out.readLine()).isEqualTo("ready");
+        new ProcessBuilder("kill", "-QUIT", Long.toString(run.pid())).start().waitFor();
+        StringBuilder rest = new StringBuilder();
+        for (String line; (line = out.readLine()) != null; ) {
+            rest.append(line).append('\n');
+        }
+        assertThat(run.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(rest.toString()).as("the command's output, and only it").isEqualTo("done\n");
+        assertThat(run.exitValue()).isZero();
     }
 }
