@@ -17,7 +17,8 @@ import java.util.concurrent.TimeUnit;
  * {@code proclive lease run NAME --dir DIR [--wait S] [--ttl S] -- COMMAND [ARG]...}: like
  * {@code flock(1)}, but the lease is the command's, by its identity. The command is started under
  * a reservation and handed the lease; this process stays its parent, renews the lease every third
- * of its TTL, passes SIGTERM, SIGINT and SIGHUP on to it, ends the lease as {@code exited} with its
+ * of its TTL, passes SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2 and SIGWINCH on to it with kill(2),
+ * ends the lease as {@code exited} with its
  * status when it exits, and exits with that status (128+N for a signal) even when ending the lease
  * fails. A signal while it waits for the lease ends the wait (128+N) and starts nothing. A
  * refusal is one line on stderr: stdout is the command's. 126/127 are decided by looking the
@@ -54,11 +55,12 @@ final class LeaseRun {
             if (signal != null) {
                 return 128 + number(signal); // the wait was ended by a signal: nothing started
             }
-            if (e.getMessage() != null && e.getMessage().startsWith("Cannot run program")) {
-                Main.say(err, command.get(0) + ": cannot be run");
-                return ExitCode.CANNOT_RUN.code(); // found by the lookup above, yet the system would not start it
+            ExitCode gone = CommandLookup.check(command.get(0), System.getenv("PATH"));
+            if (gone != null) { // it went, or changed, between the lookup and the start
+                Main.say(err, command.get(0) + ": " + (gone == ExitCode.NOT_FOUND ? "command not found" : "cannot be run"));
+                return gone.code();
             }
-            throw e; // the lease's files
+            throw e; // the lease's files, or a start the system refused: an I/O failure
         }
         if (spawned instanceof Spawn.Refused refused) {
             String signal = signalBeforeStart();
@@ -108,14 +110,7 @@ final class LeaseRun {
     }
 
     private static int number(String signal) {
-        switch (signal) {
-            case "HUP":
-                return 1;
-            case "INT":
-                return 2;
-            default: // TERM
-                return 15;
-        }
+        return new sun.misc.Signal(signal).getNumber();
     }
 
     private void renew(Lease lease, ScheduledExecutorService renewer) {
@@ -129,13 +124,14 @@ final class LeaseRun {
         }
     }
 
-    /**
-     * SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2 and SIGWINCH to this process go to the child
-     * instead, once it runs; before that, the first three end the wait. (SIGQUIT stays the JVM's.)
-     */
     /** The signals that end a wait for the lease; the others only go to the command once it runs. */
     private static final List<String> ENDING = List.of("TERM", "INT", "HUP");
 
+    /**
+     * SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2 and SIGWINCH to this process go to the child
+     * instead, once it runs; before that, the first three end the wait. (SIGQUIT stays the JVM's:
+     * the launcher keeps its thread dump out of the command's output.)
+     */
     private void forwardSignals() {
         for (String signal : List.of("TERM", "INT", "HUP", "USR1", "USR2", "WINCH")) {
             try {
