@@ -104,9 +104,9 @@ final class LeaseRun {
     /** The main thread while it waits for the lease: a signal then interrupts it. */
     private Thread waiter;
 
-    /** The first signal that came before the child started, or null. */
+    /** The first signal that came before the child started and ends a wait, or null. */
     private synchronized String signalBeforeStart() {
-        return pending.isEmpty() ? null : pending.get(0);
+        return pending.stream().filter(ENDING::contains).findFirst().orElse(null);
     }
 
     private static int number(String signal) {
@@ -144,11 +144,9 @@ final class LeaseRun {
 
     private synchronized void received(String signal) {
         if (child == null) {
-            if (!ENDING.contains(signal)) {
-                return; // nothing to pass it to yet, and it must not end this process as its default would
-            }
+            // Kept for the command: it may have started already, its hand-off not yet returned.
             pending.add(signal);
-            if (waiter != null) {
+            if (ENDING.contains(signal) && waiter != null) {
                 waiter.interrupt(); // ends a wait for the lease: the command is not started later
             }
         } else {
