@@ -40,6 +40,7 @@ final class LeaseKeeper {
     private final ProcessIntrospector introspector;
     private final Clock clock;
     private final Pause pause;
+    private final TokenCarriers carriers;
 
     LeaseKeeper(LeaseFiles files, LeasePolicy policy, Identity writer, LivenessChecker checker,
                 ProcessIntrospector introspector, Clock clock, Pause pause) {
@@ -50,6 +51,7 @@ final class LeaseKeeper {
         this.introspector = introspector;
         this.clock = clock;
         this.pause = pause;
+        this.carriers = new TokenCarriers(checker, introspector);
     }
 
     /**
@@ -107,42 +109,14 @@ final class LeaseKeeper {
         return checker.identify(pid);
     }
 
-    /**
-     * Whether {@code holder}'s initial environment holds {@code PROCLIVE_LEASE_TOKEN=token}: empty
-     * when it cannot be read; false when it does not, or what was read is another process under
-     * {@code holder}'s pid.
-     */
+    /** Whether {@code holder} carries {@code token} ({@link TokenCarriers#carries}). */
     Optional<Boolean> carries(Identity holder, String token) {
-        EnvironmentScan env = introspector.readEnvironment(holder.pid(), TOKEN_VARIABLE, token::equals);
-        if (!env.complete()) {
-            return Optional.empty();
-        }
-        return Optional.of(env.carriers().stream().anyMatch(c -> introspector.sameStart(holder.start(), c.start())));
+        return carriers.carries(holder, token);
     }
 
-    /**
-     * The outermost of this process and its ancestors that carry {@code token}, each one's parent
-     * carrying it too: the process a launcher started with it (its own parent does not carry it).
-     * Empty when this process does not carry it.
-     */
+    /** The outermost carrier of {@code token} from this process up ({@link TokenCarriers#outermost}). */
     Optional<Identity> outermostCarrier(String token) {
-        Optional<Identity> found = Optional.empty();
-        Identity at = writer;
-        for (int depth = 0; depth < 64; depth++) {
-            if (!carries(at, token).orElse(false)) {
-                return found;
-            }
-            found = Optional.of(at);
-            if (!(introspector.lookupProcess(at.pid()) instanceof dev.proclive.spi.ProcessLookup.Found f)) {
-                return found;
-            }
-            Optional<Identity> parent = checker.identify(f.info().parentPid());
-            if (parent.isEmpty()) {
-                return found;
-            }
-            at = parent.get();
-        }
-        return found;
+        return carriers.outermost(writer, token);
     }
 
     /** Waits at most {@code most} for {@code holder} to end, through the exit watch. */
@@ -191,35 +165,12 @@ final class LeaseKeeper {
                 if (d instanceof LeaseRules.NeedVerdict) {
                     verdict = Optional.of(checker.explain(current.orElseThrow().holder()));
                 } else if (d instanceof LeaseRules.NeedScan) {
-                    scan = Optional.of(scan(name, current.orElseThrow()));
+                    scan = Optional.of(carriers.scan(name, current.orElseThrow()));
                 } else {
                     return apply(name, guard, request, current, d, now);
                 }
             }
         });
-    }
-
-    /**
-     * A scan for the carriers of {@code reserved}'s token, as a proof (the introspector passes over
-     * the process list again while processes end under it, a bounded number of times). Only
-     * carriers of the reserver's user count.
-     *
-     * @throws LeaseCorruptException if the record's {@code startedAfter} is not a start time of this
-     *                               boot: a floor above every process would make any scan empty
-     */
-    private EnvironmentScan scan(String name, LeaseRecord reserved) throws LeaseCorruptException {
-        Optional<String> floor = reserved.startedAfter();
-        if (floor.isPresent()) {
-            Optional<String> now = introspector.startFloor();
-            if (now.isPresent() && !LeaseRules.floorWithin(floor.get(), now.get())) {
-                throw new LeaseCorruptException(name, "\"startedAfter\" is " + LeaseText.quote(floor.get())
-                        + ", which is no start time of this boot (processes start after " + now.get()
-                        + " now); break the lease to go on");
-            }
-        }
-        String digest = reserved.tokenDigest().orElseThrow();
-        long uid = reserved.reserverUid().orElse(-1);
-        return introspector.scanEnvironments(TOKEN_VARIABLE, value -> LeaseRecord.digest(value).equals(digest), uid, floor);
     }
 
     private Acquisition apply(String name, LeaseFiles.Guard guard, LeaseRules.Request request, Optional<LeaseRecord> current,

@@ -3,7 +3,6 @@ package dev.proclive.lease;
 import dev.proclive.Identity;
 import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
-import dev.proclive.Reason;
 import dev.proclive.Verdict;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -12,11 +11,9 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
 /**
@@ -257,14 +254,15 @@ public final class LeaseStore {
 
     /**
      * Asks, and while the answer is {@link Acquisition.Held} (or {@link Acquisition.Undecided}
-     * with an {@code eligibleAt} within the wait), waits and asks again, until {@code wait} has
-     * passed by the store's clock. Waiting goes through the keeper's pause: the exit watch for a
+     * with an {@code eligibleAt} within the wait, or over a DEAD holder whose token could not be
+     * proven unused), waits and asks again, until {@code wait} has passed by the store's clock. Waiting goes through the keeper's pause: the exit watch for a
      * held lease's holder, a sleep until an undecided one's {@code eligibleAt}.
      */
     private Acquisition waiting(Duration wait, Ask ask) throws IOException {
         Objects.requireNonNull(wait, "wait");
         Instant deadline = keeper.now().plus(wait.isNegative() ? Duration.ZERO : wait);
         Acquisition a = ask.get();
+        Duration recheck = Duration.ofMillis(25);
         while (true) {
             Duration left = Duration.between(keeper.now(), deadline);
             if (left.isNegative() || left.isZero()) {
@@ -280,6 +278,12 @@ public final class LeaseStore {
                         return a;
                     }
                     keeper.sleep(until.compareTo(nap) < 0 ? until : nap);
+                } else if (a instanceof Acquisition.Undecided u && u.verdict().liveness() == Liveness.DEAD) {
+                    // Its holder is DEAD but a scan could not prove its token unused: its launcher
+                    // may be ending the record this moment, or the processes that made the scan
+                    // incomplete may end. Look again, soon at first.
+                    keeper.sleep(recheck.compareTo(nap) < 0 ? recheck : nap);
+                    recheck = recheck.multipliedBy(2);
                 } else {
                     return a;
                 }
@@ -329,72 +333,7 @@ public final class LeaseStore {
         if (!(a instanceof Acquisition.Granted granted)) {
             return new Spawn.Refused(a);
         }
-        Lease reserved = granted.lease();
-        Map<String, String> env = command.environment();
-        env.put(TOKEN_VARIABLE, reserved.token().orElseThrow());
-        env.put(NAME_VARIABLE, name);
-        env.put(DIR_VARIABLE, directory().toString());
-        env.put(FENCE_VARIABLE, Long.toString(reserved.fence()));
-        Process p;
-        try {
-            p = command.start();
-        } catch (IOException | RuntimeException e) {
-            try {
-                keeper.end(name, reserved.fence(), Optional.of(self), LeaseRecord.Ending.How.SPAWN_FAILED,
-                        OptionalLong.empty());
-            } catch (IOException | RuntimeException ending) {
-                e.addSuppressed(ending);
-            }
-            throw e;
-        }
-        Lease lease = reserved;
-        Optional<IOException> failure = Optional.empty();
-        try {
-            lease = handOff(name, reserved, p);
-        } catch (IOException e) {
-            failure = Optional.of(e);
-        } catch (RuntimeException e) {
-            failure = Optional.of(new IOException("the lease could not be handed to pid " + p.pid() + ": " + e, e));
-        }
-        endWhenExited(lease, p);
-        return new Spawn.Started(lease, p, failure);
-    }
-
-    /**
-     * The reservation handed to the started child: held by it, fence kept. A child that exits
-     * before it can be identified or handed the lease ends it as {@code exited}; one that runs but
-     * cannot be identified keeps it reserved (it carries the token).
-     */
-    private Lease handOff(String name, Lease reserved, Process p) throws IOException {
-        Optional<Identity> child = keeper.identify(p.pid());
-        if (child.isPresent()) {
-            try {
-                return reserved.handOff(child.get());
-            } catch (IllegalArgumentException notAlive) {
-                // it exited between being identified and the hand-off
-            }
-        }
-        try {
-            if (p.waitFor(1, TimeUnit.SECONDS)) {
-                keeper.end(name, reserved.fence(), Optional.of(reserved.holder()), LeaseRecord.Ending.How.EXITED,
-                        OptionalLong.of(p.exitValue()), Optional.of(Verdict.of(Reason.EXITED, "pid " + p.pid()
-                                + ", started for the lease, exited with status " + p.exitValue() + " before the hand-off")));
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        return reserved;
-    }
-
-    /** Ends {@code lease} as {@code exited} with the status when {@code p} exits, while this JVM lives. */
-    private static void endWhenExited(Lease lease, Process p) {
-        p.onExit().thenAccept(done -> {
-            try {
-                lease.exited(done.exitValue());
-            } catch (IOException | RuntimeException e) {
-                // the record stays as it is: its holder is now DEAD, and the next newcomer proves it
-            }
-        });
+        return Spawner.start(keeper, name, granted.lease(), command);
     }
 
     /**

@@ -595,6 +595,44 @@ class LeaseLifecycleTest {
     }
 
     @Test
+    void anUndecidedLeaseOverADeadHolderIsLookedAtAgainWhileTheWaitLasts() throws Exception {
+        Identity launcher = host.start(60, 50, "600");
+        granted(store.reserve("build", launcher));
+        host.exit(launcher);
+        host.scan = EnvironmentScan.incomplete("pid 9: its environment is not readable by this user");
+        // the scan becomes complete after a few looks (the unreadable process ended)
+        int[] looks = {0};
+        LeaseKeeper.Pause counting = new LeaseKeeper.Pause() {
+            @Override
+            public void await(java.util.concurrent.CompletableFuture<?> end, Duration most) {
+                clock.now = clock.now.plus(most);
+            }
+
+            @Override
+            public void sleep(Duration d) {
+                pauses.add(d);
+                clock.now = clock.now.plus(d);
+                if (++looks[0] == 3) {
+                    host.scan = new EnvironmentScan(List.of(), true, "");
+                }
+            }
+        };
+        LeaseStore waiting = LeaseStore.open(dir.resolve("leases"), LeasePolicy.defaults(), LivenessChecker.of(host), clock,
+                counting);
+        Acquisition a = waiting.acquire("build", host.start(70, 50, "1100"), Duration.ofSeconds(30));
+        assertThat(a).isInstanceOf(Acquisition.Granted.class);
+        assertThat(pauses).containsExactly(Duration.ofMillis(25), Duration.ofMillis(50), Duration.ofMillis(100));
+
+        // over a holder that is UNKNOWN, the answer comes at once, as before
+        pauses.clear();
+        Path record = dir.resolve("leases/build.lease");
+        Files.writeString(record, Files.readString(record).replaceFirst("\"host\":\"here\"", "\"host\":\"another-host\""));
+        assertThat(waiting.acquire("build", host.start(71, 50, "1200"), Duration.ofSeconds(30)))
+                .isInstanceOf(Acquisition.Undecided.class);
+        assertThat(pauses).isEmpty();
+    }
+
+    @Test
     void aWaitForALiveHolderEndsAtTheDeadlineByTheStoresClock() throws Exception {
         granted(store.acquire("build", host.start(60, 50, "600")));
         Instant start = clock.now;
