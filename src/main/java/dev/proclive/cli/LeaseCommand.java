@@ -125,7 +125,7 @@ final class LeaseCommand {
         }
         store.read(c.name());
         if (c.action().equals("claim") && c.holder().isEmpty()) {
-            return claimForNearestCarrier(store, c);
+            return claimForTheCarrier(store, c);
         }
         Optional<Identity> holder;
         if (c.holder().isEmpty()) {
@@ -150,7 +150,7 @@ final class LeaseCommand {
      * ({@link LeaseStore#carrierOf}): the {@code sh -c} that {@code lease run} started, or this
      * command itself when a shell exec'd it; never the launcher above them.
      */
-    private int claimForNearestCarrier(LeaseStore store, Command c) throws IOException {
+    private int claimForTheCarrier(LeaseStore store, Command c) throws IOException {
         Optional<Identity> carrier = store.carrierOf(c.token().orElseThrow());
         if (carrier.isEmpty()) {
             Main.say(err, "this process does not carry " + LeaseStore.TOKEN_VARIABLE + " in its initial environment,"

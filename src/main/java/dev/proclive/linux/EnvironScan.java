@@ -15,7 +15,6 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -42,26 +41,11 @@ final class EnvironScan {
     /** What one process's environment says, or why it could not be read. */
     private enum Read { HOLDS, LACKS, VANISHED, UNREADABLE }
 
-    /** How many passes a scan makes before one that keeps meeting processes that end is taken as incomplete. */
-    static final int PASSES = 4;
-
-    /**
-     * A scan as a proof: passes until one meets no process that ended since the pass before
-     * (gone before it was read, or a zombie not seen as one before), or one is incomplete for good,
-     * or {@value #PASSES} passes kept meeting such processes. A process that ended during pass N
-     * may have forked a carrier after N's listing; pass N+1 lists whatever it forked.
-     */
+    /** A scan as a proof ({@link EnvironmentScan#asProof}): one pass after another while processes end under it. */
     static EnvironmentScan scan(LinuxProcessIntrospector proc, String procRoot, boolean hidesPids, String variable,
                                 Predicate<String> value, long uid, Optional<String> startedAfter) {
-        Set<String> zombies = new HashSet<>();
-        EnvironmentScan last = null;
-        for (int pass = 0; pass < PASSES; pass++) {
-            last = pass(proc, procRoot, hidesPids, variable, value, uid, startedAfter, zombies);
-            if (!last.passAgain()) {
-                return last;
-            }
-        }
-        return new EnvironmentScan(last.carriers(), false, last.detail() + ", in each of " + PASSES + " passes", true);
+        return EnvironmentScan.asProof(zombies -> pass(proc, procRoot, hidesPids, variable, value, uid, startedAfter,
+                zombies));
     }
 
     /** One pass; {@code zombies}: the zombies (pid:start) met in passes before, and this one's added. */

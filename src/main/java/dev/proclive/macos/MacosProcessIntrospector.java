@@ -148,24 +148,13 @@ public final class MacosProcessIntrospector implements ProcessIntrospector {
      * skipping those started before {@code startedAfter}. Another user's process answers EINVAL
      * (unless this one is root): the scan is then incomplete. A listed process that ended before it
      * was read (or a new zombie) makes a pass inconclusive, and another is made, up to
-     * {@value #SCAN_PASSES}; a carrier of a user other than {@code uid} makes it incomplete.
+     * {@link EnvironmentScan#PASSES}; a carrier of a user other than {@code uid} makes it incomplete.
      */
     @Override
     public EnvironmentScan scanEnvironments(String variable, java.util.function.Predicate<String> value, long uid,
                                             Optional<String> startedAfter) {
-        java.util.Set<String> zombies = new java.util.HashSet<>();
-        EnvironmentScan last = null;
-        for (int pass = 0; pass < SCAN_PASSES; pass++) {
-            last = pass(variable, value, uid, startedAfter, zombies);
-            if (!last.passAgain()) {
-                return last;
-            }
-        }
-        return new EnvironmentScan(last.carriers(), false, last.detail() + ", in each of " + SCAN_PASSES + " passes", true);
+        return EnvironmentScan.asProof(zombies -> pass(variable, value, uid, startedAfter, zombies));
     }
-
-    /** How many passes a scan makes while processes keep ending under it. */
-    static final int SCAN_PASSES = 4;
 
     /** One pass; {@code zombies}: those (pid:start) met in passes before, and this one's added. */
     private EnvironmentScan pass(String variable, java.util.function.Predicate<String> value, long uid,

@@ -1,7 +1,10 @@
 package dev.proclive.spi;
 
+import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
+import java.util.function.Function;
 
 /**
  * What a scan of this host's processes for an environment variable found: the processes whose
@@ -39,5 +42,29 @@ public record EnvironmentScan(List<ProcessInfo> carriers, boolean complete, Stri
     /** A scan that read nothing: {@code why} says why. */
     public static EnvironmentScan incomplete(String why) {
         return new EnvironmentScan(List.of(), false, why);
+    }
+
+    /** How many passes {@link #asProof} makes while processes keep ending under it. */
+    public static final int PASSES = 4;
+
+    /**
+     * A scan as a proof, from one platform's passes: passes until one meets no process that ended
+     * since the pass before, or one is incomplete for good, or {@value #PASSES} passes kept meeting
+     * such processes (then incomplete, with {@link #passAgain()}). A process that ended during pass N
+     * may have forked a carrier after N's listing; pass N+1 lists whatever it forked.
+     *
+     * @param pass one pass over the process list, given the zombies ({@code pid:start}) met in the
+     *             passes before, to which it adds its own: a zombie seen again proves nothing new
+     */
+    public static EnvironmentScan asProof(Function<Set<String>, EnvironmentScan> pass) {
+        Set<String> zombies = new HashSet<>();
+        EnvironmentScan last = null;
+        for (int i = 0; i < PASSES; i++) {
+            last = pass.apply(zombies);
+            if (!last.passAgain()) {
+                return last;
+            }
+        }
+        return new EnvironmentScan(last.carriers(), false, last.detail() + ", in each of " + PASSES + " passes", true);
     }
 }

@@ -117,7 +117,8 @@ public interface ProcessIntrospector {
      * <p>The answer is a proof, not a glance: a process listed and then found ended (gone before
      * it was read, or a zombie) may have forked a carrier after the listing, so such a pass proves
      * nothing, and the scan passes again, a bounded number of times; still inconclusive, it is
-     * incomplete with {@link EnvironmentScan#passAgain()}. The default cannot read environments:
+     * incomplete with {@link EnvironmentScan#passAgain()} ({@link EnvironmentScan#asProof} makes the
+     * passes). The default cannot read environments:
      * an incomplete scan.
      */
     default EnvironmentScan scanEnvironments(String variable, java.util.function.Predicate<String> value, long uid,

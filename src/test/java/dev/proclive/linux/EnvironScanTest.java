@@ -116,7 +116,7 @@ class EnvironScanTest {
         EnvironmentScan scan = scan(1000, Optional.empty());
         assertThat(scan.complete()).isFalse();
         assertThat(scan.passAgain()).isTrue();
-        assertThat(scan.detail()).contains("in each of " + EnvironScan.PASSES + " passes");
+        assertThat(scan.detail()).contains("in each of " + dev.proclive.spi.EnvironmentScan.PASSES + " passes");
     }
 
     @ParameterizedTest

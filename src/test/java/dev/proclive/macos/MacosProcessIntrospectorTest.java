@@ -160,7 +160,7 @@ class MacosProcessIntrospectorTest {
                 Optional.of("1700000600.000000"));
         assertThat(chain.complete()).isFalse();
         assertThat(chain.passAgain()).isTrue();
-        assertThat(chain.detail()).contains("in each of " + MacosProcessIntrospector.SCAN_PASSES + " passes");
+        assertThat(chain.detail()).contains("in each of " + dev.proclive.spi.EnvironmentScan.PASSES + " passes");
     }
 
     @Test
