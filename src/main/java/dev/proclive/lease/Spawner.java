@@ -44,29 +44,32 @@ final class Spawner {
             }
             throw e;
         }
-        Lease lease = reserved;
+        Optional<Identity> child = keeper.identify(p.pid());
+        Optional<Lease> watched = Optional.of(reserved);
         Optional<IOException> failure = Optional.empty();
         try {
-            lease = handOff(keeper, name, reserved, p);
+            watched = handOff(keeper, name, reserved, p, child);
         } catch (IOException e) {
             failure = Optional.of(e);
         } catch (RuntimeException e) {
             failure = Optional.of(new IOException("the lease could not be handed to pid " + p.pid() + ": " + e, e));
         }
-        endWhenExited(lease, p);
-        return new Spawn.Started(lease, p, failure);
+        watched.ifPresent(lease -> endWhenExited(keeper, lease, child, p));
+        return new Spawn.Started(watched.orElse(reserved), p, failure);
     }
 
     /**
-     * The reservation handed to the started child: held by it, fence kept. A child that exits
-     * before it can be identified or handed the lease ends it as {@code exited}; one that runs but
-     * cannot be identified keeps it reserved (it carries the token).
+     * The reservation handed to the started child ({@code child}, as identified): held by it, fence
+     * kept. A child that exits before it can be identified or handed the lease ends it as
+     * {@code exited}; one that runs but cannot be identified keeps it reserved (it carries the token).
+     *
+     * @return the lease whose end the child's exit still has to record; empty when it is recorded
      */
-    private static Lease handOff(LeaseKeeper keeper, String name, Lease reserved, Process p) throws IOException {
-        Optional<Identity> child = keeper.identify(p.pid());
+    private static Optional<Lease> handOff(LeaseKeeper keeper, String name, Lease reserved, Process p,
+                                           Optional<Identity> child) throws IOException {
         if (child.isPresent()) {
             try {
-                return reserved.handOff(child.get());
+                return Optional.of(reserved.handOff(child.get()));
             } catch (IllegalArgumentException notAlive) {
                 // it exited between being identified and the hand-off
             }
@@ -76,18 +79,26 @@ final class Spawner {
                 keeper.end(name, reserved.fence(), Optional.of(reserved.holder()), LeaseRecord.Ending.How.EXITED,
                         OptionalLong.of(p.exitValue()), Optional.of(Verdict.of(Reason.EXITED, "pid " + p.pid()
                                 + ", started for the lease, exited with status " + p.exitValue() + " before the hand-off")));
+                return Optional.empty();
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        return reserved;
+        return Optional.of(reserved);
     }
 
-    /** Ends {@code lease} as {@code exited} with the status when {@code p} exits, while this JVM lives. */
-    private static void endWhenExited(Lease lease, Process p) {
+    /**
+     * Ends {@code lease} as {@code exited} with the status when {@code p} exits, while this JVM
+     * lives; a reservation the child claimed itself (after a failed hand-off) is ended as the
+     * child's, at the same fence.
+     */
+    private static void endWhenExited(LeaseKeeper keeper, Lease lease, Optional<Identity> child, Process p) {
         p.onExit().thenAccept(done -> {
             try {
-                lease.exited(done.exitValue());
+                if (!lease.exited(done.exitValue()) && child.isPresent() && !child.get().equals(lease.holder())) {
+                    keeper.end(lease.name(), lease.fence(), child, LeaseRecord.Ending.How.EXITED,
+                            OptionalLong.of(done.exitValue()));
+                }
             } catch (IOException | RuntimeException e) {
                 // the record stays as it is: its holder is now DEAD, and the next newcomer proves it
             }

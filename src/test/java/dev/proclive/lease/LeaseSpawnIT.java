@@ -244,7 +244,12 @@ class LeaseSpawnIT {
         assertThat(claimed).isInstanceOf(Acquisition.Granted.class);
         assertThat(((Acquisition.Granted) claimed).lease().fence()).isEqualTo(1);
         started.process().destroyForcibly();
-        started.process().waitFor(10, TimeUnit.SECONDS);
+        assertThat(started.process().waitFor(10, TimeUnit.SECONDS)).isTrue();
+        LeaseRecord r = ended(store);
+        assertThat(r.ended()).as("the claimed lease ends with the child, recorded by the library").isPresent();
+        assertThat(r.ended().get().how()).isEqualTo(LeaseRecord.Ending.How.EXITED);
+        assertThat(r.ended().get().exitCode()).hasValue(137);
+        assertThat(r.holder().pid()).isEqualTo(started.process().pid());
     }
 
     /** The record once its grant has ended, waited for: the library ends a spawned child's lease as it exits. */
