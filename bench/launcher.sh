@@ -1,43 +1,49 @@
 #!/usr/bin/env bash
-# The proclive command against java -jar: whole-process wall time of `owner`, runs alternating so
-# both see the same machine, medians and ratios of one run:
-#   target/proclive owner (the build's class-data archive beside the jar)
-#   vs java -jar target/proclive-cli.jar owner
-#   and the JVM's own floor: an empty main started with the launcher's flags
+# The proclive command against java -jar: whole-process wall time, runs alternating so all see the
+# same machine, medians and ratios of one run:
+#   target/proclive owner, and check (an identity on stdin), with the archive the build made
+#   java -jar target/proclive-cli.jar owner
+#   the JVM's own floor: an empty main started with the launcher's flags
+# The JDK is JAVA_HOME's (else java on PATH); the build is made with it, so its archive is that
+# JDK's: a dynamic archive before 25, an ahead-of-time cache from 25 on.
 #
 #   bench/launcher.sh [RUNS]        (default 30 of each, after 3 warm-up runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-30}
-java=${JAVA:-java}
+if [ -n "${JAVA_HOME:-}" ]; then java=$JAVA_HOME/bin/java; else java=java; fi
 mvn -B -q -Dstyle.color=never -DskipTests package >/dev/null
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 printf 'public class Empty { public static void main(String[] a) { } }\n' > "$work/Empty.java"
 "${java%java}javac" -d "$work" "$work/Empty.java" 2>/dev/null || javac -d "$work" "$work/Empty.java"
-flags="-XX:TieredStopAtLevel=1 -XX:-UsePerfData -Xshare:auto"
+flags="-XX:TieredStopAtLevel=1 -XX:-UsePerfData -XX:+UnlockDiagnosticVMOptions -XX:-DisplayVMOutput -Xlog:disable -Xlog:all=off"
+printf '{"pid":1,"start":"1"}' > "$work/id.json"
 
 ns() { local s e; s=$(date +%s%N); "$@" >/dev/null 2>&1; e=$(date +%s%N); echo $((e - s)); }
 median_ms() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2; printf "%.1f", m/1e6}'; }
+check() { env PROCLIVE_JAVA="$java" target/proclive check < "$work/id.json"; }
 
-plain=(); warm=(); empty=()
+plain=(); owner=(); checks=(); empty=()
 for _ in 1 2 3; do
   ns "$java" -jar target/proclive-cli.jar owner >/dev/null
   ns env PROCLIVE_JAVA="$java" target/proclive owner >/dev/null
 done
 for _ in $(seq 1 "$runs"); do
   plain+=("$(ns "$java" -jar target/proclive-cli.jar owner)")
-  warm+=("$(ns env PROCLIVE_JAVA="$java" target/proclive owner)")
+  owner+=("$(ns env PROCLIVE_JAVA="$java" target/proclive owner)")
+  checks+=("$(ns check)")
   # shellcheck disable=SC2086
   empty+=("$(ns "$java" $flags -cp "$work" Empty)")
 done
-p=$(median_ms "${plain[@]}"); w=$(median_ms "${warm[@]}"); e=$(median_ms "${empty[@]}")
-echo "$("$java" -version 2>&1 | head -1), $(uname -sr), $(nproc) cores; $runs runs each, alternating"
+p=$(median_ms "${plain[@]}"); o=$(median_ms "${owner[@]}"); c=$(median_ms "${checks[@]}"); e=$(median_ms "${empty[@]}")
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a/b}'; }
+echo "$("$java" -version 2>&1 | head -1), $(uname -sr), $(nproc) cores; $runs runs each, alternating;" \
+  "the build's archive: $(cat target/proclive-cli.jsa.size 2>/dev/null || echo none)"
 echo
-echo "| run | median | × java -jar | target |"
-echo "|---|---:|---:|---|"
-echo "| java -jar target/proclive-cli.jar owner | $p ms | 1.00 | |"
-echo "| target/proclive owner, the build's archive | $w ms | $(awk -v a="$w" -v b="$p" 'BEGIN {printf "%.2f", a/b}') | ≤ 0.2 |"
-echo "| an empty main, the launcher's flags | $e ms | $(awk -v a="$e" -v b="$p" 'BEGIN {printf "%.2f", a/b}') | |"
-echo
-echo "target/proclive owner / the empty main: $(awk -v a="$w" -v b="$e" 'BEGIN {printf "%.2f", a/b}') (target ≤ 1.5)"
+echo "| run | median | × java -jar | × the empty main |"
+echo "|---|---:|---:|---:|"
+echo "| java -jar target/proclive-cli.jar owner | $p ms | 1.00 | $(ratio "$p" "$e") |"
+echo "| target/proclive owner | $o ms | $(ratio "$o" "$p") | $(ratio "$o" "$e") |"
+echo "| target/proclive check (stdin) | $c ms | $(ratio "$c" "$p") | $(ratio "$c" "$e") |"
+echo "| an empty main, the launcher's flags | $e ms | $(ratio "$e" "$p") | 1.00 |"

@@ -1,7 +1,5 @@
 package dev.proclive.cli;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.proclive.Identity;
 import dev.proclive.OwnerResolver;
 import dev.proclive.ProcLive;
@@ -22,11 +20,9 @@ import java.util.concurrent.TimeUnit;
 final class Demo {
 
     private final PrintStream out;
-    private final ObjectMapper json;
 
-    Demo(PrintStream out, ObjectMapper json) {
+    Demo(PrintStream out) {
         this.out = out;
-        this.json = json;
     }
 
     int run() {
@@ -193,9 +189,8 @@ final class Demo {
             }
             say("REAL, in a fresh PID namespace: recorded `sleep 60` as pid " + reuse[0] + ": " + reuse[2]);
             say("killed it and made the next process take the same pid: a new `sleep 60` is pid " + reuse[1]);
-            com.fasterxml.jackson.databind.JsonNode verdict = json.readTree(lines.get(1));
             say(String.format("%-18s -> %s (%s): the pid now runs a process that started at another time",
-                    "check the old one", verdict.path("liveness").asText(), verdict.path("reason").asText()));
+                    "check the old one", field(lines.get(1), "liveness"), field(lines.get(1), "reason")));
             return "";
         } catch (IOException e) {
             return "unshare(1) could not be run: " + e.getMessage();
@@ -249,11 +244,13 @@ final class Demo {
         say(String.format("%-18s -> %s", when, v));
     }
 
-    private String toJson(Identity id) {
-        try {
-            return json.writeValueAsString(id);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("an Identity always serializes", e);
-        }
+    private static String toJson(Identity id) {
+        return IdentityJson.write(id);
+    }
+
+    /** A word field of the verdict line {@code check} prints, such as {@code "liveness":"dead"}; "?" if absent. */
+    private static String field(String verdictLine, String name) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"" + name + "\":\"([a-z_]+)\"").matcher(verdictLine);
+        return m.find() ? m.group(1) : "?";
     }
 }

@@ -30,7 +30,7 @@ record BootOffset(long ticks, boolean ambiguous) {
      */
     static Optional<BootOffset> parse(String offsets) {
         for (String line : offsets.split("\n")) {
-            String[] f = line.trim().split("[ \t]+");
+            String[] f = words(line.trim());
             if (f.length == 3 && f[0].equals("boottime")) {
                 try {
                     long seconds = Long.parseLong(f[1]);
@@ -77,5 +77,24 @@ record BootOffset(long ticks, boolean ambiguous) {
         } catch (NumberFormatException e) {
             return false;
         }
+    }
+
+    /** The words of {@code line}, split at runs of spaces and tabs (no regular expression on the check path). */
+    private static String[] words(String line) {
+        java.util.List<String> words = new java.util.ArrayList<>(3);
+        int at = 0;
+        while (at < line.length()) {
+            while (at < line.length() && (line.charAt(at) == ' ' || line.charAt(at) == '\t')) {
+                at++;
+            }
+            int from = at;
+            while (at < line.length() && line.charAt(at) != ' ' && line.charAt(at) != '\t') {
+                at++;
+            }
+            if (at > from) {
+                words.add(line.substring(from, at));
+            }
+        }
+        return words.toArray(new String[0]);
     }
 }

@@ -330,7 +330,8 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
     /** Whether {@code /proc/self/ns/pid} is the initial namespace's; unreadable counts as initial. */
     @Override
     public boolean inInitialPidNamespace() {
-        return pidNamespace().map(INITIAL_PID_NAMESPACE::equals).orElse(true);
+        Optional<String> namespace = pidNamespace(); // no lambda: its bootstrap would cost a hook's start
+        return namespace.isEmpty() || namespace.get().equals(INITIAL_PID_NAMESPACE);
     }
 
     /** Linux can always look, through {@code /proc} (a distrusted one answers per process). */

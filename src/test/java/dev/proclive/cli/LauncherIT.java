@@ -9,6 +9,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -70,7 +73,8 @@ class LauncherIT {
     }
 
     private boolean usedArchive(Path log) throws Exception {
-        return Files.readAllLines(log).stream().anyMatch(a -> a.startsWith("-XX:SharedArchiveFile="));
+        return Files.readAllLines(log).stream()
+                .anyMatch(a -> a.startsWith("-XX:SharedArchiveFile=") || a.startsWith("-XX:AOTCache="));
     }
 
     @Test
@@ -80,8 +84,13 @@ class LauncherIT {
         assertThat(archive).as("made by the build from this jar").isRegularFile();
         assertThat(Files.getPosixFilePermissions(archive)).extracting(Enum::name)
                 .containsExactlyInAnyOrder("OWNER_READ", "OWNER_WRITE", "GROUP_READ", "OTHERS_READ");
-        assertThat(Files.readString(archive.resolveSibling("proclive-cli.jsa.size")).strip())
-                .isEqualTo(Long.toString(Files.size(archive)));
+        String[] made = Files.readString(archive.resolveSibling("proclive-cli.jsa.size")).strip().split(" ");
+        assertThat(made[0]).as("its size, as the build wrote it").isEqualTo(Long.toString(Files.size(archive)));
+        assertThat(made[1]).as("its kind: the JDK that made it").isEqualTo(Runtime.version().feature() >= 25 ? "aot"
+                : Runtime.version().feature() >= 24 ? "cds-jar" : "cds");
+        assertThat(Files.getLastModifiedTime(archive))
+                .as("complete before the file that describes it was written")
+                .isLessThanOrEqualTo(Files.getLastModifiedTime(archive.resolveSibling("proclive-cli.jsa.size")));
         assertThat(launcher().resolveSibling("proclive-cli.jsa.tmp")).as("only complete archives are named").doesNotExist();
     }
 
@@ -139,6 +148,44 @@ class LauncherIT {
         try (Stream<Path> left = Files.list(cwd)) {
             assertThat(left).as("no hs_err_pid*.log left behind").isEmpty();
         }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"proclive-cli.jsa", "proclive-cli.jsa.size", "proclive-cli.jar", "."})
+    void anArchiveGroupOrOthersCouldHaveWrittenIsNeverUsed(String writable) throws Exception {
+        Path proclive = install(tmp.resolve("install"));
+        Path log = tmp.resolve("args");
+        Path java = recordingJava(log);
+        run(proclive, java, "", "--version");
+        assertThat(usedArchive(log)).as("the install as built").isTrue();
+        for (String mode : List.of("rwxrwxr-x", "rwxr-xrwx")) {
+            Path f = proclive.resolveSibling(writable).normalize();
+            java.util.Set<PosixFilePermission> before = Files.getPosixFilePermissions(f);
+            Files.setPosixFilePermissions(f, PosixFilePermissions.fromString(
+                    Files.isDirectory(f) ? mode : mode.replace('x', '-')));
+            Cli.Result r = run(proclive, java, "", "--version");
+            assertThat(r.out()).startsWith("proclive ");
+            assertThat(r.exit()).isZero();
+            assertThat(usedArchive(log)).as(writable + " " + mode).isFalse();
+            Files.setPosixFilePermissions(f, before);
+        }
+    }
+
+    @Test
+    void anArchiveWrittenAfterTheBuildIsNeverUsedEvenWithItsSize() throws Exception {
+        Path proclive = install(tmp.resolve("install"));
+        Path archive = proclive.resolveSibling("proclive-cli.jsa");
+        Path log = tmp.resolve("args");
+        Path java = recordingJava(log);
+        Files.write(archive, Files.readAllBytes(archive)); // the same bytes, written later
+        Files.setLastModifiedTime(archive, FileTime.fromMillis(
+                Files.getLastModifiedTime(proclive.resolveSibling("proclive-cli.jsa.size")).toMillis() + 2000));
+        run(proclive, java, "", "--version");
+        assertThat(usedArchive(log)).isFalse();
+        Files.setLastModifiedTime(archive, FileTime.fromMillis(
+                Files.getLastModifiedTime(proclive.resolveSibling("proclive-cli.jsa.size")).toMillis() - 2000));
+        run(proclive, java, "", "--version");
+        assertThat(usedArchive(log)).as("as old as the build: used again").isTrue();
     }
 
     @Test

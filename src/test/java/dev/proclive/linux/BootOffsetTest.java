@@ -42,6 +42,15 @@ class BootOffsetTest {
     }
 
     @Test
+    void fieldsAreSplitAtRunsOfSpacesAndTabs() {
+        assertThat(BootOffset.parse("  boottime\t \t1000   0  \n")).contains(new BootOffset(100_000, false));
+        assertThat(BootOffset.parse("boottime\t1000\t0")).contains(new BootOffset(100_000, false));
+        assertThat(BootOffset.parse("boottime 1000 0 7")).as("four fields").isEmpty();
+        assertThat(BootOffset.parse("boottime 1000")).as("two fields").isEmpty();
+        assertThat(BootOffset.parse("boottime1000 0")).isEmpty();
+    }
+
+    @Test
     void malformedOffsetsAreRefused() {
         assertThat(BootOffset.parse("")).isEmpty();
         assertThat(BootOffset.parse("monotonic 0 0\n")).isEmpty();

@@ -1,0 +1,37 @@
+package dev.proclive.cli;
+
+import java.io.ByteArrayInputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The run the build makes the launcher's class-data archive from ({@code -XX:ArchiveClassesAtExit}):
+ * the hook commands in the foreground, so the archive holds the classes they load: {@code owner},
+ * {@code identify}, {@code check} and {@code wait} on a gone process, bad input, standard input. Output is
+ * discarded; the exit status is 0 whatever the verdicts, so a build on any machine gets its archive.
+ * Not a command: nothing calls it but the build.
+ */
+public final class ArchiveTraining {
+
+    private ArchiveTraining() {
+    }
+
+    /** Runs the commands; ignores {@code args}. */
+    public static void main(String[] args) {
+        if (System.getProperty("jna.platform.library.path") == null) {
+            System.setProperty("jna.platform.library.path", "");
+        }
+        PrintStream none = new PrintStream(OutputStream.nullOutputStream(), true, StandardCharsets.UTF_8);
+        String self = Long.toString(ProcessHandle.current().pid());
+        byte[] gone = "{\"pid\":999999999,\"start\":\"1\"}".getBytes(StandardCharsets.UTF_8);
+        new Main(none, none, new ByteArrayInputStream(new byte[0])).run("owner");
+        new Main(none, none, new ByteArrayInputStream(new byte[0])).run("identify", self);
+        new Main(none, none, new ByteArrayInputStream(gone)).run("check");
+        new Main(none, none, new ByteArrayInputStream(new byte[0])).run("check", "{\"pid\":1,\"start\":\"1\"}");
+        new Main(none, none, new ByteArrayInputStream(gone)).run("wait");
+        new Main(none, none, new ByteArrayInputStream(new byte[0])).run("check", "{\"pid\":\"x\"}");
+        new Main(none, none, System.in).run("check"); // the real standard input: its read loads classes of its own
+        System.exit(0);
+    }
+}
