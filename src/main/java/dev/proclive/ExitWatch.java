@@ -22,6 +22,10 @@ import java.util.function.Supplier;
  * polling all the others in one batch of verdicts, every 10 ms backing off to
  * 1 s, where it cannot. Futures are completed on another thread, so that what a caller chains onto
  * them never runs on the watching one, and a callback that throws or blocks stalls nothing here.
+ *
+ * <p>It never slows the JVM's exit: HotSpot's exit waits up to ~300 ms for threads that are inside
+ * a native call, so the thread waits in native code only while something is watched (parked in
+ * Java when nothing is), and a shutdown hook wakes it out of a pending wait and ends it.
  */
 final class ExitWatch {
 
@@ -44,6 +48,8 @@ final class ExitWatch {
     /** Set once, by the first watch; null while none was made. */
     private volatile ExitEvents events;
     private volatile Thread thread;
+    /** Set by the shutdown hook: the thread ends instead of waiting again. */
+    private volatile boolean stopping;
     private boolean opened;
 
     // Owned by the thread.
@@ -132,6 +138,7 @@ final class ExitWatch {
                 if (thread == null) {
                     thread = daemon(this::run, "proclive-exit-watch");
                     thread.start();
+                    stopAtExit(thread);
                 }
             }
         }
@@ -142,11 +149,30 @@ final class ExitWatch {
         ExitEvents e = events;
         if (e != null) {
             e.wake();
-        } else {
-            Thread t = thread;
-            if (t != null) {
-                LockSupport.unpark(t);
+        }
+        Thread t = thread;
+        if (t != null) {
+            LockSupport.unpark(t); // it may be parked: nothing was watched
+        }
+    }
+
+    /** A shutdown hook that wakes {@code watcher} out of a native wait and lets it end, briefly waited for. */
+    private void stopAtExit(Thread watcher) {
+        Thread stop = new Thread(() -> {
+            stopping = true;
+            wake();
+            try {
+                watcher.join(100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
+        }, "proclive-exit-watch-stop");
+        try {
+            Runtime.getRuntime().addShutdownHook(stop);
+        } catch (IllegalStateException shuttingDown) {
+            // the JVM is exiting already; the watch ends with it
+        } catch (SecurityException refused) {
+            // a security manager forbids hooks: the exit may then wait for the thread
         }
     }
 
@@ -185,7 +211,7 @@ final class ExitWatch {
 
     private void run() {
         long[] ready = new long[256];
-        while (true) {
+        while (!stopping) {
             try {
                 Runnable r;
                 while ((r = requests.poll()) != null) {
@@ -197,7 +223,11 @@ final class ExitWatch {
                 }
                 ExitEvents e = events;
                 int n = 0;
-                if (e != null) {
+                if (evented.isEmpty() && polled.isEmpty()) {
+                    if (requests.isEmpty() && !stopping) {
+                        LockSupport.park(this); // in Java, not in a native wait: nothing holds up an exit
+                    }
+                } else if (e != null) {
                     try {
                         n = e.await(timeout, ready);
                     } catch (RuntimeException failed) {

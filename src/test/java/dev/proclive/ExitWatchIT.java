@@ -46,6 +46,35 @@ class ExitWatchIT {
     }
 
     @Test
+    void withNothingWatchedTheThreadWaitsInJavaNotInANativeCall() throws Exception {
+        Process p = children.start("sleep", "60");
+        CompletableFuture<Verdict> end = ProcLive.onExit(ProcLive.identify(p.pid()).orElseThrow());
+        Thread watcher = Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().equals("proclive-exit-watch")).findFirst().orElseThrow();
+        p.destroyForcibly();
+        assertThat(within(end, 10).liveness()).isEqualTo(Liveness.DEAD);
+        // HotSpot's exit waits ~300 ms for a thread inside a native call (RUNNABLE to Java); a parked one it does not
+        Thread.State state = watcher.getState();
+        for (int i = 0; i < 500 && state != Thread.State.WAITING; i++) {
+            Thread.sleep(10);
+            state = watcher.getState();
+        }
+        assertThat(state).as("idle: parked, not in epoll_wait").isEqualTo(Thread.State.WAITING);
+    }
+
+    @Test
+    void aWatchPendingAtExitEndsItsThreadInTheShutdownHooks() throws Exception {
+        Process p = children.start("sleep", "60");
+        Process jvm = new ProcessBuilder(JavaMain.command(List.of(), ExitWatchWorker.class, "exit-pending",
+                Long.toString(p.pid()))).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        workers.add(jvm);
+        String line = new BufferedReader(new InputStreamReader(jvm.getInputStream(), StandardCharsets.UTF_8)).readLine();
+        assertThat(jvm.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(line).as("woken out of its wait and ended, so the exit does not wait for it").isEqualTo("pending ended");
+        assertThat(p.isAlive()).isTrue();
+    }
+
+    @Test
     void anExitCompletesTheWatchAndLeavesNoDescriptor() throws Exception {
         Process p = children.start("sleep", "60");
         Identity id = ProcLive.identify(p.pid()).orElseThrow();

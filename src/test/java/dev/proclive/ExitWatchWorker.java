@@ -54,6 +54,23 @@ public final class ExitWatchWorker {
                 p.destroyForcibly();
                 System.out.println(end.get(30, TimeUnit.SECONDS).reason());
             }
+            case "exit-pending" -> {
+                // a watch still pending at System.exit: another hook looks at the watching thread
+                // once the JVM's hooks have had 300 ms (what HotSpot would wait for a native call)
+                CompletableFuture<Verdict> end = ProcLive.onExit(ProcLive.identify(Long.parseLong(args[1])).orElseThrow());
+                Thread watcher = Thread.getAllStackTraces().keySet().stream()
+                        .filter(t -> t.getName().equals("proclive-exit-watch")).findFirst().orElseThrow();
+                Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                    try {
+                        watcher.join(300);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    System.out.println((end.isDone() ? "done" : "pending") + " " + (watcher.isAlive() ? "alive" : "ended"));
+                    System.out.flush();
+                }));
+                System.exit(0);
+            }
             default -> throw new IllegalArgumentException(args[0]);
         }
         System.out.flush();

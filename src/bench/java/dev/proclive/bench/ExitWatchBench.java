@@ -34,7 +34,9 @@ import java.util.concurrent.TimeUnit;
  *   <li>the same through the polling fallback (pidfds withheld), over 100 exits;</li>
  *   <li>threads added by 1,000 watches of processes that are not this JVM's children, beside
  *       the JDK's {@code ProcessHandle.onExit()} for the same processes;</li>
- *   <li>CPU used by this JVM while 10,000 watches sit idle for 10 s.</li>
+ *   <li>CPU used by this JVM while 10,000 watches sit idle for 10 s;</li>
+ *   <li>a JVM's exit, from its {@code System.exit} to its end, with and without a pending watch
+ *       (child JVMs, alternating).</li>
  * </ol>
  * {@code mvn -B -Pbench verify -Dbench.main=dev.proclive.bench.ExitWatchBench}; the table is also
  * written to {@code target/exit-watch-results.md}.
@@ -60,8 +62,66 @@ public final class ExitWatchBench {
 
         report.append(threads());
         report.append(idleCpu());
+        report.append(exits(15));
         System.out.print(report);
         Files.writeString(target.resolve("exit-watch-results.md"), report.toString());
+    }
+
+    /**
+     * A child JVM's {@code System.exit} to its end, seen by this one ({@code System.nanoTime} is
+     * one clock for every process on Linux), with no watch and with one pending, alternating.
+     */
+    private static String exits(int runs) throws Exception {
+        Process sleeper = new ProcessBuilder("sleep", "600").start();
+        try {
+            long[] without = new long[runs];
+            long[] with = new long[runs];
+            for (int i = 0; i < runs; i++) {
+                without[i] = exit(sleeper.pid(), false);
+                with[i] = exit(sleeper.pid(), true);
+            }
+            Arrays.sort(without);
+            Arrays.sort(with);
+            double a = ms(without[runs / 2]);
+            double b = ms(with[runs / 2]);
+            return String.format(Locale.ROOT, "| a JVM's exit (System.exit to its end), median of %d each, alternating |"
+                    + " no watch %.1f ms; one pending watch %.1f ms (+%.1f ms) | never slowed |%n", runs, a, b, b - a);
+        } finally {
+            sleeper.destroyForcibly();
+            sleeper.waitFor();
+        }
+    }
+
+    private static long exit(long pid, boolean watch) throws Exception {
+        Process jvm = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), ExitingMain.class.getName(), Long.toString(pid),
+                Boolean.toString(watch)).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        String line = new BufferedReader(new InputStreamReader(jvm.getInputStream(), StandardCharsets.US_ASCII)).readLine();
+        jvm.waitFor();
+        long ended = System.nanoTime();
+        if (line == null || jvm.exitValue() != 0) {
+            throw new IllegalStateException("the exiting JVM failed: " + line);
+        }
+        return ended - Long.parseLong(line.trim());
+    }
+
+    /** Watches {@code args[0]} if {@code args[1]} says so, prints {@code System.nanoTime()}, exits. */
+    public static final class ExitingMain {
+        private ExitingMain() {
+        }
+
+        public static void main(String[] args) throws Exception {
+            Identity id = ProcLive.identify(Long.parseLong(args[0])).orElseThrow();
+            if (Boolean.parseBoolean(args[1])) {
+                ProcLive.onExit(id);
+            } else {
+                ProcLive.check(id);
+            }
+            Thread.sleep(100); // the watch is waiting by now
+            System.out.println(System.nanoTime());
+            System.out.flush();
+            System.exit(0);
+        }
     }
 
     interface Watcher {
