@@ -99,6 +99,35 @@ class JarIT {
     }
 
     @Test
+    void onTheModulePathALeaseWithoutJnaResolvedNamesTheModuleToAdd(@org.junit.jupiter.api.io.TempDir Path dir)
+            throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(System.getProperty("os.name").startsWith("Linux"),
+                "the lease's lock needs JNA on Linux and macOS; Windows locks without it");
+        List<String> path = new ArrayList<>(List.of(System.getProperty("proclive.jar")));
+        path.addAll(dependencyJars("jna|jna-platform|jackson-databind|jackson-core|jackson-annotations"));
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        String holder = Long.toString(ProcessHandle.current().pid());
+        for (boolean added : new boolean[] {false, true}) {
+            List<String> command = new ArrayList<>(List.of(java, "--module-path", String.join(File.pathSeparator, path)));
+            if (added) {
+                command.addAll(List.of("--add-modules", "com.sun.jna"));
+            }
+            command.addAll(List.of("-m", "dev.proclive/dev.proclive.cli.Main", "lease", "acquire", "build",
+                    "--dir", dir.resolve("leases").toString(), "--holder", holder));
+            Process p = new ProcessBuilder(command).start();
+            String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            if (added) {
+                assertThat(p.exitValue()).as(err).isZero();
+            } else {
+                // JNA is on the module path but, required static, not resolved: the message says what to add
+                assertThat(p.exitValue()).isEqualTo(74);
+                assertThat(err).contains("requires com.sun.jna;").contains("--add-modules com.sun.jna");
+            }
+        }
+    }
+
+    @Test
     void theJavadocShowsTheApiAndTheSpiOnly() throws Exception {
         Path javadoc = Path.of(System.getProperty("proclive.jar").replace(".jar", "-javadoc.jar"));
         try (JarFile jar = new JarFile(javadoc.toFile())) {

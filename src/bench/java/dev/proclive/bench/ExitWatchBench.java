@@ -284,8 +284,33 @@ public final class ExitWatchBench {
         }
 
         @Override
+        public Optional<String> machineId() {
+            return system.machineId();
+        }
+
+        @Override
+        public boolean inInitialPidNamespace() {
+            return system.inInitialPidNamespace();
+        }
+
+        @Override
+        public boolean supported() {
+            return system.supported();
+        }
+
+        @Override
+        public Optional<String> startFloor() {
+            return system.startFloor();
+        }
+
+        @Override
+        public boolean nameMatches(String processName, String name) {
+            return system.nameMatches(processName, name);
+        }
+
+        @Override
         public Optional<ExitEvents> openExitEvents() {
-            return Optional.empty();
+            return Optional.empty(); // what this wrapper is for: every watch polls
         }
     }
 }

@@ -52,7 +52,7 @@ final class Demo {
                 + last.why() + " (proclive owner --trace tells each step)");
         Optional<Identity> owner = walk.owner();
         if (owner.isEmpty()) {
-            say("no owner could be determined here " + whyNot());
+            say("no owner could be determined here: the walk's last step, above, says why");
             return;
         }
         say("recorded: " + toJson(owner.get()));
@@ -71,7 +71,7 @@ final class Demo {
         try {
             Optional<Identity> id = ProcLive.identify(child.pid());
             if (id.isEmpty()) {
-                say("started `sleep 60` as pid " + child.pid() + ", but it cannot be identified " + whyNot());
+                say("started `sleep 60` as pid " + child.pid() + ", but it cannot be identified " + whyNot(child.pid()));
                 return;
             }
             say("started `sleep 60`: " + toJson(id.get()));
@@ -105,7 +105,7 @@ final class Demo {
                 id = ProcLive.identify(pid);
             }
             if (id.isEmpty()) {
-                say("the child, pid " + pid + ", cannot be identified " + whyNot());
+                say("the child, pid " + pid + ", cannot be identified " + whyNot(pid));
                 return;
             }
             say("recorded the child while it runs: " + toJson(id.get()));
@@ -134,7 +134,7 @@ final class Demo {
         }
         Optional<Identity> self = ProcLive.current();
         if (self.isEmpty()) {
-            say("this process cannot be identified " + whyNot());
+            say("this process cannot be identified " + whyNot(ProcessHandle.current().pid()));
             return;
         }
         Identity now = self.get();
@@ -226,8 +226,9 @@ final class Demo {
         }
     }
 
-    private String whyNot() {
-        Verdict self = ProcLive.explain(new Identity(ProcessHandle.current().pid(), "", "", "", "", ""));
+    /** What a check of {@code pid} itself says: why it could not be identified. */
+    private static String whyNot(long pid) {
+        Verdict self = ProcLive.explain(new Identity(pid, "", "", "", "", ""));
         return "(" + self.reason().json() + (self.detail().isEmpty() ? "" : ": " + self.detail()) + ")";
     }
 

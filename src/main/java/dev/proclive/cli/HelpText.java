@@ -21,7 +21,8 @@ final class HelpText {
             "  wait [JSON] [--timeout SECONDS]",
             "                          wait for the end of an identity given as for check;",
             "                          prints its verdict (exit 0 dead, 1 still alive at the",
-            "                          timeout, 2 unknown)",
+            "                          timeout, 2 unknown); without --timeout it waits as long",
+            "                          as the process lives",
             "  lease ACTION NAME --dir DIR   a single-writer lease held by a process:",
             "      acquire [--holder owner|PID] [--skip NAME]... [--ttl SECONDS] [--take-unknown]",
             "              [--wait SECONDS] [--print fence]",
@@ -56,7 +57,8 @@ final class HelpText {
             "check", "usage: proclive check [JSON]\n"
                     + "  checks an identity given as argument or on stdin; exit 0 alive, 1 dead, 2 unknown",
             "wait", "usage: proclive wait [JSON] [--timeout SECONDS]\n"
-                    + "  waits for the end of an identity; exit 0 dead, 1 alive at the timeout, 2 unknown",
+                    + "  waits for the end of an identity; exit 0 dead, 1 alive at the timeout, 2 unknown;\n"
+                    + "  without --timeout it waits as long as the process lives",
             "lease", "usage: proclive lease ACTION NAME --dir DIR [OPTION]...\n"
                     + ALL.substring(ALL.indexOf("      acquire"), ALL.indexOf("  demo")).stripTrailing(),
             "demo", "usage: proclive demo\n  shows what proclive tells, with real processes");

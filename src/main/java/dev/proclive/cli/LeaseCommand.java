@@ -92,7 +92,7 @@ final class LeaseCommand {
                 case "renew":
                     return renew(store, c);
                 case "release":
-                    return (store.release(c.name(), c.fence().getAsLong()) ? ExitCode.OK : ExitCode.NO).code();
+                    return release(store, c);
                 case "show":
                     return show(store, c);
                 case "run":
@@ -229,9 +229,38 @@ final class LeaseCommand {
         return ExitCode.OK.code();
     }
 
+    /** {@code lease release}: 0 released, 1 not this fence's to release, with the reason on stderr. */
+    private int release(LeaseStore store, Command c) throws IOException {
+        long fence = c.fence().getAsLong();
+        if (store.release(c.name(), fence)) {
+            return ExitCode.OK.code();
+        }
+        Optional<LeaseRecord> now = store.read(c.name());
+        if (now.isEmpty()) {
+            Main.say(err, "lease " + c.name() + " has no record: nothing released");
+        } else if (now.get().fence() != fence) {
+            Main.say(err, "lease " + c.name() + " is at fence " + now.get().fence() + ", not " + fence
+                    + ": nothing released (a later grant is not this one's to end)");
+        } else {
+            Main.say(err, "lease " + c.name() + " at fence " + fence + " is not held by the same process any more:"
+                    + " nothing released");
+        }
+        return ExitCode.NO.code();
+    }
+
+    /** An I/O failure in words, without Java's type names: the file, then what went wrong with it. */
     static String describe(IOException e) {
-        String m = e.getMessage() == null ? e.toString() : e.getMessage();
-        return e.getClass().getSimpleName().replace("Exception", "") + ": " + m;
+        if (e instanceof java.nio.file.FileSystemException f) {
+            String kind = e instanceof NoSuchFileException ? "no such file or directory"
+                    : e instanceof AccessDeniedException ? "permission denied"
+                    : e instanceof java.nio.file.FileAlreadyExistsException ? "it exists already"
+                    : e instanceof java.nio.file.NotDirectoryException ? "not a directory"
+                    : "the file system refused";
+            String reason = f.getReason() == null ? kind : f.getReason();
+            return (f.getFile() == null ? "" : f.getFile() + ": ") + reason
+                    + (f.getOtherFile() == null ? "" : " (" + f.getOtherFile() + ")");
+        }
+        return "I/O error: " + (e.getMessage() == null ? e.toString() : e.getMessage());
     }
 
     private Command parse(List<String> args) {

@@ -62,7 +62,7 @@ public final class Main {
                     StandardCharsets.UTF_8);
             System.setOut(out);
             System.setErr(err);
-            code = new Main(out, err, System.in).run(args);
+            code = new Main(out, err, System.in).run(utf8Arguments(args, "/proc/self/cmdline", argumentCharset()));
         } catch (Throwable e) {
             code = lastResort(System.err, e);
         }
@@ -71,6 +71,64 @@ public final class Main {
         // halt, not exit: the CLI registers no shutdown hook, and from JDK 21 on System.exit first
         // looks up a System.Logger to log the exit, ~10 ms of a hook command's time
         Runtime.getRuntime().halt(code);
+    }
+
+    /**
+     * The arguments as the UTF-8 they came as, whatever the locale: under a POSIX locale the JVM
+     * decodes {@code é}'s bytes to U+FFFD, so where an argument holds one, it is read again from
+     * {@code cmdline} (Linux: the process's own arguments, NUL-separated, main's last), each
+     * checked to decode with {@code locale} to the argument the JVM gave. Unchanged
+     * when nothing was lost, when {@code cmdline} cannot be read or does not line up with
+     * {@code args}, or when the bytes are not UTF-8 either.
+     */
+    static String[] utf8Arguments(String[] args, String cmdline, java.nio.charset.Charset locale) {
+        boolean lost = false;
+        for (String a : args) {
+            lost |= a.indexOf('\uFFFD') >= 0;
+        }
+        if (!lost) {
+            return args;
+        }
+        byte[] bytes;
+        try {
+            bytes = java.nio.file.Files.readAllBytes(java.nio.file.Path.of(cmdline));
+        } catch (IOException | RuntimeException e) {
+            return args;
+        }
+        List<byte[]> parts = new java.util.ArrayList<>();
+        for (int from = 0, i = 0; i < bytes.length; i++) {
+            if (bytes[i] == 0) {
+                parts.add(java.util.Arrays.copyOfRange(bytes, from, i));
+                from = i + 1;
+            }
+        }
+        if (parts.size() < args.length) {
+            return args;
+        }
+        String[] utf8 = new String[args.length];
+        for (int i = 0; i < args.length; i++) {
+            byte[] raw = parts.get(parts.size() - args.length + i);
+            if (!new String(raw, locale).equals(args[i])) {
+                return args; // not these arguments: leave them as the JVM gave them
+            }
+            try {
+                utf8[i] = StandardCharsets.UTF_8.newDecoder().decode(java.nio.ByteBuffer.wrap(raw)).toString();
+            } catch (java.nio.charset.CharacterCodingException notUtf8) {
+                return args;
+            }
+        }
+        return utf8;
+    }
+
+    /** The charset the JVM decoded its arguments with: the locale's ({@code sun.jnu.encoding}). */
+    private static java.nio.charset.Charset argumentCharset() {
+        String jnu = System.getProperty("sun.jnu.encoding");
+        try {
+            return jnu != null && java.nio.charset.Charset.isSupported(jnu) ? java.nio.charset.Charset.forName(jnu)
+                    : java.nio.charset.Charset.defaultCharset();
+        } catch (IllegalArgumentException e) {
+            return java.nio.charset.Charset.defaultCharset();
+        }
     }
 
     /**
@@ -169,7 +227,12 @@ public final class Main {
         boolean trace = o.has("--trace");
         OwnerResolver resolver = builder.build();
         if (!trace) {
-            return print(of == null ? resolver.resolve() : resolver.resolveFor(of));
+            Optional<Identity> owner = of == null ? resolver.resolve() : resolver.resolveFor(of);
+            if (owner.isEmpty()) {
+                Main.say(err, "no owner could be determined (proclive owner --trace shows each step of the walk)");
+                return ExitCode.NONE.code();
+            }
+            return print(owner);
         }
         OwnerResolver.Trace walk = of == null ? resolver.trace() : resolver.traceFor(of);
         for (OwnerResolver.Step step : walk.steps()) {
@@ -307,7 +370,7 @@ public final class Main {
      */
     static byte[] argumentBytes(String argument) {
         if (argument.indexOf('\uFFFD') >= 0) {
-            throw new BadInput("the identity argument is not valid text in this locale's encoding"
+            throw new BadInput("the identity argument is not UTF-8 text"
                     + " (give it on standard input, which is read as UTF-8 bytes)");
         }
         return argument.getBytes(StandardCharsets.UTF_8);

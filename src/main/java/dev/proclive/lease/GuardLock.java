@@ -36,8 +36,17 @@ abstract class GuardLock implements AutoCloseable {
         try {
             return Flock.lock(guard);
         } catch (LinkageError e) { // JNA is not on the class or module path
-            throw new FileSystemException(guard.toString(), null, "cannot lock: JNA (net.java.dev.jna:jna) cannot load: " + e);
+            throw new FileSystemException(guard.toString(), null, "cannot lock: " + jnaMissing(e));
         }
+    }
+
+    /** Why JNA is missing, and the fix: where this library runs on the module path, the module to add. */
+    static String jnaMissing(LinkageError e) {
+        String fix = GuardLock.class.getModule().isNamed()
+                ? "on the module path, add \"requires com.sun.jna;\" to the application's module-info.java"
+                        + " or run java with --add-modules com.sun.jna"
+                : "put net.java.dev.jna:jna on the class path";
+        return "JNA (net.java.dev.jna:jna) cannot load (" + e + "): " + fix;
     }
 
     /** Releases the lock. */
@@ -131,7 +140,7 @@ abstract class GuardLock implements AutoCloseable {
                     com.sun.jna.Native.register(Calls.class, dev.proclive.posix.CLibrary.load());
                 }
             } catch (LinkageError e) {
-                unsupported = "JNA (net.java.dev.jna:jna) cannot load: " + e;
+                unsupported = jnaMissing(e);
             }
             OPEN_FLAGS = flags == null ? 0 : flags;
             UNSUPPORTED = unsupported;

@@ -177,6 +177,14 @@ class CliIT {
     }
 
     @Test
+    void anOwnerThatCannotBeFoundPointsToTheTrace() {
+        Cli.Result r = Cli.run("owner", "--of", "999999999");
+        assertThat(r.exit()).isEqualTo(3);
+        assertThat(r.out()).isEmpty();
+        assertThat(r.err()).contains("no owner could be determined").contains("owner --trace");
+    }
+
+    @Test
     void noIdentityExits3() {
         Cli.Result r = Cli.run("identify", "0");
         assertThat(r.exit()).isEqualTo(3);
@@ -295,5 +303,49 @@ class CliIT {
         assertThat(start).as("section %s in:%n%s", number, out).isNotNegative();
         int end = out.indexOf("\n\n", start + 1);
         return out.substring(start + 1, end < 0 ? out.length() : end);
+    }
+
+    @Test
+    void anArgumentInUtf8IsReadAsUtf8UnderAPosixLocale(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        java.nio.file.Path id = dir.resolve("id.json");
+        java.nio.file.Files.write(id, "{\"pid\":1,\"start\":\"1\",\"host\":\"elsewhere\",\"name\":\"caf\u00e9 \u4e16\"}"
+                .getBytes(StandardCharsets.UTF_8));
+        java.util.List<String> check = new java.util.ArrayList<>(Cli.command(Cli.jar(), "check"));
+        // the bytes go through a shell, as README's `check "$(cat id.json)"` does: never through this JVM's encoder
+        String script = Cli.shellQuoted(check) + " \"$(cat " + Cli.shellQuoted(java.util.List.of(id.toString())) + ")\"";
+        for (String locale : java.util.List.of("POSIX", "C")) {
+            Cli.Result r = Cli.exec(java.util.List.of("sh", "-c", script), new byte[0],
+                    java.util.Map.of("LC_ALL", locale, "LANG", locale));
+            assertThat(r.err()).as(locale).isEmpty();
+            assertThat(r.out()).as(locale).isEqualTo("{\"liveness\":\"unknown\",\"reason\":\"other_host\"}\n");
+            assertThat(r.exit()).isEqualTo(2);
+        }
+    }
+
+    @Test
+    void argumentsAreReadAgainFromCmdlineOnlyWhenTheyLineUp(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        java.nio.file.Path cmdline = dir.resolve("cmdline");
+        byte[] cafe = "caf\u00e9".getBytes(StandardCharsets.UTF_8);
+        java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
+        b.write("java\0-cp\0x.jar\0Main\0check\0".getBytes(StandardCharsets.US_ASCII));
+        b.write(cafe);
+        b.write(0);
+        java.nio.file.Files.write(cmdline, b.toByteArray());
+        java.nio.charset.Charset posix = StandardCharsets.US_ASCII;
+        String lost = new String(cafe, posix); // what a POSIX locale's JVM makes of it: "caf" and two U+FFFD
+        String[] args = {"check", lost};
+        assertThat(Main.utf8Arguments(args, cmdline.toString(), posix)).containsExactly("check", "caf\u00e9");
+        assertThat(Main.utf8Arguments(new String[] {"check", "plain"}, cmdline.toString(), posix))
+                .as("nothing lost: not read").containsExactly("check", "plain");
+        assertThat(Main.utf8Arguments(new String[] {"other", lost}, cmdline.toString(), posix))
+                .as("not these arguments").containsExactly("other", lost);
+        assertThat(Main.utf8Arguments(new String[] {"x", "check", lost}, cmdline.toString(), posix))
+                .as("main's arguments are the last ones").containsExactly("x", "check", lost);
+        assertThat(Main.utf8Arguments(args, dir.resolve("none").toString(), posix)).containsExactly(args);
+        java.nio.file.Files.write(cmdline, new byte[] {'c', 0, (byte) 0xff, 0});
+        assertThat(Main.utf8Arguments(new String[] {"c", "\uFFFD"}, cmdline.toString(), posix))
+                .as("not UTF-8 either").containsExactly("c", "\uFFFD");
     }
 }

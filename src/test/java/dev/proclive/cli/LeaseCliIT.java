@@ -111,7 +111,9 @@ class LeaseCliIT {
         assertThat(renewed.exit()).as(renewed.err()).isZero();
         assertThat(json(renewed).path("fence").asLong()).isEqualTo(1);
         assertThat(lease("renew", "build", "--dir", dir(), "--fence", "2").exit()).isEqualTo(1);
-        assertThat(lease("release", "build", "--dir", dir(), "--fence", "2").exit()).isEqualTo(1);
+        Cli.Result refused = lease("release", "build", "--dir", dir(), "--fence", "2");
+        assertThat(refused.exit()).isEqualTo(1);
+        assertThat(refused.err()).as("says why").contains("is at fence 1, not 2: nothing released");
         assertThat(lease("release", "build", "--dir", dir(), "--fence", "1").exit()).isZero();
         assertThat(lease("release", "build", "--dir", dir(), "--fence", "1").exit()).as("again").isZero();
         assertThat(lease("renew", "build", "--dir", dir(), "--fence", "1").exit()).isEqualTo(1);
@@ -251,7 +253,8 @@ class LeaseCliIT {
             {"renew", "x", "--dir", missing, "--fence", "1"}, {"release", "x", "--dir", missing, "--fence", "1"}}) {
             Cli.Result r = lease(args);
             assertThat(r.exit()).as(String.join(" ", args) + ": " + r.err()).isEqualTo(74);
-            assertThat(r.err().strip()).doesNotContain("\n").contains("no such lease directory");
+            assertThat(r.err().strip()).doesNotContain("\n").contains("no such lease directory")
+                    .as("no Java type name").doesNotContain("NoSuchFile").doesNotContain("Exception");
         }
         assertThat(Path.of(missing)).doesNotExist();
         Cli.Result acquired = lease("acquire", "x", "--dir", missing);
