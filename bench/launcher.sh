@@ -8,6 +8,7 @@
 # JDK's: a dynamic archive before 25, an ahead-of-time cache from 25 on.
 #
 #   bench/launcher.sh [RUNS]        (default 30 of each, after 3 warm-up runs)
+#   BASELINE_JAR=old/proclive-cli.jar bench/launcher.sh   also times java -jar of another build's jar
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-30}
@@ -24,7 +25,7 @@ ns() { local s e; s=$(date +%s%N); "$@" >/dev/null 2>&1; e=$(date +%s%N); echo $
 median_ms() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2; printf "%.1f", m/1e6}'; }
 check() { env PROCLIVE_JAVA="$java" target/proclive check < "$work/id.json"; }
 
-plain=(); owner=(); checks=(); empty=()
+plain=(); owner=(); checks=(); empty=(); base=()
 for _ in 1 2 3; do
   ns "$java" -jar target/proclive-cli.jar owner >/dev/null
   ns env PROCLIVE_JAVA="$java" target/proclive owner >/dev/null
@@ -35,6 +36,7 @@ for _ in $(seq 1 "$runs"); do
   checks+=("$(ns check)")
   # shellcheck disable=SC2086
   empty+=("$(ns "$java" $flags -cp "$work" Empty)")
+  if [ -n "${BASELINE_JAR:-}" ]; then base+=("$(ns "$java" -jar "$BASELINE_JAR" owner)"); fi
 done
 p=$(median_ms "${plain[@]}"); o=$(median_ms "${owner[@]}"); c=$(median_ms "${checks[@]}"); e=$(median_ms "${empty[@]}")
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a/b}'; }
@@ -47,3 +49,9 @@ echo "| java -jar target/proclive-cli.jar owner | $p ms | 1.00 | $(ratio "$p" "$
 echo "| target/proclive owner | $o ms | $(ratio "$o" "$p") | $(ratio "$o" "$e") |"
 echo "| target/proclive check (stdin) | $c ms | $(ratio "$c" "$p") | $(ratio "$c" "$e") |"
 echo "| an empty main, the launcher's flags | $e ms | $(ratio "$e" "$p") | 1.00 |"
+if [ -n "${BASELINE_JAR:-}" ]; then
+  b=$(median_ms "${base[@]}")
+  echo "| java -jar \$BASELINE_JAR owner | $b ms | $(ratio "$b" "$p") | $(ratio "$b" "$e") |"
+  echo
+  echo "target/proclive owner / java -jar \$BASELINE_JAR owner: $(ratio "$o" "$b"); check: $(ratio "$c" "$b")"
+fi
