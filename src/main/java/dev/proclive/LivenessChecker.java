@@ -72,7 +72,12 @@ public final class LivenessChecker {
 
     /** The checker {@link ProcLive} uses: over the introspector for the running OS. */
     public static LivenessChecker system() {
-        return Platform.SYSTEM;
+        return OfThisOs.CHECKER;
+    }
+
+    /** Built on first use, over what the platform switch picks: nothing below builds a checker. */
+    private static final class OfThisOs {
+        static final LivenessChecker CHECKER = of(dev.proclive.platform.Platform.introspector());
     }
 
     /** The introspector this checker reads processes with. */

@@ -64,7 +64,7 @@ public final class OwnerResolver {
 
     /** Built without a {@link Builder}: one class fewer to load in a JVM that only resolves. */
     static final OwnerResolver DEFAULT =
-            new OwnerResolver(DEFAULT_SKIP.toArray(new String[0]), DEFAULT_MAX_DEPTH, Platform.SYSTEM);
+            new OwnerResolver(DEFAULT_SKIP.toArray(new String[0]), DEFAULT_MAX_DEPTH, LivenessChecker.system());
 
     private final String[] skip;
     private final int maxDepth;
@@ -393,7 +393,7 @@ public final class OwnerResolver {
         /** The resolver. */
         public OwnerResolver build() {
             return new OwnerResolver(skip.toArray(new String[0]), maxDepth,
-                    introspector == null ? Platform.SYSTEM : LivenessChecker.of(introspector));
+                    introspector == null ? LivenessChecker.system() : LivenessChecker.of(introspector));
         }
     }
 }

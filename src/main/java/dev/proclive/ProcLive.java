@@ -36,7 +36,7 @@ public final class ProcLive {
      * @throws NullPointerException if {@code identity} is null
      */
     public static Liveness check(Identity identity) {
-        return Platform.SYSTEM.check(identity);
+        return LivenessChecker.system().check(identity);
     }
 
     /**
@@ -45,7 +45,7 @@ public final class ProcLive {
      * @throws NullPointerException if {@code identity} is null
      */
     public static Verdict explain(Identity identity) {
-        return Platform.SYSTEM.explain(identity);
+        return LivenessChecker.system().explain(identity);
     }
 
     /**
@@ -55,7 +55,7 @@ public final class ProcLive {
      * @throws NullPointerException if {@code identities} or one of its elements is null
      */
     public static List<Verdict> checkAll(Collection<Identity> identities) {
-        return Platform.SYSTEM.checkAll(identities);
+        return LivenessChecker.system().checkAll(identities);
     }
 
     /**
@@ -87,7 +87,7 @@ public final class ProcLive {
      * @throws NullPointerException if {@code identity} is null
      */
     public static java.util.concurrent.CompletableFuture<Verdict> onExit(Identity identity) {
-        return Platform.SYSTEM.onExit(identity);
+        return LivenessChecker.system().onExit(identity);
     }
 
     /**
@@ -95,12 +95,12 @@ public final class ProcLive {
      * belongs to a thread, the process cannot be read, or this host's name cannot be read.
      */
     public static Optional<Identity> identify(long pid) {
-        return Platform.SYSTEM.identify(pid);
+        return LivenessChecker.system().identify(pid);
     }
 
     /** The identity of the calling process, or empty as for {@link #identify(long)}. */
     public static Optional<Identity> current() {
-        return Platform.SYSTEM.current();
+        return LivenessChecker.system().current();
     }
 
     /**

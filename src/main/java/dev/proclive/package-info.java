@@ -5,8 +5,9 @@
  *
  * <p>Verdicts are {@link dev.proclive.Liveness#ALIVE}, {@link dev.proclive.Liveness#DEAD} or
  * {@link dev.proclive.Liveness#UNKNOWN}, each with a {@link dev.proclive.Reason}; the precedence is
- * in {@link dev.proclive.LivenessChecker}. Nothing in this package touches the OS or loads native
- * code: that is behind {@link dev.proclive.spi.ProcessIntrospector}. {@link dev.proclive.ProcLive}
+ * in {@link dev.proclive.LivenessChecker}. Nothing in this package touches the OS, loads native
+ * code or reads {@code os.name}: that is behind {@link dev.proclive.spi.ProcessIntrospector},
+ * picked by {@code dev.proclive.platform}. {@link dev.proclive.ProcLive}
  * is the entry point; {@link dev.proclive.LivenessChecker#of} runs the same rules over another
  * introspector.
  */

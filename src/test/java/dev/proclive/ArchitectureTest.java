@@ -71,23 +71,36 @@ class ArchitectureTest {
         return strings;
     }
 
+    /** The packages that touch the OS: the only ones where JNA may appear. */
+    static final List<String> PLATFORM_PACKAGES = List.of("linux", "macos", "posix", "windows");
+
     @Test
-    void jnaStaysInTheMacosBackendTheLinuxKillFallbackAndTheLeaseLock() throws Exception {
+    void jnaStaysInThePackagesThatTouchTheOs() throws Exception {
         List<String> offenders = new java.util.ArrayList<>();
         List<Path> classes = classFiles();
         assertThat(classes).hasSizeGreaterThan(20);
         for (Path c : classes) {
             String name = c.toString().replace('\\', '/');
-            if (name.contains("/dev/proclive/macos/") || name.contains("/dev/proclive/posix/") || name.matches(".*/dev/proclive/linux/Kill(\\$.*)?\\.class")
-                    || name.matches(".*/dev/proclive/lease/GuardLock(\\$.*)?\\.class")
-                    || name.matches(".*/dev/proclive/linux/PidfdEvents(\\$.*)?\\.class")) {
+            String pkg = name.substring(name.indexOf("/dev/proclive/") + "/dev/proclive/".length(), name.lastIndexOf('/') + 1);
+            if (PLATFORM_PACKAGES.stream().anyMatch(p -> pkg.equals(p + "/"))) {
                 continue;
             }
             if (constantPoolStrings(Files.readAllBytes(c)).stream().anyMatch(u -> u.contains("com/sun/jna"))) {
                 offenders.add(name);
             }
         }
-        assertThat(offenders).as("classes that refer to JNA outside macos/, posix/, linux/Kill, linux/PidfdEvents and lease/GuardLock").isEmpty();
+        assertThat(offenders).as("classes that refer to JNA outside " + PLATFORM_PACKAGES).isEmpty();
+    }
+
+    @Test
+    void osNameIsReadInThePlatformSwitchOnly() throws IOException {
+        List<String> offenders = sources().stream()
+                .filter(p -> read(p).contains("\"os.name\""))
+                .filter(p -> !p.startsWith(MAIN.resolve("platform")))
+                .map(Path::toString)
+                .collect(Collectors.toList());
+        assertThat(offenders).isEmpty();
+        assertThat(read(MAIN.resolve("platform/Platform.java"))).contains("\"os.name\"");
     }
 
     @Test

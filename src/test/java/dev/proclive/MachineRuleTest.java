@@ -93,7 +93,7 @@ class MachineRuleTest {
 
     @Test
     void onAPlatformThatCannotIntrospectARecordedMachineIsUnsupported() {
-        LivenessChecker none = LivenessChecker.of(new UnsupportedProcessIntrospector("Plan 9"));
+        LivenessChecker none = LivenessChecker.of(new dev.proclive.platform.UnsupportedProcessIntrospector("Plan 9"));
         assertThat(none.explain(new Identity(PID, START, "", "", "", "", HERE)).reason())
                 .isEqualTo(Reason.UNSUPPORTED_PLATFORM);
     }

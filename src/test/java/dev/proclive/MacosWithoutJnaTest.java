@@ -17,7 +17,7 @@ class MacosWithoutJnaTest {
     /** Judges an identity and records one through the macOS backend; prints what came out. */
     public static final class Main {
         public static void main(String[] args) {
-            LivenessChecker mac = LivenessChecker.of(Platform.forOs("Mac OS X"));
+            LivenessChecker mac = LivenessChecker.of(dev.proclive.platform.Platform.introspector("Mac OS X"));
             System.out.println(mac.explain(new Identity(1, "1.000000", "", "", "", "")).reason());
             System.out.println(mac.check(new Identity(1, "1.000000", "", "host", "", "")));
             System.out.println(mac.current().isPresent() + " " + mac.identify(1).isPresent());

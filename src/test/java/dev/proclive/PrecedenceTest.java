@@ -294,23 +294,23 @@ class PrecedenceTest {
 
     @Test
     void anUnsupportedPlatformSaysSoRatherThanBlamingTheHost() {
-        LivenessChecker unsupported = LivenessChecker.of(new UnsupportedProcessIntrospector("Plan 9"));
+        LivenessChecker unsupported = LivenessChecker.of(new dev.proclive.platform.UnsupportedProcessIntrospector("Plan 9"));
         assertThat(unsupported.explain(full()).reason()).isEqualTo(Reason.UNSUPPORTED_PLATFORM);
         assertThat(unsupported.explain(with(PID, START, "", "", "")).reason()).isEqualTo(Reason.UNSUPPORTED_PLATFORM);
         assertThat(unsupported.check(full())).isEqualTo(Liveness.UNKNOWN);
         assertThat(unsupported.identify(PID)).isEmpty();
         assertThat(unsupported.current()).isEmpty();
-        assertThat(OwnerResolver.builder().introspector(new UnsupportedProcessIntrospector("Plan 9"))
+        assertThat(OwnerResolver.builder().introspector(new dev.proclive.platform.UnsupportedProcessIntrospector("Plan 9"))
                 .build().resolve()).isEmpty();
     }
 
     @Test
     void theOsNamePicksTheBackend() {
-        assertThat(Platform.forOs("Linux")).isSameAs(dev.proclive.linux.LinuxProcessIntrospector.system());
-        assertThat(Platform.forOs("Mac OS X")).isSameAs(dev.proclive.macos.MacosProcessIntrospector.system());
-        assertThat(Platform.forOs("Darwin")).isSameAs(dev.proclive.macos.MacosProcessIntrospector.system());
-        assertThat(Platform.forOs("Windows 11")).isInstanceOf(UnsupportedProcessIntrospector.class);
-        assertThat(Platform.forOs("Windows 11").self()).isInstanceOfSatisfying(ProcessLookup.Unknown.class,
+        assertThat(dev.proclive.platform.Platform.introspector("Linux")).isSameAs(dev.proclive.linux.LinuxProcessIntrospector.system());
+        assertThat(dev.proclive.platform.Platform.introspector("Mac OS X")).isSameAs(dev.proclive.macos.MacosProcessIntrospector.system());
+        assertThat(dev.proclive.platform.Platform.introspector("Darwin")).isSameAs(dev.proclive.macos.MacosProcessIntrospector.system());
+        assertThat(dev.proclive.platform.Platform.introspector("Windows 11")).isInstanceOf(dev.proclive.platform.UnsupportedProcessIntrospector.class);
+        assertThat(dev.proclive.platform.Platform.introspector("Windows 11").self()).isInstanceOfSatisfying(ProcessLookup.Unknown.class,
                 u -> assertThat(u.detail()).contains("Windows 11"));
     }
 
@@ -354,8 +354,8 @@ class PrecedenceTest {
 
     @Test
     void anUnknownOsGetsTheUnsupportedIntrospector() {
-        assertThat(Platform.forOs("Plan 9")).isInstanceOf(UnsupportedProcessIntrospector.class);
-        assertThat(Platform.forOs("")).isInstanceOf(UnsupportedProcessIntrospector.class);
+        assertThat(dev.proclive.platform.Platform.introspector("Plan 9")).isInstanceOf(dev.proclive.platform.UnsupportedProcessIntrospector.class);
+        assertThat(dev.proclive.platform.Platform.introspector("")).isInstanceOf(dev.proclive.platform.UnsupportedProcessIntrospector.class);
     }
 
     @Test

@@ -155,7 +155,7 @@ final class Demo {
      */
     private String realReuse() {
         String jar = ownJar();
-        if (!System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).startsWith("linux")) {
+        if (dev.proclive.platform.Platform.os() != dev.proclive.platform.Platform.Os.LINUX) {
             return "a real reuse needs Linux PID namespaces";
         }
         if (!"root".equals(System.getProperty("user.name"))) {

@@ -1,5 +1,7 @@
 /**
- * The command line, {@code java -jar proclive-cli.jar}: {@code owner}, {@code identify},
- * {@code check}, {@code demo}. Not API; it uses only the public {@link dev.proclive} types.
+ * The command line, {@code proclive} ({@code java -jar proclive-cli.jar}): {@code owner},
+ * {@code identify}, {@code check}, {@code wait}, {@code lease}, {@code demo}. Not API. {@code Main}
+ * dispatches; the commands call down to shared helpers (one stderr writer, one PID parser, one
+ * seconds parser), never back up into {@code Main}. No JNA and no {@code os.name} here.
  */
 package dev.proclive.cli;

@@ -1,6 +1,7 @@
 package dev.proclive.lease;
 
 import dev.proclive.Identity;
+import dev.proclive.spi.FileLocker;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -38,6 +39,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * it is the store's.
  */
 final class LeaseFiles {
+
+    /** The cross-process lock this platform takes on guard files. */
+    private static final FileLocker LOCKER = dev.proclive.platform.Platform.fileLocker();
 
     /** The largest record read: a record is a few hundred bytes. */
     private static final int MAX_RECORD_BYTES = 1 << 20;
@@ -146,7 +150,7 @@ final class LeaseFiles {
             throw new IllegalStateException("lease " + name + " is already locked by this thread");
         }
         inJvm.lock();
-        try (GuardLock across = GuardLock.lock(guard);
+        try (FileLocker.Lock across = LOCKER.lock(guard);
              FileChannel own = across.channel().isPresent() ? null
                      : open(name, guard, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             cleanTemporaryFiles(name);

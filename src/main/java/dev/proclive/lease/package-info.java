@@ -6,6 +6,8 @@
  * carries a fence number that only grows, so the protected resource can refuse a stale holder's
  * late writes.
  *
- * <p>Plain file I/O and {@code FileChannel} locks only; no native code here.
+ * <p>Plain file I/O; the cross-process lock on a guard file is the platform's
+ * {@link dev.proclive.spi.FileLocker}, picked by {@code dev.proclive.platform}. No JNA and no
+ * {@code os.name} here.
  */
 package dev.proclive.lease;

@@ -1,15 +1,17 @@
-package dev.proclive;
+package dev.proclive.platform;
+
+import dev.proclive.Reason;
 
 import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
 import java.util.Optional;
 
 /** For an OS proclive cannot introspect: every process is unknown, nothing is recorded. */
-final class UnsupportedProcessIntrospector implements ProcessIntrospector {
+public final class UnsupportedProcessIntrospector implements ProcessIntrospector {
 
     private final ProcessLookup.Unknown unsupported;
 
-    UnsupportedProcessIntrospector(String osName) {
+    public UnsupportedProcessIntrospector(String osName) {
         this.unsupported = new ProcessLookup.Unknown(Reason.UNSUPPORTED_PLATFORM,
                 "proclive cannot introspect processes on " + (osName.isEmpty() ? "this OS" : osName));
     }

@@ -1,0 +1,98 @@
+package dev.proclive.platform;
+
+import dev.proclive.linux.LinuxProcessIntrospector;
+import dev.proclive.macos.MacosProcessIntrospector;
+import dev.proclive.spi.FileLocker;
+import dev.proclive.spi.ProcessIntrospector;
+import java.io.IOException;
+import java.nio.file.FileSystemException;
+import java.nio.file.Path;
+import java.util.Locale;
+
+/**
+ * The one platform switch: which implementations serve this OS, decided from {@code os.name},
+ * read here and nowhere else. An OS proclive does not know gets the unsupported introspector,
+ * never an exception.
+ */
+public final class Platform {
+
+    /** The operating systems proclive tells apart. */
+    public enum Os {
+        LINUX, MAC, WINDOWS, OTHER
+    }
+
+    private static final String OS_NAME = System.getProperty("os.name", "");
+    private static final Os OS = os(OS_NAME);
+
+    private Platform() {
+    }
+
+    /** The OS this JVM runs on. */
+    public static Os os() {
+        return OS;
+    }
+
+    /** The OS an {@code os.name} names. */
+    public static Os os(String osName) {
+        String os = osName.toLowerCase(Locale.ROOT);
+        if (os.startsWith("linux")) {
+            return Os.LINUX;
+        }
+        if (os.startsWith("mac") || os.startsWith("darwin")) {
+            return Os.MAC;
+        }
+        return os.startsWith("windows") ? Os.WINDOWS : Os.OTHER;
+    }
+
+    /** The introspector that reads this OS's processes. */
+    public static ProcessIntrospector introspector() {
+        return introspector(OS_NAME);
+    }
+
+    /** The introspector for the OS {@code osName} names. */
+    public static ProcessIntrospector introspector(String osName) {
+        switch (os(osName)) {
+            case LINUX:
+                return LinuxProcessIntrospector.system();
+            case MAC:
+                return MacosProcessIntrospector.system();
+            default:
+                return new UnsupportedProcessIntrospector(osName);
+        }
+    }
+
+    /**
+     * The lock a lease store takes on its guard files: {@code LockFileEx} on Windows, else
+     * {@code flock(2)} through JNA; without JNA, a locker whose every lock fails with an
+     * {@link IOException} that says what to add.
+     */
+    public static FileLocker fileLocker() {
+        return fileLocker(OS);
+    }
+
+    /** The lease's lock for {@code os}. */
+    static FileLocker fileLocker(Os os) {
+        return os == Os.WINDOWS ? new dev.proclive.windows.ChannelLocker() : new FlockOrExplain();
+    }
+
+    /** {@code flock}, loaded on the first lock: when JNA is not there, every lock says so. */
+    private static final class FlockOrExplain implements FileLocker {
+        @Override
+        public Lock lock(Path file) throws IOException {
+            try {
+                return new dev.proclive.posix.Flock().lock(file);
+            } catch (LinkageError e) { // JNA is not on the class or module path
+                throw new FileSystemException(file.toString(), null, "cannot lock: " + jnaMissing(e));
+            }
+        }
+
+        /** Why JNA is missing, and the fix: on the module path, the module to add; on the class path, the jar. */
+        private static String jnaMissing(LinkageError e) {
+            String fix = Platform.class.getModule().isNamed()
+                    ? "on the module path, add \"requires com.sun.jna;\" to the application's module-info.java"
+                            + " or run java with --add-modules com.sun.jna"
+                    : "put net.java.dev.jna:jna on the class path";
+            return "JNA (net.java.dev.jna:jna) cannot load (" + e + "): " + fix;
+        }
+    }
+}
