@@ -134,7 +134,9 @@ class JarIT {
             List<String> pages = jar.stream().map(e -> e.getName()).filter(n -> n.endsWith(".html")).toList();
             assertThat(pages).anyMatch(n -> n.endsWith("dev/proclive/ProcLive.html"))
                     .anyMatch(n -> n.endsWith("dev/proclive/spi/ProcessIntrospector.html"))
-                    .noneMatch(n -> n.contains("/linux/") || n.contains("/macos/") || n.contains("/cli/"));
+                    .noneMatch(n -> n.contains("/linux/") || n.contains("/macos/") || n.contains("/cli/")
+                            || n.contains("/platform/") || n.contains("/posix/") || n.contains("/windows/")
+                            || n.contains("/text/"));
         }
     }
 

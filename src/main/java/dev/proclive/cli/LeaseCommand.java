@@ -50,11 +50,13 @@ final class LeaseCommand {
     private final PrintStream out;
     private final PrintStream err;
     private final Map<String, String> env;
+    private final Report report;
 
     LeaseCommand(PrintStream out, PrintStream err, Map<String, String> env) {
         this.out = out;
         this.err = err;
         this.env = env;
+        this.report = new Report(out, err);
     }
 
     /** A command line, parsed before anything is touched. */
@@ -68,13 +70,13 @@ final class LeaseCommand {
         try {
             c = parse(args);
         } catch (Options.Usage e) {
-            Main.say(err, e.getMessage() + " (see proclive lease --help)");
+            Say.line(err, e.getMessage() + " (see proclive lease --help)");
             return ExitCode.USAGE.code();
         }
         try {
             LeaseStore.checkName(c.name()); // before the directory is touched
         } catch (IllegalArgumentException e) {
-            Main.say(err, e.getMessage());
+            Say.line(err, e.getMessage());
             return ExitCode.BAD_INPUT.code();
         }
         try {
@@ -96,24 +98,24 @@ final class LeaseCommand {
                 case "show":
                     return show(store, c);
                 case "run":
-                    return new LeaseRun(this, err).run(store, c.name(), c.command(), c.waitFor());
+                    return new LeaseRun(report, err).run(store, c.name(), c.command(), c.waitFor());
                 default: // break
                     Optional<LeaseRecord> broken = store.breakLease(c.name());
                     if (broken.isEmpty()) {
-                        Main.say(err, "lease " + c.name() + " has no record");
+                        Say.line(err, "lease " + c.name() + " has no record");
                         return ExitCode.NONE.code();
                     }
                     out.println(broken.get().toJson());
                     return ExitCode.OK.code();
             }
         } catch (LeaseCorruptException e) {
-            Main.say(err, e.getMessage());
+            Say.line(err, e.getMessage());
             return ExitCode.BAD_INPUT.code();
         } catch (IOException e) {
-            Main.say(err, describe(e));
+            Say.line(err, describe(e));
             return ExitCode.IO_FAILURE.code();
         } catch (java.io.UncheckedIOException e) {
-            Main.say(err, describe(e.getCause()));
+            Say.line(err, describe(e.getCause()));
             return ExitCode.IO_FAILURE.code();
         }
     }
@@ -136,13 +138,13 @@ final class LeaseCommand {
             holder = ProcLive.identify(c.holder().get());
         }
         if (holder.isEmpty()) {
-            Main.say(err, "no live holder could be named ("
+            Say.line(err, "no live holder could be named ("
                     + c.holder().map(pid -> "pid " + pid).orElse("the owner") + ")");
             return ExitCode.NONE.code();
         }
         Acquisition a = c.action().equals("claim") ? store.claim(c.name(), c.token().orElseThrow(), holder.get())
                 : store.acquire(c.name(), holder.get(), c.waitFor());
-        return report(a, c.printFence(), true);
+        return report.acquisition(a, c.printFence(), true);
     }
 
     /**
@@ -153,59 +155,11 @@ final class LeaseCommand {
     private int claimForTheCarrier(LeaseStore store, Command c) throws IOException {
         Optional<Identity> carrier = store.carrierOf(c.token().orElseThrow());
         if (carrier.isEmpty()) {
-            Main.say(err, "this process does not carry " + LeaseStore.TOKEN_VARIABLE + " in its initial environment,"
+            Say.line(err, "this process does not carry " + LeaseStore.TOKEN_VARIABLE + " in its initial environment,"
                     + " so no holder can be named for the claim: name it with --holder PID");
             return ExitCode.NONE.code();
         }
-        return report(store.claim(c.name(), c.token().orElseThrow(), carrier.get()), c.printFence(), true);
-    }
-
-    /**
-     * Prints what an acquisition came to as {@code lease acquire} does; its exit code. A fence is
-     * printed only to its holder: with {@code printFence}, a refusal prints nothing on stdout (a
-     * script's {@code F=$(… --print fence)} must not get another holder's fence). With
-     * {@code toStdout} false ({@code lease run}: stdout is the command's) a refusal is one line
-     * on stderr.
-     */
-    int report(Acquisition a, boolean printFence, boolean toStdout) {
-        if (a instanceof Acquisition.NotAlive notAlive) {
-            Main.say(err, "the holder is not alive: " + notAlive.verdict()); // it died after it was named
-            return ExitCode.NONE.code();
-        }
-        if (a instanceof Acquisition.NotCarrier notCarrier) {
-            Main.say(err, "the holder does not carry the reservation's token in its initial environment, so it cannot"
-                    + " claim it: " + notCarrier.verdict().detail());
-            return ExitCode.NONE.code();
-        }
-        if (a instanceof Acquisition.Granted granted) {
-            LeaseRecord r = granted.lease().record();
-            out.println(printFence ? Long.toString(r.fence()) : r.toJson());
-            return ExitCode.OK.code();
-        }
-        LeaseRecord record;
-        String json;
-        String why;
-        int code;
-        if (a instanceof Acquisition.Held held) {
-            record = held.record();
-            json = record.toJson(held.verdict(), Optional.empty());
-            why = "held by pid " + record.holder().pid() + " at fence " + record.fence() + ", which is alive";
-            code = ExitCode.NO.code();
-        } else {
-            Acquisition.Undecided undecided = (Acquisition.Undecided) a;
-            record = undecided.record();
-            json = record.toJson(undecided.verdict(), undecided.eligibleAt());
-            why = record.state().json() + " by pid " + record.holder().pid() + " at fence " + record.fence()
-                    + ", whose end cannot be proven: " + undecided.verdict().detail()
-                    + undecided.eligibleAt().map(at -> " (eligible at " + LeaseRecord.timestamp(at) + ")").orElse("");
-            code = ExitCode.UNKNOWN.code();
-        }
-        if (toStdout && !printFence) {
-            out.println(json);
-        } else {
-            Main.say(err, "lease " + record.name() + " is not granted: " + why);
-        }
-        return code;
+        return report.acquisition(store.claim(c.name(), c.token().orElseThrow(), carrier.get()), c.printFence(), true);
     }
 
     private int renew(LeaseStore store, Command c) throws IOException {
@@ -213,7 +167,7 @@ final class LeaseCommand {
             out.println(store.renew(c.name(), c.fence().getAsLong()).toJson());
             return ExitCode.OK.code();
         } catch (LeaseLostException e) {
-            Main.say(err, e.getMessage());
+            Say.line(err, e.getMessage());
             return ExitCode.NO.code();
         }
     }
@@ -221,7 +175,7 @@ final class LeaseCommand {
     private int show(LeaseStore store, Command c) throws IOException {
         Optional<LeaseRecord> r = store.read(c.name());
         if (r.isEmpty()) {
-            Main.say(err, "lease " + c.name() + " has no record");
+            Say.line(err, "lease " + c.name() + " has no record");
             return ExitCode.NONE.code();
         }
         out.println(c.printFence() ? Long.toString(r.get().fence())
@@ -237,12 +191,12 @@ final class LeaseCommand {
         }
         Optional<LeaseRecord> now = store.read(c.name());
         if (now.isEmpty()) {
-            Main.say(err, "lease " + c.name() + " has no record: nothing released");
+            Say.line(err, "lease " + c.name() + " has no record: nothing released");
         } else if (now.get().fence() != fence) {
-            Main.say(err, "lease " + c.name() + " is at fence " + now.get().fence() + ", not " + fence
+            Say.line(err, "lease " + c.name() + " is at fence " + now.get().fence() + ", not " + fence
                     + ": nothing released (a later grant is not this one's to end)");
         } else {
-            Main.say(err, "lease " + c.name() + " at fence " + fence + " is not held by the same process any more:"
+            Say.line(err, "lease " + c.name() + " at fence " + fence + " is not held by the same process any more:"
                     + " nothing released");
         }
         return ExitCode.NO.code();
@@ -291,8 +245,8 @@ final class LeaseCommand {
         Optional<Long> holder = Optional.empty();
         if (o.has("--holder") && !o.value("--holder").get().equals("owner")) {
             try {
-                holder = Optional.of(Main.pid(o.value("--holder").get()));
-            } catch (Main.BadInput e) {
+                holder = Optional.of(Arguments.pid(o.value("--holder").get()));
+            } catch (BadInput e) {
                 throw new Options.Usage("--holder is owner or a PID, not \"" + o.value("--holder").get() + "\"");
             }
         }
@@ -311,8 +265,8 @@ final class LeaseCommand {
         } else if (action.equals("renew") || action.equals("release")) {
             throw new Options.Usage("lease " + action + " needs --fence N");
         }
-        Optional<Duration> ttl = o.value("--ttl").map(v -> seconds("--ttl", v, 1));
-        Duration wait = o.value("--wait").map(v -> seconds("--wait", v, 0)).orElse(Duration.ZERO);
+        Optional<Duration> ttl = o.value("--ttl").map(v -> Arguments.seconds("--ttl", v, false, 1));
+        Duration wait = o.value("--wait").map(v -> Arguments.seconds("--wait", v, false, 0)).orElse(Duration.ZERO);
         boolean printFence = false;
         if (o.has("--print")) {
             if (!o.value("--print").get().equals("fence")) {
@@ -336,14 +290,5 @@ final class LeaseCommand {
         }
         return new Command(action, o.words().get(0), dir, holder, o.values("--skip"), fence, ttl, o.has("--take-unknown"),
                 wait, printFence, token, o.rest());
-    }
-
-    /** A whole number of seconds, at least {@code min}. */
-    private static Duration seconds(String option, String value, long min) {
-        if (!value.matches("[0-9]{1,9}") || Long.parseLong(value) < min) {
-            throw new Options.Usage(option + " is a whole number of seconds" + (min > 0 ? " above 0" : "")
-                    + ", not \"" + value + "\"");
-        }
-        return Duration.ofSeconds(Long.parseLong(value));
     }
 }

@@ -27,13 +27,13 @@ import java.util.concurrent.TimeUnit;
  */
 final class LeaseRun {
 
-    private final LeaseCommand report;
+    private final Report report;
     private final PrintStream err;
     /** The command once it runs, and the signals that came before. */
     private Process child;
     private final List<String> pending = new java.util.ArrayList<>();
 
-    LeaseRun(LeaseCommand report, PrintStream err) {
+    LeaseRun(Report report, PrintStream err) {
         this.report = report;
         this.err = err;
     }
@@ -41,7 +41,7 @@ final class LeaseRun {
     int run(LeaseStore store, String name, List<String> command, Duration wait) throws IOException {
         ExitCode unrunnable = CommandLookup.check(command.get(0), System.getenv("PATH"));
         if (unrunnable != null) {
-            Main.say(err, command.get(0) + ": " + (unrunnable == ExitCode.NOT_FOUND ? "command not found" : "cannot be run"));
+            Say.line(err, command.get(0) + ": " + (unrunnable == ExitCode.NOT_FOUND ? "command not found" : "cannot be run"));
             return unrunnable.code(); // as a shell says, before any lease is taken
         }
         ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
@@ -57,7 +57,7 @@ final class LeaseRun {
             }
             ExitCode gone = CommandLookup.check(command.get(0), System.getenv("PATH"));
             if (gone != null) { // it went, or changed, between the lookup and the start
-                Main.say(err, command.get(0) + ": " + (gone == ExitCode.NOT_FOUND ? "command not found" : "cannot be run"));
+                Say.line(err, command.get(0) + ": " + (gone == ExitCode.NOT_FOUND ? "command not found" : "cannot be run"));
                 return gone.code();
             }
             throw e; // the lease's files, or a start the system refused: an I/O failure
@@ -67,12 +67,12 @@ final class LeaseRun {
             if (signal != null) {
                 return 128 + number(signal);
             }
-            return report.report(refused.refusal(), false, false);
+            return report.acquisition(refused.refusal(), false, false);
         }
         Spawn.Started started = (Spawn.Started) spawned;
         Process child = started.process();
         Lease lease = started.lease();
-        started.handOffFailure().ifPresent(f -> Main.say(err, "warning: the lease could not be handed to the command"
+        started.handOffFailure().ifPresent(f -> Say.line(err, "warning: the lease could not be handed to the command"
                 + " (it stays reserved, and the command can claim it): " + f));
         childStarted(child);
         ScheduledExecutorService renewer = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -95,7 +95,7 @@ final class LeaseRun {
         try {
             lease.exited(status);
         } catch (IOException | RuntimeException e) {
-            Main.say(err, "warning: the lease could not be ended as exited (its holder is gone, so the next "
+            Say.line(err, "warning: the lease could not be ended as exited (its holder is gone, so the next "
                     + "newcomer takes it): " + e.getMessage());
         }
         return status;
@@ -117,10 +117,10 @@ final class LeaseRun {
         try {
             lease.renew();
         } catch (LeaseLostException e) {
-            Main.say(err, e.getMessage());
+            Say.line(err, e.getMessage());
             renewer.shutdown();
         } catch (IOException | RuntimeException e) {
-            Main.say(err, "cannot renew lease " + lease.name() + ": " + e); // tried again next period
+            Say.line(err, "cannot renew lease " + lease.name() + ": " + e); // tried again next period
         }
     }
 

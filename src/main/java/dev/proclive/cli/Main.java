@@ -137,25 +137,11 @@ public final class Main {
      */
     static int lastResort(PrintStream err, Throwable e) {
         if (e instanceof java.io.UncheckedIOException io) {
-            say(err, "I/O failure: " + io.getCause());
+            Say.line(err, "I/O failure: " + io.getCause());
             return ExitCode.IO_FAILURE.code();
         }
-        say(err, "internal error, please report it: " + e);
+        Say.line(err, "internal error, please report it: " + e);
         return ExitCode.INTERNAL.code();
-    }
-
-    /** One line on stderr, {@code proclive: MESSAGE}, with control characters escaped so it stays one line. */
-    static void say(PrintStream err, String message) {
-        StringBuilder b = new StringBuilder("proclive: ");
-        for (int i = 0; i < message.length(); i++) {
-            char c = message.charAt(i);
-            if (c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) || c == '\u2028' || c == '\u2029') {
-                b.append(c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : String.format("\\u%04x", (int) c));
-            } else {
-                b.append(c);
-            }
-        }
-        err.println(b);
     }
 
     int run(String... args) {
@@ -205,7 +191,7 @@ public final class Main {
         } catch (Options.Usage e) {
             return usage(e.getMessage());
         } catch (BadInput e) {
-            Main.say(err, e.getMessage());
+            Say.line(err, e.getMessage());
             return ExitCode.BAD_INPUT.code();
         }
     }
@@ -223,13 +209,13 @@ public final class Main {
             }
             builder.skip(skip);
         }
-        Long of = o.has("--of") ? pid(o.value("--of").get()) : null; // no lambda on a hook's path
+        Long of = o.has("--of") ? Arguments.pid(o.value("--of").get()) : null; // no lambda on a hook's path
         boolean trace = o.has("--trace");
         OwnerResolver resolver = builder.build();
         if (!trace) {
             Optional<Identity> owner = of == null ? resolver.resolve() : resolver.resolveFor(of);
             if (owner.isEmpty()) {
-                Main.say(err, "no owner could be determined (proclive owner --trace shows each step of the walk)");
+                Say.line(err, "no owner could be determined (proclive owner --trace shows each step of the walk)");
                 return ExitCode.NONE.code();
             }
             return print(owner);
@@ -261,28 +247,7 @@ public final class Main {
         if (args.size() != 1) {
             return usage("identify takes exactly one PID");
         }
-        return print(ProcLive.identify(pid(args.get(0))));
-    }
-
-    /**
-     * A PID argument: ASCII digits with an optional leading {@code -}, within 64 bits. Not
-     * {@code +1}, not other scripts' digits ({@code ١}, {@code １}), which {@link Long#parseLong}
-     * would take.
-     */
-    static long pid(String text) {
-        int from = text.startsWith("-") ? 1 : 0;
-        boolean digits = text.length() > from;
-        for (int i = from; i < text.length() && digits; i++) {
-            digits = text.charAt(i) >= '0' && text.charAt(i) <= '9';
-        }
-        if (digits) {
-            try {
-                return Long.parseLong(text);
-            } catch (NumberFormatException e) {
-                // too large: said below
-            }
-        }
-        throw new BadInput("PID must be a 64-bit whole number in ASCII digits, not \"" + text + "\"");
+        return print(ProcLive.identify(Arguments.pid(args.get(0))));
     }
 
     private int check(List<String> args) {
@@ -308,11 +273,7 @@ public final class Main {
         String json = o.words().isEmpty() ? null : o.words().get(0);
         Long timeoutMillis = null;
         if (o.has("--timeout")) {
-            String value = o.value("--timeout").get();
-            if (!value.matches("[0-9]{1,9}(\\.[0-9]{1,3})?")) {
-                throw new Options.Usage("--timeout is a number of seconds such as 30 or 0.5, not \"" + value + "\"");
-            }
-            timeoutMillis = new java.math.BigDecimal(value).movePointRight(3).longValueExact();
+            timeoutMillis = Arguments.seconds("--timeout", o.value("--timeout").get(), true, 0).toMillis();
         }
         Identity identity = parse(json == null ? readStdin() : argumentBytes(json));
         java.util.concurrent.CompletableFuture<Verdict> end = ProcLive.onExit(identity);
@@ -378,7 +339,7 @@ public final class Main {
 
     private int print(Optional<Identity> identity) {
         if (identity.isEmpty()) {
-            Main.say(err, "no identity could be determined");
+            Say.line(err, "no identity could be determined");
             return ExitCode.NONE.code();
         }
         out.println(IdentityJson.write(identity.get()));
@@ -402,7 +363,7 @@ public final class Main {
     }
 
     private int usage(String problem) {
-        say(err, problem + " (see proclive --help)");
+        Say.line(err, problem + " (see proclive --help)");
         return ExitCode.USAGE.code();
     }
 
@@ -424,15 +385,6 @@ public final class Main {
             return v == null ? "unknown" : new String(v.readAllBytes(), StandardCharsets.UTF_8).trim();
         } catch (IOException e) {
             return "unknown";
-        }
-    }
-
-    /** Input the user must fix; becomes one stderr line and exit 65. */
-    static final class BadInput extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        BadInput(String message) {
-            super(message, null, false, false);
         }
     }
 }

@@ -35,7 +35,7 @@ class LastResortTest {
 
     @Test
     void everyLineSaidEscapesControlCharacters() {
-        Main.say(err, "a\nb\r\tc\u001b[2J\u0085");
+        Say.line(err, "a\nb\r\tc\u001b[2J\u0085");
         assertThat(said()).isEqualTo("proclive: a\\nb\\r\\tc\\u001b[2J\\u0085\n");
     }
 }

@@ -1,0 +1,66 @@
+package dev.proclive.cli;
+
+import dev.proclive.lease.Acquisition;
+import dev.proclive.lease.LeaseRecord;
+import java.io.PrintStream;
+import java.util.Optional;
+
+/** What a lease request came to, said as {@code lease acquire}, {@code claim} and {@code run} say it. */
+final class Report {
+
+    private final PrintStream out;
+    private final PrintStream err;
+
+    Report(PrintStream out, PrintStream err) {
+        this.out = out;
+        this.err = err;
+    }
+
+    /**
+     * Prints what an acquisition came to as {@code lease acquire} does; its exit code. A fence is
+     * printed only to its holder: with {@code printFence}, a refusal prints nothing on stdout (a
+     * script's {@code F=$(… --print fence)} must not get another holder's fence). With
+     * {@code toStdout} false ({@code lease run}: stdout is the command's) a refusal is one line
+     * on stderr.
+     */
+    int acquisition(Acquisition a, boolean printFence, boolean toStdout) {
+        if (a instanceof Acquisition.NotAlive notAlive) {
+            Say.line(err, "the holder is not alive: " + notAlive.verdict()); // it died after it was named
+            return ExitCode.NONE.code();
+        }
+        if (a instanceof Acquisition.NotCarrier notCarrier) {
+            Say.line(err, "the holder does not carry the reservation's token in its initial environment, so it cannot"
+                    + " claim it: " + notCarrier.verdict().detail());
+            return ExitCode.NONE.code();
+        }
+        if (a instanceof Acquisition.Granted granted) {
+            LeaseRecord r = granted.lease().record();
+            out.println(printFence ? Long.toString(r.fence()) : r.toJson());
+            return ExitCode.OK.code();
+        }
+        LeaseRecord record;
+        String json;
+        String why;
+        int code;
+        if (a instanceof Acquisition.Held held) {
+            record = held.record();
+            json = record.toJson(held.verdict(), Optional.empty());
+            why = "held by pid " + record.holder().pid() + " at fence " + record.fence() + ", which is alive";
+            code = ExitCode.NO.code();
+        } else {
+            Acquisition.Undecided undecided = (Acquisition.Undecided) a;
+            record = undecided.record();
+            json = record.toJson(undecided.verdict(), undecided.eligibleAt());
+            why = record.state().json() + " by pid " + record.holder().pid() + " at fence " + record.fence()
+                    + ", whose end cannot be proven: " + undecided.verdict().detail()
+                    + undecided.eligibleAt().map(at -> " (eligible at " + LeaseRecord.timestamp(at) + ")").orElse("");
+            code = ExitCode.UNKNOWN.code();
+        }
+        if (toStdout && !printFence) {
+            out.println(json);
+        } else {
+            Say.line(err, "lease " + record.name() + " is not granted: " + why);
+        }
+        return code;
+    }
+}
