@@ -331,7 +331,7 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
     @Override
     public boolean inInitialPidNamespace() {
         Optional<String> namespace = pidNamespace(); // no lambda: its bootstrap would cost a hook's start
-        return namespace.isEmpty() || namespace.get().equals(INITIAL_PID_NAMESPACE);
+        return namespace.isEmpty() || INITIAL_PID_NAMESPACE.equals(namespace.get());
     }
 
     /** Linux can always look, through {@code /proc} (a distrusted one answers per process). */
