@@ -330,8 +330,7 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
     /** Whether {@code /proc/self/ns/pid} is the initial namespace's; unreadable counts as initial. */
     @Override
     public boolean inInitialPidNamespace() {
-        Optional<String> namespace = pidNamespace(); // no lambda: its bootstrap would cost a hook's start
-        return namespace.isEmpty() || INITIAL_PID_NAMESPACE.equals(namespace.get());
+        return view().initialPidNamespace(); // decided once per view: every check asks
     }
 
     /** Linux can always look, through {@code /proc} (a distrusted one answers per process). */

@@ -22,10 +22,18 @@ import java.util.Optional;
  * @param machineId {@code /etc/machine-id}, else {@code /var/lib/dbus/machine-id}, when it holds a
  *                  valid id ({@link #parseMachineId}), or empty
  * @param settled   false when a read failed in a way that may pass: read the view again next time
+ * @param initialPidNamespace whether {@code pidNamespace} is the initial one's, or unreadable (then
+ *                  counted as initial): decided once, since every check asks
  */
 record ProcView(Optional<ProcessLookup.Unknown> distrust, BootOffset boottime,
                 Optional<String> bootId, Optional<String> pidNamespace, Optional<String> machineId,
-                boolean settled) {
+                boolean settled, boolean initialPidNamespace) {
+
+    ProcView(Optional<ProcessLookup.Unknown> distrust, BootOffset boottime, Optional<String> bootId,
+             Optional<String> pidNamespace, Optional<String> machineId, boolean settled) {
+        this(distrust, boottime, bootId, pidNamespace, machineId, settled,
+                pidNamespace.isEmpty() || LinuxProcessIntrospector.INITIAL_PID_NAMESPACE.equals(pidNamespace.get()));
+    }
 
     /** The inode of the initial user namespace (PROC_USER_INIT_INO, include/linux/proc_ns.h). */
     static final String INITIAL_USER_NS = "4026531837";
