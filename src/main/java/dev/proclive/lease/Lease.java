@@ -90,7 +90,10 @@ public final class Lease implements AutoCloseable {
 
     /**
      * Ends the lease because its holder, a process this one started, exited with {@code exitCode}:
-     * the record says {@code exited} and keeps the status.
+     * the record says {@code exited} and keeps the status. A lease from a reservation is not ended
+     * while a process still carries its token (the holder daemonised: forked and exited): the
+     * outermost carrier found becomes the holder instead, and this returns false; so too while
+     * processes keep ending under the scan for carriers.
      *
      * @return as {@link #release()}
      * @throws IOException if the files cannot be read or written

@@ -306,10 +306,39 @@ final class LeaseKeeper {
                 return false;
             }
             trusted(name, r, guard);
+            if (how == LeaseRecord.Ending.How.EXITED && r.tokenDigest().isPresent() && !carriersGone(name, r)) {
+                return false; // the token lives on in a process the child started: the lease is still in use
+            }
             Verdict then = verdict.orElseGet(() -> checker.explain(r.holder()));
             files.replace(name, r.ended(writer, new LeaseRecord.Ending(how, notBefore(r.acquiredAt()), then, exitCode)));
             return true;
         });
+    }
+
+    /**
+     * Whether no process carries {@code r}'s token any more, before a spawned child's exit ends its
+     * lease: a child that daemonised (forked and exited) leaves the process that writes under the
+     * fence behind. One is found: the lease becomes the outermost carrier's, as a newcomer's scan
+     * would make it (written here, under the lock), and is not ended; so too while processes keep
+     * ending under every pass of the scan (a chain that re-forks). The child's descendants run as
+     * the reserver's user, whose environments this scan reads: a scan left partial for good by
+     * other users' processes (a normal user's view) does not keep the lease from ending.
+     */
+    private boolean carriersGone(String name, LeaseRecord r) throws IOException {
+        EnvironmentScan scan = carriers.scan(name, r);
+        Optional<dev.proclive.spi.ProcessInfo> found = LeaseRules.firstCarrier(scan.carriers());
+        if (found.isPresent()) {
+            Optional<Identity> carrier = checker.identify(found.get().pid())
+                    .filter(id -> id.start().equals(found.get().start()));
+            if (carrier.isPresent()) {
+                files.replace(name, new LeaseRecord(name, r.fence(), LeaseRecord.State.HELD, carrier.get(), writer,
+                        r.acquiredAt(), notBefore(r.acquiredAt()), r.ttl(), r.previous(), r.tokenDigest(),
+                        r.reserverUid(), Optional.of("token"), r.startedAfter(), Optional.empty()));
+            }
+            return false;
+        }
+        // Processes kept ending under every pass (a chain that re-forks): a carrier may be among them.
+        return scan.complete() || !scan.passAgain();
     }
 
     /** The operator's override: ends the grant whoever holds it, as broken; the released record, or empty. */

@@ -162,6 +162,40 @@ class LeaseSpawnIT {
     }
 
     @Test
+    void aChildThatDaemonisesDoesNotEndItsLeaseWhileItsTokenLivesOn() throws Exception {
+        Path refork = dev.proclive.CPrograms.compile(tmp, "refork");
+        LeaseStore store = LeaseStore.open(leases());
+        Spawn.Started s = (Spawn.Started) store.spawn("build",
+                new ProcessBuilder(refork.toString()).redirectError(ProcessBuilder.Redirect.INHERIT));
+        long group = Long.parseLong(new BufferedReader(new InputStreamReader(s.process().getInputStream(),
+                StandardCharsets.US_ASCII)).readLine().strip());
+        Identity newcomer = newcomer();
+        try {
+            // its first generation forks the next and exits at once, as a daemon does: the command "ended"
+            assertThat(s.process().waitFor(10, TimeUnit.SECONDS)).isTrue();
+            for (int i = 0; i < 20; i++) {
+                Acquisition a = store.acquire("build", newcomer);
+                assertThat(a).as("try %d while what it forked carries the token: %s", i, a)
+                        .isNotInstanceOf(Acquisition.Granted.class);
+            }
+            assertThat(store.read("build").orElseThrow().ended()).as("its end is not recorded as the lease's").isEmpty();
+        } finally {
+            new ProcessBuilder("kill", "-KILL", "--", "-" + group).inheritIO().start().waitFor();
+        }
+        Acquisition after = null;
+        for (long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20); System.nanoTime() < deadline; ) {
+            after = store.acquire("build", newcomer);
+            if (after instanceof Acquisition.Granted) {
+                break;
+            }
+            Thread.sleep(50);
+        }
+        assumeCompleteScan(after);
+        assertThat(after).as("freed once nothing carries the token").isInstanceOf(Acquisition.Granted.class);
+        assertThat(((Acquisition.Granted) after).lease().fence()).isEqualTo(2);
+    }
+
+    @Test
     void aLauncherKilledBetweenStartAndHandOffLeavesTheLeaseToItsChild() throws Exception {
         long child = Long.parseLong(killedLauncher("before-handoff"));
         LeaseStore store = LeaseStore.open(leases());
