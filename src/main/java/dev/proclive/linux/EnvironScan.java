@@ -40,7 +40,10 @@ final class EnvironScan {
     }
 
     /** What one process's environment says, or why it could not be read. */
-    private enum Read { HOLDS, LACKS, VANISHED, UNREADABLE }
+    private enum Read { HOLDS, LACKS, EMPTY, VANISHED, UNREADABLE }
+
+    /** {@code PF_EXITING} in {@code /proc/PID/stat}'s flags (field 9): the process is in do_exit. */
+    static final long PF_EXITING = 0x4;
 
     /** A scan as a proof ({@link EnvironmentScan#asProof}): one pass after another while processes end under it. */
     static EnvironmentScan scan(ProcessIntrospector proc, String procRoot, boolean hidesPids, String variable,
@@ -95,6 +98,11 @@ final class EnvironScan {
                 if (read != Read.UNREADABLE && !sameProcess(proc, info)) {
                     read = Read.VANISHED; // the environment read may be a later process's under the same pid
                 }
+                if (read == Read.EMPTY) {
+                    // An exiting process's memory is gone before it is a zombie: its environment reads
+                    // empty, and what it forked after the listing is not listed. Only a live one lacks it.
+                    read = exiting(dir.resolve("stat")) ? Read.VANISHED : Read.LACKS;
+                }
                 switch (read) {
                     case VANISHED:
                         vanished = "pid " + pid + " ended before its environment could be read";
@@ -131,6 +139,32 @@ final class EnvironScan {
         return new EnvironmentScan(carriers, true, "");
     }
 
+    /**
+     * Whether the process whose {@code stat} this is was exiting ({@code PF_EXITING}), a zombie, or
+     * is gone, when read: true also when the line cannot be read or parsed (nothing proves it lives).
+     */
+    static boolean exiting(Path stat) {
+        String line;
+        try {
+            line = Files.readString(stat, StandardCharsets.ISO_8859_1);
+        } catch (IOException | RuntimeException e) {
+            return true;
+        }
+        int close = line.lastIndexOf(')');
+        String[] fields = close < 0 ? new String[0] : line.substring(close + 1).trim().split(" ");
+        if (fields.length < 7) {
+            return true;
+        }
+        if (fields[0].equals("Z") || fields[0].equals("X") || fields[0].equals("x")) {
+            return true;
+        }
+        try {
+            return (Long.parseLong(fields[6]) & PF_EXITING) != 0;
+        } catch (NumberFormatException e) {
+            return true;
+        }
+    }
+
     /** Process {@code pid}'s environment alone: whether it holds {@code variable} with a value {@code value} accepts. */
     static EnvironmentScan one(ProcessIntrospector proc, String procRoot, long pid, String variable,
                                Predicate<String> value) {
@@ -155,7 +189,11 @@ final class EnvironScan {
 
     private static Read read(Path environ, byte[] prefix, Predicate<String> value, String[] error) {
         try {
-            return holds(readEnviron(environ), prefix, value) ? Read.HOLDS : Read.LACKS;
+            byte[] bytes = readEnviron(environ);
+            if (bytes.length == 0) {
+                return Read.EMPTY; // no environment, or one already released by an exiting process
+            }
+            return holds(bytes, prefix, value) ? Read.HOLDS : Read.LACKS;
         } catch (NoSuchFileException e) {
             return Read.VANISHED;
         } catch (IOException e) {

@@ -72,6 +72,39 @@ class EnvironScanTest {
     }
 
     @Test
+    void anExitingProcessWhoseEnvironmentReadsEmptyMakesThePassInconclusive() {
+        process(70, 1000, "HOME=/");
+        proc.process(71, "exiting.stat"); // PF_EXITING: its memory, and so its environment, is gone already
+        proc.file("71/environ", "");
+        EnvironmentScan scan = scan(1000, Optional.empty());
+        assertThat(scan.complete()).isFalse();
+        assertThat(scan.passAgain()).as("what it forked after the listing is listed next pass").isTrue();
+        assertThat(scan.detail()).contains("pid 71");
+    }
+
+    @Test
+    void aLiveProcessWithAnEmptyEnvironmentSimplyLacksTheToken() {
+        process(70, 1000);
+        EnvironmentScan scan = scan(1000, Optional.empty());
+        assertThat(scan.complete()).as(scan.detail()).isTrue();
+        assertThat(scan.carriers()).isEmpty();
+    }
+
+    @Test
+    void exitingIsReadFromTheStateAndTheFlags() throws Exception {
+        Path stat = dir.resolve("stat");
+        java.nio.file.Files.writeString(stat, "9 (a) b) S 1 9 9 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 4180");
+        assertThat(EnvironScan.exiting(stat)).isFalse();
+        java.nio.file.Files.writeString(stat, "9 (a) b) S 1 9 9 0 -1 4194564 0 0 0 0 0 0 0 0 20 0 1 0 4180");
+        assertThat(EnvironScan.exiting(stat)).as("PF_EXITING").isTrue();
+        java.nio.file.Files.writeString(stat, "9 (a) Z 1 9 9 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 4180");
+        assertThat(EnvironScan.exiting(stat)).as("a zombie").isTrue();
+        java.nio.file.Files.writeString(stat, "9 (a) S 1 9");
+        assertThat(EnvironScan.exiting(stat)).as("cut short: nothing proves it lives").isTrue();
+        assertThat(EnvironScan.exiting(dir.resolve("none"))).as("gone").isTrue();
+    }
+
+    @Test
     void aListedProcessGoneBeforeItsStatWasReadMakesThePassInconclusive() {
         process(70, 1000, "HOME=/");
         proc.file("71/cmdline", ""); // listed, but its stat is gone: it exited after the listing
