@@ -1,6 +1,5 @@
 package dev.proclive.cli;
 
-import dev.proclive.lease.Acquisition;
 import dev.proclive.lease.Lease;
 import dev.proclive.lease.LeaseLostException;
 import dev.proclive.lease.LeaseStore;

@@ -2,7 +2,6 @@ package dev.proclive.cli;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import dev.proclive.Identity;
-import dev.proclive.Liveness;
 import dev.proclive.OwnerResolver;
 import dev.proclive.ProcLive;
 import dev.proclive.Verdict;
