@@ -148,17 +148,7 @@ class LeaseSpawnIT {
         } finally {
             new ProcessBuilder("kill", "-KILL", "--", "-" + group).inheritIO().start().waitFor();
         }
-        Acquisition after = null;
-        for (long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20); System.nanoTime() < deadline; ) {
-            after = store.acquire("build", newcomer);
-            if (after instanceof Acquisition.Granted) {
-                break;
-            }
-            Thread.sleep(50);
-        }
-        assumeCompleteScan(after);
-        assertThat(after).as("freed once no carrier is left").isInstanceOf(Acquisition.Granted.class);
-        assertThat(((Acquisition.Granted) after).lease().fence()).isEqualTo(2);
+        assertGrantedOnceNothingCarriesTheToken(store, newcomer);
     }
 
     @Test
@@ -182,17 +172,7 @@ class LeaseSpawnIT {
         } finally {
             new ProcessBuilder("kill", "-KILL", "--", "-" + group).inheritIO().start().waitFor();
         }
-        Acquisition after = null;
-        for (long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20); System.nanoTime() < deadline; ) {
-            after = store.acquire("build", newcomer);
-            if (after instanceof Acquisition.Granted) {
-                break;
-            }
-            Thread.sleep(50);
-        }
-        assumeCompleteScan(after);
-        assertThat(after).as("freed once nothing carries the token").isInstanceOf(Acquisition.Granted.class);
-        assertThat(((Acquisition.Granted) after).lease().fence()).isEqualTo(2);
+        assertGrantedOnceNothingCarriesTheToken(store, newcomer);
     }
 
     @Test
@@ -284,6 +264,21 @@ class LeaseSpawnIT {
         assertThat(r.ended().get().how()).isEqualTo(LeaseRecord.Ending.How.EXITED);
         assertThat(r.ended().get().exitCode()).hasValue(137);
         assertThat(r.holder().pid()).isEqualTo(started.process().pid());
+    }
+
+    /** Waits (20 s at most) for {@code newcomer} to be granted the lease, fence 2, once its carriers are gone. */
+    private static void assertGrantedOnceNothingCarriesTheToken(LeaseStore store, Identity newcomer) throws Exception {
+        Acquisition after = null;
+        for (long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20); System.nanoTime() < deadline; ) {
+            after = store.acquire("build", newcomer);
+            if (after instanceof Acquisition.Granted) {
+                break;
+            }
+            Thread.sleep(50);
+        }
+        assumeCompleteScan(after);
+        assertThat(after).as("freed once nothing carries the token").isInstanceOf(Acquisition.Granted.class);
+        assertThat(((Acquisition.Granted) after).lease().fence()).isEqualTo(2);
     }
 
     /** The record once its grant has ended, waited for: the library ends a spawned child's lease as it exits. */
