@@ -44,17 +44,27 @@ final class Spawner {
             }
             throw e;
         }
-        Optional<Identity> child = keeper.identify(p.pid());
+        // An interrupt that came while the child started (a signal meant to end a wait) must not
+        // close the files the identification and the hand-off read and write: it is kept for the
+        // caller, after the hand-off.
+        boolean interrupted = Thread.interrupted();
         Optional<Lease> watched = Optional.of(reserved);
+        Optional<Identity> child = Optional.empty();
         Optional<IOException> failure = Optional.empty();
         try {
+            child = keeper.identify(p.pid());
             watched = handOff(keeper, name, reserved, p, child);
         } catch (IOException e) {
             failure = Optional.of(e);
         } catch (RuntimeException e) {
             failure = Optional.of(new IOException("the lease could not be handed to pid " + p.pid() + ": " + e, e));
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
-        watched.ifPresent(lease -> endWhenExited(keeper, lease, child, p));
+        Optional<Identity> identified = child;
+        watched.ifPresent(lease -> endWhenExited(keeper, lease, identified, p));
         return new Spawn.Started(watched.orElse(reserved), p, failure);
     }
 
