@@ -42,8 +42,6 @@ final class EnvironScan {
     /** What one process's environment says, or why it could not be read. */
     private enum Read { HOLDS, LACKS, EMPTY, VANISHED, UNREADABLE }
 
-    /** {@code PF_EXITING} in {@code /proc/PID/stat}'s flags (field 9): the process is in do_exit. */
-    static final long PF_EXITING = 0x4;
 
     /** A scan as a proof ({@link EnvironmentScan#asProof}): one pass after another while processes end under it. */
     static EnvironmentScan scan(ProcessIntrospector proc, String procRoot, boolean hidesPids, String variable,
@@ -140,29 +138,18 @@ final class EnvironScan {
     }
 
     /**
-     * Whether the process whose {@code stat} this is was exiting ({@code PF_EXITING}), a zombie, or
-     * is gone, when read: true also when the line cannot be read or parsed (nothing proves it lives).
+     * Whether the process whose {@code stat} this is was ending ({@link StatLine#ending}) or is
+     * gone, when read: true also when the line cannot be read or located (nothing proves it lives).
      */
     static boolean exiting(Path stat) {
-        String line;
+        byte[] line;
         try {
-            line = Files.readString(stat, StandardCharsets.ISO_8859_1);
+            line = Files.readAllBytes(stat);
         } catch (IOException | RuntimeException e) {
             return true;
         }
-        int close = line.lastIndexOf(')');
-        String[] fields = close < 0 ? new String[0] : line.substring(close + 1).trim().split(" ");
-        if (fields.length < 7) {
-            return true;
-        }
-        if (fields[0].equals("Z") || fields[0].equals("X") || fields[0].equals("x")) {
-            return true;
-        }
-        try {
-            return (Long.parseLong(fields[6]) & PF_EXITING) != 0;
-        } catch (NumberFormatException e) {
-            return true;
-        }
+        StatLine located = new StatLine();
+        return located.locate(line, line.length) != null || located.ending();
     }
 
     /** Process {@code pid}'s environment alone: whether it holds {@code variable} with a value {@code value} accepts. */

@@ -16,10 +16,14 @@ import java.nio.charset.StandardCharsets;
  */
 final class StatLine {
 
-    /** Field indexes counted from the first field after the comm (proc(5) numbers: 3, 4, 22). */
+    /** Field indexes counted from the first field after the comm (proc(5) numbers: 3, 4, 9, 22). */
     static final int STATE = 0;
     static final int PPID = 1;
+    static final int FLAGS = 6;
     static final int STARTTIME = 19;
+
+    /** {@code PF_EXITING} in the flags (include/linux/sched.h): the process is in do_exit. */
+    static final long PF_EXITING = 0x4;
 
     private byte[] b;
     private int open;
@@ -27,6 +31,8 @@ final class StatLine {
     private int state;
     private int ppid;
     private int ppidEnd;
+    private int flags;
+    private int flagsEnd;
     private int start;
     private int startEnd;
 
@@ -74,6 +80,9 @@ final class StatLine {
             } else if (field == PPID) {
                 ppid = from;
                 ppidEnd = end;
+            } else if (field == FLAGS) {
+                flags = from;
+                flagsEnd = end;
             } else if (field == STARTTIME) {
                 start = from;
                 startEnd = end;
@@ -94,6 +103,16 @@ final class StatLine {
     /** The state letter of the located line. */
     byte stateByte() {
         return b[state];
+    }
+
+    /**
+     * Whether the located line is of a process that is ending: a zombie, dead, or in do_exit
+     * ({@code PF_EXITING}; its memory, environment included, may be released already). Flags that
+     * are not a number count as ending: nothing then proves it lives.
+     */
+    boolean ending() {
+        long f = parseDigits(b, flags, flagsEnd);
+        return state(b[state]) != ProcessState.LIVE || f < 0 || (f & PF_EXITING) != 0;
     }
 
     /** The starttime field of the located line, in clock ticks as shown to this process. */

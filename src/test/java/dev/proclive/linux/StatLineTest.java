@@ -28,6 +28,23 @@ class StatLineTest {
         return decode(b, b.length);
     }
 
+    /** Whether the fixture's line is of a process that is ending. */
+    private static boolean ending(String fixture) {
+        byte[] b = Fixtures.bytes("stat/" + fixture);
+        StatLine line = new StatLine();
+        assertThat(line.locate(b, b.length)).isNull();
+        return line.ending();
+    }
+
+    @Test
+    void aZombieADeadProcessAndOneInDoExitAreEndingALiveOneIsNot() {
+        assertThat(ending("plain.stat")).isFalse();
+        assertThat(ending("spaces.stat")).isFalse();
+        assertThat(ending("exiting.stat")).as("PF_EXITING in field 9").isTrue();
+        assertThat(ending("zombie.stat")).isTrue();
+        assertThat(ending("dead.stat")).isTrue();
+    }
+
     @Test
     void plainLineGivesPidParentNameStartAndState() {
         assertThat(parse("plain.stat"))
