@@ -201,23 +201,34 @@ final class LeaseKeeper {
             return new Acquisition.Granted(new Lease(this, claimed, request.token()), current, false);
         }
         if (d instanceof LeaseRules.Adopt adopt) {
-            Optional<Identity> carrier = checker.identify(adopt.carrier().pid())
-                    .filter(id -> id.start().equals(adopt.carrier().start()));
-            Verdict reserver = checker.explain(r.holder());
-            if (carrier.isEmpty()) {
-                return new Acquisition.Undecided(r, reserver, Optional.empty()); // it ended as it was found: ask again
+            Optional<LeaseRecord> adopted = adopt(name, r, adopt.carrier(), now);
+            if (adopted.isEmpty()) { // it ended as it was found: ask again
+                return new Acquisition.Undecided(r, checker.explain(r.holder()), Optional.empty());
             }
-            LeaseRecord adopted = new LeaseRecord(name, r.fence(), LeaseRecord.State.HELD, carrier.get(), writer,
-                    r.acquiredAt(), now, r.ttl(), r.previous(), r.tokenDigest(), r.reserverUid(), Optional.of("token"),
-                    r.startedAfter(), Optional.empty());
-            files.replace(name, adopted);
-            return new Acquisition.Held(adopted, checker.explain(carrier.get()));
+            return new Acquisition.Held(adopted.get(), checker.explain(adopted.get().holder()));
         }
         if (d instanceof LeaseRules.Held held) {
             return new Acquisition.Held(r, held.verdict());
         }
         LeaseRules.Undecided undecided = (LeaseRules.Undecided) d;
         return new Acquisition.Undecided(r, undecided.verdict(), undecided.eligibleAt());
+    }
+
+    /**
+     * {@code r} made the holding of {@code found}, a carrier of its token, fence kept
+     * ({@code adoptedBy: token}), and written; empty when that process has ended since the scan.
+     */
+    private Optional<LeaseRecord> adopt(String name, LeaseRecord r, dev.proclive.spi.ProcessInfo found, Instant now)
+            throws IOException {
+        Optional<Identity> carrier = checker.identify(found.pid()).filter(id -> id.start().equals(found.start()));
+        if (carrier.isEmpty()) {
+            return Optional.empty();
+        }
+        LeaseRecord adopted = new LeaseRecord(name, r.fence(), LeaseRecord.State.HELD, carrier.get(), writer,
+                r.acquiredAt(), now, r.ttl(), r.previous(), r.tokenDigest(), r.reserverUid(), Optional.of("token"),
+                r.startedAfter(), Optional.empty());
+        files.replace(name, adopted);
+        return Optional.of(adopted);
     }
 
     /** The fence after any this lease ever had, never past 2^63-1. */
@@ -328,13 +339,7 @@ final class LeaseKeeper {
         EnvironmentScan scan = carriers.scan(name, r);
         Optional<dev.proclive.spi.ProcessInfo> found = LeaseRules.firstCarrier(scan.carriers());
         if (found.isPresent()) {
-            Optional<Identity> carrier = checker.identify(found.get().pid())
-                    .filter(id -> id.start().equals(found.get().start()));
-            if (carrier.isPresent()) {
-                files.replace(name, new LeaseRecord(name, r.fence(), LeaseRecord.State.HELD, carrier.get(), writer,
-                        r.acquiredAt(), notBefore(r.acquiredAt()), r.ttl(), r.previous(), r.tokenDigest(),
-                        r.reserverUid(), Optional.of("token"), r.startedAfter(), Optional.empty()));
-            }
+            adopt(name, r, found.get(), notBefore(r.acquiredAt()));
             return false;
         }
         // Processes kept ending under every pass (a chain that re-forks): a carrier may be among them.

@@ -63,8 +63,9 @@ final class Spawner {
                 Thread.currentThread().interrupt();
             }
         }
-        Optional<Identity> identified = child;
-        watched.ifPresent(lease -> endWhenExited(keeper, lease, identified, p));
+        if (watched.isPresent()) {
+            endWhenExited(keeper, watched.get(), child, p);
+        }
         return new Spawn.Started(watched.orElse(reserved), p, failure);
     }
 
