@@ -49,11 +49,7 @@ public final class Main {
     public static void main(String[] args) {
         int code;
         try {
-            // This process's JNA loads only the C library, by the name the dynamic loader knows:
-            // without a platform path it does not run `ldconfig -p` to list the loader's paths.
-            if (System.getProperty("jna.platform.library.path") == null) {
-                System.setProperty("jna.platform.library.path", "");
-            }
+            quietJna();
             // JSON out is UTF-8 bytes whatever the locale says (a POSIX locale would print "?" for "ë").
             PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true,
                     StandardCharsets.UTF_8);
@@ -70,6 +66,16 @@ public final class Main {
         // halt, not exit: the CLI registers no shutdown hook, and from JDK 21 on System.exit first
         // looks up a System.Logger to log the exit, ~10 ms of a hook command's time
         Runtime.getRuntime().halt(code);
+    }
+
+    /**
+     * This process's JNA loads only the C library, by the name the dynamic loader knows: without a
+     * platform path it does not run {@code ldconfig -p} to list the loader's paths.
+     */
+    static void quietJna() {
+        if (System.getProperty("jna.platform.library.path") == null) {
+            System.setProperty("jna.platform.library.path", "");
+        }
     }
 
     /**
