@@ -108,9 +108,9 @@ final class EnvironScan {
                     case UNREADABLE:
                         if (proc.lookup(pid) instanceof ProcessLookup.Gone) {
                             vanished = "pid " + pid + " ended before its environment could be read";
-                        } else {
+                        } else if (!located(dir.resolve("stat")).map(StatLine::kernelThread).orElse(false)) {
                             unread = "pid " + pid + ": " + error[0];
-                        }
+                        } // a kernel thread (its environ reads ESRCH) has no environment: never a carrier
                         break;
                     case HOLDS:
                         OptionalLong owner = proc.userId(pid);
@@ -142,14 +142,19 @@ final class EnvironScan {
      * gone, when read: true also when the line cannot be read or located (nothing proves it lives).
      */
     static boolean exiting(Path stat) {
+        return located(stat).map(StatLine::ending).orElse(true);
+    }
+
+    /** The line of {@code stat}, located; empty when it cannot be read or located. */
+    private static Optional<StatLine> located(Path stat) {
         byte[] line;
         try {
             line = Files.readAllBytes(stat);
         } catch (IOException | RuntimeException e) {
-            return true;
+            return Optional.empty();
         }
         StatLine located = new StatLine();
-        return located.locate(line, line.length) != null || located.ending();
+        return located.locate(line, line.length) == null ? Optional.of(located) : Optional.empty();
     }
 
     /** Process {@code pid}'s environment alone: whether it holds {@code variable} with a value {@code value} accepts. */

@@ -25,6 +25,9 @@ final class StatLine {
     /** {@code PF_EXITING} in the flags (include/linux/sched.h): the process is in do_exit. */
     static final long PF_EXITING = 0x4;
 
+    /** {@code PF_KTHREAD} in the flags: a kernel thread, which has no user memory, so no environment. */
+    static final long PF_KTHREAD = 0x00200000;
+
     private byte[] b;
     private int open;
     private int close;
@@ -113,6 +116,12 @@ final class StatLine {
     boolean ending() {
         long f = parseDigits(b, flags, flagsEnd);
         return state(b[state]) != ProcessState.LIVE || f < 0 || (f & PF_EXITING) != 0;
+    }
+
+    /** Whether the located line is of a kernel thread ({@code PF_KTHREAD}). */
+    boolean kernelThread() {
+        long f = parseDigits(b, flags, flagsEnd);
+        return f >= 0 && (f & PF_KTHREAD) != 0;
     }
 
     /** The starttime field of the located line, in clock ticks as shown to this process. */

@@ -83,6 +83,20 @@ class EnvironScanTest {
     }
 
     @Test
+    void aKernelThreadStartedSinceTheReservationHasNoEnvironmentAndLeavesTheScanComplete() throws Exception {
+        process(70, 1000, "HOME=/");
+        proc.process(5, "kernel-thread.stat"); // PF_KTHREAD; its environ reads ESRCH
+        java.nio.file.Files.createDirectories(dir.resolve("5/environ")); // a read that fails, not EACCES
+        EnvironmentScan scan = scan(1000, Optional.empty());
+        assertThat(scan.complete()).as(scan.detail()).isTrue();
+        proc.process(6, "spaces.stat"); // the same failure for a user process proves nothing
+        java.nio.file.Files.createDirectories(dir.resolve("6/environ"));
+        EnvironmentScan user = scan(1000, Optional.empty());
+        assertThat(user.complete()).isFalse();
+        assertThat(user.detail()).contains("pid 6");
+    }
+
+    @Test
     void aLiveProcessWithAnEmptyEnvironmentSimplyLacksTheToken() {
         process(70, 1000);
         EnvironmentScan scan = scan(1000, Optional.empty());

@@ -37,6 +37,17 @@ class StatLineTest {
     }
 
     @Test
+    void aKernelThreadIsToldByItsFlags() {
+        byte[] b = Fixtures.bytes("stat/kernel-thread.stat");
+        StatLine line = new StatLine();
+        assertThat(line.locate(b, b.length)).isNull();
+        assertThat(line.kernelThread()).isTrue();
+        byte[] p = Fixtures.bytes("stat/plain.stat");
+        assertThat(line.locate(p, p.length)).isNull();
+        assertThat(line.kernelThread()).isFalse();
+    }
+
+    @Test
     void aZombieADeadProcessAndOneInDoExitAreEndingALiveOneIsNot() {
         assertThat(ending("plain.stat")).isFalse();
         assertThat(ending("spaces.stat")).isFalse();
