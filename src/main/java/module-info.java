@@ -16,6 +16,8 @@ module dev.proclive {
     requires static com.sun.jna.platform;
     // sun.misc.Signal: lease run passes the signals it gets on to its command.
     requires jdk.unsupported;
+    // java.net.http: a lease store on etcd talks to etcd's JSON gateway.
+    requires java.net.http;
 
     exports dev.proclive;
     exports dev.proclive.spi;

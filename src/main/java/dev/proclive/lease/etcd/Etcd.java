@@ -1,0 +1,93 @@
+package dev.proclive.lease.etcd;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The etcd v3 calls a lease store makes: reads and compare-and-write transactions on keys, etcd
+ * leases (a TTL that keys are attached to), and a watch on one key. Small enough to fake in a
+ * test and to put another client behind. Every read is linearizable: a member that cannot reach a
+ * majority answers nothing, and that is an {@link IOException}, never an old value.
+ */
+public interface Etcd extends AutoCloseable {
+
+    /** A key as etcd holds it; {@code lease} 0 when it is attached to none. */
+    record KeyValue(String key, byte[] value, long createRevision, long modRevision, long lease) {
+        public KeyValue {
+            Objects.requireNonNull(key, "key");
+            Objects.requireNonNull(value, "value");
+        }
+    }
+
+    /** A compare of a transaction: {@code key}'s mod revision is {@code modRevision} (0: the key is absent). */
+    record Compare(String key, long modRevision) {
+        public Compare {
+            Objects.requireNonNull(key, "key");
+        }
+    }
+
+    /** An operation of a transaction. */
+    sealed interface Op {
+    }
+
+    /** Writes {@code value} at {@code key}, attached to etcd lease {@code lease} (0: none). */
+    record Put(String key, byte[] value, long lease) implements Op {
+        public Put {
+            Objects.requireNonNull(key, "key");
+            Objects.requireNonNull(value, "value");
+        }
+    }
+
+    /** Reads {@code key} (in a transaction: after the operations before it). */
+    record Get(String key) implements Op {
+        public Get {
+            Objects.requireNonNull(key, "key");
+        }
+    }
+
+    /**
+     * What a transaction did: whether its compares held (and so its operations ran), the store's
+     * revision after it, and what each {@link Get} read, in order (empty: the key is absent).
+     */
+    record Outcome(boolean succeeded, long revision, List<Optional<KeyValue>> reads) {
+        public Outcome {
+            reads = List.copyOf(reads);
+        }
+    }
+
+    /** Runs {@code ops} if every compare holds, atomically; nothing at all otherwise. */
+    Outcome txn(List<Compare> compares, List<Op> ops) throws IOException;
+
+    /** Every key that starts with {@code prefix}, at one revision. */
+    List<KeyValue> list(String prefix) throws IOException;
+
+    /** A new etcd lease of {@code ttl} (whole seconds, at least one); its ID. */
+    long grant(Duration ttl) throws IOException;
+
+    /** Refreshes etcd lease {@code id}: its TTL in seconds from now, or 0 when it is gone (expired or revoked). */
+    long keepAlive(long id) throws IOException;
+
+    /** Seconds etcd lease {@code id} has left, or -1 when it is gone. */
+    long timeToLive(long id) throws IOException;
+
+    /** Revokes etcd lease {@code id}, deleting the keys attached to it; one already gone is no error. */
+    void revoke(long id) throws IOException;
+
+    /**
+     * Completes when {@code key} is written or deleted at a revision after {@code afterRevision}
+     * (at once if it already was). Cancel it to stop watching; it completes exceptionally when the
+     * watch breaks, which a waiter takes as a reason to look again.
+     */
+    CompletableFuture<Void> changed(String key, long afterRevision);
+
+    /** Where this client connects, for messages and a child's environment; never a password. */
+    String endpoints();
+
+    /** Stops watches; later calls may fail. */
+    @Override
+    void close();
+}

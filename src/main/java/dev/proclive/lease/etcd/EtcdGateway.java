@@ -1,0 +1,398 @@
+package dev.proclive.lease.etcd;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.net.URI;
+import java.net.URLDecoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Flow;
+import java.util.stream.Collectors;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
+
+/**
+ * {@link Etcd} over etcd's v3 JSON gateway ({@code POST /v3/kv/txn} and the rest; keys and values
+ * in base64, 64-bit integers as strings, false and zero fields left out), with the JDK's
+ * {@code java.net.http} and Jackson: no client library.
+ *
+ * <p>Endpoints are tried in order, the one that answered last first: a member that cannot be
+ * reached, or that answers "unavailable" (no leader, a request timed out), hands the call to the
+ * next. An {@code https} endpoint is verified against the JVM's trust store, or against the CA
+ * certificates of a PEM file ({@link #open(List, Optional, Duration)}). A user and password in an
+ * endpoint ({@code https://user:password@host:2379}) log in through {@code /v3/auth/authenticate};
+ * the token is sent with every call and fetched again when etcd says it expired.
+ */
+public final class EtcdGateway implements Etcd {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** gRPC's codes etcd answers with: unavailable, deadline exceeded, unauthenticated, and the invalid-token one. */
+    private static final int UNAVAILABLE = 14;
+    private static final int DEADLINE_EXCEEDED = 4;
+    private static final int UNAUTHENTICATED = 16;
+
+    private final List<URI> endpoints;
+    private final Optional<String[]> user;
+    private final HttpClient http;
+    private final Duration timeout;
+    private volatile int current;
+    private volatile String token;
+
+    private EtcdGateway(List<URI> endpoints, Optional<String[]> user, HttpClient http, Duration timeout) {
+        this.endpoints = endpoints;
+        this.user = user;
+        this.http = http;
+        this.timeout = timeout;
+    }
+
+    /**
+     * A client of the members at {@code endpoints} ({@code http://} or {@code https://}, host and
+     * port, no path), each call given {@code timeout}.
+     *
+     * @param caFile PEM certificates to verify {@code https} members with, instead of the JVM's trust store
+     * @throws IllegalArgumentException naming the endpoint, if one is not of that form, or the
+     *                                  endpoints disagree on the user
+     * @throws IOException              if {@code caFile} cannot be read or holds no certificate
+     */
+    public static EtcdGateway open(List<URI> endpoints, Optional<Path> caFile, Duration timeout) throws IOException {
+        Objects.requireNonNull(endpoints, "endpoints");
+        Objects.requireNonNull(caFile, "caFile");
+        Objects.requireNonNull(timeout, "timeout");
+        if (endpoints.isEmpty()) {
+            throw new IllegalArgumentException("an etcd store needs at least one endpoint");
+        }
+        List<URI> bases = new ArrayList<>();
+        Optional<String> userInfo = Optional.empty();
+        for (int i = 0; i < endpoints.size(); i++) {
+            URI e = Objects.requireNonNull(endpoints.get(i), "endpoint");
+            String scheme = e.getScheme();
+            if (!"http".equals(scheme) && !"https".equals(scheme) || e.getHost() == null || e.getPort() < 0
+                    || e.getRawPath() != null && !e.getRawPath().isEmpty() && !"/".equals(e.getRawPath())
+                    || e.getRawQuery() != null || e.getRawFragment() != null) {
+                throw new IllegalArgumentException("an etcd endpoint is http://HOST:PORT or https://HOST:PORT, not "
+                        + shown(e));
+            }
+            Optional<String> info = Optional.ofNullable(e.getRawUserInfo());
+            if (i > 0 && !info.equals(userInfo)) {
+                throw new IllegalArgumentException("every etcd endpoint names the same user, or none does: " + shown(e));
+            }
+            userInfo = info;
+            bases.add(URI.create(scheme + "://" + e.getRawAuthority().substring(e.getRawAuthority().indexOf('@') + 1)));
+        }
+        Optional<String[]> user = Optional.empty();
+        if (userInfo.isPresent()) {
+            String[] parts = userInfo.get().split(":", 2);
+            if (parts.length != 2 || parts[0].isEmpty()) {
+                throw new IllegalArgumentException("an etcd endpoint's user is USER:PASSWORD@");
+            }
+            user = Optional.of(new String[] {URLDecoder.decode(parts[0], StandardCharsets.UTF_8),
+                    URLDecoder.decode(parts[1], StandardCharsets.UTF_8)});
+        }
+        HttpClient.Builder http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(timeout);
+        if (caFile.isPresent()) {
+            http.sslContext(trusting(caFile.get()));
+        }
+        return new EtcdGateway(List.copyOf(bases), user, http.build(), timeout);
+    }
+
+    /** An endpoint as a message may show it: without its user and password. */
+    private static String shown(URI e) {
+        String text = e.getRawUserInfo() == null ? e.toString() : e.toString().replace(e.getRawUserInfo() + "@", "");
+        return "'" + text + "'";
+    }
+
+    private static SSLContext trusting(Path caFile) throws IOException {
+        try (InputStream in = Files.newInputStream(caFile)) {
+            KeyStore trust = KeyStore.getInstance(KeyStore.getDefaultType());
+            trust.load(null, null);
+            int n = 0;
+            for (Certificate c : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
+                trust.setCertificateEntry("ca-" + n++, c);
+            }
+            if (n == 0) {
+                throw new IOException(caFile + ": no certificate in it");
+            }
+            TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            tmf.init(trust);
+            SSLContext tls = SSLContext.getInstance("TLS");
+            tls.init(null, tmf.getTrustManagers(), null);
+            return tls;
+        } catch (GeneralSecurityException e) {
+            throw new IOException(caFile + ": not PEM certificates (" + e.getMessage() + ")", e);
+        }
+    }
+
+    @Override
+    public String endpoints() {
+        return endpoints.stream().map(URI::toString).collect(Collectors.joining(","));
+    }
+
+    @Override
+    public Outcome txn(List<Compare> compares, List<Op> ops) throws IOException {
+        ObjectNode body = JSON.createObjectNode();
+        ArrayNode compare = body.putArray("compare");
+        for (Compare c : compares) {
+            compare.addObject().put("key", b64(c.key())).put("target", "MOD").put("result", "EQUAL")
+                    .put("mod_revision", Long.toString(c.modRevision()));
+        }
+        ArrayNode success = body.putArray("success");
+        for (Op op : ops) {
+            if (op instanceof Put p) {
+                ObjectNode put = success.addObject().putObject("request_put").put("key", b64(p.key()))
+                        .put("value", Base64.getEncoder().encodeToString(p.value()));
+                if (p.lease() != 0) {
+                    put.put("lease", Long.toString(p.lease()));
+                }
+            } else {
+                success.addObject().putObject("request_range").put("key", b64(((Get) op).key()));
+            }
+        }
+        JsonNode r = call("/v3/kv/txn", body);
+        boolean succeeded = r.path("succeeded").asBoolean(false);
+        List<Optional<KeyValue>> reads = new ArrayList<>();
+        if (succeeded) {
+            for (JsonNode response : r.path("responses")) {
+                if (response.has("response_range")) {
+                    JsonNode kvs = response.path("response_range").path("kvs");
+                    reads.add(kvs.isArray() && kvs.size() > 0 ? Optional.of(keyValue(kvs.get(0))) : Optional.empty());
+                }
+            }
+        }
+        return new Outcome(succeeded, r.path("header").path("revision").asLong(), reads);
+    }
+
+    @Override
+    public List<KeyValue> list(String prefix) throws IOException {
+        byte[] start = prefix.getBytes(StandardCharsets.UTF_8);
+        ObjectNode body = JSON.createObjectNode().put("key", Base64.getEncoder().encodeToString(start))
+                .put("range_end", Base64.getEncoder().encodeToString(rangeEnd(start)));
+        List<KeyValue> all = new ArrayList<>();
+        for (JsonNode kv : call("/v3/kv/range", body).path("kvs")) {
+            all.add(keyValue(kv));
+        }
+        return all;
+    }
+
+    /** The first key after every key that starts with {@code prefix} (etcd's {@code --prefix}). */
+    static byte[] rangeEnd(byte[] prefix) {
+        byte[] end = prefix.clone();
+        for (int i = end.length - 1; i >= 0; i--) {
+            if (end[i] != (byte) 0xff) {
+                end[i]++;
+                return java.util.Arrays.copyOf(end, i + 1);
+            }
+        }
+        return new byte[] {0}; // every key
+    }
+
+    @Override
+    public long grant(Duration ttl) throws IOException {
+        long seconds = Math.max(1, (ttl.toMillis() + 999) / 1000);
+        JsonNode r = call("/v3/lease/grant", JSON.createObjectNode().put("TTL", Long.toString(seconds)));
+        if (r.hasNonNull("error") && !r.path("error").asText().isEmpty()) {
+            throw new IOException("etcd refused a lease: " + r.path("error").asText());
+        }
+        return r.path("ID").asLong();
+    }
+
+    @Override
+    public long keepAlive(long id) throws IOException {
+        JsonNode r = call("/v3/lease/keepalive", JSON.createObjectNode().put("ID", Long.toString(id)));
+        return r.path("result").path("TTL").asLong(0);
+    }
+
+    @Override
+    public long timeToLive(long id) throws IOException {
+        return call("/v3/lease/timetolive", JSON.createObjectNode().put("ID", Long.toString(id))).path("TTL").asLong(-1);
+    }
+
+    @Override
+    public void revoke(long id) throws IOException {
+        try {
+            call("/v3/lease/revoke", JSON.createObjectNode().put("ID", Long.toString(id)));
+        } catch (EtcdException e) {
+            if (!e.getMessage().contains("lease not found")) {
+                throw e;
+            }
+        }
+    }
+
+    @Override
+    public CompletableFuture<Void> changed(String key, long afterRevision) {
+        CompletableFuture<Void> changed = new CompletableFuture<>();
+        ObjectNode body = JSON.createObjectNode();
+        body.putObject("create_request").put("key", b64(key)).put("start_revision", Long.toString(afterRevision + 1));
+        HttpRequest request;
+        try {
+            request = request(endpoints.get(current), "/v3/watch", body).timeout(Duration.ofDays(1)).build();
+        } catch (IOException e) {
+            changed.completeExceptionally(e);
+            return changed;
+        }
+        http.sendAsync(request, HttpResponse.BodyHandlers.fromLineSubscriber(new Flow.Subscriber<String>() {
+            private Flow.Subscription subscription;
+
+            @Override
+            public void onSubscribe(Flow.Subscription s) {
+                subscription = s;
+                changed.whenComplete((v, e) -> s.cancel()); // done or cancelled: the stream is closed
+                s.request(Long.MAX_VALUE);
+            }
+
+            @Override
+            public void onNext(String line) {
+                try {
+                    JsonNode result = JSON.readTree(line).path("result");
+                    if (result.path("events").size() > 0 || result.path("canceled").asBoolean(false)
+                            || result.has("compact_revision")) {
+                        changed.complete(null);
+                    }
+                } catch (IOException e) {
+                    changed.completeExceptionally(e);
+                }
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                changed.completeExceptionally(t);
+            }
+
+            @Override
+            public void onComplete() {
+                changed.completeExceptionally(new IOException("the watch of " + key + " ended"));
+            }
+        })).whenComplete((response, e) -> {
+            if (e != null) {
+                changed.completeExceptionally(e);
+            }
+        });
+        return changed;
+    }
+
+    @Override
+    public void close() {
+        // java.net.http's client on JDK 17 has no close: its threads are daemons and end when idle
+    }
+
+    /** Posts {@code body} to {@code path}: the answer, or why not, trying the endpoints in turn. */
+    private JsonNode call(String path, ObjectNode body) throws IOException {
+        IOException last = null;
+        for (int tried = 0; tried < endpoints.size(); tried++) {
+            int at = (current + tried) % endpoints.size();
+            URI base = endpoints.get(at);
+            try {
+                JsonNode r = send(base, path, body);
+                if (r.has("code") && r.path("code").asInt() == UNAUTHENTICATED && user.isPresent()) {
+                    token = null; // expired: log in again, once
+                    r = send(base, path, body);
+                }
+                if (r.has("code") && r.path("code").asInt() != 0) {
+                    int code = r.path("code").asInt();
+                    EtcdException refused = new EtcdException(base + path + ": " + r.path("message").asText(r.toString()));
+                    if (code != UNAVAILABLE && code != DEADLINE_EXCEEDED) {
+                        throw refused;
+                    }
+                    last = refused;
+                    continue;
+                }
+                current = at;
+                return r;
+            } catch (EtcdException e) {
+                throw e;
+            } catch (InterruptedIOException e) {
+                throw e;
+            } catch (IOException e) {
+                last = new IOException(base + ": " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()), e);
+            }
+        }
+        throw new IOException("no etcd member answered (" + endpoints() + "): " + last.getMessage(), last);
+    }
+
+    private JsonNode send(URI base, String path, ObjectNode body) throws IOException {
+        HttpRequest request = request(base, path, body).build();
+        try {
+            HttpResponse<byte[]> response = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
+            JsonNode r = JSON.readTree(response.body());
+            if (r == null || !r.isObject()) {
+                throw new IOException("HTTP " + response.statusCode() + ", not a JSON object");
+            }
+            return r;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while calling etcd at " + base);
+        }
+    }
+
+    private HttpRequest.Builder request(URI base, String path, ObjectNode body) throws IOException {
+        HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve(path)).timeout(timeout)
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body)));
+        if (user.isPresent()) {
+            b.header("Authorization", token(base));
+        }
+        return b;
+    }
+
+    /** The auth token, logging in first if there is none. */
+    private String token(URI base) throws IOException {
+        String t = token;
+        if (t == null) {
+            ObjectNode login = JSON.createObjectNode().put("name", user.get()[0]).put("password", user.get()[1]);
+            HttpRequest request = HttpRequest.newBuilder(base.resolve("/v3/auth/authenticate")).timeout(timeout)
+                    .header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(login))).build();
+            try {
+                JsonNode r = JSON.readTree(http.send(request, HttpResponse.BodyHandlers.ofByteArray()).body());
+                if (r == null || !r.hasNonNull("token")) {
+                    throw new EtcdException(base + ": etcd refused the login of user '" + user.get()[0] + "': "
+                            + (r == null ? "no answer" : r.path("message").asText(r.toString())));
+                }
+                t = r.get("token").asText();
+                token = t;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new InterruptedIOException("interrupted while logging in to etcd at " + base);
+            }
+        }
+        return t;
+    }
+
+    private static KeyValue keyValue(JsonNode kv) {
+        return new KeyValue(new String(Base64.getDecoder().decode(kv.path("key").asText()), StandardCharsets.UTF_8),
+                Base64.getDecoder().decode(kv.path("value").asText("")), kv.path("create_revision").asLong(),
+                kv.path("mod_revision").asLong(), kv.path("lease").asLong());
+    }
+
+    private static String b64(String key) {
+        return Base64.getEncoder().encodeToString(key.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** etcd answered, and refused: not a member to try the next one for. */
+    static final class EtcdException extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        EtcdException(String message) {
+            super(message);
+        }
+    }
+}
