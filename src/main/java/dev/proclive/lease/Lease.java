@@ -123,6 +123,9 @@ public final class Lease implements AutoCloseable {
      * carry it): false. Takes no lock.
      */
     public boolean isValid() throws IOException {
+        if (keeper.lost(name, fence)) {
+            return false;
+        }
         Optional<LeaseRecord> now = keeper.read(name);
         return now.isPresent() && now.get().held() && now.get().fence() == fence
                 && LeaseRules.sameProcess(now.get().holder(), holder);

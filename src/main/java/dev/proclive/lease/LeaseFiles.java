@@ -38,7 +38,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * and recognised in one place. What a record <em>says</em> is {@link LeaseJson}'s; what to do about
  * it is the store's.
  */
-final class LeaseFiles {
+final class LeaseFiles implements LeaseBook {
 
     /** The cross-process lock this platform takes on guard files. */
     private static final FileLocker LOCKER = dev.proclive.platform.Platform.fileLocker();
@@ -123,25 +123,32 @@ final class LeaseFiles {
         this.beforeReplace = Objects.requireNonNull(hook);
     }
 
-    /** The guard of a locked lease: its fence, read and written under the lock. */
-    interface Guard {
-        /** The highest fence ever granted: 0 when the guard is empty. Read once per lock. */
-        long fence() throws IOException;
-
-        /** Raises the guard's fence to {@code fence}. */
-        void fence(long fence) throws IOException;
+    @Override
+    public java.util.Map<String, String> environment() {
+        return java.util.Map.of(LeaseStore.DIR_VARIABLE, dir.toString());
     }
 
-    /** What runs while a lease is locked in this JVM and across processes. */
-    interface Locked<T> {
-        T run(Guard guard) throws IOException;
+    @Override
+    public Optional<java.util.concurrent.CompletableFuture<Void>> changed(String name) {
+        return Optional.empty();
+    }
+
+    @Override
+    public boolean lost(String name, long fence) {
+        return false;
+    }
+
+    @Override
+    public void close() {
+        // nothing is kept alive: a record stays until it is replaced
     }
 
     /**
      * Runs {@code work} while lease {@code name} is locked, after removing the temporary files its
      * dead writers left.
      */
-    <T> T locked(String name, Locked<T> work) throws IOException {
+    @Override
+    public <T> T locked(String name, Locked<T> work) throws IOException {
         Path guard = dir.resolve(name + ".guard");
         BasicFileAttributes attributes = guardAttributes(name, guard);
         Object key = attributes.fileKey() != null ? attributes.fileKey() : guard.toRealPath();
@@ -193,16 +200,54 @@ final class LeaseFiles {
 
         /** The fence read or written last, while this lock is held; -1 before the first read. */
         private long known = -1;
+        private Optional<LeaseRecord> record;
+
+        @Override
+        public Optional<LeaseRecord> record() throws IOException {
+            if (record == null) {
+                record = LeaseFiles.this.read(name);
+            }
+            return record;
+        }
+
+        /** Replaces the record; a guard found below the record's fence (restored by hand) is raised to it. */
+        @Override
+        public void replace(LeaseRecord r) throws IOException {
+            LeaseFiles.this.replace(name, r);
+            record = Optional.of(r);
+            if (r.fence() > fence()) {
+                fence(r.fence());
+            }
+        }
+
+        @Override
+        public LeaseRecord grant(LeaseRecord r) throws IOException {
+            long highest = Math.max(fence(), record().map(LeaseRecord::fence).orElse(0L));
+            if (highest == Long.MAX_VALUE) {
+                throw new LeaseCorruptException(name, "it has granted its last fence, " + Long.MAX_VALUE
+                        + "; nothing was granted (use another name)");
+            }
+            LeaseRecord granted = r.fenced(highest + 1);
+            LeaseFiles.this.replace(name, granted);
+            record = Optional.of(granted);
+            fence(granted.fence());
+            return granted;
+        }
+
+        @Override
+        public Optional<java.time.Instant> expiresAt() {
+            return Optional.empty();
+        }
 
         @Override
         public long fence() throws IOException {
             if (known < 0) {
-                known = read();
+                known = readFence();
             }
             return known;
         }
 
-        private long read() throws IOException {
+        private long readFence() throws IOException {
             long size = channel.size();
             if (size > MAX_GUARD_BYTES) {
                 throw new LeaseCorruptException(name, "the guard holds " + size + " bytes, not a fence");
@@ -225,8 +270,7 @@ final class LeaseFiles {
          * returns, so before a grant returns or a spawned child starts: a fence is never handed out
          * twice, even across a power loss that rolled the record back.
          */
-        @Override
-        public void fence(long fence) throws IOException {
+        private void fence(long fence) throws IOException {
             byte[] digits = Long.toString(fence).getBytes(StandardCharsets.US_ASCII);
             channel.write(ByteBuffer.wrap(digits), 0);
             channel.truncate(digits.length);
@@ -236,7 +280,8 @@ final class LeaseFiles {
     }
 
     /** The record of lease {@code name}, or empty when there is none. Takes no lock. */
-    Optional<LeaseRecord> read(String name) throws IOException {
+    @Override
+    public Optional<LeaseRecord> read(String name) throws IOException {
         Path file = dir.resolve(name + ".lease");
         BasicFileAttributes a;
         try {
@@ -270,7 +315,7 @@ final class LeaseFiles {
      * by their holder's boot ({@link #forceDirectory}): a power loss may then lose the latest
      * record, never a fence (the guard is forced). A write that fails removes its temporary file.
      */
-    void replace(String name, LeaseRecord record) throws IOException {
+    private void replace(String name, LeaseRecord record) throws IOException {
         byte[] bytes = (record.toJson() + "\n").getBytes(StandardCharsets.UTF_8);
         Path tmp = null;
         try {

@@ -33,7 +33,7 @@ final class LeaseKeeper {
 
     private static final SecureRandom TOKENS = new SecureRandom();
 
-    private final LeaseFiles files;
+    private final LeaseBook book;
     private final LeasePolicy policy;
     private final Identity writer;
     private final LivenessChecker checker;
@@ -42,9 +42,9 @@ final class LeaseKeeper {
     private final Pause pause;
     private final TokenCarriers carriers;
 
-    LeaseKeeper(LeaseFiles files, LeasePolicy policy, Identity writer, LivenessChecker checker,
+    LeaseKeeper(LeaseBook book, LeasePolicy policy, Identity writer, LivenessChecker checker,
                 ProcessIntrospector introspector, Clock clock, Pause pause) {
-        this.files = files;
+        this.book = book;
         this.policy = policy;
         this.writer = writer;
         this.checker = checker;
@@ -83,16 +83,25 @@ final class LeaseKeeper {
         };
     }
 
+    /** The directory of a store over files. */
     Path directory() {
-        return files.directory();
+        if (book instanceof LeaseFiles files) {
+            return files.directory();
+        }
+        throw new IllegalStateException("a lease store on etcd has no directory");
     }
 
     LeasePolicy policy() {
         return policy;
     }
 
-    LeaseFiles files() {
-        return files;
+    LeaseBook book() {
+        return book;
+    }
+
+    /** Where a spawned child finds this store: the book's variables. */
+    java.util.Map<String, String> environment() {
+        return book.environment();
     }
 
     /** The identity of this process, which writes every record. */
@@ -102,7 +111,7 @@ final class LeaseKeeper {
 
     /** The record of {@code name}, without a lock. */
     Optional<LeaseRecord> read(String name) throws IOException {
-        return files.read(name);
+        return book.read(name);
     }
 
     Optional<Identity> identify(long pid) {
@@ -119,18 +128,38 @@ final class LeaseKeeper {
         return carriers.outermost(writer, token);
     }
 
-    /** Waits at most {@code most} for {@code holder} to end, through the exit watch. */
-    void awaitEnd(Identity holder, Duration most) throws InterruptedException {
+    /**
+     * Waits at most {@code most} for {@code holder} to end, through the exit watch, or for lease
+     * {@code name}'s record to change, where the book can tell.
+     */
+    void awaitEnd(String name, Identity holder, Duration most) throws InterruptedException {
         CompletableFuture<Verdict> end = checker.onExit(holder);
+        Optional<CompletableFuture<Void>> changed = book.changed(name);
         try {
-            pause.await(end, most);
+            pause.await(changed.isPresent() ? CompletableFuture.anyOf(end, changed.get()) : end, most);
         } finally {
             end.cancel(false);
+            changed.ifPresent(c -> c.cancel(false));
         }
     }
 
-    void sleep(Duration d) throws InterruptedException {
-        pause.sleep(d);
+    /** Waits {@code d}, or until lease {@code name}'s record changes, where the book can tell. */
+    void sleep(String name, Duration d) throws InterruptedException {
+        Optional<CompletableFuture<Void>> changed = book.changed(name);
+        if (changed.isEmpty()) {
+            pause.sleep(d);
+            return;
+        }
+        try {
+            pause.await(changed.get(), d);
+        } finally {
+            changed.get().cancel(false);
+        }
+    }
+
+    /** Whether the book already knows the grant at {@code fence} lost. */
+    boolean lost(String name, long fence) {
+        return book.lost(name, fence);
     }
 
     Instant now() {
@@ -152,8 +181,8 @@ final class LeaseKeeper {
 
     /** Decides {@code request} for lease {@code name}, writes what was decided, and answers. */
     Acquisition request(String name, LeaseRules.Request request) throws IOException {
-        return files.locked(name, guard -> {
-            Optional<LeaseRecord> current = files.read(name);
+        return book.locked(name, guard -> {
+            Optional<LeaseRecord> current = guard.record();
             if (current.isPresent() && current.get().granted()) {
                 trusted(name, current.get(), guard);
             }
@@ -173,35 +202,32 @@ final class LeaseKeeper {
         });
     }
 
-    private Acquisition apply(String name, LeaseFiles.Guard guard, LeaseRules.Request request, Optional<LeaseRecord> current,
+    private Acquisition apply(String name, LeaseBook.Guard guard, LeaseRules.Request request, Optional<LeaseRecord> current,
                          LeaseRules.Decision d, Instant now) throws IOException {
         if (d instanceof LeaseRules.Grant grant) {
-            long fence = next(name, guard, current.map(LeaseRecord::fence).orElse(0L));
             boolean reserve = request.kind() == LeaseRules.Kind.RESERVE;
             Optional<String> token = reserve ? Optional.of(newToken()) : Optional.empty();
-            LeaseRecord granted = new LeaseRecord(name, fence,
+            LeaseRecord granted = guard.grant(new LeaseRecord(name, 0,
                     reserve ? LeaseRecord.State.RESERVED : LeaseRecord.State.HELD, request.who(), writer, now, now,
                     policy.ttl(), grant.previous(), token.map(LeaseRecord::digest),
                     reserve ? introspector.userId(request.who().pid()) : java.util.OptionalLong.empty(),
-                    Optional.empty(), reserve ? introspector.startFloor() : Optional.empty(), Optional.empty());
-            files.replace(name, granted);
-            guard.fence(fence);
+                    Optional.empty(), reserve ? introspector.startFloor() : Optional.empty(), Optional.empty()));
             return new Acquisition.Granted(new Lease(this, granted, token), current, false);
         }
         LeaseRecord r = current.orElseThrow();
         if (d instanceof LeaseRules.Again) {
             LeaseRecord again = r.with(r.state(), request.who(), writer, Optional.empty()).renewed(writer, now, policy.ttl());
-            files.replace(name, again);
+            guard.replace(again);
             return new Acquisition.Granted(new Lease(this, again, Optional.empty()), current, true);
         }
         if (d instanceof LeaseRules.Claim) {
             LeaseRecord claimed = r.with(LeaseRecord.State.HELD, request.who(), writer, Optional.empty())
                     .renewed(writer, now, r.ttl());
-            files.replace(name, claimed);
+            guard.replace(claimed);
             return new Acquisition.Granted(new Lease(this, claimed, request.token()), current, false);
         }
         if (d instanceof LeaseRules.Adopt adopt) {
-            Optional<LeaseRecord> adopted = adopt(name, r, adopt.carrier(), now);
+            Optional<LeaseRecord> adopted = adopt(name, guard, r, adopt.carrier(), now);
             if (adopted.isEmpty()) { // it ended as it was found: ask again
                 return new Acquisition.Undecided(r, checker.explain(r.holder()), Optional.empty());
             }
@@ -211,14 +237,16 @@ final class LeaseKeeper {
             return new Acquisition.Held(r, held.verdict());
         }
         LeaseRules.Undecided undecided = (LeaseRules.Undecided) d;
-        return new Acquisition.Undecided(r, undecided.verdict(), undecided.eligibleAt());
+        // A record that goes away by itself (etcd) is free when it does, whatever the rules say.
+        Optional<Instant> eligible = undecided.eligibleAt().isPresent() ? undecided.eligibleAt() : guard.expiresAt();
+        return new Acquisition.Undecided(r, undecided.verdict(), eligible);
     }
 
     /**
      * {@code r} made the holding of {@code found}, a carrier of its token, fence kept
      * ({@code adoptedBy: token}), and written; empty when that process has ended since the scan.
      */
-    private Optional<LeaseRecord> adopt(String name, LeaseRecord r, dev.proclive.spi.ProcessInfo found, Instant now)
+    private Optional<LeaseRecord> adopt(String name, LeaseBook.Guard guard, LeaseRecord r, dev.proclive.spi.ProcessInfo found, Instant now)
             throws IOException {
         Optional<Identity> carrier = checker.identify(found.pid()).filter(id -> id.start().equals(found.start()));
         if (carrier.isEmpty()) {
@@ -227,18 +255,8 @@ final class LeaseKeeper {
         LeaseRecord adopted = new LeaseRecord(name, r.fence(), LeaseRecord.State.HELD, carrier.get(), writer,
                 r.acquiredAt(), now, r.ttl(), r.previous(), r.tokenDigest(), r.reserverUid(), Optional.of("token"),
                 r.startedAfter(), Optional.empty());
-        files.replace(name, adopted);
+        guard.replace(adopted);
         return Optional.of(adopted);
-    }
-
-    /** The fence after any this lease ever had, never past 2^63-1. */
-    private static long next(String name, LeaseFiles.Guard guard, long recordFence) throws IOException {
-        long highest = Math.max(guard.fence(), recordFence);
-        if (highest == Long.MAX_VALUE) {
-            throw new LeaseCorruptException(name, "it has granted its last fence, " + Long.MAX_VALUE
-                    + "; nothing was granted (use another name)");
-        }
-        return highest + 1;
     }
 
     private static String newToken() {
@@ -253,7 +271,7 @@ final class LeaseKeeper {
      * holder is of an earlier boot: that is what a power loss leaves (the guard is forced, the
      * directory need not be), and such a holder is DEAD, so the next grant, above the guard, is safe.
      */
-    private LeaseRecord trusted(String name, LeaseRecord granted, LeaseFiles.Guard guard) throws IOException {
+    private LeaseRecord trusted(String name, LeaseRecord granted, LeaseBook.Guard guard) throws IOException {
         long highest = guard.fence();
         Optional<String> boot = introspector.bootId();
         boolean earlierBoot = boot.isPresent() && !granted.holder().boot().isEmpty()
@@ -279,12 +297,15 @@ final class LeaseKeeper {
 
     /** Renews the grant at {@code fence} (of {@code holder}, when given); the record's TTL kept unless the policy sets one. */
     LeaseRecord renew(String name, long fence, Optional<Identity> holder) throws IOException {
-        return files.locked(name, guard -> {
-            LeaseRecord r = still(name, files.read(name), fence, holder);
+        if (book.lost(name, fence)) {
+            throw new LeaseLostException(name, "its keep-alive failed for longer than its TTL allows");
+        }
+        return book.locked(name, guard -> {
+            LeaseRecord r = still(name, guard.record(), fence, holder);
             trusted(name, r, guard);
             Duration ttl = policy.renewalTtl().orElse(r.ttl());
             LeaseRecord renewed = r.renewed(writer, now(), ttl);
-            files.replace(name, renewed);
+            guard.replace(renewed);
             return renewed;
         });
     }
@@ -304,8 +325,8 @@ final class LeaseKeeper {
     /** As {@link #end}, with the verdict to record when the record's holder is not the one that ended (a reservation's child). */
     boolean end(String name, long fence, Optional<Identity> holder, LeaseRecord.Ending.How how,
                 java.util.OptionalLong exitCode, Optional<Verdict> verdict) throws IOException {
-        return files.locked(name, guard -> {
-            Optional<LeaseRecord> current = files.read(name);
+        return book.locked(name, guard -> {
+            Optional<LeaseRecord> current = guard.record();
             if (current.isEmpty() || current.get().fence() != fence) {
                 return false;
             }
@@ -317,11 +338,11 @@ final class LeaseKeeper {
                 return false;
             }
             trusted(name, r, guard);
-            if (how == LeaseRecord.Ending.How.EXITED && r.tokenDigest().isPresent() && !carriersGone(name, r)) {
+            if (how == LeaseRecord.Ending.How.EXITED && r.tokenDigest().isPresent() && !carriersGone(name, guard, r)) {
                 return false; // the token lives on in a process the child started: the lease is still in use
             }
             Verdict then = verdict.orElseGet(() -> checker.explain(r.holder()));
-            files.replace(name, r.ended(writer, new LeaseRecord.Ending(how, notBefore(r.acquiredAt()), then, exitCode)));
+            guard.replace(r.ended(writer, new LeaseRecord.Ending(how, notBefore(r.acquiredAt()), then, exitCode)));
             return true;
         });
     }
@@ -335,11 +356,11 @@ final class LeaseKeeper {
      * the reserver's user, whose environments this scan reads: a scan left partial for good by
      * other users' processes (a normal user's view) does not keep the lease from ending.
      */
-    private boolean carriersGone(String name, LeaseRecord r) throws IOException {
+    private boolean carriersGone(String name, LeaseBook.Guard guard, LeaseRecord r) throws IOException {
         EnvironmentScan scan = carriers.scan(name, r);
         Optional<dev.proclive.spi.ProcessInfo> found = LeaseRules.firstCarrier(scan.carriers());
         if (found.isPresent()) {
-            adopt(name, r, found.get(), notBefore(r.acquiredAt()));
+            adopt(name, guard, r, found.get(), notBefore(r.acquiredAt()));
             return false;
         }
         // Processes kept ending under every pass (a chain that re-forks): a carrier may be among them.
@@ -348,8 +369,8 @@ final class LeaseKeeper {
 
     /** The operator's override: ends the grant whoever holds it, as broken; the released record, or empty. */
     Optional<LeaseRecord> breakLease(String name) throws IOException {
-        return files.locked(name, guard -> {
-            Optional<LeaseRecord> current = files.read(name);
+        return book.locked(name, guard -> {
+            Optional<LeaseRecord> current = guard.record();
             if (current.isEmpty()) {
                 return Optional.empty();
             }
@@ -358,8 +379,7 @@ final class LeaseKeeper {
                     ? r.ended(writer, new LeaseRecord.Ending(LeaseRecord.Ending.How.BROKEN, notBefore(r.acquiredAt()),
                             checker.explain(r.holder()), java.util.OptionalLong.empty()))
                     : r.with(LeaseRecord.State.RELEASED, r.holder(), writer, r.ended());
-            files.replace(name, broken);
-            guard.fence(Math.max(guard.fence(), r.fence()));
+            guard.replace(broken); // a guard found below the record's fence is raised to it
             return Optional.of(broken);
         });
     }
@@ -376,21 +396,17 @@ final class LeaseKeeper {
         if (alive.liveness() != Liveness.ALIVE) {
             throw new IllegalArgumentException("a lease is handed to a live process only; the new holder is " + alive);
         }
-        return files.locked(name, guard -> {
-            LeaseRecord r = still(name, files.read(name), fence, Optional.of(from));
+        return book.locked(name, guard -> {
+            LeaseRecord r = still(name, guard.record(), fence, Optional.of(from));
             trusted(name, r, guard);
             Instant now = now();
             if (r.state() == LeaseRecord.State.RESERVED) {
                 LeaseRecord held = r.with(LeaseRecord.State.HELD, to, writer, Optional.empty()).renewed(writer, now, r.ttl());
-                files.replace(name, held);
+                guard.replace(held);
                 return held;
             }
-            long next = next(name, guard, r.fence());
-            LeaseRecord held = new LeaseRecord(name, next, LeaseRecord.State.HELD, to, writer, now, now, r.ttl(),
-                    Optional.empty(), r.tokenDigest(), r.reserverUid(), Optional.empty(), r.startedAfter(), Optional.empty());
-            files.replace(name, held);
-            guard.fence(next);
-            return held;
+            return guard.grant(new LeaseRecord(name, 0, LeaseRecord.State.HELD, to, writer, now, now, r.ttl(),
+                    Optional.empty(), r.tokenDigest(), r.reserverUid(), Optional.empty(), r.startedAfter(), Optional.empty()));
         });
     }
 }

@@ -179,6 +179,12 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
                 reserverUid, adoptedBy, startedAfter, ended);
     }
 
+    /** This record at another fence: the one a new grant was given when it was written. */
+    LeaseRecord fenced(long fence) {
+        return new LeaseRecord(name, fence, state, holder, writer, acquiredAt, renewedAt, ttl, previous, tokenDigest,
+                reserverUid, adoptedBy, startedAfter, ended);
+    }
+
     /** This record renewed at {@code now} for {@code ttl}, by {@code writer}. */
     LeaseRecord renewed(Identity writer, Instant now, Duration ttl) {
         return new LeaseRecord(name, fence, state, holder, writer, acquiredAt, now, ttl, previous, tokenDigest,

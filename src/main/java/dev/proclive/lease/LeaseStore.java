@@ -5,12 +5,16 @@ import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
 import dev.proclive.Verdict;
 import java.io.IOException;
+import dev.proclive.lease.etcd.Etcd;
+import dev.proclive.lease.etcd.EtcdGateway;
 import java.io.InterruptedIOException;
+import java.net.URI;
 import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -79,6 +83,15 @@ public final class LeaseStore {
     public static final String DIR_VARIABLE = "PROCLIVE_LEASE_DIR";
     /** The reservation's fence, in a spawned process's environment. */
     public static final String FENCE_VARIABLE = "PROCLIVE_LEASE_FENCE";
+    /** The etcd endpoints of a store on etcd, comma-separated (never a password), in a spawned process's environment. */
+    public static final String ETCD_VARIABLE = "PROCLIVE_LEASE_ETCD";
+    /** The key prefix of a store on etcd, in a spawned process's environment. */
+    public static final String PREFIX_VARIABLE = "PROCLIVE_LEASE_PREFIX";
+    /** The key prefix a store on etcd uses unless told another. */
+    public static final String DEFAULT_PREFIX = "proclive/leases/";
+
+    /** How long one call to etcd may take before the next endpoint is tried. */
+    private static final Duration ETCD_CALL = Duration.ofSeconds(5);
 
     /** 1 to 128 of {@code [A-Za-z0-9._-]}, not starting with {@code .} or {@code -}. */
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9._-]{0,127}");
@@ -124,7 +137,69 @@ public final class LeaseStore {
         return new LeaseStore(new LeaseKeeper(files, policy, self, checker, checker.introspector(), clock, pause));
     }
 
-    /** The directory, resolved. */
+    /** The leases under {@code prefix} in etcd, with {@link LeasePolicy#defaults()}; see {@link #etcd(List, String, LeasePolicy, Optional)}. */
+    public static LeaseStore etcd(List<URI> endpoints, String prefix) throws IOException {
+        return etcd(endpoints, prefix, LeasePolicy.defaults());
+    }
+
+    /** The leases under {@code prefix} in etcd, verifying {@code https} members with the JVM's trust store; see {@link #etcd(List, String, LeasePolicy, Optional)}. */
+    public static LeaseStore etcd(List<URI> endpoints, String prefix, LeasePolicy policy) throws IOException {
+        return etcd(endpoints, prefix, policy, Optional.empty());
+    }
+
+    /**
+     * A store whose leases live in etcd (v3, through its JSON gateway), under keys that start with
+     * {@code prefix}: every method of a store over a directory, judged by the same rules, for
+     * holders on several machines. Lease {@code NAME}'s record is {@code PREFIX NAME}, attached to
+     * an etcd lease of the record's TTL while it is granted; its fence is the {@code mod_revision}
+     * of {@code PREFIX NAME.fence}, which is never leased and never deleted, so a fence never goes
+     * back, also after a record expired. A holder on this machine is judged here (DEAD: taken over
+     * at once); one on another machine is UNKNOWN, {@link Acquisition.Undecided} until its record
+     * expires by itself. Every grant this JVM writes is kept alive by one thread while its holder
+     * is not DEAD; a grant whose keep-alive failed for most of its TTL is lost ({@link
+     * Lease#isValid()} false, {@link Lease#renew()} throws {@link LeaseLostException}) before etcd
+     * can let anyone else have it. Nothing is granted by a member cut off from its majority; no
+     * member answering is an {@link IOException}. On etcd a lease name does not end in {@code .fence}.
+     *
+     * <pre>{@code
+     * LeaseStore store = LeaseStore.etcd(List.of(URI.create("http://10.0.0.5:2379")), "ci/leases/");
+     * if (store.acquire("deploy", me) instanceof Acquisition.Granted g) {
+     *     try (Lease lease = g.lease()) { ... }  // kept alive by this JVM until closed
+     * }
+     * }</pre>
+     *
+     * @param endpoints {@code http://HOST:PORT} or {@code https://HOST:PORT} of the members, tried in
+     *                  turn; a user and password in them ({@code https://USER:PASSWORD@HOST:PORT})
+     *                  log in with etcd's authentication
+     * @param prefix    the start of every key this store writes (one store's leases, apart from others')
+     * @param caFile    PEM certificates to verify {@code https} members with, instead of the JVM's trust store
+     * @throws IllegalArgumentException if an endpoint is not of that form or {@code prefix} is empty
+     * @throws IOException              if {@code caFile} cannot be read
+     */
+    public static LeaseStore etcd(List<URI> endpoints, String prefix, LeasePolicy policy, Optional<Path> caFile)
+            throws IOException {
+        Objects.requireNonNull(prefix, "prefix");
+        Objects.requireNonNull(policy, "policy");
+        if (prefix.isEmpty()) {
+            throw new IllegalArgumentException("an etcd store needs a key prefix, such as " + DEFAULT_PREFIX);
+        }
+        Etcd etcd = EtcdGateway.open(endpoints, caFile, ETCD_CALL);
+        return etcd(etcd, prefix, policy, LivenessChecker.system(), Clock.systemUTC(), LeaseKeeper.Pause.REAL);
+    }
+
+    /** A store on {@code etcd}, judging with {@code checker}: the seam for tests. */
+    static LeaseStore etcd(Etcd etcd, String prefix, LeasePolicy policy, LivenessChecker checker, Clock clock,
+                           LeaseKeeper.Pause pause) {
+        Identity self = checker.current().orElseGet(() -> new Identity(ProcessHandle.current().pid(), "", "", "", "", ""));
+        EtcdBook book = new EtcdBook(etcd, prefix, clock, checker);
+        return new LeaseStore(new LeaseKeeper(book, policy, self, checker, checker.introspector(), clock, pause));
+    }
+
+    /**
+     * The directory, resolved.
+     *
+     * @throws IllegalStateException for a store on etcd
+     */
     public Path directory() {
         return keeper.directory();
     }
@@ -134,9 +209,14 @@ public final class LeaseStore {
         return keeper.policy();
     }
 
+    /** The keeper, for tests in this package. */
+    LeaseKeeper keeper() {
+        return keeper;
+    }
+
     /** The files, for tests in this package. */
     LeaseFiles files() {
-        return keeper.files();
+        return (LeaseFiles) keeper.book();
     }
 
     /**
@@ -271,18 +351,18 @@ public final class LeaseStore {
             Duration nap = left.compareTo(RECHECK) < 0 ? left : RECHECK;
             try {
                 if (a instanceof Acquisition.Held held) {
-                    keeper.awaitEnd(held.record().holder(), nap);
+                    keeper.awaitEnd(held.record().name(), held.record().holder(), nap);
                 } else if (a instanceof Acquisition.Undecided u && u.eligibleAt().isPresent()) {
                     Duration until = Duration.between(keeper.now(), u.eligibleAt().get()).plusMillis(1);
                     if (until.compareTo(left) > 0) {
                         return a;
                     }
-                    keeper.sleep(until.compareTo(nap) < 0 ? until : nap);
+                    keeper.sleep(u.record().name(), until.compareTo(nap) < 0 ? until : nap);
                 } else if (a instanceof Acquisition.Undecided u && u.verdict().liveness() == Liveness.DEAD) {
                     // Its holder is DEAD but a scan could not prove its token unused: its launcher
                     // may be ending the record this moment, or the processes that made the scan
                     // incomplete may end. Look again, soon at first.
-                    keeper.sleep(recheck.compareTo(nap) < 0 ? recheck : nap);
+                    keeper.sleep(u.record().name(), recheck.compareTo(nap) < 0 ? recheck : nap);
                     recheck = recheck.multipliedBy(2);
                 } else {
                     return a;

@@ -30,7 +30,7 @@ final class Spawner {
         Map<String, String> env = command.environment();
         env.put(LeaseStore.TOKEN_VARIABLE, reserved.token().orElseThrow());
         env.put(LeaseStore.NAME_VARIABLE, name);
-        env.put(LeaseStore.DIR_VARIABLE, keeper.directory().toString());
+        env.putAll(keeper.environment());
         env.put(LeaseStore.FENCE_VARIABLE, Long.toString(reserved.fence()));
         Process p;
         try {

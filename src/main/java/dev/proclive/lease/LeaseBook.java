@@ -1,0 +1,69 @@
+package dev.proclive.lease;
+
+import java.io.IOException;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Where a store's records live, and how one lease is changed by one writer at a time: a directory
+ * ({@link LeaseFiles}, under a lock) or etcd ({@link EtcdBook}, by a transaction that compares
+ * what was read). The keeper decides; the book holds.
+ */
+interface LeaseBook {
+
+    /** The record of lease {@code name}, or empty when there is none, read without a lock. */
+    Optional<LeaseRecord> read(String name) throws IOException;
+
+    /**
+     * Runs {@code work} as the one writer of lease {@code name}: what it reads through the guard
+     * is what it replaces. A book that cannot lock (etcd) runs it again from a fresh read when
+     * another writer came first, so {@code work} decides from what it reads and nothing else.
+     */
+    <T> T locked(String name, Locked<T> work) throws IOException;
+
+    /** The variables a spawned child finds this book in, besides its reservation. */
+    Map<String, String> environment();
+
+    /**
+     * A future that completes when lease {@code name}'s record may have changed since it was last
+     * read here (written, expired, deleted), for a waiter to look again at once; empty where the
+     * book cannot tell (a directory: the waiter looks again on its own).
+     */
+    Optional<CompletableFuture<Void>> changed(String name);
+
+    /** Whether this book already knows the grant at {@code fence} lost (etcd: its keep-alive failed for too long). */
+    boolean lost(String name, long fence);
+
+    /** Stops keeping anything alive; the book may not be used after. */
+    void close();
+
+    /** One lease while its writer holds it. */
+    interface Guard {
+        /** The record, read once for this writer. */
+        Optional<LeaseRecord> record() throws IOException;
+
+        /** The highest fence ever granted for this lease: 0 when none was. */
+        long fence() throws IOException;
+
+        /** Writes {@code record} over the record read, its fence as it is. */
+        void replace(LeaseRecord record) throws IOException;
+
+        /**
+         * Writes {@code record} as a new grant: with a fence above every fence this lease ever
+         * had, forced before this returns. The record as written, with its fence.
+         *
+         * @throws LeaseCorruptException if the lease has granted its last fence
+         */
+        LeaseRecord grant(LeaseRecord record) throws IOException;
+
+        /** When the record read goes away by itself unless someone keeps it (etcd); empty where it never does. */
+        Optional<Instant> expiresAt() throws IOException;
+    }
+
+    /** What runs as a lease's one writer. */
+    interface Locked<T> {
+        T run(Guard guard) throws IOException;
+    }
+}

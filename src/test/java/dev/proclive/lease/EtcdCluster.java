@@ -1,0 +1,151 @@
+package dev.proclive.lease;
+
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+/**
+ * Real etcd members on free loopback ports with temporary data directories, started and stopped by
+ * PID by the test: one for the rules, three for faults. Tests skip, saying why, where the
+ * {@code etcd} binary (Debian's {@code etcd-server}) is not installed.
+ */
+final class EtcdCluster implements AutoCloseable {
+
+    /** One member: its name, ports, data directory and process (null while stopped). */
+    final class Member {
+        final String name;
+        final int clientPort;
+        final int peerPort;
+        final Path data;
+        Process process;
+
+        Member(String name, int clientPort, int peerPort, Path data) {
+            this.name = name;
+            this.clientPort = clientPort;
+            this.peerPort = peerPort;
+            this.data = data;
+        }
+
+        URI endpoint() {
+            return URI.create("http://127.0.0.1:" + clientPort);
+        }
+
+        void start() throws IOException {
+            List<String> cmd = new ArrayList<>(List.of(binary(), "--name", name, "--data-dir", data.toString(),
+                    "--listen-client-urls", endpoint().toString(), "--advertise-client-urls", endpoint().toString(),
+                    "--listen-peer-urls", "http://127.0.0.1:" + peerPort,
+                    "--initial-advertise-peer-urls", "http://127.0.0.1:" + peerPort,
+                    "--initial-cluster", initialCluster(), "--initial-cluster-state", "new",
+                    "--heartbeat-interval", "50", "--election-timeout", "500"));
+            process = new ProcessBuilder(cmd).redirectErrorStream(true)
+                    .redirectOutput(data.resolveSibling(name + ".log").toFile()).start();
+        }
+
+        /** Kills it (SIGKILL) and waits for its end. */
+        void kill() throws InterruptedException {
+            process.destroyForcibly();
+            process.waitFor(10, TimeUnit.SECONDS);
+        }
+
+        void signal(String sig) throws IOException, InterruptedException {
+            new ProcessBuilder("kill", "-" + sig, Long.toString(process.pid())).start().waitFor();
+        }
+    }
+
+    final List<Member> members = new ArrayList<>();
+    private final Path dir;
+
+    private EtcdCluster(Path dir) {
+        this.dir = dir;
+    }
+
+    /** The etcd binary, or the test is skipped saying it is missing. */
+    static String binary() {
+        for (String d : System.getenv().getOrDefault("PATH", "/usr/bin").split(":")) {
+            if (Files.isExecutable(Path.of(d, "etcd"))) {
+                return Path.of(d, "etcd").toString();
+            }
+        }
+        assumeTrue(false, "etcd is not installed (Debian's etcd-server): the etcd store's tests need a real member");
+        return null;
+    }
+
+    /** {@code n} members under {@code dir}, started, with a leader. */
+    static EtcdCluster start(Path dir, int n) throws Exception {
+        binary();
+        EtcdCluster c = new EtcdCluster(dir);
+        for (int i = 0; i < n; i++) {
+            Path data = dir.resolve("m" + i + ".data");
+            c.members.add(c.new Member("m" + i, freePort(), freePort(), data));
+        }
+        for (Member m : c.members) {
+            m.start();
+        }
+        c.awaitLeader(Duration.ofSeconds(30));
+        return c;
+    }
+
+    private String initialCluster() {
+        return members.stream().map(m -> m.name + "=http://127.0.0.1:" + m.peerPort).collect(Collectors.joining(","));
+    }
+
+    List<URI> endpoints() {
+        return members.stream().map(Member::endpoint).collect(Collectors.toList());
+    }
+
+    /** Waits until a write through each running member commits. */
+    void awaitLeader(Duration most) throws Exception {
+        long deadline = System.nanoTime() + most.toNanos();
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+        for (Member m : members) {
+            if (m.process == null || !m.process.isAlive()) {
+                continue;
+            }
+            while (true) {
+                try {
+                    HttpResponse<String> r = http.send(HttpRequest.newBuilder(m.endpoint().resolve("/v3/kv/put"))
+                            .timeout(Duration.ofSeconds(2))
+                            .POST(HttpRequest.BodyPublishers.ofString("{\"key\":\"cmVhZHk=\",\"value\":\"MQ==\"}")).build(),
+                            HttpResponse.BodyHandlers.ofString());
+                    if (r.statusCode() == 200 && r.body().contains("\"revision\"")) {
+                        break;
+                    }
+                } catch (IOException e) {
+                    // not up yet
+                }
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("etcd member " + m.name + " has no leader; see " + dir);
+                }
+                Thread.sleep(50);
+            }
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        for (Member m : members) {
+            if (m.process != null) {
+                m.process.destroyForcibly();
+                m.process.waitFor(10, TimeUnit.SECONDS);
+            }
+        }
+    }
+}

@@ -1,0 +1,261 @@
+package dev.proclive.lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.proclive.Children;
+import dev.proclive.Identity;
+import dev.proclive.Liveness;
+import dev.proclive.ProcLive;
+import dev.proclive.lease.etcd.Etcd;
+import dev.proclive.lease.etcd.EtcdGateway;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The lease store on one real etcd member: the same rules as on files, fences from revisions, real processes as holders. */
+@EnabledOnOs(OS.LINUX)
+class EtcdLeaseIT {
+
+    @TempDir
+    static Path dir;
+    static EtcdCluster etcd;
+    static int prefixes;
+    final Children children = new Children();
+    String prefix;
+
+    @BeforeAll
+    static void startEtcd() throws Exception {
+        etcd = EtcdCluster.start(dir, 1);
+    }
+
+    @AfterAll
+    static void stopEtcd() throws Exception {
+        if (etcd != null) {
+            etcd.close();
+        }
+    }
+
+    @AfterEach
+    void killChildren() throws InterruptedException {
+        children.killAll();
+    }
+
+    private LeaseStore store(Duration ttl) throws IOException {
+        if (prefix == null) {
+            prefix = "test" + (++prefixes) + "/";
+        }
+        return LeaseStore.etcd(etcd.endpoints(), prefix, LeasePolicy.builder().ttl(ttl).build());
+    }
+
+    private Identity sleeper() throws Exception {
+        Process p = children.start("sleep", "120");
+        return ProcLive.identify(p.pid()).orElseThrow();
+    }
+
+    private Etcd raw() throws IOException {
+        return EtcdGateway.open(etcd.endpoints(), Optional.empty(), Duration.ofSeconds(5));
+    }
+
+    /** The mod_revision of a key, 0 when it is absent. */
+    private long modRevision(String key) throws IOException {
+        return raw().txn(List.of(), List.of(new Etcd.Get(key))).reads().get(0).map(Etcd.KeyValue::modRevision).orElse(0L);
+    }
+
+    @Test
+    void aGrantsFenceIsTheRevisionOfItsFenceKeyAndOnlyGrows() throws Exception {
+        LeaseStore store = store(Duration.ofSeconds(30));
+        Identity a = sleeper();
+        Lease first = ((Acquisition.Granted) store.acquire("build", a)).lease();
+        assertThat(first.fence()).isEqualTo(modRevision(prefix + "build.fence")).isPositive();
+        assertThat(store.read("build")).get().extracting(LeaseRecord::fence).isEqualTo(first.fence());
+        Acquisition again = store.acquire("build", a);
+        assertThat(again).isInstanceOf(Acquisition.Granted.class);
+        assertThat(((Acquisition.Granted) again).again()).isTrue();
+        assertThat(((Acquisition.Granted) again).lease().fence()).isEqualTo(first.fence());
+        LeaseRecord renewed = first.renew();
+        assertThat(renewed.fence()).isEqualTo(first.fence());
+        assertThat(first.release()).isTrue();
+        assertThat(store.read("build")).get().satisfies(r -> assertThat(r.granted()).isFalse());
+
+        // The record deleted by hand: the fence key is not, so the next fence is higher still.
+        deleteKey(prefix + "build");
+        Lease second = ((Acquisition.Granted) store.acquire("build", sleeper())).lease();
+        assertThat(second.fence()).isGreaterThan(first.fence()).isEqualTo(modRevision(prefix + "build.fence"));
+    }
+
+    private void deleteKey(String key) throws Exception {
+        java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
+                        etcd.endpoints().get(0).resolve("/v3/kv/deleterange"))
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"key\":\""
+                        + java.util.Base64.getEncoder().encodeToString(key.getBytes(StandardCharsets.UTF_8)) + "\"}")).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void anAliveHolderKeepsItAndADeadOneIsTakenOverAtOnce() throws Exception {
+        LeaseStore store = store(Duration.ofSeconds(30));
+        Process p = children.start("sleep", "120");
+        Identity holder = ProcLive.identify(p.pid()).orElseThrow();
+        Lease held = ((Acquisition.Granted) store.acquire("build", holder)).lease();
+        Identity newcomer = sleeper();
+        assertThat(store.acquire("build", newcomer)).isInstanceOf(Acquisition.Held.class);
+        p.destroyForcibly().waitFor();
+        Acquisition a = store.acquire("build", newcomer);
+        assertThat(a).isInstanceOf(Acquisition.Granted.class);
+        Lease taken = ((Acquisition.Granted) a).lease();
+        assertThat(taken.fence()).isGreaterThan(held.fence());
+        assertThat(taken.record().previous()).get().satisfies(t -> {
+            assertThat(t.fence()).isEqualTo(held.fence());
+            assertThat(t.verdict().liveness()).isEqualTo(Liveness.DEAD);
+        });
+        assertThat(held.isValid()).isFalse();
+        assertThatThrownBy(held::renew).isInstanceOf(LeaseLostException.class);
+    }
+
+    @Test
+    void aRecordNobodyKeepsAliveExpiresAndTheNextFenceIsHigher() throws Exception {
+        Identity holder = sleeper();
+        LeaseStore first = store(Duration.ofSeconds(1));
+        Lease gone = ((Acquisition.Granted) first.acquire("build", holder)).lease();
+        ((EtcdBook) first.keeper().book()).close(); // this JVM stops keeping it alive, as an exited one would
+        Acquisition meanwhile = store(Duration.ofSeconds(1)).acquire("build", sleeper());
+        assertThat(meanwhile).isInstanceOf(Acquisition.Held.class);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (store(Duration.ofSeconds(1)).read("build").isPresent() && System.nanoTime() < deadline) {
+            Thread.sleep(100);
+        }
+        assertThat(store(Duration.ofSeconds(1)).read("build")).isEmpty();
+        Lease next = ((Acquisition.Granted) store(Duration.ofSeconds(30)).acquire("build", sleeper())).lease();
+        assertThat(next.fence()).isGreaterThan(gone.fence());
+    }
+
+    @Test
+    void aGrantKeptAliveByItsJvmOutlivesItsTtl() throws Exception {
+        LeaseStore store = store(Duration.ofSeconds(1));
+        Lease kept = ((Acquisition.Granted) store.acquire("build", sleeper())).lease();
+        Thread.sleep(3_500);
+        assertThat(kept.isValid()).isTrue();
+        assertThat(store.read("build")).get().satisfies(r -> assertThat(r.fence()).isEqualTo(kept.fence()));
+    }
+
+    @Test
+    void ofEightRacersForAFreeLeaseExactlyOneWins() throws Exception {
+        List<Identity> racers = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            racers.add(sleeper());
+        }
+        for (int round = 0; round < 5; round++) {
+            String name = "race" + round;
+            CountDownLatch go = new CountDownLatch(1);
+            ExecutorService pool = Executors.newFixedThreadPool(8);
+            List<Future<Acquisition>> answers = new ArrayList<>();
+            for (Identity r : racers) {
+                LeaseStore own = store(Duration.ofSeconds(30));
+                answers.add(pool.submit((Callable<Acquisition>) () -> {
+                    go.await();
+                    return own.acquire(name, r);
+                }));
+            }
+            go.countDown();
+            int granted = 0;
+            for (Future<Acquisition> f : answers) {
+                Acquisition a = f.get(30, TimeUnit.SECONDS);
+                assertThat(a).isInstanceOfAny(Acquisition.Granted.class, Acquisition.Held.class);
+                granted += a instanceof Acquisition.Granted ? 1 : 0;
+            }
+            pool.shutdown();
+            assertThat(granted).as("round %d", round).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aWaiterIsGrantedTheMomentTheHolderIsKilled() throws Exception {
+        LeaseStore store = store(Duration.ofSeconds(30));
+        Process p = children.start("sleep", "120");
+        store.acquire("build", ProcLive.identify(p.pid()).orElseThrow());
+        Identity waiter = sleeper();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        Future<Acquisition> waiting = pool.submit(() -> store.acquire("build", waiter, Duration.ofSeconds(20)));
+        Thread.sleep(500);
+        long killed = System.nanoTime();
+        p.destroyForcibly();
+        Acquisition a = waiting.get(20, TimeUnit.SECONDS);
+        long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
+        pool.shutdown();
+        assertThat(a).isInstanceOf(Acquisition.Granted.class);
+        assertThat(ms).as("granted %d ms after the kill", ms).isLessThan(2_000);
+    }
+
+    @Test
+    void aReleaseWakesAWaiterThroughTheWatch() throws Exception {
+        LeaseStore store = store(Duration.ofSeconds(30));
+        Lease held = ((Acquisition.Granted) store.acquire("build", sleeper())).lease();
+        Identity waiter = sleeper();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        Future<Acquisition> waiting = pool.submit(() -> store(Duration.ofSeconds(30)).acquire("build", waiter,
+                Duration.ofSeconds(20)));
+        Thread.sleep(500);
+        long released = System.nanoTime();
+        held.release();
+        Acquisition a = waiting.get(20, TimeUnit.SECONDS);
+        long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - released);
+        pool.shutdown();
+        assertThat(a).isInstanceOf(Acquisition.Granted.class);
+        assertThat(ms).as("granted %d ms after the release (a poll would take 2 s)", ms).isLessThan(1_000);
+    }
+
+    @Test
+    void aSpawnedChildHoldsItAndItsExitEndsIt() throws Exception {
+        LeaseStore store = store(Duration.ofSeconds(30));
+        Spawn s = store.spawn("build", new ProcessBuilder("sh", "-c",
+                "[ \"$PROCLIVE_LEASE_ETCD\" = \"$0\" ] && [ \"$PROCLIVE_LEASE_PREFIX\" = \"$1\" ] && exit 7; exit 1",
+                etcd.endpoints().get(0).toString(), prefix));
+        assertThat(s).isInstanceOf(Spawn.Started.class);
+        Process child = ((Spawn.Started) s).process();
+        assertThat(child.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (store.read("build").orElseThrow().granted() && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        LeaseRecord r = store.read("build").orElseThrow();
+        assertThat(r.ended()).get().satisfies(e -> {
+            assertThat(e.how()).isEqualTo(LeaseRecord.Ending.How.EXITED);
+            assertThat(e.exitCode()).hasValue(7);
+        });
+    }
+
+    @Test
+    void noMemberAnsweringIsAnIoErrorNeverAGrant() throws Exception {
+        LeaseStore nowhere = LeaseStore.etcd(List.of(URI.create("http://127.0.0.1:1")), "x/");
+        Identity me = ProcLive.current().orElseThrow();
+        assertThatThrownBy(() -> nowhere.acquire("build", me)).isInstanceOf(IOException.class)
+                .hasMessageContaining("no etcd member answered");
+    }
+
+    @Test
+    void aNameThatWouldBeAFenceKeyIsRefused() throws Exception {
+        LeaseStore store = store(Duration.ofSeconds(30));
+        Identity me = ProcLive.current().orElseThrow();
+        assertThatThrownBy(() -> store.acquire("build.fence", me)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(".fence");
+    }
+}
