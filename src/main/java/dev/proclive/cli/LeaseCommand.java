@@ -11,6 +11,7 @@ import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.LeaseStore;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.net.URI;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
@@ -31,21 +32,32 @@ import java.util.OptionalLong;
  */
 final class LeaseCommand {
 
-    private static final List<String> ACTIONS = List.of("acquire", "renew", "release", "show", "break", "claim", "run");
+    private static final List<String> ACTIONS = List.of("acquire", "renew", "release", "show", "break", "claim", "run",
+            "keep");
 
-    /** Which options each action takes. */
+    /** Which options each action takes, besides where the store is ({@link #where}). */
     private static final Map<String, List<Options.Spec>> SPECS = Map.of(
-            "acquire", List.of(Options.Spec.value("--dir"), Options.Spec.value("--holder"), Options.Spec.repeatable("--skip"),
+            "acquire", where(Options.Spec.value("--holder"), Options.Spec.repeatable("--skip"),
                     Options.Spec.value("--ttl"), Options.Spec.flag("--take-unknown"), Options.Spec.value("--wait"),
                     Options.Spec.value("--print")),
-            "renew", List.of(Options.Spec.value("--dir"), Options.Spec.value("--fence"), Options.Spec.value("--ttl")),
-            "release", List.of(Options.Spec.value("--dir"), Options.Spec.value("--fence")),
-            "show", List.of(Options.Spec.value("--dir"), Options.Spec.value("--print")),
-            "break", List.of(Options.Spec.value("--dir")),
-            "claim", List.of(Options.Spec.value("--dir"), Options.Spec.value("--holder"), Options.Spec.repeatable("--skip"),
-                    Options.Spec.value("--print")),
-            "run", List.of(Options.Spec.value("--dir"), Options.Spec.value("--ttl"), Options.Spec.value("--wait"),
-                    Options.Spec.flag("--take-unknown")));
+            "renew", where(Options.Spec.value("--fence"), Options.Spec.value("--ttl")),
+            "release", where(Options.Spec.value("--fence")),
+            "show", where(Options.Spec.value("--print")),
+            "break", where(),
+            "claim", where(Options.Spec.value("--holder"), Options.Spec.repeatable("--skip"), Options.Spec.value("--print")),
+            "run", where(Options.Spec.value("--ttl"), Options.Spec.value("--wait"), Options.Spec.flag("--take-unknown")),
+            "keep", where());
+
+    /** Every action's store: {@code --dir DIR}, or {@code --etcd URL[,URL]...} with {@code --prefix P} and {@code --etcd-ca FILE}. */
+    private static List<Options.Spec> where(Options.Spec... more) {
+        List<Options.Spec> specs = new java.util.ArrayList<>(List.of(Options.Spec.value("--dir"), Options.Spec.value("--etcd"),
+                Options.Spec.value("--prefix"), Options.Spec.value("--etcd-ca")));
+        specs.addAll(List.of(more));
+        return List.copyOf(specs);
+    }
+
+    /** How often {@code lease keep} looks for grants made since. */
+    private static final Duration KEEP_POLL = Duration.ofMillis(500);
 
     private final PrintStream out;
     private final PrintStream err;
@@ -60,9 +72,24 @@ final class LeaseCommand {
     }
 
     /** A command line, parsed before anything is touched. */
-    private record Command(String action, String name, Path dir, Optional<Long> holder, List<String> skip,
+    private record Command(String action, String name, Store store, Optional<Long> holder, List<String> skip,
                            OptionalLong fence, Optional<Duration> ttl, boolean takeUnknown, Duration waitFor,
                            boolean printFence, Optional<String> token, List<String> command) {
+    }
+
+    /** Where the leases are: a directory, or etcd. */
+    private record Store(Optional<Path> dir, List<URI> etcd, String prefix, Optional<Path> ca) {
+        /** The store, for {@code action}; a directory that does not exist is created only by those that grant. */
+        LeaseStore open(String action, LeasePolicy policy) throws IOException {
+            if (dir.isEmpty()) {
+                return LeaseStore.etcd(etcd, prefix, policy, ca);
+            }
+            boolean creates = action.equals("acquire") || action.equals("run");
+            if (!creates && !Files.isDirectory(dir.get())) {
+                throw new NoSuchFileException(dir.get().toString(), null, "no such lease directory");
+            }
+            return LeaseStore.open(dir.get(), policy);
+        }
     }
 
     int run(List<String> args) {
@@ -74,19 +101,27 @@ final class LeaseCommand {
             return ExitCode.USAGE.code();
         }
         try {
-            LeaseStore.checkName(c.name()); // before the directory is touched
+            if (!c.action().equals("keep")) {
+                LeaseStore.checkName(c.name()); // before the store is touched
+                if (c.store().dir().isEmpty() && c.name().endsWith(".fence")) {
+                    throw new IllegalArgumentException("on etcd a lease name does not end in '.fence' (that key holds a"
+                            + " lease's fence): \"" + c.name() + "\"");
+                }
+            }
         } catch (IllegalArgumentException e) {
             Say.line(err, e.getMessage());
             return ExitCode.BAD_INPUT.code();
         }
         try {
-            boolean creates = c.action().equals("acquire") || c.action().equals("run");
-            if (!creates && !Files.isDirectory(c.dir())) {
-                throw new NoSuchFileException(c.dir().toString(), null, "no such lease directory");
-            }
             LeasePolicy.Builder policy = LeasePolicy.builder().takeUnknownAfterTtl(c.takeUnknown());
             c.ttl().ifPresent(policy::ttl);
-            LeaseStore store = LeaseStore.open(c.dir(), policy.build());
+            LeaseStore store;
+            try {
+                store = c.store().open(c.action(), policy.build());
+            } catch (IllegalArgumentException e) {
+                Say.line(err, e.getMessage() + " (see proclive lease --help)");
+                return ExitCode.USAGE.code();
+            }
             switch (c.action()) {
                 case "acquire":
                 case "claim":
@@ -99,6 +134,8 @@ final class LeaseCommand {
                     return show(store, c);
                 case "run":
                     return new LeaseRun(report, err).run(store, c.name(), c.command(), c.waitFor());
+                case "keep":
+                    return keep(store);
                 default: // break
                     Optional<LeaseRecord> broken = store.breakLease(c.name());
                     if (broken.isEmpty()) {
@@ -122,7 +159,7 @@ final class LeaseCommand {
 
     private int acquire(LeaseStore store, Command c) throws IOException {
         // The directory, then a corrupt record, are said before the holder is looked for.
-        if (!Files.isWritable(store.directory())) {
+        if (c.store().dir().isPresent() && !Files.isWritable(store.directory())) {
             throw new AccessDeniedException(store.directory().toString(), null, "the directory is not writable");
         }
         store.read(c.name());
@@ -160,6 +197,20 @@ final class LeaseCommand {
             return ExitCode.NONE.code();
         }
         return report.acquisition(store.claim(c.name(), c.token().orElseThrow(), carrier.get()), c.printFence(), true);
+    }
+
+    /**
+     * {@code lease keep}: keeps this machine's holders' grants on etcd alive and ends each the moment
+     * its holder dies, until TERM or INT; says so once on stderr when it starts.
+     */
+    private int keep(LeaseStore store) throws IOException {
+        Say.line(err, "keeping the grants of this machine's holders alive; ending each the moment its holder dies");
+        try {
+            store.keepHolders(KEEP_POLL);
+            return ExitCode.OK.code();
+        } catch (InterruptedException e) {
+            return ExitCode.OK.code();
+        }
     }
 
     private int renew(LeaseStore store, Command c) throws IOException {
@@ -226,22 +277,17 @@ final class LeaseCommand {
             throw new Options.Usage("unknown lease action: " + action);
         }
         Options o = Options.parse("lease " + action, args.subList(1, args.size()), SPECS.get(action), action.equals("run"));
-        if (o.words().size() > 1) {
+        if (action.equals("keep")) {
+            if (!o.words().isEmpty()) {
+                throw new Options.Usage("lease keep takes no NAME (it keeps every grant under the prefix), got "
+                        + o.words().get(0));
+            }
+        } else if (o.words().size() > 1) {
             throw new Options.Usage("lease " + action + " takes one NAME, got another: " + o.words().get(1));
-        }
-        if (o.words().isEmpty()) {
+        } else if (o.words().isEmpty()) {
             throw new Options.Usage("lease " + action + " needs a NAME");
         }
-        String dirText = o.value("--dir").orElseThrow(() -> new Options.Usage("lease " + action + " needs --dir DIR"));
-        if (dirText.isEmpty()) {
-            throw new Options.Usage("--dir needs a directory");
-        }
-        Path dir;
-        try {
-            dir = Path.of(dirText);
-        } catch (InvalidPathException e) {
-            throw new Options.Usage("--dir cannot be a path here: " + e.getReason());
-        }
+        Store where = store(action, o);
         Optional<Long> holder = Optional.empty();
         if (o.has("--holder") && !o.value("--holder").get().equals("owner")) {
             try {
@@ -288,7 +334,53 @@ final class LeaseCommand {
         if (action.equals("run") && o.rest().isEmpty()) {
             throw new Options.Usage("lease run needs a command after --");
         }
-        return new Command(action, o.words().get(0), dir, holder, o.values("--skip"), fence, ttl, o.has("--take-unknown"),
+        return new Command(action, action.equals("keep") ? "" : o.words().get(0), where, holder, o.values("--skip"), fence, ttl, o.has("--take-unknown"),
                 wait, printFence, token, o.rest());
+    }
+
+    /** {@code --dir DIR}, or {@code --etcd URL[,URL]...} (with {@code --prefix}, {@code --etcd-ca}): one of them. */
+    private static Store store(String action, Options o) {
+        if (o.has("--dir") && o.has("--etcd")) {
+            throw new Options.Usage("lease " + action + " takes --dir or --etcd, not both");
+        }
+        if (!o.has("--etcd")) {
+            if (o.has("--prefix") || o.has("--etcd-ca")) {
+                throw new Options.Usage((o.has("--prefix") ? "--prefix" : "--etcd-ca") + " goes with --etcd");
+            }
+            if (action.equals("keep")) {
+                throw new Options.Usage("lease keep needs --etcd URL[,URL]... (a directory's records have no TTL to keep)");
+            }
+            String dirText = o.value("--dir").orElseThrow(() -> new Options.Usage("lease " + action
+                    + " needs --dir DIR or --etcd URL[,URL]..."));
+            if (dirText.isEmpty()) {
+                throw new Options.Usage("--dir needs a directory");
+            }
+            try {
+                return new Store(Optional.of(Path.of(dirText)), List.of(), "", Optional.empty());
+            } catch (InvalidPathException e) {
+                throw new Options.Usage("--dir cannot be a path here: " + e.getReason());
+            }
+        }
+        List<URI> endpoints = new java.util.ArrayList<>();
+        for (String url : o.value("--etcd").get().split(",", -1)) {
+            try {
+                endpoints.add(new URI(url.strip()));
+            } catch (java.net.URISyntaxException e) {
+                throw new Options.Usage("--etcd takes URL[,URL]... such as http://127.0.0.1:2379, not \"" + url + "\"");
+            }
+        }
+        String prefix = o.value("--prefix").orElse(LeaseStore.DEFAULT_PREFIX);
+        if (prefix.isEmpty()) {
+            throw new Options.Usage("--prefix needs a key prefix, such as " + LeaseStore.DEFAULT_PREFIX);
+        }
+        Optional<Path> ca = Optional.empty();
+        if (o.has("--etcd-ca")) {
+            try {
+                ca = Optional.of(Path.of(o.value("--etcd-ca").get()));
+            } catch (InvalidPathException e) {
+                throw new Options.Usage("--etcd-ca cannot be a path here: " + e.getReason());
+            }
+        }
+        return new Store(Optional.empty(), List.copyOf(endpoints), prefix, ca);
     }
 }

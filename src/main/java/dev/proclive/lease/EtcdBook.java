@@ -174,6 +174,50 @@ final class EtcdBook implements LeaseBook {
         keepAlive.keep(r, etcdLease);
     }
 
+    /** A granted record and the etcd lease it is attached to. */
+    record Grant(LeaseRecord record, long etcdLease) {
+    }
+
+    /**
+     * Every granted record under the prefix, read at one revision; records that cannot be read
+     * (not a lease's, or corrupt) are left out: a keeper keeps what it can prove is a grant.
+     */
+    List<Grant> grants() throws IOException {
+        List<Etcd.KeyValue> all = etcd.list(prefix);
+        Map<String, Long> fences = new java.util.HashMap<>();
+        for (Etcd.KeyValue kv : all) {
+            if (kv.key().endsWith(FENCE_SUFFIX)) {
+                fences.put(kv.key().substring(prefix.length(), kv.key().length() - FENCE_SUFFIX.length()), kv.modRevision());
+            }
+        }
+        List<Grant> grants = new ArrayList<>();
+        for (Etcd.KeyValue kv : all) {
+            String name = kv.key().substring(prefix.length());
+            if (name.endsWith(FENCE_SUFFIX) || kv.lease() == 0) {
+                continue;
+            }
+            try {
+                LeaseStore.checkName(name);
+                LeaseRecord r = LeaseJson.read(name, kv.value());
+                long fence = fences.getOrDefault(name, 0L);
+                if (r.fence() == 0 && fence != 0) {
+                    r = r.fenced(fence);
+                }
+                if (r.granted() && r.fence() != 0 && r.fence() <= fence) {
+                    grants.add(new Grant(r, kv.lease()));
+                }
+            } catch (IllegalArgumentException | LeaseCorruptException e) {
+                // not a record this keeper can vouch for
+            }
+        }
+        return grants;
+    }
+
+    /** Whether this JVM keeps the grant at {@code fence} of lease {@code name} alive now. */
+    boolean keeps(String name, long fence) {
+        return keepAlive.keeps(name, fence);
+    }
+
     private final class TxnGuard implements Guard {
         private final String name;
         private Snapshot read;
@@ -326,6 +370,11 @@ final class EtcdBook implements LeaseBook {
 
         void drop(String name) {
             kept.remove(name);
+        }
+
+        boolean keeps(String name, long fence) {
+            Kept k = kept.get(name);
+            return k != null && k.record.fence() == fence;
         }
 
         boolean lost(String name, long fence) {

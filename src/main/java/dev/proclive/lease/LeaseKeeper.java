@@ -175,6 +175,11 @@ final class LeaseKeeper {
         return now.isBefore(earliest) ? earliest : now;
     }
 
+    /** Completes when {@code holder} is DEAD (the exit watch). */
+    CompletableFuture<Verdict> onExit(Identity holder) {
+        return checker.onExit(holder);
+    }
+
     Verdict explain(Identity id) {
         return checker.explain(id);
     }

@@ -470,6 +470,49 @@ public final class LeaseStore {
     }
 
     /**
+     * For a store on etcd, keeps the grants of this machine's holders, until interrupted: every
+     * granted record under the prefix whose holder is ALIVE here is kept alive (one thread for
+     * all), and ended the moment its holder dies (through the exit watch: {@code exited}, with the
+     * verdict), so a newcomer anywhere is granted at once instead of after the TTL. Records granted
+     * since are picked up every {@code poll}. What {@code proclive lease keep} runs, for holders a
+     * hook took a lease for and exited.
+     *
+     * @throws IllegalStateException for a store over a directory (its records have no TTL to keep)
+     * @throws IOException           if etcd cannot be read; the grants kept so far stay kept until
+     *                               this JVM exits
+     * @throws InterruptedException  when the thread is interrupted: the normal way to stop
+     */
+    public void keepHolders(Duration poll) throws IOException, InterruptedException {
+        Objects.requireNonNull(poll, "poll");
+        if (!(keeper.book() instanceof EtcdBook etcd)) {
+            throw new IllegalStateException("a store over a directory has no grants to keep alive");
+        }
+        java.util.Set<String> watched = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        while (true) {
+            for (EtcdBook.Grant g : etcd.grants()) {
+                LeaseRecord r = g.record();
+                String key = r.name() + "@" + r.fence();
+                if (watched.contains(key) || keeper.explain(r.holder()).liveness() != Liveness.ALIVE) {
+                    continue;
+                }
+                watched.add(key);
+                etcd.keep(r, g.etcdLease());
+                keeper.onExit(r.holder()).thenAccept(end -> {
+                    try {
+                        keeper.end(r.name(), r.fence(), Optional.of(r.holder()), LeaseRecord.Ending.How.EXITED,
+                                OptionalLong.empty(), Optional.of(end));
+                    } catch (IOException | RuntimeException e) {
+                        // its keep-alive stopped with its holder: it expires by itself
+                    } finally {
+                        watched.remove(key);
+                    }
+                });
+            }
+            Thread.sleep(Math.max(1, poll.toMillis()));
+        }
+    }
+
+    /**
      * Refuses what is not a lease name, touching nothing: 1 to 128 of {@code [A-Za-z0-9._-]}, not
      * starting with {@code .} or {@code -}. Every method that takes a name checks it this way.
      *

@@ -322,10 +322,21 @@ public final class EtcdGateway implements Etcd {
             } catch (InterruptedIOException e) {
                 throw e;
             } catch (IOException e) {
-                last = new IOException(base + ": " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()), e);
+                last = new IOException(base + ": " + failure(e), e);
             }
         }
         throw new IOException("no etcd member answered (" + endpoints() + "): " + last.getMessage(), last);
+    }
+
+    /** What went wrong with a call, in words: the JDK leaves some messages out. */
+    private String failure(IOException e) {
+        if (e instanceof java.net.http.HttpTimeoutException) {
+            return "no answer within " + timeout.toMillis() + " ms";
+        }
+        if (e instanceof java.net.ConnectException) {
+            return "cannot connect" + (e.getMessage() == null ? "" : " (" + e.getMessage() + ")");
+        }
+        return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
     }
 
     private JsonNode send(URI base, String path, ObjectNode body) throws IOException {
