@@ -21,10 +21,10 @@ import java.util.stream.Collectors;
  * PID by the test: one for the rules, three for faults. Tests skip, saying why, where the
  * {@code etcd} binary (Debian's {@code etcd-server}) is not installed.
  */
-final class EtcdCluster implements AutoCloseable {
+public final class EtcdCluster implements AutoCloseable {
 
     /** One member: its name, ports, data directory and process (null while stopped). */
-    final class Member {
+    public final class Member {
         final String name;
         final int clientPort;
         final int peerPort;
@@ -38,11 +38,11 @@ final class EtcdCluster implements AutoCloseable {
             this.data = data;
         }
 
-        URI endpoint() {
+        public URI endpoint() {
             return URI.create("http://127.0.0.1:" + clientPort);
         }
 
-        void start() throws IOException {
+        public void start() throws IOException {
             List<String> cmd = new ArrayList<>(List.of(binary(), "--name", name, "--data-dir", data.toString(),
                     "--listen-client-urls", endpoint().toString(), "--advertise-client-urls", endpoint().toString(),
                     "--listen-peer-urls", "http://127.0.0.1:" + peerPort,
@@ -54,17 +54,17 @@ final class EtcdCluster implements AutoCloseable {
         }
 
         /** Kills it (SIGKILL) and waits for its end. */
-        void kill() throws InterruptedException {
+        public void kill() throws InterruptedException {
             process.destroyForcibly();
             process.waitFor(10, TimeUnit.SECONDS);
         }
 
-        void signal(String sig) throws IOException, InterruptedException {
+        public void signal(String sig) throws IOException, InterruptedException {
             new ProcessBuilder("kill", "-" + sig, Long.toString(process.pid())).start().waitFor();
         }
     }
 
-    final List<Member> members = new ArrayList<>();
+    public final List<Member> members = new ArrayList<>();
     private final Path dir;
 
     private EtcdCluster(Path dir) {
@@ -72,7 +72,7 @@ final class EtcdCluster implements AutoCloseable {
     }
 
     /** The etcd binary, or the test is skipped saying it is missing. */
-    static String binary() {
+    public static String binary() {
         for (String d : System.getenv().getOrDefault("PATH", "/usr/bin").split(":")) {
             if (Files.isExecutable(Path.of(d, "etcd"))) {
                 return Path.of(d, "etcd").toString();
@@ -83,7 +83,7 @@ final class EtcdCluster implements AutoCloseable {
     }
 
     /** {@code n} members under {@code dir}, started, with a leader. */
-    static EtcdCluster start(Path dir, int n) throws Exception {
+    public static EtcdCluster start(Path dir, int n) throws Exception {
         binary();
         EtcdCluster c = new EtcdCluster(dir);
         for (int i = 0; i < n; i++) {
@@ -101,12 +101,31 @@ final class EtcdCluster implements AutoCloseable {
         return members.stream().map(m -> m.name + "=http://127.0.0.1:" + m.peerPort).collect(Collectors.joining(","));
     }
 
-    List<URI> endpoints() {
+    /** The member that leads now, as its own status says. */
+    public Member leader() throws Exception {
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+        for (Member m : members) {
+            if (m.process == null || !m.process.isAlive()) {
+                continue;
+            }
+            String body = http.send(HttpRequest.newBuilder(m.endpoint().resolve("/v3/maintenance/status"))
+                    .timeout(Duration.ofSeconds(2)).POST(HttpRequest.BodyPublishers.ofString("{}")).build(),
+                    HttpResponse.BodyHandlers.ofString()).body();
+            java.util.regex.Matcher own = java.util.regex.Pattern.compile("\"member_id\":\"(\\d+)\"").matcher(body);
+            java.util.regex.Matcher leader = java.util.regex.Pattern.compile("\"leader\":\"(\\d+)\"").matcher(body);
+            if (own.find() && leader.find() && own.group(1).equals(leader.group(1))) {
+                return m;
+            }
+        }
+        throw new IllegalStateException("no member says it leads");
+    }
+
+    public List<URI> endpoints() {
         return members.stream().map(Member::endpoint).collect(Collectors.toList());
     }
 
     /** Waits until a write through each running member commits. */
-    void awaitLeader(Duration most) throws Exception {
+    public void awaitLeader(Duration most) throws Exception {
         long deadline = System.nanoTime() + most.toNanos();
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
         for (Member m : members) {

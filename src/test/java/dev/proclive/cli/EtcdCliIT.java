@@ -1,0 +1,201 @@
+package dev.proclive.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.proclive.lease.EtcdCluster;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code proclive lease … --etcd} as its users run it, against a real etcd member: {@code lease run}
+ * keeping its command's grant alive and ending it at the exit, {@code lease keep} keeping a hook's
+ * grant alive and ending it the moment the holder dies, and a holder on another machine (a UTS and
+ * mount namespace with another host name, machine id and boot id; root) seen as undecided, never
+ * dead.
+ */
+@EnabledOnOs(OS.LINUX)
+class EtcdCliIT {
+
+    @TempDir
+    static Path dir;
+    static EtcdCluster etcd;
+    static int prefixes;
+
+    final ObjectMapper mapper = new ObjectMapper();
+    final List<Process> started = new ArrayList<>();
+    String url;
+    String prefix;
+
+    @BeforeAll
+    static void startEtcd() throws Exception {
+        etcd = EtcdCluster.start(dir, 1);
+    }
+
+    @AfterAll
+    static void stopEtcd() throws Exception {
+        if (etcd != null) {
+            etcd.close();
+        }
+    }
+
+    @AfterEach
+    void stopStarted() throws InterruptedException {
+        for (Process p : started) {
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly();
+            p.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    private String[] args(String... words) {
+        if (url == null) {
+            url = etcd.endpoints().get(0).toString();
+            prefix = "cli" + (++prefixes) + "/";
+        }
+        List<String> all = new ArrayList<>(List.of(words));
+        all.addAll(List.of("--etcd", url, "--prefix", prefix));
+        return all.toArray(new String[0]);
+    }
+
+    private Process start(List<String> command) throws IOException {
+        Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        started.add(p);
+        return p;
+    }
+
+    private long sleeper() throws IOException {
+        return start(List.of("sleep", "120")).pid();
+    }
+
+    private JsonNode show() throws IOException {
+        Cli.Result r = Cli.run(args("lease", "show", "build"));
+        assertThat(r.exit()).as(r.toString()).isZero();
+        return mapper.readTree(r.out());
+    }
+
+    @Test
+    void leaseRunKeepsItsCommandsGrantAliveAndEndsItWithTheStatus() throws Exception {
+        List<String> run = new ArrayList<>(Cli.command(Cli.jar(), args("lease", "run", "build", "--ttl", "1")));
+        run.addAll(List.of("--", "sh", "-c", "sleep 3; exit 5"));
+        Process p = start(run);
+        Thread.sleep(2_500); // past the TTL: only the keep-alive keeps it
+        assertThat(show().path("state").asText()).isEqualTo("held");
+        assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).isEqualTo(5);
+        JsonNode r = show();
+        assertThat(r.path("state").asText()).isEqualTo("released");
+        assertThat(r.path("ended").path("how").asText()).isEqualTo("exited");
+        assertThat(r.path("ended").path("exitCode").asInt()).isEqualTo(5);
+    }
+
+    @Test
+    void withoutAKeeperAHooksGrantExpiresAfterItsTtl() throws Exception {
+        long holder = sleeper();
+        assertThat(Cli.run(args("lease", "acquire", "build", "--holder", Long.toString(holder), "--ttl", "1")).exit()).isZero();
+        Thread.sleep(3_000);
+        Cli.Result gone = Cli.run(args("lease", "show", "build"));
+        assertThat(gone.exit()).as(gone.toString()).isEqualTo(3);
+    }
+
+    @Test
+    void leaseKeepKeepsAHooksGrantAndEndsItTheMomentItsHolderDies() throws Exception {
+        Process holder = start(List.of("sleep", "120"));
+        Cli.Result acquired = Cli.run(args("lease", "acquire", "build", "--holder", Long.toString(holder.pid()), "--ttl", "2"));
+        assertThat(acquired.exit()).as(acquired.toString()).isZero();
+        start(Cli.command(Cli.jar(), args("lease", "keep")));
+        Thread.sleep(4_500); // two TTLs: kept alive by lease keep alone
+        assertThat(show().path("state").asText()).isEqualTo("held");
+
+        CompletableFuture<Cli.Result> waiting = CompletableFuture.supplyAsync(() ->
+                Cli.run(args("lease", "acquire", "build", "--holder", Long.toString(sleeperQuietly()), "--wait", "30",
+                        "--print", "fence")));
+        Thread.sleep(1_500);
+        long killed = System.nanoTime();
+        holder.destroyForcibly();
+        Cli.Result granted = waiting.get(40, TimeUnit.SECONDS);
+        long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
+        assertThat(granted.exit()).as(granted.toString()).isZero();
+        assertThat(ms).as("the waiter exited %d ms after the kill (the TTL is 2000 ms)", ms).isLessThan(1_500);
+    }
+
+    private long sleeperQuietly() {
+        try {
+            return sleeper();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    @Test
+    void noMemberAnsweringExits74() {
+        Cli.Result r = Cli.run("lease", "acquire", "build", "--etcd", "http://127.0.0.1:1");
+        assertThat(r.exit()).as(r.toString()).isEqualTo(74);
+        assertThat(r.err()).contains("no etcd member answered");
+    }
+
+    /** {@code proclive ARGS} on "another machine": another host name, machine id and boot id, in private namespaces. */
+    private List<String> elsewhere(String... args) throws IOException {
+        assumeTrue("root".equals(System.getProperty("user.name")),
+                "needs root for a UTS and mount namespace with another machine id; runs in CI as root");
+        Path machine = Files.writeString(dir.resolve("machine-id"), AnotherMachineIT.OTHER_MACHINE + "\n");
+        Path boot = Files.writeString(dir.resolve("boot_id"), AnotherMachineIT.OTHER_BOOT + "\n");
+        StringBuilder script = new StringBuilder("set -e\nhostname other-machine\n");
+        for (String target : AnotherMachineIT.ID_FILES) {
+            if (Files.isRegularFile(Path.of(target))) {
+                script.append("mount --bind '").append(machine).append("' ").append(target).append('\n');
+            }
+        }
+        script.append("mount --bind '").append(boot).append("' /proc/sys/kernel/random/boot_id\n");
+        script.append("exec ").append(Cli.shellQuoted(Cli.command(Cli.jar(), args))).append('\n');
+        return List.of("unshare", "--uts", "--mount", "--propagation", "private", "sh", "-c", script.toString());
+    }
+
+    @Test
+    void aHolderOnAnotherMachineIsUndecidedUntilItsRecordExpiresNeverDead() throws Exception {
+        List<String> take = elsewhere(args("lease", "acquire", "build", "--holder", Long.toString(sleeper()), "--ttl", "2"));
+        Cli.Result there = Cli.exec(take, "");
+        assertThat(there.exit()).as(there.toString()).isZero();
+        assertThat(mapper.readTree(there.out()).path("holder").path("host").asText()).isEqualTo("other-machine");
+
+        Cli.Result here = Cli.run(args("lease", "acquire", "build", "--holder", Long.toString(sleeper())));
+        assertThat(here.exit()).as("another machine's live holder: undecided, %s", here).isEqualTo(2);
+        assertThat(here.err() + here.out()).contains("other_host");
+        Thread.sleep(3_500); // nobody there keeps it alive: it expires
+        Cli.Result later = Cli.run(args("lease", "acquire", "build", "--holder", Long.toString(sleeper())));
+        assertThat(later.exit()).as(later.toString()).isZero();
+    }
+
+    @Test
+    void aKeeperOnTheHoldersMachineEndsItAtItsDeathForAWaiterOnAnother() throws Exception {
+        Process holder = start(List.of("sleep", "120"));
+        Cli.Result there = Cli.exec(elsewhere(args("lease", "acquire", "build", "--holder", Long.toString(holder.pid()),
+                "--ttl", "30")), "");
+        assertThat(there.exit()).as(there.toString()).isZero();
+        start(elsewhere(args("lease", "keep")));
+        CompletableFuture<Cli.Result> waiting = CompletableFuture.supplyAsync(() ->
+                Cli.run(args("lease", "acquire", "build", "--holder", Long.toString(sleeperQuietly()), "--wait", "60")));
+        Thread.sleep(2_000);
+        assertThat(waiting).isNotDone();
+        long killed = System.nanoTime();
+        holder.destroyForcibly();
+        Cli.Result granted = waiting.get(60, TimeUnit.SECONDS);
+        long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
+        assertThat(granted.exit()).as(granted.toString()).isZero();
+        assertThat(ms).as("granted %d ms after the kill, the TTL being 30 s", ms).isLessThan(3_000);
+    }
+}

@@ -1,0 +1,114 @@
+package dev.proclive.lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.proclive.Children;
+import dev.proclive.Identity;
+import dev.proclive.ProcLive;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The lease store on three real etcd members while they fail: a member killed, the leader stopped
+ * (SIGSTOP), the majority lost and back. Nothing is granted without a majority, and a holder whose
+ * keep-alive cannot reach one is told it lost the lease before anyone else can be granted it.
+ */
+@EnabledOnOs(OS.LINUX)
+class EtcdFaultIT {
+
+    @TempDir
+    Path dir;
+    EtcdCluster etcd;
+    final Children children = new Children();
+
+    @BeforeEach
+    void startThree() throws Exception {
+        etcd = EtcdCluster.start(dir, 3);
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        children.killAll();
+        for (EtcdCluster.Member m : etcd.members) {
+            if (m.process != null && m.process.isAlive()) {
+                m.signal("CONT");
+            }
+        }
+        etcd.close();
+    }
+
+    private Identity sleeper() throws Exception {
+        return ProcLive.identify(children.start("sleep", "120").pid()).orElseThrow();
+    }
+
+    /** A store over the endpoints in this order. */
+    private LeaseStore store(List<URI> endpoints, Duration ttl) throws IOException {
+        return LeaseStore.etcd(endpoints, "faults/", LeasePolicy.builder().ttl(ttl).build());
+    }
+
+    @Test
+    void aKilledMemberIsPassedOverToTheNext() throws Exception {
+        EtcdCluster.Member first = etcd.members.get(0);
+        first.kill();
+        LeaseStore store = store(etcd.endpoints(), Duration.ofSeconds(30)); // the dead member is tried first
+        Acquisition a = store.acquire("build", sleeper());
+        assertThat(a).isInstanceOf(Acquisition.Granted.class);
+        assertThat(((Acquisition.Granted) a).lease().release()).isTrue();
+    }
+
+    @Test
+    void aStoppedLeaderIsReplacedAndTheLeaseGoesOn() throws Exception {
+        EtcdCluster.Member leader = etcd.leader();
+        Identity holder = sleeper();
+        LeaseStore store = store(etcd.endpoints(), Duration.ofSeconds(30));
+        Lease lease = ((Acquisition.Granted) store.acquire("build", holder)).lease();
+        leader.signal("STOP");
+        List<URI> leaderFirst = new ArrayList<>(List.of(leader.endpoint()));
+        etcd.endpoints().stream().filter(e -> !e.equals(leader.endpoint())).forEach(leaderFirst::add);
+        LeaseStore other = store(leaderFirst, Duration.ofSeconds(30));
+        assertThat(other.acquire("build", sleeper())).isInstanceOf(Acquisition.Held.class);
+        assertThat(lease.renew().fence()).isEqualTo(lease.fence());
+        assertThat(lease.isValid()).isTrue();
+        leader.signal("CONT");
+    }
+
+    @Test
+    void withoutAMajorityNothingIsGrantedAndTheHolderIsToldItLostTheLease() throws Exception {
+        Identity holder = sleeper();
+        LeaseStore store = store(etcd.endpoints(), Duration.ofSeconds(2));
+        Lease lease = ((Acquisition.Granted) store.acquire("build", holder)).lease();
+        etcd.members.get(1).kill();
+        etcd.members.get(2).kill();
+
+        LeaseStore newcomer = store(etcd.endpoints(), Duration.ofSeconds(2));
+        Identity other = sleeper();
+        assertThatThrownBy(() -> newcomer.acquire("build", other)).isInstanceOf(IOException.class);
+        assertThatThrownBy(() -> newcomer.acquire("free", other)).isInstanceOf(IOException.class);
+        // By now the keep-alive has failed for more than three quarters of the TTL: lost, said at once.
+        long asked = System.nanoTime();
+        assertThat(lease.isValid()).isFalse();
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - asked)).isLessThan(100);
+        assertThatThrownBy(lease::renew).isInstanceOf(LeaseLostException.class);
+
+        etcd.members.get(1).start();
+        etcd.members.get(2).start();
+        etcd.awaitLeader(Duration.ofSeconds(30));
+        // Back with a majority: the lost grant is kept alive by nobody, so it expires; then the newcomer has it.
+        Acquisition a = newcomer.acquire("build", other, Duration.ofSeconds(30));
+        assertThat(a).isInstanceOf(Acquisition.Granted.class);
+        assertThat(((Acquisition.Granted) a).lease().fence()).isGreaterThan(lease.fence());
+        assertThat(lease.isValid()).isFalse();
+    }
+}
