@@ -30,10 +30,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * came first it reads and decides again. Reads are linearizable, so a member cut off from its
  * majority answers nothing, and nothing is granted.
  *
- * <p>Every grant this JVM writes is kept alive by one thread (every third of its TTL) until it is
- * ended here, or its holder is seen DEAD (then a newcomer on this machine takes it over at once,
- * and elsewhere it expires), or its keep-alive fails for longer than the TTL less a quarter: then
- * it is {@linkplain #lost lost}, before its etcd lease can have expired.
+ * <p>Every grant this JVM writes goes onto this JVM's own etcd lease of its TTL (one per TTL, shared)
+ * and is kept alive by one thread (every third of the TTL) until it is ended here, or its holder
+ * is seen DEAD (then it is ended, so nobody waits out the TTL), or the keep-alive fails for longer
+ * than the TTL less a quarter: then it is {@linkplain #lost lost}, before etcd can have let the
+ * lease expire. When this JVM exits, nobody keeps its grants alive and they expire.
  */
 final class EtcdBook implements LeaseBook {
 
@@ -97,8 +98,17 @@ final class EtcdBook implements LeaseBook {
         }
     }
 
+    /** Both keys, read now (linearizable). */
     private Snapshot snapshot(String name) throws IOException {
-        Etcd.Outcome o = etcd.txn(List.of(), List.of(new Etcd.Get(recordKey(name)), new Etcd.Get(fenceKey(name))));
+        return parse(name, etcd.txn(List.of(), reads(name)));
+    }
+
+    private List<Etcd.Op> reads(String name) {
+        return List.of(new Etcd.Get(recordKey(name)), new Etcd.Get(fenceKey(name)));
+    }
+
+    /** The snapshot {@code o}'s two reads make (of {@link #reads}), remembered as the latest known. */
+    private Snapshot parse(String name, Etcd.Outcome o) throws IOException {
         seen.put(name, o.revision());
         Optional<Etcd.KeyValue> kv = o.reads().get(0);
         long fenceRevision = o.reads().get(1).map(Etcd.KeyValue::modRevision).orElse(0L);
@@ -117,7 +127,18 @@ final class EtcdBook implements LeaseBook {
             }
             record = Optional.of(r);
         }
-        return new Snapshot(record, kv, fenceRevision, o.revision());
+        return remember(name, new Snapshot(record, kv, fenceRevision, o.revision()));
+    }
+
+    /** The latest snapshot known of each lease this JVM wrote or read, at most {@code 1024} of them. */
+    private final Map<String, Snapshot> known = new ConcurrentHashMap<>();
+
+    private Snapshot remember(String name, Snapshot s) {
+        if (known.size() > 1024) {
+            known.clear();
+        }
+        known.put(name, s);
+        return s;
     }
 
     @Override
@@ -126,23 +147,43 @@ final class EtcdBook implements LeaseBook {
         return snapshot(name).record();
     }
 
-    /** Another writer came first: read and decide again. */
+    /** Another writer came first: decide again from {@code now}, what the failed write read. */
     private static final class Conflict extends IOException {
         private static final long serialVersionUID = 1L;
+        private final transient Snapshot now;
 
-        Conflict() {
+        Conflict(Snapshot now) {
             super(null, null);
+            this.now = now;
         }
     }
 
+    /**
+     * Runs {@code work} from the latest snapshot this JVM knows of the lease, when there is one (a
+     * lease released here and acquired again costs one transaction each): a write compares it, and
+     * one that finds it stale reads the lease in the same call and runs {@code work} again; an
+     * answer that writes nothing is never given from a remembered snapshot, only from one read now.
+     */
     @Override
     public <T> T locked(String name, Locked<T> work) throws IOException {
         checkName(name);
+        Snapshot s = known.get(name);
+        boolean readNow = s == null;
+        if (readNow) {
+            s = snapshot(name);
+        }
         for (int tries = 0; tries < TRIES; tries++) {
+            TxnGuard guard = new TxnGuard(name, s);
             try {
-                return work.run(new TxnGuard(name, snapshot(name)));
+                T answer = work.run(guard);
+                if (guard.wrote || readNow) {
+                    return answer;
+                }
+                s = snapshot(name);
+                readNow = true;
             } catch (Conflict again) {
-                Thread.onSpinWait();
+                s = again.now;
+                readNow = true;
             }
         }
         throw new IOException("lease " + name + " changed under " + TRIES + " writes in a row: too contended to decide");
@@ -169,7 +210,7 @@ final class EtcdBook implements LeaseBook {
         etcd.close();
     }
 
-    /** Keeps alive every grant of this JVM's (see the class). */
+    /** Keeps {@code r}, attached to {@code etcdLease}, alive from now on (see {@link KeepAlive}). */
     void keep(LeaseRecord r, long etcdLease) {
         keepAlive.keep(r, etcdLease);
     }
@@ -221,6 +262,8 @@ final class EtcdBook implements LeaseBook {
     private final class TxnGuard implements Guard {
         private final String name;
         private Snapshot read;
+        /** Whether a write went through: the compare proved the snapshot current. */
+        boolean wrote;
 
         TxnGuard(String name, Snapshot read) {
             this.name = name;
@@ -242,68 +285,60 @@ final class EtcdBook implements LeaseBook {
                     new Etcd.Compare(fenceKey(name), read.fenceRevision()));
         }
 
+        /**
+         * A granted record stays on the etcd lease it is attached to when its TTL is unchanged
+         * (refreshed first, unless this JVM keeps it alive already); otherwise it goes onto this
+         * JVM's etcd lease of its TTL. An ended record is attached to none: it stays until replaced.
+         */
         @Override
         public void replace(LeaseRecord r) throws IOException {
             long lease = 0;
-            boolean fresh = false;
             if (r.granted()) {
                 lease = read.etcdLease();
                 boolean sameTtl = read.record().map(old -> old.granted() && old.ttl().equals(r.ttl())).orElse(false);
-                if (lease != 0 && sameTtl && etcd.keepAlive(lease) <= 0) {
-                    throw new Conflict(); // it expired since it was read: the record is gone, decide again
-                }
-                if (lease == 0 || !sameTtl) {
-                    lease = etcd.grant(r.ttl());
-                    fresh = true;
+                if (lease != 0 && sameTtl) {
+                    if (!keepAlive.alive(lease) && etcd.keepAlive(lease) <= 0) {
+                        throw new Conflict(snapshot(name)); // it expired since it was read: the record is gone
+                    }
+                } else {
+                    lease = keepAlive.shared(r.ttl());
                 }
             }
-            Etcd.Outcome o = write(List.of(new Etcd.Put(recordKey(name), bytes(r), lease)), fresh ? lease : 0);
-            long previous = read.etcdLease();
-            read = new Snapshot(Optional.of(r), Optional.of(new Etcd.KeyValue(recordKey(name), new byte[0], 0,
-                    o.revision(), lease)), read.fenceRevision(), o.revision());
+            Etcd.Outcome o = write(List.of(new Etcd.Put(recordKey(name), bytes(r), lease)));
+            read = remember(name, new Snapshot(Optional.of(r), Optional.of(new Etcd.KeyValue(recordKey(name), new byte[0], 0,
+                    o.revision(), lease)), read.fenceRevision(), o.revision()));
             if (r.granted()) {
-                keep(r, lease);
+                keepAlive.keep(r, lease);
             } else {
                 keepAlive.drop(name);
-            }
-            if (previous != 0 && previous != lease) {
-                revokeQuietly(previous);
             }
         }
 
         @Override
         public LeaseRecord grant(LeaseRecord r) throws IOException {
-            long lease = etcd.grant(r.ttl());
+            long lease = keepAlive.shared(r.ttl());
             Etcd.Outcome o = write(List.of(new Etcd.Put(fenceKey(name), name.getBytes(StandardCharsets.UTF_8), 0),
-                    new Etcd.Put(recordKey(name), bytes(r.fenced(0)), lease)), lease);
+                    new Etcd.Put(recordKey(name), bytes(r.fenced(0)), lease)));
             LeaseRecord granted = r.fenced(o.revision());
-            long previous = read.etcdLease();
-            read = new Snapshot(Optional.of(granted), Optional.of(new Etcd.KeyValue(recordKey(name), new byte[0], 0,
-                    o.revision(), lease)), o.revision(), o.revision());
-            keep(granted, lease);
-            if (previous != 0) {
-                revokeQuietly(previous); // the taken-over holder's: nothing is attached to it any more
-            }
+            read = remember(name, new Snapshot(Optional.of(granted), Optional.of(new Etcd.KeyValue(recordKey(name),
+                    new byte[0], 0, o.revision(), lease)), o.revision(), o.revision()));
+            keepAlive.keep(granted, lease);
             return granted;
         }
 
-        /** Runs {@code puts} if nothing changed since the read; else revokes {@code fresh} (when not 0) and says so. */
-        private Etcd.Outcome write(List<Etcd.Op> puts, long fresh) throws IOException {
+        /** Runs {@code puts} if nothing changed since the snapshot; else says what is there now, to decide again from. */
+        private Etcd.Outcome write(List<Etcd.Op> puts) throws IOException {
             Etcd.Outcome o;
             try {
-                o = etcd.txn(unchanged(), puts);
-            } catch (IOException | RuntimeException e) {
-                if (fresh != 0) {
-                    revokeQuietly(fresh);
-                }
-                throw e;
+                o = etcd.txn(unchanged(), puts, reads(name));
+            } catch (Etcd.LeaseNotFound gone) {
+                keepAlive.forget(gone.lease());
+                throw new Conflict(snapshot(name)); // this JVM's etcd lease expired under it: take a new one
             }
             if (!o.succeeded()) {
-                if (fresh != 0) {
-                    revokeQuietly(fresh);
-                }
-                throw new Conflict();
+                throw new Conflict(parse(name, o));
             }
+            wrote = true;
             return o;
         }
 
@@ -331,35 +366,104 @@ final class EtcdBook implements LeaseBook {
     }
 
     /**
-     * One thread for every grant this JVM keeps alive. A grant whose keep-alive has not been
-     * confirmed for its TTL less a quarter is lost: said before its etcd lease can have expired
-     * (the clock of this JVM runs no faster than etcd's by more than that).
+     * One thread for every grant this JVM keeps alive, and the etcd leases they are attached to:
+     * this JVM's own, one per TTL, shared by the grants it writes (a grant costs no call of its
+     * own to etcd's lessor), and others' for grants it keeps for them ({@code lease keep}). An
+     * etcd lease not confirmed alive for its TTL less a quarter is lost, and so are its grants:
+     * said before etcd can have let the lease expire. A grant whose holder is DEAD is ended (as
+     * {@code exited}, with the verdict) and no longer kept; an own etcd lease no grant uses any
+     * more is revoked.
      */
     private final class KeepAlive implements Runnable {
         private final Map<String, Kept> kept = new ConcurrentHashMap<>();
         private final Map<String, Long> lostFences = new ConcurrentHashMap<>();
+        private final Map<Long, Tracked> leases = new ConcurrentHashMap<>();
+        /** This JVM's own etcd leases, by TTL in seconds. */
+        private final Map<Long, Long> own = new ConcurrentHashMap<>();
         private Thread thread;
         private volatile boolean stopped;
 
-        private final class Kept {
-            final LeaseRecord record;
-            final long lease;
+        private record Kept(LeaseRecord record, long lease) {
+        }
+
+        private final class Tracked {
+            final long id;
+            final long ttlMillis;
+            final boolean ours;
             volatile long confirmedAt;
+            volatile boolean lost;
+            /** When a grant last went onto it or was kept on it. */
+            volatile long usedAt;
 
-            Kept(LeaseRecord record, long lease, long confirmedAt) {
-                this.record = record;
-                this.lease = lease;
+            Tracked(long id, long ttlMillis, boolean ours, long confirmedAt) {
+                this.id = id;
+                this.ttlMillis = ttlMillis;
+                this.ours = ours;
                 this.confirmedAt = confirmedAt;
+                this.usedAt = confirmedAt;
             }
 
-            long ttlMillis() {
-                return record.ttl().toMillis();
+            /** No grant has used it for a third of its TTL: time to let it go. */
+            boolean idle(long now) {
+                return Duration.ofNanos(now - usedAt).toMillis() > ttlMillis / 3;
             }
+
+            boolean overdue(long now) {
+                return lost || Duration.ofNanos(now - confirmedAt).toMillis() > ttlMillis - ttlMillis / 4;
+            }
+        }
+
+        /** This JVM's etcd lease of {@code ttl}, granted when there is none that is surely alive. */
+        synchronized long shared(Duration ttl) throws IOException {
+            long seconds = Math.max(1, (ttl.toMillis() + 999) / 1000);
+            Long id = own.get(seconds);
+            Tracked t = id == null ? null : leases.get(id);
+            long now = System.nanoTime();
+            if (t != null && !t.overdue(now) && Duration.ofNanos(now - t.confirmedAt).toMillis() < t.ttlMillis / 2) {
+                t.usedAt = now;
+                return t.id;
+            }
+            long granted = etcd.grant(Duration.ofSeconds(seconds));
+            leases.put(granted, new Tracked(granted, seconds * 1000, true, now));
+            own.put(seconds, granted);
+            start();
+            return granted;
+        }
+
+        /** Whether {@code t}, which no kept grant uses, is let go: decided under the lock {@link #shared} hands leases out under. */
+        private synchronized boolean letGo(Tracked t) {
+            if (!t.idle(System.nanoTime())) {
+                return false;
+            }
+            own.values().remove(t.id);
+            leases.remove(t.id);
+            return true;
+        }
+
+        /** Whether {@code lease} is one this JVM keeps alive and surely is. */
+        boolean alive(long lease) {
+            Tracked t = leases.get(lease);
+            return t != null && !t.overdue(System.nanoTime());
+        }
+
+        /** {@code lease} is gone (etcd said so): grants on it are lost, and no new one goes onto it. */
+        void forget(long lease) {
+            Tracked t = leases.get(lease);
+            if (t != null) {
+                t.lost = true;
+            }
+            own.values().remove(lease);
         }
 
         synchronized void keep(LeaseRecord r, long lease) {
             lostFences.remove(r.name());
-            kept.put(r.name(), new Kept(r, lease, System.nanoTime()));
+            leases.computeIfAbsent(lease, id -> new Tracked(id, r.ttl().toMillis(), false, System.nanoTime())).usedAt
+                    = System.nanoTime();
+            kept.put(r.name(), new Kept(r, lease));
+            start();
+        }
+
+        private void start() {
             if (thread == null && !stopped) {
                 thread = new Thread(this, "proclive-etcd-keepalive");
                 thread.setDaemon(true);
@@ -374,7 +478,7 @@ final class EtcdBook implements LeaseBook {
 
         boolean keeps(String name, long fence) {
             Kept k = kept.get(name);
-            return k != null && k.record.fence() == fence;
+            return k != null && k.record().fence() == fence;
         }
 
         boolean lost(String name, long fence) {
@@ -383,20 +487,20 @@ final class EtcdBook implements LeaseBook {
                 return true;
             }
             Kept k = kept.get(name);
-            if (k != null && k.record.fence() == fence && overdue(k, System.nanoTime())) {
+            if (k == null || k.record().fence() != fence) {
+                return false;
+            }
+            Tracked t = leases.get(k.lease());
+            if (t == null || t.overdue(System.nanoTime())) {
                 markLost(k);
                 return true;
             }
             return false;
         }
 
-        private boolean overdue(Kept k, long now) {
-            return Duration.ofNanos(now - k.confirmedAt).toMillis() > k.ttlMillis() - k.ttlMillis() / 4;
-        }
-
         private void markLost(Kept k) {
-            kept.remove(k.record.name(), k);
-            lostFences.put(k.record.name(), k.record.fence());
+            kept.remove(k.record().name(), k);
+            lostFences.put(k.record().name(), k.record().fence());
         }
 
         synchronized void stop() {
@@ -413,7 +517,7 @@ final class EtcdBook implements LeaseBook {
                     if (stopped) {
                         return;
                     }
-                    if (kept.isEmpty()) {
+                    if (kept.isEmpty() && own.isEmpty()) {
                         try {
                             wait(0);
                         } catch (InterruptedException e) {
@@ -421,11 +525,9 @@ final class EtcdBook implements LeaseBook {
                         }
                         continue;
                     }
-                    wait = kept.values().stream().mapToLong(Kept::ttlMillis).min().orElse(3000) / 3;
+                    wait = leases.values().stream().mapToLong(t -> t.ttlMillis).min().orElse(3000) / 3;
                 }
-                for (Kept k : new ArrayList<>(kept.values())) {
-                    tick(k);
-                }
+                tick();
                 synchronized (this) {
                     try {
                         if (!stopped) {
@@ -438,25 +540,61 @@ final class EtcdBook implements LeaseBook {
             }
         }
 
-        private void tick(Kept k) {
-            Identity holder = k.record.holder();
-            if (checker.check(holder) == Liveness.DEAD) {
-                kept.remove(k.record.name(), k); // a newcomer here takes it over at once; elsewhere it expires
-                return;
-            }
-            long sent = System.nanoTime();
-            try {
-                long ttl = etcd.keepAlive(k.lease);
-                if (ttl <= 0) {
-                    markLost(k); // expired or revoked: someone else may hold it now
+        private void tick() {
+            java.util.Set<Long> used = new java.util.HashSet<>();
+            for (Kept k : new ArrayList<>(kept.values())) {
+                // A spawned child's grant is ended by its launcher, with the status: not here.
+                if (k.record().tokenDigest().isEmpty() && checker.check(k.record().holder()) == Liveness.DEAD) {
+                    endDead(k);
                 } else {
-                    k.confirmedAt = sent;
+                    used.add(k.lease());
                 }
-            } catch (IOException | RuntimeException e) {
-                if (overdue(k, System.nanoTime())) {
+            }
+            for (Tracked t : new ArrayList<>(leases.values())) {
+                if (!used.contains(t.id) && letGo(t)) {
+                    if (t.ours && !t.lost) {
+                        revokeQuietly(t.id); // no grant uses it
+                    }
+                    continue;
+                }
+                long sent = System.nanoTime();
+                try {
+                    if (etcd.keepAlive(t.id) <= 0) {
+                        forget(t.id); // expired or revoked: someone else may hold its grants now
+                    } else {
+                        t.confirmedAt = sent;
+                    }
+                } catch (IOException | RuntimeException e) {
+                    if (t.overdue(System.nanoTime())) {
+                        forget(t.id);
+                    }
+                }
+            }
+            for (Kept k : new ArrayList<>(kept.values())) {
+                Tracked t = leases.get(k.lease());
+                if (t == null || t.lost) {
                     markLost(k);
                 }
             }
         }
+
+        /** A kept grant whose holder is DEAD: ended, so that nobody anywhere waits out its TTL. */
+        private void endDead(Kept k) {
+            kept.remove(k.record().name(), k);
+            if (ender != null) {
+                ender.ended(k.record());
+            }
+        }
+    }
+
+    /** Who ends a kept grant whose holder was seen DEAD: the keeper (it records the verdict). */
+    interface Ender {
+        void ended(LeaseRecord grant);
+    }
+
+    private volatile Ender ender;
+
+    void ender(Ender e) {
+        this.ender = e;
     }
 }

@@ -192,7 +192,16 @@ public final class LeaseStore {
                            LeaseKeeper.Pause pause) {
         Identity self = checker.current().orElseGet(() -> new Identity(ProcessHandle.current().pid(), "", "", "", "", ""));
         EtcdBook book = new EtcdBook(etcd, prefix, clock, checker);
-        return new LeaseStore(new LeaseKeeper(book, policy, self, checker, checker.introspector(), clock, pause));
+        LeaseKeeper keeper = new LeaseKeeper(book, policy, self, checker, checker.introspector(), clock, pause);
+        book.ender(grant -> {
+            try {
+                keeper.end(grant.name(), grant.fence(), Optional.of(grant.holder()), LeaseRecord.Ending.How.EXITED,
+                        OptionalLong.empty());
+            } catch (IOException | RuntimeException e) {
+                // not kept any more: it expires by itself
+            }
+        });
+        return new LeaseStore(keeper);
     }
 
     /**

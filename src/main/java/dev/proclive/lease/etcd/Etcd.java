@@ -50,8 +50,9 @@ public interface Etcd extends AutoCloseable {
     }
 
     /**
-     * What a transaction did: whether its compares held (and so its operations ran), the store's
-     * revision after it, and what each {@link Get} read, in order (empty: the key is absent).
+     * What a transaction did: whether its compares held (and so its operations ran, else the
+     * others), the store's revision after it, and what each {@link Get} of the branch that ran
+     * read, in order (empty: the key is absent).
      */
     record Outcome(boolean succeeded, long revision, List<Optional<KeyValue>> reads) {
         public Outcome {
@@ -59,8 +60,38 @@ public interface Etcd extends AutoCloseable {
         }
     }
 
-    /** Runs {@code ops} if every compare holds, atomically; nothing at all otherwise. */
-    Outcome txn(List<Compare> compares, List<Op> ops) throws IOException;
+    /** A write named an etcd lease that etcd does not have (it expired, or was revoked). */
+    final class LeaseNotFound extends IOException {
+        private static final long serialVersionUID = 1L;
+        private final long lease;
+
+        public LeaseNotFound(String message, long lease) {
+            super(message);
+            this.lease = lease;
+        }
+
+        /** The etcd lease the write named, or 0 when it cannot be told. */
+        public long lease() {
+            return lease;
+        }
+    }
+
+    /**
+     * Runs {@code ops} if every compare holds, atomically; nothing at all otherwise.
+     *
+     * @throws LeaseNotFound if a put names an etcd lease that is gone
+     */
+    default Outcome txn(List<Compare> compares, List<Op> ops) throws IOException {
+        return txn(compares, ops, List.of());
+    }
+
+    /**
+     * Runs {@code ops} if every compare holds, else {@code otherwise}, atomically: a write that
+     * finds its compare broken reads what broke it in the same call.
+     *
+     * @throws LeaseNotFound if a put names an etcd lease that is gone
+     */
+    Outcome txn(List<Compare> compares, List<Op> ops, List<Op> otherwise) throws IOException;
 
     /** Every key that starts with {@code prefix}, at one revision. */
     List<KeyValue> list(String prefix) throws IOException;

@@ -148,37 +148,51 @@ public final class EtcdGateway implements Etcd {
     }
 
     @Override
-    public Outcome txn(List<Compare> compares, List<Op> ops) throws IOException {
+    public Outcome txn(List<Compare> compares, List<Op> ops, List<Op> otherwise) throws IOException {
         ObjectNode body = JSON.createObjectNode();
         ArrayNode compare = body.putArray("compare");
         for (Compare c : compares) {
             compare.addObject().put("key", b64(c.key())).put("target", "MOD").put("result", "EQUAL")
                     .put("mod_revision", Long.toString(c.modRevision()));
         }
-        ArrayNode success = body.putArray("success");
+        ops(body.putArray("success"), ops);
+        if (!otherwise.isEmpty()) {
+            ops(body.putArray("failure"), otherwise);
+        }
+        JsonNode r;
+        try {
+            r = call("/v3/kv/txn", body);
+        } catch (EtcdException e) {
+            if (e.getMessage().contains("requested lease not found")) {
+                long lease = ops.stream().filter(op -> op instanceof Put p && p.lease() != 0)
+                        .mapToLong(op -> ((Put) op).lease()).findFirst().orElse(0);
+                throw new Etcd.LeaseNotFound(e.getMessage(), lease);
+            }
+            throw e;
+        }
+        boolean succeeded = r.path("succeeded").asBoolean(false);
+        List<Optional<KeyValue>> reads = new ArrayList<>();
+        for (JsonNode response : r.path("responses")) {
+            if (response.has("response_range")) {
+                JsonNode kvs = response.path("response_range").path("kvs");
+                reads.add(kvs.isArray() && kvs.size() > 0 ? Optional.of(keyValue(kvs.get(0))) : Optional.empty());
+            }
+        }
+        return new Outcome(succeeded, r.path("header").path("revision").asLong(), reads);
+    }
+
+    private static void ops(ArrayNode into, List<Op> ops) {
         for (Op op : ops) {
             if (op instanceof Put p) {
-                ObjectNode put = success.addObject().putObject("request_put").put("key", b64(p.key()))
+                ObjectNode put = into.addObject().putObject("request_put").put("key", b64(p.key()))
                         .put("value", Base64.getEncoder().encodeToString(p.value()));
                 if (p.lease() != 0) {
                     put.put("lease", Long.toString(p.lease()));
                 }
             } else {
-                success.addObject().putObject("request_range").put("key", b64(((Get) op).key()));
+                into.addObject().putObject("request_range").put("key", b64(((Get) op).key()));
             }
         }
-        JsonNode r = call("/v3/kv/txn", body);
-        boolean succeeded = r.path("succeeded").asBoolean(false);
-        List<Optional<KeyValue>> reads = new ArrayList<>();
-        if (succeeded) {
-            for (JsonNode response : r.path("responses")) {
-                if (response.has("response_range")) {
-                    JsonNode kvs = response.path("response_range").path("kvs");
-                    reads.add(kvs.isArray() && kvs.size() > 0 ? Optional.of(keyValue(kvs.get(0))) : Optional.empty());
-                }
-            }
-        }
-        return new Outcome(succeeded, r.path("header").path("revision").asLong(), reads);
     }
 
     @Override

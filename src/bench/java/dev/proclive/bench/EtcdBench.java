@@ -1,0 +1,175 @@
+package dev.proclive.bench;
+
+import dev.proclive.Identity;
+import dev.proclive.ProcLive;
+import dev.proclive.lease.Acquisition;
+import dev.proclive.lease.LeasePolicy;
+import dev.proclive.lease.LeaseStore;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The lease store on etcd against the one on files, in one run, on a local one-member etcd that
+ * this benchmark starts (Debian's {@code etcd-server}; its WAL is fsynced like the files are):
+ * <ol>
+ *   <li>an uncontended acquire + release, etcd and files alternating in rounds (median of each,
+ *       and their ratio per round);</li>
+ *   <li>a holder killed → a newcomer that waits for it granted, with this JVM's
+ *       {@link LeaseStore#keepHolders keeper} watching the holder (as {@code lease keep} does).</li>
+ * </ol>
+ * {@code mvn -B -Pbench verify -Dbench.main=dev.proclive.bench.EtcdBench}; the table is also written
+ * to {@code target/etcd-results.md}.
+ */
+public final class EtcdBench {
+
+    private EtcdBench() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Path target = Path.of(args.length > 0 ? args[0] : "target");
+        Path data = Files.createTempDirectory("proclive-etcd-bench");
+        int client = freePort();
+        int peer = freePort();
+        String url = "http://127.0.0.1:" + client;
+        Process etcd = new ProcessBuilder("etcd", "--name", "bench", "--data-dir", data.resolve("data").toString(),
+                "--listen-client-urls", url, "--advertise-client-urls", url,
+                "--listen-peer-urls", "http://127.0.0.1:" + peer, "--initial-advertise-peer-urls", "http://127.0.0.1:" + peer,
+                "--initial-cluster", "bench=http://127.0.0.1:" + peer)
+                .redirectErrorStream(true).redirectOutput(data.resolve("etcd.log").toFile()).start();
+        try {
+            awaitUp(URI.create(url));
+            StringBuilder report = new StringBuilder();
+            report.append(String.format(Locale.ROOT, "%s %s, %s %s, %d cores; etcd on loopback, one member%n%n",
+                    System.getProperty("java.vm.name"), System.getProperty("java.version"), System.getProperty("os.name"),
+                    System.getProperty("os.version"), Runtime.getRuntime().availableProcessors()));
+            report.append("| measure | result | target |\n|---|---|---|\n");
+            LeaseStore onEtcd = LeaseStore.etcd(List.of(URI.create(url)), "bench/");
+            LeaseStore onFiles = LeaseStore.open(data.resolve("files"));
+            Identity me = ProcLive.current().orElseThrow();
+            for (int i = 0; i < 200; i++) { // warm both
+                cycle(onEtcd, me);
+                cycle(onFiles, me);
+            }
+            int rounds = 10;
+            int each = 100;
+            double[] ratios = new double[rounds];
+            long[] etcdAll = new long[rounds * each];
+            long[] filesAll = new long[rounds * each];
+            for (int r = 0; r < rounds; r++) {
+                long[] e = new long[each];
+                long[] f = new long[each];
+                for (int i = 0; i < each; i++) {
+                    e[i] = cycle(onEtcd, me);
+                    f[i] = cycle(onFiles, me);
+                }
+                System.arraycopy(e, 0, etcdAll, r * each, each);
+                System.arraycopy(f, 0, filesAll, r * each, each);
+                ratios[r] = (double) median(e) / median(f);
+            }
+            Arrays.sort(ratios);
+            report.append(String.format(Locale.ROOT, "| acquire + release, etcd (median of %d) | %.2f ms | |%n",
+                    rounds * each, median(etcdAll) / 1e6));
+            report.append(String.format(Locale.ROOT, "| acquire + release, files (median of %d) | %.2f ms | |%n",
+                    rounds * each, median(filesAll) / 1e6));
+            report.append(String.format(Locale.ROOT, "| etcd / files, per round (median; min–max of %d) | %.2f (%.2f–%.2f) | ≤ 1 |%n",
+                    rounds, ratios[rounds / 2], ratios[0], ratios[rounds - 1]));
+
+            LeaseStore keeper = LeaseStore.etcd(List.of(URI.create(url)), "bench/");
+            Thread keeping = new Thread(() -> {
+                try {
+                    keeper.keepHolders(Duration.ofMillis(100));
+                } catch (InterruptedException | IOException e) {
+                    // stopped
+                }
+            }, "keeper");
+            keeping.setDaemon(true);
+            keeping.start();
+            int kills = 30;
+            long[] granted = new long[kills];
+            LeasePolicy policy = LeasePolicy.builder().ttl(Duration.ofSeconds(30)).build();
+            for (int i = 0; i < kills; i++) {
+                Process holder = new ProcessBuilder("sleep", "60").start();
+                Identity h = ProcLive.identify(holder.pid()).orElseThrow();
+                LeaseStore.etcd(List.of(URI.create(url)), "bench/", policy).acquire("killed", h);
+                Thread.sleep(300); // the keeper has picked it up
+                Identity waiter = ProcLive.current().orElseThrow();
+                LeaseStore newcomer = LeaseStore.etcd(List.of(URI.create(url)), "bench/", policy);
+                CompletableFuture<Long> at = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        Acquisition a = newcomer.acquire("killed", waiter, Duration.ofSeconds(20));
+                        long t = System.nanoTime();
+                        if (a instanceof Acquisition.Granted g) {
+                            g.lease().release();
+                            return t;
+                        }
+                        throw new IllegalStateException("not granted: " + a);
+                    } catch (IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                });
+                Thread.sleep(200);
+                long killed = System.nanoTime();
+                holder.destroyForcibly();
+                granted[i] = at.get(30, TimeUnit.SECONDS) - killed;
+                holder.waitFor();
+            }
+            keeping.interrupt();
+            Arrays.sort(granted);
+            report.append(String.format(Locale.ROOT,
+                    "| holder killed → waiting newcomer granted (%d kills; median, max) | %.1f ms, %.1f ms | median ≤ 100 ms |%n",
+                    kills, granted[kills / 2] / 1e6, granted[kills - 1] / 1e6));
+            System.out.print(report);
+            Files.writeString(target.resolve("etcd-results.md"), report);
+        } finally {
+            etcd.destroyForcibly();
+            etcd.waitFor();
+        }
+    }
+
+    private static long cycle(LeaseStore store, Identity me) throws IOException {
+        long t = System.nanoTime();
+        Acquisition.Granted g = (Acquisition.Granted) store.acquire("bench", me);
+        g.lease().release();
+        return System.nanoTime() - t;
+    }
+
+    private static long median(long[] values) {
+        long[] v = values.clone();
+        Arrays.sort(v);
+        return v[v.length / 2];
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    private static void awaitUp(URI url) throws Exception {
+        HttpClient http = HttpClient.newHttpClient();
+        for (int i = 0; i < 300; i++) {
+            try {
+                if (http.send(HttpRequest.newBuilder(url.resolve("/v3/kv/range")).POST(HttpRequest.BodyPublishers
+                        .ofString("{\"key\":\"eA==\"}")).build(), HttpResponse.BodyHandlers.ofString()).statusCode() == 200) {
+                    return;
+                }
+            } catch (IOException e) {
+                // not yet
+            }
+            Thread.sleep(100);
+        }
+        throw new IllegalStateException("etcd did not start");
+    }
+}
