@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A lease store's records in etcd. {@code PREFIX NAME} holds the record's JSON, attached to an etcd
@@ -511,32 +512,39 @@ final class EtcdBook implements LeaseBook {
 
         @Override
         public void run() {
+            long due = System.nanoTime(); // when the next round of keep-alives is due
             while (true) {
-                long wait;
                 synchronized (this) {
                     if (stopped) {
                         return;
                     }
+                    long now = System.nanoTime();
                     if (kept.isEmpty() && own.isEmpty()) {
                         try {
                             wait(0);
                         } catch (InterruptedException e) {
                             return;
                         }
+                        due = System.nanoTime();
                         continue;
                     }
-                    wait = leases.values().stream().mapToLong(t -> t.ttlMillis).min().orElse(3000) / 3;
+                    // A new grant wakes this thread: it keeps the rhythm of the shortest TTL, it does not call early.
+                    long period = leases.values().stream().mapToLong(t -> t.ttlMillis).min().orElse(3000) / 3;
+                    long cap = now + TimeUnit.MILLISECONDS.toNanos(Math.max(50, period));
+                    if (due - cap > 0) {
+                        due = cap;
+                    }
+                    if (due - now > 0) {
+                        try {
+                            TimeUnit.NANOSECONDS.timedWait(this, due - now);
+                        } catch (InterruptedException e) {
+                            return;
+                        }
+                        continue;
+                    }
+                    due = now + TimeUnit.MILLISECONDS.toNanos(Math.max(50, period));
                 }
                 tick();
-                synchronized (this) {
-                    try {
-                        if (!stopped) {
-                            wait(Math.max(50, wait));
-                        }
-                    } catch (InterruptedException e) {
-                        return;
-                    }
-                }
             }
         }
 
