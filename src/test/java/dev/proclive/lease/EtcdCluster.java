@@ -39,7 +39,7 @@ public final class EtcdCluster implements AutoCloseable {
         }
 
         public URI endpoint() {
-            return URI.create("http://127.0.0.1:" + clientPort);
+            return URI.create(scheme + "://127.0.0.1:" + clientPort);
         }
 
         public void start() throws IOException {
@@ -49,6 +49,7 @@ public final class EtcdCluster implements AutoCloseable {
                     "--initial-advertise-peer-urls", "http://127.0.0.1:" + peerPort,
                     "--initial-cluster", initialCluster(), "--initial-cluster-state", "new",
                     "--heartbeat-interval", "50", "--election-timeout", "500"));
+            cmd.addAll(flags);
             process = new ProcessBuilder(cmd).redirectErrorStream(true)
                     .redirectOutput(data.resolveSibling(name + ".log").toFile()).start();
         }
@@ -66,9 +67,15 @@ public final class EtcdCluster implements AutoCloseable {
 
     public final List<Member> members = new ArrayList<>();
     private final Path dir;
+    private final String scheme;
+    private final List<String> flags;
+    private final HttpClient http;
 
-    private EtcdCluster(Path dir) {
+    private EtcdCluster(Path dir, String scheme, List<String> flags, HttpClient http) {
         this.dir = dir;
+        this.scheme = scheme;
+        this.flags = flags;
+        this.http = http;
     }
 
     /** The etcd binary, or the test is skipped saying it is missing. */
@@ -84,8 +91,16 @@ public final class EtcdCluster implements AutoCloseable {
 
     /** {@code n} members under {@code dir}, started, with a leader. */
     public static EtcdCluster start(Path dir, int n) throws Exception {
+        return start(dir, n, "http", List.of(), HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build());
+    }
+
+    /**
+     * {@code n} members serving clients over {@code scheme} with these extra flags (TLS files),
+     * {@code http} the client that can reach them; started, with a leader.
+     */
+    public static EtcdCluster start(Path dir, int n, String scheme, List<String> flags, HttpClient http) throws Exception {
         binary();
-        EtcdCluster c = new EtcdCluster(dir);
+        EtcdCluster c = new EtcdCluster(dir, scheme, flags, http);
         for (int i = 0; i < n; i++) {
             Path data = dir.resolve("m" + i + ".data");
             c.members.add(c.new Member("m" + i, freePort(), freePort(), data));
@@ -103,7 +118,6 @@ public final class EtcdCluster implements AutoCloseable {
 
     /** The member that leads now, as its own status says. */
     public Member leader() throws Exception {
-        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
         for (Member m : members) {
             if (m.process == null || !m.process.isAlive()) {
                 continue;
@@ -127,7 +141,6 @@ public final class EtcdCluster implements AutoCloseable {
     /** Waits until a write through each running member commits. */
     public void awaitLeader(Duration most) throws Exception {
         long deadline = System.nanoTime() + most.toNanos();
-        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
         for (Member m : members) {
             if (m.process == null || !m.process.isAlive()) {
                 continue;

@@ -1,0 +1,133 @@
+package dev.proclive.lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.proclive.Identity;
+import dev.proclive.ProcLive;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyStore;
+import java.security.cert.CertificateFactory;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The lease store on a real etcd member that serves only {@code https} (a certificate made for the
+ * test by {@code openssl}) and requires a user and password: verified against a CA file, refused
+ * without it, logged in from the endpoint's user, refused with a wrong password or none.
+ */
+@EnabledOnOs(OS.LINUX)
+class EtcdSecureIT {
+
+    @TempDir
+    static Path dir;
+    static EtcdCluster etcd;
+    static Path ca;
+    static URI plain;
+
+    @BeforeAll
+    static void startSecureEtcd() throws Exception {
+        EtcdCluster.binary();
+        assumeTrue(Files.isExecutable(Path.of("/usr/bin/openssl")), "openssl makes the test's certificate; .ci/run installs it");
+        Path key = dir.resolve("server.key");
+        ca = dir.resolve("server.crt");
+        Process p = new ProcessBuilder("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                "-keyout", key.toString(), "-out", ca.toString(), "-subj", "/CN=127.0.0.1",
+                "-addext", "subjectAltName=IP:127.0.0.1").redirectErrorStream(true).start();
+        p.getInputStream().readAllBytes();
+        assertThat(p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0).as("openssl made a certificate").isTrue();
+        HttpClient trusting = HttpClient.newBuilder().sslContext(trusting(ca)).connectTimeout(Duration.ofSeconds(1)).build();
+        etcd = EtcdCluster.start(dir, 1, "https", List.of("--cert-file", ca.toString(), "--key-file", key.toString()),
+                trusting);
+        plain = etcd.endpoints().get(0);
+        for (String[] call : new String[][] {
+                {"/v3/auth/user/add", "{\"name\":\"root\",\"password\":\"s3cret\"}"},
+                {"/v3/auth/role/add", "{\"name\":\"root\"}"},
+                {"/v3/auth/user/grant", "{\"user\":\"root\",\"role\":\"root\"}"},
+                {"/v3/auth/enable", "{}"}}) {
+            HttpResponse<String> r = trusting.send(HttpRequest.newBuilder(plain.resolve(call[0]))
+                    .POST(HttpRequest.BodyPublishers.ofString(call[1])).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).as("%s: %s", call[0], r.body()).isEqualTo(200);
+        }
+    }
+
+    private static SSLContext trusting(Path cert) throws Exception {
+        KeyStore trust = KeyStore.getInstance(KeyStore.getDefaultType());
+        trust.load(null, null);
+        try (InputStream in = Files.newInputStream(cert)) {
+            trust.setCertificateEntry("ca", CertificateFactory.getInstance("X.509").generateCertificate(in));
+        }
+        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+        tmf.init(trust);
+        SSLContext tls = SSLContext.getInstance("TLS");
+        tls.init(null, tmf.getTrustManagers(), null);
+        return tls;
+    }
+
+    @AfterAll
+    static void stopEtcd() throws Exception {
+        if (etcd != null) {
+            etcd.close();
+        }
+    }
+
+    private static URI as(String user) {
+        return URI.create("https://" + user + "@127.0.0.1:" + plain.getPort());
+    }
+
+    @Test
+    void withTheCaFileAndTheUserItGrantsAndReleases() throws Exception {
+        LeaseStore store = LeaseStore.etcd(List.of(as("root:s3cret")), "secure/", LeasePolicy.defaults(), Optional.of(ca));
+        Identity me = ProcLive.current().orElseThrow();
+        Acquisition a = store.acquire("build", me);
+        assertThat(a).isInstanceOf(Acquisition.Granted.class);
+        assertThat(((Acquisition.Granted) a).lease().isValid()).isTrue();
+        assertThat(((Acquisition.Granted) a).lease().release()).isTrue();
+    }
+
+    @Test
+    void aMemberNotVerifiedByTheTrustStoreIsRefused() throws Exception {
+        LeaseStore store = LeaseStore.etcd(List.of(as("root:s3cret")), "secure/", LeasePolicy.defaults());
+        Identity me = ProcLive.current().orElseThrow();
+        assertThatThrownBy(() -> store.acquire("build", me)).isInstanceOf(IOException.class)
+                .hasMessageContaining("no etcd member answered");
+    }
+
+    @Test
+    void aWrongPasswordOrNoUserIsRefusedNeverGranted() throws Exception {
+        Identity me = ProcLive.current().orElseThrow();
+        LeaseStore wrong = LeaseStore.etcd(List.of(as("root:guess")), "secure/", LeasePolicy.defaults(), Optional.of(ca));
+        assertThatThrownBy(() -> wrong.acquire("build", me)).isInstanceOf(IOException.class)
+                .hasMessageContaining("refused the login of user 'root'").hasMessageNotContaining("guess");
+        LeaseStore nobody = LeaseStore.etcd(List.of(plain), "secure/", LeasePolicy.defaults(), Optional.of(ca));
+        assertThatThrownBy(() -> nobody.acquire("build", me)).isInstanceOf(IOException.class);
+    }
+
+    @Test
+    void theEndpointsInAChildsEnvironmentNameNoPassword() throws Exception {
+        LeaseStore store = LeaseStore.etcd(List.of(as("root:s3cret")), "secure/", LeasePolicy.defaults(), Optional.of(ca));
+        Spawn s = store.spawn("spawned", new ProcessBuilder("sh", "-c", "echo \"$PROCLIVE_LEASE_ETCD\""));
+        Process child = ((Spawn.Started) s).process();
+        String seen = new String(child.getInputStream().readAllBytes()).strip();
+        assertThat(child.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(seen).isEqualTo("https://127.0.0.1:" + plain.getPort()).doesNotContain("s3cret");
+    }
+}
