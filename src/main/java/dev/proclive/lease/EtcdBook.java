@@ -174,7 +174,7 @@ final class EtcdBook implements LeaseBook {
             s = snapshot(name);
         }
         for (int tries = 0; tries < TRIES; tries++) {
-            TxnGuard guard = new TxnGuard(name, s);
+            TxnGuard guard = new TxnGuard(name, s, !readNow);
             try {
                 T answer = work.run(guard);
                 if (guard.wrote || readNow) {
@@ -265,10 +265,20 @@ final class EtcdBook implements LeaseBook {
         private Snapshot read;
         /** Whether a write went through: the compare proved the snapshot current. */
         boolean wrote;
+        /** Whether the snapshot is one remembered from earlier, not read for this writer. */
+        private final boolean remembered;
 
-        TxnGuard(String name, Snapshot read) {
+        TxnGuard(String name, Snapshot read, boolean remembered) {
             this.name = name;
             this.read = read;
+            this.remembered = remembered;
+        }
+
+        @Override
+        public void confirm() throws IOException {
+            if (remembered && !wrote) {
+                throw new Conflict(snapshot(name));
+            }
         }
 
         @Override

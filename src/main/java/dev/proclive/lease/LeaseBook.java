@@ -58,6 +58,13 @@ interface LeaseBook {
          */
         LeaseRecord grant(LeaseRecord record) throws IOException;
 
+        /**
+         * Makes sure the record is the one stored now, before costly work is done over it (a
+         * scan): a book that started from a remembered snapshot reads it again, and the work
+         * starts over from that read.
+         */
+        void confirm() throws IOException;
+
         /** When the record read goes away by itself unless someone keeps it (etcd); empty where it never does. */
         Optional<Instant> expiresAt() throws IOException;
     }

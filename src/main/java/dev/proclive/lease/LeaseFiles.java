@@ -235,6 +235,11 @@ final class LeaseFiles implements LeaseBook {
         }
 
         @Override
+        public void confirm() {
+            // read under the lock: it is the one stored
+        }
+
+        @Override
         public Optional<java.time.Instant> expiresAt() {
             return Optional.empty();
         }

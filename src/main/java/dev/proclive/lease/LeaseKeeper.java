@@ -65,6 +65,11 @@ final class LeaseKeeper {
         /** Waits {@code d}. */
         void sleep(Duration d) throws InterruptedException;
 
+        /** Waits {@code d}, or until {@code wake} completes (a record that changed). */
+        default void sleep(Duration d, CompletableFuture<?> wake) throws InterruptedException {
+            await(wake, d);
+        }
+
         /** Real time: {@link CompletableFuture#get(long, TimeUnit)} and {@link Thread#sleep(long)}. */
         Pause REAL = new Pause() {
             @Override
@@ -151,7 +156,7 @@ final class LeaseKeeper {
             return;
         }
         try {
-            pause.await(changed.get(), d);
+            pause.sleep(d, changed.get());
         } finally {
             changed.get().cancel(false);
         }
@@ -199,6 +204,7 @@ final class LeaseKeeper {
                 if (d instanceof LeaseRules.NeedVerdict) {
                     verdict = Optional.of(checker.explain(current.orElseThrow().holder()));
                 } else if (d instanceof LeaseRules.NeedScan) {
+                    guard.confirm(); // a scan is costly: never over a record that may be stale
                     scan = Optional.of(carriers.scan(name, current.orElseThrow()));
                 } else {
                     return apply(name, guard, request, current, d, now);
@@ -242,8 +248,10 @@ final class LeaseKeeper {
             return new Acquisition.Held(r, held.verdict());
         }
         LeaseRules.Undecided undecided = (LeaseRules.Undecided) d;
-        // A record that goes away by itself (etcd) is free when it does, whatever the rules say.
-        Optional<Instant> eligible = undecided.eligibleAt().isPresent() ? undecided.eligibleAt() : guard.expiresAt();
+        // A holder that cannot be judged here (another machine's) is nobody's to keep alive from here:
+        // a record that goes away by itself (etcd) is free when it does.
+        Optional<Instant> eligible = undecided.eligibleAt().isEmpty() && undecided.verdict().liveness() == Liveness.UNKNOWN
+                ? guard.expiresAt() : undecided.eligibleAt();
         return new Acquisition.Undecided(r, undecided.verdict(), eligible);
     }
 
@@ -362,6 +370,7 @@ final class LeaseKeeper {
      * other users' processes (a normal user's view) does not keep the lease from ending.
      */
     private boolean carriersGone(String name, LeaseBook.Guard guard, LeaseRecord r) throws IOException {
+        guard.confirm();
         EnvironmentScan scan = carriers.scan(name, r);
         Optional<dev.proclive.spi.ProcessInfo> found = LeaseRules.firstCarrier(scan.carriers());
         if (found.isPresent()) {

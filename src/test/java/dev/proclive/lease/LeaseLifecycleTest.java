@@ -162,8 +162,36 @@ class LeaseLifecycleTest {
         store = open(LeasePolicy.defaults());
     }
 
-    private LeaseStore open(LeasePolicy policy) throws IOException {
+    /** A store over this test's book: a directory here; etcd in {@link EtcdLifecycleTest}. */
+    LeaseStore open(LeasePolicy policy) throws IOException {
+        return open(policy, pause);
+    }
+
+    LeaseStore open(LeasePolicy policy, LeaseKeeper.Pause pause) throws IOException {
         return LeaseStore.open(dir.resolve("leases"), policy, LivenessChecker.of(host), clock, pause);
+    }
+
+    /** Lease build's record as stored. */
+    String recordText() throws IOException {
+        return Files.readString(dir.resolve("leases/build.lease"));
+    }
+
+    /** Replaces lease build's stored record by hand, as an operator (or an older version) might have written it. */
+    void writeRecordText(String text) throws IOException {
+        Files.createDirectories(dir.resolve("leases"));
+        Files.writeString(dir.resolve("leases/build.lease"), text);
+    }
+
+    /**
+     * {@code fence} is the one a new grant after {@code previous} gets: on files the next number;
+     * {@link EtcdLifecycleTest} says what it is on etcd (a later revision).
+     */
+    void assertNextFence(long fence, long previous) {
+        assertThat(fence).isEqualTo(previous + 1);
+    }
+
+    boolean recordExists() {
+        return Files.exists(dir.resolve("leases/build.lease"));
     }
 
     /** Every pause taken, and how long it was asked to last. */
@@ -191,6 +219,11 @@ class LeaseLifecycleTest {
             pauses.add(d);
             clock.now = clock.now.plus(d);
         }
+
+        @Override
+        public void sleep(Duration d, java.util.concurrent.CompletableFuture<?> wake) {
+            sleep(d);
+        }
     };
 
     private static Lease granted(Acquisition a) {
@@ -208,8 +241,7 @@ class LeaseLifecycleTest {
         Identity local = host.start(60, 50, "600");
         granted(remote.acquire("build", local));
         // The record now names a holder on another host, renewed at 10:00 with a two-minute promise.
-        Path record = dir.resolve("leases/build.lease");
-        Files.writeString(record, Files.readString(record).replace("\"host\":\"here\"", "\"host\":\"another-host\""));
+        writeRecordText(recordText().replace("\"host\":\"here\"", "\"host\":\"another-host\""));
 
         LeaseStore lenient = open(LeasePolicy.builder().takeUnknownAfterTtl(true).build());
         Identity taker = host.start(61, 50, "610");
@@ -223,7 +255,7 @@ class LeaseLifecycleTest {
         assertThat(previous.verdict().reason()).isEqualTo(Reason.OTHER_HOST);
         assertThat(previous.renewedAt()).contains(Instant.parse("2026-12-01T10:00:00Z"));
         assertThat(previous.at()).isEqualTo(Instant.parse("2026-12-01T10:02:00Z"));
-        assertThat(late.lease().fence()).isEqualTo(2);
+        assertNextFence(late.lease().fence(), 1);
     }
 
     @Test
@@ -249,7 +281,7 @@ class LeaseLifecycleTest {
         assertThat(reserved.record().startedAfter()).contains("1000");
         assertThat(reserved.record().reserverUid()).hasValue(UID);
         assertThat(reserved.holder()).isEqualTo(launcher);
-        String onDisk = Files.readString(dir.resolve("leases/build.lease"));
+        String onDisk = recordText();
         assertThat(onDisk).as("a record others may read never holds the token").doesNotContain(token)
                 .contains("\"tokenDigest\":\"" + LeaseRecord.digest(token) + "\"", "\"reserverUid\":1000")
                 .doesNotContain("\"token\"");
@@ -331,7 +363,7 @@ class LeaseLifecycleTest {
 
         host.scan = new EnvironmentScan(List.of(), true, "");
         Acquisition.Granted free = (Acquisition.Granted) store.acquire("build", newcomer);
-        assertThat(free.lease().fence()).isEqualTo(reserved.fence() + 1);
+        assertNextFence(free.lease().fence(), reserved.fence());
         LeaseRecord.Takeover previous = free.lease().record().previous().orElseThrow();
         assertThat(previous.holder()).isEqualTo(launcher);
         assertThat(previous.verdict().reason()).isEqualTo(Reason.EXITED);
@@ -364,8 +396,7 @@ class LeaseLifecycleTest {
 
         host.exit(again);
         host.scan = new EnvironmentScan(List.of(), true, "");
-        assertThat(granted(store.acquire("build", newcomer)).fence()).as("no carrier left: freed")
-                .isEqualTo(reserved.fence() + 1);
+        assertNextFence(granted(store.acquire("build", newcomer)).fence(), reserved.fence()); // no carrier left: freed
     }
 
     @ParameterizedTest
@@ -374,12 +405,11 @@ class LeaseLifecycleTest {
         Identity launcher = host.start(60, 50, "600");
         granted(store.reserve("build", launcher));
         host.exit(launcher);
-        Path record = dir.resolve("leases/build.lease");
-        String changed = Files.readString(record).replace("\"startedAfter\":\"1000\"", "\"startedAfter\":\"" + floor + "\"");
-        Files.writeString(record, changed);
+        String changed = recordText().replace("\"startedAfter\":\"1000\"", "\"startedAfter\":\"" + floor + "\"");
+        writeRecordText(changed);
         assertThatThrownBy(() -> store.acquire("build", host.start(70, 50, "1100")))
                 .isInstanceOf(LeaseCorruptException.class).hasMessageContaining("startedAfter");
-        assertThat(Files.readString(record)).isEqualTo(changed);
+        assertThat(recordText()).isEqualTo(changed);
         assertThat(host.scanCount).as("no scan over a floor that skips everything").isZero();
     }
 
@@ -400,12 +430,11 @@ class LeaseLifecycleTest {
         Identity launcher = host.start(60, 50, "600");
         Lease reserved = granted(store.reserve("build", launcher));
         String token = reserved.token().orElseThrow();
-        Path record = dir.resolve("leases/build.lease");
         String digest = LeaseRecord.digest(token);
-        Files.writeString(record, Files.readString(record).replace("\"tokenDigest\":\"" + digest + "\"",
+        writeRecordText(recordText().replace("\"tokenDigest\":\"" + digest + "\"",
                 "\"token\":\"" + token + "\""));
         assertThat(store.read("build").orElseThrow().tokenDigest()).contains(digest);
-        Files.writeString(record, Files.readString(record).replace("\"token\":\"" + token + "\"",
+        writeRecordText(recordText().replace("\"token\":\"" + token + "\"",
                 "\"token\":\"" + token + "\",\"tokenDigest\":\"" + "0".repeat(64) + "\""));
         assertThatThrownBy(() -> store.read("build")).isInstanceOf(LeaseCorruptException.class).hasMessageContaining("disagree");
     }
@@ -414,8 +443,7 @@ class LeaseLifecycleTest {
     void aReserverOnAnotherHostKeepsItsReservationWhateverTheScanSays() throws Exception {
         Identity launcher = host.start(60, 50, "600");
         granted(store.reserve("build", launcher));
-        Path record = dir.resolve("leases/build.lease");
-        Files.writeString(record, Files.readString(record).replaceFirst("\"host\":\"here\"", "\"host\":\"another-host\""));
+        writeRecordText(recordText().replaceFirst("\"host\":\"here\"", "\"host\":\"another-host\""));
         LeaseStore lenient = open(LeasePolicy.builder().takeUnknownAfterTtl(true).build());
         clock.now = clock.now.plus(Duration.ofDays(1));
         Acquisition a = lenient.acquire("build", host.start(70, 50, "1100"));
@@ -461,7 +489,7 @@ class LeaseLifecycleTest {
         Identity child = host.start(61, 60, "1005");
         assertThatThrownBy(() -> store.claim("build", token, child)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("32 lowercase hex digits");
-        assertThat(dir.resolve("leases/build.lease")).doesNotExist();
+        assertThat(recordExists()).isFalse();
     }
 
     @Test
@@ -478,11 +506,10 @@ class LeaseLifecycleTest {
 
         Identity successor = host.start(62, 61, "1010");
         Lease next = childs.handOff(successor);
-        assertThat(next.fence()).as("a new writer: the old one's late writes must be refused").isEqualTo(childs.fence() + 1);
+        assertNextFence(next.fence(), childs.fence()); // a new writer: the old one's late writes must be refused
         assertThat(childs.isValid()).isFalse();
         assertThat(next.release()).isTrue();
-        assertThat(granted(store.acquire("build", successor)).fence()).as("the guard knows the handed-off fence")
-                .isEqualTo(next.fence() + 1);
+        assertNextFence(granted(store.acquire("build", successor)).fence(), next.fence()); // the handed-off fence is known
 
         host.exit(child);
         Lease again = granted(store.reserve("other", launcher));
@@ -530,7 +557,7 @@ class LeaseLifecycleTest {
             assertThat(a).isInstanceOf(Acquisition.NotAlive.class);
             assertThat(((Acquisition.NotAlive) a).verdict().reason()).isEqualTo(Reason.EXITED);
         }
-        assertThat(dir.resolve("leases/build.lease")).doesNotExist();
+        assertThat(recordExists()).isFalse();
     }
 
     @Test
@@ -575,8 +602,7 @@ class LeaseLifecycleTest {
     void anUndecidedLeaseIsWaitedForUntilItsEligibleAtByTheStoresClockWithoutSleeping() throws Exception {
         LeaseStore remote = open(LeasePolicy.builder().ttl(Duration.ofMinutes(2)).build());
         granted(remote.acquire("build", host.start(60, 50, "600")));
-        Path record = dir.resolve("leases/build.lease");
-        Files.writeString(record, Files.readString(record).replace("\"host\":\"here\"", "\"host\":\"another-host\""));
+        writeRecordText(recordText().replace("\"host\":\"here\"", "\"host\":\"another-host\""));
         LeaseStore lenient = open(LeasePolicy.builder().takeUnknownAfterTtl(true).build());
         long before = System.nanoTime();
         Acquisition a = lenient.acquire("build", host.start(61, 50, "610"), Duration.ofMinutes(5));
@@ -586,7 +612,7 @@ class LeaseLifecycleTest {
         assertThat((System.nanoTime() - before) / 1_000_000).as("two minutes waited without sleeping").isLessThan(5_000);
 
         // An eligibleAt beyond the wait is not waited for at all.
-        Files.writeString(record, Files.readString(record).replace("\"host\":\"here\"", "\"host\":\"another-host\""));
+        writeRecordText(recordText().replace("\"host\":\"here\"", "\"host\":\"another-host\""));
         pauses.clear();
         Acquisition early = open(LeasePolicy.builder().takeUnknownAfterTtl(true).build())
                 .acquire("build", host.start(62, 50, "620"), Duration.ofSeconds(10));
@@ -605,7 +631,7 @@ class LeaseLifecycleTest {
         LeaseKeeper.Pause counting = new LeaseKeeper.Pause() {
             @Override
             public void await(java.util.concurrent.CompletableFuture<?> end, Duration most) {
-                clock.now = clock.now.plus(most);
+                sleep(most); // a book that can tell a record's change waits through await: the same look
             }
 
             @Override
@@ -617,16 +643,14 @@ class LeaseLifecycleTest {
                 }
             }
         };
-        LeaseStore waiting = LeaseStore.open(dir.resolve("leases"), LeasePolicy.defaults(), LivenessChecker.of(host), clock,
-                counting);
+        LeaseStore waiting = open(LeasePolicy.defaults(), counting);
         Acquisition a = waiting.acquire("build", host.start(70, 50, "1100"), Duration.ofSeconds(30));
         assertThat(a).isInstanceOf(Acquisition.Granted.class);
         assertThat(pauses).containsExactly(Duration.ofMillis(25), Duration.ofMillis(50), Duration.ofMillis(100));
 
         // over a holder that is UNKNOWN, the answer comes at once, as before
         pauses.clear();
-        Path record = dir.resolve("leases/build.lease");
-        Files.writeString(record, Files.readString(record).replaceFirst("\"host\":\"here\"", "\"host\":\"another-host\""));
+        writeRecordText(recordText().replaceFirst("\"host\":\"here\"", "\"host\":\"another-host\""));
         assertThat(waiting.acquire("build", host.start(71, 50, "1200"), Duration.ofSeconds(30)))
                 .isInstanceOf(Acquisition.Undecided.class);
         assertThat(pauses).isEmpty();
@@ -656,25 +680,23 @@ class LeaseLifecycleTest {
         Identity holder = host.start(60, 50, "600");
         Lease lease = granted(store.acquire("build", holder));
         lease.release();
-        Path record = dir.resolve("leases/build.lease");
-        String json = Files.readString(record).strip();
+        String json = recordText().strip();
         String key = field.substring(0, field.indexOf(':'));
         String changed = json.contains(key + ":")
                 ? json.replaceFirst(java.util.regex.Pattern.quote(key) + ":(\"[^\"]*\"|\\{[^}]*\\}|[0-9]+)",
                         java.util.regex.Matcher.quoteReplacement(field))
                 : json.substring(0, json.length() - 1) + "," + field + "}";
-        Files.writeString(record, changed);
+        writeRecordText(changed);
         assertThatThrownBy(() -> store.read("build")).isInstanceOf(LeaseCorruptException.class);
         assertThatThrownBy(() -> store.acquire("build", holder)).isInstanceOf(LeaseCorruptException.class)
                 .isInstanceOf(LeaseException.class);
-        assertThat(Files.readString(record)).isEqualTo(changed);
+        assertThat(recordText()).isEqualTo(changed);
     }
 
     @Test
     void aRecordWrittenBeforeReservationsStillReads() throws Exception {
         Identity holder = host.start(60, 50, "600");
-        Files.createDirectories(dir.resolve("leases"));
-        Files.writeString(dir.resolve("leases/build.lease"), "{\"name\":\"build\",\"fence\":4,\"state\":\"held\","
+        writeRecordText("{\"name\":\"build\",\"fence\":4,\"state\":\"held\","
                 + "\"holder\":{\"pid\":60,\"start\":\"600\",\"boot\":\"boot-1\",\"host\":\"here\",\"pidns\":\"4026531836\"},"
                 + "\"writer\":{\"pid\":60,\"start\":\"600\"},\"acquiredAt\":\"2026-11-29T10:00:00.000Z\","
                 + "\"renewedAt\":\"2026-11-29T10:00:00.000Z\",\"ttlMillis\":30000,\"previous\":{\"fence\":3,"

@@ -1,0 +1,125 @@
+package dev.proclive.lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.proclive.Identity;
+import dev.proclive.LivenessChecker;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every lifecycle rule of {@link LeaseLifecycleTest}, held by the store on etcd (an in-memory
+ * {@link FakeEtcd}, on every OS): the same {@link LeaseRules}, whichever book holds the records.
+ * Plus what only etcd has: the fence is the fence key's revision, a stale snapshot is never an
+ * answer, an expired record frees the lease and never lowers a fence.
+ */
+class EtcdLifecycleTest extends LeaseLifecycleTest {
+
+    static final String PREFIX = "test/";
+    final FakeEtcd etcd = new FakeEtcd();
+
+    @Override
+    LeaseStore open(LeasePolicy policy, LeaseKeeper.Pause pause) {
+        return LeaseStore.etcd(etcd, PREFIX, policy, LivenessChecker.of(host), clock, pause);
+    }
+
+    @Override
+    String recordText() {
+        return new String(etcd.get(PREFIX + "build").orElseThrow().value(), StandardCharsets.UTF_8);
+    }
+
+    /** Written by hand: a fence in the text above the fence key's revision gets a fence key that high, as a grant would have. */
+    @Override
+    void writeRecordText(String text) {
+        Matcher fence = Pattern.compile("\"fence\":([0-9]+)").matcher(text);
+        if (fence.find()) {
+            long f = Long.parseLong(fence.group(1));
+            long fenceKey = etcd.get(PREFIX + "build.fence").map(dev.proclive.lease.etcd.Etcd.KeyValue::modRevision).orElse(0L);
+            if (f > fenceKey) {
+                etcd.advanceTo(f - 1);
+                etcd.put(PREFIX + "build.fence", "build");
+            }
+        }
+        etcd.put(PREFIX + "build", text);
+    }
+
+    /** On etcd a fence is a revision: later than the one before, whatever else was written between. */
+    @Override
+    void assertNextFence(long fence, long previous) {
+        assertThat(fence).isGreaterThan(previous);
+    }
+
+    @Override
+    boolean recordExists() {
+        return etcd.get(PREFIX + "build").isPresent();
+    }
+
+    @Test
+    void aGrantsFenceIsItsFenceKeysRevisionAndAnExpiredRecordNeverLowersIt() throws Exception {
+        Identity holder = host.start(60, 50, "600");
+        Lease first = ((Acquisition.Granted) store.acquire("build", holder)).lease();
+        assertThat(first.fence()).isEqualTo(etcd.get(PREFIX + "build.fence").orElseThrow().modRevision());
+        assertThat(recordText()).as("a grant's JSON carries 0: its revision was not known before it committed")
+                .contains("\"fence\":0");
+        assertThat(store.read("build").orElseThrow().fence()).isEqualTo(first.fence());
+        etcd.expire(etcd.get(PREFIX + "build").orElseThrow().lease()); // nobody kept it alive
+        assertThat(recordExists()).isFalse();
+        Lease second = ((Acquisition.Granted) store.acquire("build", host.start(61, 50, "610"))).lease();
+        assertThat(second.fence()).isGreaterThan(first.fence());
+        assertThat(first.isValid()).isFalse();
+    }
+
+    @Test
+    void anAnswerThatWritesNothingIsNeverGivenFromARememberedSnapshot() throws Exception {
+        Identity holder = host.start(60, 50, "600");
+        Lease lease = ((Acquisition.Granted) store.acquire("build", holder)).lease();
+        Identity newcomer = host.start(61, 50, "610");
+        assertThat(store.acquire("build", newcomer)).isInstanceOf(Acquisition.Held.class);
+        // Released behind this store's back (another JVM): the remembered snapshot says held.
+        LeaseStore other = open(LeasePolicy.defaults(), pause);
+        assertThat(other.release("build", lease.fence())).isTrue();
+        assertThat(store.acquire("build", newcomer)).isInstanceOf(Acquisition.Granted.class);
+    }
+
+    @Test
+    void aReleaseAfterAGrantCostsOneTransactionEach() throws Exception {
+        Identity holder = host.start(60, 50, "600");
+        ((Acquisition.Granted) store.acquire("build", holder)).lease().release(); // the snapshot and this JVM's etcd lease
+        int before = etcd.calls;
+        Lease lease = ((Acquisition.Granted) store.acquire("build", holder)).lease();
+        assertThat(lease.release()).isTrue();
+        assertThat(etcd.calls - before).isEqualTo(2);
+    }
+
+    @Test
+    void aNameThatWouldBeAnotherLeasesFenceKeyIsRefusedTouchingNothing() {
+        Identity holder = host.start(60, 50, "600");
+        int before = etcd.calls;
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> store.acquire("build.fence", holder))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'.fence'");
+        assertThat(etcd.calls).isEqualTo(before);
+    }
+
+    @Test
+    void aRecordAboveItsFenceKeyIsCorruptAndChangesNothing() throws Exception {
+        Identity holder = host.start(60, 50, "600");
+        ((Acquisition.Granted) store.acquire("build", holder)).lease().release();
+        String hand = recordText().replaceFirst("\"fence\":[0-9]+", "\"fence\":999");
+        etcd.put(PREFIX + "build", hand);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> store.read("build"))
+                .isInstanceOf(LeaseCorruptException.class).hasMessageContaining("fence key");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> store.acquire("build", holder))
+                .isInstanceOf(LeaseCorruptException.class);
+        assertThat(recordText()).isEqualTo(hand);
+    }
+
+    @Test
+    void noMemberAnsweringIsAnIoErrorNeverAGrant() {
+        Identity holder = host.start(60, 50, "600");
+        etcd.down = true;
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> store.acquire("build", holder)).isInstanceOf(IOException.class);
+    }
+}

@@ -1,0 +1,166 @@
+package dev.proclive.lease;
+
+import dev.proclive.lease.etcd.Etcd;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * etcd's key space in memory, as the store sees it: one revision counter, keys with create and
+ * mod revisions, leases that never expire unless {@link #expire expired} or revoked (revoking
+ * deletes the keys attached), and watches that complete on the next change of their key. Every
+ * call counts in {@link #calls}. For the rules, on every OS; the real member is in the {@code Etcd*IT} tests.
+ */
+final class FakeEtcd implements Etcd {
+
+    private final TreeMap<String, KeyValue> keys = new TreeMap<>();
+    private final Map<Long, Long> leases = new java.util.HashMap<>();
+    private final List<Object[]> watches = new ArrayList<>();
+    private long revision = 1;
+    private long nextLease = 100;
+    int calls;
+    /** When set, every call fails as an unreachable member would. */
+    volatile boolean down;
+
+    private void call() throws IOException {
+        calls++;
+        if (down) {
+            throw new IOException("no etcd member answered (fake): down");
+        }
+    }
+
+    @Override
+    public synchronized Outcome txn(List<Compare> compares, List<Op> ops, List<Op> otherwise) throws IOException {
+        call();
+        boolean holds = compares.stream().allMatch(c -> Optional.ofNullable(keys.get(c.key()))
+                .map(KeyValue::modRevision).orElse(0L) == c.modRevision());
+        List<Op> run = holds ? ops : otherwise;
+        boolean writes = run.stream().anyMatch(op -> op instanceof Put);
+        for (Op op : run) {
+            if (op instanceof Put p && p.lease() != 0 && !leases.containsKey(p.lease())) {
+                throw new LeaseNotFound("etcdserver: requested lease not found", p.lease());
+            }
+        }
+        if (writes) {
+            revision++;
+        }
+        List<Optional<KeyValue>> reads = new ArrayList<>();
+        for (Op op : run) {
+            if (op instanceof Put p) {
+                KeyValue old = keys.get(p.key());
+                keys.put(p.key(), new KeyValue(p.key(), p.value(), old == null ? revision : old.createRevision(), revision,
+                        p.lease()));
+                changed(p.key());
+            } else {
+                reads.add(Optional.ofNullable(keys.get(((Get) op).key())));
+            }
+        }
+        return new Outcome(holds, revision, reads);
+    }
+
+    @Override
+    public synchronized List<KeyValue> list(String prefix) throws IOException {
+        call();
+        return new ArrayList<>(keys.subMap(prefix, prefix + Character.MAX_VALUE).values());
+    }
+
+    @Override
+    public synchronized long grant(Duration ttl) throws IOException {
+        call();
+        long id = nextLease++;
+        leases.put(id, Math.max(1, ttl.toSeconds()));
+        return id;
+    }
+
+    @Override
+    public synchronized long keepAlive(long id) throws IOException {
+        call();
+        return leases.getOrDefault(id, 0L);
+    }
+
+    @Override
+    public synchronized long timeToLive(long id) throws IOException {
+        call();
+        return leases.getOrDefault(id, -1L);
+    }
+
+    @Override
+    public synchronized void revoke(long id) throws IOException {
+        call();
+        expire(id);
+    }
+
+    /** Etcd lease {@code id} ends: the keys attached to it are deleted. */
+    synchronized void expire(long id) {
+        if (leases.remove(id) == null) {
+            return;
+        }
+        boolean any = false;
+        for (KeyValue kv : new ArrayList<>(keys.values())) {
+            if (kv.lease() == id) {
+                any = true;
+                keys.remove(kv.key());
+                changed(kv.key());
+            }
+        }
+        if (any) {
+            revision++;
+        }
+    }
+
+    /** The key as stored, or empty. */
+    synchronized Optional<KeyValue> get(String key) {
+        return Optional.ofNullable(keys.get(key));
+    }
+
+    /** Writes {@code value} at {@code key} by hand (attached to what it was attached to), as an operator might. */
+    synchronized void put(String key, String value) {
+        revision++;
+        KeyValue old = keys.get(key);
+        keys.put(key, new KeyValue(key, value.getBytes(StandardCharsets.UTF_8), old == null ? revision : old.createRevision(),
+                revision, old == null ? 0 : old.lease()));
+        changed(key);
+    }
+
+    /** Moves the revision counter on to at least {@code r}, as writes to other keys would. */
+    synchronized void advanceTo(long r) {
+        revision = Math.max(revision, r);
+    }
+
+    @Override
+    public synchronized CompletableFuture<Void> changed(String key, long afterRevision) {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        KeyValue kv = keys.get(key);
+        if (kv != null && kv.modRevision() > afterRevision) {
+            f.complete(null);
+        } else {
+            watches.add(new Object[] {key, f});
+        }
+        return f;
+    }
+
+    @SuppressWarnings("unchecked")
+    private void changed(String key) {
+        for (Object[] w : new ArrayList<>(watches)) {
+            if (w[0].equals(key)) {
+                ((CompletableFuture<Void>) w[1]).complete(null);
+                watches.remove(w);
+            }
+        }
+    }
+
+    @Override
+    public String endpoints() {
+        return "http://fake:2379";
+    }
+
+    @Override
+    public void close() {
+    }
+}
