@@ -5,6 +5,8 @@ import dev.proclive.ProcLive;
 import dev.proclive.lease.Acquisition;
 import dev.proclive.lease.LeasePolicy;
 import dev.proclive.lease.LeaseStore;
+import dev.proclive.lease.etcd.Etcd;
+import dev.proclive.lease.etcd.EtcdGateway;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -62,29 +64,41 @@ public final class EtcdBench {
                 cycle(onEtcd, me);
                 cycle(onFiles, me);
             }
+            Etcd raw = EtcdGateway.open(List.of(URI.create(url)), java.util.Optional.empty(), Duration.ofSeconds(5));
             int rounds = 10;
             int each = 100;
             double[] ratios = new double[rounds];
+            double[] overRaw = new double[rounds];
             long[] etcdAll = new long[rounds * each];
             long[] filesAll = new long[rounds * each];
+            long[] rawAll = new long[rounds * each];
             for (int r = 0; r < rounds; r++) {
                 long[] e = new long[each];
                 long[] f = new long[each];
+                long[] w = new long[each];
                 for (int i = 0; i < each; i++) {
                     e[i] = cycle(onEtcd, me);
                     f[i] = cycle(onFiles, me);
+                    w[i] = rawWrites(raw);
                 }
                 System.arraycopy(e, 0, etcdAll, r * each, each);
                 System.arraycopy(f, 0, filesAll, r * each, each);
+                System.arraycopy(w, 0, rawAll, r * each, each);
                 ratios[r] = (double) median(e) / median(f);
+                overRaw[r] = (double) median(e) / median(w);
             }
             Arrays.sort(ratios);
+            Arrays.sort(overRaw);
             report.append(String.format(Locale.ROOT, "| acquire + release, etcd (median of %d) | %.2f ms | |%n",
                     rounds * each, median(etcdAll) / 1e6));
             report.append(String.format(Locale.ROOT, "| acquire + release, files (median of %d) | %.2f ms | |%n",
                     rounds * each, median(filesAll) / 1e6));
+            report.append(String.format(Locale.ROOT, "| the same two transactions by hand, etcd (median of %d) | %.2f ms | |%n",
+                    rounds * each, median(rawAll) / 1e6));
             report.append(String.format(Locale.ROOT, "| etcd / files, per round (median; min–max of %d) | %.2f (%.2f–%.2f) | ≤ 1 |%n",
                     rounds, ratios[rounds / 2], ratios[0], ratios[rounds - 1]));
+            report.append(String.format(Locale.ROOT, "| etcd / by hand, per round (median; min–max of %d) | %.2f (%.2f–%.2f) | |%n",
+                    rounds, overRaw[rounds / 2], overRaw[0], overRaw[rounds - 1]));
 
             LeaseStore keeper = LeaseStore.etcd(List.of(URI.create(url)), "bench/");
             Thread keeping = new Thread(() -> {
@@ -144,6 +158,29 @@ public final class EtcdBench {
         g.lease().release();
         return System.nanoTime() - t;
     }
+
+    /**
+     * What an acquire + release writes, by hand: a grant's transaction (two compares, the fence key
+     * and the record put, the reads of a broken compare) and a release's (two compares, one put).
+     */
+    private static long rawWrites(Etcd raw) throws IOException {
+        String r = "hand/" + (++handKeys);
+        String f = r + ".fence";
+        long t = System.nanoTime();
+        Etcd.Outcome g = raw.txn(List.of(new Etcd.Compare(r, 0), new Etcd.Compare(f, 0)),
+                List.of(new Etcd.Put(f, RAW, 0), new Etcd.Put(r, RAW, 0)), List.of(new Etcd.Get(r), new Etcd.Get(f)));
+        Etcd.Outcome e = raw.txn(List.of(new Etcd.Compare(r, g.revision()), new Etcd.Compare(f, g.revision())),
+                List.of(new Etcd.Put(r, RAW, 0)), List.of(new Etcd.Get(r), new Etcd.Get(f)));
+        long took = System.nanoTime() - t;
+        if (!g.succeeded() || !e.succeeded()) {
+            throw new IllegalStateException("the hand-made writes' compares failed");
+        }
+        return took;
+    }
+
+    private static long handKeys;
+
+    private static final byte[] RAW = new byte[560];
 
     private static long median(long[] values) {
         long[] v = values.clone();
