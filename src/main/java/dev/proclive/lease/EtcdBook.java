@@ -47,9 +47,9 @@ final class EtcdBook implements LeaseBook {
     private final String prefix;
     private final Clock clock;
     private final LivenessChecker checker;
-    /** Per lease name: the store revision of the last read, where a watch starts from. */
-    private final Map<String, Long> seen = new ConcurrentHashMap<>();
     private final KeepAlive keepAlive;
+    /** The latest snapshot known of each lease this JVM wrote or read, at most {@code 1024} of them. */
+    private final Map<String, Snapshot> known = new ConcurrentHashMap<>();
 
     EtcdBook(Etcd etcd, String prefix, Clock clock, LivenessChecker checker) {
         this.etcd = etcd;
@@ -57,15 +57,6 @@ final class EtcdBook implements LeaseBook {
         this.clock = clock;
         this.checker = checker;
         this.keepAlive = new KeepAlive();
-    }
-
-    /** The etcd client, for the keeper of grants ({@code lease keep}). */
-    Etcd etcd() {
-        return etcd;
-    }
-
-    String prefix() {
-        return prefix;
     }
 
     /**
@@ -110,7 +101,6 @@ final class EtcdBook implements LeaseBook {
 
     /** The snapshot {@code o}'s two reads make (of {@link #reads}), remembered as the latest known. */
     private Snapshot parse(String name, Etcd.Outcome o) throws IOException {
-        seen.put(name, o.revision());
         Optional<Etcd.KeyValue> kv = o.reads().get(0);
         long fenceRevision = o.reads().get(1).map(Etcd.KeyValue::modRevision).orElse(0L);
         Optional<LeaseRecord> record = Optional.empty();
@@ -119,20 +109,20 @@ final class EtcdBook implements LeaseBook {
             if (r.fence() == 0) {
                 if (fenceRevision == 0) {
                     throw new LeaseCorruptException(name, "the record says fence 0 and there is no fence key "
-                            + LeaseText.quote(fenceKey(name)) + ": break the lease to go on");
+                            + LeaseText.quote(fenceKey(name)) + ": delete key " + LeaseText.quote(recordKey(name))
+                            + " by hand to go on");
                 }
                 r = r.fenced(fenceRevision);
             } else if (r.fence() > fenceRevision) {
                 throw new LeaseCorruptException(name, "the record is at fence " + r.fence() + " but its fence key is at "
-                        + fenceRevision + ": it was not written by a proclive store; break the lease to go on");
+                        + fenceRevision + ": it was not written by a proclive store; delete key "
+                        + LeaseText.quote(recordKey(name)) + " by hand to go on (the fence key keeps fences growing)");
             }
             record = Optional.of(r);
         }
         return remember(name, new Snapshot(record, kv, fenceRevision, o.revision()));
     }
 
-    /** The latest snapshot known of each lease this JVM wrote or read, at most {@code 1024} of them. */
-    private final Map<String, Snapshot> known = new ConcurrentHashMap<>();
 
     private Snapshot remember(String name, Snapshot s) {
         if (known.size() > 1024) {
@@ -197,7 +187,8 @@ final class EtcdBook implements LeaseBook {
 
     @Override
     public Optional<CompletableFuture<Void>> changed(String name) {
-        return Optional.of(etcd.changed(recordKey(name), seen.getOrDefault(name, 0L)));
+        Snapshot last = known.get(name); // a watch from the revision of the latest read or write here
+        return Optional.of(etcd.changed(recordKey(name), last == null ? 0 : last.revision()));
     }
 
     @Override
@@ -253,11 +244,6 @@ final class EtcdBook implements LeaseBook {
             }
         }
         return grants;
-    }
-
-    /** Whether this JVM keeps the grant at {@code fence} of lease {@code name} alive now. */
-    boolean keeps(String name, long fence) {
-        return keepAlive.keeps(name, fence);
     }
 
     private final class TxnGuard implements Guard {
@@ -485,11 +471,6 @@ final class EtcdBook implements LeaseBook {
 
         void drop(String name) {
             kept.remove(name);
-        }
-
-        boolean keeps(String name, long fence) {
-            Kept k = kept.get(name);
-            return k != null && k.record().fence() == fence;
         }
 
         boolean lost(String name, long fence) {
