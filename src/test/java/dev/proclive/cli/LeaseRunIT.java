@@ -244,13 +244,15 @@ class LeaseRunIT {
     }
 
     /**
-     * {@code command} with SIGINT and SIGQUIT back to their defaults: a process started in the
-     * background of a shell without job control (as a build may be) inherits them ignored, and a
-     * signal ignored on entry stays ignored, by the JVM and by {@code sh}'s trap alike.
+     * {@code command} with SIGINT, SIGQUIT and SIGHUP back to their defaults: a process started in
+     * the background of a shell without job control (as a build may be) inherits the first two
+     * ignored, one under {@code nohup} the last, and a signal ignored on entry stays ignored, by the
+     * JVM and by {@code sh}'s trap alike.
      */
     private static List<String> withDefaultSignals(List<String> command) {
         List<String> all = new ArrayList<>(List.of("python3", "-c", "import os, signal, sys; "
                 + "signal.signal(signal.SIGINT, signal.SIG_DFL); signal.signal(signal.SIGQUIT, signal.SIG_DFL); "
+                + "signal.signal(signal.SIGHUP, signal.SIG_DFL); "
                 + "os.execvp(sys.argv[1], sys.argv[1:])"));
         all.addAll(command);
         return all;
