@@ -69,6 +69,7 @@ final class EnvironScan {
         List<ProcessInfo> carriers = new ArrayList<>();
         String unread = "";
         String vanished = "";
+        String usersVanished = ""; // of those, one that may have been uid's: it may have forked a carrier
         String[] error = new String[1];
         try (DirectoryStream<Path> pids = Files.newDirectoryStream(Path.of(procRoot), EnvironScan::isPid)) {
             for (Path dir : pids) {
@@ -76,6 +77,7 @@ final class EnvironScan {
                 ProcessLookup lookup = proc.lookup(pid);
                 if (lookup instanceof ProcessLookup.Gone) {
                     vanished = "pid " + pid + " ended before it could be read";
+                    usersVanished = vanished; // whose it was cannot be told
                     continue;
                 }
                 if (!(lookup instanceof ProcessLookup.Found found)) {
@@ -89,6 +91,7 @@ final class EnvironScan {
                 if (info.state() == ProcessState.ZOMBIE) {
                     if (zombies.add(pid + ":" + info.start())) {
                         vanished = "pid " + pid + " ended during the pass"; // what it forked is listed next pass
+                        usersVanished = mayBeUsers(proc, pid, uid) ? vanished : usersVanished;
                     }
                     continue;
                 }
@@ -104,10 +107,12 @@ final class EnvironScan {
                 switch (read) {
                     case VANISHED:
                         vanished = "pid " + pid + " ended before its environment could be read";
+                        usersVanished = mayBeUsers(proc, pid, uid) ? vanished : usersVanished;
                         break;
                     case UNREADABLE:
                         if (proc.lookup(pid) instanceof ProcessLookup.Gone) {
                             vanished = "pid " + pid + " ended before its environment could be read";
+                            usersVanished = vanished; // whose it was cannot be told any more
                         } else if (!located(dir.resolve("stat")).map(StatLine::kernelThread).orElse(false)) {
                             unread = "pid " + pid + ": " + error[0];
                         } // a kernel thread (its environ reads ESRCH) has no environment: never a carrier
@@ -128,13 +133,13 @@ final class EnvironScan {
         } catch (IOException | DirectoryIteratorException e) {
             return EnvironmentScan.incomplete("cannot list " + procRoot + ": " + e);
         }
-        if (!unread.isEmpty()) {
-            return new EnvironmentScan(carriers, false, unread);
-        }
-        if (!vanished.isEmpty()) {
-            return new EnvironmentScan(carriers, false, vanished, true);
-        }
-        return new EnvironmentScan(carriers, true, "");
+        return EnvironmentScan.ofPass(carriers, unread, vanished, usersVanished);
+    }
+
+    /** Whether process {@code pid}, which ended, may have been {@code uid}'s: it was, or it cannot be told. */
+    private static boolean mayBeUsers(ProcessIntrospector proc, long pid, long uid) {
+        OptionalLong owner = proc.userId(pid);
+        return owner.isEmpty() || owner.getAsLong() == uid;
     }
 
     /**

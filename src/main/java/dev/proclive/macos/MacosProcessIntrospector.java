@@ -178,6 +178,7 @@ public final class MacosProcessIntrospector implements ProcessIntrospector {
         java.util.List<ProcessInfo> carriers = new java.util.ArrayList<>();
         String unread = "";
         String vanished = "";
+        String usersVanished = ""; // of those, one that may have been uid's: it may have forked a carrier
         for (int pid : pids) {
             if (pid <= 0) {
                 continue;
@@ -185,6 +186,7 @@ public final class MacosProcessIntrospector implements ProcessIntrospector {
             ProcessLookup lookup = lookup(pid);
             if (lookup instanceof ProcessLookup.Gone) {
                 vanished = "pid " + pid + " ended before it could be read";
+                usersVanished = vanished; // whose it was cannot be told
                 continue;
             }
             if (!(lookup instanceof ProcessLookup.Found found)) {
@@ -199,6 +201,7 @@ public final class MacosProcessIntrospector implements ProcessIntrospector {
             if (info.state() == ProcessState.ZOMBIE) {
                 if (zombies.add(pid + ":" + info.start())) {
                     vanished = "pid " + pid + " ended during the pass"; // what it forked is listed next pass
+                    usersVanished = mayBeUsers(pid, uid) ? vanished : usersVanished;
                 }
                 continue;
             }
@@ -206,6 +209,7 @@ public final class MacosProcessIntrospector implements ProcessIntrospector {
             if (!one.complete()) {
                 if (one.passAgain()) {
                     vanished = one.detail();
+                    usersVanished = mayBeUsers(pid, uid) ? vanished : usersVanished;
                 } else {
                     unread = one.detail();
                 }
@@ -219,13 +223,13 @@ public final class MacosProcessIntrospector implements ProcessIntrospector {
                 }
             }
         }
-        if (!unread.isEmpty()) {
-            return new EnvironmentScan(carriers, false, unread);
-        }
-        if (!vanished.isEmpty()) {
-            return new EnvironmentScan(carriers, false, vanished, true);
-        }
-        return new EnvironmentScan(carriers, true, "");
+        return EnvironmentScan.ofPass(carriers, unread, vanished, usersVanished);
+    }
+
+    /** Whether process {@code pid}, which ended, may have been {@code uid}'s: it was, or it cannot be told. */
+    private boolean mayBeUsers(int pid, long uid) {
+        java.util.OptionalLong owner = userId(pid);
+        return owner.isEmpty() || owner.getAsLong() == uid;
     }
 
     @Override

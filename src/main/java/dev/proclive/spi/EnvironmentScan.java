@@ -20,8 +20,10 @@ import java.util.function.Function;
  * @param carriers  the processes found, each as {@link ProcessIntrospector#lookupProcess} reads it
  * @param complete  whether every candidate was read
  * @param detail    why it is incomplete, for a person; empty when complete
- * @param passAgain whether it is incomplete only because processes ended during the pass, so that
- *                  another pass may complete
+ * @param passAgain whether another pass may find what this one could not: processes ended during
+ *                  it (the only reason it is incomplete), or processes that may be the scanned
+ *                  user's ended during it while other users' processes leave it partial for good (a
+ *                  re-forking carrier's chain ends a generation under every pass)
  */
 public record EnvironmentScan(List<ProcessInfo> carriers, boolean complete, String detail, boolean passAgain) {
 
@@ -37,6 +39,28 @@ public record EnvironmentScan(List<ProcessInfo> carriers, boolean complete, Stri
     /** A complete scan, or one that is incomplete for good ({@code passAgain} false). */
     public EnvironmentScan(List<ProcessInfo> carriers, boolean complete, String detail) {
         this(carriers, complete, detail, false);
+    }
+
+    /**
+     * One pass's answer from what it met: complete when it met nothing it could not read and no
+     * process that ended under it; partial for good ({@code unread}: another user's process, say),
+     * to be passed again only if a process that may be the scanned user's ended ({@code
+     * usersEnded}); else passed again when any process ended ({@code ended}).
+     *
+     * @param unread     why some process could not be read, or empty
+     * @param ended      which process ended under the pass, or empty
+     * @param usersEnded which process that may be the scanned user's (its user known to be it, or
+     *                   not known) ended under the pass, or empty
+     */
+    public static EnvironmentScan ofPass(List<ProcessInfo> carriers, String unread, String ended, String usersEnded) {
+        if (!unread.isEmpty()) {
+            return usersEnded.isEmpty() ? new EnvironmentScan(carriers, false, unread)
+                    : new EnvironmentScan(carriers, false, unread + "; " + usersEnded, true);
+        }
+        if (!ended.isEmpty()) {
+            return new EnvironmentScan(carriers, false, ended, true);
+        }
+        return new EnvironmentScan(carriers, true, "");
     }
 
     /** A scan that read nothing: {@code why} says why. */

@@ -153,10 +153,6 @@ class LeaseSpawnIT {
 
     @Test
     void aChildThatDaemonisesDoesNotEndItsLeaseWhileItsTokenLivesOn() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
-                "as a normal user other users' processes leave the scan partial for good, and then a daemonising"
-                        + " child's end still ends its lease (a known gap: the scan does not say whether processes"
-                        + " also ended under it)");
         Path refork = dev.proclive.CPrograms.compile(tmp, "refork");
         LeaseStore store = LeaseStore.open(leases());
         Spawn.Started s = (Spawn.Started) store.spawn("build",

@@ -166,6 +166,27 @@ class EnvironScanTest {
         assertThat(scan.detail()).contains("in each of " + dev.proclive.spi.EnvironmentScan.PASSES + " passes");
     }
 
+    @Test
+    void underAPartialScanTheUsersProcessesEndingUnderEveryPassStillPassItAgain() {
+        process(70, 1001, "PROCLIVE_LEASE_TOKEN=" + TOKEN); // another user's: partial for good
+        process(71, 1000, "HOME=/");
+        proc.delete("71/environ"); // the reserver's user's, ending under every pass: a re-forking chain
+        EnvironmentScan scan = scan(1000, Optional.empty());
+        assertThat(scan.complete()).isFalse();
+        assertThat(scan.passAgain()).as("what it forked may carry the token: %s", scan.detail()).isTrue();
+        assertThat(scan.detail()).contains("uid 1001", "pid 71", "in each of " + EnvironmentScan.PASSES + " passes");
+    }
+
+    @Test
+    void underAPartialScanOtherUsersProcessesEndingDoNotPassItAgain() {
+        process(70, 1001, "PROCLIVE_LEASE_TOKEN=" + TOKEN);
+        process(71, 1002, "HOME=/");
+        proc.delete("71/environ"); // another user's process ends: it cannot have forked the reserver's carrier
+        EnvironmentScan scan = scan(1000, Optional.empty());
+        assertThat(scan.complete()).isFalse();
+        assertThat(scan.passAgain()).as(scan.detail()).isFalse();
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"abc", "1.5", "", "-5", "9999999999999999999"})
     void aFloorThatIsNoTickCountSkipsNothingItMakesTheScanIncomplete(String floor) {
