@@ -72,6 +72,10 @@ import java.util.regex.Pattern;
  * UNKNOWN, taken over only by a policy that says so, after their TTL); a directory with the sticky
  * bit (such as {@code /tmp} itself) cannot pass a lease from one user to another, since the kernel
  * refuses to replace another user's record there.
+ *
+ * <p>For holders on several machines the same store lives in etcd: {@link #etcd(List, String,
+ * LeasePolicy, Optional)}, every method and rule as here, a record that expires when nobody keeps
+ * it alive, and fences from etcd's revisions.
  */
 public final class LeaseStore {
 

@@ -6,8 +6,10 @@
  * carries a fence number that only grows, so the protected resource can refuse a stale holder's
  * late writes.
  *
- * <p>Plain file I/O; the cross-process lock on a guard file is the platform's
- * {@link dev.proclive.spi.FileLocker}, picked by {@code dev.proclive.platform}. No JNA and no
- * {@code os.name} here.
+ * <p>The records live in a directory ({@code LeaseStore.open}) or in etcd ({@code LeaseStore.etcd}),
+ * behind one seam, {@code LeaseBook}: the keeper decides by {@code LeaseRules} whichever holds
+ * them. A directory is plain file I/O, its cross-process lock on a guard file the platform's
+ * {@link dev.proclive.spi.FileLocker}, picked by {@code dev.proclive.platform}; etcd is reached
+ * through {@code dev.proclive.lease.etcd}. No JNA and no {@code os.name} here.
  */
 package dev.proclive.lease;

@@ -164,6 +164,22 @@ class MacosProcessIntrospectorTest {
     }
 
     @Test
+    void underAPartialScanTheUsersReForkingChainStillPassesItAgain() {
+        String value = "0123456789abcdef0123456789abcdef";
+        sysctl.put(KinfoProcBuilder.process(700).ppid(1).comm("agent").start(1_700_000_700L, 5).uid(502));
+        sysctl.args.put(700, ProcArgsTest.procArgs(1, "/usr/bin/agent", java.util.List.of("agent"),
+                java.util.List.of("PROCLIVE_LEASE_TOKEN=" + value))); // another user's: partial for good
+        sysctl.put(KinfoProcBuilder.process(800).ppid(1).comm("daemon").start(1_700_000_800L, 5).uid(501));
+        sysctl.reforkOnRead.add(800);
+        sysctl.reforks = 100; // the scanned user's chain ends a generation under every pass
+        dev.proclive.spi.EnvironmentScan scan = mac.scanEnvironments("PROCLIVE_LEASE_TOKEN", value::equals, 501,
+                Optional.of("1700000600.000000"));
+        assertThat(scan.complete()).isFalse();
+        assertThat(scan.passAgain()).as("what it forked may carry the token: %s", scan.detail()).isTrue();
+        assertThat(scan.detail()).contains("uid 502", "in each of " + dev.proclive.spi.EnvironmentScan.PASSES + " passes");
+    }
+
+    @Test
     void aFloorThatIsNoStartTimeSkipsNothingItMakesTheScanIncomplete() {
         for (String floor : java.util.List.of("abc", "1.5", "99999999999999999999")) {
             dev.proclive.spi.EnvironmentScan scan = mac.scanEnvironments("PROCLIVE_LEASE_TOKEN", v -> true, 501,
