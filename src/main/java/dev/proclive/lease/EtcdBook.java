@@ -462,7 +462,7 @@ final class EtcdBook implements LeaseBook {
 
         private void start() {
             if (thread == null && !stopped) {
-                thread = new Thread(this, "proclive-etcd-keepalive");
+                thread = new Thread(this, "proclive-etcd-keepalive " + prefix);
                 thread.setDaemon(true);
                 thread.start();
             }
@@ -503,7 +503,7 @@ final class EtcdBook implements LeaseBook {
 
         @Override
         public void run() {
-            long due = System.nanoTime(); // when the next round of keep-alives is due
+            long due = System.nanoTime() + TimeUnit.DAYS.toNanos(1); // the next round: a period from now, below
             while (true) {
                 synchronized (this) {
                     if (stopped) {
@@ -511,13 +511,8 @@ final class EtcdBook implements LeaseBook {
                     }
                     long now = System.nanoTime();
                     if (kept.isEmpty() && own.isEmpty()) {
-                        try {
-                            wait(0);
-                        } catch (InterruptedException e) {
-                            return;
-                        }
-                        due = System.nanoTime();
-                        continue;
+                        thread = null; // nothing to keep: the thread ends, and the next grant starts one
+                        return;
                     }
                     // A new grant wakes this thread: it keeps the rhythm of the shortest TTL, it does not call early.
                     long period = leases.values().stream().mapToLong(t -> t.ttlMillis).min().orElse(3000) / 3;

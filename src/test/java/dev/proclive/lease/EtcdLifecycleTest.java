@@ -117,6 +117,29 @@ class EtcdLifecycleTest extends LeaseLifecycleTest {
     }
 
     @Test
+    void theKeepAliveThreadEndsWhenNothingIsKeptAndItsOwnEtcdLeaseIsRevoked() throws Exception {
+        LeaseStore brief = LeaseStore.etcd(etcd, "brief/", LeasePolicy.builder().ttl(java.time.Duration.ofSeconds(1)).build(),
+                LivenessChecker.of(host), clock, pause);
+        Lease lease = ((Acquisition.Granted) brief.acquire("build", host.start(60, 50, "600"))).lease();
+        long own = etcd.get("brief/build").orElseThrow().lease();
+        assertThat(keepAliveThreads("brief/")).isEqualTo(1);
+        assertThat(lease.release()).isTrue();
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        while (keepAliveThreads("brief/") > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(keepAliveThreads("brief/")).as("a store with nothing to keep holds no thread").isZero();
+        assertThat(etcd.keepAlive(own)).as("its idle etcd lease was revoked").isZero();
+        ((Acquisition.Granted) brief.acquire("build", host.start(61, 50, "610"))).lease().release();
+        assertThat(brief.read("build")).get().satisfies(r -> assertThat(r.granted()).isFalse());
+    }
+
+    private static long keepAliveThreads(String prefix) {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.isAlive() && t.getName().equals("proclive-etcd-keepalive " + prefix)).count();
+    }
+
+    @Test
     void noMemberAnsweringIsAnIoErrorNeverAGrant() {
         Identity holder = host.start(60, 50, "600");
         etcd.down = true;
