@@ -316,6 +316,10 @@ final class EtcdBook implements LeaseBook {
             long lease = keepAlive.shared(r.ttl());
             Etcd.Outcome o = write(List.of(new Etcd.Put(fenceKey(name), name.getBytes(StandardCharsets.UTF_8), 0),
                     new Etcd.Put(recordKey(name), bytes(r.fenced(0)), lease)));
+            if (o.revision() <= Math.max(read.fenceRevision(), read.revision())) {
+                throw new IOException("etcd answered revision " + o.revision() + " for a write after revision "
+                        + Math.max(read.fenceRevision(), read.revision()) + ": no fence can be taken from that");
+            }
             LeaseRecord granted = r.fenced(o.revision());
             read = remember(name, new Snapshot(Optional.of(granted), Optional.of(new Etcd.KeyValue(recordKey(name),
                     new byte[0], 0, o.revision(), lease)), o.revision(), o.revision()));
