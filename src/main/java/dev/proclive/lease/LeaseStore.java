@@ -486,7 +486,8 @@ public final class LeaseStore {
      * For a store on etcd, keeps the grants of this machine's holders, until interrupted: every
      * granted record under the prefix whose holder is ALIVE here is kept alive (one thread for
      * all), and ended the moment its holder dies (through the exit watch: {@code exited}, with the
-     * verdict), so a newcomer anywhere is granted at once instead of after the TTL. Records granted
+     * verdict), so a newcomer anywhere is granted at once instead of after the TTL; one whose
+     * holder is already DEAD here is ended when it is found. Records granted
      * since are picked up every {@code poll}. What {@code proclive lease keep} runs, for holders a
      * hook took a lease for and exited.
      *
@@ -505,8 +506,19 @@ public final class LeaseStore {
             for (EtcdBook.Grant g : etcd.grants()) {
                 LeaseRecord r = g.record();
                 String key = r.name() + "@" + r.fence();
-                if (watched.contains(key) || keeper.explain(r.holder()).liveness() != Liveness.ALIVE) {
+                if (watched.contains(key)) {
                     continue;
+                }
+                Verdict now = keeper.explain(r.holder());
+                if (now.liveness() == Liveness.DEAD) {
+                    // Proven here: ended now, as a newcomer here would take it over, so that nobody
+                    // elsewhere waits out a TTL that another grant on the same etcd lease keeps renewing.
+                    keeper.end(r.name(), r.fence(), Optional.of(r.holder()), LeaseRecord.Ending.How.EXITED,
+                            OptionalLong.empty(), Optional.of(now));
+                    continue;
+                }
+                if (now.liveness() != Liveness.ALIVE) {
+                    continue; // another machine's, or not to be judged from here: its own keeper's
                 }
                 watched.add(key);
                 etcd.keep(r, g.etcdLease());

@@ -134,6 +134,46 @@ class EtcdLifecycleTest extends LeaseLifecycleTest {
         assertThat(brief.read("build")).get().satisfies(r -> assertThat(r.granted()).isFalse());
     }
 
+    @Test
+    void theKeeperEndsAGrantWhoseHolderIsDeadHereAndOneWhoseHolderDiesWhileKept() throws Exception {
+        Identity gone = host.start(60, 50, "600");
+        Identity alive = host.start(61, 50, "610");
+        assertThat(store.acquire("gone", gone)).isInstanceOf(Acquisition.Granted.class);
+        assertThat(store.acquire("alive", alive)).isInstanceOf(Acquisition.Granted.class);
+        host.exit(gone); // died before the keeper started: found DEAD
+        LeaseStore keeper = open(LeasePolicy.defaults(), pause);
+        Thread keeping = new Thread(() -> {
+            try {
+                keeper.keepHolders(java.time.Duration.ofMillis(20));
+            } catch (InterruptedException | IOException e) {
+                // stopped
+            }
+        });
+        keeping.start();
+        try {
+            assertThat(endedWithin(keeper, "gone").how()).isEqualTo(LeaseRecord.Ending.How.EXITED);
+            assertThat(keeper.read("alive").orElseThrow().granted()).as("a live holder's grant is kept").isTrue();
+            host.exit(alive); // dies while kept: ended through the exit watch
+            LeaseRecord.Ending end = endedWithin(keeper, "alive");
+            assertThat(end.verdict().liveness()).isEqualTo(dev.proclive.Liveness.DEAD);
+        } finally {
+            keeping.interrupt();
+            keeping.join(10_000);
+        }
+    }
+
+    private static LeaseRecord.Ending endedWithin(LeaseStore store, String name) throws Exception {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() < deadline) {
+            java.util.Optional<LeaseRecord.Ending> ended = store.read(name).orElseThrow().ended();
+            if (ended.isPresent()) {
+                return ended.get();
+            }
+            Thread.sleep(10);
+        }
+        throw new AssertionError("lease " + name + " was not ended: " + store.read(name));
+    }
+
     private static long keepAliveThreads(String prefix) {
         return Thread.getAllStackTraces().keySet().stream()
                 .filter(t -> t.isAlive() && t.getName().equals("proclive-etcd-keepalive " + prefix)).count();
