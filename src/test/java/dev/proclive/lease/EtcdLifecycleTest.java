@@ -141,6 +141,7 @@ class EtcdLifecycleTest extends LeaseLifecycleTest {
         assertThat(store.acquire("gone", gone)).isInstanceOf(Acquisition.Granted.class);
         assertThat(store.acquire("alive", alive)).isInstanceOf(Acquisition.Granted.class);
         host.exit(gone); // died before the keeper started: found DEAD
+        store.keeper().book().close(); // the JVM that took them (a hook's) is gone: only the keeper keeps them
         LeaseStore keeper = open(LeasePolicy.defaults(), pause);
         Thread keeping = new Thread(() -> {
             try {
@@ -162,8 +163,9 @@ class EtcdLifecycleTest extends LeaseLifecycleTest {
         }
     }
 
+    /** The ending of lease {@code name}, within 3 s (a keep-alive round, a third of the 30 s TTL, is longer). */
     private static LeaseRecord.Ending endedWithin(LeaseStore store, String name) throws Exception {
-        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(3);
         while (System.nanoTime() < deadline) {
             java.util.Optional<LeaseRecord.Ending> ended = store.read(name).orElseThrow().ended();
             if (ended.isPresent()) {
