@@ -1,0 +1,226 @@
+package dev.proclive.lease.etcd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The JSON gateway client against a small HTTP server that answers as etcd's gateway does: what it
+ * sends (base64 keys, 64-bit integers as strings, a lease left out when 0), what it reads back, how
+ * it passes an unavailable member over and keeps a refusal, and how it logs in. On every OS; the
+ * real etcd is in the {@code Etcd*IT} tests.
+ */
+class EtcdGatewayTest {
+
+    static final ObjectMapper JSON = new ObjectMapper();
+    final List<HttpServer> servers = new ArrayList<>();
+    /** Every request a server got: path, Authorization header, body. */
+    final List<String[]> got = new CopyOnWriteArrayList<>();
+
+    @AfterEach
+    void stop() {
+        servers.forEach(s -> s.stop(0));
+    }
+
+    /** A server whose answer to each path {@code answer} gives (null: 404). */
+    private URI server(Function<String[], String> answer) throws IOException {
+        HttpServer s = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        s.createContext("/", (HttpExchange x) -> {
+            String body = new String(x.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+            String[] request = {x.getRequestURI().getPath(), x.getRequestHeaders().getFirst("Authorization"), body};
+            got.add(request);
+            String reply = answer.apply(request);
+            byte[] bytes = (reply == null ? "{}" : reply).getBytes(StandardCharsets.UTF_8);
+            x.sendResponseHeaders(reply == null ? 404 : 200, bytes.length);
+            try (OutputStream out = x.getResponseBody()) {
+                out.write(bytes);
+            }
+        });
+        s.start();
+        servers.add(s);
+        return URI.create("http://127.0.0.1:" + s.getAddress().getPort());
+    }
+
+    private static String b64(String s) {
+        return Base64.getEncoder().encodeToString(s.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static int closedPort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    private static EtcdGateway open(URI... endpoints) throws IOException {
+        return EtcdGateway.open(List.of(endpoints), Optional.empty(), Duration.ofSeconds(2));
+    }
+
+    @Test
+    void aTransactionIsSentAsTheGatewayWantsItAndItsReadsComeBack() throws Exception {
+        URI e = server(r -> "{\"header\":{\"revision\":\"42\"},\"succeeded\":false,\"responses\":[{\"response_range\":"
+                + "{\"kvs\":[{\"key\":\"" + b64("p/a") + "\",\"create_revision\":\"7\",\"mod_revision\":\"40\","
+                + "\"version\":\"3\",\"value\":\"" + b64("{}") + "\",\"lease\":\"99\"}]}},{\"response_range\":{}}]}");
+        Etcd.Outcome o = open(e).txn(List.of(new Etcd.Compare("p/a", 12)),
+                List.of(new Etcd.Put("p/a", "v".getBytes(StandardCharsets.UTF_8), 0),
+                        new Etcd.Put("p/a.fence", new byte[0], 77)),
+                List.of(new Etcd.Get("p/a"), new Etcd.Get("p/a.fence")));
+        JsonNode sent = JSON.readTree(got.get(0)[2]);
+        assertThat(got.get(0)[0]).isEqualTo("/v3/kv/txn");
+        assertThat(sent.path("compare").get(0).toString()).isEqualTo("{\"key\":\"" + b64("p/a")
+                + "\",\"target\":\"MOD\",\"result\":\"EQUAL\",\"mod_revision\":\"12\"}");
+        assertThat(sent.path("success").get(0).path("request_put").has("lease")).as("a lease of 0 is left out").isFalse();
+        assertThat(sent.path("success").get(1).path("request_put").path("lease").asText()).isEqualTo("77");
+        assertThat(sent.path("failure").get(1).path("request_range").path("key").asText()).isEqualTo(b64("p/a.fence"));
+        assertThat(o.succeeded()).isFalse();
+        assertThat(o.revision()).isEqualTo(42);
+        assertThat(o.reads()).hasSize(2);
+        Etcd.KeyValue kv = o.reads().get(0).orElseThrow();
+        assertThat(kv.key()).isEqualTo("p/a");
+        assertThat(new String(kv.value(), StandardCharsets.UTF_8)).isEqualTo("{}");
+        assertThat(List.of(kv.createRevision(), kv.modRevision(), kv.lease())).containsExactly(7L, 40L, 99L);
+        assertThat(o.reads().get(1)).as("a key that is absent").isEmpty();
+    }
+
+    @Test
+    void anUnreachableOrUnavailableMemberIsPassedOverARefusalIsNot() throws Exception {
+        URI closed = URI.create("http://127.0.0.1:" + closedPort());
+        URI unavailable = server(r -> "{\"error\":\"etcdserver: no leader\",\"code\":14,\"message\":\"etcdserver: no leader\"}");
+        URI good = server(r -> "{\"header\":{\"revision\":\"5\"},\"ID\":\"1234\",\"TTL\":\"30\"}");
+        EtcdGateway etcd = open(closed, unavailable, good);
+        assertThat(etcd.grant(Duration.ofMillis(29_001))).isEqualTo(1234);
+        assertThat(JSON.readTree(got.get(got.size() - 1)[2]).path("TTL").asText()).as("whole seconds, rounded up").isEqualTo("30");
+        int before = got.size();
+        etcd.grant(Duration.ofSeconds(30));
+        assertThat(got.size() - before).as("the member that answered last is asked first").isEqualTo(1);
+
+        URI refusing = server(r -> "{\"error\":\"etcdserver: too many operations\",\"code\":3,\"message\":\"etcdserver: too many operations in txn request\"}");
+        assertThatThrownBy(() -> open(refusing, good).txn(List.of(), List.of(new Etcd.Get("k"))))
+                .isInstanceOf(IOException.class).hasMessageContaining("too many operations");
+        assertThatThrownBy(() -> open(closed).txn(List.of(), List.of(new Etcd.Get("k"))))
+                .isInstanceOf(IOException.class).hasMessageContaining("no etcd member answered").hasMessageContaining("cannot connect");
+    }
+
+    @Test
+    void aWriteOnAGoneLeaseSaysWhichLease() throws Exception {
+        URI e = server(r -> "{\"error\":\"etcdserver: requested lease not found\",\"code\":5,"
+                + "\"message\":\"etcdserver: requested lease not found\"}");
+        assertThatThrownBy(() -> open(e).txn(List.of(), List.of(new Etcd.Put("k", new byte[0], 555))))
+                .isInstanceOfSatisfying(Etcd.LeaseNotFound.class, n -> assertThat(n.lease()).isEqualTo(555));
+    }
+
+    @Test
+    void leasesAnswerTheirTtlAndAGoneOneZeroOrMinusOne() throws Exception {
+        Map<String, String> answers = new ConcurrentHashMap<>(Map.of(
+                "/v3/lease/keepalive", "{\"result\":{\"header\":{},\"ID\":\"9\",\"TTL\":\"17\"}}",
+                "/v3/lease/timetolive", "{\"header\":{},\"ID\":\"9\",\"TTL\":\"12\",\"grantedTTL\":\"30\"}",
+                "/v3/lease/revoke", "{\"error\":\"etcdserver: requested lease not found\",\"code\":5,\"message\":\"etcdserver: requested lease not found\"}"));
+        URI e = server(r -> answers.get(r[0]));
+        EtcdGateway etcd = open(e);
+        assertThat(etcd.keepAlive(9)).isEqualTo(17);
+        assertThat(etcd.timeToLive(9)).isEqualTo(12);
+        etcd.revoke(9); // already gone: no error
+        answers.put("/v3/lease/keepalive", "{\"result\":{\"header\":{},\"ID\":\"9\"}}");
+        answers.put("/v3/lease/timetolive", "{\"header\":{},\"ID\":\"9\",\"TTL\":\"-1\"}");
+        assertThat(etcd.keepAlive(9)).as("a gone lease's keep-alive has no TTL").isZero();
+        assertThat(etcd.timeToLive(9)).isEqualTo(-1);
+    }
+
+    @Test
+    void aUserInTheEndpointLogsInSendsTheTokenAndLogsInAgainWhenItExpired() throws Exception {
+        int[] logins = {0};
+        boolean[] expireOnce = {true};
+        URI e = server(r -> {
+            if (r[0].equals("/v3/auth/authenticate")) {
+                logins[0]++;
+                return "{\"header\":{},\"token\":\"tok" + logins[0] + "\"}";
+            }
+            if (logins[0] == 1 && expireOnce[0] && "tok1".equals(r[1])) {
+                expireOnce[0] = false;
+                return "{\"error\":\"etcdserver: invalid auth token\",\"code\":16,\"message\":\"etcdserver: invalid auth token\"}";
+            }
+            return "{\"header\":{\"revision\":\"3\"},\"kvs\":[]}";
+        });
+        URI withUser = URI.create("http://root:p%40ss@127.0.0.1:" + e.getPort());
+        EtcdGateway etcd = open(withUser);
+        assertThat(etcd.list("p/")).isEmpty();
+        assertThat(JSON.readTree(got.get(0)[2]).path("password").asText()).as("decoded from the URI").isEqualTo("p@ss");
+        assertThat(logins[0]).as("logged in again once the token expired").isEqualTo(2);
+        assertThat(got.get(got.size() - 1)[1]).isEqualTo("tok2");
+        assertThat(etcd.endpoints()).isEqualTo("http://127.0.0.1:" + e.getPort()).doesNotContain("p%40ss");
+    }
+
+    @Test
+    void aListIsARangeOverThePrefix() throws Exception {
+        URI e = server(r -> "{\"header\":{},\"kvs\":[{\"key\":\"" + b64("p/x") + "\",\"mod_revision\":\"4\",\"value\":\"\"}]}");
+        assertThat(open(e).list("p/")).extracting(Etcd.KeyValue::key).containsExactly("p/x");
+        JsonNode sent = JSON.readTree(got.get(0)[2]);
+        assertThat(sent.path("key").asText()).isEqualTo(b64("p/"));
+        assertThat(sent.path("range_end").asText()).isEqualTo(b64("p0"));
+        assertThat(EtcdGateway.rangeEnd(new byte[] {'a', (byte) 0xff})).containsExactly('b');
+        assertThat(EtcdGateway.rangeEnd(new byte[] {(byte) 0xff})).containsExactly(0);
+    }
+
+    @Test
+    void aWatchCompletesOnTheFirstEventAfterItsStart() throws Exception {
+        HttpServer s = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        servers.add(s);
+        s.createContext("/v3/watch", x -> {
+            got.add(new String[] {"/v3/watch", null, new String(x.getRequestBody().readAllBytes(), StandardCharsets.UTF_8)});
+            x.sendResponseHeaders(200, 0);
+            OutputStream out = x.getResponseBody();
+            out.write("{\"result\":{\"header\":{},\"created\":true}}\n".getBytes(StandardCharsets.UTF_8));
+            out.flush();
+            try {
+                Thread.sleep(200);
+            } catch (InterruptedException ignored) {
+                // the test ends
+            }
+            out.write(("{\"result\":{\"header\":{},\"events\":[{\"type\":\"DELETE\",\"kv\":{\"key\":\"" + b64("p/a")
+                    + "\"}}]}}\n").getBytes(StandardCharsets.UTF_8));
+            out.flush();
+        });
+        s.start();
+        EtcdGateway etcd = open(URI.create("http://127.0.0.1:" + s.getAddress().getPort()));
+        java.util.concurrent.CompletableFuture<Void> changed = etcd.changed("p/a", 41);
+        assertThat(changed).isNotDone(); // "created" is not a change
+        changed.get(10, TimeUnit.SECONDS);
+        JsonNode sent = JSON.readTree(got.get(0)[2]).path("create_request");
+        assertThat(sent.path("key").asText()).isEqualTo(b64("p/a"));
+        assertThat(sent.path("start_revision").asText()).isEqualTo("42");
+    }
+
+    @Test
+    void endpointsThatAreNotHostAndPortAreRefusedWithoutTheirPassword() {
+        for (String bad : List.of("ftp://h:1", "http://h", "http://h:1/v3", "http://h:1?x=1", "h:1")) {
+            assertThatThrownBy(() -> open(URI.create(bad))).as(bad).isInstanceOf(IllegalArgumentException.class);
+        }
+        assertThatThrownBy(() -> open(URI.create("http://u:secret@h:1/path"))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageNotContaining("secret");
+        assertThatThrownBy(() -> open(URI.create("http://u:p@h:1"), URI.create("http://h:2")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("same user");
+        assertThatThrownBy(() -> EtcdGateway.open(List.of(), Optional.empty(), Duration.ofSeconds(1)))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+}
