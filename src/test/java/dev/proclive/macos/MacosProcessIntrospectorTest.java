@@ -166,8 +166,8 @@ class MacosProcessIntrospectorTest {
     @Test
     void underAPartialScanTheUsersReForkingChainStillPassesItAgain() {
         String value = "0123456789abcdef0123456789abcdef";
-        sysctl.put(KinfoProcBuilder.process(700).ppid(1).comm("agent").start(1_700_000_700L, 5).uid(502));
-        sysctl.args.put(700, ProcArgsTest.procArgs(1, "/usr/bin/agent", java.util.List.of("agent"),
+        sysctl.put(KinfoProcBuilder.process(700).ppid(1).comm("other").start(1_700_000_700L, 5).uid(502));
+        sysctl.args.put(700, ProcArgsTest.procArgs(1, "/usr/bin/other", java.util.List.of("other"),
                 java.util.List.of("PROCLIVE_LEASE_TOKEN=" + value))); // another user's: partial for good
         sysctl.put(KinfoProcBuilder.process(800).ppid(1).comm("daemon").start(1_700_000_800L, 5).uid(501));
         sysctl.reforkOnRead.add(800);
