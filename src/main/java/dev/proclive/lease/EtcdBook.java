@@ -1,13 +1,10 @@
 package dev.proclive.lease;
 
-import dev.proclive.Identity;
-import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
 import dev.proclive.lease.etcd.Etcd;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,7 +12,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A lease store's records in etcd. {@code PREFIX NAME} holds the record's JSON, attached to an etcd
@@ -32,7 +28,7 @@ import java.util.concurrent.TimeUnit;
  * majority answers nothing, and nothing is granted.
  *
  * <p>Every grant this JVM writes goes onto this JVM's own etcd lease of its TTL (one per TTL, shared)
- * and is kept alive by one thread (every third of the TTL) until it is ended here, or its holder
+ * and is kept alive by one thread ({@link EtcdKeepAlive}) (every third of the TTL) until it is ended here, or its holder
  * is seen DEAD (then it is ended, so nobody waits out the TTL), or the keep-alive fails for longer
  * than the TTL less a quarter: then it is {@linkplain #lost lost}, before etcd can have let the
  * lease expire. When this JVM exits, nobody keeps its grants alive and they expire.
@@ -46,8 +42,7 @@ final class EtcdBook implements LeaseBook {
     private final Etcd etcd;
     private final String prefix;
     private final Clock clock;
-    private final LivenessChecker checker;
-    private final KeepAlive keepAlive;
+    private final EtcdKeepAlive keepAlive;
     /** The latest snapshot known of each lease this JVM wrote or read, at most {@code 1024} of them. */
     private final Map<String, Snapshot> known = new ConcurrentHashMap<>();
 
@@ -55,8 +50,7 @@ final class EtcdBook implements LeaseBook {
         this.etcd = etcd;
         this.prefix = prefix;
         this.clock = clock;
-        this.checker = checker;
-        this.keepAlive = new KeepAlive();
+        this.keepAlive = new EtcdKeepAlive(etcd, checker, "proclive-etcd-keepalive " + prefix);
     }
 
     /**
@@ -202,7 +196,7 @@ final class EtcdBook implements LeaseBook {
         etcd.close();
     }
 
-    /** Keeps {@code r}, attached to {@code etcdLease}, alive from now on (see {@link KeepAlive}). */
+    /** Keeps {@code r}, attached to {@code etcdLease}, alive from now on (see {@link EtcdKeepAlive}). */
     void keep(LeaseRecord r, long etcdLease) {
         keepAlive.keep(r, etcdLease);
     }
@@ -358,241 +352,8 @@ final class EtcdBook implements LeaseBook {
         return (r.toJson() + "\n").getBytes(StandardCharsets.UTF_8);
     }
 
-    private void revokeQuietly(long lease) {
-        try {
-            etcd.revoke(lease);
-        } catch (IOException | RuntimeException e) {
-            // it expires by itself; nothing of a live grant is attached to it
-        }
-    }
-
-    /**
-     * One thread for every grant this JVM keeps alive, and the etcd leases they are attached to:
-     * this JVM's own, one per TTL, shared by the grants it writes (a grant costs no call of its
-     * own to etcd's lessor), and others' for grants it keeps for them ({@code lease keep}). An
-     * etcd lease not confirmed alive for its TTL less a quarter is lost, and so are its grants:
-     * said before etcd can have let the lease expire. A grant whose holder is DEAD is ended (as
-     * {@code exited}, with the verdict) and no longer kept; an own etcd lease no grant uses any
-     * more is revoked.
-     */
-    private final class KeepAlive implements Runnable {
-        private final Map<String, Kept> kept = new ConcurrentHashMap<>();
-        private final Map<String, Long> lostFences = new ConcurrentHashMap<>();
-        private final Map<Long, Tracked> leases = new ConcurrentHashMap<>();
-        /** This JVM's own etcd leases, by TTL in seconds. */
-        private final Map<Long, Long> own = new ConcurrentHashMap<>();
-        private Thread thread;
-        private volatile boolean stopped;
-
-        private record Kept(LeaseRecord record, long lease) {
-        }
-
-        private final class Tracked {
-            final long id;
-            final long ttlMillis;
-            final boolean ours;
-            volatile long confirmedAt;
-            volatile boolean lost;
-            /** When a grant last went onto it or was kept on it. */
-            volatile long usedAt;
-
-            Tracked(long id, long ttlMillis, boolean ours, long confirmedAt) {
-                this.id = id;
-                this.ttlMillis = ttlMillis;
-                this.ours = ours;
-                this.confirmedAt = confirmedAt;
-                this.usedAt = confirmedAt;
-            }
-
-            /** No grant has used it for a third of its TTL: time to let it go. */
-            boolean idle(long now) {
-                return Duration.ofNanos(now - usedAt).toMillis() > ttlMillis / 3;
-            }
-
-            boolean overdue(long now) {
-                return lost || Duration.ofNanos(now - confirmedAt).toMillis() > ttlMillis - ttlMillis / 4;
-            }
-        }
-
-        /** This JVM's etcd lease of {@code ttl}, granted when there is none that is surely alive. */
-        synchronized long shared(Duration ttl) throws IOException {
-            long seconds = Math.max(1, (ttl.toMillis() + 999) / 1000);
-            Long id = own.get(seconds);
-            Tracked t = id == null ? null : leases.get(id);
-            long now = System.nanoTime();
-            if (t != null && !t.overdue(now) && Duration.ofNanos(now - t.confirmedAt).toMillis() < t.ttlMillis / 2) {
-                t.usedAt = now;
-                return t.id;
-            }
-            long granted = etcd.grant(Duration.ofSeconds(seconds));
-            leases.put(granted, new Tracked(granted, seconds * 1000, true, now));
-            own.put(seconds, granted);
-            start();
-            return granted;
-        }
-
-        /** Whether {@code t}, which no kept grant uses, is let go: decided under the lock {@link #shared} hands leases out under. */
-        private synchronized boolean letGo(Tracked t) {
-            if (!t.idle(System.nanoTime())) {
-                return false;
-            }
-            own.values().remove(t.id);
-            leases.remove(t.id);
-            return true;
-        }
-
-        /** Whether {@code lease} is one this JVM keeps alive and surely is. */
-        boolean alive(long lease) {
-            Tracked t = leases.get(lease);
-            return t != null && !t.overdue(System.nanoTime());
-        }
-
-        /** {@code lease} is gone (etcd said so): grants on it are lost, and no new one goes onto it. */
-        void forget(long lease) {
-            Tracked t = leases.get(lease);
-            if (t != null) {
-                t.lost = true;
-            }
-            own.values().remove(lease);
-        }
-
-        synchronized void keep(LeaseRecord r, long lease) {
-            lostFences.remove(r.name());
-            leases.computeIfAbsent(lease, id -> new Tracked(id, r.ttl().toMillis(), false, System.nanoTime())).usedAt
-                    = System.nanoTime();
-            kept.put(r.name(), new Kept(r, lease));
-            start();
-        }
-
-        private void start() {
-            if (thread == null && !stopped) {
-                thread = new Thread(this, "proclive-etcd-keepalive " + prefix);
-                thread.setDaemon(true);
-                thread.start();
-            }
-            notifyAll();
-        }
-
-        void drop(String name) {
-            kept.remove(name);
-        }
-
-        boolean lost(String name, long fence) {
-            Long f = lostFences.get(name);
-            if (f != null && f == fence) {
-                return true;
-            }
-            Kept k = kept.get(name);
-            if (k == null || k.record().fence() != fence) {
-                return false;
-            }
-            Tracked t = leases.get(k.lease());
-            if (t == null || t.overdue(System.nanoTime())) {
-                markLost(k);
-                return true;
-            }
-            return false;
-        }
-
-        private void markLost(Kept k) {
-            kept.remove(k.record().name(), k);
-            lostFences.put(k.record().name(), k.record().fence());
-        }
-
-        synchronized void stop() {
-            stopped = true;
-            kept.clear();
-            notifyAll();
-        }
-
-        @Override
-        public void run() {
-            long due = System.nanoTime() + TimeUnit.DAYS.toNanos(1); // the next round: a period from now, below
-            while (true) {
-                synchronized (this) {
-                    if (stopped) {
-                        return;
-                    }
-                    long now = System.nanoTime();
-                    if (kept.isEmpty() && own.isEmpty()) {
-                        thread = null; // nothing to keep: the thread ends, and the next grant starts one
-                        return;
-                    }
-                    // A new grant wakes this thread: it keeps the rhythm of the shortest TTL, it does not call early.
-                    long period = leases.values().stream().mapToLong(t -> t.ttlMillis).min().orElse(3000) / 3;
-                    long cap = now + TimeUnit.MILLISECONDS.toNanos(Math.max(50, period));
-                    if (due - cap > 0) {
-                        due = cap;
-                    }
-                    if (due - now > 0) {
-                        try {
-                            TimeUnit.NANOSECONDS.timedWait(this, due - now);
-                        } catch (InterruptedException e) {
-                            return;
-                        }
-                        continue;
-                    }
-                    due = now + TimeUnit.MILLISECONDS.toNanos(Math.max(50, period));
-                }
-                tick();
-            }
-        }
-
-        private void tick() {
-            java.util.Set<Long> used = new java.util.HashSet<>();
-            for (Kept k : new ArrayList<>(kept.values())) {
-                // A spawned child's grant is ended by its launcher, with the status: not here.
-                if (k.record().tokenDigest().isEmpty() && checker.check(k.record().holder()) == Liveness.DEAD) {
-                    endDead(k);
-                } else {
-                    used.add(k.lease());
-                }
-            }
-            for (Tracked t : new ArrayList<>(leases.values())) {
-                if (!used.contains(t.id) && letGo(t)) {
-                    if (t.ours && !t.lost) {
-                        revokeQuietly(t.id); // no grant uses it
-                    }
-                    continue;
-                }
-                long sent = System.nanoTime();
-                try {
-                    if (etcd.keepAlive(t.id) <= 0) {
-                        forget(t.id); // expired or revoked: someone else may hold its grants now
-                    } else {
-                        t.confirmedAt = sent;
-                    }
-                } catch (IOException | RuntimeException e) {
-                    if (t.overdue(System.nanoTime())) {
-                        forget(t.id);
-                    }
-                }
-            }
-            for (Kept k : new ArrayList<>(kept.values())) {
-                Tracked t = leases.get(k.lease());
-                if (t == null || t.lost) {
-                    markLost(k);
-                }
-            }
-        }
-
-        /** A kept grant whose holder is DEAD: ended, so that nobody anywhere waits out its TTL. */
-        private void endDead(Kept k) {
-            kept.remove(k.record().name(), k);
-            if (ender != null) {
-                ender.ended(k.record());
-            }
-        }
-    }
-
-    /** Who ends a kept grant whose holder was seen DEAD: the keeper (it records the verdict). */
-    interface Ender {
-        void ended(LeaseRecord grant);
-    }
-
-    private volatile Ender ender;
-
-    void ender(Ender e) {
-        this.ender = e;
+    /** Who ends a kept grant whose holder is seen DEAD: the keeper, which records the verdict. */
+    void ender(EtcdKeepAlive.Ender e) {
+        keepAlive.ender(e);
     }
 }
