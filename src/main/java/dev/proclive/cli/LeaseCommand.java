@@ -103,10 +103,6 @@ final class LeaseCommand {
         try {
             if (!c.action().equals("keep")) {
                 LeaseStore.checkName(c.name()); // before the store is touched
-                if (c.store().dir().isEmpty() && c.name().endsWith(".fence")) {
-                    throw new IllegalArgumentException("on etcd a lease name does not end in '.fence' (that key holds a"
-                            + " lease's fence): \"" + c.name() + "\"");
-                }
             }
         } catch (IllegalArgumentException e) {
             Say.line(err, e.getMessage());
@@ -146,6 +142,10 @@ final class LeaseCommand {
                     return ExitCode.OK.code();
             }
         } catch (LeaseCorruptException e) {
+            Say.line(err, e.getMessage());
+            return ExitCode.BAD_INPUT.code();
+        } catch (IllegalArgumentException e) {
+            // a name this store refuses before it reads or writes anything (on etcd: one ending in .fence)
             Say.line(err, e.getMessage());
             return ExitCode.BAD_INPUT.code();
         } catch (IOException e) {

@@ -142,6 +142,19 @@ class EtcdCliIT {
     }
 
     @Test
+    void aNameThatWouldBeAFenceKeyIsBadInputAndNothingRuns() throws Exception {
+        Path ran = dir.resolve("ran-" + System.nanoTime());
+        Cli.Result acquire = Cli.run(args("lease", "acquire", "build.fence"));
+        assertThat(acquire.exit()).as(acquire.toString()).isEqualTo(65);
+        assertThat(acquire.err()).contains("'.fence'");
+        List<String> run = new ArrayList<>(Cli.command(Cli.jar(), args("lease", "run", "build.fence")));
+        run.addAll(List.of("--", "sh", "-c", "echo ran > " + Cli.shellQuoted(List.of(ran.toString()))));
+        Cli.Result r = Cli.exec(run, "");
+        assertThat(r.exit()).as(r.toString()).isEqualTo(65);
+        assertThat(ran).doesNotExist();
+    }
+
+    @Test
     void noMemberAnsweringExits74() {
         Cli.Result r = Cli.run("lease", "acquire", "build", "--etcd", "http://127.0.0.1:1");
         assertThat(r.exit()).as(r.toString()).isEqualTo(74);
