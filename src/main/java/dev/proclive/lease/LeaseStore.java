@@ -501,40 +501,7 @@ public final class LeaseStore {
         if (!(keeper.book() instanceof EtcdBook etcd)) {
             throw new IllegalStateException("a store over a directory has no grants to keep alive");
         }
-        java.util.Set<String> watched = java.util.concurrent.ConcurrentHashMap.newKeySet();
-        while (true) {
-            for (EtcdBook.Grant g : etcd.grants()) {
-                LeaseRecord r = g.record();
-                String key = r.name() + "@" + r.fence();
-                if (watched.contains(key)) {
-                    continue;
-                }
-                Verdict now = keeper.explain(r.holder());
-                if (now.liveness() == Liveness.DEAD) {
-                    // Proven here: ended now, as a newcomer here would take it over, so that nobody
-                    // elsewhere waits out a TTL that another grant on the same etcd lease keeps renewing.
-                    keeper.end(r.name(), r.fence(), Optional.of(r.holder()), LeaseRecord.Ending.How.EXITED,
-                            OptionalLong.empty(), Optional.of(now));
-                    continue;
-                }
-                if (now.liveness() != Liveness.ALIVE) {
-                    continue; // another machine's, or not to be judged from here: its own keeper's
-                }
-                watched.add(key);
-                etcd.keep(r, g.etcdLease());
-                keeper.onExit(r.holder()).thenAccept(end -> {
-                    try {
-                        keeper.end(r.name(), r.fence(), Optional.of(r.holder()), LeaseRecord.Ending.How.EXITED,
-                                OptionalLong.empty(), Optional.of(end));
-                    } catch (IOException | RuntimeException e) {
-                        // its keep-alive stopped with its holder: it expires by itself
-                    } finally {
-                        watched.remove(key);
-                    }
-                });
-            }
-            Thread.sleep(Math.max(1, poll.toMillis()));
-        }
+        new HolderKeeper(keeper, etcd).run(poll);
     }
 
     /**
