@@ -15,7 +15,7 @@ import java.util.regex.Pattern;
 record TemporaryName(String lease, Identity writer, String random) {
 
     private static final SecureRandom RANDOM = new SecureRandom();
-    private static final Pattern SHAPE = Pattern.compile("\\.(.+)\\.([0-9]{1,19})-([0-9.]*)(?:\\.([0-9a-f]{16}))?\\.tmp");
+    private static final Pattern SHAPE = Pattern.compile("\\.(.+)\\.([0-9]{1,19})-([0-9.]*?)(?:\\.([0-9a-f]{16}))?\\.tmp");
 
     static TemporaryName of(String lease, Identity writer) {
         byte[] bits = new byte[8];

@@ -292,6 +292,12 @@ class LeaseHardeningTest {
         assertThat(TemporaryName.parse("build", ".build.x-1.tmp")).isEmpty();
         assertThat(a.writtenBy(w)).isTrue();
         assertThat(a.writtenBy(new Identity(4242, "123457", "", "", "", ""))).isFalse();
+        // random bits that are all decimal digits are still the random part, not more of the start
+        TemporaryName digits = new TemporaryName("build", w, "9818244861966577");
+        assertThat(TemporaryName.parse("build", digits.toString())).contains(digits);
+        TemporaryName mac = new TemporaryName("build", new Identity(4242, "1700000000.123456", "", "", "", ""),
+                "0123456789012345");
+        assertThat(TemporaryName.parse("build", mac.toString())).contains(mac);
     }
 
     @Test
