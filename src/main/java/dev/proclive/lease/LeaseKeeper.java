@@ -335,9 +335,31 @@ final class LeaseKeeper {
         return end(name, fence, holder, how, exitCode, Optional.empty());
     }
 
-    /** As {@link #end}, with the verdict to record when the record's holder is not the one that ended (a reservation's child). */
+    /** As {@link #end}, with the verdict to record (the holder's end as its watch or a keeper saw it). */
     boolean end(String name, long fence, Optional<Identity> holder, LeaseRecord.Ending.How how,
                 java.util.OptionalLong exitCode, Optional<Verdict> verdict) throws IOException {
+        return end(name, fence, holder, how, exitCode, verdict, Optional.empty());
+    }
+
+    /**
+     * A reservation's child that exited before it was handed the lease ({@code child}: as
+     * identified, or by its pid alone when it exited before that): the lease ends as exited with
+     * {@code verdict} once nothing carries its token. While a process the child started may carry
+     * it (a chain that re-forks ended under every pass of the scan), the lease becomes the child's
+     * — DEAD now — so that it is judged by its carriers from then on, never held on by the live
+     * reserver.
+     *
+     * @return as {@link #end}
+     */
+    boolean childExited(String name, long fence, Identity reserver, Identity child, java.util.OptionalLong exitCode,
+                        Verdict verdict) throws IOException {
+        return end(name, fence, Optional.of(reserver), LeaseRecord.Ending.How.EXITED, exitCode, Optional.of(verdict),
+                Optional.of(child));
+    }
+
+    private boolean end(String name, long fence, Optional<Identity> holder, LeaseRecord.Ending.How how,
+                        java.util.OptionalLong exitCode, Optional<Verdict> verdict, Optional<Identity> child)
+            throws IOException {
         return book.locked(name, guard -> {
             Optional<LeaseRecord> current = guard.record();
             if (current.isEmpty() || current.get().fence() != fence) {
@@ -351,8 +373,15 @@ final class LeaseKeeper {
                 return false;
             }
             trusted(name, r, guard);
-            if (how == LeaseRecord.Ending.How.EXITED && r.tokenDigest().isPresent() && !carriersGone(name, guard, r)) {
-                return false; // the token lives on in a process the child started: the lease is still in use
+            if (how == LeaseRecord.Ending.How.EXITED && r.tokenDigest().isPresent()) {
+                Carriers left = carriers(name, guard, r);
+                if (left == Carriers.PERHAPS && child.isPresent() && r.state() == LeaseRecord.State.RESERVED) {
+                    guard.replace(r.with(LeaseRecord.State.HELD, child.get(), writer, Optional.empty())
+                            .renewed(writer, now(), r.ttl()));
+                }
+                if (left != Carriers.GONE) {
+                    return false; // the token lives on in a process the child started: the lease is still in use
+                }
             }
             Verdict then = verdict.orElseGet(() -> checker.explain(r.holder()));
             guard.replace(r.ended(writer, new LeaseRecord.Ending(how, notBefore(r.acquiredAt()), then, exitCode)));
@@ -360,25 +389,34 @@ final class LeaseKeeper {
         });
     }
 
+    /** What a scan for a lease's token found, before a spawned child's exit ends the lease. */
+    private enum Carriers {
+        /** None: the lease may end. */
+        GONE,
+        /** One, and the lease is now its. */
+        ADOPTED,
+        /** None seen, but processes kept ending under every pass: one may be among them. */
+        PERHAPS
+    }
+
     /**
-     * Whether no process carries {@code r}'s token any more, before a spawned child's exit ends its
+     * Whether a process still carries {@code r}'s token, before a spawned child's exit ends its
      * lease: a child that daemonised (forked and exited) leaves the process that writes under the
      * fence behind. One is found: the lease becomes the outermost carrier's, as a newcomer's scan
-     * would make it (written here, under the lock), and is not ended; so too while processes keep
-     * ending under every pass of the scan (a chain that re-forks). The child's descendants run as
-     * the reserver's user, whose environments this scan reads: a scan left partial for good by
-     * other users' processes (a normal user's view) does not keep the lease from ending.
+     * would make it (written here, under the lock); so too while processes keep ending under every
+     * pass of the scan (a chain that re-forks), perhaps. The child's descendants run as the
+     * reserver's user, whose environments this scan reads: a scan left partial for good by other
+     * users' processes (a normal user's view) does not keep the lease from ending.
      */
-    private boolean carriersGone(String name, LeaseBook.Guard guard, LeaseRecord r) throws IOException {
+    private Carriers carriers(String name, LeaseBook.Guard guard, LeaseRecord r) throws IOException {
         guard.confirm();
         EnvironmentScan scan = carriers.scan(name, r);
         Optional<dev.proclive.spi.ProcessInfo> found = LeaseRules.firstCarrier(scan.carriers());
         if (found.isPresent()) {
             adopt(name, guard, r, found.get(), notBefore(r.acquiredAt()));
-            return false;
+            return Carriers.ADOPTED;
         }
-        // Processes kept ending under every pass (a chain that re-forks): a carrier may be among them.
-        return scan.complete() || !scan.passAgain();
+        return scan.complete() || !scan.passAgain() ? Carriers.GONE : Carriers.PERHAPS;
     }
 
     /** The operator's override: ends the grant whoever holds it, as broken; the released record, or empty. */

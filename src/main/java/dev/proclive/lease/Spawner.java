@@ -72,7 +72,9 @@ final class Spawner {
     /**
      * The reservation handed to the started child ({@code child}, as identified): held by it, fence
      * kept. A child that exits before it can be identified or handed the lease ends it as
-     * {@code exited}; one that runs but cannot be identified keeps it reserved (it carries the token).
+     * {@code exited} (or, while its token lives on, leaves it its own, judged by the carriers:
+     * {@link LeaseKeeper#childExited}); one that runs but cannot be identified keeps it reserved
+     * (it carries the token).
      *
      * @return the lease whose end the child's exit still has to record; empty when it is recorded
      */
@@ -87,9 +89,12 @@ final class Spawner {
         }
         try {
             if (p.waitFor(1, TimeUnit.SECONDS)) {
-                keeper.end(name, reserved.fence(), Optional.of(reserved.holder()), LeaseRecord.Ending.How.EXITED,
-                        OptionalLong.of(p.exitValue()), Optional.of(Verdict.of(Reason.EXITED, "pid " + p.pid()
-                                + ", started for the lease, exited with status " + p.exitValue() + " before the hand-off")));
+                Identity self = reserved.holder();
+                Identity exited = child.orElseGet(() -> new Identity(p.pid(), "", self.boot(), self.host(), "",
+                        self.pidns(), self.machine())); // its pid alone: it exited before it could be identified
+                keeper.childExited(name, reserved.fence(), self, exited, OptionalLong.of(p.exitValue()),
+                        Verdict.of(Reason.EXITED, "pid " + p.pid() + ", started for the lease, exited with status "
+                                + p.exitValue() + " before the hand-off"));
                 return Optional.empty();
             }
         } catch (InterruptedException e) {

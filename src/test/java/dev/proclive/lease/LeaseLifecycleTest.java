@@ -370,6 +370,29 @@ class LeaseLifecycleTest {
     }
 
     @Test
+    @org.junit.jupiter.api.condition.EnabledOnOs({org.junit.jupiter.api.condition.OS.LINUX,
+            org.junit.jupiter.api.condition.OS.MAC})
+    void aChildThatExitsBeforeItsHandOffWhileItsTokenMayLiveOnLeavesTheLeaseToTheCarriersNotTheReserver()
+            throws Exception {
+        // Every pass of the scan sees processes end under it: a chain the child started that re-forks may carry the token.
+        host.scan = new EnvironmentScan(List.of(), false, "pid 61 ended during the pass, in each of 4 passes", true);
+        // The child exits before it can be identified (this host's table never lists it).
+        Spawn.Started s = (Spawn.Started) store.spawn("build", new ProcessBuilder("sh", "-c", "exit 3"));
+        assertThat(s.process().waitFor(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        LeaseRecord r = store.read("build").orElseThrow();
+        assertThat(r.ended()).as("not ended while the token may live on").isEmpty();
+        assertThat(r.holder().pid()).as("the child's, not the live reserver's").isEqualTo(s.process().pid());
+        assertThat(r.holder().start()).as("it exited before it could be identified: its pid alone").isEmpty();
+        assertThat(r.fence()).isEqualTo(s.lease().fence());
+
+        Identity newcomer = host.start(70, 50, "1100");
+        assertThat(store.acquire("build", newcomer)).as("a carrier may still write under the fence")
+                .isInstanceOf(Acquisition.Undecided.class);
+        host.scan = new EnvironmentScan(List.of(), true, "");
+        assertNextFence(granted(store.acquire("build", newcomer)).fence(), r.fence()); // nothing carries it: freed
+    }
+
+    @Test
     void anInconclusiveScanNeverFreesAReservationAndAReForkedCarrierIsAdopted() throws Exception {
         Identity launcher = host.start(60, 50, "600");
         Lease reserved = granted(store.reserve("build", launcher));
