@@ -109,6 +109,35 @@ class ArchitectureTest {
         assertThat(constantPoolStrings(Files.readAllBytes(kill))).anyMatch(u -> u.contains("com/sun/jna/LastErrorException"));
     }
 
+    /** Whether a class file refers to {@code type} (binary name with slashes), or to a class nested in it. */
+    private static boolean refersTo(Path classFile, String type) throws IOException {
+        return constantPoolStrings(Files.readAllBytes(classFile)).stream()
+                .anyMatch(u -> u.equals(type) || u.contains("L" + type + ";") || u.contains(type + "$"));
+    }
+
+    @Test
+    void theCommandLineCallsOneWay() throws Exception {
+        List<Path> cli = classFiles().stream().filter(p -> p.getParent().endsWith("cli")).collect(Collectors.toList());
+        assertThat(cli).hasSizeGreaterThan(10);
+        List<String> intoMain = new java.util.ArrayList<>();
+        List<String> intoTheParser = new java.util.ArrayList<>();
+        for (Path c : cli) {
+            String name = c.getFileName().toString();
+            // Main dispatches; ArchiveTraining is the entry above it that runs it to train the archive.
+            if (!name.startsWith("Main") && !name.startsWith("ArchiveTraining") && refersTo(c, "dev/proclive/cli/Main")) {
+                intoMain.add(name);
+            }
+            if (name.startsWith("LeaseActions") && refersTo(c, "dev/proclive/cli/LeaseCommand")) {
+                intoTheParser.add(name);
+            }
+        }
+        assertThat(intoMain).as("commands that call back up into Main").isEmpty();
+        assertThat(intoTheParser).as("lease actions that call back into the lease command line's parser").isEmpty();
+        Path training = cli.stream().filter(p -> p.getFileName().toString().equals("ArchiveTraining.class")).findFirst()
+                .orElseThrow();
+        assertThat(refersTo(training, "dev/proclive/cli/Main")).as("the check sees a reference where there is one").isTrue();
+    }
+
     @Test
     void jacksonStaysInTheJsonMappingAndTheCli() throws IOException {
         List<String> offenders = sources().stream()

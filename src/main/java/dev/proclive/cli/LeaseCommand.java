@@ -1,21 +1,12 @@
 package dev.proclive.cli;
 
-import dev.proclive.Identity;
-import dev.proclive.OwnerResolver;
-import dev.proclive.ProcLive;
-import dev.proclive.lease.Acquisition;
-import dev.proclive.lease.LeaseCorruptException;
-import dev.proclive.lease.LeaseLostException;
-import dev.proclive.lease.LeasePolicy;
+import dev.proclive.cli.LeaseActions.Command;
+import dev.proclive.cli.LeaseActions.Store;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.LeaseStore;
-import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
-import java.nio.file.AccessDeniedException;
-import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -32,66 +23,26 @@ import java.util.OptionalLong;
  */
 final class LeaseCommand {
 
-    private static final List<String> ACTIONS = List.of("acquire", "renew", "release", "show", "break", "claim", "run",
-            "keep");
+    /** The actions by name, in the order usage lists them. */
+    private static final Map<String, LeaseActions.Action> ACTIONS = actions();
 
-    /** Which options each action takes, besides where the store is ({@link #where}). */
-    private static final Map<String, List<Options.Spec>> SPECS = Map.of(
-            "acquire", where(Options.Spec.value("--holder"), Options.Spec.repeatable("--skip"),
-                    Options.Spec.value("--ttl"), Options.Spec.flag("--take-unknown"), Options.Spec.value("--wait"),
-                    Options.Spec.value("--print")),
-            "renew", where(Options.Spec.value("--fence"), Options.Spec.value("--ttl")),
-            "release", where(Options.Spec.value("--fence")),
-            "show", where(Options.Spec.value("--print")),
-            "break", where(),
-            "claim", where(Options.Spec.value("--holder"), Options.Spec.repeatable("--skip"), Options.Spec.value("--print")),
-            "run", where(Options.Spec.value("--ttl"), Options.Spec.value("--wait"), Options.Spec.flag("--take-unknown")),
-            "keep", where());
-
-    /** Every action's store: {@code --dir DIR}, or {@code --etcd URL[,URL]...} with {@code --prefix P} and {@code --etcd-ca FILE}. */
-    private static List<Options.Spec> where(Options.Spec... more) {
-        List<Options.Spec> specs = new java.util.ArrayList<>(List.of(Options.Spec.value("--dir"), Options.Spec.value("--etcd"),
-                Options.Spec.value("--prefix"), Options.Spec.value("--etcd-ca")));
-        specs.addAll(List.of(more));
-        return List.copyOf(specs);
+    private static Map<String, LeaseActions.Action> actions() {
+        Map<String, LeaseActions.Action> byName = new java.util.LinkedHashMap<>();
+        LeaseActions.ALL.forEach(a -> byName.put(a.name(), a));
+        return java.util.Collections.unmodifiableMap(byName);
     }
 
-    /** How often {@code lease keep} looks for grants made since. */
-    private static final Duration KEEP_POLL = Duration.ofMillis(500);
-
-    private final PrintStream out;
+    private final LeaseActions.Io io;
     private final PrintStream err;
     private final Map<String, String> env;
-    private final Report report;
 
     LeaseCommand(PrintStream out, PrintStream err, Map<String, String> env) {
-        this.out = out;
+        this.io = new LeaseActions.Io(out, err);
         this.err = err;
         this.env = env;
-        this.report = new Report(out, err);
     }
 
-    /** A command line, parsed before anything is touched. */
-    private record Command(String action, String name, Store store, Optional<Long> holder, List<String> skip,
-                           OptionalLong fence, Optional<Duration> ttl, boolean takeUnknown, Duration waitFor,
-                           boolean printFence, Optional<String> token, List<String> command) {
-    }
-
-    /** Where the leases are: a directory, or etcd. */
-    private record Store(Optional<Path> dir, List<URI> etcd, String prefix, Optional<Path> ca) {
-        /** The store, for {@code action}; a directory that does not exist is created only by those that grant. */
-        LeaseStore open(String action, LeasePolicy policy) throws IOException {
-            if (dir.isEmpty()) {
-                return LeaseStore.etcd(etcd, prefix, policy, ca);
-            }
-            boolean creates = action.equals("acquire") || action.equals("run");
-            if (!creates && !Files.isDirectory(dir.get())) {
-                throw new NoSuchFileException(dir.get().toString(), null, "no such lease directory");
-            }
-            return LeaseStore.open(dir.get(), policy);
-        }
-    }
-
+    /** Parses {@code args} before anything is touched, then hands them to their action, once; its exit code. */
     int run(List<String> args) {
         Command c;
         try {
@@ -100,183 +51,19 @@ final class LeaseCommand {
             Say.line(err, e.getMessage() + " (see proclive lease --help)");
             return ExitCode.USAGE.code();
         }
-        try {
-            if (!c.action().equals("keep")) {
-                LeaseStore.checkName(c.name()); // before the store is touched
-            }
-        } catch (IllegalArgumentException e) {
-            Say.line(err, e.getMessage());
-            return ExitCode.BAD_INPUT.code();
-        }
-        try {
-            LeasePolicy.Builder policy = LeasePolicy.builder().takeUnknownAfterTtl(c.takeUnknown());
-            c.ttl().ifPresent(policy::ttl);
-            LeaseStore store;
-            try {
-                store = c.store().open(c.action(), policy.build());
-            } catch (IllegalArgumentException e) {
-                Say.line(err, e.getMessage() + " (see proclive lease --help)");
-                return ExitCode.USAGE.code();
-            }
-            switch (c.action()) {
-                case "acquire":
-                case "claim":
-                    return acquire(store, c);
-                case "renew":
-                    return renew(store, c);
-                case "release":
-                    return release(store, c);
-                case "show":
-                    return show(store, c);
-                case "run":
-                    return new LeaseRun(report, err).run(store, c.name(), c.command(), c.waitFor());
-                case "keep":
-                    return keep(store);
-                default: // break
-                    Optional<LeaseRecord> broken = store.breakLease(c.name());
-                    if (broken.isEmpty()) {
-                        Say.line(err, "lease " + c.name() + " has no record");
-                        return ExitCode.NONE.code();
-                    }
-                    out.println(broken.get().toJson());
-                    return ExitCode.OK.code();
-            }
-        } catch (LeaseCorruptException e) {
-            Say.line(err, e.getMessage());
-            return ExitCode.BAD_INPUT.code();
-        } catch (IllegalArgumentException e) {
-            // a name this store refuses before it reads or writes anything (on etcd: one ending in .fence)
-            Say.line(err, e.getMessage());
-            return ExitCode.BAD_INPUT.code();
-        } catch (IOException e) {
-            Say.line(err, describe(e));
-            return ExitCode.IO_FAILURE.code();
-        } catch (java.io.UncheckedIOException e) {
-            Say.line(err, describe(e.getCause()));
-            return ExitCode.IO_FAILURE.code();
-        }
-    }
-
-    private int acquire(LeaseStore store, Command c) throws IOException {
-        // The directory, then a corrupt record, are said before the holder is looked for.
-        if (c.store().dir().isPresent() && !Files.isWritable(store.directory())) {
-            throw new AccessDeniedException(store.directory().toString(), null, "the directory is not writable");
-        }
-        store.read(c.name());
-        if (c.action().equals("claim") && c.holder().isEmpty()) {
-            return claimForTheCarrier(store, c);
-        }
-        Optional<Identity> holder;
-        if (c.holder().isEmpty()) {
-            OwnerResolver.Builder resolver = OwnerResolver.builder();
-            c.skip().forEach(resolver::skip);
-            holder = resolver.build().resolve();
-        } else {
-            holder = ProcLive.identify(c.holder().get());
-        }
-        if (holder.isEmpty()) {
-            Say.line(err, "no live holder could be named ("
-                    + c.holder().map(pid -> "pid " + pid).orElse("the owner") + ")");
-            return ExitCode.NONE.code();
-        }
-        Acquisition a = c.action().equals("claim") ? store.claim(c.name(), c.token().orElseThrow(), holder.get())
-                : store.acquire(c.name(), holder.get(), c.waitFor());
-        return report.acquisition(a, c.printFence(), true);
-    }
-
-    /**
-     * {@code lease claim} without {@code --holder}: for the process the token was started in
-     * ({@link LeaseStore#carrierOf}): the {@code sh -c} that {@code lease run} started, or this
-     * command itself when a shell exec'd it; never the launcher above them.
-     */
-    private int claimForTheCarrier(LeaseStore store, Command c) throws IOException {
-        Optional<Identity> carrier = store.carrierOf(c.token().orElseThrow());
-        if (carrier.isEmpty()) {
-            Say.line(err, "this process does not carry " + LeaseStore.TOKEN_VARIABLE + " in its initial environment,"
-                    + " so no holder can be named for the claim: name it with --holder PID");
-            return ExitCode.NONE.code();
-        }
-        return report.acquisition(store.claim(c.name(), c.token().orElseThrow(), carrier.get()), c.printFence(), true);
-    }
-
-    /**
-     * {@code lease keep}: keeps this machine's holders' grants on etcd alive and ends each the moment
-     * its holder dies, until TERM or INT; says so once on stderr when it starts.
-     */
-    private int keep(LeaseStore store) throws IOException {
-        Say.line(err, "keeping the grants of this machine's holders alive; ending each the moment its holder dies");
-        try {
-            store.keepHolders(KEEP_POLL);
-            return ExitCode.OK.code();
-        } catch (InterruptedException e) {
-            return ExitCode.OK.code();
-        }
-    }
-
-    private int renew(LeaseStore store, Command c) throws IOException {
-        try {
-            out.println(store.renew(c.name(), c.fence().getAsLong()).toJson());
-            return ExitCode.OK.code();
-        } catch (LeaseLostException e) {
-            Say.line(err, e.getMessage());
-            return ExitCode.NO.code();
-        }
-    }
-
-    private int show(LeaseStore store, Command c) throws IOException {
-        Optional<LeaseRecord> r = store.read(c.name());
-        if (r.isEmpty()) {
-            Say.line(err, "lease " + c.name() + " has no record");
-            return ExitCode.NONE.code();
-        }
-        out.println(c.printFence() ? Long.toString(r.get().fence())
-                : r.get().toJson(ProcLive.explain(r.get().holder()), Optional.empty()));
-        return ExitCode.OK.code();
-    }
-
-    /** {@code lease release}: 0 released, 1 not this fence's to release, with the reason on stderr. */
-    private int release(LeaseStore store, Command c) throws IOException {
-        long fence = c.fence().getAsLong();
-        if (store.release(c.name(), fence)) {
-            return ExitCode.OK.code();
-        }
-        Optional<LeaseRecord> now = store.read(c.name());
-        if (now.isEmpty()) {
-            Say.line(err, "lease " + c.name() + " has no record: nothing released");
-        } else if (now.get().fence() != fence) {
-            Say.line(err, "lease " + c.name() + " is at fence " + now.get().fence() + ", not " + fence
-                    + ": nothing released (a later grant is not this one's to end)");
-        } else {
-            Say.line(err, "lease " + c.name() + " at fence " + fence + " is not held by the same process any more:"
-                    + " nothing released");
-        }
-        return ExitCode.NO.code();
-    }
-
-    /** An I/O failure in words, without Java's type names: the file, then what went wrong with it. */
-    static String describe(IOException e) {
-        if (e instanceof java.nio.file.FileSystemException f) {
-            String kind = e instanceof NoSuchFileException ? "no such file or directory"
-                    : e instanceof AccessDeniedException ? "permission denied"
-                    : e instanceof java.nio.file.FileAlreadyExistsException ? "it exists already"
-                    : e instanceof java.nio.file.NotDirectoryException ? "not a directory"
-                    : "the file system refused";
-            String reason = f.getReason() == null ? kind : f.getReason();
-            return (f.getFile() == null ? "" : f.getFile() + ": ") + reason
-                    + (f.getOtherFile() == null ? "" : " (" + f.getOtherFile() + ")");
-        }
-        return "I/O error: " + (e.getMessage() == null ? e.toString() : e.getMessage());
+        return c.action().perform(c, io);
     }
 
     private Command parse(List<String> args) {
         if (args.isEmpty()) {
-            throw new Options.Usage("lease needs an action: " + String.join(", ", ACTIONS));
+            throw new Options.Usage("lease needs an action: " + String.join(", ", ACTIONS.keySet()));
         }
         String action = args.get(0);
-        if (!ACTIONS.contains(action)) {
+        LeaseActions.Action chosen = ACTIONS.get(action);
+        if (chosen == null) {
             throw new Options.Usage("unknown lease action: " + action);
         }
-        Options o = Options.parse("lease " + action, args.subList(1, args.size()), SPECS.get(action), action.equals("run"));
+        Options o = Options.parse("lease " + action, args.subList(1, args.size()), chosen.options(), action.equals("run"));
         if (action.equals("keep")) {
             if (!o.words().isEmpty()) {
                 throw new Options.Usage("lease keep takes no NAME (it keeps every grant under the prefix), got "
@@ -334,7 +121,7 @@ final class LeaseCommand {
         if (action.equals("run") && o.rest().isEmpty()) {
             throw new Options.Usage("lease run needs a command after --");
         }
-        return new Command(action, action.equals("keep") ? "" : o.words().get(0), where, holder, o.values("--skip"), fence, ttl, o.has("--take-unknown"),
+        return new Command(chosen, action.equals("keep") ? "" : o.words().get(0), where, holder, o.values("--skip"), fence, ttl, o.has("--take-unknown"),
                 wait, printFence, token, o.rest());
     }
 

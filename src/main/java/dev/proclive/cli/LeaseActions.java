@@ -1,0 +1,376 @@
+package dev.proclive.cli;
+
+import dev.proclive.Identity;
+import dev.proclive.OwnerResolver;
+import dev.proclive.ProcLive;
+import dev.proclive.lease.LeaseCorruptException;
+import dev.proclive.lease.LeaseLostException;
+import dev.proclive.lease.LeasePolicy;
+import dev.proclive.lease.LeaseRecord;
+import dev.proclive.lease.LeaseStore;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * What each {@code proclive lease} action does with a command line {@link LeaseCommand} has
+ * parsed: every action starts the same way ({@link Action#perform}: the name checked before the
+ * store is touched, then the store opened, failures made exit codes), then makes its calls to
+ * the store and says what they came to. Nothing here calls back up into the parser or
+ * {@link Main}.
+ */
+final class LeaseActions {
+
+    private LeaseActions() {
+    }
+
+    /** How often {@code lease keep} looks for grants made since. */
+    private static final Duration KEEP_POLL = Duration.ofMillis(500);
+
+    /** A lease command line, parsed before anything is touched. */
+    record Command(Action action, String name, Store store, Optional<Long> holder, List<String> skip,
+                   OptionalLong fence, Optional<Duration> ttl, boolean takeUnknown, Duration waitFor,
+                   boolean printFence, Optional<String> token, List<String> command) {
+    }
+
+    /** Where the leases are: a directory, or etcd. */
+    record Store(Optional<Path> dir, List<URI> etcd, String prefix, Optional<Path> ca) {
+    }
+
+    /** Where an action speaks: its answer on {@code out}, a refusal or failure as one line on {@code err}. */
+    record Io(PrintStream out, PrintStream err, Report report) {
+        Io(PrintStream out, PrintStream err) {
+            this(out, err, new Report(out, err));
+        }
+    }
+
+    /** One action: its name, the options it takes besides where the store is, and what it does. */
+    abstract static class Action {
+
+        private final String name;
+        private final List<Options.Spec> options;
+
+        Action(String name, Options.Spec... options) {
+            this.name = name;
+            List<Options.Spec> specs = new java.util.ArrayList<>(List.of(Options.Spec.value("--dir"),
+                    Options.Spec.value("--etcd"), Options.Spec.value("--prefix"), Options.Spec.value("--etcd-ca")));
+            specs.addAll(List.of(options));
+            this.options = List.copyOf(specs);
+        }
+
+        /** As the command line names it: {@code acquire}. */
+        final String name() {
+            return name;
+        }
+
+        /** Every option it takes: where the store is ({@code --dir}, or {@code --etcd} with {@code --prefix}, {@code --etcd-ca}), then its own. */
+        final List<Options.Spec> options() {
+            return options;
+        }
+
+        /** Whether it names a lease: all but {@code keep}, which keeps every grant under the prefix. */
+        boolean named() {
+            return true;
+        }
+
+        /** Whether a lease directory that does not exist is created for it: only for those that grant. */
+        boolean creates() {
+            return false;
+        }
+
+        /**
+         * Does it: the name is checked before the store is touched, the store opened, then
+         * {@link #on}. When several apply, the first of name, directory, corrupt record wins.
+         *
+         * @return the exit code
+         */
+        final int perform(Command c, Io io) {
+            try {
+                if (named()) {
+                    LeaseStore.checkName(c.name());
+                }
+            } catch (IllegalArgumentException e) {
+                Say.line(io.err(), e.getMessage());
+                return ExitCode.BAD_INPUT.code();
+            }
+            try {
+                LeasePolicy.Builder policy = LeasePolicy.builder().takeUnknownAfterTtl(c.takeUnknown());
+                c.ttl().ifPresent(policy::ttl);
+                LeaseStore store;
+                try {
+                    store = open(c.store(), policy.build());
+                } catch (IllegalArgumentException e) {
+                    Say.line(io.err(), e.getMessage() + " (see proclive lease --help)");
+                    return ExitCode.USAGE.code();
+                }
+                return on(store, c, io);
+            } catch (LeaseCorruptException e) {
+                Say.line(io.err(), e.getMessage());
+                return ExitCode.BAD_INPUT.code();
+            } catch (IllegalArgumentException e) {
+                // a name this store refuses before it reads or writes anything (on etcd: one ending in .fence)
+                Say.line(io.err(), e.getMessage());
+                return ExitCode.BAD_INPUT.code();
+            } catch (IOException e) {
+                Say.line(io.err(), describe(e));
+                return ExitCode.IO_FAILURE.code();
+            } catch (java.io.UncheckedIOException e) {
+                Say.line(io.err(), describe(e.getCause()));
+                return ExitCode.IO_FAILURE.code();
+            }
+        }
+
+        /** The store, for this action; a directory that does not exist is created only by those that grant. */
+        private LeaseStore open(Store where, LeasePolicy policy) throws IOException {
+            if (where.dir().isEmpty()) {
+                return LeaseStore.etcd(where.etcd(), where.prefix(), policy, where.ca());
+            }
+            if (!creates() && !Files.isDirectory(where.dir().get())) {
+                throw new NoSuchFileException(where.dir().get().toString(), null, "no such lease directory");
+            }
+            return LeaseStore.open(where.dir().get(), policy);
+        }
+
+        /** What this action does with the open store; its exit code. */
+        abstract int on(LeaseStore store, Command c, Io io) throws IOException;
+    }
+
+    /** Every action, in the order usage lists them. */
+    static final List<Action> ALL = List.of(new Acquire(), new Renew(), new Release(), new Show(), new Break(),
+            new Claim(), new Run(), new Keep());
+
+    /** An I/O failure in words, without Java's type names: the file, then what went wrong with it. */
+    static String describe(IOException e) {
+        if (e instanceof java.nio.file.FileSystemException f) {
+            String kind = e instanceof NoSuchFileException ? "no such file or directory"
+                    : e instanceof AccessDeniedException ? "permission denied"
+                    : e instanceof java.nio.file.FileAlreadyExistsException ? "it exists already"
+                    : e instanceof java.nio.file.NotDirectoryException ? "not a directory"
+                    : "the file system refused";
+            String reason = f.getReason() == null ? kind : f.getReason();
+            return (f.getFile() == null ? "" : f.getFile() + ": ") + reason
+                    + (f.getOtherFile() == null ? "" : " (" + f.getOtherFile() + ")");
+        }
+        return "I/O error: " + (e.getMessage() == null ? e.toString() : e.getMessage());
+    }
+
+    /**
+     * {@code lease acquire}: for the holder named ({@code --holder PID}), or this command's owner;
+     * the directory, then a corrupt record, are said before the holder is looked for.
+     */
+    static final class Acquire extends Action {
+        Acquire() {
+            super("acquire", Options.Spec.value("--holder"), Options.Spec.repeatable("--skip"),
+                    Options.Spec.value("--ttl"), Options.Spec.flag("--take-unknown"), Options.Spec.value("--wait"),
+                    Options.Spec.value("--print"));
+        }
+
+        @Override
+        boolean creates() {
+            return true;
+        }
+
+        @Override
+        int on(LeaseStore store, Command c, Io io) throws IOException {
+            Optional<Identity> holder = holder(store, c, io);
+            if (holder.isEmpty()) {
+                return ExitCode.NONE.code();
+            }
+            return io.report().acquisition(store.acquire(c.name(), holder.get(), c.waitFor()), c.printFence(), true);
+        }
+    }
+
+    /**
+     * {@code lease claim}: a reservation taken over by the process that carries its token, named
+     * with {@code --holder PID} or, without it, the one the token was started in.
+     */
+    static final class Claim extends Action {
+        Claim() {
+            super("claim", Options.Spec.value("--holder"), Options.Spec.repeatable("--skip"),
+                    Options.Spec.value("--print"));
+        }
+
+        @Override
+        int on(LeaseStore store, Command c, Io io) throws IOException {
+            String token = c.token().orElseThrow();
+            Optional<Identity> holder = c.holder().isEmpty() ? carrier(store, c, io, token) : holder(store, c, io);
+            if (holder.isEmpty()) {
+                return ExitCode.NONE.code();
+            }
+            return io.report().acquisition(store.claim(c.name(), token, holder.get()), c.printFence(), true);
+        }
+
+        /**
+         * Without {@code --holder}: the process the token was started in ({@link LeaseStore#carrierOf}):
+         * the {@code sh -c} that {@code lease run} started, or this command itself when a shell
+         * exec'd it; never the launcher above them.
+         */
+        private static Optional<Identity> carrier(LeaseStore store, Command c, Io io, String token) throws IOException {
+            checkStore(store, c);
+            Optional<Identity> carrier = store.carrierOf(token);
+            if (carrier.isEmpty()) {
+                Say.line(io.err(), "this process does not carry " + LeaseStore.TOKEN_VARIABLE
+                        + " in its initial environment, so no holder can be named for the claim: name it with --holder PID");
+            }
+            return carrier;
+        }
+    }
+
+    /** A directory that cannot be written to, then a corrupt record: said before any holder is looked for. */
+    private static void checkStore(LeaseStore store, Command c) throws IOException {
+        if (c.store().dir().isPresent() && !Files.isWritable(store.directory())) {
+            throw new AccessDeniedException(store.directory().toString(), null, "the directory is not writable");
+        }
+        store.read(c.name());
+    }
+
+    /** The holder {@code --holder} names, or this command's owner; said on stderr when there is none alive. */
+    private static Optional<Identity> holder(LeaseStore store, Command c, Io io) throws IOException {
+        checkStore(store, c);
+        Optional<Identity> holder;
+        if (c.holder().isEmpty()) {
+            OwnerResolver.Builder resolver = OwnerResolver.builder();
+            c.skip().forEach(resolver::skip);
+            holder = resolver.build().resolve();
+        } else {
+            holder = ProcLive.identify(c.holder().get());
+        }
+        if (holder.isEmpty()) {
+            Say.line(io.err(), "no live holder could be named ("
+                    + c.holder().map(pid -> "pid " + pid).orElse("the owner") + ")");
+        }
+        return holder;
+    }
+
+    /** {@code lease renew}: the renewed record on stdout; 1 when the fence's grant is lost. */
+    static final class Renew extends Action {
+        Renew() {
+            super("renew", Options.Spec.value("--fence"), Options.Spec.value("--ttl"));
+        }
+
+        @Override
+        int on(LeaseStore store, Command c, Io io) throws IOException {
+            try {
+                io.out().println(store.renew(c.name(), c.fence().getAsLong()).toJson());
+                return ExitCode.OK.code();
+            } catch (LeaseLostException e) {
+                Say.line(io.err(), e.getMessage());
+                return ExitCode.NO.code();
+            }
+        }
+    }
+
+    /** {@code lease release}: 0 released, 1 not this fence's to release, with the reason on stderr. */
+    static final class Release extends Action {
+        Release() {
+            super("release", Options.Spec.value("--fence"));
+        }
+
+        @Override
+        int on(LeaseStore store, Command c, Io io) throws IOException {
+            long fence = c.fence().getAsLong();
+            if (store.release(c.name(), fence)) {
+                return ExitCode.OK.code();
+            }
+            Optional<LeaseRecord> now = store.read(c.name());
+            if (now.isEmpty()) {
+                Say.line(io.err(), "lease " + c.name() + " has no record: nothing released");
+            } else if (now.get().fence() != fence) {
+                Say.line(io.err(), "lease " + c.name() + " is at fence " + now.get().fence() + ", not " + fence
+                        + ": nothing released (a later grant is not this one's to end)");
+            } else {
+                Say.line(io.err(), "lease " + c.name() + " at fence " + fence
+                        + " is not held by the same process any more: nothing released");
+            }
+            return ExitCode.NO.code();
+        }
+    }
+
+    /** {@code lease show}: the record with its holder's verdict, or its fence alone. */
+    static final class Show extends Action {
+        Show() {
+            super("show", Options.Spec.value("--print"));
+        }
+
+        @Override
+        int on(LeaseStore store, Command c, Io io) throws IOException {
+            Optional<LeaseRecord> r = store.read(c.name());
+            if (r.isEmpty()) {
+                Say.line(io.err(), "lease " + c.name() + " has no record");
+                return ExitCode.NONE.code();
+            }
+            io.out().println(c.printFence() ? Long.toString(r.get().fence())
+                    : r.get().toJson(ProcLive.explain(r.get().holder()), Optional.empty()));
+            return ExitCode.OK.code();
+        }
+    }
+
+    /** {@code lease break}: the record as it was, ended whoever holds it. */
+    static final class Break extends Action {
+        Break() {
+            super("break");
+        }
+
+        @Override
+        int on(LeaseStore store, Command c, Io io) throws IOException {
+            Optional<LeaseRecord> broken = store.breakLease(c.name());
+            if (broken.isEmpty()) {
+                Say.line(io.err(), "lease " + c.name() + " has no record");
+                return ExitCode.NONE.code();
+            }
+            io.out().println(broken.get().toJson());
+            return ExitCode.OK.code();
+        }
+    }
+
+    /** {@code lease run}: see {@link LeaseRun}. */
+    static final class Run extends Action {
+        Run() {
+            super("run", Options.Spec.value("--ttl"), Options.Spec.value("--wait"), Options.Spec.flag("--take-unknown"));
+        }
+
+        @Override
+        boolean creates() {
+            return true;
+        }
+
+        @Override
+        int on(LeaseStore store, Command c, Io io) throws IOException {
+            return new LeaseRun(io.report(), io.err()).run(store, c.name(), c.command(), c.waitFor());
+        }
+    }
+
+    /**
+     * {@code lease keep}: keeps this machine's holders' grants on etcd alive and ends each the moment
+     * its holder dies, until TERM or INT; says so once on stderr when it starts.
+     */
+    static final class Keep extends Action {
+        Keep() {
+            super("keep");
+        }
+
+        @Override
+        boolean named() {
+            return false;
+        }
+
+        @Override
+        int on(LeaseStore store, Command c, Io io) throws IOException {
+            Say.line(io.err(), "keeping the grants of this machine's holders alive; ending each the moment its holder dies");
+            try {
+                store.keepHolders(KEEP_POLL);
+            } catch (InterruptedException e) {
+                // TERM or INT: done
+            }
+            return ExitCode.OK.code();
+        }
+    }
+}
