@@ -3,7 +3,9 @@
 # same machine, medians and ratios of one run:
 #   target/proclive owner, and check (an identity on stdin), with the archive the build made
 #   java -jar target/proclive-cli.jar owner
-#   the JVM's own floor: an empty main started with the launcher's flags
+#   the JVM's own floor: an empty main started with the launcher's flags and archive (its class
+#   path the CLI jar's, the empty main's directory after it, as an archive allows); and, for
+#   reference, the same empty main without the archive
 # The JDK is JAVA_HOME's (else java on PATH); the build is made with it, so its archive is that
 # JDK's: a dynamic archive before 25, an ahead-of-time cache from 25 on.
 #
@@ -20,12 +22,19 @@ printf 'public class Empty { public static void main(String[] a) { } }\n' > "$wo
 "${java%java}javac" -d "$work" "$work/Empty.java" 2>/dev/null || javac -d "$work" "$work/Empty.java"
 flags="-XX:TieredStopAtLevel=1 -XX:-UsePerfData -XX:+UnlockDiagnosticVMOptions -XX:-DisplayVMOutput -Xlog:disable -Xlog:all=off"
 printf '{"pid":1,"start":"1"}' > "$work/id.json"
+# The archive as the launcher uses it (see src/main/sh/proclive), for the empty main too.
+kind=$(awk '{print $2}' target/proclive-cli.jsa.size 2>/dev/null || true)
+case $kind in
+  aot) archived="-XX:+IgnoreUnrecognizedVMOptions --enable-native-access=ALL-UNNAMED -XX:AOTCache=target/proclive-cli.jsa" ;;
+  cds|cds-jar) archived="-Xshare:auto -XX:SharedArchiveFile=target/proclive-cli.jsa" ;;
+  *) archived="" ;;
+esac
 
 ns() { local s e; s=$(date +%s%N); "$@" >/dev/null 2>&1; e=$(date +%s%N); echo $((e - s)); }
 median_ms() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2; printf "%.1f", m/1e6}'; }
 check() { env PROCLIVE_JAVA="$java" target/proclive check < "$work/id.json"; }
 
-plain=(); owner=(); checks=(); empty=(); base=()
+plain=(); owner=(); checks=(); empty=(); bare=(); base=()
 for _ in 1 2 3; do
   ns "$java" -jar target/proclive-cli.jar owner >/dev/null
   ns env PROCLIVE_JAVA="$java" target/proclive owner >/dev/null
@@ -35,10 +44,13 @@ for _ in $(seq 1 "$runs"); do
   owner+=("$(ns env PROCLIVE_JAVA="$java" target/proclive owner)")
   checks+=("$(ns check)")
   # shellcheck disable=SC2086
-  empty+=("$(ns "$java" $flags -cp "$work" Empty)")
+  empty+=("$(ns "$java" $flags $archived -cp "target/proclive-cli.jar:$work" Empty)")
+  # shellcheck disable=SC2086
+  bare+=("$(ns "$java" $flags -cp "$work" Empty)")
   if [ -n "${BASELINE_JAR:-}" ]; then base+=("$(ns "$java" -jar "$BASELINE_JAR" owner)"); fi
 done
 p=$(median_ms "${plain[@]}"); o=$(median_ms "${owner[@]}"); c=$(median_ms "${checks[@]}"); e=$(median_ms "${empty[@]}")
+n=$(median_ms "${bare[@]}")
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a/b}'; }
 echo "$("$java" -version 2>&1 | head -1), $(uname -sr), $(nproc) cores; $runs runs each, alternating;" \
   "the build's archive: $(cat target/proclive-cli.jsa.size 2>/dev/null || echo none)"
@@ -48,7 +60,8 @@ echo "|---|---:|---:|---:|"
 echo "| java -jar target/proclive-cli.jar owner | $p ms | 1.00 | $(ratio "$p" "$e") |"
 echo "| target/proclive owner | $o ms | $(ratio "$o" "$p") | $(ratio "$o" "$e") |"
 echo "| target/proclive check (stdin) | $c ms | $(ratio "$c" "$p") | $(ratio "$c" "$e") |"
-echo "| an empty main, the launcher's flags | $e ms | $(ratio "$e" "$p") | 1.00 |"
+echo "| an empty main, the launcher's flags and archive | $e ms | $(ratio "$e" "$p") | 1.00 |"
+echo "| an empty main, the launcher's flags, no archive | $n ms | $(ratio "$n" "$p") | $(ratio "$n" "$e") |"
 if [ -n "${BASELINE_JAR:-}" ]; then
   b=$(median_ms "${base[@]}")
   echo "| java -jar \$BASELINE_JAR owner | $b ms | $(ratio "$b" "$p") | $(ratio "$b" "$e") |"
