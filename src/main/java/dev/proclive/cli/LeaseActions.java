@@ -304,8 +304,7 @@ final class LeaseActions {
         int on(LeaseStore store, Command c, Io io) throws IOException {
             Optional<LeaseRecord> r = store.read(c.name());
             if (r.isEmpty()) {
-                Say.line(io.err(), "lease " + c.name() + " has no record");
-                return ExitCode.NONE.code();
+                return noRecord(c, io);
             }
             io.out().println(c.printFence() ? Long.toString(r.get().fence())
                     : r.get().toJson(ProcLive.explain(r.get().holder()), Optional.empty()));
@@ -323,12 +322,17 @@ final class LeaseActions {
         int on(LeaseStore store, Command c, Io io) throws IOException {
             Optional<LeaseRecord> broken = store.breakLease(c.name());
             if (broken.isEmpty()) {
-                Say.line(io.err(), "lease " + c.name() + " has no record");
-                return ExitCode.NONE.code();
+                return noRecord(c, io);
             }
             io.out().println(broken.get().toJson());
             return ExitCode.OK.code();
         }
+    }
+
+    /** That the lease has no record, on stderr; exit 3. */
+    private static int noRecord(Command c, Io io) {
+        Say.line(io.err(), "lease " + c.name() + " has no record");
+        return ExitCode.NONE.code();
     }
 
     /** {@code lease run}: see {@link LeaseRun}. */
