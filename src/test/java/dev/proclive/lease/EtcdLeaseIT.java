@@ -75,6 +75,31 @@ class EtcdLeaseIT {
         return EtcdGateway.open(etcd.endpoints(), Optional.empty(), Duration.ofSeconds(5));
     }
 
+    /** What ends a wait in {@link #grantedAfter}: a kill, a release. */
+    interface Event {
+        void happen() throws Exception;
+    }
+
+    /**
+     * Starts {@code waiting} on another thread, lets it wait 500 ms, then makes {@code event}
+     * happen: the wait is granted, and this is how many milliseconds after the event.
+     */
+    private static long grantedAfter(java.util.concurrent.Callable<Acquisition> waiting, Event event) throws Exception {
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            Future<Acquisition> answer = pool.submit(waiting);
+            Thread.sleep(500);
+            long at = System.nanoTime();
+            event.happen();
+            Acquisition a = answer.get(20, TimeUnit.SECONDS);
+            long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - at);
+            assertThat(a).isInstanceOf(Acquisition.Granted.class);
+            return ms;
+        } finally {
+            pool.shutdown();
+        }
+    }
+
     /** The mod_revision of a key, 0 when it is absent. */
     private long modRevision(String key) throws IOException {
         return raw().txn(List.of(), List.of(new Etcd.Get(key))).reads().get(0).map(Etcd.KeyValue::modRevision).orElse(0L);
@@ -193,15 +218,7 @@ class EtcdLeaseIT {
         Process p = children.start("sleep", "120");
         store.acquire("build", ProcLive.identify(p.pid()).orElseThrow());
         Identity waiter = sleeper();
-        ExecutorService pool = Executors.newSingleThreadExecutor();
-        Future<Acquisition> waiting = pool.submit(() -> store.acquire("build", waiter, Duration.ofSeconds(20)));
-        Thread.sleep(500);
-        long killed = System.nanoTime();
-        p.destroyForcibly();
-        Acquisition a = waiting.get(20, TimeUnit.SECONDS);
-        long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
-        pool.shutdown();
-        assertThat(a).isInstanceOf(Acquisition.Granted.class);
+        long ms = grantedAfter(() -> store.acquire("build", waiter, Duration.ofSeconds(20)), p::destroyForcibly);
         assertThat(ms).as("granted %d ms after the kill", ms).isLessThan(2_000);
     }
 
@@ -210,16 +227,8 @@ class EtcdLeaseIT {
         LeaseStore store = store(Duration.ofSeconds(30));
         Lease held = ((Acquisition.Granted) store.acquire("build", sleeper())).lease();
         Identity waiter = sleeper();
-        ExecutorService pool = Executors.newSingleThreadExecutor();
-        Future<Acquisition> waiting = pool.submit(() -> store(Duration.ofSeconds(30)).acquire("build", waiter,
-                Duration.ofSeconds(20)));
-        Thread.sleep(500);
-        long released = System.nanoTime();
-        held.release();
-        Acquisition a = waiting.get(20, TimeUnit.SECONDS);
-        long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - released);
-        pool.shutdown();
-        assertThat(a).isInstanceOf(Acquisition.Granted.class);
+        long ms = grantedAfter(() -> store(Duration.ofSeconds(30)).acquire("build", waiter, Duration.ofSeconds(20)),
+                held::release);
         assertThat(ms).as("granted %d ms after the release (a poll would take 2 s)", ms).isLessThan(1_000);
     }
 
