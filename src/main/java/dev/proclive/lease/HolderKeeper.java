@@ -40,7 +40,7 @@ final class HolderKeeper {
                 if (now.liveness() == Liveness.DEAD) {
                     // Proven here: ended now, as a newcomer here would take it over, so that nobody
                     // elsewhere waits out a TTL that another grant on the same etcd lease keeps renewing.
-                    keeper.end(r.name(), r.fence(), Optional.of(r.holder()), LeaseRecord.Ending.How.EXITED,
+                    keeper.grants().end(r.name(), r.fence(), Optional.of(r.holder()), LeaseRecord.Ending.How.EXITED,
                             OptionalLong.empty(), Optional.of(now));
                     continue;
                 }
@@ -51,7 +51,7 @@ final class HolderKeeper {
                 etcd.keep(r, g.etcdLease());
                 keeper.onExit(r.holder()).thenAccept(end -> {
                     try {
-                        keeper.end(r.name(), r.fence(), Optional.of(r.holder()), LeaseRecord.Ending.How.EXITED,
+                        keeper.grants().end(r.name(), r.fence(), Optional.of(r.holder()), LeaseRecord.Ending.How.EXITED,
                                 OptionalLong.empty(), Optional.of(end));
                     } catch (IOException | RuntimeException e) {
                         // its keep-alive stopped with its holder: it expires by itself

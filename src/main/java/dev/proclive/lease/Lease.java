@@ -72,7 +72,7 @@ public final class Lease implements AutoCloseable {
      * @throws IOException        if the files cannot be read or written
      */
     public LeaseRecord renew() throws IOException {
-        LeaseRecord renewed = keeper.renew(name, fence, Optional.of(holder));
+        LeaseRecord renewed = keeper.grants().renew(name, fence, Optional.of(holder));
         record = renewed;
         return renewed;
     }
@@ -85,7 +85,7 @@ public final class Lease implements AutoCloseable {
      * @throws IOException if the files cannot be read or written
      */
     public boolean release() throws IOException {
-        return keeper.end(name, fence, Optional.of(holder), LeaseRecord.Ending.How.RELEASED, OptionalLong.empty());
+        return keeper.grants().end(name, fence, Optional.of(holder), LeaseRecord.Ending.How.RELEASED, OptionalLong.empty());
     }
 
     /**
@@ -99,7 +99,7 @@ public final class Lease implements AutoCloseable {
      * @throws IOException if the files cannot be read or written
      */
     public boolean exited(int exitCode) throws IOException {
-        return keeper.end(name, fence, Optional.of(holder), LeaseRecord.Ending.How.EXITED, OptionalLong.of(exitCode));
+        return keeper.grants().end(name, fence, Optional.of(holder), LeaseRecord.Ending.How.EXITED, OptionalLong.of(exitCode));
     }
 
     /**
@@ -113,7 +113,7 @@ public final class Lease implements AutoCloseable {
      * @throws IOException              if the files cannot be read or written
      */
     public Lease handOff(Identity newHolder) throws IOException {
-        return new Lease(keeper, keeper.handOff(name, fence, holder, newHolder), token);
+        return new Lease(keeper, keeper.grants().handOff(name, fence, holder, newHolder), token);
     }
 
     /**

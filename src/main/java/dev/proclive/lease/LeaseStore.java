@@ -199,7 +199,7 @@ public final class LeaseStore {
         LeaseKeeper keeper = new LeaseKeeper(book, policy, self, checker, checker.introspector(), clock, pause);
         book.ender(grant -> {
             try {
-                keeper.end(grant.name(), grant.fence(), Optional.of(grant.holder()), LeaseRecord.Ending.How.EXITED,
+                keeper.grants().end(grant.name(), grant.fence(), Optional.of(grant.holder()), LeaseRecord.Ending.How.EXITED,
                         OptionalLong.empty());
             } catch (IOException | RuntimeException e) {
                 // not kept any more: it expires by itself
@@ -452,7 +452,7 @@ public final class LeaseStore {
      */
     public LeaseRecord renew(String name, long fence) throws IOException {
         checkName(name);
-        return keeper.renew(name, fence, Optional.empty());
+        return keeper.grants().renew(name, fence, Optional.empty());
     }
 
     /**
@@ -465,7 +465,7 @@ public final class LeaseStore {
      */
     public boolean release(String name, long fence) throws IOException {
         checkName(name);
-        return keeper.end(name, fence, Optional.empty(), LeaseRecord.Ending.How.RELEASED, OptionalLong.empty());
+        return keeper.grants().end(name, fence, Optional.empty(), LeaseRecord.Ending.How.RELEASED, OptionalLong.empty());
     }
 
     /**
@@ -479,7 +479,7 @@ public final class LeaseStore {
      */
     public Optional<LeaseRecord> breakLease(String name) throws IOException {
         checkName(name);
-        return keeper.breakLease(name);
+        return keeper.grants().breakLease(name);
     }
 
     /**

@@ -37,7 +37,7 @@ final class Spawner {
             p = command.start();
         } catch (IOException | RuntimeException e) {
             try {
-                keeper.end(name, reserved.fence(), Optional.of(reserved.holder()), LeaseRecord.Ending.How.SPAWN_FAILED,
+                keeper.grants().end(name, reserved.fence(), Optional.of(reserved.holder()), LeaseRecord.Ending.How.SPAWN_FAILED,
                         OptionalLong.empty());
             } catch (IOException | RuntimeException ending) {
                 e.addSuppressed(ending);
@@ -73,7 +73,7 @@ final class Spawner {
      * The reservation handed to the started child ({@code child}, as identified): held by it, fence
      * kept. A child that exits before it can be identified or handed the lease ends it as
      * {@code exited} (or, while its token lives on, leaves it its own, judged by the carriers:
-     * {@link LeaseKeeper#childExited}); one that runs but cannot be identified keeps it reserved
+     * {@link Grants#childExited}); one that runs but cannot be identified keeps it reserved
      * (it carries the token).
      *
      * @return the lease whose end the child's exit still has to record; empty when it is recorded
@@ -92,7 +92,7 @@ final class Spawner {
                 Identity self = reserved.holder();
                 Identity exited = child.orElseGet(() -> new Identity(p.pid(), "", self.boot(), self.host(), "",
                         self.pidns(), self.machine())); // its pid alone: it exited before it could be identified
-                keeper.childExited(name, reserved.fence(), self, exited, OptionalLong.of(p.exitValue()),
+                keeper.grants().childExited(name, reserved.fence(), self, exited, OptionalLong.of(p.exitValue()),
                         Verdict.of(Reason.EXITED, "pid " + p.pid() + ", started for the lease, exited with status "
                                 + p.exitValue() + " before the hand-off"));
                 return Optional.empty();
@@ -112,7 +112,7 @@ final class Spawner {
         p.onExit().thenAccept(done -> {
             try {
                 if (!lease.exited(done.exitValue()) && child.isPresent() && !child.get().equals(lease.holder())) {
-                    keeper.end(lease.name(), lease.fence(), child, LeaseRecord.Ending.How.EXITED,
+                    keeper.grants().end(lease.name(), lease.fence(), child, LeaseRecord.Ending.How.EXITED,
                             OptionalLong.of(done.exitValue()));
                 }
             } catch (IOException | RuntimeException e) {

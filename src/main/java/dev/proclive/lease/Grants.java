@@ -1,0 +1,257 @@
+package dev.proclive.lease;
+
+import dev.proclive.Identity;
+import dev.proclive.Liveness;
+import dev.proclive.LivenessChecker;
+import dev.proclive.Verdict;
+import dev.proclive.spi.EnvironmentScan;
+import dev.proclive.spi.ProcessIntrospector;
+import java.io.IOException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.Optional;
+
+/**
+ * What happens to a grant once {@link LeaseKeeper} has made it, each under the lease's lock:
+ * renewed, handed off, adopted by a carrier of its token, ended (as released, exited, or a
+ * spawned child's end), broken. Every write first proves the record is one this store can trust
+ * ({@link #trusted}: not rolled back below the guard).
+ */
+final class Grants {
+
+    private final LeaseBook book;
+    private final LeasePolicy policy;
+    private final Identity writer;
+    private final LivenessChecker checker;
+    private final ProcessIntrospector introspector;
+    private final Clock clock;
+    private final TokenCarriers carriers;
+
+    Grants(LeaseBook book, LeasePolicy policy, Identity writer, LivenessChecker checker, ProcessIntrospector introspector,
+           Clock clock, TokenCarriers carriers) {
+        this.book = book;
+        this.policy = policy;
+        this.writer = writer;
+        this.checker = checker;
+        this.introspector = introspector;
+        this.clock = clock;
+        this.carriers = carriers;
+    }
+
+    /** The store's time, to the millisecond. */
+    Instant now() {
+        return clock.instant().truncatedTo(ChronoUnit.MILLIS);
+    }
+
+    /**
+     * Now, or {@code earliest} if the clock reads earlier (it was stepped back): evidence this store
+     * writes never contradicts itself (an ending before its grant is a corrupt record).
+     */
+    Instant notBefore(Instant earliest) {
+        Instant now = now();
+        return now.isBefore(earliest) ? earliest : now;
+    }
+
+    /**
+     * {@code r} made the holding of {@code found}, a carrier of its token, fence kept
+     * ({@code adoptedBy: token}), and written; empty when that process has ended since the scan.
+     */
+    Optional<LeaseRecord> adopt(String name, LeaseBook.Guard guard, LeaseRecord r, dev.proclive.spi.ProcessInfo found, Instant now)
+            throws IOException {
+        Optional<Identity> carrier = checker.identify(found.pid()).filter(id -> id.start().equals(found.start()));
+        if (carrier.isEmpty()) {
+            return Optional.empty();
+        }
+        LeaseRecord adopted = new LeaseRecord(name, r.fence(), LeaseRecord.State.HELD, carrier.get(), writer,
+                r.acquiredAt(), now, r.ttl(), r.previous(), r.tokenDigest(), r.reserverUid(), Optional.of("token"),
+                r.startedAfter(), Optional.empty());
+        guard.replace(adopted);
+        return Optional.of(adopted);
+    }
+
+    /**
+     * A granted record, if its fence is not below the guard's: one that is was restored from an old
+     * copy (the guard only grows), and renewing it would hand out a fence already given. Unless its
+     * holder is of an earlier boot: that is what a power loss leaves (the guard is forced, the
+     * directory need not be), and such a holder is DEAD, so the next grant, above the guard, is safe.
+     */
+    LeaseRecord trusted(String name, LeaseRecord granted, LeaseBook.Guard guard) throws IOException {
+        long highest = guard.fence();
+        Optional<String> boot = introspector.bootId();
+        boolean earlierBoot = boot.isPresent() && !granted.holder().boot().isEmpty()
+                && !granted.holder().boot().equals(boot.get());
+        if (granted.fence() < highest && !earlierBoot) {
+            throw new LeaseCorruptException(name, "the record is " + granted.state().json() + " at fence " + granted.fence()
+                    + " but fence " + highest + " was granted since: it was rolled back; break the lease to go on");
+        }
+        return granted;
+    }
+
+    /** The record of a grant that must still be {@code fence}'s and {@code holder}'s, or why it is lost. */
+    private static LeaseRecord still(String name, Optional<LeaseRecord> current, long fence, Optional<Identity> holder)
+            throws LeaseLostException {
+        LeaseRecord r = current.orElseThrow(() -> new LeaseLostException(name, "there is no record"));
+        if (!r.granted() || r.fence() != fence || holder.isPresent() && !LeaseRules.sameProcess(r.holder(), holder.get())) {
+            throw new LeaseLostException(name, "the record is " + r.state().json() + " at fence " + r.fence()
+                    + " for pid " + r.holder().pid() + ", not granted at fence " + fence
+                    + holder.map(h -> " for pid " + h.pid()).orElse(""));
+        }
+        return r;
+    }
+
+    /** Renews the grant at {@code fence} (of {@code holder}, when given); the record's TTL kept unless the policy sets one. */
+    LeaseRecord renew(String name, long fence, Optional<Identity> holder) throws IOException {
+        if (book.lost(name, fence)) {
+            throw new LeaseLostException(name, "its keep-alive failed for longer than its TTL allows");
+        }
+        return book.locked(name, guard -> {
+            LeaseRecord r = still(name, guard.record(), fence, holder);
+            trusted(name, r, guard);
+            Duration ttl = policy.renewalTtl().orElse(r.ttl());
+            LeaseRecord renewed = r.renewed(writer, now(), ttl);
+            guard.replace(renewed);
+            return renewed;
+        });
+    }
+
+    /**
+     * Ends the grant at {@code fence} (of {@code holder}, when given) as {@code how}: a released
+     * record that says how, with the holder's verdict now.
+     *
+     * @return true if it is ended at that fence now (also when it already was); false, and nothing
+     *         written, when there is no record, it is at another fence or another holder's
+     */
+    boolean end(String name, long fence, Optional<Identity> holder, LeaseRecord.Ending.How how,
+                java.util.OptionalLong exitCode) throws IOException {
+        return end(name, fence, holder, how, exitCode, Optional.empty());
+    }
+
+    /** As {@link #end}, with the verdict to record (the holder's end as its watch or a keeper saw it). */
+    boolean end(String name, long fence, Optional<Identity> holder, LeaseRecord.Ending.How how,
+                java.util.OptionalLong exitCode, Optional<Verdict> verdict) throws IOException {
+        return end(name, fence, holder, how, exitCode, verdict, Optional.empty());
+    }
+
+    /**
+     * A reservation's child that exited before it was handed the lease ({@code child}: as
+     * identified, or by its pid alone when it exited before that): the lease ends as exited with
+     * {@code verdict} once nothing carries its token. While a process the child started may carry
+     * it (a chain that re-forks ended under every pass of the scan), the lease becomes the child's
+     * — DEAD now — so that it is judged by its carriers from then on, never held on by the live
+     * reserver.
+     *
+     * @return as {@link #end}
+     */
+    boolean childExited(String name, long fence, Identity reserver, Identity child, java.util.OptionalLong exitCode,
+                        Verdict verdict) throws IOException {
+        return end(name, fence, Optional.of(reserver), LeaseRecord.Ending.How.EXITED, exitCode, Optional.of(verdict),
+                Optional.of(child));
+    }
+
+    private boolean end(String name, long fence, Optional<Identity> holder, LeaseRecord.Ending.How how,
+                        java.util.OptionalLong exitCode, Optional<Verdict> verdict, Optional<Identity> child)
+            throws IOException {
+        return book.locked(name, guard -> {
+            Optional<LeaseRecord> current = guard.record();
+            if (current.isEmpty() || current.get().fence() != fence) {
+                return false;
+            }
+            LeaseRecord r = current.get();
+            if (!r.granted()) {
+                return true;
+            }
+            if (holder.isPresent() && !LeaseRules.sameProcess(r.holder(), holder.get())) {
+                return false;
+            }
+            trusted(name, r, guard);
+            if (how == LeaseRecord.Ending.How.EXITED && r.tokenDigest().isPresent()) {
+                Carriers left = carriers(name, guard, r);
+                if (left == Carriers.PERHAPS && child.isPresent() && r.state() == LeaseRecord.State.RESERVED) {
+                    guard.replace(r.with(LeaseRecord.State.HELD, child.get(), writer, Optional.empty())
+                            .renewed(writer, now(), r.ttl()));
+                }
+                if (left != Carriers.GONE) {
+                    return false; // the token lives on in a process the child started: the lease is still in use
+                }
+            }
+            Verdict then = verdict.orElseGet(() -> checker.explain(r.holder()));
+            guard.replace(r.ended(writer, new LeaseRecord.Ending(how, notBefore(r.acquiredAt()), then, exitCode)));
+            return true;
+        });
+    }
+
+    /** What a scan for a lease's token found, before a spawned child's exit ends the lease. */
+    private enum Carriers {
+        /** None: the lease may end. */
+        GONE,
+        /** One, and the lease is now its. */
+        ADOPTED,
+        /** None seen, but processes kept ending under every pass: one may be among them. */
+        PERHAPS
+    }
+
+    /**
+     * Whether a process still carries {@code r}'s token, before a spawned child's exit ends its
+     * lease: a child that daemonised (forked and exited) leaves the process that writes under the
+     * fence behind. One is found: the lease becomes the outermost carrier's, as a newcomer's scan
+     * would make it (written here, under the lock); so too while processes keep ending under every
+     * pass of the scan (a chain that re-forks), perhaps. The child's descendants run as the
+     * reserver's user, whose environments this scan reads: a scan left partial for good by other
+     * users' processes (a normal user's view) does not keep the lease from ending.
+     */
+    private Carriers carriers(String name, LeaseBook.Guard guard, LeaseRecord r) throws IOException {
+        guard.confirm();
+        EnvironmentScan scan = carriers.scan(name, r);
+        Optional<dev.proclive.spi.ProcessInfo> found = LeaseRules.firstCarrier(scan.carriers());
+        if (found.isPresent()) {
+            adopt(name, guard, r, found.get(), notBefore(r.acquiredAt()));
+            return Carriers.ADOPTED;
+        }
+        return scan.complete() || !scan.passAgain() ? Carriers.GONE : Carriers.PERHAPS;
+    }
+
+    /** The operator's override: ends the grant whoever holds it, as broken; the released record, or empty. */
+    Optional<LeaseRecord> breakLease(String name) throws IOException {
+        return book.locked(name, guard -> {
+            Optional<LeaseRecord> current = guard.record();
+            if (current.isEmpty()) {
+                return Optional.empty();
+            }
+            LeaseRecord r = current.get();
+            LeaseRecord broken = r.granted()
+                    ? r.ended(writer, new LeaseRecord.Ending(LeaseRecord.Ending.How.BROKEN, notBefore(r.acquiredAt()),
+                            checker.explain(r.holder()), java.util.OptionalLong.empty()))
+                    : r.with(LeaseRecord.State.RELEASED, r.holder(), writer, r.ended());
+            guard.replace(broken); // a guard found below the record's fence is raised to it
+            return Optional.of(broken);
+        });
+    }
+
+    /**
+     * Hands the grant at {@code fence} of {@code from} to {@code to}: from a reservation the fence is
+     * kept (the reserver never wrote under it), from a held lease it is the next one (the old
+     * writer's late writes must be refused).
+     *
+     * @throws IllegalArgumentException if {@code to} is not ALIVE
+     */
+    LeaseRecord handOff(String name, long fence, Identity from, Identity to) throws IOException {
+        Verdict alive = checker.explain(to);
+        if (alive.liveness() != Liveness.ALIVE) {
+            throw new IllegalArgumentException("a lease is handed to a live process only; the new holder is " + alive);
+        }
+        return book.locked(name, guard -> {
+            LeaseRecord r = still(name, guard.record(), fence, Optional.of(from));
+            trusted(name, r, guard);
+            Instant now = now();
+            if (r.state() == LeaseRecord.State.RESERVED) {
+                LeaseRecord held = r.with(LeaseRecord.State.HELD, to, writer, Optional.empty()).renewed(writer, now, r.ttl());
+                guard.replace(held);
+                return held;
+            }
+            return guard.grant(new LeaseRecord(name, 0, LeaseRecord.State.HELD, to, writer, now, now, r.ttl(),
+                    Optional.empty(), r.tokenDigest(), r.reserverUid(), Optional.empty(), r.startedAfter(), Optional.empty()));
+        });
+    }
+}
