@@ -17,6 +17,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 
@@ -52,6 +53,24 @@ final class LeaseActions {
         }
     }
 
+    /** How an option reads in help: its argument's name and one line on what it does. */
+    private record OptionHelp(String argument, String text) {
+    }
+
+    /** Every option of every action, described once: an action's help lists those of its own table. */
+    private static final Map<String, OptionHelp> OPTION_HELP = Map.ofEntries(
+            Map.entry("--dir", new OptionHelp("DIR", "the leases in this directory, made if missing")),
+            Map.entry("--etcd", new OptionHelp("URL[,URL]...", "the leases in etcd, in place of --dir")),
+            Map.entry("--prefix", new OptionHelp("P", "etcd's key prefix (default " + LeaseStore.DEFAULT_PREFIX + ")")),
+            Map.entry("--etcd-ca", new OptionHelp("FILE", "PEM certificates to verify https members with")),
+            Map.entry("--holder", new OptionHelp("owner|PID", "the process the lease is for (default: owner)")),
+            Map.entry("--skip", new OptionHelp("NAME", "a wrapper the owner walk also passes over")),
+            Map.entry("--ttl", new OptionHelp("SECONDS", "how long a grant lasts unrenewed (default 30)")),
+            Map.entry("--take-unknown", new OptionHelp("", "take an undecided lease once its TTL has passed")),
+            Map.entry("--wait", new OptionHelp("SECONDS", "wait that long for a live holder to end")),
+            Map.entry("--print", new OptionHelp("fence", "print only the fence, and only when granted")),
+            Map.entry("--fence", new OptionHelp("N", "the fence the grant was given")));
+
     /** One action: its name, the options it takes besides where the store is, and what it does. */
     abstract static class Action {
 
@@ -79,6 +98,58 @@ final class LeaseActions {
         /** Whether it names a lease: all but {@code keep}, which keeps every grant under the prefix. */
         boolean named() {
             return true;
+        }
+
+        /** What it does and what its exit codes mean, for its {@code --help}: lines of at most 80 columns. */
+        abstract String about();
+
+        /** What follows its options on the usage line ({@code -- COMMAND [ARG]...} for {@code run}). */
+        String trailer() {
+            return "";
+        }
+
+        /**
+         * {@code line} broken into lines of at most 80 columns, the ones after the first indented, at
+         * spaces that stand outside brackets (an option and its argument stay together).
+         */
+        private static StringBuilder wrap(String line) {
+            StringBuilder b = new StringBuilder();
+            int width = 0;
+            for (String word : line.split(" (?![^\\[(]*[\\])])")) {
+                if (width > 0 && width + 1 + word.length() > 80) {
+                    b.append(System.lineSeparator()).append("       ");
+                    width = 7;
+                } else if (width > 0) {
+                    b.append(' ');
+                    width++;
+                }
+                b.append(word);
+                width += word.length();
+            }
+            return b;
+        }
+
+        /**
+         * Its {@code --help}: the usage line and one line per option, both made from its own option
+         * table, then what it does.
+         */
+        final String help() {
+            StringBuilder usage = new StringBuilder("usage: proclive lease ").append(name)
+                    .append(named() ? " NAME" : "").append(named() ? " (--dir DIR | --etcd URL[,URL]...)" : " --etcd URL[,URL]...");
+            StringBuilder lines = new StringBuilder();
+            for (Options.Spec spec : options) {
+                OptionHelp h = OPTION_HELP.get(spec.name());
+                String shown = spec.name() + (h.argument().isEmpty() ? "" : " " + h.argument());
+                if (!spec.name().equals("--dir") && !spec.name().equals("--etcd")) {
+                    usage.append(" [").append(shown).append(']').append(spec.repeatable() ? "..." : "");
+                }
+                if (!named() && spec.name().equals("--dir")) {
+                    continue;
+                }
+                lines.append(String.format("%n  %-22s %s", shown, h.text()));
+            }
+            return wrap(usage.append(trailer()).toString()).append(System.lineSeparator()).append(about().strip().indent(2).stripTrailing())
+                    .append(System.lineSeparator()).append("options:").append(lines).toString();
         }
 
         /** Whether a lease directory that does not exist is created for it: only for those that grant. */
@@ -174,6 +245,15 @@ final class LeaseActions {
         }
 
         @Override
+        String about() {
+            return """
+                    Takes the lease for the holder and prints the record.
+                    exit: 0 granted, 1 held by a live holder, 2 undecided (stderr says why and
+                    the way out), 3 no live holder to name
+                    """;
+        }
+
+        @Override
         boolean creates() {
             return true;
         }
@@ -196,6 +276,15 @@ final class LeaseActions {
         Claim() {
             super("claim", Options.Spec.value("--holder"), Options.Spec.repeatable("--skip"),
                     Options.Spec.value("--print"));
+        }
+
+        @Override
+        String about() {
+            return """
+                    Takes the reservation named by $PROCLIVE_LEASE_TOKEN, for the holder or the
+                    process lease run started (it must carry the token).
+                    exit: 0 granted, 1 held, 2 undecided, 3 the holder does not carry the token
+                    """;
         }
 
         @Override
@@ -257,6 +346,15 @@ final class LeaseActions {
         }
 
         @Override
+        String about() {
+            return """
+                    Renews the grant at that fence and prints the record; its TTL is kept
+                    unless --ttl gives one.
+                    exit: 0 renewed, 1 not this fence's any more
+                    """;
+        }
+
+        @Override
         int on(LeaseStore store, Command c, Io io) throws IOException {
             try {
                 io.out().println(store.renew(c.name(), c.fence().getAsLong()).toJson());
@@ -272,6 +370,14 @@ final class LeaseActions {
     static final class Release extends Action {
         Release() {
             super("release", Options.Spec.value("--fence"));
+        }
+
+        @Override
+        String about() {
+            return """
+                    Releases the grant at that fence; the record says released.
+                    exit: 0 released (or already), 1 not this fence's any more
+                    """;
         }
 
         @Override
@@ -301,6 +407,14 @@ final class LeaseActions {
         }
 
         @Override
+        String about() {
+            return """
+                    Prints the record with its holder's verdict; takes no lock.
+                    exit: 0 shown, 3 no record
+                    """;
+        }
+
+        @Override
         int on(LeaseStore store, Command c, Io io) throws IOException {
             Optional<LeaseRecord> r = store.read(c.name());
             if (r.isEmpty()) {
@@ -316,6 +430,15 @@ final class LeaseActions {
     static final class Break extends Action {
         Break() {
             super("break");
+        }
+
+        @Override
+        String about() {
+            return """
+                    The operator's override: ends the grant whoever holds it (fence kept, the
+                    record says broken) and prints the record written.
+                    exit: 0 broken, 3 no record
+                    """;
         }
 
         @Override
@@ -342,6 +465,21 @@ final class LeaseActions {
         }
 
         @Override
+        String about() {
+            return """
+                    Runs COMMAND holding the lease: renewed while it runs, ended when it exits,
+                    with its status; signals are passed on. A refusal is one line on stderr.
+                    exit: the command's status (128+N for a signal), 126/127 if it cannot be
+                    run / is not found, 1 held, 2 undecided
+                    """;
+        }
+
+        @Override
+        String trailer() {
+            return " -- COMMAND [ARG]...";
+        }
+
+        @Override
         boolean creates() {
             return true;
         }
@@ -359,6 +497,15 @@ final class LeaseActions {
     static final class Keep extends Action {
         Keep() {
             super("keep");
+        }
+
+        @Override
+        String about() {
+            return """
+                    Keeps this machine's holders' grants in etcd alive and ends each the moment
+                    its holder dies, until TERM or INT. Takes no NAME.
+                    exit: 0 when stopped, 74 when etcd cannot be read
+                    """;
         }
 
         @Override

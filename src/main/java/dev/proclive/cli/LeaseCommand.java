@@ -42,6 +42,11 @@ final class LeaseCommand {
         this.env = env;
     }
 
+    /** The {@code --help} of lease action {@code action}, made from its own option table; empty for no such action. */
+    static Optional<String> help(String action) {
+        return Optional.ofNullable(ACTIONS.get(action)).map(LeaseActions.Action::help);
+    }
+
     /** Parses {@code args} before anything is touched, then hands them to their action, once; its exit code. */
     int run(List<String> args) {
         Command c;

@@ -155,6 +155,13 @@ public final class Main {
         }
         String command = args[0];
         List<String> rest = List.of(args).subList(1, args.length);
+        if (command.equals("lease") && !rest.isEmpty() && asksForHelp(rest)) {
+            Optional<String> action = LeaseCommand.help(rest.get(0));
+            if (action.isPresent()) {
+                out.println(action.get());
+                return ExitCode.OK.code();
+            }
+        }
         if (HelpText.COMMANDS.containsKey(command) && asksForHelp(rest)) {
             out.println(HelpText.COMMANDS.get(command));
             return ExitCode.OK.code();

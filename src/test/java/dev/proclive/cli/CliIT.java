@@ -50,6 +50,31 @@ class CliIT {
     }
 
     @Test
+    void eachLeaseActionsHelpIsItsOwnMadeFromItsOptions() {
+        java.util.Map<String, java.util.List<String>> options = java.util.Map.of(
+                "acquire", java.util.List.of("--holder", "--skip", "--ttl", "--take-unknown", "--wait", "--print"),
+                "run", java.util.List.of("--ttl", "--wait", "--take-unknown", "COMMAND [ARG]..."),
+                "claim", java.util.List.of("--holder", "--skip", "--print"),
+                "renew", java.util.List.of("--fence", "--ttl"),
+                "release", java.util.List.of("--fence"),
+                "show", java.util.List.of("--print"),
+                "break", java.util.List.of("--prefix"),
+                "keep", java.util.List.of("--etcd", "--prefix"));
+        java.util.Set<String> texts = new java.util.HashSet<>();
+        for (var e : options.entrySet()) {
+            Cli.Result r = Cli.run("lease", e.getKey(), "--help");
+            assertThat(r.exit()).as(e.getKey()).isZero();
+            assertThat(r.out()).as(e.getKey()).startsWith("usage: proclive lease " + e.getKey()).contains(e.getValue())
+                    .contains("exit:");
+            assertThat(r.out().lines()).as(e.getKey() + ": lines of at most 80 columns").allMatch(l -> l.length() <= 80);
+            texts.add(r.out());
+        }
+        assertThat(texts).as("one text per action").hasSize(options.size());
+        assertThat(Cli.run("lease", "release", "--help").out()).doesNotContain("--holder", "--ttl");
+        assertThat(Cli.run("lease", "keep", "--help").out()).doesNotContain("NAME (", "--dir");
+    }
+
+    @Test
     void versionPrintsTheProjectVersion() {
         Cli.Result r = Cli.run("--version");
         assertThat(r.exit()).isZero();
