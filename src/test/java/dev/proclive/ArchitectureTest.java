@@ -138,6 +138,100 @@ class ArchitectureTest {
         assertThat(refersTo(training, "dev/proclive/cli/Main")).as("the check sees a reference where there is one").isTrue();
     }
 
+    /** The package of a compiled class, as a path under {@code dev/proclive/}: {@code lease/core}. */
+    private static String packageOf(Path classFile) {
+        String name = classFile.toString().replace('\\', '/');
+        String under = name.substring(name.indexOf("/dev/proclive/") + "/dev/proclive/".length());
+        return under.contains("/") ? under.substring(0, under.lastIndexOf('/')) : "";
+    }
+
+    /** The classes of one package (not its subpackages). */
+    private static List<Path> classesOf(String pkg) throws Exception {
+        return classFiles().stream().filter(c -> packageOf(c).equals(pkg)).collect(Collectors.toList());
+    }
+
+    /** Which of {@code classes} refer to any type in package {@code pkg} (not its subpackages). */
+    private static List<String> referringToPackage(List<Path> classes, String pkg) throws IOException {
+        List<String> found = new java.util.ArrayList<>();
+        String prefix = "dev/proclive/" + pkg + "/";
+        for (Path c : classes) {
+            boolean refers = constantPoolStrings(Files.readAllBytes(c)).stream().anyMatch(u -> {
+                int at = u.indexOf(prefix);
+                while (at >= 0) {
+                    String rest = u.substring(at + prefix.length());
+                    int end = 0;
+                    while (end < rest.length() && (Character.isJavaIdentifierPart(rest.charAt(end)) || rest.charAt(end) == '$')) {
+                        end++;
+                    }
+                    if (end < rest.length() && rest.charAt(end) == '/') {
+                        at = u.indexOf(prefix, at + 1); // a subpackage
+                        continue;
+                    }
+                    return end > 0;
+                }
+                return false;
+            });
+            if (refers) {
+                found.add(packageOf(c) + "/" + c.getFileName());
+            }
+        }
+        return found;
+    }
+
+    @Test
+    void theLeaseIsInLayers() throws Exception {
+        List<Path> below = classFiles().stream().filter(c -> packageOf(c).startsWith("lease/")).collect(Collectors.toList());
+        assertThat(below).as("the lease's layers").hasSizeGreaterThan(15);
+        assertThat(below.stream().filter(c -> refersToSafe(c, "dev/proclive/lease/LeaseStore")).collect(Collectors.toList()))
+                .as("classes below the API that name LeaseStore").isEmpty();
+
+        List<String> books = List.of("lease/files", "lease/etcd");
+        List<Path> api = classesOf("lease");
+        for (String book : books) {
+            assertThat(referringToPackage(api, book)).as("API classes that name " + book)
+                    .allMatch(c -> c.startsWith("lease/LeaseStore"));
+            assertThat(referringToPackage(classesOf("lease/core"), book)).as("the engine names " + book).isEmpty();
+            assertThat(referringToPackage(classesOf("lease/book"), book)).as("the seam names " + book).isEmpty();
+        }
+        assertThat(referringToPackage(api, "lease/files")).as("the check sees the store build its books").isNotEmpty();
+        for (String book : books) {
+            List<Path> own = classesOf(book);
+            assertThat(own).isNotEmpty();
+            assertThat(referringToPackage(own, "lease/core")).as(book + " names the engine").isEmpty();
+            for (String other : books) {
+                if (!other.equals(book)) {
+                    assertThat(referringToPackage(own, other)).as(book + " names " + other).isEmpty();
+                }
+            }
+            assertThat(own.stream().filter(c -> refersToSafe(c, "dev/proclive/LivenessChecker")).collect(Collectors.toList()))
+                    .as(book + " judges liveness").isEmpty();
+        }
+        List<Path> seam = classesOf("lease/book");
+        assertThat(referringToPackage(seam, "lease/core")).as("the seam names the engine").isEmpty();
+        assertThat(seam.stream().filter(c -> refersToSafe(c, "dev/proclive/LivenessChecker")).collect(Collectors.toList()))
+                .as("the seam judges liveness").isEmpty();
+        List<Path> engine = classesOf("lease/core");
+        assertThat(referringToPackage(engine, "platform")).as("the engine picks a platform").isEmpty();
+        List<Path> v3 = classesOf("lease/etcd/v3");
+        assertThat(v3).isNotEmpty();
+        List<String> v3Offenders = new java.util.ArrayList<>();
+        for (Path c : v3) {
+            if (constantPoolStrings(Files.readAllBytes(c)).stream()
+                    .anyMatch(u -> u.contains("dev/proclive/") && !u.contains("dev/proclive/lease/etcd/v3/"))) {
+                v3Offenders.add(c.getFileName().toString());
+            }
+        }
+        assertThat(v3Offenders).as("etcd's v3 calls name something of proclive's").isEmpty();
+    }
+
+    private static boolean refersToSafe(Path classFile, String type) {
+        try {
+            return refersTo(classFile, type);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     @Test
     void jacksonStaysInTheJsonMappingAndTheCli() throws IOException {
         List<String> offenders = sources().stream()

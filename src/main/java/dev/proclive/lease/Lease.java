@@ -3,7 +3,6 @@ package dev.proclive.lease;
 import dev.proclive.Identity;
 import java.io.IOException;
 import java.util.Optional;
-import java.util.OptionalLong;
 
 /**
  * A granted lease: its name, its fence and its holder. Check {@link #ensureValid()} right before a
@@ -12,57 +11,29 @@ import java.util.OptionalLong;
  * A reserved lease ({@link LeaseStore#reserve}) is {@linkplain #handOff handed off} to the process
  * it was reserved for once that runs. Thread-safe.
  */
-public final class Lease implements AutoCloseable {
-
-    private final LeaseKeeper keeper;
-    private final String name;
-    private final long fence;
-    private final Identity holder;
-    private final Optional<String> token;
-    private volatile LeaseRecord record;
-
-    Lease(LeaseKeeper keeper, LeaseRecord record, Optional<String> token) {
-        this.keeper = keeper;
-        this.name = record.name();
-        this.fence = record.fence();
-        this.holder = record.holder();
-        this.token = token;
-        this.record = record;
-    }
+public interface Lease extends AutoCloseable {
 
     /** The lease's name. */
-    public String name() {
-        return name;
-    }
+    String name();
 
     /** The fence of this grant: higher than any granted before it. */
-    public long fence() {
-        return fence;
-    }
+    long fence();
 
     /** The process the lease is held for; of a reservation, its reserver. */
-    public Identity holder() {
-        return holder;
-    }
+    Identity holder();
 
     /** Held, or reserved for a process about to start. */
-    public LeaseRecord.State state() {
-        return record.state();
-    }
+    LeaseRecord.State state();
 
     /**
      * The reservation's token (32 lowercase hex digits), which the process it is for finds in its
      * environment: known to the lease that reserved or claimed it, never written to the record
      * (which holds its digest). Empty for a lease that was neither.
      */
-    public Optional<String> token() {
-        return token;
-    }
+    Optional<String> token();
 
     /** The record as this lease last wrote it. */
-    public LeaseRecord record() {
-        return record;
-    }
+    LeaseRecord record();
 
     /**
      * Renews the lease: {@code renewedAt} becomes now, the TTL the record promised kept.
@@ -71,11 +42,7 @@ public final class Lease implements AutoCloseable {
      * @throws LeaseLostException if the record no longer carries this fence and holder, or is released
      * @throws IOException        if the files cannot be read or written
      */
-    public LeaseRecord renew() throws IOException {
-        LeaseRecord renewed = keeper.grants().renew(name, fence, Optional.of(holder));
-        record = renewed;
-        return renewed;
-    }
+    LeaseRecord renew() throws IOException;
 
     /**
      * Releases the lease if it is still this one's; the record says it ended as {@code released}.
@@ -84,9 +51,7 @@ public final class Lease implements AutoCloseable {
      *         nothing written, when the record is gone or another grant's
      * @throws IOException if the files cannot be read or written
      */
-    public boolean release() throws IOException {
-        return keeper.grants().end(name, fence, Optional.of(holder), LeaseRecord.Ending.How.RELEASED, OptionalLong.empty());
-    }
+    boolean release() throws IOException;
 
     /**
      * Ends the lease because its holder, a process this one started, exited with {@code exitCode}:
@@ -98,9 +63,7 @@ public final class Lease implements AutoCloseable {
      * @return as {@link #release()}
      * @throws IOException if the files cannot be read or written
      */
-    public boolean exited(int exitCode) throws IOException {
-        return keeper.grants().end(name, fence, Optional.of(holder), LeaseRecord.Ending.How.EXITED, OptionalLong.of(exitCode));
-    }
+    boolean exited(int exitCode) throws IOException;
 
     /**
      * Hands the lease to {@code newHolder}, which must be ALIVE: from a reservation the fence is
@@ -112,9 +75,7 @@ public final class Lease implements AutoCloseable {
      * @throws LeaseLostException       if this lease is no longer this grant's
      * @throws IOException              if the files cannot be read or written
      */
-    public Lease handOff(Identity newHolder) throws IOException {
-        return new Lease(keeper, keeper.grants().handOff(name, fence, holder, newHolder), token);
-    }
+    Lease handOff(Identity newHolder) throws IOException;
 
     /**
      * Whether the record on disk still carries this fence and holder, held: whether a write under
@@ -122,35 +83,16 @@ public final class Lease implements AutoCloseable {
      * no write (its fence becomes the child's at the hand-off, so a reserver's late write would
      * carry it): false. Takes no lock.
      */
-    public boolean isValid() throws IOException {
-        if (keeper.lost(name, fence)) {
-            return false;
-        }
-        Optional<LeaseRecord> now = keeper.read(name);
-        return now.isPresent() && now.get().held() && now.get().fence() == fence
-                && LeaseRules.sameProcess(now.get().holder(), holder);
-    }
+    boolean isValid() throws IOException;
 
     /**
      * Re-reads the record, for a check right before a protected write.
      *
      * @throws LeaseLostException if the lease is no longer this one's
      */
-    public void ensureValid() throws IOException {
-        if (!isValid()) {
-            throw new LeaseLostException(name, "the record no longer carries fence " + fence + " held by pid "
-                    + holder.pid() + " (a reserved lease admits no write until it is handed off)");
-        }
-    }
+    void ensureValid() throws IOException;
 
     /** {@link #release()}. */
     @Override
-    public void close() throws IOException {
-        release();
-    }
-
-    @Override
-    public String toString() {
-        return "Lease[" + name + ", fence " + fence + ", " + record.state().json() + " for pid " + holder.pid() + "]";
-    }
+    void close() throws IOException;
 }

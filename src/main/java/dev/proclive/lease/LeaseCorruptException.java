@@ -9,11 +9,13 @@ public final class LeaseCorruptException extends LeaseException {
 
     private static final long serialVersionUID = 1L;
 
-    LeaseCorruptException(String name, String found) {
+    /** Lease {@code name}'s record or guard holds what {@code found} says. */
+    public LeaseCorruptException(String name, String found) {
         super(name, "lease " + name + ": " + found, null);
     }
 
-    LeaseCorruptException(String name, String found, Throwable cause) {
+    /** As {@link #LeaseCorruptException(String, String)}, with what failed to read it. */
+    public LeaseCorruptException(String name, String found, Throwable cause) {
         super(name, "lease " + name + ": " + found, cause);
     }
 }

@@ -8,7 +8,8 @@ public final class LeaseLostException extends LeaseException {
 
     private static final long serialVersionUID = 1L;
 
-    LeaseLostException(String name, String found) {
+    /** Lease {@code name} is no longer this grant's, as {@code found} says. */
+    public LeaseLostException(String name, String found) {
         super(name, "lease " + name + " is no longer held by this holder: " + found, null);
     }
 }

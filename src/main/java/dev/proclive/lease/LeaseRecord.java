@@ -174,25 +174,25 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
     }
 
     /** This record written by {@code writer}, with another state, holder and ending. */
-    LeaseRecord with(State state, Identity holder, Identity writer, Optional<Ending> ended) {
+    public LeaseRecord with(State state, Identity holder, Identity writer, Optional<Ending> ended) {
         return new LeaseRecord(name, fence, state, holder, writer, acquiredAt, renewedAt, ttl, previous, tokenDigest,
                 reserverUid, adoptedBy, startedAfter, ended);
     }
 
     /** This record at another fence: the one a new grant was given when it was written. */
-    LeaseRecord fenced(long fence) {
+    public LeaseRecord fenced(long fence) {
         return new LeaseRecord(name, fence, state, holder, writer, acquiredAt, renewedAt, ttl, previous, tokenDigest,
                 reserverUid, adoptedBy, startedAfter, ended);
     }
 
     /** This record renewed at {@code now} for {@code ttl}, by {@code writer}. */
-    LeaseRecord renewed(Identity writer, Instant now, Duration ttl) {
+    public LeaseRecord renewed(Identity writer, Instant now, Duration ttl) {
         return new LeaseRecord(name, fence, state, holder, writer, acquiredAt, now, ttl, previous, tokenDigest,
                 reserverUid, adoptedBy, startedAfter, ended);
     }
 
     /** This grant ended as {@code ending}: released, the fence kept. */
-    LeaseRecord ended(Identity writer, Ending ending) {
+    public LeaseRecord ended(Identity writer, Ending ending) {
         return with(State.RELEASED, holder, writer, Optional.of(ending));
     }
 
@@ -204,7 +204,7 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
     }
 
     /** Whether {@code digest} is a token's digest as records hold it: 64 lowercase hex digits. */
-    static boolean isDigest(String digest) {
+    public static boolean isDigest(String digest) {
         return digest != null && DIGEST.matcher(digest).matches();
     }
 

@@ -3,22 +3,26 @@ package dev.proclive.lease;
 import dev.proclive.Identity;
 import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
-import dev.proclive.Verdict;
+import dev.proclive.lease.book.ExpiringBook;
+import dev.proclive.lease.book.LeaseNames;
+import dev.proclive.lease.core.LeaseKeeper;
+import dev.proclive.lease.core.Pause;
+import dev.proclive.lease.etcd.EtcdBook;
+import dev.proclive.lease.etcd.v3.Etcd;
+import dev.proclive.lease.etcd.v3.EtcdGateway;
+import dev.proclive.lease.files.LeaseFiles;
+import dev.proclive.platform.Platform;
+import dev.proclive.text.OneLine;
 import java.io.IOException;
-import dev.proclive.lease.etcd.Etcd;
-import dev.proclive.lease.etcd.EtcdGateway;
 import java.io.InterruptedIOException;
 import java.net.URI;
 import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.OptionalLong;
-import java.util.regex.Pattern;
 
 /**
  * A directory of named single-writer leases, each held by a process identity.
@@ -77,10 +81,10 @@ import java.util.regex.Pattern;
  * LeasePolicy, Optional)}, every method and rule as here, a record that expires when nobody keeps
  * it alive, and fences from etcd's revisions.
  */
-public final class LeaseStore {
+public final class LeaseStore implements AutoCloseable {
 
     /** The environment variables a spawned process finds its reservation in. */
-    public static final String TOKEN_VARIABLE = LeaseKeeper.TOKEN_VARIABLE;
+    public static final String TOKEN_VARIABLE = LeaseNames.TOKEN_VARIABLE;
     /** The lease's name, in a spawned process's environment. */
     public static final String NAME_VARIABLE = "PROCLIVE_LEASE_NAME";
     /** The store's directory, absolute, in a spawned process's environment. */
@@ -97,16 +101,16 @@ public final class LeaseStore {
     /** How long one call to etcd may take before the next endpoint is tried. */
     private static final Duration ETCD_CALL = Duration.ofSeconds(5);
 
-    /** 1 to 128 of {@code [A-Za-z0-9._-]}, not starting with {@code .} or {@code -}. */
-    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9._-]{0,127}");
-
-    /** While waiting for a holder's exit, how often a release without an exit is looked for. */
-    private static final Duration RECHECK = Duration.ofSeconds(2);
-
     private final LeaseKeeper keeper;
+    /** The directory of a store over files; empty on etcd. */
+    private final Optional<Path> directory;
+    /** The book of a store on etcd, whose grants expire unless kept; empty over files. */
+    private final Optional<ExpiringBook> expiring;
 
-    private LeaseStore(LeaseKeeper keeper) {
+    private LeaseStore(LeaseKeeper keeper, Optional<Path> directory, Optional<ExpiringBook> expiring) {
         this.keeper = keeper;
+        this.directory = directory;
+        this.expiring = expiring;
     }
 
     /** A store over {@code dir} with {@link LeasePolicy#defaults()}; see {@link #open(Path, LeasePolicy)}. */
@@ -127,18 +131,24 @@ public final class LeaseStore {
 
     /** A store that judges with {@code checker} and its introspector and tells time by {@code clock}: the seam for tests. */
     static LeaseStore open(Path dir, LeasePolicy policy, LivenessChecker checker, Clock clock) throws IOException {
-        return open(dir, policy, checker, clock, LeaseKeeper.Pause.REAL);
+        return open(dir, policy, checker, clock, Pause.REAL);
     }
 
     /** As {@link #open(Path, LeasePolicy, LivenessChecker, Clock)}, waiting through {@code pause}: the seam for wait tests. */
-    static LeaseStore open(Path dir, LeasePolicy policy, LivenessChecker checker, Clock clock, LeaseKeeper.Pause pause)
+    static LeaseStore open(Path dir, LeasePolicy policy, LivenessChecker checker, Clock clock, Pause pause)
             throws IOException {
         Objects.requireNonNull(dir, "dir");
         Objects.requireNonNull(policy, "policy");
-        Identity self = checker.current().orElseGet(() -> new Identity(ProcessHandle.current().pid(), "", "", "", "", ""));
+        Identity self = self(checker);
         LeaseFiles files = LeaseFiles.open(dir, self, id -> checker.check(id) == Liveness.DEAD,
-                checker.introspector().bootId().isEmpty());
-        return new LeaseStore(new LeaseKeeper(files, policy, self, checker, checker.introspector(), clock, pause));
+                checker.introspector().bootId().isEmpty(), Platform.fileLocker());
+        return new LeaseStore(new LeaseKeeper(files, policy, self, checker, clock, pause), Optional.of(files.directory()),
+                Optional.empty());
+    }
+
+    /** This process, as every record it writes names its writer. */
+    private static Identity self(LivenessChecker checker) {
+        return checker.current().orElseGet(() -> new Identity(ProcessHandle.current().pid(), "", "", "", "", ""));
     }
 
     /** The leases under {@code prefix} in etcd, with {@link LeasePolicy#defaults()}; see {@link #etcd(List, String, LeasePolicy, Optional)}. */
@@ -188,24 +198,15 @@ public final class LeaseStore {
             throw new IllegalArgumentException("an etcd store needs a key prefix, such as " + DEFAULT_PREFIX);
         }
         Etcd etcd = EtcdGateway.open(endpoints, caFile, ETCD_CALL);
-        return etcd(etcd, prefix, policy, LivenessChecker.system(), Clock.systemUTC(), LeaseKeeper.Pause.REAL);
+        return etcd(etcd, prefix, policy, LivenessChecker.system(), Clock.systemUTC(), Pause.REAL);
     }
 
     /** A store on {@code etcd}, judging with {@code checker}: the seam for tests. */
     static LeaseStore etcd(Etcd etcd, String prefix, LeasePolicy policy, LivenessChecker checker, Clock clock,
-                           LeaseKeeper.Pause pause) {
-        Identity self = checker.current().orElseGet(() -> new Identity(ProcessHandle.current().pid(), "", "", "", "", ""));
-        EtcdBook book = new EtcdBook(etcd, prefix, clock, checker);
-        LeaseKeeper keeper = new LeaseKeeper(book, policy, self, checker, checker.introspector(), clock, pause);
-        book.ender(grant -> {
-            try {
-                keeper.grants().end(grant.name(), grant.fence(), Optional.of(grant.holder()), LeaseRecord.Ending.How.EXITED,
-                        OptionalLong.empty());
-            } catch (IOException | RuntimeException e) {
-                // not kept any more: it expires by itself
-            }
-        });
-        return new LeaseStore(keeper);
+                           Pause pause) {
+        EtcdBook book = new EtcdBook(etcd, prefix, clock);
+        return new LeaseStore(new LeaseKeeper(book, policy, self(checker), checker, clock, pause), Optional.empty(),
+                Optional.of(book));
     }
 
     /**
@@ -214,7 +215,7 @@ public final class LeaseStore {
      * @throws IllegalStateException for a store on etcd
      */
     public Path directory() {
-        return keeper.directory();
+        return directory.orElseThrow(() -> new IllegalStateException("a lease store on etcd has no directory"));
     }
 
     /** The policy acquisitions follow. */
@@ -222,14 +223,21 @@ public final class LeaseStore {
         return keeper.policy();
     }
 
-    /** The keeper, for tests in this package. */
-    LeaseKeeper keeper() {
-        return keeper;
-    }
-
     /** The files, for tests in this package. */
     LeaseFiles files() {
         return (LeaseFiles) keeper.book();
+    }
+
+    /**
+     * Lets go of what this store holds open. A store on etcd stops keeping its grants alive and
+     * closes its client: what this JVM kept expires after its TTL (ended records stay as they are);
+     * a store over a directory holds nothing open between calls, so closing it only forbids further
+     * use. Leases granted by this store are not released: release them first. Closing twice does
+     * nothing more.
+     */
+    @Override
+    public void close() {
+        keeper.close();
     }
 
     /**
@@ -243,7 +251,9 @@ public final class LeaseStore {
      * @throws IOException              if the files cannot be read or written
      */
     public Acquisition acquire(String name, Identity holder) throws IOException {
-        return ask(name, holder, LeaseRules.Request.acquire(holder));
+        checkName(name);
+        Objects.requireNonNull(holder, "holder");
+        return keeper.acquire(name, holder);
     }
 
     /**
@@ -256,7 +266,8 @@ public final class LeaseStore {
      * @throws InterruptedIOException if the thread is interrupted while waiting
      */
     public Acquisition acquire(String name, Identity holder, Duration wait) throws IOException {
-        return waiting(wait, () -> acquire(name, holder));
+        Objects.requireNonNull(wait, "wait");
+        return keeper.waiting(wait, () -> acquire(name, holder));
     }
 
     /**
@@ -270,12 +281,15 @@ public final class LeaseStore {
      * @throws IOException              as for {@link #acquire}
      */
     public Acquisition reserve(String name, Identity reserver) throws IOException {
-        return ask(name, reserver, LeaseRules.Request.reserve(reserver));
+        checkName(name);
+        Objects.requireNonNull(reserver, "holder");
+        return keeper.reserve(name, reserver);
     }
 
     /** {@link #reserve(String, Identity)}, waiting as {@link #acquire(String, Identity, Duration)} does. */
     public Acquisition reserve(String name, Identity reserver, Duration wait) throws IOException {
-        return waiting(wait, () -> reserve(name, reserver));
+        Objects.requireNonNull(wait, "wait");
+        return keeper.waiting(wait, () -> reserve(name, reserver));
     }
 
     /**
@@ -297,19 +311,11 @@ public final class LeaseStore {
         Objects.requireNonNull(token, "token");
         if (!LeaseRecord.isToken(token)) {
             throw new IllegalArgumentException("a reservation's token is 32 lowercase hex digits, not "
-                    + LeaseText.quote(token));
+                    + OneLine.quote(token));
         }
         checkName(name);
         Objects.requireNonNull(holder, "holder");
-        Verdict alive = keeper.explain(holder);
-        if (alive.liveness() != Liveness.ALIVE) {
-            return new Acquisition.NotAlive(alive);
-        }
-        Optional<Boolean> carries = keeper.carries(holder, token);
-        if (carries.isPresent() && !carries.get()) {
-            return new Acquisition.NotCarrier(alive);
-        }
-        return keeper.request(name, LeaseRules.Request.claim(holder, token, carries.isPresent()));
+        return keeper.claim(name, token, holder);
     }
 
     /**
@@ -325,67 +331,9 @@ public final class LeaseStore {
         Objects.requireNonNull(token, "token");
         if (!LeaseRecord.isToken(token)) {
             throw new IllegalArgumentException("a reservation's token is 32 lowercase hex digits, not "
-                    + LeaseText.quote(token));
+                    + OneLine.quote(token));
         }
-        return keeper.outermostCarrier(token);
-    }
-
-    private Acquisition ask(String name, Identity who, LeaseRules.Request request) throws IOException {
-        checkName(name);
-        Objects.requireNonNull(who, "holder");
-        Verdict alive = keeper.explain(who);
-        if (alive.liveness() != Liveness.ALIVE) {
-            return new Acquisition.NotAlive(alive);
-        }
-        return keeper.request(name, request);
-    }
-
-    /** What {@link #waiting} asks again. */
-    private interface Ask {
-        Acquisition get() throws IOException;
-    }
-
-    /**
-     * Asks, and while the answer is {@link Acquisition.Held} (or {@link Acquisition.Undecided}
-     * with an {@code eligibleAt} within the wait, or over a DEAD holder whose token could not be
-     * proven unused), waits and asks again, until {@code wait} has passed by the store's clock. Waiting goes through the keeper's pause: the exit watch for a
-     * held lease's holder, a sleep until an undecided one's {@code eligibleAt}.
-     */
-    private Acquisition waiting(Duration wait, Ask ask) throws IOException {
-        Objects.requireNonNull(wait, "wait");
-        Instant deadline = keeper.now().plus(wait.isNegative() ? Duration.ZERO : wait);
-        Acquisition a = ask.get();
-        Duration recheck = Duration.ofMillis(25);
-        while (true) {
-            Duration left = Duration.between(keeper.now(), deadline);
-            if (left.isNegative() || left.isZero()) {
-                return a;
-            }
-            Duration nap = left.compareTo(RECHECK) < 0 ? left : RECHECK;
-            try {
-                if (a instanceof Acquisition.Held held) {
-                    keeper.awaitEnd(held.record().name(), held.record().holder(), nap);
-                } else if (a instanceof Acquisition.Undecided u && u.eligibleAt().isPresent()) {
-                    Duration until = Duration.between(keeper.now(), u.eligibleAt().get()).plusMillis(1);
-                    if (until.compareTo(left) > 0) {
-                        return a;
-                    }
-                    keeper.sleep(u.record().name(), until.compareTo(nap) < 0 ? until : nap);
-                } else if (a instanceof Acquisition.Undecided u && u.verdict().liveness() == Liveness.DEAD) {
-                    // Its holder is DEAD but a scan could not prove its token unused: its launcher
-                    // may be ending the record this moment, or the processes that made the scan
-                    // incomplete may end. Look again, soon at first.
-                    keeper.sleep(u.record().name(), recheck.compareTo(nap) < 0 ? recheck : nap);
-                    recheck = recheck.multipliedBy(2);
-                } else {
-                    return a;
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new InterruptedIOException("interrupted while waiting for lease " + a);
-            }
-            a = ask.get();
-        }
+        return keeper.carrierOf(token);
     }
 
     /**
@@ -421,12 +369,9 @@ public final class LeaseStore {
     /** {@link #spawn(String, ProcessBuilder)}, waiting for the lease as {@link #acquire(String, Identity, Duration)} does. */
     public Spawn spawn(String name, ProcessBuilder command, Duration wait) throws IOException {
         Objects.requireNonNull(command, "command");
-        Identity self = keeper.writer();
-        Acquisition a = reserve(name, self, wait);
-        if (!(a instanceof Acquisition.Granted granted)) {
-            return new Spawn.Refused(a);
-        }
-        return Spawner.start(keeper, name, granted.lease(), command);
+        Objects.requireNonNull(wait, "wait");
+        checkName(name);
+        return keeper.spawn(name, command, wait);
     }
 
     /**
@@ -452,7 +397,7 @@ public final class LeaseStore {
      */
     public LeaseRecord renew(String name, long fence) throws IOException {
         checkName(name);
-        return keeper.grants().renew(name, fence, Optional.empty());
+        return keeper.renew(name, fence);
     }
 
     /**
@@ -465,7 +410,7 @@ public final class LeaseStore {
      */
     public boolean release(String name, long fence) throws IOException {
         checkName(name);
-        return keeper.grants().end(name, fence, Optional.empty(), LeaseRecord.Ending.How.RELEASED, OptionalLong.empty());
+        return keeper.release(name, fence);
     }
 
     /**
@@ -479,7 +424,7 @@ public final class LeaseStore {
      */
     public Optional<LeaseRecord> breakLease(String name) throws IOException {
         checkName(name);
-        return keeper.grants().breakLease(name);
+        return keeper.breakLease(name);
     }
 
     /**
@@ -498,10 +443,9 @@ public final class LeaseStore {
      */
     public void keepHolders(Duration poll) throws IOException, InterruptedException {
         Objects.requireNonNull(poll, "poll");
-        if (!(keeper.book() instanceof EtcdBook etcd)) {
-            throw new IllegalStateException("a store over a directory has no grants to keep alive");
-        }
-        new HolderKeeper(keeper, etcd).run(poll);
+        ExpiringBook book = expiring.orElseThrow(
+                () -> new IllegalStateException("a store over a directory has no grants to keep alive"));
+        keeper.keepHolders(book, poll);
     }
 
     /**
@@ -512,10 +456,6 @@ public final class LeaseStore {
      * @throws IllegalArgumentException naming the rule, if it is not a lease name
      */
     public static void checkName(String name) {
-        Objects.requireNonNull(name, "name");
-        if (!NAME.matcher(name).matches()) {
-            throw new IllegalArgumentException("a lease name is 1 to 128 of [A-Za-z0-9._-], not starting with"
-                    + " '.' or '-': " + LeaseText.quote(name));
-        }
+        LeaseNames.checkName(name);
     }
 }

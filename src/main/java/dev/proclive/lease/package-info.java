@@ -6,10 +6,11 @@
  * carries a fence number that only grows, so the protected resource can refuse a stale holder's
  * late writes.
  *
- * <p>The records live in a directory ({@code LeaseStore.open}) or in etcd ({@code LeaseStore.etcd}),
- * behind one seam, {@code LeaseBook}: the keeper decides by {@code LeaseRules} whichever holds
- * them. A directory is plain file I/O, its cross-process lock on a guard file the platform's
- * {@link dev.proclive.spi.FileLocker}, picked by {@code dev.proclive.platform}; etcd is reached
- * through {@code dev.proclive.lease.etcd}. No JNA and no {@code os.name} here.
+ * <p>This package is the API: the store (the one place that builds a book, and what closes it),
+ * the values it answers with, and the exceptions. Below it, and not exported: the engine
+ * ({@code lease.core}: the rules, the keeper that gathers facts and decides, the one writer of
+ * records, the token carriers, the spawner), the seam it writes through ({@code lease.book}), and
+ * the two books, a directory ({@code lease.files}) and etcd ({@code lease.etcd}, whose v3 calls
+ * are {@code lease.etcd.v3}). No JNA and no {@code os.name} here.
  */
 package dev.proclive.lease;

@@ -7,8 +7,8 @@ import dev.proclive.Children;
 import dev.proclive.Identity;
 import dev.proclive.Liveness;
 import dev.proclive.ProcLive;
-import dev.proclive.lease.etcd.Etcd;
-import dev.proclive.lease.etcd.EtcdGateway;
+import dev.proclive.lease.etcd.v3.Etcd;
+import dev.proclive.lease.etcd.v3.EtcdGateway;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -161,7 +161,7 @@ class EtcdLeaseIT {
         Identity holder = sleeper();
         LeaseStore first = store(Duration.ofSeconds(1));
         Lease gone = ((Acquisition.Granted) first.acquire("build", holder)).lease();
-        ((EtcdBook) first.keeper().book()).close(); // this JVM stops keeping it alive, as an exited one would
+        first.close(); // this JVM stops keeping it alive, as an exited one would
         Acquisition meanwhile = store(Duration.ofSeconds(1)).acquire("build", sleeper());
         assertThat(meanwhile).isInstanceOf(Acquisition.Held.class);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);

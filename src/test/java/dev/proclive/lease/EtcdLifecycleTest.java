@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.proclive.Identity;
 import dev.proclive.LivenessChecker;
+import dev.proclive.lease.core.Pause;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.regex.Matcher;
@@ -12,7 +13,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Every lifecycle rule of {@link LeaseLifecycleTest}, held by the store on etcd (an in-memory
- * {@link FakeEtcd}, on every OS): the same {@link LeaseRules}, whichever book holds the records.
+ * {@link FakeEtcd}, on every OS): the same {@code LeaseRules}, whichever book holds the records.
  * Plus what only etcd has: the fence is the fence key's revision, a stale snapshot is never an
  * answer, an expired record frees the lease and never lowers a fence.
  */
@@ -22,7 +23,7 @@ class EtcdLifecycleTest extends LeaseLifecycleTest {
     final FakeEtcd etcd = new FakeEtcd();
 
     @Override
-    LeaseStore open(LeasePolicy policy, LeaseKeeper.Pause pause) {
+    LeaseStore open(LeasePolicy policy, Pause pause) {
         return LeaseStore.etcd(etcd, PREFIX, policy, LivenessChecker.of(host), clock, pause);
     }
 
@@ -37,7 +38,7 @@ class EtcdLifecycleTest extends LeaseLifecycleTest {
         Matcher fence = Pattern.compile("\"fence\":([0-9]+)").matcher(text);
         if (fence.find()) {
             long f = Long.parseLong(fence.group(1));
-            long fenceKey = etcd.get(PREFIX + "build.fence").map(dev.proclive.lease.etcd.Etcd.KeyValue::modRevision).orElse(0L);
+            long fenceKey = etcd.get(PREFIX + "build.fence").map(dev.proclive.lease.etcd.v3.Etcd.KeyValue::modRevision).orElse(0L);
             if (f > fenceKey) {
                 etcd.advanceTo(f - 1);
                 etcd.put(PREFIX + "build.fence", "build");
@@ -141,7 +142,7 @@ class EtcdLifecycleTest extends LeaseLifecycleTest {
         assertThat(store.acquire("gone", gone)).isInstanceOf(Acquisition.Granted.class);
         assertThat(store.acquire("alive", alive)).isInstanceOf(Acquisition.Granted.class);
         host.exit(gone); // died before the keeper started: found DEAD
-        store.keeper().book().close(); // the JVM that took them (a hook's) is gone: only the keeper keeps them
+        store.close(); // the JVM that took them (a hook's) is gone: only the keeper keeps them
         LeaseStore keeper = open(LeasePolicy.defaults(), pause);
         Thread keeping = new Thread(() -> {
             try {

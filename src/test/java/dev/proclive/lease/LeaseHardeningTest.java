@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.proclive.Children;
 import dev.proclive.Identity;
 import dev.proclive.ProcLive;
+import dev.proclive.lease.files.TemporaryName;
+import dev.proclive.text.OneLine;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -312,7 +314,7 @@ class LeaseHardeningTest {
                         .contains("\\n").contains("\\u001b"));
         assertThatThrownBy(() -> LeaseStore.checkName("a\nb")).satisfies(e -> assertThat(e.getMessage())
                 .doesNotContain("\n").contains("\"a\\nb\""));
-        assertThat(LeaseText.quote("t\"\\\r\t\u0000\u007f\u0085\u2028é")).isEqualTo(
+        assertThat(OneLine.quote("t\"\\\r\t\u0000\u007f\u0085\u2028é")).isEqualTo(
                 "\"t\\\"\\\\\\r\\t\\u0000\\u007f\\u0085\\u2028é\"");
     }
 

@@ -7,6 +7,7 @@ import dev.proclive.Identity;
 import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
 import dev.proclive.Reason;
+import dev.proclive.lease.core.Pause;
 import dev.proclive.spi.EnvironmentScan;
 import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
@@ -167,7 +168,7 @@ class LeaseLifecycleTest {
         return open(policy, pause);
     }
 
-    LeaseStore open(LeasePolicy policy, LeaseKeeper.Pause pause) throws IOException {
+    LeaseStore open(LeasePolicy policy, Pause pause) throws IOException {
         return LeaseStore.open(dir.resolve("leases"), policy, LivenessChecker.of(host), clock, pause);
     }
 
@@ -202,7 +203,7 @@ class LeaseLifecycleTest {
      * exit watch polls the fake table), at most as long as asked, and then the clock has moved on
      * by what was asked; a sleep only moves the clock.
      */
-    final LeaseKeeper.Pause pause = new LeaseKeeper.Pause() {
+    final Pause pause = new Pause() {
         @Override
         public void await(java.util.concurrent.CompletableFuture<?> end, Duration most) throws InterruptedException {
             pauses.add(most);
@@ -651,7 +652,7 @@ class LeaseLifecycleTest {
         host.scan = EnvironmentScan.incomplete("pid 9: its environment is not readable by this user");
         // the scan becomes complete after a few looks (the unreadable process ended)
         int[] looks = {0};
-        LeaseKeeper.Pause counting = new LeaseKeeper.Pause() {
+        Pause counting = new Pause() {
             @Override
             public void await(java.util.concurrent.CompletableFuture<?> end, Duration most) {
                 sleep(most); // a book that can tell a record's change waits through await: the same look

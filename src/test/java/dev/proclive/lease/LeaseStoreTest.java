@@ -9,6 +9,7 @@ import dev.proclive.Liveness;
 import dev.proclive.ProcLive;
 import dev.proclive.Reason;
 import dev.proclive.Verdict;
+import dev.proclive.lease.book.LeaseJson;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;

@@ -1,7 +1,7 @@
 /**
- * The few calls of etcd's v3 API a lease store makes ({@link dev.proclive.lease.etcd.Etcd}), and
- * their one transport: the JSON gateway over {@code java.net.http} ({@link
- * dev.proclive.lease.etcd.EtcdGateway}). Knows keys, revisions and etcd leases, nothing of
- * proclive's leases; no native code here.
+ * A book in etcd: each record attached to an etcd lease of its TTL, the fence a key's
+ * {@code mod_revision}, every write one compared transaction, and the one keep-alive thread of a
+ * JVM, which renews and nothing else (a grant whose holder dies is ended by the engine). It speaks
+ * to etcd through {@code lease.etcd.v3}.
  */
 package dev.proclive.lease.etcd;

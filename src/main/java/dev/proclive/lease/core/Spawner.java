@@ -1,8 +1,12 @@
-package dev.proclive.lease;
+package dev.proclive.lease.core;
 
 import dev.proclive.Identity;
 import dev.proclive.Reason;
 import dev.proclive.Verdict;
+import dev.proclive.lease.Lease;
+import dev.proclive.lease.LeaseRecord;
+import dev.proclive.lease.Spawn;
+import dev.proclive.lease.book.LeaseNames;
 import java.io.IOException;
 import java.util.Map;
 import java.util.Optional;
@@ -10,7 +14,7 @@ import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@link LeaseStore#spawn}'s part after the reservation: the command started with the reservation
+ * {@code LeaseStore.spawn}'s part after the reservation: the command started with the reservation
  * in its environment, handed the lease, and its end recorded when it exits. Once the command has
  * started, the answer is {@link Spawn.Started}, whatever fails after.
  */
@@ -28,10 +32,10 @@ final class Spawner {
     static Spawn.Started start(LeaseKeeper keeper, String name, Lease reserved, ProcessBuilder command)
             throws IOException {
         Map<String, String> env = command.environment();
-        env.put(LeaseStore.TOKEN_VARIABLE, reserved.token().orElseThrow());
-        env.put(LeaseStore.NAME_VARIABLE, name);
+        env.put(LeaseNames.TOKEN_VARIABLE, reserved.token().orElseThrow());
+        env.put(LeaseNames.NAME_VARIABLE, name);
         env.putAll(keeper.environment());
-        env.put(LeaseStore.FENCE_VARIABLE, Long.toString(reserved.fence()));
+        env.put(LeaseNames.FENCE_VARIABLE, Long.toString(reserved.fence()));
         Process p;
         try {
             p = command.start();

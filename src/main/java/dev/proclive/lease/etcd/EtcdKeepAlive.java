@@ -1,8 +1,7 @@
-package dev.proclive.lease;
+package dev.proclive.lease.etcd;
 
-import dev.proclive.Liveness;
-import dev.proclive.LivenessChecker;
-import dev.proclive.lease.etcd.Etcd;
+import dev.proclive.lease.LeaseRecord;
+import dev.proclive.lease.etcd.v3.Etcd;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -15,14 +14,13 @@ import java.util.concurrent.TimeUnit;
  * this JVM's own, one per TTL, shared by the grants it writes (a grant costs no call of its
  * own to etcd's lessor), and others' for grants it keeps for them ({@code lease keep}). An
  * etcd lease not confirmed alive for its TTL less a quarter is lost, and so are its grants:
- * said before etcd can have let the lease expire. A grant whose holder is DEAD is ended (as
- * {@code exited}, with the verdict) and no longer kept; an own etcd lease no grant uses any
- * more is revoked.
+ * said before etcd can have let the lease expire. It renews and nothing else: a grant whose
+ * holder dies is ended by the engine, through the exit watch, and then no longer kept; an own
+ * etcd lease no grant uses any more is revoked.
  */
 final class EtcdKeepAlive implements Runnable {
 
     private final Etcd etcd;
-    private final LivenessChecker checker;
     private final String threadName;
 
     private final Map<String, Kept> kept = new ConcurrentHashMap<>();
@@ -32,21 +30,10 @@ final class EtcdKeepAlive implements Runnable {
     private final Map<Long, Long> own = new ConcurrentHashMap<>();
     private Thread thread;
     private volatile boolean stopped;
-    private volatile Ender ender;
 
-    /** Who ends a kept grant whose holder was seen DEAD: the keeper (it records the verdict). */
-    interface Ender {
-        void ended(LeaseRecord grant);
-    }
-
-    EtcdKeepAlive(Etcd etcd, LivenessChecker checker, String threadName) {
+    EtcdKeepAlive(Etcd etcd, String threadName) {
         this.etcd = etcd;
-        this.checker = checker;
         this.threadName = threadName;
-    }
-
-    void ender(Ender e) {
-        this.ender = e;
     }
 
     private record Kept(LeaseRecord record, long lease) {
@@ -206,12 +193,7 @@ final class EtcdKeepAlive implements Runnable {
     private void tick() {
         java.util.Set<Long> used = new java.util.HashSet<>();
         for (Kept k : new ArrayList<>(kept.values())) {
-            // A spawned child's grant is ended by its launcher, with the status: not here.
-            if (k.record().tokenDigest().isEmpty() && checker.check(k.record().holder()) == Liveness.DEAD) {
-                endDead(k);
-            } else {
-                used.add(k.lease());
-            }
+            used.add(k.lease());
         }
         for (Tracked t : new ArrayList<>(leases.values())) {
             if (!used.contains(t.id) && letGo(t)) {
@@ -238,14 +220,6 @@ final class EtcdKeepAlive implements Runnable {
             if (t == null || t.lost) {
                 markLost(k);
             }
-        }
-    }
-
-    /** A kept grant whose holder is DEAD: ended, so that nobody anywhere waits out its TTL. */
-    private void endDead(Kept k) {
-        kept.remove(k.record().name(), k);
-        if (ender != null) {
-            ender.ended(k.record());
         }
     }
 

@@ -1,5 +1,6 @@
-package dev.proclive.lease;
+package dev.proclive.lease.book;
 
+import dev.proclive.lease.LeaseRecord;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.Map;
@@ -8,10 +9,11 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Where a store's records live, and how one lease is changed by one writer at a time: a directory
- * ({@link LeaseFiles}, under a lock) or etcd ({@link EtcdBook}, by a transaction that compares
- * what was read). The keeper decides; the book holds.
+ * ({@code lease.files}, under a lock) or etcd ({@code lease.etcd}, by a transaction that compares
+ * what was read). The engine ({@code lease.core}) decides; the book holds. A book knows records,
+ * fences and guards, never a process's liveness.
  */
-interface LeaseBook {
+public interface LeaseBook {
 
     /** The record of lease {@code name}, or empty when there is none, read without a lock. */
     Optional<LeaseRecord> read(String name) throws IOException;
@@ -36,7 +38,10 @@ interface LeaseBook {
     /** Whether this book already knows the grant at {@code fence} lost (etcd: its keep-alive failed for too long). */
     boolean lost(String name, long fence);
 
-    /** Stops keeping anything alive; the book may not be used after. */
+    /**
+     * Stops keeping anything alive and lets go of what the book holds open (a thread, a client);
+     * the book may not be used after. Closing twice does nothing more.
+     */
     void close();
 
     /** One lease while its writer holds it. */

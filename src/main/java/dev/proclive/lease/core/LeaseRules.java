@@ -1,8 +1,10 @@
-package dev.proclive.lease;
+package dev.proclive.lease.core;
 
 import dev.proclive.Identity;
 import dev.proclive.Liveness;
 import dev.proclive.Verdict;
+import dev.proclive.lease.LeasePolicy;
+import dev.proclive.lease.LeaseRecord;
 import dev.proclive.spi.EnvironmentScan;
 import dev.proclive.spi.ProcessInfo;
 import java.math.BigDecimal;

@@ -1,10 +1,14 @@
-package dev.proclive.lease;
+package dev.proclive.lease.core;
 
 import dev.proclive.Identity;
 import dev.proclive.LivenessChecker;
+import dev.proclive.lease.LeaseCorruptException;
+import dev.proclive.lease.LeaseRecord;
+import dev.proclive.lease.book.LeaseNames;
 import dev.proclive.spi.EnvironmentScan;
 import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
+import dev.proclive.text.OneLine;
 import java.util.Optional;
 
 /**
@@ -28,7 +32,7 @@ final class TokenCarriers {
      * {@code holder}'s pid.
      */
     Optional<Boolean> carries(Identity holder, String token) {
-        EnvironmentScan env = introspector.readEnvironment(holder.pid(), LeaseKeeper.TOKEN_VARIABLE, token::equals);
+        EnvironmentScan env = introspector.readEnvironment(holder.pid(), LeaseNames.TOKEN_VARIABLE, token::equals);
         if (!env.complete()) {
             return Optional.empty();
         }
@@ -73,14 +77,14 @@ final class TokenCarriers {
         if (floor.isPresent()) {
             Optional<String> now = introspector.startFloor();
             if (now.isPresent() && !LeaseRules.floorWithin(floor.get(), now.get())) {
-                throw new LeaseCorruptException(name, "\"startedAfter\" is " + LeaseText.quote(floor.get())
+                throw new LeaseCorruptException(name, "\"startedAfter\" is " + OneLine.quote(floor.get())
                         + ", which is no start time of this boot (processes start after " + now.get()
                         + " now); break the lease to go on");
             }
         }
         String digest = reserved.tokenDigest().orElseThrow();
         long uid = reserved.reserverUid().orElse(-1);
-        return introspector.scanEnvironments(LeaseKeeper.TOKEN_VARIABLE, value -> LeaseRecord.digest(value).equals(digest),
+        return introspector.scanEnvironments(LeaseNames.TOKEN_VARIABLE, value -> LeaseRecord.digest(value).equals(digest),
                 uid, floor);
     }
 }

@@ -1,7 +1,12 @@
-package dev.proclive.lease;
+package dev.proclive.lease.etcd;
 
-import dev.proclive.LivenessChecker;
-import dev.proclive.lease.etcd.Etcd;
+import dev.proclive.lease.LeaseCorruptException;
+import dev.proclive.lease.LeaseRecord;
+import dev.proclive.lease.book.ExpiringBook;
+import dev.proclive.lease.book.LeaseJson;
+import dev.proclive.lease.book.LeaseNames;
+import dev.proclive.lease.etcd.v3.Etcd;
+import dev.proclive.text.OneLine;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -28,12 +33,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * majority answers nothing, and nothing is granted.
  *
  * <p>Every grant this JVM writes goes onto this JVM's own etcd lease of its TTL (one per TTL, shared)
- * and is kept alive by one thread ({@link EtcdKeepAlive}) (every third of the TTL) until it is ended here, or its holder
- * is seen DEAD (then it is ended, so nobody waits out the TTL), or the keep-alive fails for longer
+ * and is kept alive by one thread ({@link EtcdKeepAlive}, every third of the TTL) until it is ended
+ * (the engine ends a grant whose holder dies, so nobody waits out the TTL), or the keep-alive fails for longer
  * than the TTL less a quarter: then it is {@linkplain #lost lost}, before etcd can have let the
  * lease expire. When this JVM exits, nobody keeps its grants alive and they expire.
  */
-final class EtcdBook implements LeaseBook {
+public final class EtcdBook implements ExpiringBook {
 
     private static final String FENCE_SUFFIX = ".fence";
     /** How often a writer reads and tries again before it says the lease is too contended. */
@@ -46,21 +51,22 @@ final class EtcdBook implements LeaseBook {
     /** The latest snapshot known of each lease this JVM wrote or read, at most {@code 1024} of them. */
     private final Map<String, Snapshot> known = new ConcurrentHashMap<>();
 
-    EtcdBook(Etcd etcd, String prefix, Clock clock, LivenessChecker checker) {
+    /** The records under {@code prefix} in {@code etcd}, timed by {@code clock}. */
+    public EtcdBook(Etcd etcd, String prefix, Clock clock) {
         this.etcd = etcd;
         this.prefix = prefix;
         this.clock = clock;
-        this.keepAlive = new EtcdKeepAlive(etcd, checker, "proclive-etcd-keepalive " + prefix);
+        this.keepAlive = new EtcdKeepAlive(etcd, "proclive-etcd-keepalive " + prefix);
     }
 
     /**
      * Refuses a name whose record key would be another lease's fence key: on etcd a lease name
      * does not end in {@code .fence}.
      */
-    static void checkName(String name) {
+    private static void checkName(String name) {
         if (name.endsWith(FENCE_SUFFIX)) {
             throw new IllegalArgumentException("on etcd a lease name does not end in '" + FENCE_SUFFIX
-                    + "' (that key holds a lease's fence): " + LeaseText.quote(name));
+                    + "' (that key holds a lease's fence): " + OneLine.quote(name));
         }
     }
 
@@ -103,14 +109,14 @@ final class EtcdBook implements LeaseBook {
             if (r.fence() == 0) {
                 if (fenceRevision == 0) {
                     throw new LeaseCorruptException(name, "the record says fence 0 and there is no fence key "
-                            + LeaseText.quote(fenceKey(name)) + ": delete key " + LeaseText.quote(recordKey(name))
+                            + OneLine.quote(fenceKey(name)) + ": delete key " + OneLine.quote(recordKey(name))
                             + " by hand to go on");
                 }
                 r = r.fenced(fenceRevision);
             } else if (r.fence() > fenceRevision) {
                 throw new LeaseCorruptException(name, "the record is at fence " + r.fence() + " but its fence key is at "
                         + fenceRevision + ": it was not written by a proclive store; delete key "
-                        + LeaseText.quote(recordKey(name)) + " by hand to go on (the fence key keeps fences growing)");
+                        + OneLine.quote(recordKey(name)) + " by hand to go on (the fence key keeps fences growing)");
             }
             record = Optional.of(r);
         }
@@ -176,7 +182,7 @@ final class EtcdBook implements LeaseBook {
 
     @Override
     public Map<String, String> environment() {
-        return Map.of(LeaseStore.ETCD_VARIABLE, etcd.endpoints(), LeaseStore.PREFIX_VARIABLE, prefix);
+        return Map.of(LeaseNames.ETCD_VARIABLE, etcd.endpoints(), LeaseNames.PREFIX_VARIABLE, prefix);
     }
 
     @Override
@@ -197,19 +203,17 @@ final class EtcdBook implements LeaseBook {
     }
 
     /** Keeps {@code r}, attached to {@code etcdLease}, alive from now on (see {@link EtcdKeepAlive}). */
-    void keep(LeaseRecord r, long etcdLease) {
+    @Override
+    public void keep(LeaseRecord r, long etcdLease) {
         keepAlive.keep(r, etcdLease);
-    }
-
-    /** A granted record and the etcd lease it is attached to. */
-    record Grant(LeaseRecord record, long etcdLease) {
     }
 
     /**
      * Every granted record under the prefix, read at one revision; records that cannot be read
      * (not a lease's, or corrupt) are left out: a keeper keeps what it can prove is a grant.
      */
-    List<Grant> grants() throws IOException {
+    @Override
+    public List<Grant> grants() throws IOException {
         List<Etcd.KeyValue> all = etcd.list(prefix);
         Map<String, Long> fences = new java.util.HashMap<>();
         for (Etcd.KeyValue kv : all) {
@@ -224,7 +228,7 @@ final class EtcdBook implements LeaseBook {
                 continue;
             }
             try {
-                LeaseStore.checkName(name);
+                LeaseNames.checkName(name);
                 LeaseRecord r = LeaseJson.read(name, kv.value());
                 long fence = fences.getOrDefault(name, 0L);
                 if (r.fence() == 0 && fence != 0) {
@@ -350,10 +354,5 @@ final class EtcdBook implements LeaseBook {
 
     private static byte[] bytes(LeaseRecord r) {
         return (r.toJson() + "\n").getBytes(StandardCharsets.UTF_8);
-    }
-
-    /** Who ends a kept grant whose holder is seen DEAD: the keeper, which records the verdict. */
-    void ender(EtcdKeepAlive.Ender e) {
-        keepAlive.ender(e);
     }
 }

@@ -1,4 +1,4 @@
-package dev.proclive.lease;
+package dev.proclive.lease.book;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
@@ -7,6 +7,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.proclive.Identity;
 import dev.proclive.Reason;
 import dev.proclive.Verdict;
+import dev.proclive.lease.LeaseCorruptException;
+import dev.proclive.lease.LeaseRecord;
+import dev.proclive.text.OneLine;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
@@ -19,7 +22,7 @@ import java.util.OptionalLong;
  * never guessed at (a guessed holder or fence is a second writer let in). What a record writes is
  * {@link LeaseRecord#toJson()}.
  */
-final class LeaseJson {
+public final class LeaseJson {
 
     private static final ObjectMapper MAPPER = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
@@ -35,7 +38,7 @@ final class LeaseJson {
      *
      * @throws LeaseCorruptException naming what is wrong
      */
-    static LeaseRecord read(String name, byte[] bytes) throws LeaseCorruptException {
+    public static LeaseRecord read(String name, byte[] bytes) throws LeaseCorruptException {
         JsonNode o;
         try {
             o = MAPPER.readTree(bytes);
@@ -47,7 +50,7 @@ final class LeaseJson {
         }
         String recordName = text(name, o, "name");
         if (!recordName.equals(name)) {
-            throw new LeaseCorruptException(name, "the record names lease " + LeaseText.quote(recordName));
+            throw new LeaseCorruptException(name, "the record names lease " + OneLine.quote(recordName));
         }
         long fence = number(name, o, "fence", 0);
         LeaseRecord.State state = state(name, text(name, o, "state"));
@@ -73,7 +76,7 @@ final class LeaseJson {
         Optional<String> adoptedBy = optionalText(name, o, "adoptedBy");
         Optional<String> startedAfter = optionalText(name, o, "startedAfter");
         if (startedAfter.isPresent() && !START_FLOOR.matcher(startedAfter.get()).matches()) {
-            throw new LeaseCorruptException(name, "\"startedAfter\" is " + LeaseText.quote(startedAfter.get())
+            throw new LeaseCorruptException(name, "\"startedAfter\" is " + OneLine.quote(startedAfter.get())
                     + ", not a start time (decimal clock ticks, or seconds.microseconds)");
         }
         Optional<LeaseRecord.Ending> ended = Optional.empty();
@@ -100,7 +103,7 @@ final class LeaseJson {
     private static Optional<String> tokenDigest(String name, JsonNode o) throws LeaseCorruptException {
         Optional<String> digest = optionalText(name, o, "tokenDigest");
         if (digest.isPresent() && !LeaseRecord.isDigest(digest.get())) {
-            throw new LeaseCorruptException(name, "\"tokenDigest\" is " + LeaseText.quote(digest.get())
+            throw new LeaseCorruptException(name, "\"tokenDigest\" is " + OneLine.quote(digest.get())
                     + ", not 64 lowercase hex digits");
         }
         Optional<String> token = optionalText(name, o, "token");
@@ -108,7 +111,7 @@ final class LeaseJson {
             return digest;
         }
         if (!LeaseRecord.isToken(token.get())) {
-            throw new LeaseCorruptException(name, "\"token\" is " + LeaseText.quote(token.get())
+            throw new LeaseCorruptException(name, "\"token\" is " + OneLine.quote(token.get())
                     + ", not 32 lowercase hex digits");
         }
         String fromToken = LeaseRecord.digest(token.get());
@@ -147,7 +150,7 @@ final class LeaseJson {
                 return s;
             }
         }
-        throw new LeaseCorruptException(name, "\"state\" is " + LeaseText.quote(word) + ", not held, released or reserved");
+        throw new LeaseCorruptException(name, "\"state\" is " + OneLine.quote(word) + ", not held, released or reserved");
     }
 
     private static LeaseRecord.Ending.How how(String name, String word) throws LeaseCorruptException {
@@ -156,17 +159,17 @@ final class LeaseJson {
                 return h;
             }
         }
-        throw new LeaseCorruptException(name, "\"ended.how\" is " + LeaseText.quote(word)
+        throw new LeaseCorruptException(name, "\"ended.how\" is " + OneLine.quote(word)
                 + ", not released, broken, exited or spawn_failed");
     }
 
     private static Verdict verdict(String name, JsonNode o, String where) throws LeaseCorruptException {
         String word = text(name, o, "reason");
         Reason reason = Reason.fromJson(word).orElseThrow(() -> new LeaseCorruptException(name,
-                "\"reason\" " + LeaseText.quote(word) + " is no reason proclive gives"));
+                "\"reason\" " + OneLine.quote(word) + " is no reason proclive gives"));
         String liveness = text(name, o, "liveness");
         if (!liveness.equals(reason.liveness().json())) {
-            throw new LeaseCorruptException(name, "\"" + where + "\" says " + LeaseText.quote(liveness) + " for reason "
+            throw new LeaseCorruptException(name, "\"" + where + "\" says " + OneLine.quote(liveness) + " for reason "
                     + reason.json());
         }
         JsonNode detail = o.get("detail");
@@ -245,10 +248,10 @@ final class LeaseJson {
         try {
             at = Instant.parse(t);
         } catch (DateTimeParseException e) {
-            throw new LeaseCorruptException(name, "\"" + field + "\" is not an ISO-8601 instant: " + LeaseText.quote(t), e);
+            throw new LeaseCorruptException(name, "\"" + field + "\" is not an ISO-8601 instant: " + OneLine.quote(t), e);
         }
         if (at.isBefore(EARLIEST) || at.isAfter(LATEST)) {
-            throw new LeaseCorruptException(name, "\"" + field + "\" is " + LeaseText.quote(t)
+            throw new LeaseCorruptException(name, "\"" + field + "\" is " + OneLine.quote(t)
                     + ", outside the years 0000 to 9999 a record can hold");
         }
         return at;
@@ -264,7 +267,7 @@ final class LeaseJson {
         String m = String.valueOf(e.getMessage());
         int nl = m.indexOf('\n');
         String line = nl < 0 ? m : m.substring(0, nl);
-        String quoted = LeaseText.quote(line);
+        String quoted = OneLine.quote(line);
         return quoted.substring(1, quoted.length() - 1);
     }
 }

@@ -1,4 +1,4 @@
-package dev.proclive.lease;
+package dev.proclive.lease.files;
 
 import dev.proclive.Identity;
 import java.security.SecureRandom;
@@ -12,19 +12,19 @@ import java.util.regex.Pattern;
  * later writer can tell a dead one's leftovers) and 64 random bits (so that nobody can plant a
  * file where the next one will be).
  */
-record TemporaryName(String lease, Identity writer, String random) {
+public record TemporaryName(String lease, Identity writer, String random) {
 
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final Pattern SHAPE = Pattern.compile("\\.(.+)\\.([0-9]{1,19})-([0-9.]*?)(?:\\.([0-9a-f]{16}))?\\.tmp");
 
-    static TemporaryName of(String lease, Identity writer) {
+    public static TemporaryName of(String lease, Identity writer) {
         byte[] bits = new byte[8];
         RANDOM.nextBytes(bits);
         return new TemporaryName(lease, writer, HexFormat.of().formatHex(bits));
     }
 
     /** The name's parts, if {@code file} is a temporary file of lease {@code lease}. */
-    static Optional<TemporaryName> parse(String lease, String file) {
+    public static Optional<TemporaryName> parse(String lease, String file) {
         Matcher m = SHAPE.matcher(file);
         if (!m.matches() || !m.group(1).equals(lease)) {
             return Optional.empty();
@@ -40,7 +40,7 @@ record TemporaryName(String lease, Identity writer, String random) {
     }
 
     /** Whether this process wrote it. */
-    boolean writtenBy(Identity process) {
+    public boolean writtenBy(Identity process) {
         return writer.pid() == process.pid() && writer.start().equals(process.start());
     }
 

@@ -1,4 +1,4 @@
-package dev.proclive.lease.etcd;
+package dev.proclive.lease.etcd.v3;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,9 +1,14 @@
-package dev.proclive.lease;
+package dev.proclive.lease.core;
 
 import dev.proclive.Identity;
 import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
 import dev.proclive.Verdict;
+import dev.proclive.lease.LeaseCorruptException;
+import dev.proclive.lease.LeaseLostException;
+import dev.proclive.lease.LeasePolicy;
+import dev.proclive.lease.LeaseRecord;
+import dev.proclive.lease.book.LeaseBook;
 import dev.proclive.spi.EnvironmentScan;
 import dev.proclive.spi.ProcessIntrospector;
 import java.io.IOException;

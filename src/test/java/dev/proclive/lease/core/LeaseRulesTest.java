@@ -1,10 +1,12 @@
-package dev.proclive.lease;
+package dev.proclive.lease.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.proclive.Identity;
 import dev.proclive.Reason;
 import dev.proclive.Verdict;
+import dev.proclive.lease.LeasePolicy;
+import dev.proclive.lease.LeaseRecord;
 import dev.proclive.spi.EnvironmentScan;
 import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessState;

@@ -1,4 +1,4 @@
-package dev.proclive.lease.etcd;
+package dev.proclive.lease.etcd.v3;
 
 import java.io.IOException;
 import java.time.Duration;

@@ -1,7 +1,9 @@
-package dev.proclive.lease;
+package dev.proclive.lease.core;
 
 import dev.proclive.Liveness;
 import dev.proclive.Verdict;
+import dev.proclive.lease.LeaseRecord;
+import dev.proclive.lease.book.ExpiringBook;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Optional;
@@ -10,7 +12,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * What {@code proclive lease keep} runs ({@link LeaseStore#keepHolders}): every {@code poll}, the
+ * What {@code proclive lease keep} runs ({@code LeaseStore.keepHolders}): every {@code poll}, the
  * granted records under an etcd store's prefix; those whose holder is ALIVE here are kept alive
  * and watched, and ended the moment the holder dies; those whose holder is DEAD here are ended at
  * once. Another machine's holders are that machine's keeper's.
@@ -18,11 +20,11 @@ import java.util.concurrent.ConcurrentHashMap;
 final class HolderKeeper {
 
     private final LeaseKeeper keeper;
-    private final EtcdBook etcd;
+    private final ExpiringBook etcd;
     /** The grants watched now, as {@code NAME@FENCE}. */
     private final Set<String> watched = ConcurrentHashMap.newKeySet();
 
-    HolderKeeper(LeaseKeeper keeper, EtcdBook etcd) {
+    HolderKeeper(LeaseKeeper keeper, ExpiringBook etcd) {
         this.keeper = keeper;
         this.etcd = etcd;
     }
@@ -30,7 +32,7 @@ final class HolderKeeper {
     /** Keeps until interrupted. */
     void run(Duration poll) throws IOException, InterruptedException {
         while (true) {
-            for (EtcdBook.Grant g : etcd.grants()) {
+            for (ExpiringBook.Grant g : etcd.grants()) {
                 LeaseRecord r = g.record();
                 String key = r.name() + "@" + r.fence();
                 if (watched.contains(key)) {

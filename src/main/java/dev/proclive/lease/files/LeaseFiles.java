@@ -1,7 +1,13 @@
-package dev.proclive.lease;
+package dev.proclive.lease.files;
 
 import dev.proclive.Identity;
+import dev.proclive.lease.LeaseCorruptException;
+import dev.proclive.lease.LeaseRecord;
+import dev.proclive.lease.book.LeaseBook;
+import dev.proclive.lease.book.LeaseJson;
+import dev.proclive.lease.book.LeaseNames;
 import dev.proclive.spi.FileLocker;
+import dev.proclive.text.OneLine;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -38,10 +44,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * and recognised in one place. What a record <em>says</em> is {@link LeaseJson}'s; what to do about
  * it is the store's.
  */
-final class LeaseFiles implements LeaseBook {
+public final class LeaseFiles implements LeaseBook {
 
     /** The cross-process lock this platform takes on guard files. */
-    private static final FileLocker LOCKER = dev.proclive.platform.Platform.fileLocker();
 
     /** The largest record read: a record is a few hundred bytes. */
     private static final int MAX_RECORD_BYTES = 1 << 20;
@@ -60,6 +65,8 @@ final class LeaseFiles implements LeaseBook {
 
     private final Path dir;
     private final Identity writer;
+    /** The cross-process lock on a guard file: the platform's, handed in by whoever builds the book. */
+    private final FileLocker locker;
     /** Whether the process that named a temporary file is proven DEAD: then its file may go. */
     private final java.util.function.Predicate<Identity> provenDead;
     /** Whether the directory grants no group or other access: then every file written is 0600 too. */
@@ -73,9 +80,10 @@ final class LeaseFiles implements LeaseBook {
     private volatile Runnable beforeReplace = () -> { };
 
     private LeaseFiles(Path dir, Identity writer, java.util.function.Predicate<Identity> provenDead, boolean ownerOnly,
-                       boolean forceDirectory) {
+                       boolean forceDirectory, FileLocker locker) {
         this.dir = dir;
         this.writer = writer;
+        this.locker = locker;
         this.provenDead = provenDead;
         this.ownerOnly = ownerOnly;
         this.forceDirectory = forceDirectory;
@@ -84,14 +92,15 @@ final class LeaseFiles implements LeaseBook {
     /**
      * The files in {@code dir}, created owner-only (on POSIX) if it is missing.
      *
-     * @throws NotDirectoryException if {@code dir} exists and is not a directory
-     */
-    /**
+     * @param writer         the process that writes (temporary files are named after it)
+     * @param provenDead     whether the process that named a temporary file is proven DEAD
      * @param forceDirectory whether each replace also forces the directory (where identities
      *                       record no boot id, so a rolled-back record cannot be told by its holder)
+     * @param locker         the cross-process lock on a guard file
+     * @throws NotDirectoryException if {@code dir} exists and is not a directory
      */
-    static LeaseFiles open(Path dir, Identity writer, java.util.function.Predicate<Identity> provenDead,
-                           boolean forceDirectory) throws IOException {
+    public static LeaseFiles open(Path dir, Identity writer, java.util.function.Predicate<Identity> provenDead,
+                                  boolean forceDirectory, FileLocker locker) throws IOException {
         boolean posix = dir.getFileSystem().supportedFileAttributeViews().contains("posix");
         if (!Files.exists(dir)) {
             if (posix) {
@@ -107,10 +116,11 @@ final class LeaseFiles implements LeaseBook {
         boolean ownerOnly = posix && Files.getPosixFilePermissions(real).stream()
                 .allMatch(p -> EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE,
                         PosixFilePermission.OWNER_EXECUTE).contains(p));
-        return new LeaseFiles(real, writer, provenDead, ownerOnly, forceDirectory);
+        return new LeaseFiles(real, writer, provenDead, ownerOnly, forceDirectory, locker);
     }
 
-    Path directory() {
+    /** The directory, resolved. */
+    public Path directory() {
         return dir;
     }
 
@@ -119,13 +129,14 @@ final class LeaseFiles implements LeaseBook {
         return ownerOnly;
     }
 
-    void beforeReplace(Runnable hook) {
+    /** Runs {@code hook} after a record was written and before it replaces the old one: a seam for tests. */
+    public void beforeReplace(Runnable hook) {
         this.beforeReplace = Objects.requireNonNull(hook);
     }
 
     @Override
     public java.util.Map<String, String> environment() {
-        return java.util.Map.of(LeaseStore.DIR_VARIABLE, dir.toString());
+        return java.util.Map.of(LeaseNames.DIR_VARIABLE, dir.toString());
     }
 
     @Override
@@ -157,7 +168,7 @@ final class LeaseFiles implements LeaseBook {
             throw new IllegalStateException("lease " + name + " is already locked by this thread");
         }
         inJvm.lock();
-        try (FileLocker.Lock across = LOCKER.lock(guard);
+        try (FileLocker.Lock across = locker.lock(guard);
              FileChannel own = across.channel().isPresent() ? null
                      : open(name, guard, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             cleanTemporaryFiles(name);
@@ -266,7 +277,7 @@ final class LeaseFiles implements LeaseBook {
                 return 0;
             }
             return LeaseRecord.parseFence(text).orElseThrow(() -> new LeaseCorruptException(name,
-                    "the guard holds " + LeaseText.quote(text) + ", not a fence of 0 to " + Long.MAX_VALUE));
+                    "the guard holds " + OneLine.quote(text) + ", not a fence of 0 to " + Long.MAX_VALUE));
         }
 
         /**

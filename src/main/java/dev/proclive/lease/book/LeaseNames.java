@@ -1,0 +1,49 @@
+package dev.proclive.lease.book;
+
+import dev.proclive.text.OneLine;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * The names every layer of the lease agrees on: the rule a lease name follows, and the variables
+ * a spawned process finds its reservation and its store in. {@code LeaseStore} repeats the
+ * variables as its public constants; the engine and the books read them here.
+ */
+public final class LeaseNames {
+
+    /** The reservation's token. */
+    public static final String TOKEN_VARIABLE = "PROCLIVE_LEASE_TOKEN";
+    /** The lease's name. */
+    public static final String NAME_VARIABLE = "PROCLIVE_LEASE_NAME";
+    /** The store's directory, absolute. */
+    public static final String DIR_VARIABLE = "PROCLIVE_LEASE_DIR";
+    /** The reservation's fence. */
+    public static final String FENCE_VARIABLE = "PROCLIVE_LEASE_FENCE";
+    /** The etcd endpoints of a store on etcd, comma-separated (never a password). */
+    public static final String ETCD_VARIABLE = "PROCLIVE_LEASE_ETCD";
+    /** The key prefix of a store on etcd. */
+    public static final String PREFIX_VARIABLE = "PROCLIVE_LEASE_PREFIX";
+    /** The key prefix a store on etcd uses unless told another. */
+    public static final String DEFAULT_PREFIX = "proclive/leases/";
+
+    /** 1 to 128 of {@code [A-Za-z0-9._-]}, not starting with {@code .} or {@code -}. */
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9._-]{0,127}");
+
+    private LeaseNames() {
+    }
+
+    /**
+     * Refuses what is not a lease name, touching nothing: 1 to 128 of {@code [A-Za-z0-9._-]}, not
+     * starting with {@code .} or {@code -}.
+     *
+     * @throws NullPointerException     if {@code name} is null
+     * @throws IllegalArgumentException naming the rule, if it is not a lease name
+     */
+    public static void checkName(String name) {
+        Objects.requireNonNull(name, "name");
+        if (!NAME.matcher(name).matches()) {
+            throw new IllegalArgumentException("a lease name is 1 to 128 of [A-Za-z0-9._-], not starting with"
+                    + " '.' or '-': " + OneLine.quote(name));
+        }
+    }
+}

@@ -1,0 +1,391 @@
+package dev.proclive.lease.core;
+
+import dev.proclive.Identity;
+import dev.proclive.Liveness;
+import dev.proclive.LivenessChecker;
+import dev.proclive.Verdict;
+import dev.proclive.lease.Acquisition;
+import dev.proclive.lease.Lease;
+import dev.proclive.lease.LeasePolicy;
+import dev.proclive.lease.LeaseRecord;
+import dev.proclive.lease.Spawn;
+import dev.proclive.lease.book.ExpiringBook;
+import dev.proclive.lease.book.LeaseBook;
+import dev.proclive.spi.EnvironmentScan;
+import dev.proclive.spi.ProcessIntrospector;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The engine: the store's work on one lease. Lock it, read it, decide ({@link LeaseRules}), write
+ * what was decided, and answer as the API does ({@link Acquisition}): the decision is turned into
+ * the answer once, here. It also waits (through its {@link Pause}), spawns ({@link Spawner}),
+ * keeps other processes' grants ({@link HolderKeeper}), and ends a grant on an expiring book the
+ * moment its holder dies (through the exit watch). It knows its book only through the seam
+ * ({@link LeaseBook}); the facade builds both. Its state is its own.
+ */
+public final class LeaseKeeper implements AutoCloseable {
+
+    private static final SecureRandom TOKENS = new SecureRandom();
+
+    /** While waiting for a holder's exit, how often a release without an exit is looked for. */
+    private static final Duration RECHECK = Duration.ofSeconds(2);
+
+    private final LeaseBook book;
+    private final LeasePolicy policy;
+    private final Identity writer;
+    private final LivenessChecker checker;
+    private final ProcessIntrospector introspector;
+    private final Clock clock;
+    private final Pause pause;
+    private final TokenCarriers carriers;
+    private final Grants grants;
+    /** The exit watch on each holder whose grant on an expiring book this JVM wrote, by lease name. */
+    private final Map<String, CompletableFuture<Verdict>> holderWatches = new ConcurrentHashMap<>();
+
+    /**
+     * An engine over {@code book}, judging with {@code checker}, writing as {@code writer} (this
+     * process), telling time by {@code clock} and waiting through {@code pause}.
+     */
+    public LeaseKeeper(LeaseBook book, LeasePolicy policy, Identity writer, LivenessChecker checker, Clock clock,
+                       Pause pause) {
+        this.book = book;
+        this.policy = policy;
+        this.writer = writer;
+        this.checker = checker;
+        this.introspector = checker.introspector();
+        this.clock = clock;
+        this.pause = pause;
+        this.carriers = new TokenCarriers(checker, introspector);
+        this.grants = new Grants(book, policy, writer, checker, introspector, clock, carriers);
+    }
+
+    /** The policy acquisitions follow. */
+    public LeasePolicy policy() {
+        return policy;
+    }
+
+    /** The book the records are in. */
+    public LeaseBook book() {
+        return book;
+    }
+
+    /** Takes lease {@code name} for {@code holder}: {@code LeaseStore.acquire}. */
+    public Acquisition acquire(String name, Identity holder) throws IOException {
+        return ask(name, holder, LeaseRules.Request.acquire(holder));
+    }
+
+    /** Reserves lease {@code name} for a process {@code reserver} is about to start: {@code LeaseStore.reserve}. */
+    public Acquisition reserve(String name, Identity reserver) throws IOException {
+        return ask(name, reserver, LeaseRules.Request.reserve(reserver));
+    }
+
+    /** The reservation with {@code token} made {@code holder}'s: {@code LeaseStore.claim}. */
+    public Acquisition claim(String name, String token, Identity holder) throws IOException {
+        Verdict alive = checker.explain(holder);
+        if (alive.liveness() != Liveness.ALIVE) {
+            return new Acquisition.NotAlive(alive);
+        }
+        Optional<Boolean> carries = carriers.carries(holder, token);
+        if (carries.isPresent() && !carries.get()) {
+            return new Acquisition.NotCarrier(alive);
+        }
+        return request(name, LeaseRules.Request.claim(holder, token, carries.isPresent()));
+    }
+
+    private Acquisition ask(String name, Identity who, LeaseRules.Request request) throws IOException {
+        Verdict alive = checker.explain(who);
+        if (alive.liveness() != Liveness.ALIVE) {
+            return new Acquisition.NotAlive(alive);
+        }
+        return request(name, request);
+    }
+
+    /** What {@link #waiting} asks again. */
+    public interface Ask {
+        Acquisition get() throws IOException;
+    }
+
+    /**
+     * Asks, and while the answer is {@link Acquisition.Held} (or {@link Acquisition.Undecided}
+     * with an {@code eligibleAt} within the wait, or over a DEAD holder whose token could not be
+     * proven unused), waits and asks again, until {@code wait} has passed by the store's clock.
+     * Waiting goes through the pause: the exit watch for a held lease's holder, a sleep until an
+     * undecided one's {@code eligibleAt}.
+     *
+     * @throws InterruptedIOException if the thread is interrupted while waiting
+     */
+    public Acquisition waiting(Duration wait, Ask ask) throws IOException {
+        Instant deadline = now().plus(wait.isNegative() ? Duration.ZERO : wait);
+        Acquisition a = ask.get();
+        Duration recheck = Duration.ofMillis(25);
+        while (true) {
+            Duration left = Duration.between(now(), deadline);
+            if (left.isNegative() || left.isZero()) {
+                return a;
+            }
+            Duration nap = left.compareTo(RECHECK) < 0 ? left : RECHECK;
+            try {
+                if (a instanceof Acquisition.Held held) {
+                    awaitEnd(held.record().name(), held.record().holder(), nap);
+                } else if (a instanceof Acquisition.Undecided u && u.eligibleAt().isPresent()) {
+                    Duration until = Duration.between(now(), u.eligibleAt().get()).plusMillis(1);
+                    if (until.compareTo(left) > 0) {
+                        return a;
+                    }
+                    sleep(u.record().name(), until.compareTo(nap) < 0 ? until : nap);
+                } else if (a instanceof Acquisition.Undecided u && u.verdict().liveness() == Liveness.DEAD) {
+                    // Its holder is DEAD but a scan could not prove its token unused: its launcher
+                    // may be ending the record this moment, or the processes that made the scan
+                    // incomplete may end. Look again, soon at first.
+                    sleep(u.record().name(), recheck.compareTo(nap) < 0 ? recheck : nap);
+                    recheck = recheck.multipliedBy(2);
+                } else {
+                    return a;
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new InterruptedIOException("interrupted while waiting for lease " + a);
+            }
+            a = ask.get();
+        }
+    }
+
+    /** Reserves lease {@code name}, waiting up to {@code wait}, and starts {@code command} under it: {@code LeaseStore.spawn}. */
+    public Spawn spawn(String name, ProcessBuilder command, Duration wait) throws IOException {
+        Acquisition a = waiting(wait, () -> reserve(name, writer));
+        if (!(a instanceof Acquisition.Granted granted)) {
+            return new Spawn.Refused(a);
+        }
+        return Spawner.start(this, name, granted.lease(), command);
+    }
+
+    /** Renews lease {@code name} at {@code fence}, whoever holds it. */
+    public LeaseRecord renew(String name, long fence) throws IOException {
+        return grants.renew(name, fence, Optional.empty());
+    }
+
+    /** Releases lease {@code name} at {@code fence}, whoever holds it. */
+    public boolean release(String name, long fence) throws IOException {
+        return grants.end(name, fence, Optional.empty(), LeaseRecord.Ending.How.RELEASED, OptionalLong.empty());
+    }
+
+    /** The operator's override: {@code LeaseStore.breakLease}. */
+    public Optional<LeaseRecord> breakLease(String name) throws IOException {
+        return grants.breakLease(name);
+    }
+
+    /** Keeps the grants of this machine's holders in {@code book}, until interrupted: {@code LeaseStore.keepHolders}. */
+    public void keepHolders(ExpiringBook expiring, Duration poll) throws IOException, InterruptedException {
+        new HolderKeeper(this, expiring).run(poll);
+    }
+
+    /**
+     * On an expiring book, a grant this JVM wrote whose holder is not a spawned child (that one's
+     * launcher ends it, with the status) is ended the moment its holder dies, through the exit
+     * watch, so that nobody anywhere waits out its TTL. One watch per lease: a newer grant's
+     * replaces an older one's.
+     */
+    private void watchHolder(LeaseRecord granted) {
+        if (!(book instanceof ExpiringBook) || !granted.granted() || granted.tokenDigest().isPresent()) {
+            return;
+        }
+        CompletableFuture<Verdict> end = checker.onExit(granted.holder());
+        CompletableFuture<Verdict> before = holderWatches.put(granted.name(), end);
+        if (before != null && before != end) {
+            before.cancel(false);
+        }
+        end.thenAccept(verdict -> {
+            holderWatches.remove(granted.name(), end);
+            if (verdict.liveness() != Liveness.DEAD) {
+                return; // cannot be watched from here: the record expires by itself unless renewed
+            }
+            try {
+                grants.end(granted.name(), granted.fence(), Optional.of(granted.holder()), LeaseRecord.Ending.How.EXITED,
+                        OptionalLong.empty(), Optional.of(verdict));
+            } catch (IOException | RuntimeException e) {
+                // not kept any more: it expires by itself
+            }
+        });
+    }
+
+    /**
+     * Stops the watches this engine holds and closes the book: an etcd store's keep-alive thread and
+     * client end, and what it kept expires after its TTL.
+     */
+    @Override
+    public void close() {
+        holderWatches.values().forEach(w -> w.cancel(false));
+        holderWatches.clear();
+        book.close();
+    }
+
+    /** Where a spawned child finds this store: the book's variables. */
+    Map<String, String> environment() {
+        return book.environment();
+    }
+
+    /** The identity of this process, which writes every record. */
+    Identity writer() {
+        return writer;
+    }
+
+    /** The record of {@code name}, without a lock. */
+    public Optional<LeaseRecord> read(String name) throws IOException {
+        return book.read(name);
+    }
+
+    Optional<Identity> identify(long pid) {
+        return checker.identify(pid);
+    }
+
+    /** The outermost carrier of {@code token} from this process up ({@link TokenCarriers#outermost}). */
+    public Optional<Identity> carrierOf(String token) {
+        return carriers.outermost(writer, token);
+    }
+
+    /**
+     * Waits at most {@code most} for {@code holder} to end, through the exit watch, or for lease
+     * {@code name}'s record to change, where the book can tell.
+     */
+    void awaitEnd(String name, Identity holder, Duration most) throws InterruptedException {
+        CompletableFuture<Verdict> end = checker.onExit(holder);
+        Optional<CompletableFuture<Void>> changed = book.changed(name);
+        try {
+            pause.await(changed.isPresent() ? CompletableFuture.anyOf(end, changed.get()) : end, most);
+        } finally {
+            end.cancel(false);
+            changed.ifPresent(c -> c.cancel(false));
+        }
+    }
+
+    /** Waits {@code d}, or until lease {@code name}'s record changes, where the book can tell. */
+    void sleep(String name, Duration d) throws InterruptedException {
+        Optional<CompletableFuture<Void>> changed = book.changed(name);
+        if (changed.isEmpty()) {
+            pause.sleep(d);
+            return;
+        }
+        try {
+            pause.sleep(d, changed.get());
+        } finally {
+            changed.get().cancel(false);
+        }
+    }
+
+    /** Whether the book already knows the grant at {@code fence} lost. */
+    boolean lost(String name, long fence) {
+        return book.lost(name, fence);
+    }
+
+    /** The store's time, to the millisecond. */
+    Instant now() {
+        return grants.now();
+    }
+
+    /** Hands the grant at {@code fence} of {@code from} to {@code to} ({@link Grants#handOff}). */
+    LeaseRecord handOff(String name, long fence, Identity from, Identity to) throws IOException {
+        LeaseRecord handed = grants.handOff(name, fence, from, to);
+        watchHolder(handed);
+        return handed;
+    }
+
+    /** What happens to a grant once it is made: renewed, handed off, adopted, ended, broken. */
+    Grants grants() {
+        return grants;
+    }
+
+    /** Completes when {@code holder} is DEAD (the exit watch). */
+    CompletableFuture<Verdict> onExit(Identity holder) {
+        return checker.onExit(holder);
+    }
+
+    Verdict explain(Identity id) {
+        return checker.explain(id);
+    }
+
+    /** Decides {@code request} for lease {@code name}, writes what was decided, and answers. */
+    Acquisition request(String name, LeaseRules.Request request) throws IOException {
+        return book.locked(name, guard -> {
+            Optional<LeaseRecord> current = guard.record();
+            if (current.isPresent() && current.get().granted()) {
+                grants.trusted(name, current.get(), guard);
+            }
+            Instant now = now();
+            Optional<Verdict> verdict = Optional.empty();
+            Optional<EnvironmentScan> scan = Optional.empty();
+            while (true) {
+                LeaseRules.Decision d = LeaseRules.decide(request, current, verdict, scan, policy, now);
+                if (d instanceof LeaseRules.NeedVerdict) {
+                    verdict = Optional.of(checker.explain(current.orElseThrow().holder()));
+                } else if (d instanceof LeaseRules.NeedScan) {
+                    guard.confirm(); // a scan is costly: never over a record that may be stale
+                    scan = Optional.of(carriers.scan(name, current.orElseThrow()));
+                } else {
+                    return apply(name, guard, request, current, d, now);
+                }
+            }
+        });
+    }
+
+    private Acquisition apply(String name, LeaseBook.Guard guard, LeaseRules.Request request, Optional<LeaseRecord> current,
+                         LeaseRules.Decision d, Instant now) throws IOException {
+        if (d instanceof LeaseRules.Grant grant) {
+            boolean reserve = request.kind() == LeaseRules.Kind.RESERVE;
+            Optional<String> token = reserve ? Optional.of(newToken()) : Optional.empty();
+            LeaseRecord granted = guard.grant(new LeaseRecord(name, 0,
+                    reserve ? LeaseRecord.State.RESERVED : LeaseRecord.State.HELD, request.who(), writer, now, now,
+                    policy.ttl(), grant.previous(), token.map(LeaseRecord::digest),
+                    reserve ? introspector.userId(request.who().pid()) : OptionalLong.empty(),
+                    Optional.empty(), reserve ? introspector.startFloor() : Optional.empty(), Optional.empty()));
+            watchHolder(granted);
+            return new Acquisition.Granted(new GrantedLease(this, granted, token), current, false);
+        }
+        LeaseRecord r = current.orElseThrow();
+        if (d instanceof LeaseRules.Again) {
+            LeaseRecord again = r.with(r.state(), request.who(), writer, Optional.empty()).renewed(writer, now, policy.ttl());
+            guard.replace(again);
+            watchHolder(again);
+            return new Acquisition.Granted(new GrantedLease(this, again, Optional.empty()), current, true);
+        }
+        if (d instanceof LeaseRules.Claim) {
+            LeaseRecord claimed = r.with(LeaseRecord.State.HELD, request.who(), writer, Optional.empty())
+                    .renewed(writer, now, r.ttl());
+            guard.replace(claimed);
+            return new Acquisition.Granted(new GrantedLease(this, claimed, request.token()), current, false);
+        }
+        if (d instanceof LeaseRules.Adopt adopt) {
+            Optional<LeaseRecord> adopted = grants.adopt(name, guard, r, adopt.carrier(), now);
+            if (adopted.isEmpty()) { // it ended as it was found: ask again
+                return new Acquisition.Undecided(r, checker.explain(r.holder()), Optional.empty());
+            }
+            return new Acquisition.Held(adopted.get(), checker.explain(adopted.get().holder()));
+        }
+        if (d instanceof LeaseRules.Held held) {
+            return new Acquisition.Held(r, held.verdict());
+        }
+        LeaseRules.Undecided undecided = (LeaseRules.Undecided) d;
+        // A holder that cannot be judged here (another machine's) is nobody's to keep alive from here:
+        // a record that goes away by itself (etcd) is free when it does.
+        Optional<Instant> eligible = undecided.eligibleAt().isEmpty() && undecided.verdict().liveness() == Liveness.UNKNOWN
+                ? guard.expiresAt() : undecided.eligibleAt();
+        return new Acquisition.Undecided(r, undecided.verdict(), eligible);
+    }
+
+    private static String newToken() {
+        byte[] bits = new byte[16];
+        TOKENS.nextBytes(bits);
+        return HexFormat.of().formatHex(bits);
+    }
+
+}
