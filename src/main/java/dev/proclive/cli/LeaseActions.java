@@ -152,6 +152,14 @@ final class LeaseActions {
                     .append(System.lineSeparator()).append("options:").append(lines).toString();
         }
 
+        /**
+         * Whether it starts a command and supervises it: then the kernel tracks what the command
+         * starts ({@link LeasePolicy.Builder#trackDescendants}). Only {@code run}.
+         */
+        boolean supervises() {
+            return false;
+        }
+
         /** Whether a lease directory that does not exist is created for it: only for those that grant. */
         boolean creates() {
             return false;
@@ -173,7 +181,8 @@ final class LeaseActions {
                 return ExitCode.BAD_INPUT.code();
             }
             try {
-                LeasePolicy.Builder policy = LeasePolicy.builder().takeUnknownAfterTtl(c.takeUnknown());
+                LeasePolicy.Builder policy = LeasePolicy.builder().takeUnknownAfterTtl(c.takeUnknown())
+                        .trackDescendants(supervises());
                 c.ttl().ifPresent(policy::ttl);
                 LeaseStore store;
                 try {
@@ -477,6 +486,11 @@ final class LeaseActions {
         @Override
         String trailer() {
             return " -- COMMAND [ARG]...";
+        }
+
+        @Override
+        boolean supervises() {
+            return true;
         }
 
         @Override

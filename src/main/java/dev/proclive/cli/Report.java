@@ -52,14 +52,18 @@ final class Report {
             record = undecided.record();
             json = record.toJson(undecided.verdict(), undecided.eligibleAt());
             why = record.state().json() + " by pid " + record.holder().pid() + " at fence " + record.fence()
-                    + ", whose end cannot be proven: " + undecided.verdict().detail()
-                    + undecided.eligibleAt().map(at -> " (eligible at " + LeaseRecord.timestamp(at) + ")").orElse("");
+                    + ", whose end cannot be proven: " + undecided.why()
+                    + undecided.eligibleAt().map(at -> " (eligible at " + LeaseRecord.timestamp(at) + ")").orElse("")
+                    + "; wait and try again (--wait), run this as the reserver's user or as root, or once you know"
+                    + " the holder is gone: proclive lease break " + record.name();
             code = ExitCode.UNKNOWN.code();
         }
         if (toStdout && !printFence) {
             out.println(json);
-        } else {
-            Say.line(err, "lease " + record.name() + " is not granted: " + why);
+        }
+        if (!toStdout || printFence || code == ExitCode.UNKNOWN.code()) {
+            Say.line(err, "lease " + record.name() + " is " + (code == ExitCode.UNKNOWN.code() ? "undecided" : "not granted")
+                    + ": " + why);
         }
         return code;
     }

@@ -64,13 +64,23 @@ public sealed interface Acquisition {
      * @param verdict    the holder's verdict just now
      * @param eligibleAt when the policy would take it over ({@code renewedAt + ttl} of the
      *                   record), or empty when the policy never takes it over
+     * @param why        what kept the proof from completing, for a person: the holder's verdict, or
+     *                   what a scan for the token could not read ("pid 4242 ended before its
+     *                   environment could be read", "3 processes of other users could not be read")
      */
-    record Undecided(LeaseRecord record, Verdict verdict, Optional<Instant> eligibleAt) implements Acquisition {
+    record Undecided(LeaseRecord record, Verdict verdict, Optional<Instant> eligibleAt, String why)
+            implements Acquisition {
         /** @throws NullPointerException if an argument is null */
         public Undecided {
             Objects.requireNonNull(record, "record");
             Objects.requireNonNull(verdict, "verdict");
             Objects.requireNonNull(eligibleAt, "eligibleAt");
+            Objects.requireNonNull(why, "why");
+        }
+
+        /** Undecided because of the holder's verdict alone: {@code why} is its detail. */
+        public Undecided(LeaseRecord record, Verdict verdict, Optional<Instant> eligibleAt) {
+            this(record, verdict, eligibleAt, verdict.detail());
         }
     }
 

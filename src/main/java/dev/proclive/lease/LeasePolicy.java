@@ -23,16 +23,18 @@ import java.util.Optional;
 public final class LeasePolicy {
 
     private static final Duration DEFAULT_TTL = Duration.ofSeconds(30);
-    private static final LeasePolicy DEFAULTS = new LeasePolicy(DEFAULT_TTL, false, false);
+    private static final LeasePolicy DEFAULTS = new LeasePolicy(DEFAULT_TTL, false, false, false);
 
     private final Duration ttl;
     private final boolean takeUnknownAfterTtl;
     private final boolean ttlGiven;
+    private final boolean trackDescendants;
 
-    private LeasePolicy(Duration ttl, boolean takeUnknownAfterTtl, boolean ttlGiven) {
+    private LeasePolicy(Duration ttl, boolean takeUnknownAfterTtl, boolean ttlGiven, boolean trackDescendants) {
         this.ttl = ttl;
         this.takeUnknownAfterTtl = takeUnknownAfterTtl;
         this.ttlGiven = ttlGiven;
+        this.trackDescendants = trackDescendants;
     }
 
     /** A TTL of 30 seconds; UNKNOWN holders are never taken over. */
@@ -63,21 +65,29 @@ public final class LeasePolicy {
         return ttlGiven ? Optional.of(ttl) : Optional.empty();
     }
 
+    /**
+     * Whether {@link LeaseStore#spawn} lets the kernel track what the command starts: see
+     * {@link Builder#trackDescendants}.
+     */
+    public boolean trackDescendants() {
+        return trackDescendants;
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof LeasePolicy p && p.ttl.equals(ttl) && p.takeUnknownAfterTtl == takeUnknownAfterTtl
-                && p.ttlGiven == ttlGiven;
+                && p.ttlGiven == ttlGiven && p.trackDescendants == trackDescendants;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(ttl, takeUnknownAfterTtl, ttlGiven);
+        return Objects.hash(ttl, takeUnknownAfterTtl, ttlGiven, trackDescendants);
     }
 
     @Override
     public String toString() {
         return "LeasePolicy[ttl=" + ttl + (ttlGiven ? "" : " (default)") + ", takeUnknownAfterTtl="
-                + takeUnknownAfterTtl + "]";
+                + takeUnknownAfterTtl + (trackDescendants ? ", trackDescendants" : "") + "]";
     }
 
     /** Configures a {@link LeasePolicy}. Not thread-safe. */
@@ -85,6 +95,7 @@ public final class LeasePolicy {
         private Duration ttl = DEFAULT_TTL;
         private boolean ttlGiven;
         private boolean takeUnknownAfterTtl;
+        private boolean trackDescendants;
 
         private Builder() {
         }
@@ -103,6 +114,23 @@ public final class LeasePolicy {
         }
 
         /**
+         * Whether a {@linkplain LeaseStore#spawn spawned} command's descendants are tracked by the
+         * kernel, so that its end is recorded at once, whatever else runs on the machine and
+         * whatever a daemon it leaves does to its environment (off by default). On Linux this JVM
+         * becomes a child subreaper ({@code PR_SET_CHILD_SUBREAPER}) before the command starts: what
+         * the command leaves behind when it exits is re-parented to this JVM, which reaps it when it
+         * ends; so it changes what the whole JVM reaps, and a process this JVM starts from its main
+         * thread would count as the command's. Where the cgroup v2 hierarchy is writable (root, a
+         * delegated subtree), the command also starts in a new cgroup of its own, named in the
+         * record, whose members are its descendants for every reader, also after this JVM is gone.
+         * Elsewhere (macOS, Windows) nothing changes: the token scan proves what it can.
+         */
+        public Builder trackDescendants(boolean track) {
+            this.trackDescendants = track;
+            return this;
+        }
+
+        /**
          * The policy.
          *
          * @throws IllegalArgumentException if the TTL is not positive or not whole milliseconds
@@ -114,7 +142,7 @@ public final class LeasePolicy {
             if (ttl.toNanos() % 1_000_000 != 0) {
                 throw new IllegalArgumentException("ttl is kept in whole milliseconds, got " + ttl);
             }
-            return new LeasePolicy(ttl, takeUnknownAfterTtl, ttlGiven);
+            return new LeasePolicy(ttl, takeUnknownAfterTtl, ttlGiven, trackDescendants);
         }
     }
 }

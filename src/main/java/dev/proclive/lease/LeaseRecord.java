@@ -23,7 +23,7 @@ import java.util.regex.Pattern;
  *  "acquiredAt":"2026-11-29T10:00:00.000Z","renewedAt":"…","ttlMillis":30000,
  *  "previous":{"fence":6,"holder":{IDENTITY},"liveness":"dead","reason":"exited","detail":"…",
  *              "at":"…","renewedAt":"…"},
- *  "tokenDigest":"…","reserverUid":1000,"adoptedBy":"token","startedAfter":"…",
+ *  "tokenDigest":"…","reserverUid":1000,"adoptedBy":"token","startedAfter":"…","cgroup":"…",
  *  "ended":{"how":"exited","at":"…","liveness":"dead","reason":"exited","exitCode":0}}
  * }</pre>
  * Timestamps are ISO-8601 UTC instants with millisecond precision; unknown fields are ignored on
@@ -47,15 +47,19 @@ import java.util.regex.Pattern;
  * @param tokenDigest  the reservation's token as SHA-256, 64 lowercase hex digits ({@link #digest})
  * @param reserverUid  the user the reservation's process runs as (that of the process that made
  *                     it): a process of another user that carries the token is never its holder
- * @param adoptedBy    how a reservation found its holder, if not handed off: {@code "token"}
+ * @param adoptedBy    how a reservation found its holder, if not handed off: {@code "token"} (a
+ *                     scan found the process carrying its token), {@code "subreaper"} (its command
+ *                     ended and left this process behind), {@code "cgroup"} (a member of its cgroup)
  * @param startedAfter a start fingerprint no later than that of any process started after the
  *                     reservation: a scan for its token skips older processes
  * @param ended        how this grant ended, if it did
+ * @param cgroup       the cgroup (v2) the reservation's command was started in, where one could be
+ *                     made: its members are the command's descendants, whoever reads them
  */
 public record LeaseRecord(String name, long fence, State state, Identity holder, Identity writer,
                           Instant acquiredAt, Instant renewedAt, Duration ttl, Optional<Takeover> previous,
                           Optional<String> tokenDigest, OptionalLong reserverUid, Optional<String> adoptedBy,
-                          Optional<String> startedAfter, Optional<Ending> ended) {
+                          Optional<String> startedAfter, Optional<Ending> ended, Optional<String> cgroup) {
 
     private static final Pattern TOKEN = Pattern.compile("[0-9a-f]{32}");
     private static final Pattern DIGEST = Pattern.compile("[0-9a-f]{64}");
@@ -149,6 +153,16 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
         Objects.requireNonNull(adoptedBy, "adoptedBy");
         Objects.requireNonNull(startedAfter, "startedAfter");
         Objects.requireNonNull(ended, "ended");
+        Objects.requireNonNull(cgroup, "cgroup");
+    }
+
+    /** A record without a cgroup, as records were before cgroups tracked a command. */
+    public LeaseRecord(String name, long fence, State state, Identity holder, Identity writer, Instant acquiredAt,
+                       Instant renewedAt, Duration ttl, Optional<Takeover> previous, Optional<String> tokenDigest,
+                       OptionalLong reserverUid, Optional<String> adoptedBy, Optional<String> startedAfter,
+                       Optional<Ending> ended) {
+        this(name, fence, state, holder, writer, acquiredAt, renewedAt, ttl, previous, tokenDigest, reserverUid,
+                adoptedBy, startedAfter, ended, Optional.empty());
     }
 
     /** A record without a reservation's fields or an ending, as records were before reservations. */
@@ -176,19 +190,19 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
     /** This record written by {@code writer}, with another state, holder and ending. */
     public LeaseRecord with(State state, Identity holder, Identity writer, Optional<Ending> ended) {
         return new LeaseRecord(name, fence, state, holder, writer, acquiredAt, renewedAt, ttl, previous, tokenDigest,
-                reserverUid, adoptedBy, startedAfter, ended);
+                reserverUid, adoptedBy, startedAfter, ended, cgroup);
     }
 
     /** This record at another fence: the one a new grant was given when it was written. */
     public LeaseRecord fenced(long fence) {
         return new LeaseRecord(name, fence, state, holder, writer, acquiredAt, renewedAt, ttl, previous, tokenDigest,
-                reserverUid, adoptedBy, startedAfter, ended);
+                reserverUid, adoptedBy, startedAfter, ended, cgroup);
     }
 
     /** This record renewed at {@code now} for {@code ttl}, by {@code writer}. */
     public LeaseRecord renewed(Identity writer, Instant now, Duration ttl) {
         return new LeaseRecord(name, fence, state, holder, writer, acquiredAt, now, ttl, previous, tokenDigest,
-                reserverUid, adoptedBy, startedAfter, ended);
+                reserverUid, adoptedBy, startedAfter, ended, cgroup);
     }
 
     /** This grant ended as {@code ending}: released, the fence kept. */
@@ -292,6 +306,7 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
         reserverUid.ifPresent(u -> o.put("reserverUid", u));
         adoptedBy.ifPresent(a -> o.put("adoptedBy", a));
         startedAfter.ifPresent(s -> o.put("startedAfter", s));
+        cgroup.ifPresent(c -> o.put("cgroup", c));
         ended.ifPresent(e -> {
             ObjectNode end = o.putObject("ended");
             end.put("how", e.how().json());

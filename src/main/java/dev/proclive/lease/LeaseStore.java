@@ -12,6 +12,7 @@ import dev.proclive.lease.etcd.v3.Etcd;
 import dev.proclive.lease.etcd.v3.EtcdGateway;
 import dev.proclive.lease.files.LeaseFiles;
 import dev.proclive.platform.Platform;
+import dev.proclive.spi.Descendants;
 import dev.proclive.text.OneLine;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -126,7 +127,7 @@ public final class LeaseStore implements AutoCloseable {
      * @throws IOException           if it cannot be created or resolved
      */
     public static LeaseStore open(Path dir, LeasePolicy policy) throws IOException {
-        return open(dir, policy, LivenessChecker.system(), Clock.systemUTC());
+        return open(dir, policy, LivenessChecker.system(), Clock.systemUTC(), Pause.REAL, Platform.descendants());
     }
 
     /** A store that judges with {@code checker} and its introspector and tells time by {@code clock}: the seam for tests. */
@@ -134,15 +135,22 @@ public final class LeaseStore implements AutoCloseable {
         return open(dir, policy, checker, clock, Pause.REAL);
     }
 
-    /** As {@link #open(Path, LeasePolicy, LivenessChecker, Clock)}, waiting through {@code pause}: the seam for wait tests. */
+    /** As {@link #open(Path, LeasePolicy, LivenessChecker, Clock, Pause)}, tracking nothing of a spawned command. */
     static LeaseStore open(Path dir, LeasePolicy policy, LivenessChecker checker, Clock clock, Pause pause)
             throws IOException {
+        return open(dir, policy, checker, clock, pause, Descendants.NONE);
+    }
+
+    /** As {@link #open(Path, LeasePolicy, LivenessChecker, Clock)}, waiting through {@code pause}: the seam for wait tests. */
+    static LeaseStore open(Path dir, LeasePolicy policy, LivenessChecker checker, Clock clock, Pause pause,
+                           Descendants descendants) throws IOException {
         Objects.requireNonNull(dir, "dir");
         Objects.requireNonNull(policy, "policy");
         Identity self = self(checker);
         LeaseFiles files = LeaseFiles.open(dir, self, id -> checker.check(id) == Liveness.DEAD,
                 checker.introspector().bootId().isEmpty(), Platform.fileLocker());
-        return new LeaseStore(new LeaseKeeper(files, policy, self, checker, clock, pause), Optional.of(files.directory()),
+        return new LeaseStore(new LeaseKeeper(files, policy, self, checker, clock, pause, descendants),
+                Optional.of(files.directory()),
                 Optional.empty());
     }
 
@@ -198,15 +206,21 @@ public final class LeaseStore implements AutoCloseable {
             throw new IllegalArgumentException("an etcd store needs a key prefix, such as " + DEFAULT_PREFIX);
         }
         Etcd etcd = EtcdGateway.open(endpoints, caFile, ETCD_CALL);
-        return etcd(etcd, prefix, policy, LivenessChecker.system(), Clock.systemUTC(), Pause.REAL);
+        return etcd(etcd, prefix, policy, LivenessChecker.system(), Clock.systemUTC(), Pause.REAL,
+                Platform.descendants());
     }
 
-    /** A store on {@code etcd}, judging with {@code checker}: the seam for tests. */
+    /** A store on {@code etcd}, judging with {@code checker} and tracking nothing of a spawned command: the seam for tests. */
     static LeaseStore etcd(Etcd etcd, String prefix, LeasePolicy policy, LivenessChecker checker, Clock clock,
                            Pause pause) {
+        return etcd(etcd, prefix, policy, checker, clock, pause, Descendants.NONE);
+    }
+
+    private static LeaseStore etcd(Etcd etcd, String prefix, LeasePolicy policy, LivenessChecker checker, Clock clock,
+                                   Pause pause, Descendants descendants) {
         EtcdBook book = new EtcdBook(etcd, prefix, clock);
-        return new LeaseStore(new LeaseKeeper(book, policy, self(checker), checker, clock, pause), Optional.empty(),
-                Optional.of(book));
+        return new LeaseStore(new LeaseKeeper(book, policy, self(checker), checker, clock, pause, descendants),
+                Optional.empty(), Optional.of(book));
     }
 
     /**

@@ -67,21 +67,21 @@ final class EnvironScan {
         }
         byte[] prefix = (variable + "=").getBytes(StandardCharsets.UTF_8);
         List<ProcessInfo> carriers = new ArrayList<>();
-        String unread = "";
-        String vanished = "";
-        String usersVanished = ""; // of those, one that may have been uid's: it may have forked a carrier
+        Tally unread = new Tally("could not be read");
+        Tally vanished = new Tally("ended while they were read");
+        Tally usersVanished = new Tally("that may have been this user's ended while they were read"); // may have forked a carrier
         String[] error = new String[1];
         try (DirectoryStream<Path> pids = Files.newDirectoryStream(Path.of(procRoot), EnvironScan::isPid)) {
             for (Path dir : pids) {
                 long pid = Long.parseLong(dir.getFileName().toString());
                 ProcessLookup lookup = proc.lookup(pid);
                 if (lookup instanceof ProcessLookup.Gone) {
-                    vanished = "pid " + pid + " ended before it could be read";
-                    usersVanished = vanished; // whose it was cannot be told
+                    vanished.add("pid " + pid + " ended before it could be read");
+                    usersVanished.add("pid " + pid + " ended before it could be read"); // whose it was cannot be told
                     continue;
                 }
                 if (!(lookup instanceof ProcessLookup.Found found)) {
-                    unread = "pid " + pid + ": " + ((ProcessLookup.Unknown) lookup).detail();
+                    unread.add("pid " + pid + ": " + ((ProcessLookup.Unknown) lookup).detail());
                     continue;
                 }
                 ProcessInfo info = found.info();
@@ -90,8 +90,11 @@ final class EnvironScan {
                 }
                 if (info.state() == ProcessState.ZOMBIE) {
                     if (zombies.add(pid + ":" + info.start())) {
-                        vanished = "pid " + pid + " ended during the pass"; // what it forked is listed next pass
-                        usersVanished = mayBeUsers(proc, pid, uid) ? vanished : usersVanished;
+                        String ended = "pid " + pid + " ended during the pass"; // what it forked is listed next pass
+                        vanished.add(ended);
+                        if (mayBeUsers(proc, pid, uid)) {
+                            usersVanished.add(ended);
+                        }
                     }
                     continue;
                 }
@@ -106,15 +109,18 @@ final class EnvironScan {
                 }
                 switch (read) {
                     case VANISHED:
-                        vanished = "pid " + pid + " ended before its environment could be read";
-                        usersVanished = mayBeUsers(proc, pid, uid) ? vanished : usersVanished;
+                        String ended = "pid " + pid + " ended before its environment could be read";
+                        vanished.add(ended);
+                        if (mayBeUsers(proc, pid, uid)) {
+                            usersVanished.add(ended);
+                        }
                         break;
                     case UNREADABLE:
                         if (proc.lookup(pid) instanceof ProcessLookup.Gone) {
-                            vanished = "pid " + pid + " ended before its environment could be read";
-                            usersVanished = vanished; // whose it was cannot be told any more
+                            vanished.add("pid " + pid + " ended before its environment could be read");
+                            usersVanished.add("pid " + pid + " ended before its environment could be read");
                         } else if (!located(dir.resolve("stat")).map(StatLine::kernelThread).orElse(false)) {
-                            unread = "pid " + pid + ": " + error[0];
+                            unread.add("pid " + pid + ": " + error[0]);
                         } // a kernel thread (its environ reads ESRCH) has no environment: never a carrier
                         break;
                     case HOLDS:
@@ -122,8 +128,8 @@ final class EnvironScan {
                         if (owner.isPresent() && owner.getAsLong() == uid) {
                             carriers.add(info);
                         } else {
-                            unread = "pid " + pid + " carries it but runs as " + (owner.isPresent()
-                                    ? "uid " + owner.getAsLong() + ", not uid " + uid : "a user that cannot be read");
+                            unread.add("pid " + pid + " carries it but runs as " + (owner.isPresent()
+                                    ? "uid " + owner.getAsLong() + ", not uid " + uid : "a user that cannot be read"));
                         }
                         break;
                     default:
@@ -133,7 +139,29 @@ final class EnvironScan {
         } catch (IOException | DirectoryIteratorException e) {
             return EnvironmentScan.incomplete("cannot list " + procRoot + ": " + e);
         }
-        return EnvironmentScan.ofPass(carriers, unread, vanished, usersVanished);
+        return EnvironmentScan.ofPass(carriers, unread.toString(), vanished.toString(), usersVanished.toString());
+    }
+
+    /** How many processes of one kind a pass met, said with the first one: empty when none. */
+    private static final class Tally {
+        private final String what;
+        private String first = "";
+        private int count;
+
+        Tally(String what) {
+            this.what = what;
+        }
+
+        void add(String one) {
+            if (count++ == 0) {
+                first = one;
+            }
+        }
+
+        @Override
+        public String toString() {
+            return count <= 1 ? first : count + " processes " + what + " (" + first + ", …)";
+        }
     }
 
     /** Whether process {@code pid}, which ended, may have been {@code uid}'s: it was, or it cannot be told. */

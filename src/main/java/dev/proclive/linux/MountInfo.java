@@ -42,6 +42,26 @@ final class MountInfo {
         return hides;
     }
 
+    /**
+     * Where the cgroup v2 hierarchy is mounted (the mount point of the last {@code cgroup2} line
+     * whose root is {@code /}), or null when none is: a hybrid system mounts it beside the v1
+     * controllers ({@code /sys/fs/cgroup/unified}), a unified one at {@code /sys/fs/cgroup}.
+     */
+    static String cgroup2(String mountinfo) {
+        String found = null;
+        for (String line : mountinfo.split("\n")) {
+            String[] f = line.split(" ");
+            int dash = indexOf(f, "-");
+            if (f.length < 6 || dash < 0 || dash + 1 >= f.length) {
+                continue;
+            }
+            if (f[dash + 1].equals("cgroup2") && f[3].equals("/")) {
+                found = unescape(f[4]);
+            }
+        }
+        return found;
+    }
+
     private static int indexOf(String[] fields, String wanted) {
         for (int i = 6; i < fields.length; i++) {
             if (fields[i].equals(wanted)) {

@@ -2,6 +2,7 @@ package dev.proclive.platform;
 
 import dev.proclive.linux.LinuxProcessIntrospector;
 import dev.proclive.macos.MacosProcessIntrospector;
+import dev.proclive.spi.Descendants;
 import dev.proclive.spi.FileLocker;
 import dev.proclive.spi.ProcessIntrospector;
 import java.io.IOException;
@@ -59,6 +60,14 @@ public final class Platform {
             default:
                 return new UnsupportedProcessIntrospector(osName);
         }
+    }
+
+    /**
+     * What the kernel tracks of a command's descendants: Linux's subreaper and cgroups, elsewhere
+     * nothing ({@link Descendants#NONE}).
+     */
+    public static Descendants descendants() {
+        return OS == Os.LINUX ? dev.proclive.linux.LinuxDescendants.INSTANCE : Descendants.NONE;
     }
 
     /**

@@ -71,7 +71,7 @@ class CliIT {
         }
         assertThat(texts).as("one text per action").hasSize(options.size());
         assertThat(Cli.run("lease", "release", "--help").out()).doesNotContain("--holder", "--ttl");
-        assertThat(Cli.run("lease", "keep", "--help").out()).doesNotContain("NAME (", "--dir");
+        assertThat(Cli.run("lease", "keep", "--help").out()).doesNotContain("NAME (", "--dir DIR");
     }
 
     @Test

@@ -79,6 +79,11 @@ public final class LeaseJson {
             throw new LeaseCorruptException(name, "\"startedAfter\" is " + OneLine.quote(startedAfter.get())
                     + ", not a start time (decimal clock ticks, or seconds.microseconds)");
         }
+        Optional<String> cgroup = optionalText(name, o, "cgroup");
+        if (cgroup.isPresent() && !CGROUP.matcher(cgroup.get()).matches()) {
+            throw new LeaseCorruptException(name, "\"cgroup\" is " + OneLine.quote(cgroup.get())
+                    + ", not the absolute path of a cgroup this library made (…/proclive.NAME.HEX)");
+        }
         Optional<LeaseRecord.Ending> ended = Optional.empty();
         JsonNode e = object(name, o, "ended");
         if (e != null) {
@@ -87,8 +92,12 @@ public final class LeaseJson {
         }
         consistent(name, acquiredAt, previous, ended);
         return new LeaseRecord(name, fence, state, holder, writer, acquiredAt, renewedAt, Duration.ofMillis(ttl),
-                previous, digest, reserverUid, adoptedBy, startedAfter, ended);
+                previous, digest, reserverUid, adoptedBy, startedAfter, ended, cgroup);
     }
+
+    /** A cgroup as a record names it: an absolute path, no {@code .} or {@code ..} steps, its last one {@code proclive.NAME.HEX}. */
+    private static final java.util.regex.Pattern CGROUP = java.util.regex.Pattern.compile(
+            "(/(?!\\.\\.?/)[^/\\x00\\n]+)*/proclive\\.[A-Za-z0-9_][A-Za-z0-9._-]{0,127}\\.[0-9a-f]{12}");
 
     /** The largest user id (uid_t is 32 bits; (uid_t)-1 means none). */
     private static final long MAX_UID = 0xFFFF_FFFEL;

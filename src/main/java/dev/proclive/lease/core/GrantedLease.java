@@ -19,15 +19,27 @@ public final class GrantedLease implements Lease {
     private final long fence;
     private final Identity holder;
     private final Optional<String> token;
+    /** What the kernel tracks of the command this lease was handed to, when it was spawned so. */
+    private final Tracking tracking;
     private volatile LeaseRecord record;
 
     GrantedLease(LeaseKeeper keeper, LeaseRecord record, Optional<String> token) {
+        this(keeper, record, token, Tracking.NONE);
+    }
+
+    private GrantedLease(LeaseKeeper keeper, LeaseRecord record, Optional<String> token, Tracking tracking) {
         this.keeper = keeper;
         this.name = record.name();
         this.fence = record.fence();
         this.holder = record.holder();
         this.token = token;
         this.record = record;
+        this.tracking = tracking;
+    }
+
+    /** This lease, its holder's descendants tracked by {@code how}: its {@link #exited} asks the kernel first. */
+    GrantedLease tracked(Tracking how) {
+        return new GrantedLease(keeper, record, token, how);
     }
 
     @Override
@@ -69,11 +81,17 @@ public final class GrantedLease implements Lease {
 
     @Override
     public boolean release() throws IOException {
-        return keeper.grants().end(name, fence, Optional.of(holder), LeaseRecord.Ending.How.RELEASED, OptionalLong.empty());
+        boolean released = keeper.grants().end(name, fence, Optional.of(holder), LeaseRecord.Ending.How.RELEASED,
+                OptionalLong.empty());
+        keeper.unwatch(name, fence);
+        return released;
     }
 
     @Override
     public boolean exited(int exitCode) throws IOException {
+        if (tracking.tracks()) {
+            return keeper.grants().commandExited(name, fence, holder, OptionalLong.of(exitCode), tracking);
+        }
         return keeper.grants().end(name, fence, Optional.of(holder), LeaseRecord.Ending.How.EXITED, OptionalLong.of(exitCode));
     }
 

@@ -4,18 +4,22 @@ import dev.proclive.Identity;
 import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
 import dev.proclive.Verdict;
+import dev.proclive.lease.Acquisition;
 import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeaseLostException;
 import dev.proclive.lease.LeasePolicy;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.LeaseBook;
+import dev.proclive.spi.Descendants;
 import dev.proclive.spi.EnvironmentScan;
+import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -26,6 +30,8 @@ import java.util.Optional;
  */
 final class Grants {
 
+    private static final java.security.SecureRandom TOKENS = new java.security.SecureRandom();
+
     private final LeaseBook book;
     private final LeasePolicy policy;
     private final Identity writer;
@@ -33,9 +39,11 @@ final class Grants {
     private final ProcessIntrospector introspector;
     private final Clock clock;
     private final TokenCarriers carriers;
+    private final Descendants descendants;
 
     Grants(LeaseBook book, LeasePolicy policy, Identity writer, LivenessChecker checker, ProcessIntrospector introspector,
-           Clock clock, TokenCarriers carriers) {
+           Clock clock, TokenCarriers carriers, Descendants descendants) {
+        this.descendants = descendants;
         this.book = book;
         this.policy = policy;
         this.writer = writer;
@@ -61,19 +69,84 @@ final class Grants {
 
     /**
      * {@code r} made the holding of {@code found}, a carrier of its token, fence kept
-     * ({@code adoptedBy: token}), and written; empty when that process has ended since the scan.
+     * ({@code adoptedBy}: {@code how}), and written; empty when that process has ended since it was found.
      */
-    Optional<LeaseRecord> adopt(String name, LeaseBook.Guard guard, LeaseRecord r, dev.proclive.spi.ProcessInfo found, Instant now)
-            throws IOException {
+    Optional<LeaseRecord> adopt(String name, LeaseBook.Guard guard, LeaseRecord r, ProcessInfo found, Instant now,
+                                String how) throws IOException {
         Optional<Identity> carrier = checker.identify(found.pid()).filter(id -> id.start().equals(found.start()));
         if (carrier.isEmpty()) {
             return Optional.empty();
         }
         LeaseRecord adopted = new LeaseRecord(name, r.fence(), LeaseRecord.State.HELD, carrier.get(), writer,
-                r.acquiredAt(), now, r.ttl(), r.previous(), r.tokenDigest(), r.reserverUid(), Optional.of("token"),
-                r.startedAfter(), Optional.empty());
+                r.acquiredAt(), now, r.ttl(), r.previous(), r.tokenDigest(), r.reserverUid(), Optional.of(how),
+                r.startedAfter(), Optional.empty(), r.cgroup());
         guard.replace(adopted);
         return Optional.of(adopted);
+    }
+
+    /**
+     * Writes what {@code d} decided for {@code request} over {@code current}, under {@code guard},
+     * and answers as the API does: the decision is turned into the answer once, here.
+     *
+     * @param keeper  the engine the granted lease renews and ends through
+     * @param scanned the carriers as found, when a scan (or a cgroup) was read
+     */
+    Acquisition decided(LeaseKeeper keeper, String name, LeaseBook.Guard guard, LeaseRules.Request request,
+                        Optional<LeaseRecord> current, LeaseRules.Decision d, Optional<TokenCarriers.Carried> scanned,
+                        Instant now) throws IOException {
+        if (d instanceof LeaseRules.Grant grant) {
+            boolean reserve = request.kind() == LeaseRules.Kind.RESERVE;
+            Optional<String> token = reserve ? Optional.of(newToken()) : Optional.empty();
+            LeaseRecord granted = guard.grant(new LeaseRecord(name, 0,
+                    reserve ? LeaseRecord.State.RESERVED : LeaseRecord.State.HELD, request.who(), writer, now, now,
+                    policy.ttl(), grant.previous(), token.map(LeaseRecord::digest),
+                    reserve ? introspector.userId(request.who().pid()) : java.util.OptionalLong.empty(),
+                    Optional.empty(), reserve ? introspector.startFloor() : Optional.empty(), Optional.empty(),
+                    reserve ? request.cgroup() : Optional.empty()));
+            keeper.watchHolder(granted);
+            return new Acquisition.Granted(new GrantedLease(keeper, granted, token), current, false);
+        }
+        LeaseRecord r = current.orElseThrow();
+        if (d instanceof LeaseRules.Again) {
+            LeaseRecord again = r.with(r.state(), request.who(), writer, Optional.empty()).renewed(writer, now, policy.ttl());
+            guard.replace(again);
+            keeper.watchHolder(again);
+            return new Acquisition.Granted(new GrantedLease(keeper, again, Optional.empty()), current, true);
+        }
+        if (d instanceof LeaseRules.Claim) {
+            LeaseRecord claimed = r.with(LeaseRecord.State.HELD, request.who(), writer, Optional.empty())
+                    .renewed(writer, now, r.ttl());
+            guard.replace(claimed);
+            return new Acquisition.Granted(new GrantedLease(keeper, claimed, request.token()), current, false);
+        }
+        if (d instanceof LeaseRules.Adopt adopt) {
+            Optional<LeaseRecord> adopted = adopt(name, guard, r, adopt.carrier(), now,
+                    scanned.map(TokenCarriers.Carried::how).orElse("token"));
+            if (adopted.isEmpty()) { // it ended as it was found: ask again
+                return new Acquisition.Undecided(r, checker.explain(r.holder()), Optional.empty());
+            }
+            return new Acquisition.Held(adopted.get(), checker.explain(adopted.get().holder()));
+        }
+        if (d instanceof LeaseRules.Held held) {
+            return new Acquisition.Held(r, held.verdict());
+        }
+        LeaseRules.Undecided undecided = (LeaseRules.Undecided) d;
+        // A holder that cannot be judged here (another machine's) is nobody's to keep alive from here:
+        // a record that goes away by itself (etcd) is free when it does.
+        Optional<Instant> eligible = undecided.eligibleAt().isEmpty() && undecided.verdict().liveness() == Liveness.UNKNOWN
+                ? guard.expiresAt() : undecided.eligibleAt();
+        Verdict v = undecided.verdict();
+        String why = scanned.filter(c -> !c.scan().complete())
+                .map(c -> "its holder is " + v.liveness().json() + " (" + v.detail() + "), and whether a process still"
+                        + " carries its token cannot be proven: " + c.scan().detail())
+                .orElse(v.detail());
+        return new Acquisition.Undecided(r, v, eligible, why);
+    }
+
+    private static String newToken() {
+        byte[] bits = new byte[16];
+        TOKENS.nextBytes(bits);
+        return java.util.HexFormat.of().formatHex(bits);
     }
 
     /**
@@ -150,14 +223,35 @@ final class Grants {
      * @return as {@link #end}
      */
     boolean childExited(String name, long fence, Identity reserver, Identity child, java.util.OptionalLong exitCode,
-                        Verdict verdict) throws IOException {
+                        Verdict verdict, Tracking tracking) throws IOException {
         return end(name, fence, Optional.of(reserver), LeaseRecord.Ending.How.EXITED, exitCode, Optional.of(verdict),
-                Optional.of(child));
+                Optional.of(child), tracking);
+    }
+
+    /**
+     * A spawned command that exited, whose descendants the kernel tracks ({@code tracking}): the
+     * grant at {@code fence} of {@code holder} ends as exited with {@code exitCode} at once when
+     * nothing of it is left, no scan; when something is, the oldest process left becomes the holder
+     * ({@code adoptedBy} says how it was found) and this returns false. Where the kernel could not
+     * tell, as {@link #end}: the token's carriers are scanned for.
+     */
+    boolean commandExited(String name, long fence, Identity holder, java.util.OptionalLong exitCode, Tracking tracking)
+            throws IOException {
+        return end(name, fence, Optional.of(holder), LeaseRecord.Ending.How.EXITED, exitCode, Optional.empty(),
+                Optional.empty(), tracking);
     }
 
     private boolean end(String name, long fence, Optional<Identity> holder, LeaseRecord.Ending.How how,
                         java.util.OptionalLong exitCode, Optional<Verdict> verdict, Optional<Identity> child)
             throws IOException {
+        return end(name, fence, holder, how, exitCode, verdict, child, Tracking.NONE);
+    }
+
+    private boolean end(String name, long fence, Optional<Identity> holder, LeaseRecord.Ending.How how,
+                        java.util.OptionalLong exitCode, Optional<Verdict> verdict, Optional<Identity> child,
+                        Tracking tracking) throws IOException {
+        Optional<List<Long>> kernel = how == LeaseRecord.Ending.How.EXITED && tracking.tracks()
+                ? tracking.leftBehind() : Optional.empty();
         return book.locked(name, guard -> {
             Optional<LeaseRecord> current = guard.record();
             if (current.isEmpty() || current.get().fence() != fence) {
@@ -171,7 +265,18 @@ final class Grants {
                 return false;
             }
             trusted(name, r, guard);
-            if (how == LeaseRecord.Ending.How.EXITED && r.tokenDigest().isPresent()) {
+            if (kernel.isPresent() && !kernel.get().isEmpty()) {
+                // The kernel says what the command left behind: the lease is theirs, the oldest one's.
+                Optional<ProcessInfo> next = oldest(kernel.get());
+                if (next.isPresent() && adopt(name, guard, r, next.get(), notBefore(r.acquiredAt()), tracking.how()).isPresent()) {
+                    return false;
+                }
+                // they ended as they were read: the scan (or the cgroup, read again) decides below
+            } else if (kernel.isPresent()) {
+                tracking.cgroup().ifPresent(descendants::remove); // empty: nothing can enter it again
+            }
+            if (how == LeaseRecord.Ending.How.EXITED && r.tokenDigest().isPresent()
+                    && !(kernel.isPresent() && kernel.get().isEmpty())) {
                 Carriers left = carriers(name, guard, r);
                 if (left == Carriers.PERHAPS && child.isPresent() && r.state() == LeaseRecord.State.RESERVED) {
                     guard.replace(r.with(LeaseRecord.State.HELD, child.get(), writer, Optional.empty())
@@ -185,6 +290,20 @@ final class Grants {
             guard.replace(r.ended(writer, new LeaseRecord.Ending(how, notBefore(r.acquiredAt()), then, exitCode)));
             return true;
         });
+    }
+
+    /**
+     * Of {@code pids}, as processes are read now, the one a launcher's command left first: one
+     * whose parent is not among them, the oldest such.
+     */
+    private Optional<ProcessInfo> oldest(List<Long> pids) {
+        List<ProcessInfo> found = new java.util.ArrayList<>();
+        for (long pid : pids) {
+            if (introspector.lookupProcess(pid) instanceof dev.proclive.spi.ProcessLookup.Found f) {
+                found.add(f.info());
+            }
+        }
+        return LeaseRules.firstCarrier(found);
     }
 
     /** What a scan for a lease's token found, before a spawned child's exit ends the lease. */
@@ -208,13 +327,13 @@ final class Grants {
      */
     private Carriers carriers(String name, LeaseBook.Guard guard, LeaseRecord r) throws IOException {
         guard.confirm();
-        EnvironmentScan scan = carriers.scan(name, r);
-        Optional<dev.proclive.spi.ProcessInfo> found = LeaseRules.firstCarrier(scan.carriers());
+        TokenCarriers.Carried scan = carriers.scan(name, r);
+        Optional<ProcessInfo> found = LeaseRules.firstCarrier(scan.scan().carriers());
         if (found.isPresent()) {
-            adopt(name, guard, r, found.get(), notBefore(r.acquiredAt()));
+            adopt(name, guard, r, found.get(), notBefore(r.acquiredAt()), scan.how());
             return Carriers.ADOPTED;
         }
-        return scan.complete() || !scan.passAgain() ? Carriers.GONE : Carriers.PERHAPS;
+        return scan.scan().complete() || !scan.scan().passAgain() ? Carriers.GONE : Carriers.PERHAPS;
     }
 
     /** The operator's override: ends the grant whoever holds it, as broken; the released record, or empty. */
@@ -256,7 +375,8 @@ final class Grants {
                 return held;
             }
             return guard.grant(new LeaseRecord(name, 0, LeaseRecord.State.HELD, to, writer, now, now, r.ttl(),
-                    Optional.empty(), r.tokenDigest(), r.reserverUid(), Optional.empty(), r.startedAfter(), Optional.empty()));
+                    Optional.empty(), r.tokenDigest(), r.reserverUid(), Optional.empty(), r.startedAfter(), Optional.empty(),
+                    r.cgroup()));
         });
     }
 }

@@ -11,15 +11,13 @@ import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.Spawn;
 import dev.proclive.lease.book.ExpiringBook;
 import dev.proclive.lease.book.LeaseBook;
-import dev.proclive.spi.EnvironmentScan;
+import dev.proclive.spi.Descendants;
 import dev.proclive.spi.ProcessIntrospector;
 import java.io.IOException;
 import java.io.InterruptedIOException;
-import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HexFormat;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -36,8 +34,6 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class LeaseKeeper implements AutoCloseable {
 
-    private static final SecureRandom TOKENS = new SecureRandom();
-
     /** While waiting for a holder's exit, how often a release without an exit is looked for. */
     private static final Duration RECHECK = Duration.ofSeconds(2);
 
@@ -50,15 +46,18 @@ public final class LeaseKeeper implements AutoCloseable {
     private final Pause pause;
     private final TokenCarriers carriers;
     private final Grants grants;
+    /** What the kernel tracks of a spawned command's descendants, where the policy asks for it. */
+    private final Descendants descendants;
     /** The exit watch on each holder whose grant on an expiring book this JVM wrote, by lease name. */
-    private final Map<String, CompletableFuture<Verdict>> holderWatches = new ConcurrentHashMap<>();
+    private final Map<String, HolderWatch> holderWatches = new ConcurrentHashMap<>();
 
     /**
      * An engine over {@code book}, judging with {@code checker}, writing as {@code writer} (this
-     * process), telling time by {@code clock} and waiting through {@code pause}.
+     * process), telling time by {@code clock}, waiting through {@code pause}, and tracking a spawned
+     * command's descendants through {@code descendants} when the policy asks for it.
      */
     public LeaseKeeper(LeaseBook book, LeasePolicy policy, Identity writer, LivenessChecker checker, Clock clock,
-                       Pause pause) {
+                       Pause pause, Descendants descendants) {
         this.book = book;
         this.policy = policy;
         this.writer = writer;
@@ -66,8 +65,9 @@ public final class LeaseKeeper implements AutoCloseable {
         this.introspector = checker.introspector();
         this.clock = clock;
         this.pause = pause;
-        this.carriers = new TokenCarriers(checker, introspector);
-        this.grants = new Grants(book, policy, writer, checker, introspector, clock, carriers);
+        this.descendants = descendants;
+        this.carriers = new TokenCarriers(checker, introspector, descendants);
+        this.grants = new Grants(book, policy, writer, checker, introspector, clock, carriers, descendants);
     }
 
     /** The policy acquisitions follow. */
@@ -163,11 +163,21 @@ public final class LeaseKeeper implements AutoCloseable {
 
     /** Reserves lease {@code name}, waiting up to {@code wait}, and starts {@code command} under it: {@code LeaseStore.spawn}. */
     public Spawn spawn(String name, ProcessBuilder command, Duration wait) throws IOException {
-        Acquisition a = waiting(wait, () -> reserve(name, writer));
+        boolean subreaper = policy.trackDescendants() && descendants.becomeSubreaper();
+        Optional<String> cgroup = policy.trackDescendants() ? descendants.newCgroup(name) : Optional.empty();
+        Acquisition a;
+        try {
+            a = waiting(wait, () -> ask(name, writer, LeaseRules.Request.reserve(writer, cgroup)));
+        } catch (IOException | RuntimeException e) {
+            cgroup.ifPresent(descendants::remove);
+            throw e;
+        }
         if (!(a instanceof Acquisition.Granted granted)) {
+            cgroup.ifPresent(descendants::remove);
             return new Spawn.Refused(a);
         }
-        return Spawner.start(this, name, granted.lease(), command);
+        return Spawner.start(this, name, (GrantedLease) granted.lease(), command, new Tracking(descendants, subreaper,
+                cgroup.filter(c -> granted.lease().record().cgroup().isPresent())));
     }
 
     /** Renews lease {@code name} at {@code fence}, whoever holds it. */
@@ -177,7 +187,9 @@ public final class LeaseKeeper implements AutoCloseable {
 
     /** Releases lease {@code name} at {@code fence}, whoever holds it. */
     public boolean release(String name, long fence) throws IOException {
-        return grants.end(name, fence, Optional.empty(), LeaseRecord.Ending.How.RELEASED, OptionalLong.empty());
+        boolean released = grants.end(name, fence, Optional.empty(), LeaseRecord.Ending.How.RELEASED, OptionalLong.empty());
+        unwatch(name, fence);
+        return released;
     }
 
     /** The operator's override: {@code LeaseStore.breakLease}. */
@@ -196,17 +208,18 @@ public final class LeaseKeeper implements AutoCloseable {
      * watch, so that nobody anywhere waits out its TTL. One watch per lease: a newer grant's
      * replaces an older one's.
      */
-    private void watchHolder(LeaseRecord granted) {
-        if (!(book instanceof ExpiringBook) || !granted.granted() || granted.tokenDigest().isPresent()) {
-            return;
+    void watchHolder(LeaseRecord granted) {
+        if (!(book instanceof ExpiringBook) || !granted.granted() || granted.tokenDigest().isPresent()
+                || LeaseRules.sameProcess(granted.holder(), writer)) {
+            return; // a grant of this JVM's own ends with it: nobody here could end it then
         }
-        CompletableFuture<Verdict> end = checker.onExit(granted.holder());
-        CompletableFuture<Verdict> before = holderWatches.put(granted.name(), end);
-        if (before != null && before != end) {
-            before.cancel(false);
+        HolderWatch watch = new HolderWatch(granted.fence(), checker.onExit(granted.holder()));
+        HolderWatch before = holderWatches.put(granted.name(), watch);
+        if (before != null && before != watch) {
+            before.end().cancel(false);
         }
-        end.thenAccept(verdict -> {
-            holderWatches.remove(granted.name(), end);
+        watch.end().thenAccept(verdict -> {
+            holderWatches.remove(granted.name(), watch);
             if (verdict.liveness() != Liveness.DEAD) {
                 return; // cannot be watched from here: the record expires by itself unless renewed
             }
@@ -219,13 +232,25 @@ public final class LeaseKeeper implements AutoCloseable {
         });
     }
 
+    /** The grant at {@code fence} of lease {@code name} ended here: its holder's watch is no longer needed. */
+    void unwatch(String name, long fence) {
+        HolderWatch w = holderWatches.get(name);
+        if (w != null && w.fence() == fence && holderWatches.remove(name, w)) {
+            w.end().cancel(false);
+        }
+    }
+
+    /** The exit watch on the holder of the grant at {@code fence}. */
+    private record HolderWatch(long fence, CompletableFuture<Verdict> end) {
+    }
+
     /**
      * Stops the watches this engine holds and closes the book: an etcd store's keep-alive thread and
      * client end, and what it kept expires after its TTL.
      */
     @Override
     public void close() {
-        holderWatches.values().forEach(w -> w.cancel(false));
+        holderWatches.values().forEach(w -> w.end().cancel(false));
         holderWatches.clear();
         book.close();
     }
@@ -323,69 +348,21 @@ public final class LeaseKeeper implements AutoCloseable {
             }
             Instant now = now();
             Optional<Verdict> verdict = Optional.empty();
-            Optional<EnvironmentScan> scan = Optional.empty();
+            Optional<TokenCarriers.Carried> scan = Optional.empty();
             while (true) {
-                LeaseRules.Decision d = LeaseRules.decide(request, current, verdict, scan, policy, now);
+                LeaseRules.Decision d = LeaseRules.decide(request, current, verdict, scan.map(TokenCarriers.Carried::scan),
+                        policy, now);
                 if (d instanceof LeaseRules.NeedVerdict) {
                     verdict = Optional.of(checker.explain(current.orElseThrow().holder()));
                 } else if (d instanceof LeaseRules.NeedScan) {
                     guard.confirm(); // a scan is costly: never over a record that may be stale
                     scan = Optional.of(carriers.scan(name, current.orElseThrow()));
                 } else {
-                    return apply(name, guard, request, current, d, now);
+                    return grants.decided(this, name, guard, request, current, d, scan, now);
                 }
             }
         });
     }
 
-    private Acquisition apply(String name, LeaseBook.Guard guard, LeaseRules.Request request, Optional<LeaseRecord> current,
-                         LeaseRules.Decision d, Instant now) throws IOException {
-        if (d instanceof LeaseRules.Grant grant) {
-            boolean reserve = request.kind() == LeaseRules.Kind.RESERVE;
-            Optional<String> token = reserve ? Optional.of(newToken()) : Optional.empty();
-            LeaseRecord granted = guard.grant(new LeaseRecord(name, 0,
-                    reserve ? LeaseRecord.State.RESERVED : LeaseRecord.State.HELD, request.who(), writer, now, now,
-                    policy.ttl(), grant.previous(), token.map(LeaseRecord::digest),
-                    reserve ? introspector.userId(request.who().pid()) : OptionalLong.empty(),
-                    Optional.empty(), reserve ? introspector.startFloor() : Optional.empty(), Optional.empty()));
-            watchHolder(granted);
-            return new Acquisition.Granted(new GrantedLease(this, granted, token), current, false);
-        }
-        LeaseRecord r = current.orElseThrow();
-        if (d instanceof LeaseRules.Again) {
-            LeaseRecord again = r.with(r.state(), request.who(), writer, Optional.empty()).renewed(writer, now, policy.ttl());
-            guard.replace(again);
-            watchHolder(again);
-            return new Acquisition.Granted(new GrantedLease(this, again, Optional.empty()), current, true);
-        }
-        if (d instanceof LeaseRules.Claim) {
-            LeaseRecord claimed = r.with(LeaseRecord.State.HELD, request.who(), writer, Optional.empty())
-                    .renewed(writer, now, r.ttl());
-            guard.replace(claimed);
-            return new Acquisition.Granted(new GrantedLease(this, claimed, request.token()), current, false);
-        }
-        if (d instanceof LeaseRules.Adopt adopt) {
-            Optional<LeaseRecord> adopted = grants.adopt(name, guard, r, adopt.carrier(), now);
-            if (adopted.isEmpty()) { // it ended as it was found: ask again
-                return new Acquisition.Undecided(r, checker.explain(r.holder()), Optional.empty());
-            }
-            return new Acquisition.Held(adopted.get(), checker.explain(adopted.get().holder()));
-        }
-        if (d instanceof LeaseRules.Held held) {
-            return new Acquisition.Held(r, held.verdict());
-        }
-        LeaseRules.Undecided undecided = (LeaseRules.Undecided) d;
-        // A holder that cannot be judged here (another machine's) is nobody's to keep alive from here:
-        // a record that goes away by itself (etcd) is free when it does.
-        Optional<Instant> eligible = undecided.eligibleAt().isEmpty() && undecided.verdict().liveness() == Liveness.UNKNOWN
-                ? guard.expiresAt() : undecided.eligibleAt();
-        return new Acquisition.Undecided(r, undecided.verdict(), eligible);
-    }
-
-    private static String newToken() {
-        byte[] bits = new byte[16];
-        TOKENS.nextBytes(bits);
-        return HexFormat.of().formatHex(bits);
-    }
 
 }

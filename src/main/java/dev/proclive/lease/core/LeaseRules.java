@@ -43,18 +43,23 @@ final class LeaseRules {
      * @param token the token a claim presents
      * @param carrier whether {@code who}'s initial environment was read and holds that token: only
      *                a proven carrier can claim
+     * @param cgroup  the cgroup a reservation's command will start in, to be named in its record
      */
-    record Request(Kind kind, Identity who, Optional<String> token, boolean carrier) {
+    record Request(Kind kind, Identity who, Optional<String> token, boolean carrier, Optional<String> cgroup) {
         static Request acquire(Identity who) {
-            return new Request(Kind.ACQUIRE, who, Optional.empty(), false);
+            return new Request(Kind.ACQUIRE, who, Optional.empty(), false, Optional.empty());
         }
 
         static Request reserve(Identity reserver) {
-            return new Request(Kind.RESERVE, reserver, Optional.empty(), false);
+            return reserve(reserver, Optional.empty());
+        }
+
+        static Request reserve(Identity reserver, Optional<String> cgroup) {
+            return new Request(Kind.RESERVE, reserver, Optional.empty(), false, cgroup);
         }
 
         static Request claim(Identity who, String token, boolean carrier) {
-            return new Request(Kind.CLAIM, who, Optional.of(token), carrier);
+            return new Request(Kind.CLAIM, who, Optional.of(token), carrier, Optional.empty());
         }
     }
 

@@ -23,14 +23,15 @@ final class Spawner {
     private Spawner() {
     }
 
+
     /**
      * Starts {@code command} under {@code reserved}.
      *
      * @throws IOException as {@link ProcessBuilder#start()} throws (the reservation then ends as
      *                     {@code spawn_failed})
      */
-    static Spawn.Started start(LeaseKeeper keeper, String name, Lease reserved, ProcessBuilder command)
-            throws IOException {
+    static Spawn.Started start(LeaseKeeper keeper, String name, GrantedLease reserved, ProcessBuilder command,
+                               Tracking tracking) throws IOException {
         Map<String, String> env = command.environment();
         env.put(LeaseNames.TOKEN_VARIABLE, reserved.token().orElseThrow());
         env.put(LeaseNames.NAME_VARIABLE, name);
@@ -38,8 +39,10 @@ final class Spawner {
         env.put(LeaseNames.FENCE_VARIABLE, Long.toString(reserved.fence()));
         Process p;
         try {
-            p = command.start();
+            p = tracking.cgroup().isPresent()
+                    ? tracking.descendants().startInside(tracking.cgroup().get(), command::start) : command.start();
         } catch (IOException | RuntimeException e) {
+            tracking.cgroup().ifPresent(tracking.descendants()::remove);
             try {
                 keeper.grants().end(name, reserved.fence(), Optional.of(reserved.holder()), LeaseRecord.Ending.How.SPAWN_FAILED,
                         OptionalLong.empty());
@@ -52,12 +55,12 @@ final class Spawner {
         // close the files the identification and the hand-off read and write: it is kept for the
         // caller, after the hand-off.
         boolean interrupted = Thread.interrupted();
-        Optional<Lease> watched = Optional.of(reserved);
+        Optional<Lease> watched = Optional.of(reserved.tracked(tracking));
         Optional<Identity> child = Optional.empty();
         Optional<IOException> failure = Optional.empty();
         try {
             child = keeper.identify(p.pid());
-            watched = handOff(keeper, name, reserved, p, child);
+            watched = handOff(keeper, name, reserved, p, child, tracking);
         } catch (IOException e) {
             failure = Optional.of(e);
         } catch (RuntimeException e) {
@@ -68,9 +71,9 @@ final class Spawner {
             }
         }
         if (watched.isPresent()) {
-            endWhenExited(keeper, watched.get(), child, p);
+            endWhenExited(keeper, watched.get(), child, p, tracking);
         }
-        return new Spawn.Started(watched.orElse(reserved), p, failure);
+        return new Spawn.Started(watched.orElse(reserved.tracked(tracking)), p, failure);
     }
 
     /**
@@ -82,11 +85,11 @@ final class Spawner {
      *
      * @return the lease whose end the child's exit still has to record; empty when it is recorded
      */
-    private static Optional<Lease> handOff(LeaseKeeper keeper, String name, Lease reserved, Process p,
-                                           Optional<Identity> child) throws IOException {
+    private static Optional<Lease> handOff(LeaseKeeper keeper, String name, GrantedLease reserved, Process p,
+                                           Optional<Identity> child, Tracking tracking) throws IOException {
         if (child.isPresent()) {
             try {
-                return Optional.of(reserved.handOff(child.get()));
+                return Optional.of(((GrantedLease) reserved.handOff(child.get())).tracked(tracking));
             } catch (IllegalArgumentException notAlive) {
                 // it exited between being identified and the hand-off
             }
@@ -96,31 +99,69 @@ final class Spawner {
                 Identity self = reserved.holder();
                 Identity exited = child.orElseGet(() -> new Identity(p.pid(), "", self.boot(), self.host(), "",
                         self.pidns(), self.machine())); // its pid alone: it exited before it could be identified
-                keeper.grants().childExited(name, reserved.fence(), self, exited, OptionalLong.of(p.exitValue()),
-                        Verdict.of(Reason.EXITED, "pid " + p.pid() + ", started for the lease, exited with status "
-                                + p.exitValue() + " before the hand-off"));
+                boolean ended = keeper.grants().childExited(name, reserved.fence(), self, exited,
+                        OptionalLong.of(p.exitValue()), Verdict.of(Reason.EXITED, "pid " + p.pid()
+                                + ", started for the lease, exited with status " + p.exitValue() + " before the hand-off"),
+                        tracking);
+                if (!ended && tracking.tracks()) {
+                    superviseLeftBehind(keeper, name, reserved.fence(), tracking);
+                }
                 return Optional.empty();
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        return Optional.of(reserved);
+        return Optional.of(reserved.tracked(tracking));
     }
 
     /**
      * Ends {@code lease} as {@code exited} with the status when {@code p} exits, while this JVM
      * lives; a reservation the child claimed itself (after a failed hand-off) is ended as the
-     * child's, at the same fence.
+     * child's, at the same fence. Where the kernel tracks what the child left behind, the lease
+     * went to the oldest of them: that one is watched in turn, and so on until nothing is left.
      */
-    private static void endWhenExited(LeaseKeeper keeper, Lease lease, Optional<Identity> child, Process p) {
+    private static void endWhenExited(LeaseKeeper keeper, Lease lease, Optional<Identity> child, Process p,
+                                      Tracking tracking) {
         p.onExit().thenAccept(done -> {
             try {
-                if (!lease.exited(done.exitValue()) && child.isPresent() && !child.get().equals(lease.holder())) {
-                    keeper.grants().end(lease.name(), lease.fence(), child, LeaseRecord.Ending.How.EXITED,
-                            OptionalLong.of(done.exitValue()));
+                if (!lease.exited(done.exitValue())) {
+                    if (child.isPresent() && !child.get().equals(lease.holder())) {
+                        keeper.grants().end(lease.name(), lease.fence(), child, LeaseRecord.Ending.How.EXITED,
+                                OptionalLong.of(done.exitValue()));
+                    }
+                    if (tracking.tracks()) {
+                        superviseLeftBehind(keeper, lease.name(), lease.fence(), tracking);
+                    }
                 }
             } catch (IOException | RuntimeException e) {
                 // the record stays as it is: its holder is now DEAD, and the next newcomer proves it
+            }
+        });
+    }
+
+    /**
+     * While this JVM lives, a lease that went to what a tracked command left behind is ended the
+     * moment nothing of it is left: when its holder (one of them) exits, the kernel is asked again,
+     * and the lease ends or goes to the next.
+     */
+    private static void superviseLeftBehind(LeaseKeeper keeper, String name, long fence, Tracking tracking)
+            throws IOException {
+        Optional<LeaseRecord> now = keeper.read(name);
+        if (now.isEmpty() || !now.get().held() || now.get().fence() != fence
+                || !now.get().adoptedBy().map(how -> how.equals(tracking.how())).orElse(false)) {
+            return; // ended, taken over, or adopted some other way: not this supervisor's to follow
+        }
+        Identity holder = now.get().holder();
+        keeper.onExit(holder).thenAccept(end -> {
+            if (end.liveness() != dev.proclive.Liveness.DEAD) {
+                return; // it cannot be watched from here: the next newcomer judges it
+            }
+            try {
+                if (!keeper.grants().commandExited(name, fence, holder, OptionalLong.empty(), tracking)) {
+                    superviseLeftBehind(keeper, name, fence, tracking);
+                }
+            } catch (IOException | RuntimeException e) {
+                // the record stays as it is: its holder is DEAD, and the next newcomer proves it
             }
         });
     }

@@ -5,10 +5,14 @@ import dev.proclive.LivenessChecker;
 import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.LeaseNames;
+import dev.proclive.spi.Descendants;
 import dev.proclive.spi.EnvironmentScan;
+import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
 import dev.proclive.text.OneLine;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -20,10 +24,19 @@ final class TokenCarriers {
 
     private final LivenessChecker checker;
     private final ProcessIntrospector introspector;
+    private final Descendants descendants;
 
-    TokenCarriers(LivenessChecker checker, ProcessIntrospector introspector) {
+    TokenCarriers(LivenessChecker checker, ProcessIntrospector introspector, Descendants descendants) {
         this.checker = checker;
         this.introspector = introspector;
+        this.descendants = descendants;
+    }
+
+    /**
+     * What a look for a reservation's carriers found, and how: {@code "cgroup"} (the members of the
+     * cgroup its command started in) or {@code "token"} (a scan of this machine's environments).
+     */
+    record Carried(EnvironmentScan scan, String how) {
     }
 
     /**
@@ -65,14 +78,53 @@ final class TokenCarriers {
     }
 
     /**
-     * A scan for the carriers of {@code reserved}'s token, as a proof (the introspector passes over
-     * the process list again while processes end under it, a bounded number of times). Only
-     * carriers of the reserver's user count.
+     * The carriers of {@code reserved}'s token. Where its command started in a cgroup that can be
+     * read here (this machine, this boot), they are the cgroup's members, read at once: a complete
+     * answer, whatever runs beside it and whatever a daemon did to its environment; an empty cgroup
+     * is removed. Else a scan for the token, as a proof (the introspector passes over the process
+     * list again while processes end under it); only carriers of the reserver's user count.
      *
      * @throws LeaseCorruptException if the record's {@code startedAfter} is not a start time of this
      *                               boot: a floor above every process would make any scan empty
      */
-    EnvironmentScan scan(String name, LeaseRecord reserved) throws LeaseCorruptException {
+    Carried scan(String name, LeaseRecord reserved) throws LeaseCorruptException {
+        Optional<EnvironmentScan> members = reserved.cgroup().filter(c -> local(reserved)).flatMap(this::members);
+        if (members.isPresent()) {
+            return new Carried(members.get(), "cgroup");
+        }
+        return new Carried(tokenScan(name, reserved), "token");
+    }
+
+    /** Whether {@code r}'s cgroup path is this machine's, of this boot: its holder is of this boot and machine. */
+    private boolean local(LeaseRecord r) {
+        Optional<String> boot = introspector.bootId();
+        return boot.isPresent() && r.holder().boot().equals(boot.get())
+                && r.holder().machine().equals(checker.current().map(dev.proclive.Identity::machine).orElse(""));
+    }
+
+    /** The members of {@code cgroup} as the processes they are now, a complete answer; empty when it cannot be read. */
+    private Optional<EnvironmentScan> members(String cgroup) {
+        Optional<List<Long>> pids = descendants.members(cgroup);
+        if (pids.isEmpty()) {
+            return Optional.empty();
+        }
+        if (pids.get().isEmpty()) {
+            descendants.remove(cgroup);
+            return Optional.of(new EnvironmentScan(List.of(), true, ""));
+        }
+        List<ProcessInfo> found = new ArrayList<>();
+        for (long pid : pids.get()) {
+            if (introspector.lookupProcess(pid) instanceof ProcessLookup.Found f) {
+                found.add(f.info());
+            }
+        }
+        if (found.isEmpty()) {
+            return members(cgroup); // they all ended as they were read: read the cgroup again
+        }
+        return Optional.of(new EnvironmentScan(found, true, ""));
+    }
+
+    private EnvironmentScan tokenScan(String name, LeaseRecord reserved) throws LeaseCorruptException {
         Optional<String> floor = reserved.startedAfter();
         if (floor.isPresent()) {
             Optional<String> now = introspector.startFloor();

@@ -1,0 +1,230 @@
+package dev.proclive.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.proclive.CPrograms;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code lease run} lets the kernel say who descends from its command (a subreaper, and a cgroup
+ * where one can be made), tried on a busy machine: two loops of short-lived processes of the same
+ * user run through every test, as a build beside it would, and make a scan of environments
+ * inconclusive pass after pass. The command's end is recorded at once, a waiter is granted when
+ * the command is killed, and a daemon that blanks its own environment keeps the lease while it
+ * runs. As root a cgroup is made; as a normal user (and as {@code nobody}, tried from root) the
+ * subreaper alone.
+ */
+@EnabledOnOs(OS.LINUX)
+class LeaseTrackingIT {
+
+    static final String NOBODY = "65534";
+    final ObjectMapper mapper = new ObjectMapper();
+    final List<Process> started = new ArrayList<>();
+
+    @TempDir
+    Path tmp;
+
+    @BeforeEach
+    void churn() throws Exception {
+        for (int i = 0; i < 2; i++) {
+            started.add(new ProcessBuilder("sh", "-c", "while :; do /bin/true; done").start());
+        }
+    }
+
+    @AfterEach
+    void kill() throws InterruptedException {
+        for (Process p : started) {
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly();
+            p.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    private String dir() {
+        return tmp.resolve("leases").toString();
+    }
+
+    private Cli.Result lease(String... args) {
+        List<String> all = new ArrayList<>(List.of("lease"));
+        all.addAll(List.of(args));
+        return Cli.run(all.toArray(new String[0]));
+    }
+
+    private JsonNode record() throws Exception {
+        return mapper.readTree(Files.readString(Path.of(dir(), "build.lease")));
+    }
+
+    private Process sleeper() throws Exception {
+        Process p = new ProcessBuilder("sleep", "120").start();
+        started.add(p);
+        return p;
+    }
+
+    private Process background(String... args) throws Exception {
+        List<String> all = new ArrayList<>(List.of("lease"));
+        all.addAll(List.of(args));
+        Process p = new ProcessBuilder(Cli.command(Cli.jar(), all.toArray(new String[0])))
+                .redirectError(ProcessBuilder.Redirect.DISCARD).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        started.add(p);
+        return p;
+    }
+
+    /** Waits (up to a minute: a JVM start on a busy box) until the record is held by a process other than {@code not}. */
+    private JsonNode heldByOtherThan(long not) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline) {
+            if (Files.exists(Path.of(dir(), "build.lease"))) {
+                JsonNode r = record();
+                if (r.path("state").asText().equals("held") && r.path("holder").path("pid").asLong() != not) {
+                    return r;
+                }
+            }
+            Thread.sleep(20);
+        }
+        throw new AssertionError("never held: " + (Files.exists(Path.of(dir(), "build.lease")) ? record() : "no record"));
+    }
+
+    @Test
+    void theCommandsEndIsRecordedAtOnceUnderChurnAndTheNextAcquireIsGranted() throws Exception {
+        Process holder = sleeper();
+        for (int round = 0; round < 10; round++) {
+            Cli.Result run = lease("run", "build", "--dir", dir(), "--", "sh", "-c", "sleep .3; exit 3");
+            assertThat(run.exit()).as("round %d: %s", round, run.err()).isEqualTo(3);
+            JsonNode r = record();
+            assertThat(r.path("state").asText()).as("round %d: %s", round, r).isEqualTo("released");
+            assertThat(r.path("ended").path("how").asText()).as("round %d: %s", round, r).isEqualTo("exited");
+            assertThat(r.path("ended").path("exitCode").asInt()).isEqualTo(3);
+            Cli.Result next = lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(holder.pid()));
+            assertThat(next.exit()).as("round %d: %s", round, next.err()).isZero();
+            assertThat(lease("release", "build", "--dir", dir(), "--fence",
+                    Long.toString(mapper.readTree(next.out()).path("fence").asLong())).exit()).isZero();
+        }
+    }
+
+    @Test
+    void asNobodyTooTheCommandsEndIsRecordedUnderChurn() throws Exception {
+        assumeTrue("root".equals(System.getProperty("user.name")), "needs root to run the CLI as nobody");
+        tmp.toFile().setReadable(true, false);
+        tmp.toFile().setWritable(true, false);
+        tmp.toFile().setExecutable(true, false);
+        Path jar = Cli.worldReadableCopy(Files.createDirectories(tmp.resolve("nobody")));
+        for (int round = 0; round < 5; round++) {
+            List<String> run = new ArrayList<>(List.of("setpriv", "--reuid=" + NOBODY, "--regid=" + NOBODY, "--clear-groups"));
+            run.addAll(Cli.command(jar, "lease", "run", "build", "--dir", dir(), "--", "sh", "-c", "sleep .3; exit 3"));
+            Cli.Result r = Cli.exec(run, "");
+            assertThat(r.exit()).as("round %d: %s", round, r.err()).isEqualTo(3);
+            JsonNode record = record();
+            assertThat(record.has("cgroup")).as("nobody can make no cgroup here: %s", record).isFalse();
+            assertThat(record.path("state").asText()).as("round %d: %s", round, record).isEqualTo("released");
+            assertThat(record.path("ended").path("exitCode").asInt()).isEqualTo(3);
+        }
+    }
+
+    @Test
+    void aWaiterIsGrantedWhenTheCommandIsKilledWhileRunLives() throws Exception {
+        Process run = background("run", "build", "--dir", dir(), "--", "sleep", "120");
+        long command = heldByOtherThan(run.pid()).path("holder").path("pid").asLong();
+        Process waiter = background("acquire", "build", "--dir", dir(), "--holder", Long.toString(sleeper().pid()),
+                "--wait", "60");
+        Thread.sleep(500); // the waiter is waiting, or still starting: either way the kill below must free the lease
+        ProcessHandle.of(command).orElseThrow().destroyForcibly();
+        assertThat(waiter.waitFor(90, TimeUnit.SECONDS)).isTrue();
+        assertThat(waiter.exitValue()).as("granted, not waited out: %s", record()).isZero();
+        assertThat(run.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(run.exitValue()).isEqualTo(128 + 9);
+    }
+
+    @Test
+    void withACgroupAWaiterIsGrantedWhenRunAndItsCommandAreKilledTogether() throws Exception {
+        Process run = background("run", "build", "--dir", dir(), "--", "sh", "-c", "sleep 120 & sleep 120");
+        JsonNode held = heldByOtherThan(run.pid());
+        assumeTrue(held.has("cgroup"), "no cgroup can be made here (the cgroup v2 hierarchy is not writable)");
+        assertThat(Files.isDirectory(Path.of(held.path("cgroup").asText()))).isTrue();
+        Process waiter = background("acquire", "build", "--dir", dir(), "--holder", Long.toString(sleeper().pid()),
+                "--wait", "60");
+        Thread.sleep(500);
+        long command = held.path("holder").path("pid").asLong();
+        List<ProcessHandle> all = new ArrayList<>(ProcessHandle.of(command).orElseThrow().descendants().toList());
+        all.add(ProcessHandle.of(command).orElseThrow());
+        run.destroyForcibly(); // SIGKILL: the supervisor is gone, nothing re-parents to it any more
+        all.forEach(ProcessHandle::destroyForcibly);
+        assertThat(waiter.waitFor(90, TimeUnit.SECONDS)).isTrue();
+        assertThat(waiter.exitValue()).as("granted: the cgroup is empty, %s", record()).isZero();
+        assertThat(Files.exists(Path.of(held.path("cgroup").asText()))).as("an empty cgroup is removed").isFalse();
+    }
+
+    @Test
+    void aDaemonThatBlanksItsEnvironmentHoldsTheLeaseUntilItEnds() throws Exception {
+        Cli.Result after = daemonHolds(List.of());
+        if (record().path("cgroup").isMissingNode()) {
+            // No cgroup (not root, or no writable hierarchy): a scan proves the end, when it can.
+            assertThat(after.exit()).as(after.err()).isIn(0, 2);
+        } else {
+            assertThat(after.exit()).as("free once it ended: its cgroup is empty: %s", after.err()).isZero();
+        }
+    }
+
+    /**
+     * As a normal user no cgroup can be made here: the subreaper makes the daemon the holder, but
+     * once {@code lease run} has exited nothing tracks it, and its end is proven only by a scan,
+     * which root's processes (unreadable to nobody) leave partial: undecided, saying why and the
+     * way out, until someone who can read every process looks.
+     */
+    @Test
+    void asNobodyTooADaemonThatBlanksItsEnvironmentHoldsTheLease() throws Exception {
+        assumeTrue("root".equals(System.getProperty("user.name")), "needs root to run the CLI as nobody");
+        for (Path p : List.of(tmp)) {
+            p.toFile().setReadable(true, false);
+            p.toFile().setWritable(true, false);
+            p.toFile().setExecutable(true, false);
+        }
+        Cli.Result after = daemonHolds(List.of("setpriv", "--reuid=" + NOBODY, "--regid=" + NOBODY, "--clear-groups"));
+        assertThat(after.exit()).as("%s %s", after.out(), after.err()).isEqualTo(2);
+        assertThat(after.err()).contains("is undecided", "cannot be proven: ", "proclive lease break build");
+        kill(); // the churn ends: a newcomer that reads every process proves the daemon's end
+        started.clear();
+        Cli.Result root = lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(sleeper().pid()));
+        assertThat(root.exit()).as(root.err()).isZero();
+    }
+
+    /**
+     * {@code lease run} of a daemon that blanks its environment, run through {@code as}: it holds the
+     * lease while it runs; what a newcomer run the same way got once it ended.
+     */
+    private Cli.Result daemonHolds(List<String> as) throws Exception {
+        Path blankd = CPrograms.compile(tmp, "blankd");
+        Path pidFile = tmp.resolve("daemon.pid");
+        Path jar = as.isEmpty() ? Cli.jar() : Cli.worldReadableCopy(Files.createDirectories(tmp.resolve("nobody")));
+        List<String> command = new ArrayList<>(as);
+        command.addAll(Cli.command(jar, "lease", "run", "build", "--dir", dir(), "--", blankd.toString(), "6",
+                pidFile.toString()));
+        Cli.Result run = Cli.exec(command, "");
+        assertThat(run.exit()).as(run.err()).isZero();
+        long daemon = Long.parseLong(Files.readString(pidFile).strip());
+        JsonNode r = record();
+        assertThat(r.path("state").asText()).as("%s", r).isEqualTo("held");
+        assertThat(r.path("holder").path("pid").asLong()).as("the daemon holds it: %s", r).isEqualTo(daemon);
+        assertThat(r.path("adoptedBy").asText()).isIn("subreaper", "cgroup");
+        List<String> newcomer = new ArrayList<>(as);
+        newcomer.addAll(Cli.command(jar, "lease", "acquire", "build", "--dir", dir(), "--holder", "$$"));
+        String script = "exec " + Cli.shellQuoted(newcomer).replace("'$$'", "$$");
+        Cli.Result refused = Cli.exec(List.of("sh", "-c", script), "");
+        assertThat(refused.exit()).as("a second writer: %s %s", refused.out(), refused.err()).isEqualTo(1);
+        ProcessHandle d = ProcessHandle.of(daemon).orElseThrow();
+        d.onExit().get(60, TimeUnit.SECONDS);
+        return Cli.exec(List.of("sh", "-c", script), "");
+    }
+}

@@ -1,0 +1,167 @@
+package dev.proclive.lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.proclive.CPrograms;
+import dev.proclive.LivenessChecker;
+import dev.proclive.lease.core.Pause;
+import dev.proclive.platform.Platform;
+import dev.proclive.spi.Descendants;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A library {@code spawn} whose policy lets the kernel track the command's descendants, with real
+ * processes and two loops of short-lived processes running beside it (a build's churn, which
+ * leaves a scan of environments inconclusive pass after pass): its end is recorded with its status
+ * every time, with a cgroup (as root here) and with the subreaper alone (what a normal user gets),
+ * and a daemon it leaves holds the lease until it ends, then the lease ends by itself.
+ */
+@EnabledOnOs(OS.LINUX)
+class LeaseTrackingSpawnIT {
+
+    @TempDir
+    Path tmp;
+    final List<Process> started = new ArrayList<>();
+
+    @BeforeEach
+    void churn() throws Exception {
+        for (int i = 0; i < 2; i++) {
+            started.add(new ProcessBuilder("sh", "-c", "while :; do /bin/true; done").start());
+        }
+    }
+
+    @AfterEach
+    void stop() throws InterruptedException {
+        for (Process p : started) {
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly();
+            p.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    private static final LeasePolicy TRACKED = LeasePolicy.builder().trackDescendants(true).build();
+
+    /** The platform's tracking with no cgroup: the subreaper alone, as a normal user has it. */
+    private static final Descendants SUBREAPER_ONLY = new Descendants() {
+        private final Descendants real = Platform.descendants();
+
+        @Override
+        public boolean becomeSubreaper() {
+            return real.becomeSubreaper();
+        }
+
+        @Override
+        public Optional<List<Long>> orphans() {
+            return real.orphans();
+        }
+
+        @Override
+        public Optional<String> newCgroup(String lease) {
+            return Optional.empty();
+        }
+
+        @Override
+        public <T> T startInside(String cgroup, Start<T> start) throws IOException {
+            throw new IOException("no cgroup here");
+        }
+
+        @Override
+        public Optional<List<Long>> members(String cgroup) {
+            return Optional.empty();
+        }
+
+        @Override
+        public void remove(String cgroup) {
+        }
+    };
+
+    private LeaseStore store(Descendants descendants) throws IOException {
+        return LeaseStore.open(tmp.resolve("leases"), TRACKED, LivenessChecker.system(), Clock.systemUTC(), Pause.REAL,
+                descendants);
+    }
+
+    /** The record once it is released (the library records the end when the child exits), within a minute. */
+    private static LeaseRecord released(LeaseStore store, String name) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        Optional<LeaseRecord> r = store.read(name);
+        while (System.nanoTime() < deadline && !(r.isPresent() && r.get().state() == LeaseRecord.State.RELEASED)) {
+            Thread.sleep(10);
+            r = store.read(name);
+        }
+        assertThat(r).as("released within a minute").isPresent();
+        assertThat(r.get().state()).as("%s", r.get()).isEqualTo(LeaseRecord.State.RELEASED);
+        return r.get();
+    }
+
+    private void endsRecorded(LeaseStore store) throws Exception {
+        for (int round = 0; round < 10; round++) {
+            Spawn s = store.spawn("build", new ProcessBuilder("sh", "-c", "exit 7"));
+            assertThat(s).as("round %d", round).isInstanceOf(Spawn.Started.class);
+            Spawn.Started started = (Spawn.Started) s;
+            assertThat(started.process().waitFor()).isEqualTo(7);
+            LeaseRecord r = released(store, "build");
+            assertThat(r.fence()).isEqualTo(started.lease().fence());
+            assertThat(r.ended().orElseThrow().how()).as("round %d: %s", round, r).isEqualTo(LeaseRecord.Ending.How.EXITED);
+            assertThat(r.ended().orElseThrow().exitCode()).as("round %d: %s", round, r).hasValue(7);
+        }
+    }
+
+    @Test
+    void underChurnEveryEndIsRecordedWithItsStatus() throws Exception {
+        try (LeaseStore store = store(Platform.descendants())) {
+            endsRecorded(store);
+        }
+    }
+
+    @Test
+    void withTheSubreaperAloneEveryEndIsRecordedToo() throws Exception {
+        try (LeaseStore store = store(SUBREAPER_ONLY)) {
+            endsRecorded(store);
+            assertThat(store.read("build").orElseThrow().cgroup()).isEmpty();
+        }
+    }
+
+    @Test
+    void aDaemonThatBlanksItsEnvironmentHoldsTheLeaseAndItsEndEndsIt() throws Exception {
+        for (Descendants descendants : List.of(Platform.descendants(), SUBREAPER_ONLY)) {
+            Path blankd = Files.exists(tmp.resolve("blankd")) ? tmp.resolve("blankd") : CPrograms.compile(tmp, "blankd");
+            Path pidFile = tmp.resolve("daemon.pid");
+            Files.deleteIfExists(pidFile);
+            try (LeaseStore store = store(descendants)) {
+                Spawn.Started s = (Spawn.Started) store.spawn("build",
+                        new ProcessBuilder(blankd.toString(), "3", pidFile.toString()));
+                assertThat(s.process().waitFor()).isZero();
+                long daemon = Long.parseLong(Files.readString(pidFile).strip());
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                LeaseRecord r = store.read("build").orElseThrow();
+                while (r.holder().pid() != daemon && System.nanoTime() < deadline) {
+                    Thread.sleep(10);
+                    r = store.read("build").orElseThrow();
+                }
+                assertThat(r.state()).as("%s", r).isEqualTo(LeaseRecord.State.HELD);
+                assertThat(r.holder().pid()).as("the daemon holds it: %s", r).isEqualTo(daemon);
+                assertThat(r.fence()).isEqualTo(s.lease().fence());
+                Acquisition newcomer = store.acquire("build", dev.proclive.ProcLive.identify(
+                        started.get(0).pid()).orElseThrow());
+                assertThat(newcomer).as("no second writer while the daemon runs").isInstanceOf(Acquisition.Held.class);
+                LeaseRecord ended = released(store, "build");
+                assertThat(ended.fence()).isEqualTo(s.lease().fence());
+                assertThat(ended.ended().orElseThrow().how()).isEqualTo(LeaseRecord.Ending.How.EXITED);
+                assertThat(ProcessHandle.of(daemon).map(ProcessHandle::isAlive).orElse(false)).isFalse();
+            }
+        }
+    }
+}
