@@ -119,7 +119,9 @@ public final class BenchMain {
             new Ratio("lease acquire + release / the same file work by hand", "leaseAcquireRelease", "leaseByHand",
                     "<=", 1.5),
             new Ratio("spawn + exit + release / start + waitFor + one forced guard write", "spawnUnderLease",
-                    "spawnPlainAndGuardWrite", "<=", 1.5));
+                    "spawnPlainAndGuardWrite", "<=", 1.5),
+            new Ratio("tracked spawn (subreaper, a cgroup as root) / untracked spawn", "spawnTracked", "spawnUnderLease",
+                    "<=", 1.5));
 
     static String report(List<Map<String, Sample>> rounds) {
         StringBuilder out = new StringBuilder();

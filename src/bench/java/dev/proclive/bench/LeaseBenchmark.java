@@ -45,6 +45,7 @@ public class LeaseBenchmark {
 
     private Path dir;
     private LeaseStore store;
+    private LeaseStore tracked;
     private Identity holder;
     private final byte[] record = ("{\"name\":\"bench\",\"fence\":1,\"state\":\"held\",\"holder\":{\"pid\":1,\"start\":\"1\"},"
             + "\"writer\":{\"pid\":1,\"start\":\"1\"},\"acquiredAt\":\"2026-11-29T10:00:00.000Z\","
@@ -54,6 +55,8 @@ public class LeaseBenchmark {
     public void setUp() throws IOException {
         dir = Files.createTempDirectory("proclive-lease-bench");
         store = LeaseStore.open(dir.resolve("store"));
+        tracked = LeaseStore.open(dir.resolve("tracked"), dev.proclive.lease.LeasePolicy.builder().trackDescendants(true)
+                .build());
         holder = ProcLive.current().orElseThrow();
         Files.createDirectories(dir.resolve("hand"));
     }
@@ -79,6 +82,18 @@ public class LeaseBenchmark {
     @Benchmark
     public int spawnUnderLease() throws Exception {
         Spawn.Started s = (Spawn.Started) store.spawn("spawned", new ProcessBuilder("true"));
+        int status = s.process().waitFor();
+        s.lease().exited(status);
+        return status;
+    }
+
+    /**
+     * As {@link #spawnUnderLease}, its descendants tracked by the kernel: this JVM a subreaper and,
+     * as root, the command started in a cgroup of its own (made, entered, read and removed per spawn).
+     */
+    @Benchmark
+    public int spawnTracked() throws Exception {
+        Spawn.Started s = (Spawn.Started) tracked.spawn("spawned", new ProcessBuilder("true"));
         int status = s.process().waitFor();
         s.lease().exited(status);
         return status;

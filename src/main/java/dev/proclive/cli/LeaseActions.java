@@ -39,7 +39,7 @@ final class LeaseActions {
     /** A lease command line, parsed before anything is touched. */
     record Command(Action action, String name, Store store, Optional<Long> holder, List<String> skip,
                    OptionalLong fence, Optional<Duration> ttl, boolean takeUnknown, Duration waitFor,
-                   boolean printFence, Optional<String> token, List<String> command) {
+                   boolean printFence, Optional<String> token, List<String> command, boolean warnOnLost) {
     }
 
     /** Where the leases are: a directory, or etcd. */
@@ -69,7 +69,8 @@ final class LeaseActions {
             Map.entry("--take-unknown", new OptionHelp("", "take an undecided lease once its TTL has passed")),
             Map.entry("--wait", new OptionHelp("SECONDS", "wait that long for a live holder to end")),
             Map.entry("--print", new OptionHelp("fence", "print only the fence, and only when granted")),
-            Map.entry("--fence", new OptionHelp("N", "the fence the grant was given")));
+            Map.entry("--fence", new OptionHelp("N", "the fence the grant was given")),
+            Map.entry("--on-lost", new OptionHelp("term|warn", "lease lost: SIGTERM the command (default), or warn")));
 
     /** One action: its name, the options it takes besides where the store is, and what it does. */
     abstract static class Action {
@@ -470,7 +471,8 @@ final class LeaseActions {
     /** {@code lease run}: see {@link LeaseRun}. */
     static final class Run extends Action {
         Run() {
-            super("run", Options.Spec.value("--ttl"), Options.Spec.value("--wait"), Options.Spec.flag("--take-unknown"));
+            super("run", Options.Spec.value("--ttl"), Options.Spec.value("--wait"), Options.Spec.flag("--take-unknown"),
+                    Options.Spec.value("--on-lost"));
         }
 
         @Override
@@ -478,6 +480,8 @@ final class LeaseActions {
             return """
                     Runs COMMAND holding the lease: renewed while it runs, ended when it exits,
                     with its status; signals are passed on. A refusal is one line on stderr.
+                    Should the lease be lost (etcd: its keep-alive failed for 3/4 of its TTL),
+                    it says so on stderr at once and sends the command SIGTERM.
                     exit: the command's status (128+N for a signal), 126/127 if it cannot be
                     run / is not found, 1 held, 2 undecided
                     """;
@@ -500,7 +504,7 @@ final class LeaseActions {
 
         @Override
         int on(LeaseStore store, Command c, Io io) throws IOException {
-            return new LeaseRun(io.report(), io.err()).run(store, c.name(), c.command(), c.waitFor());
+            return new LeaseRun(io.report(), io.err(), c.warnOnLost()).run(store, c.name(), c.command(), c.waitFor());
         }
     }
 

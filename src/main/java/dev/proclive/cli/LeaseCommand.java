@@ -59,6 +59,15 @@ final class LeaseCommand {
         return c.action().perform(c, io);
     }
 
+    /** {@code --on-lost term} (the default: a writer without its lease steps down) or {@code warn}. */
+    private static boolean onLost(Options o) {
+        Optional<String> v = o.value("--on-lost");
+        if (v.isPresent() && !v.get().equals("term") && !v.get().equals("warn")) {
+            throw new Options.Usage("--on-lost takes term or warn, not \"" + v.get() + "\"");
+        }
+        return v.map("warn"::equals).orElse(false);
+    }
+
     private Command parse(List<String> args) {
         if (args.isEmpty()) {
             throw new Options.Usage("lease needs an action: " + String.join(", ", ACTIONS.keySet()));
@@ -127,7 +136,7 @@ final class LeaseCommand {
             throw new Options.Usage("lease run needs a command after --");
         }
         return new Command(chosen, action.equals("keep") ? "" : o.words().get(0), where, holder, o.values("--skip"), fence, ttl, o.has("--take-unknown"),
-                wait, printFence, token, o.rest());
+                wait, printFence, token, o.rest(), onLost(o));
     }
 
     /** {@code --dir DIR}, or {@code --etcd URL[,URL]...} (with {@code --prefix}, {@code --etcd-ca}): one of them. */

@@ -28,13 +28,18 @@ final class LeaseRun {
 
     private final Report report;
     private final PrintStream err;
+    /** Whether a lost lease only warns ({@code --on-lost warn}); by default the command is sent SIGTERM. */
+    private final boolean warnOnLost;
+    /** Whether the loss was said already: once. */
+    private volatile boolean saidLost;
     /** The command once it runs, and the signals that came before. */
     private Process child;
     private final List<String> pending = new java.util.ArrayList<>();
 
-    LeaseRun(Report report, PrintStream err) {
+    LeaseRun(Report report, PrintStream err, boolean warnOnLost) {
         this.report = report;
         this.err = err;
+        this.warnOnLost = warnOnLost;
     }
 
     int run(LeaseStore store, String name, List<String> command, Duration wait) throws IOException {
@@ -74,13 +79,18 @@ final class LeaseRun {
         started.handOffFailure().ifPresent(f -> Say.line(err, "warning: the lease could not be handed to the command"
                 + " (it stays reserved, and the command can claim it): " + f));
         childStarted(child);
-        ScheduledExecutorService renewer = Executors.newSingleThreadScheduledExecutor(r -> {
+        // Two threads: a renewal may block on a member that does not answer; the lost watch must not.
+        ScheduledExecutorService renewer = Executors.newScheduledThreadPool(2, r -> {
             Thread t = new Thread(r, "proclive-lease-renew");
             t.setDaemon(true);
             return t;
         });
         long period = Math.max(1, lease.record().ttl().toMillis() / 3);
         renewer.scheduleAtFixedRate(() -> renew(lease, renewer), period, period, TimeUnit.MILLISECONDS);
+        // What this JVM knows of the grant, looked at often and without asking anyone: a lease lost
+        // (etcd: no keep-alive confirmed for 3/4 of its TTL) is said then, not when a blocked call fails.
+        long look = Math.max(20, Math.min(250, lease.record().ttl().toMillis() / 20));
+        renewer.scheduleAtFixedRate(() -> watchLost(lease, child), look, look, TimeUnit.MILLISECONDS);
         int status;
         while (true) {
             try {
@@ -100,6 +110,30 @@ final class LeaseRun {
         return status;
     }
 
+    /** Says a lost lease once, the moment this JVM knows it: the command is told with SIGTERM unless {@code --on-lost warn}. */
+    private void watchLost(Lease lease, Process command) {
+        if (!saidLost && lease.knownLost()) {
+            lost(lease, "lease " + lease.name() + " at fence " + lease.fence() + " is lost: its keep-alive was not"
+                    + " confirmed for three quarters of its TTL, and etcd may give it to someone else");
+        }
+    }
+
+    private synchronized void lost(Lease lease, String why) {
+        if (saidLost) {
+            return;
+        }
+        saidLost = true;
+        if (warnOnLost) {
+            Say.line(err, "warning: " + why + "; the command goes on (--on-lost warn)");
+        } else {
+            Say.line(err, why + "; sending the command SIGTERM (a writer without its lease steps down; --on-lost warn"
+                    + " keeps it running)");
+            if (child != null) {
+                pass(child, "TERM");
+            }
+        }
+    }
+
     /** The main thread while it waits for the lease: a signal then interrupts it. */
     private Thread waiter;
 
@@ -113,11 +147,13 @@ final class LeaseRun {
     }
 
     private void renew(Lease lease, ScheduledExecutorService renewer) {
+        if (saidLost) {
+            return;
+        }
         try {
             lease.renew();
         } catch (LeaseLostException e) {
-            Say.line(err, e.getMessage());
-            renewer.shutdown();
+            lost(lease, e.getMessage());
         } catch (IOException | RuntimeException e) {
             Say.line(err, "cannot renew lease " + lease.name() + ": " + e); // tried again next period
         }

@@ -92,6 +92,14 @@ public interface Lease extends AutoCloseable {
      */
     void ensureValid() throws IOException;
 
+    /**
+     * Whether this JVM already knows the grant lost, without asking anyone: on etcd, its
+     * keep-alive has not been confirmed for three quarters of its TTL (etcd may let it expire any
+     * moment), or etcd said the lease is gone. Cheap, for a timer that steps a writer down at once;
+     * false says nothing more ({@link #isValid()} reads the record).
+     */
+    boolean knownLost();
+
     /** {@link #release()}. */
     @Override
     void close() throws IOException;

@@ -88,6 +88,72 @@ class EtcdCliIT {
         return mapper.readTree(r.out());
     }
 
+    /** lease run --ttl 3 of a command that says when it gets SIGTERM, with {@code more} options; its output, both streams. */
+    private Process runUntilTerm(String... more) throws IOException {
+        List<String> words = new ArrayList<>(List.of("lease", "run", "build", "--ttl", "3"));
+        words.addAll(List.of(more));
+        List<String> run = new ArrayList<>(Cli.command(Cli.jar(), args(words.toArray(new String[0]))));
+        run.addAll(List.of("--", "sh", "-c", "trap 'echo got TERM; exit 9' TERM; sleep 60 & wait; sleep 60 & wait"));
+        Process p = new ProcessBuilder(run).redirectErrorStream(true).start();
+        started.add(p);
+        return p;
+    }
+
+    private void awaitHeld() throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!(Cli.run(args("lease", "show", "build")).out().contains("\"state\":\"held\""))) {
+            assertThat(System.nanoTime()).as("held within a minute").isLessThan(deadline);
+            Thread.sleep(50);
+        }
+    }
+
+    @Test
+    void aLostLeaseIsSaidAtThreeQuartersOfItsTtlAndTheCommandIsSentSigterm() throws Exception {
+        Process p = runUntilTerm();
+        awaitHeld();
+        EtcdCluster.Member member = etcd.members.get(0);
+        member.signal("STOP"); // no answer to anything: the keep-alive cannot be confirmed
+        long stopped = System.nanoTime();
+        try {
+            java.io.BufferedReader out = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(),
+                    java.nio.charset.StandardCharsets.UTF_8));
+            StringBuilder said = new StringBuilder();
+            String line;
+            while ((line = out.readLine()) != null && !line.contains("is lost")) {
+                said.append(line).append('\n');
+            }
+            long took = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - stopped);
+            said.append(line).append('\n');
+            member.signal("CONT"); // the end is recorded once etcd answers again
+            assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            said.append(new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8));
+            assertThat(said.toString()).contains("is lost", "sending the command SIGTERM", "got TERM");
+            assertThat(p.exitValue()).isEqualTo(9);
+            // 3/4 of the TTL after the last confirmed keep-alive (at most a third of it before the stop),
+            // with room for a busy machine; a call that waits for a member times out after 5 s, past the TTL
+            assertThat(took).as("said before the TTL of 3 s could run out, not when a blocked call failed").isLessThan(4_500);
+        } finally {
+            member.signal("CONT");
+        }
+    }
+
+    @Test
+    void withOnLostWarnTheCommandGoesOn() throws Exception {
+        Process p = runUntilTerm("--on-lost", "warn");
+        awaitHeld();
+        EtcdCluster.Member member = etcd.members.get(0);
+        member.signal("STOP");
+        try {
+            assertThat(p.waitFor(5, TimeUnit.SECONDS)).as("still running after the lease was lost").isFalse();
+        } finally {
+            member.signal("CONT");
+        }
+        p.toHandle().destroy(); // SIGTERM to lease run, passed on to the command (Process.destroy would close its output)
+        assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        String said = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(said).contains("warning: ", "is lost", "--on-lost warn", "got TERM");
+    }
+
     @Test
     void leaseRunKeepsItsCommandsGrantAliveAndEndsItWithTheStatus() throws Exception {
         List<String> run = new ArrayList<>(Cli.command(Cli.jar(), args("lease", "run", "build", "--ttl", "1")));

@@ -140,7 +140,11 @@ class EtcdLeaseIT {
         LeaseStore store = store(Duration.ofSeconds(30));
         Process p = children.start("sleep", "120");
         Identity holder = ProcLive.identify(p.pid()).orElseThrow();
-        Lease held = ((Acquisition.Granted) store.acquire("build", holder)).lease();
+        // The grant is taken by another store (a hook's JVM, gone after): a store that took it
+        // watches its holder and ends it itself the moment it dies; here the newcomer takes it over.
+        LeaseStore hook = store(Duration.ofSeconds(30));
+        Lease held = ((Acquisition.Granted) hook.acquire("build", holder)).lease();
+        hook.close();
         Identity newcomer = sleeper();
         assertThat(store.acquire("build", newcomer)).isInstanceOf(Acquisition.Held.class);
         p.destroyForcibly().waitFor();

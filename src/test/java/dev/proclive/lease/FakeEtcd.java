@@ -27,6 +27,10 @@ final class FakeEtcd implements Etcd {
     int calls;
     /** When set, every call fails as an unreachable member would. */
     volatile boolean down;
+    /** When set, keep-alives fail as to a member cut off from its majority; other calls go through. */
+    volatile boolean keepAliveDown;
+    /** How late the answer to a transaction that writes under an etcd lease comes back (done at once, answered then). */
+    volatile long leasedAnswerDelayMillis;
 
     private void call() throws IOException {
         calls++;
@@ -36,7 +40,21 @@ final class FakeEtcd implements Etcd {
     }
 
     @Override
-    public synchronized Outcome txn(List<Compare> compares, List<Op> ops, List<Op> otherwise) throws IOException {
+    public Outcome txn(List<Compare> compares, List<Op> ops, List<Op> otherwise) throws IOException {
+        Outcome o = txnNow(compares, ops, otherwise);
+        long delay = leasedAnswerDelayMillis;
+        if (delay > 0 && ops.stream().anyMatch(op -> op instanceof Put p && p.lease() != 0)) {
+            try {
+                Thread.sleep(delay); // a slow answer: the write is done, its caller does not know yet
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new java.io.InterruptedIOException("interrupted");
+            }
+        }
+        return o;
+    }
+
+    private synchronized Outcome txnNow(List<Compare> compares, List<Op> ops, List<Op> otherwise) throws IOException {
         call();
         boolean holds = compares.stream().allMatch(c -> Optional.ofNullable(keys.get(c.key()))
                 .map(KeyValue::modRevision).orElse(0L) == c.modRevision());
@@ -81,6 +99,9 @@ final class FakeEtcd implements Etcd {
     @Override
     public synchronized long keepAlive(long id) throws IOException {
         call();
+        if (keepAliveDown) {
+            throw new IOException("no etcd member answered (fake): keep-alives fail");
+        }
         return leases.getOrDefault(id, 0L);
     }
 

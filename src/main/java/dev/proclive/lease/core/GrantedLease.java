@@ -101,6 +101,11 @@ public final class GrantedLease implements Lease {
     }
 
     @Override
+    public boolean knownLost() {
+        return keeper.lost(name, fence);
+    }
+
+    @Override
     public boolean isValid() throws IOException {
         if (keeper.lost(name, fence)) {
             return false;

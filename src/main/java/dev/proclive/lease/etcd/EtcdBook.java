@@ -1,6 +1,7 @@
 package dev.proclive.lease.etcd;
 
 import dev.proclive.lease.LeaseCorruptException;
+import dev.proclive.lease.LeaseLostException;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.ExpiringBook;
 import dev.proclive.lease.book.LeaseJson;
@@ -288,6 +289,7 @@ public final class EtcdBook implements ExpiringBook {
         @Override
         public void replace(LeaseRecord r) throws IOException {
             long lease = 0;
+            boolean shared = false;
             if (r.granted()) {
                 lease = read.etcdLease();
                 boolean sameTtl = read.record().map(old -> old.granted() && old.ttl().equals(r.ttl())).orElse(false);
@@ -297,23 +299,50 @@ public final class EtcdBook implements ExpiringBook {
                     }
                 } else {
                     lease = keepAlive.shared(r.ttl());
+                    shared = true;
                 }
             }
-            Etcd.Outcome o = write(List.of(new Etcd.Put(recordKey(name), bytes(r), lease)));
+            Etcd.Outcome o;
+            try {
+                o = write(List.of(new Etcd.Put(recordKey(name), bytes(r), lease)));
+            } finally {
+                if (shared) {
+                    keepAlive.answered(lease);
+                }
+            }
             read = remember(name, new Snapshot(Optional.of(r), Optional.of(new Etcd.KeyValue(recordKey(name), new byte[0], 0,
                     o.revision(), lease)), read.fenceRevision(), o.revision()));
             if (r.granted()) {
                 keepAlive.keep(r, lease);
+                answeredInTime(r, lease);
             } else {
                 keepAlive.drop(name);
+            }
+        }
+
+        /**
+         * A grant whose etcd lease may have expired while its write was answered (an answer slower
+         * than the lease's TTL less a quarter) may have been deleted with it: it is lost, said now,
+         * before anyone acts on it.
+         */
+        private void answeredInTime(LeaseRecord r, long lease) throws LeaseLostException {
+            if (!keepAlive.alive(lease)) {
+                keepAlive.lost(r.name(), r.fence()); // marks it lost: isValid() is false from now on
+                throw new LeaseLostException(name, "the answer to its write came later than its etcd lease can be"
+                        + " trusted to live (" + r.ttl().toMillis() + " ms less a quarter): the record may be gone already");
             }
         }
 
         @Override
         public LeaseRecord grant(LeaseRecord r) throws IOException {
             long lease = keepAlive.shared(r.ttl());
-            Etcd.Outcome o = write(List.of(new Etcd.Put(fenceKey(name), name.getBytes(StandardCharsets.UTF_8), 0),
-                    new Etcd.Put(recordKey(name), bytes(r.fenced(0)), lease)));
+            Etcd.Outcome o;
+            try {
+                o = write(List.of(new Etcd.Put(fenceKey(name), name.getBytes(StandardCharsets.UTF_8), 0),
+                        new Etcd.Put(recordKey(name), bytes(r.fenced(0)), lease)));
+            } finally {
+                keepAlive.answered(lease);
+            }
             if (o.revision() <= Math.max(read.fenceRevision(), read.revision())) {
                 throw new IOException("etcd answered revision " + o.revision() + " for a write after revision "
                         + Math.max(read.fenceRevision(), read.revision()) + ": no fence can be taken from that");
@@ -322,6 +351,7 @@ public final class EtcdBook implements ExpiringBook {
             read = remember(name, new Snapshot(Optional.of(granted), Optional.of(new Etcd.KeyValue(recordKey(name),
                     new byte[0], 0, o.revision(), lease)), o.revision(), o.revision()));
             keepAlive.keep(granted, lease);
+            answeredInTime(granted, lease);
             return granted;
         }
 

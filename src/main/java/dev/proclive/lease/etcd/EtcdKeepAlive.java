@@ -47,6 +47,8 @@ final class EtcdKeepAlive implements Runnable {
         volatile boolean lost;
         /** When a grant last went onto it or was kept on it. */
         volatile long usedAt;
+        /** Writes handed this lease whose answer is not known yet: while there are any, it is in use. */
+        final java.util.concurrent.atomic.AtomicInteger inFlight = new java.util.concurrent.atomic.AtomicInteger();
 
         Tracked(long id, long ttlMillis, boolean ours, long confirmedAt) {
             this.id = id;
@@ -66,7 +68,12 @@ final class EtcdKeepAlive implements Runnable {
         }
     }
 
-    /** This JVM's etcd lease of {@code ttl}, granted when there is none that is surely alive. */
+    /**
+     * This JVM's etcd lease of {@code ttl}, granted when there is none that is surely alive, for a
+     * write about to be sent: it counts as used until {@link #answered} says that write's answer is
+     * known, however long the answer takes (a lease revoked under a write in flight would take the
+     * record just written with it).
+     */
     synchronized long shared(Duration ttl) throws IOException {
         long seconds = Math.max(1, (ttl.toMillis() + 999) / 1000);
         Long id = own.get(seconds);
@@ -74,18 +81,30 @@ final class EtcdKeepAlive implements Runnable {
         long now = System.nanoTime();
         if (t != null && !t.overdue(now) && Duration.ofNanos(now - t.confirmedAt).toMillis() < t.ttlMillis / 2) {
             t.usedAt = now;
+            t.inFlight.incrementAndGet();
             return t.id;
         }
         long granted = etcd.grant(Duration.ofSeconds(seconds));
-        leases.put(granted, new Tracked(granted, seconds * 1000, true, now));
+        Tracked made = new Tracked(granted, seconds * 1000, true, now);
+        made.inFlight.incrementAndGet();
+        leases.put(granted, made);
         own.put(seconds, granted);
         start();
         return granted;
     }
 
+    /** The answer to a write handed {@code lease} by {@link #shared} is known (it may have failed). */
+    void answered(long lease) {
+        Tracked t = leases.get(lease);
+        if (t != null) {
+            t.usedAt = System.nanoTime();
+            t.inFlight.decrementAndGet();
+        }
+    }
+
     /** Whether {@code t}, which no kept grant uses, is let go: decided under the lock {@link #shared} hands leases out under. */
     private synchronized boolean letGo(Tracked t) {
-        if (!t.idle(System.nanoTime())) {
+        if (!t.idle(System.nanoTime()) || t.inFlight.get() > 0) {
             return false;
         }
         own.values().remove(t.id);

@@ -26,7 +26,10 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Flow;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
@@ -355,16 +358,101 @@ public final class EtcdGateway implements Etcd {
 
     private JsonNode send(URI base, String path, ObjectNode body) throws IOException {
         HttpRequest request = request(base, path, body).build();
+        Answer answer = exchange(base, request);
+        JsonNode r = JSON.readTree(answer.body());
+        if (r == null || !r.isObject()) {
+            throw new IOException("HTTP " + answer.status() + ", not a JSON object");
+        }
+        return r;
+    }
+
+    /** The largest answer read: a record is small, a range of a store's records a few hundred kilobytes. */
+    static final int MAX_ANSWER = 4 << 20;
+
+    /** An answer: its status and its body, whole. */
+    private record Answer(int status, byte[] body) {
+    }
+
+    /**
+     * Sends {@code request} and reads the whole answer within one deadline ({@code timeout}, for
+     * connecting, the headers and the body together) and one bound ({@value #MAX_ANSWER} bytes): an
+     * endpoint that trickles its answer or streams one without end fails like one that does not
+     * answer, and the next is tried.
+     */
+    private Answer exchange(URI base, HttpRequest request) throws IOException {
+        BoundedBody body = new BoundedBody(MAX_ANSWER);
+        CompletableFuture<HttpResponse<byte[]>> sent = http.sendAsync(request, info -> body);
         try {
-            HttpResponse<byte[]> response = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
-            JsonNode r = JSON.readTree(response.body());
-            if (r == null || !r.isObject()) {
-                throw new IOException("HTTP " + response.statusCode() + ", not a JSON object");
-            }
-            return r;
+            HttpResponse<byte[]> response = sent.get(Math.max(1, timeout.toMillis()), TimeUnit.MILLISECONDS);
+            return new Answer(response.statusCode(), response.body());
+        } catch (TimeoutException e) {
+            throw new java.net.http.HttpTimeoutException("no whole answer within " + timeout.toMillis() + " ms");
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            throw cause instanceof IOException io ? io : new IOException(String.valueOf(cause), cause);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new InterruptedIOException("interrupted while calling etcd at " + base);
+        } finally {
+            if (!sent.isDone()) {
+                body.cancel(); // closes the connection: nothing more of this answer is read
+                sent.cancel(true);
+            }
+        }
+    }
+
+    /** A body read into memory up to a bound: past it, the exchange fails and the connection is closed. */
+    private static final class BoundedBody implements HttpResponse.BodySubscriber<byte[]> {
+        private final int max;
+        private final CompletableFuture<byte[]> result = new CompletableFuture<>();
+        private final java.io.ByteArrayOutputStream read = new java.io.ByteArrayOutputStream();
+        private volatile Flow.Subscription subscription;
+
+        BoundedBody(int max) {
+            this.max = max;
+        }
+
+        void cancel() {
+            Flow.Subscription s = subscription;
+            if (s != null) {
+                s.cancel();
+            }
+            result.completeExceptionally(new IOException("the answer was abandoned"));
+        }
+
+        @Override
+        public java.util.concurrent.CompletionStage<byte[]> getBody() {
+            return result;
+        }
+
+        @Override
+        public void onSubscribe(Flow.Subscription s) {
+            subscription = s;
+            s.request(Long.MAX_VALUE);
+        }
+
+        @Override
+        public void onNext(List<java.nio.ByteBuffer> items) {
+            for (java.nio.ByteBuffer b : items) {
+                if (read.size() + (long) b.remaining() > max) {
+                    subscription.cancel();
+                    result.completeExceptionally(new IOException("an answer larger than " + (max >> 20) + " MiB"));
+                    return;
+                }
+                byte[] chunk = new byte[b.remaining()];
+                b.get(chunk);
+                read.write(chunk, 0, chunk.length);
+            }
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            result.completeExceptionally(t);
+        }
+
+        @Override
+        public void onComplete() {
+            result.complete(read.toByteArray());
         }
     }
 
@@ -386,17 +474,14 @@ public final class EtcdGateway implements Etcd {
             HttpRequest request = HttpRequest.newBuilder(base.resolve("/v3/auth/authenticate")).timeout(timeout)
                     .header("Content-Type", "application/json")
                     .POST(HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(login))).build();
-            try {
-                JsonNode r = JSON.readTree(http.send(request, HttpResponse.BodyHandlers.ofByteArray()).body());
+            {
+                JsonNode r = JSON.readTree(exchange(base, request).body());
                 if (r == null || !r.hasNonNull("token")) {
                     throw new EtcdException(base + ": etcd refused the login of user '" + user.get()[0] + "': "
                             + (r == null ? "no answer" : r.path("message").asText(r.toString())));
                 }
                 t = r.get("token").asText();
                 token = t;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new InterruptedIOException("interrupted while logging in to etcd at " + base);
             }
         }
         return t;

@@ -122,6 +122,65 @@ class EtcdGatewayTest {
                 .isInstanceOf(IOException.class).hasMessageContaining("no etcd member answered").hasMessageContaining("cannot connect");
     }
 
+    /** A server that sends headers and then {@code body} writes what it will, until the client goes. */
+    private URI hostile(java.util.function.Consumer<OutputStream> body) throws IOException {
+        HttpServer s = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        s.setExecutor(java.util.concurrent.Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "hostile etcd");
+            t.setDaemon(true);
+            return t;
+        }));
+        s.createContext("/", (HttpExchange x) -> {
+            x.getRequestBody().readAllBytes();
+            x.sendResponseHeaders(200, 0); // chunked: no length, no end
+            try (OutputStream out = x.getResponseBody()) {
+                body.accept(out);
+            } catch (IOException | RuntimeException gone) {
+                // the client hung up: what a bounded client does
+            }
+        });
+        s.start();
+        servers.add(s);
+        return URI.create("http://127.0.0.1:" + s.getAddress().getPort());
+    }
+
+    @Test
+    void anEndlessOrTricklingAnswerFailsThatMemberWithinTheDeadlineAndTheNextIsTried() throws Exception {
+        URI endless = hostile(out -> {
+            byte[] chunk = new byte[64 << 10];
+            java.util.Arrays.fill(chunk, (byte) ' ');
+            try {
+                while (true) {
+                    out.write(chunk);
+                }
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+        URI trickling = hostile(out -> {
+            try {
+                while (true) {
+                    out.write(' ');
+                    out.flush();
+                    Thread.sleep(100);
+                }
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        URI good = server(r -> "{\"header\":{\"revision\":\"5\"},\"ID\":\"1234\",\"TTL\":\"30\"}");
+        long before = System.nanoTime();
+        assertThat(open(endless, trickling, good).grant(Duration.ofSeconds(30))).as("the third member's answer").isEqualTo(1234);
+        long took = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - before);
+        assertThat(took).as("the endless answer cut at its bound, the trickle at the 2 s deadline").isLessThan(30_000);
+        assertThatThrownBy(() -> open(endless).grant(Duration.ofSeconds(30))).isInstanceOf(IOException.class)
+                .hasMessageContaining("no etcd member answered").hasMessageContaining("larger than 4 MiB");
+        assertThatThrownBy(() -> open(trickling).grant(Duration.ofSeconds(30))).isInstanceOf(IOException.class)
+                .hasMessageContaining("no etcd member answered").hasMessageContaining("within 2000 ms");
+    }
+
     @Test
     void aWriteOnAGoneLeaseSaysWhichLease() throws Exception {
         URI e = server(r -> "{\"error\":\"etcdserver: requested lease not found\",\"code\":5,"

@@ -1,0 +1,74 @@
+package dev.proclive.lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.proclive.Identity;
+import dev.proclive.LivenessChecker;
+import dev.proclive.ProcLive;
+import dev.proclive.lease.core.Pause;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A grant is never revoked under its own write: an etcd whose answers to writes under an etcd
+ * lease come back late (the write done at once, its answer later, as behind a slow proxy). The
+ * JVM's keep-alive must count that lease as used while the answer is out, or it revokes it (no
+ * grant was kept on it yet) and the record just written goes with it. An answer later than the
+ * lease can be trusted to live says the grant is lost. In memory, on every OS; real time, since the
+ * keep-alive runs on its own thread (TTL 3 s).
+ */
+class EtcdSlowAnswerTest {
+
+    private static final LeasePolicy TTL3 = LeasePolicy.builder().ttl(Duration.ofSeconds(3)).build();
+
+    private static LeaseStore store(FakeEtcd etcd) {
+        return LeaseStore.etcd(etcd, "slow/", TTL3, LivenessChecker.system(), Clock.systemUTC(), Pause.REAL);
+    }
+
+    @Test
+    void aLeaseHandedToAWriteInFlightIsNotRevokedUnderIt() throws Exception {
+        FakeEtcd etcd = new FakeEtcd();
+        etcd.leasedAnswerDelayMillis = 1_700; // past a third of the TTL, within three quarters of it
+        Identity me = ProcLive.current().orElseThrow();
+        try (LeaseStore store = store(etcd)) {
+            Acquisition a = store.acquire("build", me);
+            assertThat(a).isInstanceOf(Acquisition.Granted.class);
+            Lease lease = ((Acquisition.Granted) a).lease();
+            etcd.leasedAnswerDelayMillis = 0;
+            assertThat(lease.isValid()).as("the record the answer was for still exists").isTrue();
+            Thread.sleep(2_000); // a keep-alive round or two later
+            assertThat(lease.isValid()).as("kept alive, not revoked").isTrue();
+            assertThat(etcd.list("slow/").stream().map(kv -> new String(kv.value(), StandardCharsets.UTF_8)))
+                    .anyMatch(v -> v.contains("\"state\":\"held\""));
+            assertThat(lease.release()).isTrue();
+        }
+    }
+
+    @Test
+    void anAnswerLateByMostOfTheTtlStillGrantsWhileTheKeepAliveConfirmsTheLease() throws Exception {
+        FakeEtcd etcd = new FakeEtcd();
+        etcd.leasedAnswerDelayMillis = 2_500; // what revoked the grant 4 of 4 before: TTL 3, answers 2.5 s late
+        Identity me = ProcLive.current().orElseThrow();
+        try (LeaseStore store = store(etcd)) {
+            Lease lease = ((Acquisition.Granted) store.acquire("build", me)).lease();
+            etcd.leasedAnswerDelayMillis = 0;
+            assertThat(lease.isValid()).isTrue();
+            assertThat(lease.release()).isTrue();
+        }
+    }
+
+    @Test
+    void anAnswerLaterThanTheLeaseCanLiveSaysLostAndAdmitsNoWrite() throws Exception {
+        FakeEtcd etcd = new FakeEtcd();
+        etcd.leasedAnswerDelayMillis = 2_500; // past three quarters of the TTL
+        etcd.keepAliveDown = true; // and nothing confirms the lease meanwhile
+        Identity me = ProcLive.current().orElseThrow();
+        try (LeaseStore store = store(etcd)) {
+            assertThatThrownBy(() -> store.acquire("build", me)).isInstanceOf(LeaseLostException.class)
+                    .hasMessageContaining("later than its etcd lease can be trusted to live");
+        }
+    }
+}
