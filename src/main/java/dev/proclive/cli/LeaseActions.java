@@ -53,6 +53,13 @@ final class LeaseActions {
         }
     }
 
+    /**
+     * The variable an etcd password may be given in, instead of the command line ({@code ps} shows
+     * every argument of a {@code lease run} for its command's whole life); {@code run} removes it
+     * from its command's environment.
+     */
+    static final String PASSWORD_VARIABLE = "PROCLIVE_ETCD_PASSWORD";
+
     /** How an option reads in help: its argument's name and one line on what it does. */
     private record OptionHelp(String argument, String text) {
     }
@@ -63,6 +70,8 @@ final class LeaseActions {
             Map.entry("--etcd", new OptionHelp("URL[,URL]...", "the leases in etcd, in place of --dir")),
             Map.entry("--prefix", new OptionHelp("P", "etcd's key prefix (default " + LeaseStore.DEFAULT_PREFIX + ")")),
             Map.entry("--etcd-ca", new OptionHelp("FILE", "PEM certificates to verify https members with")),
+            Map.entry("--etcd-password-file", new OptionHelp("FILE", "the password of the URL's user (or set "
+                    + PASSWORD_VARIABLE + ")")),
             Map.entry("--holder", new OptionHelp("owner|PID", "the process the lease is for (default: owner)")),
             Map.entry("--skip", new OptionHelp("NAME", "a wrapper the owner walk also passes over")),
             Map.entry("--ttl", new OptionHelp("SECONDS", "how long a grant lasts unrenewed (default 30)")),
@@ -81,7 +90,8 @@ final class LeaseActions {
         Action(String name, Options.Spec... options) {
             this.name = name;
             List<Options.Spec> specs = new java.util.ArrayList<>(List.of(Options.Spec.value("--dir"),
-                    Options.Spec.value("--etcd"), Options.Spec.value("--prefix"), Options.Spec.value("--etcd-ca")));
+                    Options.Spec.value("--etcd"), Options.Spec.value("--prefix"), Options.Spec.value("--etcd-ca"),
+                    Options.Spec.value("--etcd-password-file")));
             specs.addAll(List.of(options));
             this.options = List.copyOf(specs);
         }
@@ -446,14 +456,30 @@ final class LeaseActions {
         String about() {
             return """
                     The operator's override: ends the grant whoever holds it (fence kept, the
-                    record says broken) and prints the record written.
-                    exit: 0 broken, 3 no record
+                    record says broken) and prints the record written. A record that cannot be
+                    trusted (not JSON, contradictory, rolled back, a link in its place) is
+                    removed instead, and what was wrong with it said; fences keep growing.
+                    exit: 0 broken or removed, 3 no record
                     """;
         }
 
         @Override
         int on(LeaseStore store, Command c, Io io) throws IOException {
+            Optional<LeaseCorruptException> corrupt = Optional.empty();
+            try {
+                store.read(c.name());
+            } catch (LeaseCorruptException e) {
+                corrupt = Optional.of(e);
+            }
             Optional<LeaseRecord> broken = store.breakLease(c.name());
+            if (broken.isEmpty() && corrupt.isPresent()) {
+                String why = corrupt.get().getMessage();
+                io.out().println("{\"name\":" + dev.proclive.text.OneLine.quote(c.name()) + ",\"removed\":"
+                        + dev.proclive.text.OneLine.quote(why) + "}");
+                Say.line(io.err(), "removed the record of lease " + c.name() + ", which could not be trusted: " + why
+                        + "; the next grant's fence is above every fence granted");
+                return ExitCode.OK.code();
+            }
             if (broken.isEmpty()) {
                 return noRecord(c, io);
             }

@@ -139,14 +139,47 @@ final class LeaseCommand {
                 wait, printFence, token, o.rest(), onLost(o));
     }
 
+    /**
+     * {@code url} as a message may show it: whatever stands between {@code ://} and the last
+     * {@code @} (a user and a password), left out, also from a URL that does not parse.
+     */
+    static String withoutUser(String url) {
+        int scheme = url.indexOf("://");
+        int at = url.lastIndexOf('@');
+        if (at < 0) {
+            return url;
+        }
+        return scheme >= 0 && scheme + 3 <= at ? url.substring(0, scheme + 3) + "…@" + url.substring(at + 1)
+                : "…@" + url.substring(at + 1);
+    }
+
+    /** The password from {@code --etcd-password-file FILE} (its first line), else from the variable, if either is given. */
+    private Optional<String> password(Options o) {
+        if (o.has("--etcd-password-file")) {
+            String file = o.value("--etcd-password-file").get();
+            try {
+                String text = java.nio.file.Files.readString(Path.of(file), java.nio.charset.StandardCharsets.UTF_8);
+                String first = text.lines().findFirst().orElse("");
+                if (first.isEmpty()) {
+                    throw new Options.Usage("--etcd-password-file " + file + " holds no password on its first line");
+                }
+                return Optional.of(first);
+            } catch (java.io.IOException | InvalidPathException e) {
+                throw new Options.Usage("--etcd-password-file " + file + " cannot be read: " + e.getClass().getSimpleName());
+            }
+        }
+        return Optional.ofNullable(env.get(LeaseActions.PASSWORD_VARIABLE)).filter(p -> !p.isEmpty());
+    }
+
     /** {@code --dir DIR}, or {@code --etcd URL[,URL]...} (with {@code --prefix}, {@code --etcd-ca}): one of them. */
-    private static Store store(String action, Options o) {
+    private Store store(String action, Options o) {
         if (o.has("--dir") && o.has("--etcd")) {
             throw new Options.Usage("lease " + action + " takes --dir or --etcd, not both");
         }
         if (!o.has("--etcd")) {
-            if (o.has("--prefix") || o.has("--etcd-ca")) {
-                throw new Options.Usage((o.has("--prefix") ? "--prefix" : "--etcd-ca") + " goes with --etcd");
+            if (o.has("--prefix") || o.has("--etcd-ca") || o.has("--etcd-password-file")) {
+                throw new Options.Usage((o.has("--prefix") ? "--prefix" : o.has("--etcd-ca") ? "--etcd-ca"
+                        : "--etcd-password-file") + " goes with --etcd");
             }
             if (action.equals("keep")) {
                 throw new Options.Usage("lease keep needs --etcd URL[,URL]... (a directory's records have no TTL to keep)");
@@ -162,13 +195,33 @@ final class LeaseCommand {
                 throw new Options.Usage("--dir cannot be a path here: " + e.getReason());
             }
         }
+        Optional<String> password = password(o);
         List<URI> endpoints = new java.util.ArrayList<>();
         for (String url : o.value("--etcd").get().split(",", -1)) {
+            URI e;
             try {
-                endpoints.add(new URI(url.strip()));
-            } catch (java.net.URISyntaxException e) {
-                throw new Options.Usage("--etcd takes URL[,URL]... such as http://127.0.0.1:2379, not \"" + url + "\"");
+                e = new URI(url.strip());
+            } catch (java.net.URISyntaxException bad) {
+                throw new Options.Usage("--etcd takes URL[,URL]... such as http://127.0.0.1:2379, not \""
+                        + withoutUser(url) + "\"");
             }
+            if (e.getPort() > 65535 || e.getPort() == 0) {
+                throw new Options.Usage("--etcd: port " + e.getPort() + " is out of range (1 to 65535) in \""
+                        + withoutUser(url) + "\"");
+            }
+            if (password.isPresent()) {
+                if (e.getRawUserInfo() == null || e.getRawUserInfo().contains(":")) {
+                    throw new Options.Usage("a password from " + LeaseActions.PASSWORD_VARIABLE + " or --etcd-password-file goes with"
+                            + " a user and no password in the URL: https://USER@HOST:PORT");
+                }
+                try {
+                    e = new URI(e.getScheme(), e.getUserInfo() + ":" + password.get(), e.getHost(), e.getPort(),
+                            e.getPath(), e.getQuery(), e.getFragment());
+                } catch (java.net.URISyntaxException bad) {
+                    throw new Options.Usage("--etcd takes URL[,URL]..., not \"" + withoutUser(url) + "\"");
+                }
+            }
+            endpoints.add(e);
         }
         String prefix = o.value("--prefix").orElse(LeaseStore.DEFAULT_PREFIX);
         if (prefix.isEmpty()) {

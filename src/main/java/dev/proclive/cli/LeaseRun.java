@@ -49,6 +49,7 @@ final class LeaseRun {
             return unrunnable.code(); // as a shell says, before any lease is taken
         }
         ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
+        builder.environment().remove(LeaseActions.PASSWORD_VARIABLE); // the command's, never etcd's password
         waiter = Thread.currentThread();
         forwardSignals(); // before the child starts: a signal during the wait ends it, one after goes to the child
         Spawn spawned;
@@ -76,8 +77,8 @@ final class LeaseRun {
         Spawn.Started started = (Spawn.Started) spawned;
         Process child = started.process();
         Lease lease = started.lease();
-        started.handOffFailure().ifPresent(f -> Say.line(err, "warning: the lease could not be handed to the command"
-                + " (it stays reserved, and the command can claim it): " + f));
+        started.handOffFailure().ifPresent(f -> Say.line(err, "warning: the lease could not be handed to the command ("
+                + whatItIs(store, name, lease) + "): " + f));
         childStarted(child);
         // Two threads: a renewal may block on a member that does not answer; the lost watch must not.
         ScheduledExecutorService renewer = Executors.newScheduledThreadPool(2, r -> {
@@ -131,6 +132,23 @@ final class LeaseRun {
             if (child != null) {
                 pass(child, "TERM");
             }
+        }
+    }
+
+    /** What the record is now, for a warning: still the reservation (the command can claim it), or not. */
+    private static String whatItIs(LeaseStore store, String name, Lease lease) {
+        try {
+            java.util.Optional<dev.proclive.lease.LeaseRecord> now = store.read(name);
+            if (now.isEmpty()) {
+                return "there is no record of it now";
+            }
+            dev.proclive.lease.LeaseRecord r = now.get();
+            if (r.fence() == lease.fence() && r.state() == dev.proclive.lease.LeaseRecord.State.RESERVED) {
+                return "it stays reserved, and the command can claim it";
+            }
+            return "the record is " + r.state().json() + " at fence " + r.fence() + " by pid " + r.holder().pid();
+        } catch (IOException | RuntimeException e) {
+            return "what the record is now cannot be read: " + e.getMessage();
         }
     }
 

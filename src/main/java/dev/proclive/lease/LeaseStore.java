@@ -430,10 +430,14 @@ public final class LeaseStore implements AutoCloseable {
     /**
      * The operator's override: releases lease {@code name} whoever holds it, the fence kept (the
      * next grant gets the one after it); the record says it ended as {@code broken}, with the
-     * holder's verdict then (a live holder's lease broken shows as such). Also how a record found
-     * rolled back is set right.
+     * holder's verdict then (a live holder's lease broken shows as such). Also how a record that
+     * cannot be trusted is cleared: one that is not JSON, contradicts itself, was rolled back, or is
+     * a link or a directory in the record's place is removed (on etcd its key is deleted), and the
+     * fence stays above every fence granted (the guard, or etcd's fence key, keeps it). A name
+     * never taken is left as it is: nothing is made for it.
      *
-     * @return the released record written, or empty when there was no record
+     * @return the released record written; empty when there was no record, or the one there could
+     *         not be trusted and was removed ({@link #read} threw {@link LeaseCorruptException} for it)
      * @throws IOException as for {@link #acquire}
      */
     public Optional<LeaseRecord> breakLease(String name) throws IOException {

@@ -195,13 +195,55 @@ class LeaseCliIT {
     }
 
     @Test
+    void noMalformedEndpointShowsItsPasswordAndAPortOutOfRangeIsUsage() {
+        for (String bad : List.of("https://alice:S3cret PW@127.0.0.1:2379", "https://alice:S3cret#PW@127.0.0.1:2379",
+                "https://alice:S3cret%PW@127.0.0.1:2379", "https://alice:S3cret@[::1")) {
+            Cli.Result r = lease("show", "build", "--etcd", bad);
+            assertThat(r.exit()).as(bad + ": " + r.err()).isEqualTo(64);
+            assertThat(r.err()).as(bad).doesNotContain("S3cret").doesNotContain("PW");
+        }
+        Cli.Result port = lease("show", "build", "--etcd", "http://127.0.0.1:99999");
+        assertThat(port.exit()).as(port.err()).isEqualTo(64);
+        assertThat(port.err()).contains("out of range");
+        Cli.Result noFile = lease("show", "build", "--etcd", "https://alice@127.0.0.1:2379", "--etcd-password-file",
+                "/nonexistent/password");
+        assertThat(noFile.exit()).as(noFile.err()).isEqualTo(64);
+    }
+
+    @Test
+    void aScriptWhoseInterpreterIsMissingIs127AsShSaysIt() throws Exception {
+        Path script = tmp.resolve("hook.sh");
+        Files.writeString(script, "#!/nonexistent/interpreter\necho never\n");
+        script.toFile().setExecutable(true);
+        Cli.Result r = lease("run", "build", "--dir", dir(), "--", script.toString());
+        assertThat(r.exit()).as(r.err()).isEqualTo(127);
+        assertThat(Path.of(dir(), "build.lease")).as("nothing taken for a command that cannot run").doesNotExist();
+    }
+
+    @Test
+    void breakRemovesACorruptRecordAndSaysWhatWasWrong() throws Exception {
+        Files.createDirectories(Path.of(dir()));
+        Path record = Path.of(dir(), "build.lease");
+        Files.writeString(record, "{not json");
+        Cli.Result r = lease("break", "build", "--dir", dir());
+        assertThat(r.exit()).as(r.err()).isZero();
+        assertThat(new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.out()).path("removed").asText())
+                .contains("lease build");
+        assertThat(r.err()).contains("removed the record of lease build", "could not be trusted");
+        assertThat(record).doesNotExist();
+        assertThat(lease("acquire", "build", "--dir", dir()).exit()).isZero();
+        assertThat(lease("break", "never", "--dir", dir()).exit()).isEqualTo(3);
+        assertThat(Path.of(dir(), "never.guard")).as("break of a name never taken leaves nothing behind").doesNotExist();
+    }
+
+    @Test
     void aCorruptRecordExits65AndIsLeftAloneBeforeAnyHolderIsLookedFor() throws Exception {
         Files.createDirectories(Path.of(dir()));
         Path record = Path.of(dir(), "build.lease");
         Files.writeString(record, "{not json");
         for (String[] args : new String[][] {{"acquire", "build", "--dir", dir()},
             {"acquire", "build", "--dir", dir(), "--holder", "999999999"}, {"show", "build", "--dir", dir()},
-            {"break", "build", "--dir", dir()}, {"release", "build", "--dir", dir(), "--fence", "1"}}) {
+            {"release", "build", "--dir", dir(), "--fence", "1"}}) {
             Cli.Result r = lease(args);
             assertThat(r.exit()).as(String.join(" ", args) + ": " + r.err()).isEqualTo(65);
             assertThat(r.err().strip()).doesNotContain("\n");

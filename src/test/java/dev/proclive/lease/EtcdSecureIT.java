@@ -130,4 +130,43 @@ class EtcdSecureIT {
         assertThat(child.waitFor(10, TimeUnit.SECONDS)).isTrue();
         assertThat(seen).isEqualTo("https://127.0.0.1:" + plain.getPort()).doesNotContain("s3cret");
     }
+
+    /** The CLI jar run with {@code env} added: exit code, stdout and stderr. */
+    private static String[] cli(java.util.Map<String, String> env, String... args) throws Exception {
+        List<String> command = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
+                .toString(), "-jar", Path.of(System.getProperty("proclive.cliJar", "target/proclive-cli.jar"))
+                .toAbsolutePath().toString()));
+        command.addAll(List.of(args));
+        ProcessBuilder b = new ProcessBuilder(command);
+        b.environment().putAll(env);
+        Process p = b.start();
+        java.util.concurrent.CompletableFuture<byte[]> err = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                return p.getErrorStream().readAllBytes();
+            } catch (IOException e) {
+                return new byte[0];
+            }
+        });
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        return new String[] {Integer.toString(p.exitValue()), out, new String(err.join(), java.nio.charset.StandardCharsets.UTF_8)};
+    }
+
+    @Test
+    void thePasswordNeedNotBeOnTheCommandLineAndLeaseRunsCommandNeverSeesIt() throws Exception {
+        String url = "https://root@127.0.0.1:" + plain.getPort();
+        String[] run = cli(java.util.Map.of("PROCLIVE_ETCD_PASSWORD", "s3cret"), "lease", "run", "viaenv", "--etcd", url,
+                "--etcd-ca", ca.toString(), "--prefix", "secure/", "--", "sh", "-c", "echo \"pw=[$PROCLIVE_ETCD_PASSWORD]\"");
+        assertThat(run[0]).as(run[2]).isEqualTo("0");
+        assertThat(run[1].strip()).isEqualTo("pw=[]");
+        Path file = dir.resolve("password");
+        Files.writeString(file, "s3cret\n");
+        String[] acquired = cli(java.util.Map.of(), "lease", "acquire", "viafile", "--etcd", url, "--etcd-ca", ca.toString(),
+                "--prefix", "secure/", "--etcd-password-file", file.toString(), "--holder", Long.toString(ProcessHandle.current().pid()));
+        assertThat(acquired[0]).as(acquired[2]).isEqualTo("0");
+        String[] wrong = cli(java.util.Map.of("PROCLIVE_ETCD_PASSWORD", "guess"), "lease", "show", "viafile", "--etcd", url,
+                "--etcd-ca", ca.toString(), "--prefix", "secure/");
+        assertThat(wrong[0]).isEqualTo("74");
+        assertThat(wrong[2]).contains("refused the login of user 'root'").doesNotContain("guess");
+    }
 }

@@ -59,7 +59,7 @@ final class FakeEtcd implements Etcd {
         boolean holds = compares.stream().allMatch(c -> Optional.ofNullable(keys.get(c.key()))
                 .map(KeyValue::modRevision).orElse(0L) == c.modRevision());
         List<Op> run = holds ? ops : otherwise;
-        boolean writes = run.stream().anyMatch(op -> op instanceof Put);
+        boolean writes = run.stream().anyMatch(op -> op instanceof Put || op instanceof Delete d && keys.containsKey(d.key()));
         for (Op op : run) {
             if (op instanceof Put p && p.lease() != 0 && !leases.containsKey(p.lease())) {
                 throw new LeaseNotFound("etcdserver: requested lease not found", p.lease());
@@ -75,6 +75,10 @@ final class FakeEtcd implements Etcd {
                 keys.put(p.key(), new KeyValue(p.key(), p.value(), old == null ? revision : old.createRevision(), revision,
                         p.lease()));
                 changed(p.key());
+            } else if (op instanceof Delete d) {
+                if (keys.remove(d.key()) != null) {
+                    changed(d.key());
+                }
             } else {
                 reads.add(Optional.ofNullable(keys.get(((Get) op).key())));
             }

@@ -237,6 +237,18 @@ class LeaseLifecycleTest {
     }
 
     @Test
+    void breakClearsWhatCannotBeTrustedAndFencesKeepGrowing() throws Exception {
+        Identity holder = host.start(70, 50, "700");
+        long granted = ((Acquisition.Granted) store.acquire("build", holder)).lease().fence();
+        writeRecordText("this is not a lease record");
+        assertThatThrownBy(() -> store.read("build")).isInstanceOf(LeaseCorruptException.class);
+        assertThat(store.breakLease("build")).as("removed, not rewritten").isEmpty();
+        assertThat(recordExists()).isFalse();
+        Lease next = ((Acquisition.Granted) store.acquire("build", host.start(71, 50, "710"))).lease();
+        assertNextFence(next.fence(), granted);
+    }
+
+    @Test
     void anUnknownHoldersLeaseIsTakenAfterTheTtlItPromisedWithoutSleeping() throws Exception {
         LeaseStore remote = open(LeasePolicy.builder().ttl(Duration.ofMinutes(2)).build());
         Identity local = host.start(60, 50, "600");

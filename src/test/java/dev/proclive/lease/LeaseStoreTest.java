@@ -307,9 +307,33 @@ class LeaseStoreTest {
         assertThatThrownBy(() -> store.read("build")).isInstanceOf(LeaseCorruptException.class);
         assertThatThrownBy(() -> store.renew("build", 1)).isInstanceOf(LeaseCorruptException.class);
         assertThatThrownBy(() -> store.release("build", 1)).isInstanceOf(LeaseCorruptException.class);
-        assertThatThrownBy(() -> store.breakLease("build")).isInstanceOf(LeaseCorruptException.class)
-                .satisfies(e -> assertThat(((LeaseCorruptException) e).name()).isEqualTo("build"));
         assertThat(Files.readString(record)).isEqualTo(content);
+    }
+
+    /** What the rules call corrupt until break: break clears it, and no fence is handed out twice. */
+    @ParameterizedTest
+    @ValueSource(strings = {"garbage", "{}", "{\"name\":\"other\",\"fence\":1}",
+            "{\"name\":\"build\",\"fence\":1,\"state\":\"maybe\"}"})
+    void breakClearsACorruptRecordAndTheNextFenceIsAboveEveryOneGranted(String content) throws Exception {
+        Identity holder = sleeper();
+        long granted = ((Acquisition.Granted) store.acquire("build", holder)).lease().fence();
+        Path record = dir.resolve("build.lease");
+        Files.writeString(record, content);
+        assertThat(store.breakLease("build")).as("nothing trusted to write a released record from").isEmpty();
+        assertThat(record).doesNotExist();
+        assertThat(store.read("build")).isEmpty();
+        Acquisition next = store.acquire("build", sleeper());
+        assertThat(next).isInstanceOf(Acquisition.Granted.class);
+        assertThat(((Acquisition.Granted) next).lease().fence()).isGreaterThan(granted);
+    }
+
+    @Test
+    void breakOfANameNeverTakenLeavesNothingBehind() throws Exception {
+        Files.createDirectories(dir);
+        assertThat(store.breakLease("never")).isEmpty();
+        try (var files = Files.list(dir)) {
+            assertThat(files.map(p -> p.getFileName().toString())).as("no guard made for it").doesNotContain("never.guard");
+        }
     }
 
     @Test

@@ -70,6 +70,14 @@ public interface LeaseBook {
          */
         void confirm() throws IOException;
 
+        /**
+         * Removes the record, whatever is in its place (a record that cannot be trusted: not JSON,
+         * contradictory, a link or a directory where the file should be), leaving the fence where it
+         * is: the next grant's is above every fence granted. What {@code break} does to what the
+         * rules call corrupt.
+         */
+        void remove() throws IOException;
+
         /** When the record read goes away by itself unless someone keeps it (etcd); empty where it never does. */
         Optional<Instant> expiresAt() throws IOException;
     }

@@ -339,7 +339,13 @@ final class Grants {
     /** The operator's override: ends the grant whoever holds it, as broken; the released record, or empty. */
     Optional<LeaseRecord> breakLease(String name) throws IOException {
         return book.locked(name, guard -> {
-            Optional<LeaseRecord> current = guard.record();
+            Optional<LeaseRecord> current;
+            try {
+                current = guard.record();
+            } catch (LeaseCorruptException corrupt) {
+                guard.remove(); // what the rules call corrupt until break: break clears it, the fence kept
+                return Optional.empty();
+            }
             if (current.isEmpty()) {
                 return Optional.empty();
             }

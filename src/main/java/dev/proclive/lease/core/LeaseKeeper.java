@@ -6,6 +6,7 @@ import dev.proclive.LivenessChecker;
 import dev.proclive.Verdict;
 import dev.proclive.lease.Acquisition;
 import dev.proclive.lease.Lease;
+import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeasePolicy;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.Spawn;
@@ -194,6 +195,13 @@ public final class LeaseKeeper implements AutoCloseable {
 
     /** The operator's override: {@code LeaseStore.breakLease}. */
     public Optional<LeaseRecord> breakLease(String name) throws IOException {
+        try {
+            if (book.read(name).isEmpty()) {
+                return Optional.empty(); // never taken (or gone): nothing to break, and nothing is made for it
+            }
+        } catch (LeaseCorruptException corrupt) {
+            // what break is for: cleared below, under the lock
+        }
         return grants.breakLease(name);
     }
 

@@ -81,7 +81,15 @@ public final class EtcdBook implements ExpiringBook {
 
     /** Both keys of a lease, read at one revision. */
     private record Snapshot(Optional<LeaseRecord> record, Optional<Etcd.KeyValue> recordKv, long fenceRevision,
-                            long revision) {
+                            long revision, Optional<LeaseCorruptException> corrupt) {
+        /** The record, or why what is at its key cannot be trusted. */
+        Optional<LeaseRecord> trusted() throws LeaseCorruptException {
+            if (corrupt.isPresent()) {
+                throw corrupt.get();
+            }
+            return record;
+        }
+
         long recordRevision() {
             return recordKv.map(Etcd.KeyValue::modRevision).orElse(0L);
         }
@@ -106,22 +114,32 @@ public final class EtcdBook implements ExpiringBook {
         long fenceRevision = o.reads().get(1).map(Etcd.KeyValue::modRevision).orElse(0L);
         Optional<LeaseRecord> record = Optional.empty();
         if (kv.isPresent()) {
-            LeaseRecord r = LeaseJson.read(name, kv.get().value());
-            if (r.fence() == 0) {
-                if (fenceRevision == 0) {
-                    throw new LeaseCorruptException(name, "the record says fence 0 and there is no fence key "
-                            + OneLine.quote(fenceKey(name)) + ": delete key " + OneLine.quote(recordKey(name))
-                            + " by hand to go on");
-                }
-                r = r.fenced(fenceRevision);
-            } else if (r.fence() > fenceRevision) {
-                throw new LeaseCorruptException(name, "the record is at fence " + r.fence() + " but its fence key is at "
-                        + fenceRevision + ": it was not written by a proclive store; delete key "
-                        + OneLine.quote(recordKey(name)) + " by hand to go on (the fence key keeps fences growing)");
+            try {
+                record = Optional.of(record(name, kv.get(), fenceRevision));
+            } catch (LeaseCorruptException e) {
+                return remember(name, new Snapshot(Optional.empty(), kv, fenceRevision, o.revision(), Optional.of(e)));
             }
-            record = Optional.of(r);
         }
-        return remember(name, new Snapshot(record, kv, fenceRevision, o.revision()));
+        return remember(name, new Snapshot(record, kv, fenceRevision, o.revision(), Optional.empty()));
+    }
+
+    /** The record at {@code kv}, its fence from the fence key's revision when it says 0. */
+    private LeaseRecord record(String name, Etcd.KeyValue kv, long fenceRevision) throws LeaseCorruptException {
+        LeaseRecord r = LeaseJson.read(name, kv.value());
+        if (r.fence() == 0) {
+            if (fenceRevision == 0) {
+                throw new LeaseCorruptException(name, "the record says fence 0 and there is no fence key "
+                        + OneLine.quote(fenceKey(name)) + ": break the lease to go on (it deletes key "
+                        + OneLine.quote(recordKey(name)) + ")");
+            }
+            return r.fenced(fenceRevision);
+        }
+        if (r.fence() > fenceRevision) {
+            throw new LeaseCorruptException(name, "the record is at fence " + r.fence() + " but its fence key is at "
+                    + fenceRevision + ": it was not written by a proclive store; break the lease to go on (it deletes key "
+                    + OneLine.quote(recordKey(name)) + "; the fence key keeps fences growing)");
+        }
+        return r;
     }
 
 
@@ -136,7 +154,7 @@ public final class EtcdBook implements ExpiringBook {
     @Override
     public Optional<LeaseRecord> read(String name) throws IOException {
         checkName(name);
-        return snapshot(name).record();
+        return snapshot(name).trusted();
     }
 
     /** Another writer came first: decide again from {@code now}, what the failed write read. */
@@ -267,8 +285,16 @@ public final class EtcdBook implements ExpiringBook {
         }
 
         @Override
-        public Optional<LeaseRecord> record() {
-            return read.record();
+        public Optional<LeaseRecord> record() throws LeaseCorruptException {
+            return read.trusted();
+        }
+
+        @Override
+        public void remove() throws IOException {
+            write(List.of(new Etcd.Delete(recordKey(name)))); // the fence key stays: fences keep growing
+            read = remember(name, new Snapshot(Optional.empty(), Optional.empty(), read.fenceRevision(), read.revision(),
+                    Optional.empty()));
+            keepAlive.drop(name);
         }
 
         @Override
@@ -311,7 +337,7 @@ public final class EtcdBook implements ExpiringBook {
                 }
             }
             read = remember(name, new Snapshot(Optional.of(r), Optional.of(new Etcd.KeyValue(recordKey(name), new byte[0], 0,
-                    o.revision(), lease)), read.fenceRevision(), o.revision()));
+                    o.revision(), lease)), read.fenceRevision(), o.revision(), Optional.empty()));
             if (r.granted()) {
                 keepAlive.keep(r, lease);
                 answeredInTime(r, lease);
@@ -349,7 +375,7 @@ public final class EtcdBook implements ExpiringBook {
             }
             LeaseRecord granted = r.fenced(o.revision());
             read = remember(name, new Snapshot(Optional.of(granted), Optional.of(new Etcd.KeyValue(recordKey(name),
-                    new byte[0], 0, o.revision(), lease)), o.revision(), o.revision()));
+                    new byte[0], 0, o.revision(), lease)), o.revision(), o.revision(), Optional.empty()));
             keepAlive.keep(granted, lease);
             answeredInTime(granted, lease);
             return granted;

@@ -16,6 +16,7 @@ import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryIteratorException;
 import java.nio.file.DirectoryStream;
+import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
@@ -248,6 +249,23 @@ public final class LeaseFiles implements LeaseBook {
         @Override
         public void confirm() {
             // read under the lock: it is the one stored
+        }
+
+        @Override
+        public void remove() throws IOException {
+            Path file = dir.resolve(name + ".lease");
+            if (Files.isDirectory(file, LinkOption.NOFOLLOW_LINKS)) {
+                try {
+                    Files.delete(file); // an empty directory in its place
+                } catch (DirectoryNotEmptyException e) {
+                    throw new LeaseCorruptException(name, "a directory that is not empty stands where the record "
+                            + "should be (" + file + "): remove it by hand");
+                }
+            } else {
+                Files.deleteIfExists(file); // a link itself, never what it points to
+            }
+            forceDirectory();
+            record = Optional.empty();
         }
 
         @Override

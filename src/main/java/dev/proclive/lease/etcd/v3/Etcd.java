@@ -42,6 +42,13 @@ public interface Etcd extends AutoCloseable {
         }
     }
 
+    /** Deletes {@code key}, if it is there. */
+    record Delete(String key) implements Op {
+        public Delete {
+            Objects.requireNonNull(key, "key");
+        }
+    }
+
     /** Reads {@code key} (in a transaction: after the operations before it). */
     record Get(String key) implements Op {
         public Get {

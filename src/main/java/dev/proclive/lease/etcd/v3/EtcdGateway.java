@@ -120,7 +120,13 @@ public final class EtcdGateway implements Etcd {
 
     /** An endpoint as a message may show it: without its user and password. */
     private static String shown(URI e) {
-        String text = e.getRawUserInfo() == null ? e.toString() : e.toString().replace(e.getRawUserInfo() + "@", "");
+        String text = e.toString();
+        int scheme = text.indexOf("://");
+        int at = text.lastIndexOf('@');
+        if (at >= 0) { // a user and a password, also where the URI did not parse them as such (a '#' in the password)
+            text = scheme >= 0 && scheme + 3 <= at ? text.substring(0, scheme + 3) + text.substring(at + 1)
+                    : text.substring(at + 1);
+        }
         return "'" + text + "'";
     }
 
@@ -192,6 +198,8 @@ public final class EtcdGateway implements Etcd {
                 if (p.lease() != 0) {
                     put.put("lease", Long.toString(p.lease()));
                 }
+            } else if (op instanceof Delete d) {
+                into.addObject().putObject("request_delete_range").put("key", b64(d.key()));
             } else {
                 into.addObject().putObject("request_range").put("key", b64(((Get) op).key()));
             }
