@@ -238,6 +238,11 @@ public final class LivenessChecker {
         return record(found.info());
     }
 
+    /** This host's name, as identities record it (cached for about a second); empty when it cannot be read. */
+    Optional<String> hostName() {
+        return host.get();
+    }
+
     /** The identity of a live process read just now; empty for any other, or when the host name cannot be read. */
     Optional<Identity> record(ProcessInfo info) {
         Optional<String> hostName = host.get();

@@ -32,9 +32,10 @@ import java.util.Set;
  *
  * <p>The default skip set: shells ({@code sh bash zsh dash fish ash ksh mksh tcsh csh pwsh}),
  * launchers that run one command and wait for it ({@code env time timeout nice nohup setsid
- * stdbuf sudo su doas runuser setpriv xargs flock ionice chrt taskset}) and container init shims
- * ({@code tini dumb-init catatonit s6-svscan}). Runtimes such as {@code node}, {@code python3} or
- * {@code java} are never skipped by default: often the runtime <em>is</em> the owner. Add your own
+ * stdbuf sudo su doas runuser setpriv xargs flock ionice chrt taskset}), container init shims
+ * ({@code tini dumb-init catatonit s6-svscan}) and {@code git}, which runs a commit's hooks (agent
+ * → git → sh → hook: the hook's owner is the agent that committed, not git, which is gone when the
+ * commit ends). Runtimes such as {@code node}, {@code python3} or {@code java} are never skipped by default: often the runtime <em>is</em> the owner. Add your own
  * wrappers with {@link Builder#skip(String...)}.
  *
  * <p>The walk returns empty — never a guess — when it reaches the top of the tree, pid 1 of the
@@ -59,7 +60,7 @@ public final class OwnerResolver {
     static final Set<String> DEFAULT_SKIP = Set.of(
             "sh", "bash", "zsh", "dash", "fish", "ash", "ksh", "mksh", "tcsh", "csh", "pwsh",
             "env", "time", "timeout", "nice", "nohup", "setsid", "stdbuf", "sudo", "su", "doas", "runuser",
-            "setpriv", "xargs", "flock", "ionice", "chrt", "taskset",
+            "setpriv", "xargs", "flock", "ionice", "chrt", "taskset", "git",
             "tini", "dumb-init", "catatonit", "s6-svscan");
 
     /** Built without a {@link Builder}: one class fewer to load in a JVM that only resolves. */
@@ -153,7 +154,7 @@ public final class OwnerResolver {
         ProcessIntrospector os = checker.introspector();
         ProcessLookup start = from == 0 ? os.self() : os.lookupProcess(from);
         if (!(start instanceof ProcessLookup.Found first) || first.info().state() != ProcessState.LIVE) {
-            stop(steps, from, "cannot start there: " + describe(start));
+            stop(steps, from, "cannot start there: " + AncestorWalk.describe(start));
             return Optional.empty();
         }
         if (steps.wanted()) {
@@ -161,33 +162,40 @@ public final class OwnerResolver {
             steps.add(new Step(info.pid(), info.name(), os.programNames(info.pid()), Step.Outcome.START,
                     from == 0 ? "the calling process" : "the process asked about"));
         }
-        boolean initialNamespace = os.inInitialPidNamespace();
-        long[] seen = new long[maxDepth];
-        long pid = first.info().parentPid();
-        for (int depth = 0; depth < maxDepth; depth++) {
-            if (pid <= 0) {
-                stop(steps, pid, "no parent: the walk reached the top of the process tree");
-                return Optional.empty();
-            }
-            if (pid == 1 && initialNamespace) {
-                stop(steps, pid, "pid 1 of the initial PID namespace is init, never an owner");
-                return Optional.empty();
-            }
-            if (contains(seen, depth, pid)) {
-                stop(steps, pid, "the walk came back to pid " + pid + ": a cycle");
-                return Optional.empty();
-            }
-            seen[depth] = pid;
-            ProcessLookup lookup = os.lookup(pid);
-            if (!(lookup instanceof ProcessLookup.Found found)) {
-                stop(steps, pid, "cannot read it: " + describe(lookup));
-                return Optional.empty();
-            }
-            ProcessInfo info = found.info();
-            if (info.state() != ProcessState.LIVE) {
-                stop(steps, pid, info.name() + " has exited");
-                return Optional.empty();
-            }
+        // A named class, not a lambda, and ifs, not a switch on an enum: nothing bootstraps on a hook's cold path.
+        OwnerVisitor visitor = new OwnerVisitor(os, steps);
+        AncestorWalk.Stop stop = AncestorWalk.up(os, first.info().parentPid(), maxDepth, true, visitor);
+        AncestorWalk.End end = stop.end();
+        if (end == AncestorWalk.End.NO_PARENT) {
+            stop(steps, stop.pid(), "no parent: the walk reached the top of the process tree");
+        } else if (end == AncestorWalk.End.INIT) {
+            stop(steps, stop.pid(), "pid 1 of the initial PID namespace is init, never an owner");
+        } else if (end == AncestorWalk.End.CYCLE) {
+            stop(steps, stop.pid(), "the walk came back to pid " + stop.pid() + ": a cycle");
+        } else if (end == AncestorWalk.End.EXITED) {
+            stop(steps, stop.pid(), stop.name().isEmpty() ? "cannot read it: " + stop.detail() : stop.detail());
+        } else if (end == AncestorWalk.End.UNREADABLE) {
+            stop(steps, stop.pid(), "cannot read it: " + stop.detail());
+        } else if (end == AncestorWalk.End.LIMIT) {
+            stop(steps, stop.pid(), "the depth limit (" + maxDepth + " ancestors) ran out before an owner was found");
+        } // DONE and REACHED_PID_1: the visitor said why
+        return Optional.ofNullable(visitor.owner);
+    }
+
+    /** What the owner walk does at each ancestor: skip it, or take it as the owner (and stop). */
+    private final class OwnerVisitor implements AncestorWalk.Visitor {
+        private final ProcessIntrospector os;
+        private final Steps steps;
+        Identity owner;
+
+        OwnerVisitor(ProcessIntrospector os, Steps steps) {
+            this.os = os;
+            this.steps = steps;
+        }
+
+        @Override
+        public boolean visit(ProcessInfo info, int depth) {
+            long pid = info.pid();
             boolean byName = commSkipped(os, info.name());
             // The other names cost two reads: only where they decide something, or someone asked why.
             ProgramNames names = steps.wanted() || !byName ? os.programNames(pid) : ProgramNames.UNKNOWN;
@@ -196,23 +204,21 @@ public final class OwnerResolver {
                 if (pid == 1) {
                     stop(steps, info, names, "pid 1 of this container is " + skippedFor
                             + ": an init or a shell, never an owner");
-                    return Optional.empty();
+                    return false;
                 }
                 steps.add(new Step(pid, info.name(), names, Step.Outcome.SKIPPED, skippedFor));
-                pid = info.parentPid();
-                continue;
+                return true;
             }
-            Optional<Identity> owner = checker.record(info);
-            if (owner.isEmpty()) {
+            Optional<Identity> recorded = checker.record(info);
+            if (recorded.isEmpty()) {
                 stop(steps, info, names, "the owner, but this host's name cannot be read to record it");
-                return Optional.empty();
+                return false;
             }
             steps.add(new Step(pid, info.name(), names, Step.Outcome.OWNER,
                     pid == 1 ? "pid 1 of this container, its entry point" : "none of its names is in the skip set"));
-            return owner;
+            owner = recorded.get();
+            return false;
         }
-        stop(steps, pid, "the depth limit (" + maxDepth + " ancestors) ran out before an owner was found");
-        return Optional.empty();
     }
 
     /** Notes where and why the walk ended without an owner, when someone asked. */
@@ -222,16 +228,6 @@ public final class OwnerResolver {
 
     private static void stop(Steps steps, ProcessInfo info, ProgramNames names, String why) {
         steps.add(new Step(info.pid(), info.name(), names, Step.Outcome.STOPPED, why));
-    }
-
-    private static String describe(ProcessLookup lookup) {
-        if (lookup instanceof ProcessLookup.Unknown unknown) {
-            return unknown.detail().isEmpty() ? unknown.reason().toString() : unknown.detail();
-        }
-        if (lookup instanceof ProcessLookup.Gone gone) {
-            return gone.detail().isEmpty() ? "it is gone" : gone.detail();
-        }
-        return "it has exited";
     }
 
     /** The names this resolver skips, in no particular order. */
@@ -270,15 +266,6 @@ public final class OwnerResolver {
     private boolean inSkipSet(String name) {
         for (String s : skip) {
             if (s.equals(name)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private static boolean contains(long[] pids, int count, long pid) {
-        for (int i = 0; i < count; i++) {
-            if (pids[i] == pid) {
                 return true;
             }
         }

@@ -112,4 +112,29 @@ public final class ProcLive {
     public static Optional<Identity> resolveOwner() {
         return OwnerResolver.DEFAULT.resolve();
     }
+
+    /**
+     * The ancestors of the calling process, read once ({@link Ancestry}): match every recorded
+     * owner against this one snapshot, in memory. A commit hook attributes the commit to the
+     * nearest recorded owner that is one of its ancestors ({@link Ancestry#depthOf}).
+     */
+    public static Ancestry ancestry() {
+        return Ancestry.of(LivenessChecker.system(), 0);
+    }
+
+    /**
+     * The ancestors of process {@code pid}, read once; an empty, incomplete snapshot when it is not
+     * a live process that can be read (any long is accepted).
+     */
+    public static Ancestry ancestry(long pid) {
+        return pid <= 0 ? Ancestry.of(LivenessChecker.system(), -1) : Ancestry.of(LivenessChecker.system(), pid);
+    }
+
+    /**
+     * Whether {@code identity} is an ancestor of the calling process (that exact process: the same
+     * pid and start, judged here). One walk; for many identities take {@link #ancestry()} once.
+     */
+    public static boolean hasAncestor(Identity identity) {
+        return ancestry().hasAncestor(identity);
+    }
 }

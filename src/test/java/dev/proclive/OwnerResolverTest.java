@@ -166,7 +166,7 @@ class OwnerResolverTest {
     void everyDefaultLauncherAndShimIsSkipped() {
         String[] launchers = {"pwsh", "time", "timeout", "nice", "nohup", "setsid", "stdbuf", "sudo", "su", "doas",
             "runuser", "setpriv", "xargs", "flock", "ionice", "chrt", "taskset", "tini", "dumb-init", "catatonit",
-            "s6-svscan"};
+            "s6-svscan", "git"};
         for (String launcher : launchers) {
             os.process(40, 30, launcher, "4").process(30, 1, "agent", "3");
             assertThat(resolve()).as(launcher).map(Identity::pid).contains(30L);

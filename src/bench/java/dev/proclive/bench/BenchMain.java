@@ -120,6 +120,8 @@ public final class BenchMain {
                     "<=", 1.5),
             new Ratio("spawn + exit + release / start + waitFor + one forced guard write", "spawnUnderLease",
                     "spawnPlainAndGuardWrite", "<=", 1.5),
+            new Ratio("ancestry() + 50 matches / one owner walk of the same chain", "ancestryAnd50Matches",
+                    "ownerWalkOfTheChain", "<=", 1.2),
             new Ratio("tracked spawn (subreaper, a cgroup as root) / untracked spawn", "spawnTracked", "spawnUnderLease",
                     "<=", 1.5));
 

@@ -49,6 +49,8 @@ public class ProcLiveBenchmark {
     private Identity alive;
     private Identity dead;
     private List<Identity> batch;
+    private List<Identity> owners;
+    private dev.proclive.OwnerResolver wholeChain;
     private String[] batchPaths;
     private OperatingSystem oshi;
 
@@ -65,6 +67,14 @@ public class ProcLiveBenchmark {
         doomed.waitFor();
         children.remove(doomed);
 
+        owners = new ArrayList<>();
+        for (int i = 0; i < 49; i++) { // 49 recorded owners that are not ancestors, and the real one
+            owners.add(new Identity(4_000_000 + i, "12345", alive.boot(), alive.host(), "agent", alive.pidns()));
+        }
+        owners.add(ProcLive.resolveOwner().orElse(alive));
+        // The owner walk over the same chain: every ancestor's name skipped, so it reads what ancestry reads.
+        String[] names = ProcLive.ancestry().chain().stream().map(Identity::name).distinct().toArray(String[]::new);
+        wholeChain = dev.proclive.OwnerResolver.builder().skip(names).maxDepth(dev.proclive.Ancestry.MAX_DEPTH).build();
         batch = new ArrayList<>();
         batchPaths = new String[BATCH];
         for (int i = 0; i < BATCH; i++) {
@@ -136,6 +146,23 @@ public class ProcLiveBenchmark {
     @Benchmark
     public Optional<Identity> resolveOwner() {
         return ProcLive.resolveOwner();
+    }
+
+    /** One owner walk over the whole chain ancestry() reads (every name skipped): the baseline of the one below. */
+    @Benchmark
+    public Optional<Identity> ownerWalkOfTheChain() {
+        return wholeChain.resolve();
+    }
+
+    /** One ancestry snapshot and 50 recorded owners matched against it: what a commit hook does. */
+    @Benchmark
+    public int ancestryAnd50Matches() {
+        dev.proclive.Ancestry a = ProcLive.ancestry();
+        int found = 0;
+        for (Identity owner : owners) {
+            found += a.depthOf(owner).isPresent() ? 1 : 0;
+        }
+        return found;
     }
 
     @Benchmark

@@ -18,6 +18,12 @@ final class HelpText {
             "  check [JSON]            check an identity given as argument or on stdin; prints",
             "                          {\"liveness\":...,\"reason\":...} (exit 0 alive, 1 dead,",
             "                          2 unknown); stdin is read as UTF-8, up to 1 MiB",
+            "  ancestry [--of PID]     print this command's ancestors (or PID's), nearest first:",
+            "                          {\"complete\":...,\"chain\":[...identities...]}",
+            "  ancestor [JSON]         whether an identity (argument or stdin) is an ancestor of",
+            "                          this command: {\"relation\":\"ancestor\",\"depth\":N} (exit 0),",
+            "                          not_ancestor (1), unknown with a reason (2); identities on",
+            "                          stdin one a line are answered in order from one walk (exit 0)",
             "  wait [JSON] [--timeout SECONDS]",
             "                          wait for the end of an identity given as for check;",
             "                          prints its verdict (exit 0 dead, 1 still alive at the",
@@ -60,6 +66,11 @@ final class HelpText {
             "owner", "usage: proclive owner [--skip NAME]... [--of PID] [--trace]\n"
                     + "  prints the identity of this command's owner (or PID's); exit 3: none",
             "identify", "usage: proclive identify PID\n  prints the identity of process PID; exit 3: none",
+            "ancestry", "usage: proclive ancestry [--of PID]\n"
+                    + "  prints the ancestors of this command (or of PID), nearest first; complete when the walk reached pid 1",
+            "ancestor", "usage: proclive ancestor [JSON]\n"
+                    + "  whether an identity is an ancestor of this command: exit 0 ancestor (with its depth), 1 not one,\n"
+                    + "  2 unknown (with why); JSON Lines on stdin are answered in order from one walk, exit 0 (65: a bad line)",
             "check", "usage: proclive check [JSON]\n"
                     + "  checks an identity given as argument or on stdin; exit 0 alive, 1 dead, 2 unknown",
             "wait", "usage: proclive wait [JSON] [--timeout SECONDS]\n"

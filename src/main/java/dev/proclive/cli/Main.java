@@ -1,6 +1,7 @@
 package dev.proclive.cli;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import dev.proclive.Ancestry;
 import dev.proclive.Identity;
 import dev.proclive.OwnerResolver;
 import dev.proclive.ProcLive;
@@ -176,6 +177,10 @@ public final class Main {
                     return new LeaseCommand(out, err, System.getenv()).run(rest);
                 case "check":
                     return check(rest);
+                case "ancestry":
+                    return ancestry(rest);
+                case "ancestor":
+                    return ancestor(rest);
                 case "wait":
                     return waitFor(rest);
                 case "demo":
@@ -253,6 +258,89 @@ public final class Main {
 
     private static String orDash(String name) {
         return name.isEmpty() ? "-" : name;
+    }
+
+    /** {@code ancestry [--of PID]}: {@code {"complete":true,"chain":[…identities…]}}, nearest first. */
+    private int ancestry(List<String> args) {
+        Options o = Options.parse("ancestry", args, List.of(Options.Spec.value("--of")), false);
+        if (!o.words().isEmpty()) {
+            throw new Options.Usage("ancestry: unexpected argument: " + o.words().get(0));
+        }
+        Ancestry a = o.has("--of") ? ProcLive.ancestry(Arguments.pid(o.value("--of").get())) : ProcLive.ancestry();
+        StringBuilder json = new StringBuilder("{\"complete\":").append(a.complete()).append(",\"chain\":[");
+        for (int i = 0; i < a.chain().size(); i++) {
+            json.append(i == 0 ? "" : ",").append(IdentityJson.write(a.chain().get(i)));
+        }
+        out.println(json.append("]}"));
+        return ExitCode.OK.code();
+    }
+
+    /**
+     * {@code ancestor [JSON]}: whether one identity (argument or stdin) is an ancestor of this
+     * command: exit 0 ancestor, 1 not one, 2 unknown. Several identities on stdin, one a line (JSON
+     * Lines): each answered, in order, from one snapshot, and exit 0; a bad line is 65, naming it,
+     * with nothing printed for it or after.
+     */
+    private int ancestor(List<String> args) {
+        if (args.size() > 1) {
+            return usage("ancestor takes at most one JSON argument");
+        }
+        if (!args.isEmpty()) {
+            Identity id = parse(argumentBytes(args.get(0)));
+            Ancestry.Match m = ProcLive.ancestry().match(id);
+            out.println(matchJson(m));
+            return exitOf(m);
+        }
+        byte[] input = readStdin();
+        List<byte[]> lines = new java.util.ArrayList<>();
+        int from = 0;
+        for (int i = 0; i <= input.length; i++) {
+            if (i == input.length || input[i] == '\n') {
+                byte[] line = java.util.Arrays.copyOfRange(input, from, i);
+                if (!new String(line, StandardCharsets.ISO_8859_1).isBlank()) {
+                    lines.add(line);
+                }
+                from = i + 1;
+            }
+        }
+        if (lines.size() <= 1) {
+            Identity id = parse(lines.isEmpty() ? input : lines.get(0));
+            Ancestry.Match m = ProcLive.ancestry().match(id);
+            out.println(matchJson(m));
+            return exitOf(m);
+        }
+        List<Identity> ids = new java.util.ArrayList<>(lines.size());
+        for (int i = 0; i < lines.size(); i++) {
+            try {
+                ids.add(parse(lines.get(i)));
+            } catch (BadInput e) {
+                throw new BadInput("line " + (i + 1) + ": " + e.getMessage());
+            }
+        }
+        Ancestry a = ProcLive.ancestry(); // one walk for every line
+        StringBuilder answers = new StringBuilder();
+        for (Identity id : ids) {
+            answers.append(matchJson(a.match(id))).append('\n');
+        }
+        out.print(answers);
+        out.flush();
+        return ExitCode.OK.code();
+    }
+
+    /** {@code {"relation":"ancestor","depth":1}}, {@code {"relation":"not_ancestor"}}, {@code {"relation":"unknown","reason":"other_host"}}. */
+    static String matchJson(Ancestry.Match m) {
+        if (m.relation() == Ancestry.Relation.ANCESTOR) {
+            return "{\"relation\":\"ancestor\",\"depth\":" + m.depth() + "}";
+        }
+        if (m.relation() == Ancestry.Relation.NOT_ANCESTOR) {
+            return "{\"relation\":\"not_ancestor\"}";
+        }
+        return "{\"relation\":\"unknown\",\"reason\":\"" + m.reason() + "\"}";
+    }
+
+    private static int exitOf(Ancestry.Match m) {
+        return m.relation() == Ancestry.Relation.ANCESTOR ? ExitCode.OK.code()
+                : m.relation() == Ancestry.Relation.NOT_ANCESTOR ? ExitCode.NO.code() : ExitCode.UNKNOWN.code();
     }
 
     private int identify(List<String> args) {

@@ -1,0 +1,244 @@
+package dev.proclive;
+
+import dev.proclive.spi.ProcessInfo;
+import dev.proclive.spi.ProcessIntrospector;
+import dev.proclive.spi.ProcessLookup;
+import dev.proclive.spi.ProcessState;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalInt;
+
+/**
+ * The ancestors of a process, read once: nearest first, up to {@value #MAX_DEPTH}. A commit hook
+ * takes one snapshot and matches every recorded owner against it in memory — which session made
+ * this commit? — instead of walking once per owner.
+ *
+ * <pre>{@code
+ * Ancestry here = ProcLive.ancestry();                  // one walk
+ * for (Session s : sessions) {
+ *     here.depthOf(s.owner()).ifPresent(d -> ...);      // the nearest ancestor wins: a nested
+ * }                                                     // agent beats the one that started it
+ * }</pre>
+ *
+ * <p>Matching is never a guess. An identity is matched only if it can be judged here as
+ * {@link ProcLive#check} judges it: the same host and machine, the same PID namespace (one that
+ * records none is judged only from the initial one), the same boot, a start fingerprint recorded.
+ * Then: the same pid and start as an ancestor → its {@linkplain #depthOf depth}; the same pid and
+ * another start → not an ancestor (a chain never holds a pid twice, and that process is gone);
+ * absent from a {@linkplain #complete complete} chain → not an ancestor; absent from an incomplete
+ * one → neither (it may be above the cut). Immutable and thread-safe; {@link #depthOf} and
+ * {@link #chain} read nothing, {@link #excludes} may (see there).
+ */
+public final class Ancestry {
+
+    /** How many ancestors a snapshot holds at most: a commit hook's chain of hook managers, shims and nested agents runs past 12. */
+    public static final int MAX_DEPTH = 64;
+
+    /** What a match found, for the command line and for a person. */
+    public enum Relation {
+        /** It is one of the ancestors: {@link Match#depth()} says which. */
+        ANCESTOR,
+        /** It is provably not one. */
+        NOT_ANCESTOR,
+        /** It cannot be told from here: {@link Match#reason()} says why. */
+        UNKNOWN;
+
+        /** The word in the JSON: {@code ancestor}, {@code not_ancestor}, {@code unknown}. */
+        public String json() {
+            return this == ANCESTOR ? "ancestor" : this == NOT_ANCESTOR ? "not_ancestor" : "unknown";
+        }
+    }
+
+    /**
+     * What {@link #match} found.
+     *
+     * @param relation ancestor, not one, or unknown
+     * @param depth    for an ancestor, its depth (0: the parent); else -1
+     * @param reason   for unknown, why, as a {@link Reason}'s JSON word or {@code chain_incomplete};
+     *                 else empty
+     */
+    public record Match(Relation relation, int depth, String reason) {
+        /** @throws NullPointerException if an argument is null */
+        public Match {
+            Objects.requireNonNull(relation, "relation");
+            Objects.requireNonNull(reason, "reason");
+        }
+    }
+
+    private final List<Identity> chain;
+    private final boolean complete;
+    private final String host;
+    private final String machine;
+    private final String boot;
+    private final String pidns;
+    private final boolean initialPidns;
+    private final LivenessChecker checker;
+
+    private Ancestry(List<Identity> chain, boolean complete, String host, String machine, String boot, String pidns,
+                     boolean initialPidns, LivenessChecker checker) {
+        this.chain = Collections.unmodifiableList(chain);
+        this.complete = complete;
+        this.host = host;
+        this.machine = machine;
+        this.boot = boot;
+        this.pidns = pidns;
+        this.initialPidns = initialPidns;
+        this.checker = checker;
+    }
+
+    /**
+     * The ancestors of process {@code pid} (0: the calling process), as {@code checker} reads them.
+     * Never throws: what cannot be read ends the walk, and the snapshot says it is incomplete.
+     */
+    static Ancestry of(LivenessChecker checker, long pid) {
+        ProcessIntrospector os = checker.introspector();
+        List<Identity> chain = new ArrayList<>();
+        boolean complete = false;
+        String hostName = "";
+        try {
+            hostName = checker.hostName().orElse("");
+            ProcessLookup start = pid == 0 ? os.self() : os.lookupProcess(pid);
+            if (pid >= 0 && start instanceof ProcessLookup.Found first && first.info().state() == ProcessState.LIVE) {
+                if (first.info().pid() == 1) {
+                    complete = true; // pid 1 has no ancestor to miss
+                } else {
+                    ChainVisitor visitor = new ChainVisitor(checker, chain);
+                    AncestorWalk.Stop stop = AncestorWalk.up(os, first.info().parentPid(), MAX_DEPTH, false, visitor);
+                    complete = stop.end() == AncestorWalk.End.REACHED_PID_1;
+                }
+            }
+        } catch (RuntimeException e) {
+            complete = false; // a plugged-in introspector that throws: what was read stands, incomplete
+        }
+        return new Ancestry(chain, complete, hostName, os.machineId().orElse(""), os.bootId().orElse(""),
+                os.pidNamespace().orElse(""), os.inInitialPidNamespace(), checker);
+    }
+
+    /** Records each ancestor as an identity, as the walk reads it; stops where one cannot be recorded. */
+    private static final class ChainVisitor implements AncestorWalk.Visitor {
+        private final LivenessChecker checker;
+        private final List<Identity> chain;
+
+        ChainVisitor(LivenessChecker checker, List<Identity> chain) {
+            this.checker = checker;
+            this.chain = chain;
+        }
+
+        @Override
+        public boolean visit(ProcessInfo info, int depth) {
+            Optional<Identity> id = checker.record(info);
+            if (id.isEmpty()) {
+                return false; // the host name cannot be read: nothing more can be recorded
+            }
+            chain.add(id.get());
+            return true;
+        }
+    }
+
+    /** The ancestors, nearest first (the parent is first); the process itself is not among them. */
+    public List<Identity> chain() {
+        return chain;
+    }
+
+    /**
+     * Whether the walk reached pid 1 (of this PID namespace): then every ancestor is in the chain.
+     * False when it stopped at the depth limit, at a process it could not read or that vanished, or
+     * at a parent outside this PID namespace (a parent pid of 0).
+     */
+    public boolean complete() {
+        return complete;
+    }
+
+    /**
+     * How far up {@code id} is (0: the parent), when it is one of the ancestors; empty when it is
+     * not, or that cannot be told. Reads nothing.
+     */
+    public OptionalInt depthOf(Identity id) {
+        Match m = matchChain(id);
+        return m.relation() == Relation.ANCESTOR ? OptionalInt.of(m.depth()) : OptionalInt.empty();
+    }
+
+    /**
+     * Whether {@code id} is provably not an ancestor: it can be judged here, and it is absent from a
+     * complete chain, or its pid is in the chain under another start (recycled), or — beyond what the
+     * chain alone says — it is DEAD now (a dead process is nobody's ancestor): for that last case this
+     * reads, as {@link ProcLive#check} does. Never true for what cannot be told: another host's
+     * identity, one without a start fingerprint, one absent from an incomplete chain that still lives.
+     */
+    public boolean excludes(Identity id) {
+        return match(id).relation() == Relation.NOT_ANCESTOR;
+    }
+
+    /** Whether {@code id} is one of the ancestors (as {@link #depthOf} finds it). Reads nothing. */
+    public boolean hasAncestor(Identity id) {
+        return depthOf(id).isPresent();
+    }
+
+    /**
+     * What {@code id} is to this process: an ancestor (with its depth), not one, or unknown (with
+     * why). As {@link #depthOf} and {@link #excludes} decide it; may read, as {@link #excludes} does.
+     */
+    public Match match(Identity id) {
+        Match m = matchChain(id);
+        if (m.relation() != Relation.UNKNOWN) {
+            return m;
+        }
+        // What the chain cannot tell, the process's end can: a DEAD identity is nobody's ancestor.
+        if (id != null && id.pid() > 0 && checker.check(id) == Liveness.DEAD) {
+            return new Match(Relation.NOT_ANCESTOR, -1, "");
+        }
+        return m;
+    }
+
+    /** The chain's answer alone. */
+    private Match matchChain(Identity id) {
+        Optional<Reason> guard = unjudgeable(id);
+        if (guard.isPresent()) {
+            return new Match(Relation.UNKNOWN, -1, guard.get().json());
+        }
+        ProcessIntrospector os = checker.introspector();
+        for (int i = 0; i < chain.size(); i++) {
+            Identity a = chain.get(i);
+            if (a.pid() == id.pid()) {
+                return os.sameStart(id.start(), a.start()) ? new Match(Relation.ANCESTOR, i, "")
+                        : new Match(Relation.NOT_ANCESTOR, -1, ""); // the pid was recycled: that process is gone
+            }
+        }
+        return complete ? new Match(Relation.NOT_ANCESTOR, -1, "") : new Match(Relation.UNKNOWN, -1, "chain_incomplete");
+    }
+
+    /**
+     * Why {@code id} cannot be matched here, as the verdict precedence's first rows would say it;
+     * empty when it can be.
+     */
+    private Optional<Reason> unjudgeable(Identity id) {
+        if (id == null || id.pid() <= 0) {
+            return Optional.of(Reason.NO_IDENTITY);
+        }
+        if (!id.host().isEmpty() && !id.host().equals(host) || !id.machine().isEmpty() && !id.machine().equals(machine)) {
+            return Optional.of(Reason.OTHER_HOST);
+        }
+        if (!id.pidns().isEmpty() && !id.pidns().equals(pidns) || id.pidns().isEmpty() && !initialPidns) {
+            return Optional.of(Reason.OTHER_PID_NAMESPACE);
+        }
+        if (!id.boot().isEmpty() && !id.boot().equals(boot)) {
+            return Optional.of(Reason.REBOOTED);
+        }
+        if (id.start().isEmpty()) {
+            return Optional.of(Reason.NO_FINGERPRINT);
+        }
+        return Optional.empty();
+    }
+
+    @Override
+    public String toString() {
+        StringBuilder b = new StringBuilder("Ancestry[").append(complete ? "complete" : "incomplete").append(':');
+        for (Identity a : chain) {
+            b.append(' ').append(a.pid()).append(a.name().isEmpty() ? "" : "(" + a.name() + ")");
+        }
+        return b.append(']').toString();
+    }
+}

@@ -1,0 +1,128 @@
+package dev.proclive.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code proclive ancestry} and {@code ancestor} in real chains: an agent (a Python runtime) runs
+ * {@code sh}, which runs the CLI; a {@code prepare-commit-msg} hook under {@code git commit} run by
+ * the agent (whose owner is the agent, not {@code git}); an outer agent's identity asked about from
+ * inside a new PID namespace (unknown, never "not an ancestor").
+ */
+@EnabledOnOs(OS.LINUX)
+class AncestryIT {
+
+    final ObjectMapper mapper = new ObjectMapper();
+
+    @TempDir
+    Path dir;
+    Path jar;
+    Path agent;
+
+    @BeforeEach
+    void agent() throws Exception {
+        assumeTrue(Files.isExecutable(Path.of("/usr/bin/python3")), "python3 plays the agent; it is in /usr/bin here");
+        jar = Cli.worldReadableCopy(dir);
+        // Prints its own identity (through the CLI), then runs its arguments through sh and waits.
+        agent = dir.resolve("agent");
+        Files.writeString(agent, "#!/usr/bin/python3\n"
+                + "import os, subprocess, sys\n"
+                + "me = subprocess.run(" + pyList(Cli.command(jar, "identify")) + " + [str(os.getpid())],"
+                + " capture_output=True, text=True).stdout.strip()\n"
+                + "print(me, flush=True)\n"
+                + "os.environ['AGENT'] = me\n"
+                + "sys.exit(subprocess.run(['sh', '-c', sys.argv[1]]).returncode)\n");
+        agent.toFile().setExecutable(true, false);
+    }
+
+    private static String pyList(List<String> words) {
+        StringBuilder b = new StringBuilder("[");
+        for (String w : words) {
+            b.append(b.length() == 1 ? "" : ", ").append('\'').append(w.replace("\\", "\\\\").replace("'", "\\'")).append('\'');
+        }
+        return b.append(']').toString();
+    }
+
+    private String cli(String... args) {
+        return Cli.shellQuoted(Cli.command(jar, args));
+    }
+
+    @Test
+    void anAgentRunningShRunningTheCliIsItsAncestorAtDepthOne() throws Exception {
+        Cli.Result r = Cli.exec(List.of(agent.toString(), cli("ancestor") + " \"$AGENT\"; echo \"exit=$?\"; "
+                + cli("ancestry")), "");
+        List<String> lines = r.out().lines().toList();
+        assertThat(lines).as(r.err()).hasSize(4);
+        JsonNode me = mapper.readTree(lines.get(0));
+        assertThat(mapper.readTree(lines.get(1))).isEqualTo(mapper.readTree("{\"relation\":\"ancestor\",\"depth\":1}"));
+        assertThat(lines.get(2)).isEqualTo("exit=0");
+        JsonNode chain = mapper.readTree(lines.get(3));
+        assertThat(chain.path("chain").get(0).path("name").asText()).isEqualTo("sh");
+        assertThat(chain.path("chain").get(1).path("pid").asLong()).isEqualTo(me.path("pid").asLong());
+        assertThat(chain.path("complete").asBoolean()).as("reached pid 1").isTrue();
+    }
+
+    @Test
+    void jsonLinesAreAnsweredInOrderFromOneWalk() throws Exception {
+        Path lines = dir.resolve("owners.jsonl");
+        Files.writeString(lines, "");
+        String script = "printf '%s\\n{\"pid\":999999,\"start\":\"1\",\"host\":\"elsewhere\"}\\n%s\\n' \"$AGENT\""
+                + " '{\"pid\":" + ProcessHandle.current().pid() + ",\"start\":\"" + dev.proclive.ProcLive.current()
+                .orElseThrow().start() + "\"}' | " + cli("ancestor");
+        Cli.Result r = Cli.exec(List.of(agent.toString(), script), "");
+        List<String> out = r.out().lines().toList();
+        assertThat(out).as(r.err()).hasSize(4);
+        assertThat(out.subList(1, 4)).containsExactly("{\"relation\":\"ancestor\",\"depth\":1}",
+                "{\"relation\":\"unknown\",\"reason\":\"other_host\"}", "{\"relation\":\"ancestor\",\"depth\":2}");
+    }
+
+    @Test
+    void aCommitHooksOwnerIsTheAgentNotGitAndTheAgentIsItsAncestor() throws Exception {
+        assumeTrue(Files.isExecutable(Path.of("/usr/bin/git")), "git runs the hook; .ci/run installs it");
+        Path repo = dir.resolve("repo");
+        Files.createDirectories(repo);
+        Path hook = repo.resolve(".git/hooks/prepare-commit-msg");
+        String init = "cd " + Cli.shellQuoted(List.of(repo.toString())) + " && git init -q . && git config user.email t@e"
+                + " && git config user.name t && ";
+        Cli.Result made = Cli.exec(List.of("sh", "-c", init + "true"), "");
+        assertThat(made.exit()).as(made.err()).isZero();
+        Path seen = dir.resolve("seen");
+        Files.writeString(hook, "#!/bin/sh\n" + cli("owner") + " > " + seen + ".owner\n"
+                + cli("ancestor") + " \"$AGENT\" > " + seen + ".ancestor\n");
+        hook.toFile().setExecutable(true, false);
+        Cli.Result commit = Cli.exec(List.of(agent.toString(), "cd " + Cli.shellQuoted(List.of(repo.toString()))
+                + " && git commit -q --allow-empty -m test"), "");
+        assertThat(commit.exit()).as(commit.err()).isZero();
+        JsonNode me = mapper.readTree(commit.out().lines().findFirst().orElseThrow());
+        JsonNode owner = mapper.readTree(Files.readString(Path.of(seen + ".owner")));
+        assertThat(owner.path("pid").asLong()).as("the agent, not git: %s", owner).isEqualTo(me.path("pid").asLong());
+        JsonNode ancestor = mapper.readTree(Files.readString(Path.of(seen + ".ancestor")));
+        assertThat(ancestor.path("relation").asText()).isEqualTo("ancestor");
+        assertThat(ancestor.path("depth").asInt()).as("hook (sh) 0, git 1 or more, then the agent").isGreaterThanOrEqualTo(2);
+    }
+
+    @Test
+    void anOuterAgentSeenFromANewPidNamespaceIsUnknownNeverNotAnAncestor() throws Exception {
+        assumeTrue("root".equals(System.getProperty("user.name")), "needs root for a new PID namespace (unshare -pf)");
+        List<String> inside = new ArrayList<>(List.of("unshare", "-pf", "--mount-proc", "sh", "-c"));
+        inside.add(cli("ancestor") + " \"$AGENT\"; echo \"exit=$?\"");
+        Cli.Result r = Cli.exec(List.of(agent.toString(), Cli.shellQuoted(inside)), "");
+        List<String> lines = r.out().lines().toList();
+        assertThat(lines).as(r.err()).hasSize(3);
+        assertThat(mapper.readTree(lines.get(1)).path("relation").asText()).isEqualTo("unknown");
+        assertThat(mapper.readTree(lines.get(1)).path("reason").asText()).isEqualTo("other_pid_namespace");
+        assertThat(lines.get(2)).isEqualTo("exit=2");
+    }
+}
