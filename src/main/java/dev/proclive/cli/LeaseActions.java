@@ -70,8 +70,7 @@ final class LeaseActions {
             Map.entry("--etcd", new OptionHelp("URL[,URL]...", "the leases in etcd, in place of --dir")),
             Map.entry("--prefix", new OptionHelp("P", "etcd's key prefix (default " + LeaseStore.DEFAULT_PREFIX + ")")),
             Map.entry("--etcd-ca", new OptionHelp("FILE", "PEM certificates to verify https members with")),
-            Map.entry("--etcd-password-file", new OptionHelp("FILE", "the password of the URL's user (or set "
-                    + PASSWORD_VARIABLE + ")")),
+            Map.entry("--etcd-password-file", new OptionHelp("FILE", "its user's password (or " + PASSWORD_VARIABLE + ")")),
             Map.entry("--holder", new OptionHelp("owner|PID", "the process the lease is for (default: owner)")),
             Map.entry("--skip", new OptionHelp("NAME", "a wrapper the owner walk also passes over")),
             Map.entry("--ttl", new OptionHelp("SECONDS", "how long a grant lasts unrenewed (default 30)")),
@@ -159,7 +158,9 @@ final class LeaseActions {
                 }
                 lines.append(String.format("%n  %-22s %s", shown, h.text()));
             }
-            return wrap(usage.append(trailer()).toString()).append(System.lineSeparator()).append(about().strip().indent(2).stripTrailing())
+            // what follows the options stays on one line: \u0000 holds its spaces while the line is broken
+            return new StringBuilder(wrap(usage.append(trailer().replace(' ', '\u0000')).toString()).toString()
+                    .replace('\u0000', ' ')).append(System.lineSeparator()).append(about().strip().indent(2).stripTrailing())
                     .append(System.lineSeparator()).append("options:").append(lines).toString();
         }
 

@@ -286,7 +286,7 @@ public final class Main {
             return usage("ancestor takes at most one JSON argument");
         }
         if (!args.isEmpty()) {
-            Identity id = parse(argumentBytes(args.get(0)));
+            Identity id = parse(argumentBytes(notAnOption("ancestor", args.get(0))));
             Ancestry.Match m = ProcLive.ancestry().match(id);
             out.println(matchJson(m));
             return exitOf(m);
@@ -354,7 +354,7 @@ public final class Main {
         if (args.size() > 1) {
             return usage("check takes at most one JSON argument");
         }
-        Identity identity = parse(args.isEmpty() ? readStdin() : argumentBytes(args.get(0)));
+        Identity identity = parse(args.isEmpty() ? readStdin() : argumentBytes(notAnOption("check", args.get(0))));
         Verdict verdict = ProcLive.explain(identity);
         out.println(verdictJson(verdict));
         return ExitCode.of(verdict.liveness());
@@ -423,6 +423,15 @@ public final class Main {
         } catch (IOException e) {
             throw new BadInput("cannot read the identity: " + e.getMessage());
         }
+    }
+
+    /** {@code argument}, unless it is an option this command does not have ({@code --bogus}): that is usage, not bad JSON. */
+    static String notAnOption(String command, String argument) {
+        if (argument.startsWith("--") || argument.startsWith("-") && argument.length() > 1
+                && !Character.isDigit(argument.charAt(1))) {
+            throw new Options.Usage(command + ": unknown option " + argument);
+        }
+        return argument;
     }
 
     /**

@@ -75,6 +75,15 @@ class CliIT {
     }
 
     @Test
+    void anOptionACommandDoesNotHaveIsUsageNotBadJson() {
+        for (String[] args : new String[][] {{"check", "--bogus"}, {"ancestor", "--bogus"}, {"check", "-x"}}) {
+            Cli.Result r = Cli.run(args);
+            assertThat(r.exit()).as(String.join(" ", args) + ": " + r.err()).isEqualTo(64);
+            assertThat(r.err()).contains("unknown option " + args[1]);
+        }
+    }
+
+    @Test
     void versionPrintsTheProjectVersion() {
         Cli.Result r = Cli.run("--version");
         assertThat(r.exit()).isZero();

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# A commit hook's question, as a command: `proclive ancestor` with 50 recorded owners on stdin (one
+# walk, 50 answers) against `proclive owner` (one walk, one answer), both through the launcher with
+# the archive the build made; runs alternating so both see the same machine; medians and their
+# ratio of one run. Goal: ancestor with 50 identities ≤ 1.1 × owner.
+#
+#   bench/ancestor.sh [RUNS]        (default 30 of each, after 3 warm-up runs)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-30}
+if [ -n "${JAVA_HOME:-}" ]; then java=$JAVA_HOME/bin/java; else java=java; fi
+mvn -B -q -Dstyle.color=never -DskipTests package >/dev/null
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+owner=$(env PROCLIVE_JAVA="$java" target/proclive owner)
+for i in $(seq 1 49); do
+  printf '{"pid":%d,"start":"12345","host":"%s"}\n' $((4000000 + i)) "$(hostname)"
+done > "$work/owners.jsonl"
+printf '%s\n' "$owner" >> "$work/owners.jsonl"
+
+ns() { local s e; s=$(date +%s%N); "$@" >/dev/null 2>&1; e=$(date +%s%N); echo $((e - s)); }
+median_ms() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2; printf "%.1f", m/1e6}'; }
+ancestor() { env PROCLIVE_JAVA="$java" target/proclive ancestor < "$work/owners.jsonl"; }
+
+for _ in 1 2 3; do ns env PROCLIVE_JAVA="$java" target/proclive owner >/dev/null; ns ancestor >/dev/null; done
+o=(); a=()
+for _ in $(seq 1 "$runs"); do
+  o+=("$(ns env PROCLIVE_JAVA="$java" target/proclive owner)")
+  a+=("$(ns ancestor)")
+done
+mo=$(median_ms "${o[@]}"); ma=$(median_ms "${a[@]}")
+echo "$("$java" -version 2>&1 | head -1), $(nproc) cores, $runs runs each"
+echo "| command | median | × owner |"
+echo "|---|---:|---:|"
+echo "| proclive owner | $mo ms | 1.00 |"
+echo "| proclive ancestor (50 identities on stdin) | $ma ms | $(awk -v a="$ma" -v o="$mo" 'BEGIN {printf "%.2f", a/o}') |"
