@@ -50,11 +50,32 @@ public final class LinuxDescendants implements Descendants {
             try {
                 Holder.LIBC.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
                 subreaper = true;
+                startReaper();
             } catch (LinkageError | RuntimeException e) {
                 // an old kernel, a seccomp filter, no JNA: nothing is tracked this way
             }
         }
         return subreaper;
+    }
+
+    /**
+     * A subreaper reaps what it adopts: orphans of anything this JVM started (not only of a tracked
+     * command) end up its children, and each would stay a zombie until the next look. One daemon
+     * thread looks every two seconds.
+     */
+    private static void startReaper() {
+        Thread reaper = new Thread(() -> {
+            while (true) {
+                try {
+                    Thread.sleep(2_000);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                INSTANCE.orphans();
+            }
+        }, "proclive-subreaper");
+        reaper.setDaemon(true);
+        reaper.start();
     }
 
     @Override

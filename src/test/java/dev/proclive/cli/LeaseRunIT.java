@@ -46,6 +46,18 @@ class LeaseRunIT {
         }
     }
 
+    /**
+     * These tests are about the token scan, the last resort when nothing tracks a reservation's
+     * command: it frees a reservation only on a complete pass, and processes of the same user
+     * ending under every pass (a build beside it, two loops of /bin/true) rightly keep it undecided.
+     * On such a machine what they check cannot be decided: they stop there, saying so (CI here is
+     * quiet, and .ci/run lets none of them skip).
+     */
+    private static void assumeCompletableScan(Cli.Result r) {
+        assumeTrue(!(r.exit() == 2 && r.err().contains("ended while they were read")),
+                "processes of this user kept ending under every pass of the scan (a busy machine): " + r.err().strip());
+    }
+
     private String dir() {
         return tmp.resolve("leases").toString();
     }
@@ -387,7 +399,8 @@ class LeaseRunIT {
         assertThat(underHidepid.exit()).as(underHidepid.out() + underHidepid.err()).isEqualTo(2);
         assertThat(Files.readString(leases.resolve("build.lease"))).contains("\"state\":\"reserved\"");
 
-        Cli.Result root = lease("acquire", "build", "--dir", leases.toString());
+        Cli.Result root = lease("acquire", "build", "--dir", leases.toString(), "--wait", "20");
+        assumeCompletableScan(root);
         assertThat(root.exit()).as("root reads every environment: a complete scan, no carrier").isZero();
     }
 
@@ -426,7 +439,8 @@ class LeaseRunIT {
 
         planted.destroyForcibly();
         assertThat(planted.waitFor(10, TimeUnit.SECONDS)).isTrue();
-        Cli.Result free = lease("acquire", "build", "--dir", leases.toString(), "--print", "fence");
+        Cli.Result free = lease("acquire", "build", "--dir", leases.toString(), "--print", "fence", "--wait", "20");
+        assumeCompletableScan(free);
         assertThat(free.exit()).as("with no carrier left the reservation is freed: " + free.err()).isZero();
         assertThat(free.out()).isEqualTo("2\n");
     }
