@@ -21,7 +21,7 @@ final class Report {
      * printed only to its holder: with {@code printFence}, a refusal prints nothing on stdout (a
      * script's {@code F=$(… --print fence)} must not get another holder's fence). With
      * {@code toStdout} false ({@code lease run}: stdout is the command's) a refusal is one line
-     * on stderr.
+     * on stderr only; otherwise the record goes to stdout and the reason, one line, to stderr.
      */
     int acquisition(Acquisition a, boolean printFence, boolean toStdout) {
         if (a instanceof Acquisition.NotAlive notAlive) {
@@ -61,10 +61,9 @@ final class Report {
         if (toStdout && !printFence) {
             out.println(json);
         }
-        if (!toStdout || printFence || code == ExitCode.UNKNOWN.code()) {
-            Say.line(err, "lease " + record.name() + " is " + (code == ExitCode.UNKNOWN.code() ? "undecided" : "not granted")
-                    + ": " + why);
-        }
+        // Why, on stderr, whatever stdout got: a script that only looks at the exit code still shows the person why.
+        Say.line(err, "lease " + record.name() + " is " + (code == ExitCode.UNKNOWN.code() ? "undecided" : "not granted")
+                + ": " + why);
         return code;
     }
 }

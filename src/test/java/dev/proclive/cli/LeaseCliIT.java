@@ -195,6 +195,16 @@ class LeaseCliIT {
     }
 
     @Test
+    void aRefusedAcquireSaysWhyOnStderrBesideTheRecordOnStdout() throws Exception {
+        Process holder = sleeper();
+        assertThat(lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(holder.pid())).exit()).isZero();
+        Cli.Result held = lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(sleeper().pid()));
+        assertThat(held.exit()).isEqualTo(1);
+        assertThat(held.out()).contains("\"verdict\"");
+        assertThat(held.err().strip()).doesNotContain("\n").contains("is not granted", "held by pid " + holder.pid(), "alive");
+    }
+
+    @Test
     void noMalformedEndpointShowsItsPasswordAndAPortOutOfRangeIsUsage() {
         for (String bad : List.of("https://alice:S3cret PW@127.0.0.1:2379", "https://alice:S3cret#PW@127.0.0.1:2379",
                 "https://alice:S3cret%PW@127.0.0.1:2379", "https://alice:S3cret@[::1")) {
