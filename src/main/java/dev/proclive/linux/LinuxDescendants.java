@@ -71,7 +71,7 @@ public final class LinuxDescendants implements Descendants {
                 } catch (InterruptedException e) {
                     return;
                 }
-                INSTANCE.orphans();
+                INSTANCE.orphans(Optional.empty());
             }
         }, "proclive-subreaper");
         reaper.setDaemon(true);
@@ -79,10 +79,14 @@ public final class LinuxDescendants implements Descendants {
     }
 
     @Override
-    public Optional<List<Long>> orphans() {
+    public Optional<List<Long>> orphans(Optional<String> startedAfter) {
         if (!subreaper) {
             return Optional.empty();
         }
+        long floor = startedAfter.flatMap(f -> {
+            java.util.OptionalLong t = EnvironScan.ticks(f);
+            return t.isPresent() ? Optional.of(t.getAsLong()) : Optional.empty();
+        }).orElse(Long.MIN_VALUE);
         long self = ProcessHandle.current().pid();
         String listed;
         try {
@@ -104,7 +108,9 @@ public final class LinuxDescendants implements Descendants {
                 reap(pid);
                 continue;
             }
-            live.add(new long[] {pid, stat.get().startTicks()});
+            if (stat.get().startTicks() >= floor) {
+                live.add(new long[] {pid, stat.get().startTicks()}); // older ones are another command's, or nobody's
+            }
         }
         live.sort(Comparator.<long[]>comparingLong(p -> p[1]).thenComparingLong(p -> p[0]));
         List<Long> pids = new ArrayList<>();

@@ -30,11 +30,13 @@ public interface Descendants {
 
     /**
      * The live processes that became children of this one because their parent ended (orphans of
-     * what it started while a subreaper), oldest first; those of them that ended are reaped. Empty
-     * when this cannot be told (not a subreaper, or the children cannot be listed). The list is
-     * read atomically: an empty one means none at that moment.
+     * what it started while a subreaper), oldest first, leaving out those that started before
+     * {@code startedAfter} (a start floor as {@link ProcessIntrospector#startFloor()} gives it: they
+     * cannot descend from a command started after it); those that ended are reaped. Empty when this
+     * cannot be told (not a subreaper, or the children cannot be listed). The list is read
+     * atomically: an empty one means none at that moment.
      */
-    Optional<List<Long>> orphans();
+    Optional<List<Long>> orphans(Optional<String> startedAfter);
 
     /**
      * A new, empty cgroup for a command of lease {@code lease}, below this process's own, where one
@@ -76,7 +78,7 @@ public interface Descendants {
         }
 
         @Override
-        public Optional<List<Long>> orphans() {
+        public Optional<List<Long>> orphans(Optional<String> startedAfter) {
             return Optional.empty();
         }
 

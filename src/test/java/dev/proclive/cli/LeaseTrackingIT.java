@@ -215,6 +215,10 @@ class LeaseTrackingIT {
                 pidFile.toString()));
         Cli.Result run = Cli.exec(command, "");
         assertThat(run.exit()).as(run.err()).isZero();
+        for (long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30); !Files.exists(pidFile)
+                && System.nanoTime() < until; ) {
+            Thread.sleep(10); // written after the double fork: lease run may have exited first
+        }
         long daemon = Long.parseLong(Files.readString(pidFile).strip());
         JsonNode r = record();
         assertThat(r.path("state").asText()).as("%s", r).isEqualTo("held");

@@ -64,8 +64,8 @@ class LeaseTrackingSpawnIT {
         }
 
         @Override
-        public Optional<List<Long>> orphans() {
-            return real.orphans();
+        public Optional<List<Long>> orphans(Optional<String> startedAfter) {
+            return real.orphans(startedAfter);
         }
 
         @Override
@@ -144,6 +144,10 @@ class LeaseTrackingSpawnIT {
                 Spawn.Started s = (Spawn.Started) store.spawn("build",
                         new ProcessBuilder(blankd.toString(), "3", pidFile.toString()));
                 assertThat(s.process().waitFor()).isZero();
+                for (long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30); !Files.exists(pidFile)
+                        && System.nanoTime() < until; ) {
+                    Thread.sleep(10); // the daemon writes it after its double fork, however busy the machine
+                }
                 long daemon = Long.parseLong(Files.readString(pidFile).strip());
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
                 LeaseRecord r = store.read("build").orElseThrow();

@@ -178,7 +178,7 @@ public final class LeaseKeeper implements AutoCloseable {
             return new Spawn.Refused(a);
         }
         return Spawner.start(this, name, (GrantedLease) granted.lease(), command, new Tracking(descendants, subreaper,
-                cgroup.filter(c -> granted.lease().record().cgroup().isPresent())));
+                cgroup.filter(c -> granted.lease().record().cgroup().isPresent()), introspector.startFloor()));
     }
 
     /** Renews lease {@code name} at {@code fence}, whoever holds it. */

@@ -14,11 +14,13 @@ import java.util.concurrent.TimeUnit;
  * @param descendants the platform's seam
  * @param subreaper   whether this JVM was a subreaper when the command started
  * @param cgroup      the cgroup the command started in, if one was made
+ * @param startedAfter a start floor taken before the command started: an orphan older than it is
+ *                     not the command's
  */
-record Tracking(Descendants descendants, boolean subreaper, Optional<String> cgroup) {
+record Tracking(Descendants descendants, boolean subreaper, Optional<String> cgroup, Optional<String> startedAfter) {
 
     /** Tracking nothing: the scan is the proof. */
-    static final Tracking NONE = new Tracking(Descendants.NONE, false, Optional.empty());
+    static final Tracking NONE = new Tracking(Descendants.NONE, false, Optional.empty(), Optional.empty());
 
     /** How long {@link #leftBehind} waits for a daemon's forks to settle. */
     private static final long SETTLE_MILLIS = 300;
@@ -63,11 +65,11 @@ record Tracking(Descendants descendants, boolean subreaper, Optional<String> cgr
             Optional<List<Long>> members = descendants.members(cgroup.get());
             if (members.isPresent()) {
                 if (subreaper) {
-                    descendants.orphans(); // reaps the orphans that ended, which cgroup.procs no longer lists
+                    descendants.orphans(startedAfter); // reaps the orphans that ended, which cgroup.procs no longer lists
                 }
                 return members;
             }
         }
-        return subreaper ? descendants.orphans() : Optional.empty();
+        return subreaper ? descendants.orphans(startedAfter) : Optional.empty();
     }
 }
