@@ -161,7 +161,13 @@ public final class LinuxDescendants implements Descendants {
 
     @Override
     public Optional<String> newCgroup(String lease) {
-        Optional<Path> own = ownCgroup();
+        Optional<Path> own;
+        moving.lock(); // where this process is, not where a start has it for a moment
+        try {
+            own = ownCgroup();
+        } finally {
+            moving.unlock();
+        }
         if (own.isEmpty() || !Files.isWritable(own.get().resolve("cgroup.procs"))) {
             return Optional.empty();
         }
@@ -186,9 +192,9 @@ public final class LinuxDescendants implements Descendants {
 
     @Override
     public <T> T startInside(String cgroup, Start<T> start) throws IOException {
-        Path own = ownCgroup().orElseThrow(() -> new IOException("this process's cgroup cannot be found"));
-        moving.lock();
+        moving.lock(); // before reading where this process is: another start may have it elsewhere this moment
         try {
+            Path own = ownCgroup().orElseThrow(() -> new IOException("this process's cgroup cannot be found"));
             // Writing 0 moves the writer's whole process; what it starts meanwhile is born inside.
             Files.writeString(Path.of(cgroup, "cgroup.procs"), "0\n", StandardCharsets.US_ASCII);
             try {
