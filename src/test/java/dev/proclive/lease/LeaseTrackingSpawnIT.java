@@ -168,4 +168,28 @@ class LeaseTrackingSpawnIT {
             }
         }
     }
+
+    @Test
+    void spawnsAtOnceFromTwoThreadsEachGetTheirCgroupAndTheJvmStaysInItsOwn() throws Exception {
+        String before = Files.readString(Path.of("/proc/self/cgroup"));
+        try (LeaseStore store = store(Platform.descendants())) {
+            java.util.concurrent.ExecutorService two = java.util.concurrent.Executors.newFixedThreadPool(2);
+            try {
+                List<java.util.concurrent.Future<Spawn>> spawned = new ArrayList<>();
+                for (int round = 0; round < 20; round++) {
+                    String name = "lease" + round;
+                    spawned.add(two.submit(() -> store.spawn(name, new ProcessBuilder("sh", "-c", "exit 3"))));
+                }
+                for (int round = 0; round < 20; round++) {
+                    Spawn.Started s = (Spawn.Started) spawned.get(round).get(60, TimeUnit.SECONDS);
+                    assertThat(s.process().waitFor()).isEqualTo(3);
+                    LeaseRecord r = released(store, "lease" + round);
+                    assertThat(r.ended().orElseThrow().exitCode()).as("%s", r).hasValue(3);
+                }
+            } finally {
+                two.shutdownNow();
+            }
+        }
+        assertThat(Files.readString(Path.of("/proc/self/cgroup"))).as("this JVM is back where it was").isEqualTo(before);
+    }
 }
