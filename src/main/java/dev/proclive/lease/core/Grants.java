@@ -11,7 +11,6 @@ import dev.proclive.lease.LeasePolicy;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.LeaseBook;
 import dev.proclive.spi.Descendants;
-import dev.proclive.spi.EnvironmentScan;
 import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
 import java.io.IOException;

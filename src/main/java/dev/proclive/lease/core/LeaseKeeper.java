@@ -5,7 +5,6 @@ import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
 import dev.proclive.Verdict;
 import dev.proclive.lease.Acquisition;
-import dev.proclive.lease.Lease;
 import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeasePolicy;
 import dev.proclive.lease.LeaseRecord;
