@@ -179,7 +179,7 @@ final class EnvironScan {
     }
 
     /** The line of {@code stat}, located; empty when it cannot be read or located. */
-    private static Optional<StatLine> located(Path stat) {
+    static Optional<StatLine> located(Path stat) {
         byte[] line;
         try {
             line = Files.readAllBytes(stat);

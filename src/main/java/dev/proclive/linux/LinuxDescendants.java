@@ -100,7 +100,7 @@ public final class LinuxDescendants implements Descendants {
                 continue;
             }
             long pid = Long.parseLong(word);
-            Optional<StatLine> stat = stat(pid);
+            Optional<StatLine> stat = EnvironScan.located(Path.of("/proc", Long.toString(pid), "stat"));
             if (stat.isEmpty()) {
                 continue; // reaped since it was listed
             }
@@ -116,17 +116,6 @@ public final class LinuxDescendants implements Descendants {
         List<Long> pids = new ArrayList<>();
         live.forEach(p -> pids.add(p[0]));
         return Optional.of(pids);
-    }
-
-    private static Optional<StatLine> stat(long pid) {
-        byte[] line;
-        try {
-            line = Files.readAllBytes(Path.of("/proc", Long.toString(pid), "stat"));
-        } catch (IOException | RuntimeException e) {
-            return Optional.empty();
-        }
-        StatLine s = new StatLine();
-        return s.locate(line, line.length) == null ? Optional.of(s) : Optional.empty();
     }
 
     private static void reap(long pid) {
