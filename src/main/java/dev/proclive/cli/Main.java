@@ -286,10 +286,7 @@ public final class Main {
             return usage("ancestor takes at most one JSON argument");
         }
         if (!args.isEmpty()) {
-            Identity id = parse(argumentBytes(notAnOption("ancestor", args.get(0))));
-            Ancestry.Match m = ProcLive.ancestry().match(id);
-            out.println(matchJson(m));
-            return exitOf(m);
+            return ancestorOf(parse(argumentBytes(notAnOption("ancestor", args.get(0)))));
         }
         byte[] input = readStdin();
         List<byte[]> lines = new java.util.ArrayList<>();
@@ -304,10 +301,7 @@ public final class Main {
             }
         }
         if (lines.size() <= 1) {
-            Identity id = parse(lines.isEmpty() ? input : lines.get(0));
-            Ancestry.Match m = ProcLive.ancestry().match(id);
-            out.println(matchJson(m));
-            return exitOf(m);
+            return ancestorOf(parse(lines.isEmpty() ? input : lines.get(0)));
         }
         List<Identity> ids = new java.util.ArrayList<>(lines.size());
         for (int i = 0; i < lines.size(); i++) {
@@ -325,6 +319,13 @@ public final class Main {
         out.print(answers);
         out.flush();
         return ExitCode.OK.code();
+    }
+
+    /** One identity's answer: its line, and exit 0 ancestor, 1 not one, 2 unknown. */
+    private int ancestorOf(Identity id) {
+        Ancestry.Match m = ProcLive.ancestry().match(id);
+        out.println(matchJson(m));
+        return exitOf(m);
     }
 
     /** {@code {"relation":"ancestor","depth":1}}, {@code {"relation":"not_ancestor"}}, {@code {"relation":"unknown","reason":"other_host"}}. */

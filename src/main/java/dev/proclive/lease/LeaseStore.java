@@ -322,11 +322,7 @@ public final class LeaseStore implements AutoCloseable {
      * @throws IOException              as for {@link #acquire}
      */
     public Acquisition claim(String name, String token, Identity holder) throws IOException {
-        Objects.requireNonNull(token, "token");
-        if (!LeaseRecord.isToken(token)) {
-            throw new IllegalArgumentException("a reservation's token is 32 lowercase hex digits, not "
-                    + OneLine.quote(token));
-        }
+        checkToken(token);
         checkName(name);
         Objects.requireNonNull(holder, "holder");
         return keeper.claim(name, token, holder);
@@ -342,12 +338,17 @@ public final class LeaseStore implements AutoCloseable {
      * @throws IllegalArgumentException if {@code token} is not 32 lowercase hex digits
      */
     public Optional<Identity> carrierOf(String token) {
+        checkToken(token);
+        return keeper.carrierOf(token);
+    }
+
+    /** Refuses what is not a reservation's token (32 lowercase hex digits), touching nothing. */
+    private static void checkToken(String token) {
         Objects.requireNonNull(token, "token");
         if (!LeaseRecord.isToken(token)) {
             throw new IllegalArgumentException("a reservation's token is 32 lowercase hex digits, not "
                     + OneLine.quote(token));
         }
-        return keeper.carrierOf(token);
     }
 
     /**
