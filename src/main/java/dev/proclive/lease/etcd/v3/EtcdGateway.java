@@ -409,61 +409,6 @@ public final class EtcdGateway implements Etcd {
         }
     }
 
-    /** A body read into memory up to a bound: past it, the exchange fails and the connection is closed. */
-    private static final class BoundedBody implements HttpResponse.BodySubscriber<byte[]> {
-        private final int max;
-        private final CompletableFuture<byte[]> result = new CompletableFuture<>();
-        private final java.io.ByteArrayOutputStream read = new java.io.ByteArrayOutputStream();
-        private volatile Flow.Subscription subscription;
-
-        BoundedBody(int max) {
-            this.max = max;
-        }
-
-        void cancel() {
-            Flow.Subscription s = subscription;
-            if (s != null) {
-                s.cancel();
-            }
-            result.completeExceptionally(new IOException("the answer was abandoned"));
-        }
-
-        @Override
-        public java.util.concurrent.CompletionStage<byte[]> getBody() {
-            return result;
-        }
-
-        @Override
-        public void onSubscribe(Flow.Subscription s) {
-            subscription = s;
-            s.request(Long.MAX_VALUE);
-        }
-
-        @Override
-        public void onNext(List<java.nio.ByteBuffer> items) {
-            for (java.nio.ByteBuffer b : items) {
-                if (read.size() + (long) b.remaining() > max) {
-                    subscription.cancel();
-                    result.completeExceptionally(new IOException("an answer larger than " + (max >> 20) + " MiB"));
-                    return;
-                }
-                byte[] chunk = new byte[b.remaining()];
-                b.get(chunk);
-                read.write(chunk, 0, chunk.length);
-            }
-        }
-
-        @Override
-        public void onError(Throwable t) {
-            result.completeExceptionally(t);
-        }
-
-        @Override
-        public void onComplete() {
-            result.complete(read.toByteArray());
-        }
-    }
-
     private HttpRequest.Builder request(URI base, String path, ObjectNode body) throws IOException {
         HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve(path)).timeout(timeout)
                 .header("Content-Type", "application/json")
