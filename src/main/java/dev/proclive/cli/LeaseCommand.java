@@ -168,7 +168,7 @@ final class LeaseCommand {
                 throw new Options.Usage("--etcd-password-file " + file + " cannot be read: " + e.getClass().getSimpleName());
             }
         }
-        return Optional.ofNullable(env.get(LeaseActions.PASSWORD_VARIABLE)).filter(p -> !p.isEmpty());
+        return Optional.ofNullable(env.get(LeaseHelp.PASSWORD_VARIABLE)).filter(p -> !p.isEmpty());
     }
 
     /** {@code --dir DIR}, or {@code --etcd URL[,URL]...} (with {@code --prefix}, {@code --etcd-ca}): one of them. */
@@ -211,7 +211,7 @@ final class LeaseCommand {
             }
             if (password.isPresent()) {
                 if (e.getRawUserInfo() == null || e.getRawUserInfo().contains(":")) {
-                    throw new Options.Usage("a password from " + LeaseActions.PASSWORD_VARIABLE + " or --etcd-password-file goes with"
+                    throw new Options.Usage("a password from " + LeaseHelp.PASSWORD_VARIABLE + " or --etcd-password-file goes with"
                             + " a user and no password in the URL: https://USER@HOST:PORT");
                 }
                 try {

@@ -49,7 +49,7 @@ final class LeaseRun {
             return unrunnable.code(); // as a shell says, before any lease is taken
         }
         ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
-        builder.environment().remove(LeaseActions.PASSWORD_VARIABLE); // the command's, never etcd's password
+        builder.environment().remove(LeaseHelp.PASSWORD_VARIABLE); // the command's, never etcd's password
         waiter = Thread.currentThread();
         forwardSignals(); // before the child starts: a signal during the wait ends it, one after goes to the child
         Spawn spawned;
