@@ -2,6 +2,8 @@
 # The proclive command against java -jar: whole-process wall time, runs alternating so all see the
 # same machine, medians and ratios of one run:
 #   target/proclive owner, and check (an identity on stdin), with the archive the build made
+#   check through a copy installed elsewhere (plain cp, new times), after its first run there made
+#   its own archive
 #   java -jar target/proclive-cli.jar owner
 #   the JVM's own floor: an empty main started with the launcher's flags and archive (its class
 #   path the CLI jar's, the empty main's directory after it, as an archive allows); and, for
@@ -33,8 +35,12 @@ esac
 ns() { local s e; s=$(date +%s%N); "$@" >/dev/null 2>&1; e=$(date +%s%N); echo $((e - s)); }
 median_ms() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2; printf "%.1f", m/1e6}'; }
 check() { env PROCLIVE_JAVA="$java" target/proclive check < "$work/id.json"; }
+mkdir "$work/opt"
+cp target/proclive target/proclive-cli.jar target/proclive-cli.jsa target/proclive-cli.jsa.size "$work/opt/"
+first_ns=$(ns env PROCLIVE_JAVA="$java" "$work/opt/proclive" check < "$work/id.json")
+copied() { env PROCLIVE_JAVA="$java" "$work/opt/proclive" check < "$work/id.json"; }
 
-plain=(); owner=(); checks=(); empty=(); bare=(); base=()
+plain=(); owner=(); checks=(); copies=(); empty=(); bare=(); base=()
 for _ in 1 2 3; do
   ns "$java" -jar target/proclive-cli.jar owner >/dev/null
   ns env PROCLIVE_JAVA="$java" target/proclive owner >/dev/null
@@ -43,6 +49,7 @@ for _ in $(seq 1 "$runs"); do
   plain+=("$(ns "$java" -jar target/proclive-cli.jar owner)")
   owner+=("$(ns env PROCLIVE_JAVA="$java" target/proclive owner)")
   checks+=("$(ns check)")
+  copies+=("$(ns copied)")
   # shellcheck disable=SC2086
   empty+=("$(ns "$java" $flags $archived -cp "target/proclive-cli.jar:$work" Empty)")
   # shellcheck disable=SC2086
@@ -50,7 +57,7 @@ for _ in $(seq 1 "$runs"); do
   if [ -n "${BASELINE_JAR:-}" ]; then base+=("$(ns "$java" -jar "$BASELINE_JAR" owner)"); fi
 done
 p=$(median_ms "${plain[@]}"); o=$(median_ms "${owner[@]}"); c=$(median_ms "${checks[@]}"); e=$(median_ms "${empty[@]}")
-n=$(median_ms "${bare[@]}")
+n=$(median_ms "${bare[@]}"); k=$(median_ms "${copies[@]}")
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a/b}'; }
 echo "$("$java" -version 2>&1 | head -1), $(uname -sr), $(nproc) cores; $runs runs each, alternating;" \
   "the build's archive: $(cat target/proclive-cli.jsa.size 2>/dev/null || echo none)"
@@ -60,8 +67,12 @@ echo "|---|---:|---:|---:|"
 echo "| java -jar target/proclive-cli.jar owner | $p ms | 1.00 | $(ratio "$p" "$e") |"
 echo "| target/proclive owner | $o ms | $(ratio "$o" "$p") | $(ratio "$o" "$e") |"
 echo "| target/proclive check (stdin) | $c ms | $(ratio "$c" "$p") | $(ratio "$c" "$e") |"
+echo "| a copy elsewhere (cp), check (stdin) | $k ms | $(ratio "$k" "$p") | $(ratio "$k" "$e") |"
 echo "| an empty main, the launcher's flags and archive | $e ms | $(ratio "$e" "$p") | 1.00 |"
 echo "| an empty main, the launcher's flags, no archive | $n ms | $(ratio "$n" "$p") | $(ratio "$n" "$e") |"
+echo
+echo "the copy's first run, which made its archive: $(awk -v a="$first_ns" 'BEGIN {printf "%.1f", a/1e6}') ms;" \
+  "its check / target/proclive check: $(ratio "$k" "$c")"
 if [ -n "${BASELINE_JAR:-}" ]; then
   b=$(median_ms "${base[@]}")
   echo "| java -jar \$BASELINE_JAR owner | $b ms | $(ratio "$b" "$p") | $(ratio "$b" "$e") |"

@@ -41,13 +41,57 @@ class LauncherIT {
         return Cli.jar().resolveSibling("proclive");
     }
 
-    /** A copy of the launcher, the jar and its archive in {@code dir}, as an install would lay them out. */
+    /**
+     * A copy of the launcher, the jar and its archive in {@code dir}, as an install would lay them out,
+     * after its first run there: the run that makes the archive for the jar where it now is.
+     */
     private Path install(Path dir) throws Exception {
+        Path proclive = copy(dir, true);
+        Cli.Result first = run(proclive, Path.of(Cli.java()), "", "--version");
+        assertThat(first.exit()).as(first.err()).isZero();
+        assertThat(recorded(proclive)[2]).as("made for the jar where it is")
+                .isEqualTo(proclive.resolveSibling("proclive-cli.jar").toRealPath().toString());
+        return proclive;
+    }
+
+    /** The four files copied into {@code dir}, with their times ({@code cp -p}) or new ones ({@code cp}). */
+    private static Path copy(Path dir, boolean keepTimes) throws Exception {
         Files.createDirectories(dir);
         for (String f : List.of("proclive", "proclive-cli.jar", "proclive-cli.jsa", "proclive-cli.jsa.size")) {
-            Files.copy(launcher().resolveSibling(f), dir.resolve(f), StandardCopyOption.COPY_ATTRIBUTES);
+            if (keepTimes) {
+                Files.copy(launcher().resolveSibling(f), dir.resolve(f), StandardCopyOption.COPY_ATTRIBUTES);
+            } else {
+                Files.copy(launcher().resolveSibling(f), dir.resolve(f));
+                Files.setPosixFilePermissions(dir.resolve(f), Files.getPosixFilePermissions(launcher().resolveSibling(f)));
+            }
         }
         return dir.resolve("proclive");
+    }
+
+    /** The archive's size file: size, kind, the jar it was made from. */
+    private static String[] recorded(Path proclive) throws Exception {
+        return Files.readString(proclive.resolveSibling("proclive-cli.jsa.size")).strip().split(" ", 3);
+    }
+
+    /**
+     * Whether the JVM maps the archive beside {@code proclive} for its jar, asked so that a refusal is
+     * an error rather than a quiet plain start ({@code -Xshare:on}, {@code -XX:AOTMode=on}).
+     */
+    private static boolean jvmTakes(Path proclive) throws Exception {
+        Path dir = proclive.getParent().toRealPath();
+        String archive = dir.resolve("proclive-cli.jsa").toString();
+        String jar = dir.resolve("proclive-cli.jar").toString();
+        List<String> command = new ArrayList<>(List.of(Cli.java(), "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData"));
+        switch (recorded(proclive)[1]) {
+            case "aot" -> command.addAll(List.of("--enable-native-access=ALL-UNNAMED", "-XX:AOTMode=on",
+                    "-XX:AOTCache=" + archive, "-cp", jar, "dev.proclive.cli.Main"));
+            case "cds-jar" -> command.addAll(List.of("-Xshare:on", "-XX:SharedArchiveFile=" + archive, "-jar", jar));
+            default -> command.addAll(List.of("-Xshare:on", "-XX:SharedArchiveFile=" + archive, "-cp", jar,
+                    "dev.proclive.cli.Main"));
+        }
+        command.add("--version");
+        Cli.Result r = Cli.exec(command, "");
+        return r.exit() == 0 && r.out().startsWith("proclive ");
     }
 
     /**
@@ -84,14 +128,91 @@ class LauncherIT {
         assertThat(archive).as("made by the build from this jar").isRegularFile();
         assertThat(Files.getPosixFilePermissions(archive)).extracting(Enum::name)
                 .containsExactlyInAnyOrder("OWNER_READ", "OWNER_WRITE", "GROUP_READ", "OTHERS_READ");
-        String[] made = Files.readString(archive.resolveSibling("proclive-cli.jsa.size")).strip().split(" ");
+        String[] made = recorded(launcher());
         assertThat(made[0]).as("its size, as the build wrote it").isEqualTo(Long.toString(Files.size(archive)));
         assertThat(made[1]).as("its kind: the JDK that made it").isEqualTo(Runtime.version().feature() >= 25 ? "aot"
                 : Runtime.version().feature() >= 24 ? "cds-jar" : "cds");
         assertThat(Files.getLastModifiedTime(archive))
                 .as("complete before the file that describes it was written")
                 .isLessThanOrEqualTo(Files.getLastModifiedTime(archive.resolveSibling("proclive-cli.jsa.size")));
+        assertThat(made[2]).as("the jar it was made from, by the path the JVM checks")
+                .isEqualTo(Cli.jar().toRealPath().toString());
         assertThat(launcher().resolveSibling("proclive-cli.jsa.tmp")).as("only complete archives are named").doesNotExist();
+        assertThat(jvmTakes(launcher())).as("the JVM maps it for this jar, not merely is told of it").isTrue();
+    }
+
+    @Test
+    void aCopyInstalledElsewhereMakesItsOwnArchiveOnItsFirstRunAndTheJvmMapsIt() throws Exception {
+        for (boolean keepTimes : List.of(false, true)) { // cp, and cp -p
+            Path proclive = copy(tmp.resolve("opt" + keepTimes).resolve("proclive"), keepTimes);
+            assertThat(jvmTakes(proclive)).as("the build's archive names the build's jar: refused here").isFalse();
+            Path log = tmp.resolve("args");
+            Path java = recordingJava(log);
+            Cli.Result first = run(proclive, java, "", "--version");
+            assertThat(first.out()).isEqualTo(Cli.run("--version").out());
+            assertThat(first.err()).as("not a word of its own").isEmpty();
+            assertThat(first.exit()).isZero();
+            String[] made = recorded(proclive);
+            Path archive = proclive.resolveSibling("proclive-cli.jsa");
+            assertThat(made[2]).isEqualTo(proclive.resolveSibling("proclive-cli.jar").toRealPath().toString());
+            assertThat(made[1]).isEqualTo(recorded(launcher())[1]);
+            assertThat(made[0]).isEqualTo(Long.toString(Files.size(archive)));
+            assertThat(usedArchive(log)).isTrue();
+            assertThat(jvmTakes(proclive)).as("made for this place: mapped").isTrue();
+            assertThat(Files.getPosixFilePermissions(archive)).extracting(Enum::name)
+                    .containsExactlyInAnyOrder("OWNER_READ", "OWNER_WRITE", "GROUP_READ", "OTHERS_READ");
+            try (Stream<Path> files = Files.list(proclive.getParent())) {
+                assertThat(files.map(f -> f.getFileName().toString())).as("nothing half made left beside it")
+                        .containsExactlyInAnyOrder("proclive", "proclive-cli.jar", "proclive-cli.jsa", "proclive-cli.jsa.size");
+            }
+            FileTime madeAt = Files.getLastModifiedTime(archive);
+            Cli.Result second = run(proclive, java, "", "--version");
+            assertThat(second.exit()).isZero();
+            assertThat(Files.getLastModifiedTime(archive)).as("made once").isEqualTo(madeAt);
+            assertThat(usedArchive(log)).isTrue();
+        }
+    }
+
+    @Test
+    void firstRunsAtOnceLeaveOneWholeArchive() throws Exception {
+        Path proclive = copy(tmp.resolve("opt").resolve("proclive"), false);
+        String id = "{\"pid\":1,\"start\":\"1\",\"host\":\"elsewhere\"}";
+        List<Process> runs = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            runs.add(new ProcessBuilder(proclive.toString(), "check", id).redirectErrorStream(true).start());
+        }
+        for (Process p : runs) {
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
+            assertThat(out).isEqualTo("{\"liveness\":\"unknown\",\"reason\":\"other_host\"}\n");
+            assertThat(p.exitValue()).isEqualTo(2);
+        }
+        assertThat(jvmTakes(proclive)).isTrue();
+        assertThat(recorded(proclive)[0]).isEqualTo(Long.toString(Files.size(proclive.resolveSibling("proclive-cli.jsa"))));
+        try (Stream<Path> files = Files.list(proclive.getParent())) {
+            assertThat(files).hasSize(4);
+        }
+    }
+
+    @Test
+    void aJvmThatCannotMakeAnArchiveIsAskedOnceAndTheCommandRunsPlainly() throws Exception {
+        Path proclive = copy(tmp.resolve("opt").resolve("proclive"), false);
+        Path tries = tmp.resolve("tries");
+        Path java = tmp.resolve("java-without-archives");
+        Files.writeString(java, "#!/bin/sh\nfor a; do case $a in -XX:ArchiveClassesAtExit=*|-XX:AOTCacheOutput=*) echo try >> "
+                + Cli.shellQuoted(List.of(tries.toString())) + "; exit 1 ;; esac; done\nexec "
+                + Cli.shellQuoted(List.of(Cli.java())) + " \"$@\"\n");
+        java.toFile().setExecutable(true, false);
+        for (int i = 0; i < 3; i++) {
+            Cli.Result r = run(proclive, java, "", "--version");
+            assertThat(r.exit()).isZero();
+            assertThat(r.out()).startsWith("proclive ");
+            assertThat(r.err()).isEmpty();
+        }
+        assertThat(Files.readAllLines(tries)).as("asked once, not on every run").hasSize(1);
+        String[] made = recorded(proclive);
+        assertThat(made[0] + " " + made[1]).isEqualTo("0 none");
+        assertThat(proclive.resolveSibling("proclive-cli.jsa")).as("the other place's archive is not kept").doesNotExist();
     }
 
     @Test
@@ -206,8 +327,9 @@ class LauncherIT {
         run(proclive, java, "", "--version");
         assertThat(usedArchive(log)).as("nor one behind a link").isFalse();
 
-        // nobody running root's install maps nothing of root's choosing either: it is not nobody's
-        Path shared = install(tmp.resolve("shared"));
+        // nobody running an install of another user's maps nothing of that user's choosing; root's is
+        // trusted as root's java is, and a copy root has not run yet is left as it is
+        Path shared = copy(tmp.resolve("shared"), false);
         for (Path p : List.of(tmp, shared.getParent(), shared, shared.resolveSibling("proclive-cli.jar"),
                 shared.resolveSibling("proclive-cli.jsa"), shared.resolveSibling("proclive-cli.jsa.size"), java)) {
             p.toFile().setReadable(true, false);
@@ -215,10 +337,25 @@ class LauncherIT {
         }
         Files.writeString(log, "");
         log.toFile().setWritable(true, false);
-        Cli.Result asNobody = Cli.exec(List.of("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env",
-                "PROCLIVE_JAVA=" + java, shared.toString(), "--version"), "");
+        String before = Files.readString(shared.resolveSibling("proclive-cli.jsa.size"));
+        Cli.Result asNobody = asNobody(java, shared);
         assertThat(asNobody.exit()).as(asNobody.err()).isZero();
-        assertThat(usedArchive(log)).isFalse();
+        assertThat(usedArchive(log)).as("made for another place, and not nobody's to make again").isFalse();
+        assertThat(Files.readString(shared.resolveSibling("proclive-cli.jsa.size"))).as("nothing written").isEqualTo(before);
+
+        run(shared, java, "", "--version"); // root's first run makes it for here
+        asNobody(java, shared);
+        assertThat(usedArchive(log)).as("root's install, made by root").isTrue();
+
+        Cli.Result given = Cli.exec(List.of("chown", "-R", "4242:4242", shared.getParent().toString()), "");
+        assertThat(given.exit()).as(given.err()).isZero();
+        asNobody(java, shared);
+        assertThat(usedArchive(log)).as("an install of user 4242's, run by nobody").isFalse();
+    }
+
+    private static Cli.Result asNobody(Path java, Path proclive) {
+        return Cli.exec(List.of("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env",
+                "PROCLIVE_JAVA=" + java, proclive.toString(), "--version"), "");
     }
 
     @Test
