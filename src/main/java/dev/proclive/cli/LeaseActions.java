@@ -483,7 +483,7 @@ final class LeaseActions {
             return """
                     Keeps this machine's holders' grants in etcd alive and ends each the moment
                     its holder dies, until TERM or INT. Takes no NAME.
-                    exit: 0 when stopped, 74 when etcd cannot be read
+                    exit: 0 when stopped by TERM or INT, 74 when etcd cannot be read
                     """;
         }
 
@@ -494,11 +494,20 @@ final class LeaseActions {
 
         @Override
         int on(LeaseStore store, Command c, Io io) throws IOException {
+            Thread keeping = Thread.currentThread();
+            for (String signal : List.of("TERM", "INT")) {
+                try {
+                    // the orderly end: the keeping stops, the store is closed, exit 0 (not the JVM's 128+N)
+                    sun.misc.Signal.handle(new sun.misc.Signal(signal), s -> keeping.interrupt());
+                } catch (IllegalArgumentException | UnsupportedOperationException e) {
+                    // a signal the JVM keeps for itself: its own end, 128+N
+                }
+            }
             Say.line(io.err(), "keeping the grants of this machine's holders alive; ending each the moment its holder dies");
             try {
                 store.keepHolders(KEEP_POLL);
             } catch (InterruptedException e) {
-                // TERM or INT: done
+                Say.line(io.err(), "stopped keeping; the grants it kept live out their TTL");
             }
             return ExitCode.OK.code();
         }
