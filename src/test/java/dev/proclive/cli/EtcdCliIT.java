@@ -207,7 +207,7 @@ class EtcdCliIT {
         assertThat(ms).as("the waiter exited %d ms after the kill, before the TTL of 5000 ms could run out", ms)
                 .isLessThan(5_000);
 
-        keeper.destroy(); // TERM: the keeper's orderly end
+        keeper.toHandle().destroy(); // TERM, its streams left open (Process.destroy closes them): the orderly end
         assertThat(keeper.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(said.readLine()).contains("stopped keeping");
         assertThat(keeper.exitValue()).as("stopped as its help says").isZero();
