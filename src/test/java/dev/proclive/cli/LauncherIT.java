@@ -195,6 +195,18 @@ class LauncherIT {
     }
 
     @Test
+    void aCopyWhosePathCannotBeRecordedOnOneLineRunsPlainlyAndWritesNothing() throws Exception {
+        Path proclive = copy(tmp.resolve("two\nlines"), false);
+        String before = Files.readString(proclive.resolveSibling("proclive-cli.jsa.size"));
+        Path log = tmp.resolve("args");
+        Cli.Result r = run(proclive, recordingJava(log), "", "--version");
+        assertThat(r.exit()).as(r.err()).isZero();
+        assertThat(r.out()).startsWith("proclive ");
+        assertThat(usedArchive(log)).isFalse();
+        assertThat(Files.readString(proclive.resolveSibling("proclive-cli.jsa.size"))).isEqualTo(before);
+    }
+
+    @Test
     void aJvmThatCannotMakeAnArchiveIsAskedOnceAndTheCommandRunsPlainly() throws Exception {
         Path proclive = copy(tmp.resolve("opt").resolve("proclive"), false);
         Path tries = tmp.resolve("tries");
