@@ -126,8 +126,15 @@ final class Spawner {
             try {
                 if (!lease.exited(done.exitValue())) {
                     if (child.isPresent() && !child.get().equals(lease.holder())) {
-                        keeper.grants().end(lease.name(), lease.fence(), child, LeaseRecord.Ending.How.EXITED,
-                                OptionalLong.of(done.exitValue()));
+                        // claimed by the child itself: its end, told as the command's would be (where
+                        // the kernel tracks what it left, the kernel says so, and no token scan that a
+                        // busy machine keeps inconclusive is needed)
+                        OptionalLong status = OptionalLong.of(done.exitValue());
+                        if (tracking.tracks()) {
+                            keeper.grants().commandExited(lease.name(), lease.fence(), child.get(), status, tracking);
+                        } else {
+                            keeper.grants().end(lease.name(), lease.fence(), child, LeaseRecord.Ending.How.EXITED, status);
+                        }
                     }
                     if (tracking.tracks()) {
                         superviseLeftBehind(keeper, lease.name(), lease.fence(), tracking);
