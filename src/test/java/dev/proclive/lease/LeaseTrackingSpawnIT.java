@@ -135,6 +135,52 @@ class LeaseTrackingSpawnIT {
     }
 
     @Test
+    void aChildThatClaimedItsOwnReservationEndsItWhatEverOutsideItsTreeCarriesTheToken() throws Exception {
+        for (Descendants descendants : List.of(Platform.descendants(), SUBREAPER_ONLY)) {
+            try (LeaseStore store = store(descendants)) {
+                int[] replaces = {0};
+                store.files().beforeReplace(() -> {
+                    if (++replaces[0] == 2) { // the first writes the reservation, the second the hand-off
+                        throw new java.io.UncheckedIOException(new IOException("EIO: the disk failed the hand-off"));
+                    }
+                });
+                Spawn.Started s = (Spawn.Started) store.spawn("build", new ProcessBuilder("sleep", "60"));
+                started.add(s.process());
+                assertThat(s.handOffFailure()).isPresent();
+                store.files().beforeReplace(() -> { });
+                String token = s.lease().token().orElseThrow();
+                dev.proclive.Identity child = dev.proclive.ProcLive.identify(s.process().pid()).orElseThrow();
+                assertThat(store.claim("build", token, child)).isInstanceOf(Acquisition.Granted.class);
+                // None of the child's, yet it carries the token, as the scan would count it. Started
+                // from a thread that outlives the check: not the main thread, whose children the
+                // subreaper reads (the kernel gives a thread's children to the main thread when that
+                // thread ends, where they would look like orphans).
+                ProcessBuilder carrier = new ProcessBuilder("sleep", "60");
+                carrier.environment().put(dev.proclive.lease.book.LeaseNames.TOKEN_VARIABLE, token);
+                java.util.concurrent.ExecutorService starter = java.util.concurrent.Executors.newSingleThreadExecutor();
+                Process outside;
+                try {
+                    outside = starter.submit(carrier::start).get(30, TimeUnit.SECONDS);
+                    started.add(outside);
+                    assertThat(Files.readString(Path.of("/proc", Long.toString(outside.pid()), "environ")))
+                            .contains(dev.proclive.lease.book.LeaseNames.TOKEN_VARIABLE + "=" + token);
+
+                    s.process().destroyForcibly();
+                    assertThat(s.process().waitFor(10, TimeUnit.SECONDS)).isTrue();
+                    LeaseRecord r = released(store, "build");
+                    assertThat(r.holder().pid()).as("the child's own claim, ended with it: %s", r).isEqualTo(child.pid());
+                    assertThat(r.ended().orElseThrow().how()).isEqualTo(LeaseRecord.Ending.How.EXITED);
+                    assertThat(r.ended().orElseThrow().exitCode()).hasValue(137);
+                } finally {
+                    starter.shutdown();
+                }
+                outside.destroyForcibly();
+            }
+        }
+    }
+
+
+    @Test
     void aDaemonThatBlanksItsEnvironmentHoldsTheLeaseAndItsEndEndsIt() throws Exception {
         for (Descendants descendants : List.of(Platform.descendants(), SUBREAPER_ONLY)) {
             Path blankd = Files.exists(tmp.resolve("blankd")) ? tmp.resolve("blankd") : CPrograms.compile(tmp, "blankd");
