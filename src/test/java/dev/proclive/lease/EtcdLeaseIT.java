@@ -60,10 +60,15 @@ class EtcdLeaseIT {
     }
 
     private LeaseStore store(Duration ttl) throws IOException {
+        return store(LeasePolicy.builder().ttl(ttl).build());
+    }
+
+    /** A store over this test's prefix (one per test) with {@code policy}. */
+    private LeaseStore store(LeasePolicy policy) throws IOException {
         if (prefix == null) {
             prefix = "test" + (++prefixes) + "/";
         }
-        return LeaseStore.etcd(etcd.endpoints(), prefix, LeasePolicy.builder().ttl(ttl).build());
+        return LeaseStore.etcd(etcd.endpoints(), prefix, policy);
     }
 
     private Identity sleeper() throws Exception {
@@ -238,14 +243,10 @@ class EtcdLeaseIT {
 
     @Test
     void aSpawnedChildHoldsItAndItsExitEndsIt() throws Exception {
-        if (prefix == null) {
-            prefix = "test" + (++prefixes) + "/";
-        }
         // Tracked: the child exits before its hand-off, and what it left is the kernel's to say;
         // untracked, a token scan decides, which same-user processes that live a millisecond keep
         // inconclusive on a busy machine (LeaseSpawnIT covers that path where a scan can complete).
-        LeaseStore store = LeaseStore.etcd(etcd.endpoints(), prefix,
-                LeasePolicy.builder().ttl(Duration.ofSeconds(30)).trackDescendants(true).build());
+        LeaseStore store = store(LeasePolicy.builder().ttl(Duration.ofSeconds(30)).trackDescendants(true).build());
         Spawn s = store.spawn("build", new ProcessBuilder("sh", "-c",
                 "[ \"$PROCLIVE_LEASE_ETCD\" = \"$0\" ] && [ \"$PROCLIVE_LEASE_PREFIX\" = \"$1\" ] && exit 7; exit 1",
                 etcd.endpoints().get(0).toString(), prefix));
