@@ -8,18 +8,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-30}
-if [ -n "${JAVA_HOME:-}" ]; then java=$JAVA_HOME/bin/java; else java=java; fi
-mvn -B -q -Dstyle.color=never -DskipTests package >/dev/null
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# shellcheck source=bench/common.sh
+. bench/common.sh
 owner=$(env PROCLIVE_JAVA="$java" target/proclive owner)
 for i in $(seq 1 49); do
   printf '{"pid":%d,"start":"12345","host":"%s"}\n' $((4000000 + i)) "$(hostname)"
 done > "$work/owners.jsonl"
 printf '%s\n' "$owner" >> "$work/owners.jsonl"
 
-ns() { local s e; s=$(date +%s%N); "$@" >/dev/null 2>&1; e=$(date +%s%N); echo $((e - s)); }
-median_ms() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2; printf "%.1f", m/1e6}'; }
 ancestor() { env PROCLIVE_JAVA="$java" target/proclive ancestor < "$work/owners.jsonl"; }
 
 for _ in 1 2 3; do ns env PROCLIVE_JAVA="$java" target/proclive owner >/dev/null; ns ancestor >/dev/null; done
@@ -33,4 +29,4 @@ echo "$("$java" -version 2>&1 | head -1), $(nproc) cores, $runs runs each"
 echo "| command | median | × owner |"
 echo "|---|---:|---:|"
 echo "| proclive owner | $mo ms | 1.00 |"
-echo "| proclive ancestor (50 identities on stdin) | $ma ms | $(awk -v a="$ma" -v o="$mo" 'BEGIN {printf "%.2f", a/o}') |"
+echo "| proclive ancestor (50 identities on stdin) | $ma ms | $(ratio "$ma" "$mo") |"

@@ -16,10 +16,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-30}
-if [ -n "${JAVA_HOME:-}" ]; then java=$JAVA_HOME/bin/java; else java=java; fi
-mvn -B -q -Dstyle.color=never -DskipTests package >/dev/null
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# shellcheck source=bench/common.sh
+. bench/common.sh
 printf 'public class Empty { public static void main(String[] a) { } }\n' > "$work/Empty.java"
 "${java%java}javac" -d "$work" "$work/Empty.java" 2>/dev/null || javac -d "$work" "$work/Empty.java"
 flags="-XX:TieredStopAtLevel=1 -XX:-UsePerfData -XX:+UnlockDiagnosticVMOptions -XX:-DisplayVMOutput -Xlog:disable -Xlog:all=off"
@@ -32,8 +30,6 @@ case $kind in
   *) archived="" ;;
 esac
 
-ns() { local s e; s=$(date +%s%N); "$@" >/dev/null 2>&1; e=$(date +%s%N); echo $((e - s)); }
-median_ms() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2; printf "%.1f", m/1e6}'; }
 check() { env PROCLIVE_JAVA="$java" target/proclive check < "$work/id.json"; }
 mkdir "$work/opt"
 cp target/proclive target/proclive-cli.jar target/proclive-cli.jsa target/proclive-cli.jsa.size "$work/opt/"
@@ -58,7 +54,6 @@ for _ in $(seq 1 "$runs"); do
 done
 p=$(median_ms "${plain[@]}"); o=$(median_ms "${owner[@]}"); c=$(median_ms "${checks[@]}"); e=$(median_ms "${empty[@]}")
 n=$(median_ms "${bare[@]}"); k=$(median_ms "${copies[@]}")
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a/b}'; }
 echo "$("$java" -version 2>&1 | head -1), $(uname -sr), $(nproc) cores; $runs runs each, alternating;" \
   "the build's archive: $(cat target/proclive-cli.jsa.size 2>/dev/null || echo none)"
 echo
