@@ -12,8 +12,9 @@ import java.util.Optional;
  * LeasePolicy policy = LeasePolicy.builder().ttl(Duration.ofMinutes(2)).takeUnknownAfterTtl(true).build();
  * }</pre>
  *
- * <p>{@link #defaults()}: a TTL of 30 seconds, and a lease held by an UNKNOWN holder is never taken
- * over: UNKNOWN means "could not prove it", and taking a live writer's lease is the worse mistake.
+ * <p>{@link #defaults()}: a TTL of 30 seconds, a lease held by an UNKNOWN holder is never taken
+ * over (UNKNOWN means "could not prove it", and taking a live writer's lease is the worse mistake),
+ * and a {@linkplain LeaseStore#spawn spawned} command's descendants are tracked by the kernel.
  *
  * <p>The TTL is written into every record a grant writes, and each record is judged by its own. A
  * renewal keeps the TTL its record has (the one the holder promised when it took the lease) unless
@@ -23,7 +24,7 @@ import java.util.Optional;
 public final class LeasePolicy {
 
     private static final Duration DEFAULT_TTL = Duration.ofSeconds(30);
-    private static final LeasePolicy DEFAULTS = new LeasePolicy(DEFAULT_TTL, false, false, false);
+    private static final LeasePolicy DEFAULTS = new LeasePolicy(DEFAULT_TTL, false, false, true);
 
     private final Duration ttl;
     private final boolean takeUnknownAfterTtl;
@@ -37,7 +38,7 @@ public final class LeasePolicy {
         this.trackDescendants = trackDescendants;
     }
 
-    /** A TTL of 30 seconds; UNKNOWN holders are never taken over. */
+    /** A TTL of 30 seconds; UNKNOWN holders are never taken over; a spawned command's descendants tracked. */
     public static LeasePolicy defaults() {
         return DEFAULTS;
     }
@@ -87,7 +88,7 @@ public final class LeasePolicy {
     @Override
     public String toString() {
         return "LeasePolicy[ttl=" + ttl + (ttlGiven ? "" : " (default)") + ", takeUnknownAfterTtl="
-                + takeUnknownAfterTtl + (trackDescendants ? ", trackDescendants" : "") + "]";
+                + takeUnknownAfterTtl + (trackDescendants ? "" : ", untracked") + "]";
     }
 
     /** Configures a {@link LeasePolicy}. Not thread-safe. */
@@ -95,7 +96,7 @@ public final class LeasePolicy {
         private Duration ttl = DEFAULT_TTL;
         private boolean ttlGiven;
         private boolean takeUnknownAfterTtl;
-        private boolean trackDescendants;
+        private boolean trackDescendants = true;
 
         private Builder() {
         }
@@ -115,15 +116,24 @@ public final class LeasePolicy {
 
         /**
          * Whether a {@linkplain LeaseStore#spawn spawned} command's descendants are tracked by the
-         * kernel, so that its end is recorded at once, whatever else runs on the machine and
-         * whatever a daemon it leaves does to its environment (off by default). On Linux this JVM
-         * becomes a child subreaper ({@code PR_SET_CHILD_SUBREAPER}) before the command starts: what
-         * the command leaves behind when it exits is re-parented to this JVM, which reaps it when it
-         * ends; so it changes what the whole JVM reaps, and a process this JVM starts from its main
-         * thread would count as the command's. Where the cgroup v2 hierarchy is writable (root, a
-         * delegated subtree), the command also starts in a new cgroup of its own, named in the
-         * record, whose members are its descendants for every reader, also after this JVM is gone.
-         * Elsewhere (macOS, Windows) nothing changes: the token scan proves what it can.
+         * kernel (on by default), so that its end is recorded at once, whatever else runs on the
+         * machine and whatever a daemon it leaves does to its environment. Without it, the end of a
+         * command that may have left a process behind is proven by a scan of every process's
+         * environment for its token, which a busy machine (a build beside it) can keep undecided.
+         *
+         * <p>What it changes for the application, on Linux: this JVM becomes a child subreaper
+         * ({@code PR_SET_CHILD_SUBREAPER}) at its first spawn, for the rest of its life. What any
+         * process this JVM started leaves behind when it exits is re-parented to this JVM instead of
+         * init, and a daemon thread ({@code proclive-subreaper}) reaps those that end, every 100 ms;
+         * {@code ProcessHandle.current().children()} lists them, and a process this JVM starts from
+         * its main thread would count as a command's. Where the cgroup v2 hierarchy is writable
+         * (root, a delegated subtree), the command also starts in a new cgroup of its own, named in
+         * the record, whose members every reader can see, also after this JVM is gone: the command
+         * is started through {@code /bin/sh}, which moves itself into the cgroup and then becomes
+         * the command (same pid, same environment); this JVM itself never moves. Elsewhere (macOS,
+         * Windows) nothing changes: the token scan proves what it can.
+         *
+         * @param track false to opt out: the JVM is never made a subreaper and no cgroup is made
          */
         public Builder trackDescendants(boolean track) {
             this.trackDescendants = track;

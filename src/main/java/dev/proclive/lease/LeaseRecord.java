@@ -24,6 +24,7 @@ import java.util.regex.Pattern;
  *  "previous":{"fence":6,"holder":{IDENTITY},"liveness":"dead","reason":"exited","detail":"…",
  *              "at":"…","renewedAt":"…"},
  *  "tokenDigest":"…","reserverUid":1000,"adoptedBy":"token","startedAfter":"…","cgroup":"…",
+ *  "cgroupId":"4026531835:2817",
  *  "ended":{"how":"exited","at":"…","liveness":"dead","reason":"exited","exitCode":0}}
  * }</pre>
  * Timestamps are ISO-8601 UTC instants with millisecond precision; unknown fields are ignored on
@@ -54,12 +55,14 @@ import java.util.regex.Pattern;
  *                     reservation: a scan for its token skips older processes
  * @param ended        how this grant ended, if it did
  * @param cgroup       the cgroup (v2) the reservation's command was started in, where one could be
- *                     made: its members are the command's descendants, whoever reads them
+ *                     made, named before anything entered it and until it is removed: its members
+ *                     are what of the command stayed inside, for a reader in the namespace it was
+ *                     made in
  */
 public record LeaseRecord(String name, long fence, State state, Identity holder, Identity writer,
                           Instant acquiredAt, Instant renewedAt, Duration ttl, Optional<Takeover> previous,
                           Optional<String> tokenDigest, OptionalLong reserverUid, Optional<String> adoptedBy,
-                          Optional<String> startedAfter, Optional<Ending> ended, Optional<String> cgroup) {
+                          Optional<String> startedAfter, Optional<Ending> ended, Optional<Cgroup> cgroup) {
 
     private static final Pattern TOKEN = Pattern.compile("[0-9a-f]{32}");
     private static final Pattern DIGEST = Pattern.compile("[0-9a-f]{64}");
@@ -154,6 +157,37 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
         Objects.requireNonNull(startedAfter, "startedAfter");
         Objects.requireNonNull(ended, "ended");
         Objects.requireNonNull(cgroup, "cgroup");
+    }
+
+    /**
+     * A cgroup a reservation's command runs in.
+     *
+     * @param path its directory, as the process that made it saw it
+     * @param id   what tells it apart from another at that path, as {@code "NAMESPACE:INODE"}: the
+     *             cgroup namespace it was made in and its directory's inode; empty in a record written
+     *             before it was kept (then only who is inside is a proof)
+     */
+    public record Cgroup(String path, String id) {
+        /** @throws NullPointerException if an argument is null */
+        public Cgroup {
+            Objects.requireNonNull(path, "path");
+            Objects.requireNonNull(id, "id");
+        }
+    }
+
+    /** This record naming {@code cgroup}, the one its reservation's command will start in. */
+    public LeaseRecord inCgroup(Cgroup cgroup) {
+        return new LeaseRecord(name, fence, state, holder, writer, acquiredAt, renewedAt, ttl, previous, tokenDigest,
+                reserverUid, adoptedBy, startedAfter, ended, Optional.of(cgroup));
+    }
+
+    /**
+     * This record of a reservation handed off to a process that never carried its token: the token
+     * retired (no digest, no reserver's user, no start floor), so that its end is its holder's.
+     */
+    public LeaseRecord withoutToken() {
+        return new LeaseRecord(name, fence, state, holder, writer, acquiredAt, renewedAt, ttl, previous, Optional.empty(),
+                OptionalLong.empty(), adoptedBy, Optional.empty(), ended, cgroup);
     }
 
     /** A record without a cgroup, as records were before cgroups tracked a command. */
@@ -306,7 +340,12 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
         reserverUid.ifPresent(u -> o.put("reserverUid", u));
         adoptedBy.ifPresent(a -> o.put("adoptedBy", a));
         startedAfter.ifPresent(s -> o.put("startedAfter", s));
-        cgroup.ifPresent(c -> o.put("cgroup", c));
+        cgroup.ifPresent(c -> {
+            o.put("cgroup", c.path());
+            if (!c.id().isEmpty()) {
+                o.put("cgroupId", c.id());
+            }
+        });
         ended.ifPresent(e -> {
             ObjectNode end = o.putObject("ended");
             end.put("how", e.how().json());

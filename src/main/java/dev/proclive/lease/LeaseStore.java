@@ -365,12 +365,13 @@ public final class LeaseStore implements AutoCloseable {
      * }
      * }</pre>
      *
-     * <p>What proves the command's end: by default a scan of this machine's environments for its
-     * token (a command that daemonised still carries it), which processes of the same user ending
-     * under every pass can leave undecided. Under {@link LeasePolicy.Builder#trackDescendants} the
-     * kernel says it instead (Linux: this JVM a child subreaper, and the command in a cgroup of its
-     * own where one can be made): the end is recorded at once, and what the command leaves behind
-     * holds the lease until it ends.
+     * <p>What proves the command's end: by default the kernel (Linux: this JVM a child subreaper,
+     * and the command in a cgroup of its own where one can be made, see
+     * {@link LeasePolicy.Builder#trackDescendants}): while this JVM lives the end is recorded at
+     * once, and what the command leaves behind holds the lease until it ends. Once this JVM is
+     * gone, and under {@code trackDescendants(false)}, a newcomer proves it by the cgroup and a
+     * scan of this machine's environments for the token (a command that daemonised still carries
+     * it), which processes of the same user ending under every pass can leave undecided.
      *
      * <p>Once the command has started this returns {@link Spawn.Started}, whatever fails after
      * (see {@link Spawn.Started#handOffFailure()}): a running child is never left without the

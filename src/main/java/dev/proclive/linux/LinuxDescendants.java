@@ -5,19 +5,23 @@ import com.sun.jna.Library;
 import com.sun.jna.Native;
 import com.sun.jna.Pointer;
 import dev.proclive.spi.Descendants;
+import dev.proclive.spi.ProcessState;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryNotEmptyException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Duration;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Linux's answers ({@link Descendants}): {@code prctl(PR_SET_CHILD_SUBREAPER)}; orphans from
@@ -35,10 +39,13 @@ public final class LinuxDescendants implements Descendants {
 
     private static final int PR_SET_CHILD_SUBREAPER = 36;
     private static final int WNOHANG = 1;
+    private static final long REAP_MILLIS = 100;
+    /** How often {@link #orphans} reads the children again while some of them end under it. */
+    private static final int MAX_READS = 50;
     private static final SecureRandom RANDOM = new SecureRandom();
+    /** How the cgroups this library makes are named: {@code proclive.LEASE.HEX}. */
+    private static final String PREFIX = "proclive.";
 
-    /** One move of this process into a cgroup and back at a time. */
-    private final ReentrantLock moving = new ReentrantLock();
     private volatile boolean subreaper;
 
     private LinuxDescendants() {
@@ -60,14 +67,15 @@ public final class LinuxDescendants implements Descendants {
 
     /**
      * A subreaper reaps what it adopts: orphans of anything this JVM started (not only of a tracked
-     * command) end up its children, and each would stay a zombie until the next look. One daemon
-     * thread looks every two seconds.
+     * command) end up its children, and each stays a zombie until the next look — a daemon that
+     * re-forks leaves one per hop, and a subreaper that reaps late fills the pid space. One daemon
+     * thread looks every {@value #REAP_MILLIS} ms (a read of one small file when nothing was adopted).
      */
     private static void startReaper() {
         Thread reaper = new Thread(() -> {
             while (true) {
                 try {
-                    Thread.sleep(2_000);
+                    Thread.sleep(REAP_MILLIS);
                 } catch (InterruptedException e) {
                     return;
                 }
@@ -87,35 +95,59 @@ public final class LinuxDescendants implements Descendants {
             java.util.OptionalLong t = EnvironScan.ticks(f);
             return t.isPresent() ? Optional.of(t.getAsLong()) : Optional.empty();
         }).orElse(Long.MIN_VALUE);
-        long self = ProcessHandle.current().pid();
-        String listed;
+        Path children = Path.of("/proc/self/task", Long.toString(ProcessHandle.current().pid()), "children");
+        // A child that ended after the list was read handed its own children to this process then,
+        // after the read: the list is read again until a read finds every child it lists alive.
+        for (int read = 0; read < MAX_READS; read++) {
+            String listed;
+            try {
+                listed = Files.readString(children, StandardCharsets.US_ASCII);
+            } catch (IOException | RuntimeException e) {
+                return Optional.empty(); // no CONFIG_PROC_CHILDREN, or the main thread is gone
+            }
+            List<long[]> live = new ArrayList<>();
+            boolean ended = false;
+            for (String word : listed.trim().split("\\s+")) {
+                if (word.isEmpty()) {
+                    continue;
+                }
+                long pid = Long.parseLong(word);
+                Optional<StatLine> stat = EnvironScan.located(Path.of("/proc", Long.toString(pid), "stat"));
+                if (stat.isEmpty() || !live(pid, stat.get())) {
+                    stat.ifPresent(gone -> reap(pid));
+                    ended = true;
+                    continue;
+                }
+                if (stat.get().startTicks() >= floor) {
+                    live.add(new long[] {pid, stat.get().startTicks()}); // older ones are another command's, or nobody's
+                }
+            }
+            if (!ended) {
+                live.sort(Comparator.<long[]>comparingLong(p -> p[1]).thenComparingLong(p -> p[0]));
+                List<Long> pids = new ArrayList<>();
+                live.forEach(p -> pids.add(p[0]));
+                return Optional.of(pids);
+            }
+        }
+        return Optional.empty(); // children kept ending under every read (a chain that re-forks): not told
+    }
+
+    /**
+     * Whether the process whose {@code stat} line this is may still run, by the verdict rules: a
+     * {@code Z} main thread whose other threads still run ({@code Threads:} above 1) is a live
+     * process, whose end the kernel reports only once they all exited.
+     */
+    private static boolean live(long pid, StatLine stat) {
+        ProcessState state = StatLine.state(stat.stateByte());
+        if (state != ProcessState.ZOMBIE) {
+            return state == ProcessState.LIVE;
+        }
         try {
-            listed = Files.readString(Path.of("/proc/self/task", Long.toString(self), "children"), StandardCharsets.US_ASCII);
+            byte[] status = Files.readAllBytes(Path.of("/proc", Long.toString(pid), "status"));
+            return StatusFile.parse(status, status.length).threads() > 1;
         } catch (IOException | RuntimeException e) {
-            return Optional.empty(); // no CONFIG_PROC_CHILDREN, or the main thread is gone
+            return false; // reaped since its stat was read
         }
-        List<long[]> live = new ArrayList<>();
-        for (String word : listed.trim().split("\\s+")) {
-            if (word.isEmpty()) {
-                continue;
-            }
-            long pid = Long.parseLong(word);
-            Optional<StatLine> stat = EnvironScan.located(Path.of("/proc", Long.toString(pid), "stat"));
-            if (stat.isEmpty()) {
-                continue; // reaped since it was listed
-            }
-            if (StatLine.state(stat.get().stateByte()) != dev.proclive.spi.ProcessState.LIVE) {
-                reap(pid);
-                continue;
-            }
-            if (stat.get().startTicks() >= floor) {
-                live.add(new long[] {pid, stat.get().startTicks()}); // older ones are another command's, or nobody's
-            }
-        }
-        live.sort(Comparator.<long[]>comparingLong(p -> p[1]).thenComparingLong(p -> p[0]));
-        List<Long> pids = new ArrayList<>();
-        live.forEach(p -> pids.add(p[0]));
-        return Optional.of(pids);
     }
 
     private static void reap(long pid) {
@@ -150,17 +182,11 @@ public final class LinuxDescendants implements Descendants {
 
     @Override
     public Optional<String> newCgroup(String lease) {
-        Optional<Path> own;
-        moving.lock(); // where this process is, not where a start has it for a moment
-        try {
-            own = ownCgroup();
-        } finally {
-            moving.unlock();
-        }
+        Optional<Path> own = ownCgroup();
         if (own.isEmpty() || !Files.isWritable(own.get().resolve("cgroup.procs"))) {
-            return Optional.empty();
+            return Optional.empty(); // a child moves from here into the new one: it must be able to write both
         }
-        Path made = own.get().resolve("proclive." + lease + "." + HexFormat.of().formatHex(bits()));
+        Path made = own.get().resolve(PREFIX + lease + "." + HexFormat.of().formatHex(bits()));
         try {
             Files.createDirectory(made);
         } catch (IOException | RuntimeException e) {
@@ -179,29 +205,77 @@ public final class LinuxDescendants implements Descendants {
         return b;
     }
 
-    @Override
-    public <T> T startInside(String cgroup, Start<T> start) throws IOException {
-        moving.lock(); // before reading where this process is: another start may have it elsewhere this moment
+    /** This process's cgroup namespace: the inode of {@code /proc/self/ns/cgroup}, as {@code cgroup:[N]} names it. */
+    private static Optional<String> namespace() {
         try {
-            Path own = ownCgroup().orElseThrow(() -> new IOException("this process's cgroup cannot be found"));
-            // Writing 0 moves the writer's whole process; what it starts meanwhile is born inside.
-            Files.writeString(Path.of(cgroup, "cgroup.procs"), "0\n", StandardCharsets.US_ASCII);
-            try {
-                return start.start();
-            } finally {
-                Files.writeString(own.resolve("cgroup.procs"), "0\n", StandardCharsets.US_ASCII);
+            String link = Files.readSymbolicLink(Path.of("/proc/self/ns/cgroup")).toString();
+            if (link.startsWith("cgroup:[") && link.endsWith("]")) {
+                return Optional.of(link.substring("cgroup:[".length(), link.length() - 1));
             }
-        } finally {
-            moving.unlock();
+        } catch (IOException | RuntimeException e) {
+            // a kernel without cgroup namespaces (before 4.6), or no procfs
+        }
+        return Optional.empty();
+    }
+
+    private static Optional<String> inode(Path dir) throws IOException {
+        Object ino = Files.readAttributes(dir, "unix:ino", LinkOption.NOFOLLOW_LINKS).get("ino");
+        return ino == null ? Optional.empty() : Optional.of(ino.toString());
+    }
+
+    @Override
+    public Optional<String> cgroupId(String cgroup) {
+        try {
+            Optional<String> ns = namespace();
+            Optional<String> ino = inode(Path.of(cgroup));
+            return ns.isPresent() && ino.isPresent() ? Optional.of(ns.get() + ":" + ino.get()) : Optional.empty();
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
         }
     }
 
     @Override
-    public Optional<List<Long>> members(String cgroup) {
+    public List<String> enter(String cgroup, List<String> command) {
+        List<String> wrapped = new ArrayList<>(List.of("/bin/sh", "-c", ENTER, "proclive-cgroup",
+                Path.of(cgroup, "cgroup.procs").toString()));
+        wrapped.addAll(command);
+        return wrapped;
+    }
+
+    /**
+     * Moves the shell itself (writing 0 names the writer) into the cgroup whose {@code cgroup.procs}
+     * is {@code $1}, then becomes the command: the same process, so what it forks starts inside.
+     */
+    private static final String ENTER = "echo 0 2>/dev/null >\"$1\" || { echo \"proclive: cannot move into cgroup"
+            + " ${1%/cgroup.procs}; nothing was started\" >&2; exit " + CANNOT_ENTER + "; }; shift; exec \"$@\"";
+
+    @Override
+    public Optional<List<Long>> members(String cgroup, String id) {
         Path dir = Path.of(cgroup);
-        if (!dir.getFileName().toString().startsWith("proclive.")) {
+        if (!dir.getFileName().toString().startsWith(PREFIX)) {
             return Optional.empty(); // not one this library made: nothing it says is a proof here
         }
+        int colon = id.indexOf(':');
+        if (colon < 0) {
+            return readMembers(dir).filter(pids -> !pids.isEmpty()); // made where it cannot be told: only who is inside counts
+        }
+        if (!namespace().equals(Optional.of(id.substring(0, colon)))) {
+            return Optional.empty(); // seen from another cgroup namespace, the path is another cgroup's, or none
+        }
+        try {
+            if (!inode(dir).equals(Optional.of(id.substring(colon + 1)))) {
+                return Optional.empty(); // another directory under its name
+            }
+        } catch (NoSuchFileException e) {
+            return removed(dir);
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
+        return readMembers(dir);
+    }
+
+    /** The pids in {@code dir}'s {@code cgroup.procs}; an empty list when it was removed since it was found. */
+    private static Optional<List<Long>> readMembers(Path dir) {
         try {
             List<Long> pids = new ArrayList<>();
             for (String line : Files.readAllLines(dir.resolve("cgroup.procs"), StandardCharsets.US_ASCII)) {
@@ -211,20 +285,27 @@ public final class LinuxDescendants implements Descendants {
             }
             return Optional.of(pids);
         } catch (NoSuchFileException e) {
-            // Removed, which the kernel allows only once it is empty: if its parent is a cgroup this
-            // process sees, nothing is in it and nothing can enter it again.
-            Path parent = dir.getParent();
-            return parent != null && Files.isRegularFile(parent.resolve("cgroup.procs")) && !Files.exists(dir)
-                    ? Optional.of(List.of()) : Optional.empty();
+            return removed(dir);
         } catch (IOException | RuntimeException e) {
             return Optional.empty();
         }
     }
 
+    /**
+     * A cgroup missing at its path, in the namespace it was made in: removed, which the kernel
+     * allows only once it is empty; if its parent is a cgroup this process sees, nothing is in it
+     * and nothing can enter it again.
+     */
+    private static Optional<List<Long>> removed(Path dir) {
+        Path parent = dir.getParent();
+        return parent != null && Files.isRegularFile(parent.resolve("cgroup.procs")) && !Files.exists(dir)
+                ? Optional.of(List.of()) : Optional.empty();
+    }
+
     @Override
     public void remove(String cgroup) {
         try {
-            if (Path.of(cgroup).getFileName().toString().startsWith("proclive.")) {
+            if (Path.of(cgroup).getFileName().toString().startsWith(PREFIX)) {
                 Files.deleteIfExists(Path.of(cgroup));
             }
         } catch (DirectoryNotEmptyException e) {
@@ -232,6 +313,33 @@ public final class LinuxDescendants implements Descendants {
         } catch (IOException | RuntimeException e) {
             // someone else removed it, or it is not ours to remove
         }
+    }
+
+    @Override
+    public List<String> emptyCgroups(Duration olderThan) {
+        Optional<Path> own = ownCgroup();
+        if (own.isEmpty()) {
+            return List.of();
+        }
+        long before = System.currentTimeMillis() - olderThan.toMillis();
+        List<String> empty = new ArrayList<>();
+        try (DirectoryStream<Path> dirs = Files.newDirectoryStream(own.get(), PREFIX + "*")) {
+            for (Path dir : dirs) {
+                try {
+                    Object ctime = Files.readAttributes(dir, "unix:ctime", LinkOption.NOFOLLOW_LINKS).get("ctime");
+                    if (ctime instanceof FileTime made && made.toMillis() < before
+                            && Files.readString(dir.resolve("cgroup.events"), StandardCharsets.US_ASCII)
+                                    .contains("populated 0")) {
+                        empty.add(dir.toString());
+                    }
+                } catch (IOException | RuntimeException e) {
+                    // removed meanwhile, or not a cgroup
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // not readable: nothing to sweep
+        }
+        return empty;
     }
 
     /** Loads libc through JNA when first touched, and only then. */

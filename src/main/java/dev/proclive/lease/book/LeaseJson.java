@@ -79,11 +79,17 @@ public final class LeaseJson {
             throw new LeaseCorruptException(name, "\"startedAfter\" is " + OneLine.quote(startedAfter.get())
                     + ", not a start time (decimal clock ticks, or seconds.microseconds)");
         }
-        Optional<String> cgroup = optionalText(name, o, "cgroup");
-        if (cgroup.isPresent() && !CGROUP.matcher(cgroup.get()).matches()) {
-            throw new LeaseCorruptException(name, "\"cgroup\" is " + OneLine.quote(cgroup.get())
+        Optional<String> cgroupPath = optionalText(name, o, "cgroup");
+        if (cgroupPath.isPresent() && !CGROUP.matcher(cgroupPath.get()).matches()) {
+            throw new LeaseCorruptException(name, "\"cgroup\" is " + OneLine.quote(cgroupPath.get())
                     + ", not the absolute path of a cgroup this library made (…/proclive.NAME.HEX)");
         }
+        Optional<String> cgroupId = optionalText(name, o, "cgroupId");
+        if (cgroupId.isPresent() && (cgroupPath.isEmpty() || !CGROUP_ID.matcher(cgroupId.get()).matches())) {
+            throw new LeaseCorruptException(name, "\"cgroupId\" is " + OneLine.quote(cgroupId.get())
+                    + (cgroupPath.isEmpty() ? " without a \"cgroup\"" : ", not NAMESPACE:INODE (two decimal numbers)"));
+        }
+        Optional<LeaseRecord.Cgroup> cgroup = cgroupPath.map(path -> new LeaseRecord.Cgroup(path, cgroupId.orElse("")));
         Optional<LeaseRecord.Ending> ended = Optional.empty();
         JsonNode e = object(name, o, "ended");
         if (e != null) {
@@ -98,6 +104,9 @@ public final class LeaseJson {
     /** A cgroup as a record names it: an absolute path, no {@code .} or {@code ..} steps, its last one {@code proclive.NAME.HEX}. */
     private static final java.util.regex.Pattern CGROUP = java.util.regex.Pattern.compile(
             "(/(?!\\.\\.?/)[^/\\x00\\n]+)*/proclive\\.[A-Za-z0-9_][A-Za-z0-9._-]{0,127}\\.[0-9a-f]{12}");
+
+    /** A cgroup's id as a record names it: its namespace's inode and its directory's. */
+    private static final java.util.regex.Pattern CGROUP_ID = java.util.regex.Pattern.compile("[0-9]{1,20}:[0-9]{1,20}");
 
     /** The largest user id (uid_t is 32 bits; (uid_t)-1 means none). */
     private static final long MAX_UID = 0xFFFF_FFFEL;

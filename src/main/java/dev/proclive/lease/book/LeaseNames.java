@@ -1,7 +1,9 @@
 package dev.proclive.lease.book;
 
 import dev.proclive.text.OneLine;
+import java.nio.file.Path;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
@@ -45,5 +47,20 @@ public final class LeaseNames {
             throw new IllegalArgumentException("a lease name is 1 to 128 of [A-Za-z0-9._-], not starting with"
                     + " '.' or '-': " + OneLine.quote(name));
         }
+    }
+
+    /**
+     * The lease whose command a cgroup this library made ({@code …/proclive.NAME.HEX}) was made
+     * for; empty when the path is not one.
+     */
+    public static Optional<String> ofCgroup(String cgroup) {
+        Path last = Path.of(cgroup).getFileName();
+        String dir = last == null ? "" : last.toString();
+        int dot = dir.lastIndexOf('.');
+        if (!dir.startsWith("proclive.") || dot <= "proclive.".length()) {
+            return Optional.empty();
+        }
+        String name = dir.substring("proclive.".length(), dot);
+        return NAME.matcher(name).matches() ? Optional.of(name) : Optional.empty();
     }
 }

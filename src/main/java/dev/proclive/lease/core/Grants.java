@@ -101,7 +101,8 @@ final class Grants {
                     policy.ttl(), grant.previous(), token.map(LeaseRecord::digest),
                     reserve ? introspector.userId(request.who().pid()) : java.util.OptionalLong.empty(),
                     Optional.empty(), reserve ? introspector.startFloor() : Optional.empty(), Optional.empty(),
-                    reserve ? request.cgroup() : Optional.empty()));
+                    Optional.empty()));
+            current.flatMap(LeaseRecord::cgroup).ifPresent(this::removeIfEmpty); // its grant ended: nothing enters it again
             keeper.watchHolder(granted);
             return new Acquisition.Granted(new GrantedLease(keeper, granted, token), current, false);
         }
@@ -140,6 +141,29 @@ final class Grants {
                         + " carries its token cannot be proven: " + c.scan().detail())
                 .orElse(v.detail());
         return new Acquisition.Undecided(r, v, eligible, why);
+    }
+
+    /** Removes {@code cgroup}, named by a record whose grant ended, if it proves empty here. */
+    private void removeIfEmpty(LeaseRecord.Cgroup cgroup) {
+        if (descendants.members(cgroup.path(), cgroup.id()).map(List::isEmpty).orElse(false)) {
+            descendants.remove(cgroup.path());
+        }
+    }
+
+    /**
+     * Names {@code cgroup} in the reservation at {@code fence} of {@code reserver}, before anything
+     * enters it: from then on every reader judges by it, and whoever finds it empty removes it.
+     *
+     * @throws LeaseLostException if the reservation is no longer that
+     */
+    LeaseRecord nameCgroup(String name, long fence, Identity reserver, LeaseRecord.Cgroup cgroup) throws IOException {
+        return book.locked(name, guard -> {
+            LeaseRecord r = still(name, guard.record(), fence, Optional.of(reserver));
+            trusted(name, r, guard);
+            LeaseRecord named = r.inCgroup(cgroup);
+            guard.replace(named);
+            return named;
+        });
     }
 
     private static String newToken() {
@@ -272,7 +296,7 @@ final class Grants {
                 }
                 // they ended as they were read: the scan (or the cgroup, read again) decides below
             } else if (kernel.isPresent()) {
-                tracking.cgroup().ifPresent(descendants::remove); // empty: nothing can enter it again
+                tracking.removeIfEmpty(); // nothing of the command is left: nothing can enter it again
             }
             if (how == LeaseRecord.Ending.How.EXITED && r.tokenDigest().isPresent()
                     && !(kernel.isPresent() && kernel.get().isEmpty())) {
@@ -376,6 +400,11 @@ final class Grants {
             Instant now = now();
             if (r.state() == LeaseRecord.State.RESERVED) {
                 LeaseRecord held = r.with(LeaseRecord.State.HELD, to, writer, Optional.empty()).renewed(writer, now, r.ttl());
+                if (r.tokenDigest().isPresent() && !carriers.carriesDigest(to, r.tokenDigest().get()).orElse(true)) {
+                    // Its environment was read and holds no token: what it starts never carries it,
+                    // and its end is its own death, told by its verdict, never by a scan.
+                    held = held.withoutToken();
+                }
                 guard.replace(held);
                 return held;
             }

@@ -11,6 +11,7 @@ import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.Spawn;
 import dev.proclive.lease.book.ExpiringBook;
 import dev.proclive.lease.book.LeaseBook;
+import dev.proclive.lease.book.LeaseNames;
 import dev.proclive.spi.Descendants;
 import dev.proclive.spi.ProcessIntrospector;
 import java.io.IOException;
@@ -164,20 +165,59 @@ public final class LeaseKeeper implements AutoCloseable {
     /** Reserves lease {@code name}, waiting up to {@code wait}, and starts {@code command} under it: {@code LeaseStore.spawn}. */
     public Spawn spawn(String name, ProcessBuilder command, Duration wait) throws IOException {
         boolean subreaper = policy.trackDescendants() && descendants.becomeSubreaper();
-        Optional<String> cgroup = policy.trackDescendants() ? descendants.newCgroup(name) : Optional.empty();
-        Acquisition a;
-        try {
-            a = waiting(wait, () -> ask(name, writer, LeaseRules.Request.reserve(writer, cgroup)));
-        } catch (IOException | RuntimeException e) {
-            cgroup.ifPresent(descendants::remove);
-            throw e;
-        }
+        Acquisition a = waiting(wait, () -> ask(name, writer, LeaseRules.Request.reserve(writer)));
         if (!(a instanceof Acquisition.Granted granted)) {
-            cgroup.ifPresent(descendants::remove);
             return new Spawn.Refused(a);
         }
-        return Spawner.start(this, name, (GrantedLease) granted.lease(), command, new Tracking(descendants, subreaper,
-                cgroup.filter(c -> granted.lease().record().cgroup().isPresent()), introspector.startFloor()));
+        GrantedLease reserved = (GrantedLease) granted.lease();
+        Optional<LeaseRecord.Cgroup> cgroup = policy.trackDescendants() ? cgroupFor(reserved) : Optional.empty();
+        return Spawner.start(this, name, reserved, command,
+                new Tracking(descendants, subreaper, cgroup, introspector.startFloor()));
+    }
+
+    /** How old an empty, unnamed cgroup of this library must be before a sweep removes it. */
+    private static final Duration STRAY_AGE = Duration.ofSeconds(30);
+
+    /**
+     * A new cgroup for the command of {@code reserved}, made only now that the lease is granted and
+     * named in its record before anything enters it; empty where none can be made or named (the
+     * command then runs without one). Empty cgroups of this library under the same parent that no
+     * record names (left by a starter killed before it could remove one) are swept first.
+     */
+    private Optional<LeaseRecord.Cgroup> cgroupFor(GrantedLease reserved) {
+        sweep();
+        Optional<String> path = descendants.newCgroup(reserved.name());
+        if (path.isEmpty()) {
+            return Optional.empty();
+        }
+        Optional<String> id = descendants.cgroupId(path.get());
+        try {
+            if (id.isPresent()) {
+                LeaseRecord.Cgroup cgroup = new LeaseRecord.Cgroup(path.get(), id.get());
+                grants.nameCgroup(reserved.name(), reserved.fence(), reserved.holder(), cgroup);
+                return Optional.of(cgroup);
+            }
+        } catch (IOException | RuntimeException e) {
+            // not named, so not used: the subreaper (and the token) still tell the command's end
+        }
+        descendants.remove(path.get());
+        return Optional.empty();
+    }
+
+    /** Removes the empty cgroups of this library below this process's own that no record of this store names. */
+    private void sweep() {
+        for (String stray : descendants.emptyCgroups(STRAY_AGE)) {
+            Optional<String> lease = LeaseNames.ofCgroup(stray);
+            try {
+                Optional<LeaseRecord> r = lease.isPresent() ? book.read(lease.get()) : Optional.empty();
+                if (r.flatMap(LeaseRecord::cgroup).map(c -> c.path().equals(stray)).orElse(false) && r.get().granted()) {
+                    continue; // named by a grant that lives: its judges remove it
+                }
+            } catch (IOException | RuntimeException e) {
+                continue; // cannot tell: leave it
+            }
+            descendants.remove(stray);
+        }
     }
 
     /** Renews lease {@code name} at {@code fence}, whoever holds it. */

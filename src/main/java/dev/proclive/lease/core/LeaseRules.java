@@ -43,23 +43,18 @@ final class LeaseRules {
      * @param token the token a claim presents
      * @param carrier whether {@code who}'s initial environment was read and holds that token: only
      *                a proven carrier can claim
-     * @param cgroup  the cgroup a reservation's command will start in, to be named in its record
      */
-    record Request(Kind kind, Identity who, Optional<String> token, boolean carrier, Optional<String> cgroup) {
+    record Request(Kind kind, Identity who, Optional<String> token, boolean carrier) {
         static Request acquire(Identity who) {
-            return new Request(Kind.ACQUIRE, who, Optional.empty(), false, Optional.empty());
+            return new Request(Kind.ACQUIRE, who, Optional.empty(), false);
         }
 
         static Request reserve(Identity reserver) {
-            return reserve(reserver, Optional.empty());
-        }
-
-        static Request reserve(Identity reserver, Optional<String> cgroup) {
-            return new Request(Kind.RESERVE, reserver, Optional.empty(), false, cgroup);
+            return new Request(Kind.RESERVE, reserver, Optional.empty(), false);
         }
 
         static Request claim(Identity who, String token, boolean carrier) {
-            return new Request(Kind.CLAIM, who, Optional.of(token), carrier, Optional.empty());
+            return new Request(Kind.CLAIM, who, Optional.of(token), carrier);
         }
     }
 

@@ -8,6 +8,8 @@ import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.Spawn;
 import dev.proclive.lease.book.LeaseNames;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -39,10 +41,9 @@ final class Spawner {
         env.put(LeaseNames.FENCE_VARIABLE, Long.toString(reserved.fence()));
         Process p;
         try {
-            p = tracking.cgroup().isPresent()
-                    ? tracking.descendants().startInside(tracking.cgroup().get(), command::start) : command.start();
+            p = start(command, tracking);
         } catch (IOException | RuntimeException e) {
-            tracking.cgroup().ifPresent(tracking.descendants()::remove);
+            tracking.removeIfEmpty();
             try {
                 keeper.grants().end(name, reserved.fence(), Optional.of(reserved.holder()), LeaseRecord.Ending.How.SPAWN_FAILED,
                         OptionalLong.empty());
@@ -74,6 +75,30 @@ final class Spawner {
             endWhenExited(keeper, watched.get(), child, p, tracking);
         }
         return new Spawn.Started(watched.orElse(reserved.tracked(tracking)), p, failure);
+    }
+
+    /**
+     * Starts {@code command}; with a cgroup, as a process that moves itself into it and then
+     * becomes the command (this JVM never moves: its other threads start processes too). The
+     * program is found as {@link ProcessBuilder#start()} finds it, and a missing one fails here, as
+     * there. The caller's builder is left as it was given.
+     */
+    private static Process start(ProcessBuilder command, Tracking tracking) throws IOException {
+        if (tracking.cgroup().isEmpty()) {
+            return command.start();
+        }
+        List<String> given = command.command();
+        List<String> program = new ArrayList<>(given);
+        if (program.isEmpty()) {
+            throw new IndexOutOfBoundsException("the command is empty"); // as ProcessBuilder.start says it
+        }
+        program.set(0, Executables.find(program.get(0), command.directory()));
+        command.command(tracking.descendants().enter(tracking.cgroup().get().path(), program));
+        try {
+            return command.start();
+        } finally {
+            command.command(given);
+        }
     }
 
     /**
@@ -142,6 +167,8 @@ final class Spawner {
                 }
             } catch (IOException | RuntimeException e) {
                 // the record stays as it is: its holder is now DEAD, and the next newcomer proves it
+            } finally {
+                tracking.removeIfEmpty(); // also when the lease was lost or taken over meanwhile
             }
         });
     }
@@ -156,6 +183,7 @@ final class Spawner {
         Optional<LeaseRecord> now = keeper.read(name);
         if (now.isEmpty() || !now.get().held() || now.get().fence() != fence
                 || !now.get().adoptedBy().map(how -> how.equals(tracking.how())).orElse(false)) {
+            tracking.removeIfEmpty();
             return; // ended, taken over, or adopted some other way: not this supervisor's to follow
         }
         Identity holder = now.get().holder();

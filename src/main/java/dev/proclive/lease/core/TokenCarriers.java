@@ -10,6 +10,7 @@ import dev.proclive.spi.EnvironmentScan;
 import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
+import dev.proclive.spi.ProcessState;
 import dev.proclive.text.OneLine;
 import java.util.ArrayList;
 import java.util.List;
@@ -78,21 +79,37 @@ final class TokenCarriers {
     }
 
     /**
-     * The carriers of {@code reserved}'s token. Where its command started in a cgroup that can be
-     * read here (this machine, this boot), they are the cgroup's members, read at once: a complete
-     * answer, whatever runs beside it and whatever a daemon did to its environment; an empty cgroup
-     * is removed. Else a scan for the token, as a proof (the introspector passes over the process
-     * list again while processes end under it); only carriers of the reserver's user count.
+     * Whether {@code holder}'s initial environment holds a token whose digest is {@code digest}:
+     * empty when it cannot be read (as {@link #carries}).
+     */
+    Optional<Boolean> carriesDigest(Identity holder, String digest) {
+        EnvironmentScan env = introspector.readEnvironment(holder.pid(), LeaseNames.TOKEN_VARIABLE,
+                value -> LeaseRecord.digest(value).equals(digest));
+        if (!env.complete()) {
+            return Optional.empty();
+        }
+        return Optional.of(env.carriers().stream().anyMatch(c -> introspector.sameStart(holder.start(), c.start())));
+    }
+
+    /**
+     * The carriers of {@code reserved}'s token. Every proof at hand, not the first: where its
+     * command started in a cgroup that can be judged here (this machine, this boot, the cgroup
+     * namespace and directory it was made in), its members, read at once, are carriers whatever
+     * a daemon did to its environment; but a cgroup proves who is inside, never who left, so when
+     * it reads empty (it is then removed) the token is scanned for as well, as a proof (the
+     * introspector passes over the process list again while processes end under it); only carriers
+     * of the reserver's user count.
      *
      * @throws LeaseCorruptException if the record's {@code startedAfter} is not a start time of this
      *                               boot: a floor above every process would make any scan empty
      */
     Carried scan(String name, LeaseRecord reserved) throws LeaseCorruptException {
+        Optional<String> floor = floor(name, reserved);
         Optional<EnvironmentScan> members = reserved.cgroup().filter(c -> local(reserved)).flatMap(this::members);
-        if (members.isPresent()) {
+        if (members.isPresent() && !members.get().carriers().isEmpty()) {
             return new Carried(members.get(), "cgroup");
         }
-        return new Carried(tokenScan(name, reserved), "token");
+        return new Carried(tokenScan(reserved, floor), "token");
     }
 
     /** Whether {@code r}'s cgroup path is this machine's, of this boot: its holder is of this boot and machine. */
@@ -102,29 +119,39 @@ final class TokenCarriers {
                 && r.holder().machine().equals(checker.current().map(dev.proclive.Identity::machine).orElse(""));
     }
 
-    /** The members of {@code cgroup} as the processes they are now, a complete answer; empty when it cannot be read. */
-    private Optional<EnvironmentScan> members(String cgroup) {
-        Optional<List<Long>> pids = descendants.members(cgroup);
-        if (pids.isEmpty()) {
-            return Optional.empty();
-        }
-        if (pids.get().isEmpty()) {
-            descendants.remove(cgroup);
-            return Optional.of(new EnvironmentScan(List.of(), true, ""));
-        }
-        List<ProcessInfo> found = new ArrayList<>();
-        for (long pid : pids.get()) {
-            if (introspector.lookupProcess(pid) instanceof ProcessLookup.Found f) {
-                found.add(f.info());
+    /**
+     * The members of {@code cgroup} as the processes they are now, a complete answer; empty when it
+     * proves nothing here. An empty cgroup is removed: nothing can enter it any more.
+     */
+    private Optional<EnvironmentScan> members(LeaseRecord.Cgroup cgroup) {
+        for (int read = 0; read < 3; read++) {
+            Optional<List<Long>> pids = descendants.members(cgroup.path(), cgroup.id());
+            if (pids.isEmpty()) {
+                return Optional.empty();
             }
+            if (pids.get().isEmpty()) {
+                descendants.remove(cgroup.path());
+                return Optional.of(new EnvironmentScan(List.of(), true, ""));
+            }
+            List<ProcessInfo> found = new ArrayList<>();
+            for (long pid : pids.get()) {
+                if (introspector.lookupProcess(pid) instanceof ProcessLookup.Found f && f.info().state() == ProcessState.LIVE) {
+                    found.add(f.info());
+                }
+            }
+            if (!found.isEmpty()) {
+                return Optional.of(new EnvironmentScan(found, true, ""));
+            }
+            // they all ended as they were read: read the cgroup again
         }
-        if (found.isEmpty()) {
-            return members(cgroup); // they all ended as they were read: read the cgroup again
-        }
-        return Optional.of(new EnvironmentScan(found, true, ""));
+        return Optional.empty(); // members that cannot be read as live processes: no proof either way
     }
 
-    private EnvironmentScan tokenScan(String name, LeaseRecord reserved) throws LeaseCorruptException {
+    /**
+     * The record's {@code startedAfter}, checked before any proof is read: a floor that is no start
+     * time of this boot is a corrupt record, whatever a cgroup would say.
+     */
+    private Optional<String> floor(String name, LeaseRecord reserved) throws LeaseCorruptException {
         Optional<String> floor = reserved.startedAfter();
         if (floor.isPresent()) {
             Optional<String> now = introspector.startFloor();
@@ -134,6 +161,10 @@ final class TokenCarriers {
                         + " now); break the lease to go on");
             }
         }
+        return floor;
+    }
+
+    private EnvironmentScan tokenScan(LeaseRecord reserved, Optional<String> floor) {
         String digest = reserved.tokenDigest().orElseThrow();
         long uid = reserved.reserverUid().orElse(-1);
         return introspector.scanEnvironments(LeaseNames.TOKEN_VARIABLE, value -> LeaseRecord.digest(value).equals(digest),

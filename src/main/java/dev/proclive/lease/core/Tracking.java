@@ -1,23 +1,30 @@
 package dev.proclive.lease.core;
 
+import dev.proclive.lease.LeaseRecord;
 import dev.proclive.spi.Descendants;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
  * What the kernel tracks of one spawned command: whether this JVM became a subreaper before it
  * started, and the cgroup it started in. Once the command has exited, {@link #leftBehind()} says
  * which of its descendants live on, as a fact, or that it cannot be told (then the token scan
- * proves what it can).
+ * proves what it can). "None left" needs every proof at hand to say none: the cgroup proves who
+ * stayed inside, never who left, so while this JVM lives its orphans are asked too (an escaped
+ * daemon whose parent ended is re-parented here whatever its cgroup).
  *
  * @param descendants the platform's seam
  * @param subreaper   whether this JVM was a subreaper when the command started
- * @param cgroup      the cgroup the command started in, if one was made
+ * @param cgroup      the cgroup the command started in, if one was made and named in the record
  * @param startedAfter a start floor taken before the command started: an orphan older than it is
  *                     not the command's
  */
-record Tracking(Descendants descendants, boolean subreaper, Optional<String> cgroup, Optional<String> startedAfter) {
+record Tracking(Descendants descendants, boolean subreaper, Optional<LeaseRecord.Cgroup> cgroup,
+                Optional<String> startedAfter) {
 
     /** Tracking nothing: the scan is the proof. */
     static final Tracking NONE = new Tracking(Descendants.NONE, false, Optional.empty(), Optional.empty());
@@ -35,9 +42,15 @@ record Tracking(Descendants descendants, boolean subreaper, Optional<String> cgr
         return cgroup.isPresent() ? "cgroup" : "subreaper";
     }
 
+    /** Removes the command's cgroup if it is empty now (a populated one stays: the kernel refuses). */
+    void removeIfEmpty() {
+        cgroup.ifPresent(c -> descendants.remove(c.path()));
+    }
+
     /**
      * The command's descendants that live on after it exited, oldest first: the cgroup's members
-     * where there is a cgroup, else the orphans this subreaper adopted. Empty when it cannot be told.
+     * and the orphans this subreaper adopted, together. Empty when it cannot be told: without the
+     * subreaper's orphans a cgroup that reads empty proves nothing (a daemon may have left it).
      * A daemon forks and exits in steps (fork, setsid, fork again): while what is left changes, it
      * is read again, for a moment, so that the one adopted is the one that stays.
      */
@@ -61,15 +74,15 @@ record Tracking(Descendants descendants, boolean subreaper, Optional<String> cgr
     }
 
     private Optional<List<Long>> read() {
-        if (cgroup.isPresent()) {
-            Optional<List<Long>> members = descendants.members(cgroup.get());
-            if (members.isPresent()) {
-                if (subreaper) {
-                    descendants.orphans(startedAfter); // reaps the orphans that ended, which cgroup.procs no longer lists
-                }
-                return members;
-            }
+        // Once the command exited, whatever of it lives tops out at an orphan of this subreaper
+        // (its parent ended), inside the cgroup or not; the members say the same of those inside.
+        Optional<List<Long>> orphans = subreaper ? descendants.orphans(startedAfter) : Optional.empty();
+        Optional<List<Long>> members = cgroup.flatMap(c -> descendants.members(c.path(), c.id()));
+        if (orphans.isEmpty()) {
+            return members.filter(inside -> !inside.isEmpty()); // who is inside is a proof; an empty cgroup is not
         }
-        return subreaper ? descendants.orphans(startedAfter) : Optional.empty();
+        Set<Long> all = new LinkedHashSet<>(members.orElse(List.of()));
+        all.addAll(orphans.get());
+        return Optional.of(new ArrayList<>(all));
     }
 }

@@ -1,0 +1,59 @@
+package dev.proclive.lease.core;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+
+/**
+ * Finds a program as {@link ProcessBuilder#start()} does on Linux, for a command that another
+ * program then runs in its place: a name with a {@code /} as it is (against the command's
+ * directory), any other in this JVM's {@code PATH}. A program that is not there fails here, with
+ * the message the JDK gives, instead of starting a process that fails.
+ */
+final class Executables {
+
+    /** What the JDK searches when {@code PATH} is unset. */
+    private static final String DEFAULT_PATH = "/bin:/usr/bin";
+
+    private Executables() {
+    }
+
+    /**
+     * {@code program}'s path, absolute unless it was given relative with a {@code /} (then it is
+     * kept, and runs against {@code directory}).
+     *
+     * @throws IOException if no such executable file is found, as {@code ProcessBuilder.start()} says it
+     */
+    static String find(String program, File directory) throws IOException {
+        Path base = directory == null ? Path.of("").toAbsolutePath() : directory.toPath().toAbsolutePath();
+        try {
+            if (program.contains("/")) {
+                Path p = base.resolve(program);
+                if (!Files.exists(p)) {
+                    throw failed(program, directory, 2, "No such file or directory");
+                }
+                if (!Files.isExecutable(p) || Files.isDirectory(p)) {
+                    throw failed(program, directory, 13, "Permission denied");
+                }
+                return program;
+            }
+            String path = System.getenv("PATH");
+            for (String dir : (path == null ? DEFAULT_PATH : path).split(":", -1)) {
+                Path p = base.resolve(dir.isEmpty() ? "." : dir).resolve(program);
+                if (Files.isRegularFile(p) && Files.isExecutable(p)) {
+                    return p.toAbsolutePath().normalize().toString();
+                }
+            }
+        } catch (InvalidPathException e) {
+            throw failed(program, directory, 2, "No such file or directory");
+        }
+        throw failed(program, directory, 2, "No such file or directory");
+    }
+
+    private static IOException failed(String program, File directory, int errno, String error) {
+        return new IOException("Cannot run program \"" + program + "\""
+                + (directory == null ? "" : " (in directory \"" + directory + "\")") + ": error=" + errno + ", " + error);
+    }
+}

@@ -1,0 +1,380 @@
+package dev.proclive.lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.proclive.CPrograms;
+import dev.proclive.Identity;
+import dev.proclive.LivenessChecker;
+import dev.proclive.ProcLive;
+import dev.proclive.lease.core.Pause;
+import dev.proclive.platform.Platform;
+import dev.proclive.spi.Descendants;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Every proof, not the first: a library {@code spawn} whose command leaves a daemon behind in a way
+ * that slips past one of the kernel's proofs — it moves itself out of the command's cgroup, or its
+ * main thread exits while another writes on, or the child cannot enter its cgroup at all — never
+ * lets a newcomer in while anything of the command runs; and no cgroup is left behind. Two loops
+ * of short-lived processes run beside every test, as a build would.
+ */
+@EnabledOnOs(OS.LINUX)
+class EveryProofIT {
+
+    @TempDir
+    Path tmp;
+    final List<Process> started = new ArrayList<>();
+
+    @BeforeEach
+    void churn() throws Exception {
+        for (int i = 0; i < 2; i++) {
+            started.add(new ProcessBuilder("sh", "-c", "while :; do /bin/true; done").start());
+        }
+    }
+
+    @AfterEach
+    void stop() throws InterruptedException {
+        for (Process p : started) {
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly();
+            p.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    static Optional<Path> ownCgroup() throws IOException {
+        return dev.proclive.Cgroups.own();
+    }
+
+    static boolean cgroupsCanBeMade() {
+        return dev.proclive.Cgroups.canBeMade();
+    }
+
+    /** Asserts that the cgroup a record named is removed, within 30 s (its supervisor removes it as its command ends). */
+    static void removed(Optional<LeaseRecord.Cgroup> named) throws InterruptedException {
+        if (named.isEmpty()) {
+            return;
+        }
+        Path dir = Path.of(named.get().path());
+        for (long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30); Files.exists(dir)
+                && System.nanoTime() < until; ) {
+            Thread.sleep(10);
+        }
+        assertThat(dir).as("no cgroup left behind").doesNotExist();
+    }
+
+    private LeaseStore store(Descendants descendants) throws IOException {
+        return LeaseStore.open(tmp.resolve("leases"), LeasePolicy.defaults(), LivenessChecker.system(), Clock.systemUTC(),
+                Pause.REAL, descendants);
+    }
+
+    /** The record once {@code done} says so, within a minute (a busy machine); fails with the record otherwise. */
+    private static LeaseRecord until(LeaseStore store, String name, Predicate<LeaseRecord> done) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        Optional<LeaseRecord> r = store.read(name);
+        while (System.nanoTime() < deadline && !(r.isPresent() && done.test(r.get()))) {
+            Thread.sleep(10);
+            r = store.read(name);
+        }
+        assertThat(r).isPresent();
+        assertThat(done.test(r.get())).as("%s", r.get()).isTrue();
+        return r.get();
+    }
+
+    private static long pidIn(Path pidFile) throws Exception {
+        for (long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30); !Files.exists(pidFile)
+                && System.nanoTime() < until; ) {
+            Thread.sleep(10); // written after the fork (and the move), however busy the machine
+        }
+        return Long.parseLong(Files.readString(pidFile).strip());
+    }
+
+    private Identity sleeper() throws Exception {
+        Process p = new ProcessBuilder("sleep", "120").start();
+        started.add(p);
+        return ProcLive.identify(p.pid()).orElseThrow();
+    }
+
+    /**
+     * The daemon holds the lease while it writes, and a newcomer is held off until its last write;
+     * then the lease ends by itself and the newcomer is granted.
+     */
+    private Optional<LeaseRecord.Cgroup> daemonHoldsUntilItEnds(LeaseStore store, List<String> daemonArgs) throws Exception {
+        Path lingerd = Files.exists(tmp.resolve("lingerd")) ? tmp.resolve("lingerd") : CPrograms.compile(tmp, "lingerd");
+        Path pidFile = tmp.resolve("daemon" + System.nanoTime() + ".pid");
+        List<String> command = new ArrayList<>(List.of(lingerd.toString(), "3", pidFile.toString()));
+        command.addAll(daemonArgs);
+        Spawn.Started s = (Spawn.Started) store.spawn("build", new ProcessBuilder(command));
+        assertThat(s.process().waitFor()).isZero();
+        long daemon = pidIn(pidFile);
+        LeaseRecord held = until(store, "build", r -> r.holder().pid() == daemon || !r.granted());
+        assertThat(held.state()).as("the daemon holds it: %s", held).isEqualTo(LeaseRecord.State.HELD);
+        assertThat(held.fence()).isEqualTo(s.lease().fence());
+        Identity newcomer = sleeper();
+        assertThat(store.acquire("build", newcomer)).as("no second writer while the daemon runs")
+                .isInstanceOf(Acquisition.Held.class);
+        LeaseRecord ended = until(store, "build", r -> !r.granted());
+        assertThat(ended.ended().orElseThrow().how()).as("%s", ended).isEqualTo(LeaseRecord.Ending.How.EXITED);
+        Instant grantedAt = Instant.now();
+        assertThat(store.acquire("build", newcomer)).isInstanceOf(Acquisition.Granted.class);
+        List<String> writes = Files.readAllLines(Path.of(pidFile + ".log"));
+        assertThat(writes).isNotEmpty();
+        assertThat(Long.parseLong(writes.get(writes.size() - 1))).as("its last write came before the next grant")
+                .isLessThanOrEqualTo(grantedAt.toEpochMilli());
+        assertThat(ProcessHandle.of(daemon).map(ProcessHandle::isAlive).orElse(false)).isFalse();
+        return held.cgroup();
+    }
+
+    @Test
+    void aDaemonThatLeavesItsCgroupHoldsTheLeaseUntilItEnds() throws Exception {
+        Optional<Path> own = ownCgroup();
+        assumeTrue(own.isPresent() && Files.isWritable(own.get().resolve("cgroup.procs")),
+                "no writable cgroup v2 hierarchy here (root, or a delegated subtree): no cgroup to leave");
+        try (LeaseStore store = store(Platform.descendants())) {
+            Optional<LeaseRecord.Cgroup> cgroup = daemonHoldsUntilItEnds(store,
+                    List.of("--leave", own.get().resolve("cgroup.procs").toString()));
+            assertThat(cgroup).as("made: the cgroup is the proof this daemon slips past").isPresent();
+            assertThat(store.read("build").orElseThrow().cgroup()).isEmpty(); // the newcomer's grant names none
+            removed(cgroup);
+        }
+    }
+
+    @Test
+    void aDaemonWhoseMainThreadExitedHoldsTheLeaseUntilItEnds() throws Exception {
+        for (Descendants descendants : List.of(Platform.descendants(), LeaseTrackingSpawnIT.SUBREAPER_ONLY)) {
+            try (LeaseStore store = store(descendants)) {
+                removed(daemonHoldsUntilItEnds(store, List.of("--leader-exits")));
+                store.read("build").ifPresent(r -> {
+                    try {
+                        store.release("build", r.fence());
+                    } catch (IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                });
+            }
+        }
+    }
+
+    /** The platform's tracking, with a child that cannot move into its cgroup (as when the write fails). */
+    private static final Descendants CANNOT_ENTER = new Delegating(Platform.descendants()) {
+        @Override
+        public List<String> enter(String cgroup, List<String> command) {
+            return super.enter(cgroup + "/not-a-cgroup/proclive.build.000000000000", command);
+        }
+    };
+
+    @Test
+    void aChildThatCannotEnterItsCgroupRunsNothingAndTheLeaseEndsAtOnce() throws Exception {
+        assumeTrue(ownCgroup().map(own -> Files.isWritable(own.resolve("cgroup.procs"))).orElse(false),
+                "no writable cgroup v2 hierarchy here (root, or a delegated subtree)");
+        Path marker = tmp.resolve("ran");
+        try (LeaseStore store = store(CANNOT_ENTER)) {
+            Spawn.Started s = (Spawn.Started) store.spawn("build",
+                    new ProcessBuilder("sh", "-c", "touch '" + marker + "'; sleep 30"));
+            assertThat(s.process().waitFor(30, TimeUnit.SECONDS)).isTrue();
+            assertThat(s.process().exitValue()).isEqualTo(Descendants.CANNOT_ENTER);
+            assertThat(marker).as("nothing of the command ran").doesNotExist();
+            LeaseRecord ended = until(store, "build", r -> !r.granted());
+            assertThat(ended.ended().orElseThrow().exitCode()).hasValue(Descendants.CANNOT_ENTER);
+            assertThat(ended.cgroup()).isPresent();
+            assertThat(store.acquire("build", sleeper())).isInstanceOf(Acquisition.Granted.class);
+            removed(ended.cgroup());
+        }
+    }
+
+    @Test
+    void aProgramThatIsNotThereFailsTheSpawnAsProcessBuilderDoes() throws Exception {
+        try (LeaseStore store = store(Platform.descendants())) {
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> store.spawn("build",
+                            new ProcessBuilder("no-such-program-" + System.nanoTime())))
+                    .isInstanceOf(IOException.class).hasMessageContaining("Cannot run program");
+            LeaseRecord r = store.read("build").orElseThrow();
+            assertThat(r.ended().orElseThrow().how()).isEqualTo(LeaseRecord.Ending.How.SPAWN_FAILED);
+            removed(r.cgroup());
+        }
+    }
+
+    /** Tracking whose removal of a cgroup fails, as an rmdir that an injected fault refuses. */
+    private static final Descendants CANNOT_REMOVE = new Delegating(Platform.descendants()) {
+        @Override
+        public void remove(String cgroup) {
+        }
+    };
+
+    @Test
+    void aCgroupWhoseRemovalFailedIsRemovedByWhoeverFindsItEmpty() throws Exception {
+        try (LeaseStore failing = store(CANNOT_REMOVE)) {
+            Spawn.Started s = (Spawn.Started) failing.spawn("build", new ProcessBuilder("true"));
+            assertThat(s.process().waitFor()).isZero();
+            LeaseRecord ended = until(failing, "build", r -> !r.granted());
+            assumeTrue(ended.cgroup().isPresent(), "no cgroup can be made here (the cgroup v2 hierarchy is not writable)");
+            assertThat(Path.of(ended.cgroup().get().path())).as("still named: %s", ended).isDirectory();
+        }
+        try (LeaseStore next = store(Platform.descendants())) {
+            LeaseRecord before = next.read("build").orElseThrow();
+            assertThat(next.acquire("build", sleeper())).isInstanceOf(Acquisition.Granted.class);
+            assertThat(Path.of(before.cgroup().orElseThrow().path())).as("the grant after it removed it").doesNotExist();
+        }
+    }
+
+    @Test
+    void aCgroupOfALeaseBrokenWhileItsCommandRanIsRemovedWhenTheCommandEnds() throws Exception {
+        try (LeaseStore store = store(Platform.descendants())) {
+            Spawn.Started s = (Spawn.Started) store.spawn("build", new ProcessBuilder("sleep", "1"));
+            LeaseRecord held = store.read("build").orElseThrow();
+            assumeTrue(held.cgroup().isPresent(), "no cgroup can be made here (the cgroup v2 hierarchy is not writable)");
+            assertThat(store.breakLease("build")).isPresent();
+            assertThat(store.acquire("build", sleeper())).isInstanceOf(Acquisition.Granted.class);
+            assertThat(s.process().waitFor()).isZero();
+            removed(held.cgroup()); // by its supervisor, which no record asks to any more
+        }
+    }
+
+    @Test
+    void emptyCgroupsThatNoRecordNamesAreSweptByTheNextSpawn() throws Exception {
+        Optional<Path> own = ownCgroup();
+        assumeTrue(own.isPresent() && Files.isWritable(own.get().resolve("cgroup.procs")),
+                "no writable cgroup v2 hierarchy here (root, or a delegated subtree)");
+        Path stray = Files.createDirectory(own.get().resolve("proclive.build.0123456789ab"));
+        Path other = Files.createDirectory(own.get().resolve("proclive.other.0123456789ab"));
+        Descendants sweepsAtOnce = new Delegating(Platform.descendants()) {
+            @Override
+            public List<String> emptyCgroups(Duration olderThan) {
+                return super.emptyCgroups(Duration.ZERO);
+            }
+        };
+        try (LeaseStore store = store(sweepsAtOnce)) {
+            Spawn.Started s = (Spawn.Started) store.spawn("build", new ProcessBuilder("true"));
+            assertThat(s.process().waitFor()).isZero();
+            until(store, "build", r -> !r.granted());
+            assertThat(stray).as("swept").doesNotExist();
+            assertThat(other).as("swept").doesNotExist();
+        } finally {
+            Files.deleteIfExists(stray);
+            Files.deleteIfExists(other);
+        }
+    }
+
+    @Test
+    void aStrayIsSweptOnlyOnceItIsOldAndEmpty() throws Exception {
+        Optional<Path> own = ownCgroup();
+        assumeTrue(own.isPresent() && Files.isWritable(own.get().resolve("cgroup.procs")),
+                "no writable cgroup v2 hierarchy here (root, or a delegated subtree)");
+        Path fresh = Files.createDirectory(own.get().resolve("proclive.fresh.0123456789ab"));
+        Process inside = new ProcessBuilder("sleep", "60").start();
+        started.add(inside);
+        try {
+            assertThat(Platform.descendants().emptyCgroups(Duration.ofMinutes(1))).doesNotContain(fresh.toString());
+            assertThat(Platform.descendants().emptyCgroups(Duration.ZERO)).contains(fresh.toString());
+            Files.writeString(fresh.resolve("cgroup.procs"), Long.toString(inside.pid()));
+            assertThat(Platform.descendants().emptyCgroups(Duration.ZERO)).as("populated").doesNotContain(fresh.toString());
+        } finally {
+            inside.destroyForcibly();
+            inside.waitFor();
+            for (long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30); Files.exists(fresh)
+                    && !Files.readString(fresh.resolve("cgroup.events")).contains("populated 0") && System.nanoTime() < until; ) {
+                Thread.sleep(10); // the kernel empties it once the process is reaped
+            }
+            Files.deleteIfExists(fresh);
+        }
+    }
+
+    @Test
+    void aReservationHandedToAProcessThatNeverCarriedItsTokenEndsWithItUnderChurn() throws Exception {
+        try (LeaseStore store = store(Platform.descendants())) {
+            for (int round = 0; round < 10; round++) {
+                Acquisition a = store.reserve("build", ProcLive.current().orElseThrow());
+                assertThat(a).isInstanceOf(Acquisition.Granted.class);
+                Process plain = new ProcessBuilder("sleep", "120").start();
+                started.add(plain);
+                Lease held = ((Acquisition.Granted) a).lease().handOff(ProcLive.identify(plain.pid()).orElseThrow());
+                assertThat(held.record().tokenDigest()).as("the token is retired: %s", held.record()).isEmpty();
+                plain.destroyForcibly();
+                plain.waitFor();
+                long begun = System.nanoTime();
+                Acquisition next = store.acquire("build", sleeper());
+                assertThat(next).as("round %d", round).isInstanceOf(Acquisition.Granted.class);
+                assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - begun)).isLessThan(5_000);
+                ((Acquisition.Granted) next).lease().release();
+            }
+        }
+    }
+
+    @Test
+    void aReservationHandedToACarrierKeepsItsToken() throws Exception {
+        try (LeaseStore store = store(Platform.descendants())) {
+            Acquisition.Granted a = (Acquisition.Granted) store.reserve("build", ProcLive.current().orElseThrow());
+            ProcessBuilder pb = new ProcessBuilder("sleep", "120");
+            pb.environment().put(LeaseStore.TOKEN_VARIABLE, a.lease().token().orElseThrow());
+            Process carrier = pb.start();
+            started.add(carrier);
+            Lease held = a.lease().handOff(ProcLive.identify(carrier.pid()).orElseThrow());
+            assertThat(held.record().tokenDigest()).isPresent();
+        }
+    }
+
+    /** A seam that passes everything to {@code real}, for a test to change one answer. */
+    static class Delegating implements Descendants {
+        private final Descendants real;
+
+        Delegating(Descendants real) {
+            this.real = real;
+        }
+
+        @Override
+        public boolean becomeSubreaper() {
+            return real.becomeSubreaper();
+        }
+
+        @Override
+        public Optional<List<Long>> orphans(Optional<String> startedAfter) {
+            return real.orphans(startedAfter);
+        }
+
+        @Override
+        public Optional<String> newCgroup(String lease) {
+            return real.newCgroup(lease);
+        }
+
+        @Override
+        public Optional<String> cgroupId(String cgroup) {
+            return real.cgroupId(cgroup);
+        }
+
+        @Override
+        public List<String> enter(String cgroup, List<String> command) {
+            return real.enter(cgroup, command);
+        }
+
+        @Override
+        public Optional<List<Long>> members(String cgroup, String id) {
+            return real.members(cgroup, id);
+        }
+
+        @Override
+        public void remove(String cgroup) {
+            real.remove(cgroup);
+        }
+
+        @Override
+        public List<String> emptyCgroups(Duration olderThan) {
+            return real.emptyCgroups(olderThan);
+        }
+    }
+}
