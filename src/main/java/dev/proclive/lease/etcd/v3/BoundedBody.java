@@ -45,7 +45,7 @@ final class BoundedBody implements HttpResponse.BodySubscriber<byte[]> {
         for (ByteBuffer b : items) {
             if (read.size() + (long) b.remaining() > max) {
                 subscription.cancel();
-                result.completeExceptionally(new IOException("an answer larger than " + (max >> 20) + " MiB"));
+                result.completeExceptionally(new TooLarge("an answer larger than " + (max >> 20) + " MiB"));
                 return;
             }
             byte[] chunk = new byte[b.remaining()];
@@ -62,5 +62,14 @@ final class BoundedBody implements HttpResponse.BodySubscriber<byte[]> {
     @Override
     public void onComplete() {
         result.complete(read.toByteArray());
+    }
+
+    /** An answer larger than the bound: asking for less (a range in smaller pages) may help. */
+    static final class TooLarge extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        TooLarge(String message) {
+            super(message);
+        }
     }
 }

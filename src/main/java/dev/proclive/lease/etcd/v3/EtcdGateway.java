@@ -206,16 +206,60 @@ public final class EtcdGateway implements Etcd {
         }
     }
 
+    /** How many keys one page of {@link #list} asks for: a page stays far below {@link #MAX_ANSWER} for records. */
+    static final int PAGE = 200;
+
+    /**
+     * Every key under {@code prefix}, read in pages of {@value #PAGE} keys (each a range with a
+     * limit, continued from the key after the last one read; a page too large for one answer asked
+     * again in halves), all at the revision the first page was read at: a prefix that holds more
+     * than one answer can carry is still read whole.
+     */
     @Override
     public List<KeyValue> list(String prefix) throws IOException {
-        byte[] start = prefix.getBytes(StandardCharsets.UTF_8);
-        ObjectNode body = JSON.createObjectNode().put("key", Base64.getEncoder().encodeToString(start))
-                .put("range_end", Base64.getEncoder().encodeToString(rangeEnd(start)));
+        byte[] end = rangeEnd(prefix.getBytes(StandardCharsets.UTF_8));
+        byte[] from = prefix.getBytes(StandardCharsets.UTF_8);
+        long revision = 0;
+        int limit = PAGE;
         List<KeyValue> all = new ArrayList<>();
-        for (JsonNode kv : call("/v3/kv/range", body).path("kvs")) {
-            all.add(keyValue(kv));
+        while (true) {
+            ObjectNode body = JSON.createObjectNode().put("key", Base64.getEncoder().encodeToString(from))
+                    .put("range_end", Base64.getEncoder().encodeToString(end)).put("limit", Integer.toString(limit));
+            if (revision != 0) {
+                body.put("revision", Long.toString(revision));
+            }
+            JsonNode page;
+            try {
+                page = call("/v3/kv/range", body);
+            } catch (IOException e) {
+                if (limit > 1 && tooLarge(e)) {
+                    limit /= 2; // large values: the same page in halves
+                    continue;
+                }
+                throw e;
+            }
+            if (revision == 0) {
+                revision = page.path("header").path("revision").asLong(0);
+            }
+            JsonNode kvs = page.path("kvs");
+            for (JsonNode kv : kvs) {
+                all.add(keyValue(kv));
+            }
+            if (!page.path("more").asBoolean(false) || kvs.size() == 0) {
+                return all;
+            }
+            byte[] last = all.get(all.size() - 1).key().getBytes(StandardCharsets.UTF_8);
+            from = java.util.Arrays.copyOf(last, last.length + 1); // the next key after it: itself and a NUL
         }
-        return all;
+    }
+
+    private static boolean tooLarge(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof BoundedBody.TooLarge) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The first key after every key that starts with {@code prefix} (etcd's {@code --prefix}). */
@@ -233,7 +277,9 @@ public final class EtcdGateway implements Etcd {
     @Override
     public long grant(Duration ttl) throws IOException {
         long seconds = Math.max(1, (ttl.toMillis() + 999) / 1000);
-        JsonNode r = call("/v3/lease/grant", JSON.createObjectNode().put("TTL", Long.toString(seconds)));
+        JsonNode r = call("/v3/lease/grant", JSON.createObjectNode().put("TTL", Long.toString(seconds)),
+                answer -> answer.hasNonNull("error") && !answer.path("error").asText().isEmpty() || answer.path("ID").asLong(0) > 0,
+                "a lease grant without a positive \"ID\"");
         if (r.hasNonNull("error") && !r.path("error").asText().isEmpty()) {
             throw new IOException("etcd refused a lease: " + r.path("error").asText());
         }
@@ -262,9 +308,37 @@ public final class EtcdGateway implements Etcd {
         }
     }
 
+    /** Watches that broke in a row, without one that answered as a watch does: each waits longer before it says so. */
+    private final java.util.concurrent.atomic.AtomicInteger brokenWatches = new java.util.concurrent.atomic.AtomicInteger();
+
+    /**
+     * A watch that breaks says so only after a pause that grows with each one broken in a row (25
+     * ms, doubling to about a second, with jitter): a waiter looks again when it breaks, and an
+     * endpoint that answers garbage at once must not make it ask in a loop.
+     */
     @Override
     public CompletableFuture<Void> changed(String key, long afterRevision) {
         CompletableFuture<Void> changed = new CompletableFuture<>();
+        CompletableFuture<Void> said = new CompletableFuture<>();
+        changed.whenComplete((v, e) -> {
+            if (e == null) {
+                brokenWatches.set(0);
+                said.complete(null);
+                return;
+            }
+            if (e instanceof java.util.concurrent.CancellationException) {
+                return; // the waiter is done with it: nothing broke
+            }
+            int broken = Math.min(6, brokenWatches.getAndIncrement());
+            long pause = (25L << broken) * (80 + java.util.concurrent.ThreadLocalRandom.current().nextInt(41)) / 100;
+            CompletableFuture.delayedExecutor(pause, TimeUnit.MILLISECONDS).execute(() -> said.completeExceptionally(e));
+        });
+        said.whenComplete((v, e) -> changed.cancel(false)); // a waiter that cancels what it got ends the watch
+        watch(key, afterRevision, changed);
+        return said;
+    }
+
+    private void watch(String key, long afterRevision, CompletableFuture<Void> changed) {
         ObjectNode body = JSON.createObjectNode();
         body.putObject("create_request").put("key", b64(key)).put("start_revision", Long.toString(afterRevision + 1));
         HttpRequest request;
@@ -272,7 +346,7 @@ public final class EtcdGateway implements Etcd {
             request = request(endpoints.get(current), "/v3/watch", body).timeout(Duration.ofDays(1)).build();
         } catch (IOException e) {
             changed.completeExceptionally(e);
-            return changed;
+            return;
         }
         http.sendAsync(request, HttpResponse.BodyHandlers.fromLineSubscriber(new Flow.Subscriber<String>() {
             private Flow.Subscription subscription;
@@ -287,10 +361,17 @@ public final class EtcdGateway implements Etcd {
             @Override
             public void onNext(String line) {
                 try {
-                    JsonNode result = JSON.readTree(line).path("result");
+                    JsonNode answer = JSON.readTree(line);
+                    if (answer == null || !answer.isObject() || !answer.has("result")) {
+                        throw new IOException("the watch of " + key + " answered what no watch says: "
+                                + line.substring(0, Math.min(line.length(), 80)));
+                    }
+                    JsonNode result = answer.path("result");
                     if (result.path("events").size() > 0 || result.path("canceled").asBoolean(false)
                             || result.has("compact_revision")) {
                         changed.complete(null);
+                    } else {
+                        brokenWatches.set(0); // a watch that answers as one: the next break waits briefly again
                     }
                 } catch (IOException e) {
                     changed.completeExceptionally(e);
@@ -311,7 +392,6 @@ public final class EtcdGateway implements Etcd {
                 changed.completeExceptionally(e);
             }
         });
-        return changed;
     }
 
     @Override
@@ -321,6 +401,15 @@ public final class EtcdGateway implements Etcd {
 
     /** Posts {@code body} to {@code path}: the answer, or why not, trying the endpoints in turn. */
     private JsonNode call(String path, ObjectNode body) throws IOException {
+        return call(path, body, answer -> true, "");
+    }
+
+    /**
+     * As {@link #call(String, ObjectNode)}, where an answer {@code valid} refuses is a failed answer
+     * of that member ({@code what} says what it was), and the next is tried.
+     */
+    private JsonNode call(String path, ObjectNode body, java.util.function.Predicate<JsonNode> valid, String what)
+            throws IOException {
         IOException last = null;
         for (int tried = 0; tried < endpoints.size(); tried++) {
             int at = (current + tried) % endpoints.size();
@@ -338,6 +427,10 @@ public final class EtcdGateway implements Etcd {
                         throw refused;
                     }
                     last = refused;
+                    continue;
+                }
+                if (!valid.test(r)) {
+                    last = new IOException(base + path + " answered " + what);
                     continue;
                 }
                 current = at;
@@ -367,7 +460,7 @@ public final class EtcdGateway implements Etcd {
     private JsonNode send(URI base, String path, ObjectNode body) throws IOException {
         HttpRequest request = request(base, path, body).build();
         Answer answer = exchange(base, request);
-        JsonNode r = JSON.readTree(answer.body());
+        JsonNode r = JSON.readTree(new String(answer.body(), StandardCharsets.UTF_8)); // UTF-8, never guessed
         if (r == null || !r.isObject()) {
             throw new IOException("HTTP " + answer.status() + ", not a JSON object");
         }
@@ -428,7 +521,7 @@ public final class EtcdGateway implements Etcd {
                     .header("Content-Type", "application/json")
                     .POST(HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(login))).build();
             {
-                JsonNode r = JSON.readTree(exchange(base, request).body());
+                JsonNode r = JSON.readTree(new String(exchange(base, request).body(), StandardCharsets.UTF_8));
                 if (r == null || !r.hasNonNull("token")) {
                     throw new EtcdException(base + ": etcd refused the login of user '" + user.get()[0] + "': "
                             + (r == null ? "no answer" : r.path("message").asText(r.toString())));

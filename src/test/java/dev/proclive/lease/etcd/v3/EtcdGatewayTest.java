@@ -242,6 +242,96 @@ class EtcdGatewayTest {
     }
 
     @Test
+    void aListIsReadInPagesAtTheRevisionOfTheFirst() throws Exception {
+        URI e = server(r -> {
+            JsonNode asked;
+            try {
+                asked = JSON.readTree(r[2]);
+            } catch (IOException bad) {
+                return null;
+            }
+            if (asked.path("revision").isMissingNode()) {
+                return "{\"header\":{\"revision\":\"9\"},\"more\":true,\"kvs\":[{\"key\":\"" + b64("p/a")
+                        + "\",\"value\":\"\"},{\"key\":\"" + b64("p/b") + "\",\"value\":\"\"}]}";
+            }
+            return "{\"header\":{\"revision\":\"9\"},\"kvs\":[{\"key\":\"" + b64("p/c") + "\",\"value\":\"\"}]}";
+        });
+        assertThat(open(e).list("p/")).extracting(Etcd.KeyValue::key).containsExactly("p/a", "p/b", "p/c");
+        assertThat(got).hasSize(2);
+        JsonNode first = JSON.readTree(got.get(0)[2]);
+        assertThat(first.path("limit").asText()).isEqualTo(Integer.toString(EtcdGateway.PAGE));
+        JsonNode second = JSON.readTree(got.get(1)[2]);
+        assertThat(second.path("key").asText()).as("the key after the last one read")
+                .isEqualTo(Base64.getEncoder().encodeToString("p/b\0".getBytes(StandardCharsets.UTF_8)));
+        assertThat(second.path("range_end").asText()).isEqualTo(b64("p0"));
+        assertThat(second.path("revision").asText()).as("the same revision").isEqualTo("9");
+    }
+
+    @Test
+    void aPageTooLargeForOneAnswerIsAskedAgainInHalves() throws Exception {
+        String big = "A".repeat((EtcdGateway.MAX_ANSWER / 2 / 4 + 1) * 4); // base64 of 1.5 MiB of zeros and more
+        URI e = server(r -> {
+            int limit;
+            try {
+                limit = JSON.readTree(r[2]).path("limit").asInt();
+            } catch (IOException bad) {
+                return null;
+            }
+            StringBuilder kvs = new StringBuilder();
+            for (int i = 0; i < Math.min(limit, 2); i++) { // two large values: more than one answer can carry
+                kvs.append(i == 0 ? "" : ",").append("{\"key\":\"").append(b64("p/" + i)).append("\",\"value\":\"")
+                        .append(limit > 1 ? big : "").append("\"}");
+            }
+            return "{\"header\":{\"revision\":\"3\"},\"more\":false,\"kvs\":[" + kvs + "]}";
+        });
+        assertThat(open(e).list("p/")).isNotEmpty();
+        List<Integer> limits = got.stream().map(r -> {
+            try {
+                return JSON.readTree(r[2]).path("limit").asInt();
+            } catch (IOException bad) {
+                return -1;
+            }
+        }).toList();
+        assertThat(limits).as("the first page halved until it fits").startsWith(EtcdGateway.PAGE, EtcdGateway.PAGE / 2)
+                .contains(1);
+    }
+
+    @Test
+    void aGarbageAnswerIsReadAsUtf8NeverGuessed() throws Exception {
+        URI e = server(r -> "\u0000x\u0000y garbage");
+        assertThatThrownBy(() -> open(e).list("p/")).isInstanceOf(IOException.class)
+                .satisfies(t -> assertThat(t.getMessage()).doesNotContain("\u7800", "\u7900"));
+    }
+
+    @Test
+    void aGrantWithoutAPositiveIdIsAFailedAnswerOfThatMember() throws Exception {
+        URI noId = server(r -> "{\"header\":{},\"TTL\":\"5\"}");
+        URI zero = server(r -> "{\"header\":{},\"ID\":\"0\",\"TTL\":\"5\"}");
+        URI good = server(r -> "{\"header\":{},\"ID\":\"7587\",\"TTL\":\"5\"}");
+        assertThat(open(noId, zero, good).grant(Duration.ofSeconds(5))).isEqualTo(7587);
+        assertThatThrownBy(() -> open(noId, zero).grant(Duration.ofSeconds(5))).isInstanceOf(IOException.class)
+                .hasMessageContaining("without a positive \"ID\"");
+    }
+
+    @Test
+    void aWatchThatAnswersGarbageIsAskedAgainOnlyAfterAGrowingPause() throws Exception {
+        URI e = server(r -> "this is no watch\n");
+        EtcdGateway etcd = open(e);
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+        int watches = 0;
+        while (System.nanoTime() < until) {
+            try {
+                etcd.changed("p/a", 1).get(10, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.ExecutionException broke) {
+                // a waiter looks again when a watch breaks, as this loop does
+            }
+            watches++;
+        }
+        // Without a pause this loop asks hundreds of times; 25 ms doubling to a second allows about nine in 3 s.
+        assertThat(watches).as("watches asked in 3 s").isBetween(2, 15);
+    }
+
+    @Test
     void aWatchCompletesOnTheFirstEventAfterItsStart() throws Exception {
         HttpServer s = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         servers.add(s);
