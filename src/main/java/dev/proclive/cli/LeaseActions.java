@@ -411,8 +411,8 @@ final class LeaseActions {
                 String why = corrupt.get().getMessage();
                 io.out().println("{\"name\":" + dev.proclive.text.OneLine.quote(c.name()) + ",\"removed\":"
                         + dev.proclive.text.OneLine.quote(why) + "}");
-                Say.line(io.err(), "removed the record of lease " + c.name() + ", which could not be trusted: " + why
-                        + "; the next grant's fence is above every fence granted");
+                Say.line(io.err(), "cleared what could not be trusted in lease " + c.name() + ": " + why
+                        + "; the next grant's fence is above every fence a record proves");
                 return ExitCode.OK.code();
             }
             if (broken.isEmpty()) {

@@ -239,11 +239,58 @@ class LeaseCliIT {
         assertThat(r.exit()).as(r.err()).isZero();
         assertThat(new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.out()).path("removed").asText())
                 .contains("lease build");
-        assertThat(r.err()).contains("removed the record of lease build", "could not be trusted");
+        assertThat(r.err()).contains("cleared what could not be trusted in lease build");
         assertThat(record).doesNotExist();
         assertThat(lease("acquire", "build", "--dir", dir()).exit()).isZero();
         assertThat(lease("break", "never", "--dir", dir()).exit()).isEqualTo(3);
         assertThat(Path.of(dir(), "never.guard")).as("break of a name never taken leaves nothing behind").doesNotExist();
+    }
+
+    @Test
+    void aGuardPastAFencesRangeNamesBreakWhichClearsItAndFencesGoOnAboveTheRecords() throws Exception {
+        long holder = sleeper().pid();
+        for (int i = 0; i < 3; i++) { // fence 3 released: the record proves it
+            Cli.Result r = lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(holder));
+            assertThat(lease("release", "build", "--dir", dir(), "--fence", json(r).path("fence").asText()).exit()).isZero();
+        }
+        Path guard = Path.of(dir(), "build.guard");
+        Files.writeString(guard, "99999999999999999999"); // past 2^63 - 1
+        Cli.Result refused = lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(holder));
+        assertThat(refused.exit()).as(refused.err()).isEqualTo(65);
+        assertThat(refused.err()).contains("the guard holds", "proclive lease break build");
+        Cli.Result show = lease("show", "build", "--dir", dir());
+        assertThat(show.exit()).as("show judges as acquire does: %s", show.err()).isEqualTo(65);
+        Cli.Result broken = lease("break", "build", "--dir", dir());
+        assertThat(broken.exit()).as(broken.err()).isZero();
+        assertThat(Files.readString(guard).strip()).as("the fence the record proves").isEqualTo("3");
+        Cli.Result next = lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(holder));
+        assertThat(next.exit()).as(next.err()).isZero();
+        assertThat(json(next).path("fence").asLong()).as("above every fence granted before").isEqualTo(4);
+    }
+
+    @Test
+    void aGuardPastAFencesRangeWithoutARecordIsClearedByBreakToo() throws Exception {
+        Files.createDirectories(Path.of(dir()));
+        Files.writeString(Path.of(dir(), "build.guard"), "garbage");
+        Cli.Result broken = lease("break", "build", "--dir", dir());
+        assertThat(broken.exit()).as("not 'no record': %s", broken.err()).isZero();
+        assertThat(broken.err()).contains("cleared what could not be trusted in lease build", "the guard holds");
+        assertThat(lease("acquire", "build", "--dir", dir()).exit()).isZero();
+    }
+
+    @Test
+    void showJudgesARolledBackRecordAsAcquireDoes() throws Exception {
+        long holder = sleeper().pid();
+        Cli.Result first = lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(holder));
+        String old = Files.readString(Path.of(dir(), "build.lease"));
+        assertThat(lease("release", "build", "--dir", dir(), "--fence", json(first).path("fence").asText()).exit()).isZero();
+        assertThat(lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(holder)).exit()).isZero();
+        Files.writeString(Path.of(dir(), "build.lease"), old); // fence 1, held, under a guard of 2: restored from a copy
+        Cli.Result acquire = lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(sleeper().pid()));
+        assertThat(acquire.exit()).as(acquire.err()).isEqualTo(65);
+        Cli.Result show = lease("show", "build", "--dir", dir());
+        assertThat(show.exit()).as("never shown as a valid holder: %s %s", show.out(), show.err()).isEqualTo(65);
+        assertThat(show.err()).contains("rolled back");
     }
 
     @Test

@@ -39,6 +39,17 @@ public interface LeaseBook {
     boolean lost(String name, long fence);
 
     /**
+     * The highest fence granted for lease {@code name} as the book keeps it apart from the record
+     * (a directory's guard), read without the lock: a record below it was rolled back. Empty where
+     * the record cannot fall below it (etcd: one transaction writes both).
+     *
+     * @throws LeaseCorruptException if what keeps it is no fence
+     */
+    default java.util.OptionalLong highestFence(String name) throws IOException {
+        return java.util.OptionalLong.empty();
+    }
+
+    /**
      * Stops keeping anything alive and lets go of what the book holds open (a thread, a client);
      * the book may not be used after. Closing twice does nothing more.
      */
@@ -48,6 +59,16 @@ public interface LeaseBook {
     interface Guard {
         /** The record, read once for this writer. */
         Optional<LeaseRecord> record() throws IOException;
+
+        /**
+         * Where the highest fence is kept apart from the record and cannot be read as one (a guard
+         * file damaged or written by hand), rewrites it with the highest fence the record proves (its
+         * own, its previous one's), so that fences go on from there and never go back below what a
+         * record shows; whether it did. The operator's way out ({@code breakLease}).
+         */
+        default boolean repair() throws IOException {
+            return false;
+        }
 
         /** The highest fence ever granted for this lease: 0 when none was. */
         long fence() throws IOException;

@@ -179,7 +179,11 @@ final class Grants {
      * directory need not be), and such a holder is DEAD, so the next grant, above the guard, is safe.
      */
     LeaseRecord trusted(String name, LeaseRecord granted, LeaseBook.Guard guard) throws IOException {
-        long highest = guard.fence();
+        return trusted(name, granted, guard.fence());
+    }
+
+    /** As {@link #trusted(String, LeaseRecord, LeaseBook.Guard)}, against {@code highest}, the highest fence granted. */
+    LeaseRecord trusted(String name, LeaseRecord granted, long highest) throws LeaseCorruptException {
         Optional<String> boot = introspector.bootId();
         boolean earlierBoot = boot.isPresent() && !granted.holder().boot().isEmpty()
                 && !granted.holder().boot().equals(boot.get());
@@ -362,6 +366,7 @@ final class Grants {
     /** The operator's override: ends the grant whoever holds it, as broken; the released record, or empty. */
     Optional<LeaseRecord> breakLease(String name) throws IOException {
         return book.locked(name, guard -> {
+            guard.repair(); // a guard that is no fence is rewritten from what the record proves
             Optional<LeaseRecord> current;
             try {
                 current = guard.record();

@@ -235,7 +235,7 @@ public final class LeaseKeeper implements AutoCloseable {
     /** The operator's override: {@code LeaseStore.breakLease}. */
     public Optional<LeaseRecord> breakLease(String name) throws IOException {
         try {
-            if (book.read(name).isEmpty()) {
+            if (read(name).isEmpty() && book.highestFence(name).isEmpty()) {
                 return Optional.empty(); // never taken (or gone): nothing to break, and nothing is made for it
             }
         } catch (LeaseCorruptException corrupt) {
@@ -312,9 +312,19 @@ public final class LeaseKeeper implements AutoCloseable {
         return writer;
     }
 
-    /** The record of {@code name}, without a lock. */
+    /**
+     * The record of {@code name}, without a lock, judged as a grant judges it: a granted record
+     * below the highest fence the book keeps apart from it (a directory's guard) was rolled back.
+     *
+     * @throws LeaseCorruptException if it cannot be trusted, or the guard is no fence
+     */
     public Optional<LeaseRecord> read(String name) throws IOException {
-        return book.read(name);
+        java.util.OptionalLong highest = book.highestFence(name);
+        Optional<LeaseRecord> r = book.read(name);
+        if (r.isPresent() && r.get().granted() && highest.isPresent()) {
+            grants.trusted(name, r.get(), highest.getAsLong());
+        }
+        return r;
     }
 
     Optional<Identity> identify(long pid) {

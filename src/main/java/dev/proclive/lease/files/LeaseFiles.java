@@ -282,20 +282,28 @@ public final class LeaseFiles implements LeaseBook {
         }
 
         private long readFence() throws IOException {
-            long size = channel.size();
-            if (size > MAX_GUARD_BYTES) {
-                throw new LeaseCorruptException(name, "the guard holds " + size + " bytes, not a fence");
+            return guardFence(name, channel);
+        }
+
+        @Override
+        public boolean repair() throws IOException {
+            try {
+                fence();
+                return false;
+            } catch (LeaseCorruptException corrupt) {
+                // what break is for: rewritten below from what the record proves
             }
-            ByteBuffer b = ByteBuffer.allocate((int) size);
-            while (b.hasRemaining() && channel.read(b, b.position()) >= 0) {
-                // read it all
+            long proven = 0;
+            try {
+                Optional<LeaseRecord> r = record();
+                if (r.isPresent()) {
+                    proven = Math.max(r.get().fence(), r.get().previous().map(LeaseRecord.Takeover::fence).orElse(0L));
+                }
+            } catch (LeaseCorruptException corruptRecord) {
+                record = null; // it proves nothing: break removes it
             }
-            String text = new String(b.array(), StandardCharsets.US_ASCII).strip();
-            if (text.isEmpty()) {
-                return 0;
-            }
-            return LeaseRecord.parseFence(text).orElseThrow(() -> new LeaseCorruptException(name,
-                    "the guard holds " + OneLine.quote(text) + ", not a fence of 0 to " + Long.MAX_VALUE));
+            fence(proven);
+            return true;
         }
 
         /**
@@ -310,6 +318,47 @@ public final class LeaseFiles implements LeaseBook {
             channel.truncate(digits.length);
             channel.force(false);
             known = fence;
+        }
+    }
+
+    /**
+     * The fence a guard holds (0 when empty).
+     *
+     * @throws LeaseCorruptException if it holds anything else, saying how to go on
+     */
+    private static long guardFence(String name, SeekableByteChannel channel) throws IOException {
+        long size = channel.size();
+        if (size > MAX_GUARD_BYTES) {
+            throw corruptGuard(name, size + " bytes");
+        }
+        ByteBuffer b = ByteBuffer.allocate((int) size);
+        channel.position(0);
+        while (b.hasRemaining() && channel.read(b) >= 0) {
+            // read it all
+        }
+        String text = new String(b.array(), StandardCharsets.US_ASCII).strip();
+        if (text.isEmpty()) {
+            return 0;
+        }
+        return LeaseRecord.parseFence(text).orElseThrow(() -> corruptGuard(name, OneLine.quote(text)));
+    }
+
+    private static LeaseCorruptException corruptGuard(String name, String holds) {
+        return new LeaseCorruptException(name, "the guard holds " + holds + ", not a fence of 0 to " + Long.MAX_VALUE
+                + "; break the lease to go on (proclive lease break " + name + "): the guard is rewritten with the"
+                + " highest fence the record proves, and fences go on above it");
+    }
+
+    /** The guard's fence, read without the lock (it only grows); empty when there is no guard. */
+    @Override
+    public java.util.OptionalLong highestFence(String name) throws IOException {
+        Path guard = dir.resolve(name + ".guard");
+        try (SeekableByteChannel in = Files.newByteChannel(guard, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+            return java.util.OptionalLong.of(guardFence(name, in));
+        } catch (NoSuchFileException e) {
+            return java.util.OptionalLong.empty();
+        } catch (FileSystemException e) {
+            throw linkInPlace(name, guard, e);
         }
     }
 
