@@ -103,8 +103,8 @@ public final class EtcdBench {
             LeaseStore keeper = LeaseStore.etcd(List.of(URI.create(url)), "bench/");
             Thread keeping = new Thread(() -> {
                 try {
-                    keeper.keepHolders(Duration.ofMillis(100));
-                } catch (InterruptedException | IOException e) {
+                    keeper.keepHolders(Duration.ofMillis(100), line -> { });
+                } catch (InterruptedException e) {
                     // stopped
                 }
             }, "keeper");

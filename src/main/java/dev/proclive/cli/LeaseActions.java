@@ -471,7 +471,8 @@ final class LeaseActions {
 
     /**
      * {@code lease keep}: keeps this machine's holders' grants on etcd alive and ends each the moment
-     * its holder dies, until TERM or INT; says so once on stderr when it starts.
+     * its holder dies, until TERM or INT; says so once on stderr when a member first answered, and says
+     * each failure there, trying again.
      */
     static final class Keep extends Action {
         Keep() {
@@ -483,7 +484,9 @@ final class LeaseActions {
             return """
                     Keeps this machine's holders' grants in etcd alive and ends each the moment
                     its holder dies, until TERM or INT. Takes no NAME.
-                    exit: 0 when stopped by TERM or INT, 74 when etcd cannot be read
+                    What fails (a member that does not answer, an answer that cannot be read) is
+                    said on stderr and tried again, backing off to about a second.
+                    exit: 0 when stopped by TERM or INT
                     """;
         }
 
@@ -503,9 +506,8 @@ final class LeaseActions {
                     // a signal the JVM keeps for itself: its own end, 128+N
                 }
             }
-            Say.line(io.err(), "keeping the grants of this machine's holders alive; ending each the moment its holder dies");
             try {
-                store.keepHolders(KEEP_POLL);
+                store.keepHolders(KEEP_POLL, line -> Say.line(io.err(), line));
             } catch (InterruptedException e) {
                 Say.line(io.err(), "stopped keeping; the grants it kept live out their TTL");
             }

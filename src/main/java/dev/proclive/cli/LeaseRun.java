@@ -114,8 +114,8 @@ final class LeaseRun {
     /** Says a lost lease once, the moment this JVM knows it: the command is told with SIGTERM unless {@code --on-lost warn}. */
     private void watchLost(Lease lease, Process command) {
         if (!saidLost && lease.knownLost()) {
-            lost(lease, "lease " + lease.name() + " at fence " + lease.fence() + " is lost: its keep-alive was not"
-                    + " confirmed for three quarters of its TTL, and etcd may give it to someone else");
+            lost(lease, "lease " + lease.name() + " at fence " + lease.fence() + " is lost: its keep-alive or its"
+                    + " record's renewal was not confirmed for three quarters of its TTL, and someone else may be granted it");
         }
     }
 

@@ -459,20 +459,28 @@ public final class LeaseStore implements AutoCloseable {
      * granted record under the prefix whose holder is ALIVE here is kept alive (one thread for
      * all), and ended the moment its holder dies (through the exit watch: {@code exited}, with the
      * verdict), so a newcomer anywhere is granted at once instead of after the TTL; one whose
-     * holder is already DEAD here is ended when it is found. Records granted
-     * since are picked up every {@code poll}. What {@code proclive lease keep} runs, for holders a
-     * hook took a lease for and exited.
+     * holder is already DEAD here is ended when it is found. Records granted since are picked up
+     * every {@code poll}, read in pages however many there are. What {@code proclive lease keep}
+     * runs, for holders a hook took a lease for and exited.
      *
+     * <p>It never gives up: a member that does not answer, an answer that cannot be read, a grant
+     * that cannot be ended now are each said through {@code says} and tried again after a pause
+     * that grows to about a second; grants given up while etcd did not answer are kept again once
+     * it does, if they are still there. Its first line through {@code says} tells that it keeps,
+     * once a member has answered.
+     *
+     * @param poll how often the grants are read again
+     * @param says one line for a person at a time, from this thread
      * @throws IllegalStateException for a store over a directory (its records have no TTL to keep)
-     * @throws IOException           if etcd cannot be read; the grants kept so far stay kept until
-     *                               this JVM exits
-     * @throws InterruptedException  when the thread is interrupted: the normal way to stop
+     * @throws InterruptedException  when the thread is interrupted: the normal way to stop; the
+     *                               grants kept so far stay kept until this JVM exits
      */
-    public void keepHolders(Duration poll) throws IOException, InterruptedException {
+    public void keepHolders(Duration poll, java.util.function.Consumer<String> says) throws InterruptedException {
         Objects.requireNonNull(poll, "poll");
+        Objects.requireNonNull(says, "says");
         ExpiringBook book = expiring.orElseThrow(
                 () -> new IllegalStateException("a store over a directory has no grants to keep alive"));
-        keeper.keepHolders(book, poll);
+        keeper.keepHolders(book, poll, says);
     }
 
     /**

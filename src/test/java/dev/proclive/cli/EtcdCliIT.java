@@ -213,6 +213,86 @@ class EtcdCliIT {
         assertThat(keeper.exitValue()).as("stopped as its help says").isZero();
     }
 
+    /** {@code lease keep}, started; its stderr, a line at a time. */
+    private java.io.BufferedReader keeper(List<Process> into) throws IOException {
+        Process keeper = new ProcessBuilder(Cli.command(Cli.jar(), args("lease", "keep"))).start();
+        started.add(keeper);
+        into.add(keeper);
+        return new java.io.BufferedReader(new java.io.InputStreamReader(keeper.getErrorStream(),
+                java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    /** A hook's grant for a live sleeper, TTL 15 s, that only a keeper keeps alive; the holder's pid. */
+    private long hooksGrant() throws IOException {
+        long holder = sleeper();
+        Cli.Result acquired = Cli.run(args("lease", "acquire", "build", "--holder", Long.toString(holder), "--ttl", "15"));
+        assertThat(acquired.exit()).as(acquired.toString()).isZero();
+        return holder;
+    }
+
+    /** The grant is still its holder's after more than its TTL more: kept. */
+    private void stillKeptAfterItsTtl(long holder) throws Exception {
+        Thread.sleep(16_000); // past the TTL of 15 s: only the keeper keeps it
+        JsonNode r = show();
+        assertThat(r.path("state").asText()).as("%s", r).isEqualTo("held");
+        assertThat(r.path("holder").path("pid").asLong()).isEqualTo(holder);
+    }
+
+    @Test
+    void leaseKeepRidesOutAStalledMemberAndItsGrantsStay() throws Exception {
+        List<Process> keepers = new ArrayList<>();
+        java.io.BufferedReader said = keeper(keepers);
+        assertThat(said.readLine()).as("it says it keeps once a member answered").contains("keeping the grants");
+        long holder = hooksGrant();
+        Thread.sleep(1_000); // found and kept
+        EtcdCluster.Member member = etcd.members.get(0);
+        member.signal("STOP");
+        try {
+            Thread.sleep(7_000); // a member that answers nothing, longer than a call's deadline (5 s)
+        } finally {
+            member.signal("CONT");
+        }
+        assertThat(keepers.get(0).isAlive()).as("the keeper stays").isTrue();
+        stillKeptAfterItsTtl(holder);
+        assertThat(keepers.get(0).isAlive()).isTrue();
+        keepers.get(0).toHandle().destroy();
+        assertThat(keepers.get(0).waitFor(30, TimeUnit.SECONDS)).isTrue();
+        List<String> lines = said.lines().toList();
+        assertThat(lines).as("it said what failed and that it tried again").anyMatch(l -> l.contains("trying again"));
+        assertThat(keepers.get(0).exitValue()).isZero();
+    }
+
+    @Test
+    void leaseKeepReadsAPrefixLargerThanOneAnswer() throws Exception {
+        long holder = hooksGrant();
+        String value = java.util.Base64.getEncoder().encodeToString(new byte[16_000]);
+        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        for (int i = 0; i < 400; i++) { // 6.4 MB of values under the prefix, more than one answer may carry
+            String key = java.util.Base64.getEncoder().encodeToString((prefix + "junk/" + i)
+                    .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(url + "/v3/kv/put"))
+                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"key\":\"" + key + "\",\"value\":\""
+                            + value + "\"}")).build(), java.net.http.HttpResponse.BodyHandlers.discarding());
+        }
+        List<Process> keepers = new ArrayList<>();
+        java.io.BufferedReader said = keeper(keepers);
+        assertThat(said.readLine()).as("it read them all").contains("keeping the grants");
+        stillKeptAfterItsTtl(holder);
+        assertThat(keepers.get(0).isAlive()).isTrue();
+    }
+
+    @Test
+    void leaseKeepAgainstNoMemberSaysWhyAndTriesAgainNeverThatItKeeps() throws Exception {
+        Process keeper = new ProcessBuilder(Cli.command(Cli.jar(), "lease", "keep", "--etcd", "http://127.0.0.1:1")).start();
+        started.add(keeper);
+        java.io.BufferedReader said = new java.io.BufferedReader(new java.io.InputStreamReader(keeper.getErrorStream(),
+                java.nio.charset.StandardCharsets.UTF_8));
+        String first = said.readLine();
+        assertThat(first).contains("cannot read the grants", "no etcd member answered", "trying again");
+        assertThat(said.readLine()).contains("trying again");
+        assertThat(keeper.isAlive()).isTrue();
+    }
+
     private long sleeperQuietly() {
         try {
             return sleeper();

@@ -95,6 +95,27 @@ class EtcdLifecycleTest extends LeaseLifecycleTest {
         assertThat(etcd.calls - before).isEqualTo(2);
     }
 
+    /**
+     * A newcomer that takes an UNKNOWN holder's lease once its record was not renewed for its TTL
+     * may be granted then, whatever the etcd lease's keep-alive says: the holder counts itself lost
+     * at three quarters of its TTL after the record's last renewal, and a renewal starts it again.
+     */
+    @Test
+    void aGrantWhoseRecordIsNotRenewedForThreeQuartersOfItsTtlIsLost() throws Exception {
+        Identity holder = host.start(60, 50, "600");
+        Lease lease = ((Acquisition.Granted) store.acquire("build", holder)).lease(); // TTL 30 s
+        clock.now = clock.now.plusMillis(22_000);
+        assertThat(lease.knownLost()).isFalse();
+        lease.renew();
+        clock.now = clock.now.plusMillis(22_500);
+        assertThat(lease.knownLost()).as("22.5 s after its renewal: not yet").isFalse();
+        clock.now = clock.now.plusMillis(1);
+        assertThat(lease.knownLost()).isTrue();
+        assertThat(lease.isValid()).isFalse();
+        org.assertj.core.api.Assertions.assertThatThrownBy(lease::renew).isInstanceOf(LeaseLostException.class)
+                .hasMessageContaining("record's renewal was not confirmed");
+    }
+
     @Test
     void aNameThatWouldBeAnotherLeasesFenceKeyIsRefusedTouchingNothing() {
         Identity holder = host.start(60, 50, "600");
@@ -146,8 +167,8 @@ class EtcdLifecycleTest extends LeaseLifecycleTest {
         LeaseStore keeper = open(LeasePolicy.defaults(), pause);
         Thread keeping = new Thread(() -> {
             try {
-                keeper.keepHolders(java.time.Duration.ofMillis(20));
-            } catch (InterruptedException | IOException e) {
+                keeper.keepHolders(java.time.Duration.ofMillis(20), line -> { });
+            } catch (InterruptedException e) {
                 // stopped
             }
         });

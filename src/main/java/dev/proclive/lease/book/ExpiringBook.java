@@ -23,4 +23,7 @@ public interface ExpiringBook extends LeaseBook {
 
     /** Keeps {@code record}, attached to {@code etcdLease}, alive from now on, until it is ended or lost. */
     void keep(LeaseRecord record, long etcdLease);
+
+    /** Whether the grant at {@code fence} of {@code name} is kept alive by this book now (not ended, not given up). */
+    boolean keeping(String name, long fence);
 }

@@ -209,7 +209,8 @@ final class Grants {
     /** Renews the grant at {@code fence} (of {@code holder}, when given); the record's TTL kept unless the policy sets one. */
     LeaseRecord renew(String name, long fence, Optional<Identity> holder) throws IOException {
         if (book.lost(name, fence)) {
-            throw new LeaseLostException(name, "its keep-alive failed for longer than its TTL allows");
+            throw new LeaseLostException(name, "its keep-alive or its record's renewal was not confirmed for three"
+                    + " quarters of its TTL: someone else may be granted it");
         }
         return book.locked(name, guard -> {
             LeaseRecord r = still(name, guard.record(), fence, holder);

@@ -4,18 +4,24 @@ import dev.proclive.Liveness;
 import dev.proclive.Verdict;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.ExpiringBook;
+import dev.proclive.text.OneLine;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 
 /**
  * What {@code proclive lease keep} runs ({@code LeaseStore.keepHolders}): every {@code poll}, the
  * granted records under an etcd store's prefix; those whose holder is ALIVE here are kept alive
- * and watched, and ended the moment the holder dies; those whose holder is DEAD here are ended at
- * once. Another machine's holders are that machine's keeper's.
+ * (their etcd lease, and their record renewed every third of its TTL) and watched, and ended the
+ * moment the holder dies; those whose holder is DEAD here are ended at
+ * once. Another machine's holders are that machine's keeper's. It never gives up: what fails is
+ * said and tried again.
  */
 final class HolderKeeper {
 
@@ -29,40 +35,94 @@ final class HolderKeeper {
         this.etcd = etcd;
     }
 
-    /** Keeps until interrupted. */
-    void run(Duration poll) throws IOException, InterruptedException {
+    /**
+     * Keeps until interrupted. Every failure is said through {@code says} and tried again after a
+     * pause that grows to about a second ({@link Backoff}): a member that stalls, a prefix too large
+     * for one answer, a grant that cannot be ended now. The first line says it keeps, once a member
+     * has answered.
+     */
+    void run(Duration poll, Consumer<String> says) throws InterruptedException {
+        Backoff backoff = new Backoff();
+        boolean answered = false;
         while (true) {
-            for (ExpiringBook.Grant g : etcd.grants()) {
-                LeaseRecord r = g.record();
-                String key = r.name() + "@" + r.fence();
-                if (watched.contains(key)) {
-                    continue;
+            List<ExpiringBook.Grant> grants;
+            try {
+                grants = etcd.grants();
+            } catch (InterruptedIOException e) {
+                throw new InterruptedException(e.getMessage());
+            } catch (IOException | RuntimeException e) {
+                Duration pause = backoff.next();
+                says.accept("cannot read the grants (" + OneLine.escape(String.valueOf(e.getMessage())) + "); trying again in "
+                        + pause.toMillis() + " ms");
+                Thread.sleep(pause.toMillis());
+                continue;
+            }
+            int failedBefore = backoff.succeeded();
+            if (!answered) {
+                answered = true;
+                says.accept("keeping the grants of this machine's holders alive; ending each the moment its holder dies");
+            } else if (failedBefore > 0) {
+                says.accept("etcd answers again: keeping");
+            }
+            for (ExpiringBook.Grant g : grants) {
+                try {
+                    look(g);
+                } catch (InterruptedIOException e) {
+                    throw new InterruptedException(e.getMessage());
+                } catch (IOException | RuntimeException e) {
+                    says.accept("cannot keep lease " + g.record().name() + " at fence " + g.record().fence() + " ("
+                            + OneLine.escape(String.valueOf(e.getMessage())) + "); trying again");
                 }
-                Verdict now = keeper.explain(r.holder());
-                if (now.liveness() == Liveness.DEAD) {
-                    // Proven here: ended now, as a newcomer here would take it over, so that nobody
-                    // elsewhere waits out a TTL that another grant on the same etcd lease keeps renewing.
-                    keeper.grants().end(r.name(), r.fence(), Optional.of(r.holder()), LeaseRecord.Ending.How.EXITED,
-                            OptionalLong.empty(), Optional.of(now));
-                    continue;
-                }
-                if (now.liveness() != Liveness.ALIVE) {
-                    continue; // another machine's, or not to be judged from here: its own keeper's
-                }
-                watched.add(key);
-                etcd.keep(r, g.etcdLease());
-                keeper.onExit(r.holder()).thenAccept(end -> {
-                    try {
-                        keeper.grants().end(r.name(), r.fence(), Optional.of(r.holder()), LeaseRecord.Ending.How.EXITED,
-                                OptionalLong.empty(), Optional.of(end));
-                    } catch (IOException | RuntimeException e) {
-                        // its keep-alive stopped with its holder: it expires by itself
-                    } finally {
-                        watched.remove(key);
-                    }
-                });
             }
             Thread.sleep(Math.max(1, poll.toMillis()));
         }
+    }
+
+    /**
+     * Renews {@code r}'s record once a third of its TTL has passed since it was: a newcomer elsewhere
+     * that takes an UNKNOWN holder's lease after its TTL judges by {@code renewedAt}, not by the etcd
+     * lease, so a grant kept alive is renewed too.
+     */
+    private void renewIfDue(LeaseRecord r) throws IOException {
+        if (keeper.now().isAfter(r.renewedAt().plus(r.ttl().dividedBy(3)))) {
+            keeper.grants().renew(r.name(), r.fence(), Optional.of(r.holder()));
+        }
+    }
+
+    /** Keeps {@code g} if its holder is ALIVE here (again, if the keeping was given up while etcd did not answer), ends it if DEAD. */
+    private void look(ExpiringBook.Grant g) throws IOException {
+        LeaseRecord r = g.record();
+        String key = r.name() + "@" + r.fence();
+        if (watched.contains(key)) {
+            if (!etcd.keeping(r.name(), r.fence())) {
+                etcd.keep(r, g.etcdLease()); // given up while etcd did not answer, and still there: kept again
+            }
+            renewIfDue(r);
+            return;
+        }
+        Verdict now = keeper.explain(r.holder());
+        if (now.liveness() == Liveness.DEAD) {
+            // Proven here: ended now, as a newcomer here would take it over, so that nobody
+            // elsewhere waits out a TTL that another grant on the same etcd lease keeps renewing.
+            keeper.grants().end(r.name(), r.fence(), Optional.of(r.holder()), LeaseRecord.Ending.How.EXITED,
+                    OptionalLong.empty(), Optional.of(now));
+            return;
+        }
+        if (now.liveness() != Liveness.ALIVE) {
+            return; // another machine's, or not to be judged from here: its own keeper's
+        }
+        watched.add(key);
+        etcd.keep(r, g.etcdLease());
+        renewIfDue(r);
+        keeper.onExit(r.holder()).thenAccept(end -> {
+            try {
+                keeper.grants().end(r.name(), r.fence(), Optional.of(r.holder()), LeaseRecord.Ending.How.EXITED,
+                        OptionalLong.empty(), Optional.of(end));
+            } catch (IOException | RuntimeException e) {
+                // its keep-alive stopped with its holder: it expires by itself
+            } finally {
+                watched.remove(key);
+            }
+        });
     }
 }

@@ -245,8 +245,9 @@ public final class LeaseKeeper implements AutoCloseable {
     }
 
     /** Keeps the grants of this machine's holders in {@code book}, until interrupted: {@code LeaseStore.keepHolders}. */
-    public void keepHolders(ExpiringBook expiring, Duration poll) throws IOException, InterruptedException {
-        new HolderKeeper(this, expiring).run(poll);
+    public void keepHolders(ExpiringBook expiring, Duration poll, java.util.function.Consumer<String> says)
+            throws InterruptedException {
+        new HolderKeeper(this, expiring).run(poll, says);
     }
 
     /**

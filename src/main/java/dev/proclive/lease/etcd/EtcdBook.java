@@ -35,9 +35,10 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>Every grant this JVM writes goes onto this JVM's own etcd lease of its TTL (one per TTL, shared)
  * and is kept alive by one thread ({@link EtcdKeepAlive}, every third of the TTL) until it is ended
- * (the engine ends a grant whose holder dies, so nobody waits out the TTL), or the keep-alive fails for longer
- * than the TTL less a quarter: then it is {@linkplain #lost lost}, before etcd can have let the
- * lease expire. When this JVM exits, nobody keeps its grants alive and they expire.
+ * (the engine ends a grant whose holder dies, so nobody waits out the TTL), or the keep-alive, or the
+ * record's renewal, is not confirmed for longer than the TTL less a quarter: then it is
+ * {@linkplain #lost lost}, before etcd can have let the lease expire, and before a newcomer that
+ * takes an UNKNOWN holder's lease after its TTL can take it. When this JVM exits, nobody keeps its grants alive and they expire.
  */
 public final class EtcdBook implements ExpiringBook {
 
@@ -57,7 +58,7 @@ public final class EtcdBook implements ExpiringBook {
         this.etcd = etcd;
         this.prefix = prefix;
         this.clock = clock;
-        this.keepAlive = new EtcdKeepAlive(etcd, "proclive-etcd-keepalive " + prefix);
+        this.keepAlive = new EtcdKeepAlive(etcd, "proclive-etcd-keepalive " + prefix, clock);
     }
 
     /**
@@ -213,6 +214,11 @@ public final class EtcdBook implements ExpiringBook {
     @Override
     public boolean lost(String name, long fence) {
         return keepAlive.lost(name, fence);
+    }
+
+    @Override
+    public boolean keeping(String name, long fence) {
+        return keepAlive.keeping(name, fence);
     }
 
     @Override

@@ -12,9 +12,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * One thread for every grant this JVM keeps alive, and the etcd leases they are attached to:
  * this JVM's own, one per TTL, shared by the grants it writes (a grant costs no call of its
- * own to etcd's lessor), and others' for grants it keeps for them ({@code lease keep}). An
- * etcd lease not confirmed alive for its TTL less a quarter is lost, and so are its grants:
- * said before etcd can have let the lease expire. It renews and nothing else: a grant whose
+ * own to etcd's lessor), and others' for grants it keeps for them ({@code lease keep}). A grant
+ * is lost when anyone else may be granted soon: its etcd lease not confirmed alive for its TTL
+ * less a quarter (said before etcd can have let the lease expire), or its record not renewed for
+ * as long (said before a newcomer that takes an UNKNOWN holder's lease after its TTL can take it). It renews and nothing else: a grant whose
  * holder dies is ended by the engine, through the exit watch, and then no longer kept; an own
  * etcd lease no grant uses any more is revoked.
  */
@@ -22,6 +23,8 @@ final class EtcdKeepAlive implements Runnable {
 
     private final Etcd etcd;
     private final String threadName;
+    /** The store's clock, which stamps a record's {@code renewedAt}: what a newcomer elsewhere measures its age by. */
+    private final java.time.Clock clock;
 
     private final Map<String, Kept> kept = new ConcurrentHashMap<>();
     private final Map<String, Long> lostFences = new ConcurrentHashMap<>();
@@ -31,9 +34,10 @@ final class EtcdKeepAlive implements Runnable {
     private Thread thread;
     private volatile boolean stopped;
 
-    EtcdKeepAlive(Etcd etcd, String threadName) {
+    EtcdKeepAlive(Etcd etcd, String threadName, java.time.Clock clock) {
         this.etcd = etcd;
         this.threadName = threadName;
+        this.clock = clock;
     }
 
     private record Kept(LeaseRecord record, long lease) {
@@ -129,10 +133,22 @@ final class EtcdKeepAlive implements Runnable {
 
     synchronized void keep(LeaseRecord r, long lease) {
         lostFences.remove(r.name());
-        leases.computeIfAbsent(lease, id -> new Tracked(id, r.ttl().toMillis(), false, System.nanoTime())).usedAt
-                = System.nanoTime();
+        Tracked t = leases.get(lease);
+        if (t == null || t.lost && !t.ours) {
+            // Another's lease, kept for its holder ({@code lease keep}): one given up while etcd did not
+            // answer is kept again once a read shows its grant still there.
+            t = new Tracked(lease, r.ttl().toMillis(), false, System.nanoTime());
+            leases.put(lease, t);
+        }
+        t.usedAt = System.nanoTime();
         kept.put(r.name(), new Kept(r, lease));
         start();
+    }
+
+    /** Whether the grant at {@code fence} of {@code name} is kept alive here now. */
+    boolean keeping(String name, long fence) {
+        Kept k = kept.get(name);
+        return k != null && k.record().fence() == fence && leases.containsKey(k.lease()) && !leases.get(k.lease()).lost;
     }
 
     private void start() {
@@ -158,11 +174,22 @@ final class EtcdKeepAlive implements Runnable {
             return false;
         }
         Tracked t = leases.get(k.lease());
-        if (t == null || t.overdue(System.nanoTime())) {
+        if (t == null || t.overdue(System.nanoTime()) || unconfirmed(k.record())) {
             markLost(k);
             return true;
         }
         return false;
+    }
+
+    /**
+     * Whether the record's last confirmed write ({@code renewedAt}, as this store's clock stamped it)
+     * is older than its TTL less a quarter: a newcomer that takes an UNKNOWN holder's lease once it
+     * was not renewed for its TTL may then be granted soon, whatever the etcd lease's keep-alive
+     * says, so the holder is told it lost first.
+     */
+    private boolean unconfirmed(LeaseRecord r) {
+        long ttl = r.ttl().toMillis();
+        return clock.instant().isAfter(r.renewedAt().plusMillis(ttl - ttl / 4));
     }
 
     private void markLost(Kept k) {

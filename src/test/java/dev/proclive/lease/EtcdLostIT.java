@@ -1,0 +1,110 @@
+package dev.proclive.lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.proclive.Identity;
+import dev.proclive.LivenessChecker;
+import dev.proclive.lease.core.Pause;
+import dev.proclive.lease.etcd.v3.EtcdGateway;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Lost is said whenever anyone else may be granted, against a real etcd member behind a proxy that
+ * stalls the record writes ({@code /v3/kv/txn}) while keep-alives pass: the holder renews and
+ * writes under its fence until it is told it lost; a newcomer on another machine that takes an
+ * UNKNOWN holder's lease after its TTL is granted only after that, and no write of the old holder
+ * comes after the grant.
+ */
+@EnabledOnOs(OS.LINUX)
+class EtcdLostIT {
+
+    @TempDir
+    Path dir;
+    EtcdCluster etcd;
+
+    @BeforeEach
+    void startOne() throws Exception {
+        etcd = EtcdCluster.start(dir, 1);
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        if (etcd != null) {
+            etcd.close();
+        }
+    }
+
+    @Test
+    void aHolderWhoseRecordWritesStallIsToldLostBeforeATakeUnknownNewcomerIsGranted() throws Exception {
+        Duration ttl = Duration.ofSeconds(3);
+        LeaseLifecycleTest.Host here = new LeaseLifecycleTest.Host(); // the holder's machine, as seen from it
+        Identity holder = here.start(60, 50, "600");
+        try (StallingProxy proxy = new StallingProxy(etcd.endpoints().get(0));
+             LeaseStore holders = LeaseStore.etcd(EtcdGateway.open(List.of(proxy.endpoint()), Optional.empty(),
+                     Duration.ofSeconds(5)), "lost/", LeasePolicy.builder().ttl(ttl).build(), LivenessChecker.of(here),
+                     Clock.systemUTC(), Pause.REAL);
+             LeaseStore elsewhere = LeaseStore.etcd(etcd.endpoints(), "lost/",
+                     LeasePolicy.builder().ttl(ttl).takeUnknownAfterTtl(true).build())) {
+            Lease lease = ((Acquisition.Granted) holders.acquire("build", holder)).lease();
+            List<Long> writes = new CopyOnWriteArrayList<>();
+            AtomicLong lostAt = new AtomicLong();
+            ScheduledExecutorService command = Executors.newScheduledThreadPool(2);
+            try {
+                // What lease run does: renew every third of the TTL, write while the lease is not known lost.
+                command.scheduleAtFixedRate(() -> {
+                    try {
+                        lease.renew();
+                    } catch (Exception e) {
+                        // stalled, or lost: tried again next period
+                    }
+                }, ttl.toMillis() / 3, ttl.toMillis() / 3, TimeUnit.MILLISECONDS);
+                command.scheduleAtFixedRate(() -> {
+                    if (lostAt.get() != 0) {
+                        return;
+                    }
+                    if (lease.knownLost()) {
+                        lostAt.set(System.currentTimeMillis());
+                    } else {
+                        writes.add(System.currentTimeMillis());
+                    }
+                }, 0, 50, TimeUnit.MILLISECONDS);
+                Thread.sleep(ttl.toMillis()); // renewed a few times
+                assertThat(lease.knownLost()).as("renewed while nothing stalls").isFalse();
+                proxy.stall("/v3/kv/txn");
+                long grantedAt = 0;
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+                Identity newcomer = dev.proclive.ProcLive.current().orElseThrow();
+                while (grantedAt == 0 && System.nanoTime() < deadline) {
+                    if (elsewhere.acquire("build", newcomer) instanceof Acquisition.Granted) {
+                        grantedAt = System.currentTimeMillis();
+                    } else {
+                        Thread.sleep(50);
+                    }
+                }
+                assertThat(grantedAt).as("the newcomer is granted once the record is a TTL old").isNotZero();
+                assertThat(lostAt.get()).as("the holder was told it lost first").isNotZero().isLessThan(grantedAt);
+                long granted = grantedAt;
+                assertThat(writes).as("no write under the old fence after the grant").allMatch(w -> w < granted);
+                assertThat(proxy.calls.get("/v3/lease/keepalive").get()).as("keep-alives passed meanwhile").isPositive();
+            } finally {
+                command.shutdownNow();
+                proxy.release();
+            }
+        }
+    }
+}
