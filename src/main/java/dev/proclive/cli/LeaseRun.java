@@ -1,7 +1,6 @@
 package dev.proclive.cli;
 
 import dev.proclive.lease.Lease;
-import dev.proclive.lease.LeaseLostException;
 import dev.proclive.lease.LeaseStore;
 import dev.proclive.lease.Spawn;
 import java.io.IOException;
@@ -15,8 +14,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * {@code proclive lease run NAME --dir DIR [--wait S] [--ttl S] -- COMMAND [ARG]...}: like
  * {@code flock(1)}, but the lease is the command's, by its identity. The command is started under
- * a reservation and handed the lease; this process stays its parent, renews the lease every third
- * of its TTL, passes SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2 and SIGWINCH on to it with kill(2),
+ * a reservation and handed the lease; this process stays its parent (its store renews the lease
+ * every third of its TTL), passes SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2 and SIGWINCH on to it with kill(2),
  * ends the lease as {@code exited} with its
  * status when it exits, and exits with that status (128+N for a signal) even when ending the lease
  * fails. A signal while it waits for the lease ends the wait (128+N) and starts nothing. A
@@ -80,18 +79,17 @@ final class LeaseRun {
         started.handOffFailure().ifPresent(f -> Say.line(err, "warning: the lease could not be handed to the command ("
                 + whatItIs(store, name, lease) + "): " + f));
         childStarted(child);
-        // Two threads: a renewal may block on a member that does not answer; the lost watch must not.
-        ScheduledExecutorService renewer = Executors.newScheduledThreadPool(2, r -> {
-            Thread t = new Thread(r, "proclive-lease-renew");
+        // The store renews the lease (every third of its TTL) while this JVM lives. What this JVM knows
+        // of the grant is looked at often and without asking anyone: a lease lost (a renewal that found
+        // it taken or broken; etcd: its keep-alive or its renewal unconfirmed for 3/4 of its TTL) is said
+        // then, not when a blocked call fails.
+        ScheduledExecutorService watcher = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "proclive-lease-lost");
             t.setDaemon(true);
             return t;
         });
-        long period = Math.max(1, lease.record().ttl().toMillis() / 3);
-        renewer.scheduleAtFixedRate(() -> renew(lease, renewer), period, period, TimeUnit.MILLISECONDS);
-        // What this JVM knows of the grant, looked at often and without asking anyone: a lease lost
-        // (etcd: no keep-alive confirmed for 3/4 of its TTL) is said then, not when a blocked call fails.
         long look = Math.max(20, Math.min(250, lease.record().ttl().toMillis() / 20));
-        renewer.scheduleAtFixedRate(() -> watchLost(lease, child), look, look, TimeUnit.MILLISECONDS);
+        watcher.scheduleAtFixedRate(() -> watchLost(lease, child), look, look, TimeUnit.MILLISECONDS);
         int status;
         while (true) {
             try {
@@ -101,7 +99,7 @@ final class LeaseRun {
                 // keep waiting: the child decides when this ends
             }
         }
-        renewer.shutdownNow();
+        watcher.shutdownNow();
         try {
             lease.exited(status);
         } catch (IOException | RuntimeException e) {
@@ -114,8 +112,9 @@ final class LeaseRun {
     /** Says a lost lease once, the moment this JVM knows it: the command is told with SIGTERM unless {@code --on-lost warn}. */
     private void watchLost(Lease lease, Process command) {
         if (!saidLost && lease.knownLost()) {
-            lost(lease, "lease " + lease.name() + " at fence " + lease.fence() + " is lost: its keep-alive or its"
-                    + " record's renewal was not confirmed for three quarters of its TTL, and someone else may be granted it");
+            lost(lease, "lease " + lease.name() + " at fence " + lease.fence() + " is lost: it was taken over or"
+                    + " broken, or its keep-alive or renewal was not confirmed for three quarters of its TTL, and someone"
+                    + " else may be granted it");
         }
     }
 
@@ -162,19 +161,6 @@ final class LeaseRun {
 
     private static int number(String signal) {
         return new sun.misc.Signal(signal).getNumber();
-    }
-
-    private void renew(Lease lease, ScheduledExecutorService renewer) {
-        if (saidLost) {
-            return;
-        }
-        try {
-            lease.renew();
-        } catch (LeaseLostException e) {
-            lost(lease, e.getMessage());
-        } catch (IOException | RuntimeException e) {
-            Say.line(err, "cannot renew lease " + lease.name() + ": " + e); // tried again next period
-        }
     }
 
     /** The signals that end a wait for the lease; the others only go to the command once it runs. */

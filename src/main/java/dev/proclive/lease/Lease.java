@@ -7,7 +7,9 @@ import java.util.Optional;
 /**
  * A granted lease: its name, its fence and its holder. Check {@link #ensureValid()} right before a
  * write it protects, pass {@link #fence()} along with the write so the resource can refuse a stale
- * holder's late one, {@link #renew()} within the TTL, and {@link #release()} (or close) when done.
+ * holder's late one, and {@link #release()} (or close) when done. While this JVM lives its store
+ * renews it every third of its TTL, on one daemon thread for all its leases, until it is released,
+ * ended or found lost ({@link #knownLost()}); {@link #renew()} is for a caller that renews by hand.
  * A reserved lease ({@link LeaseStore#reserve}) is {@linkplain #handOff handed off} to the process
  * it was reserved for once that runs. Thread-safe.
  */
@@ -93,10 +95,11 @@ public interface Lease extends AutoCloseable {
     void ensureValid() throws IOException;
 
     /**
-     * Whether this JVM already knows the grant lost, without asking anyone: on etcd, its
-     * keep-alive has not been confirmed for three quarters of its TTL (etcd may let it expire any
-     * moment), or etcd said the lease is gone. Cheap, for a timer that steps a writer down at once;
-     * false says nothing more ({@link #isValid()} reads the record).
+     * Whether this JVM already knows the grant lost, without asking anyone: its store's renewal
+     * found it taken over, broken or gone; on etcd also its keep-alive or its record's renewal has
+     * not been confirmed for three quarters of its TTL (etcd may let it expire, or a newcomer take
+     * it, any moment), or etcd said the lease is gone. Cheap, for a timer that steps a writer down
+     * at once; false says nothing more ({@link #isValid()} reads the record).
      */
     boolean knownLost();
 

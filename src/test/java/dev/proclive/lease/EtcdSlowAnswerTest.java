@@ -51,7 +51,7 @@ class EtcdSlowAnswerTest {
     @Test
     void anAnswerLateByLessThanThreeQuartersOfTheTtlGrantsWhileTheKeepAliveConfirmsTheLease() throws Exception {
         FakeEtcd etcd = new FakeEtcd();
-        etcd.leasedAnswerDelayMillis = 2_000; // TTL 3: answered 2 s late, a quarter of a second to spare
+        etcd.leasedAnswerDelayMillis = 1_500; // TTL 3: answered half the TTL late, 3/4 s to spare
         Identity me = ProcLive.current().orElseThrow();
         try (LeaseStore store = store(etcd)) {
             Lease lease = ((Acquisition.Granted) store.acquire("build", me)).lease();

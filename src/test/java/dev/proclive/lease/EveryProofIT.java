@@ -199,6 +199,27 @@ class EveryProofIT {
     }
 
     @Test
+    void aCgroupThatCannotBeNamedInTheRecordIsNotUsedAndNotLeftBehind() throws Exception {
+        assumeTrue(cgroupsCanBeMade(), "no writable cgroup v2 hierarchy here (root, or a delegated subtree)");
+        try (LeaseStore store = store(Platform.descendants())) {
+            int[] replaces = {0};
+            store.files().beforeReplace(() -> {
+                if (++replaces[0] == 2) { // the first writes the reservation, the second names its cgroup
+                    throw new java.io.UncheckedIOException(new IOException("EIO: the disk failed the naming"));
+                }
+            });
+            Spawn.Started s = (Spawn.Started) store.spawn("unnamed", new ProcessBuilder("sh", "-c", "exit 4"));
+            assertThat(s.handOffFailure()).isEmpty();
+            assertThat(s.process().waitFor()).isEqualTo(4);
+            LeaseRecord ended = until(store, "unnamed", r -> !r.granted());
+            assertThat(ended.cgroup()).as("never named, so never used").isEmpty();
+            assertThat(ended.ended().orElseThrow().exitCode()).as("the subreaper still proves the end").hasValue(4);
+            assertThat(dev.proclive.Cgroups.own().orElseThrow().toFile().list((d, n) -> n.startsWith("proclive.unnamed.")))
+                    .as("the cgroup made for it is removed at once").isEmpty();
+        }
+    }
+
+    @Test
     void aProgramThatIsNotThereFailsTheSpawnAsProcessBuilderDoes() throws Exception {
         try (LeaseStore store = store(Platform.descendants())) {
             org.assertj.core.api.Assertions.assertThatThrownBy(() -> store.spawn("build",

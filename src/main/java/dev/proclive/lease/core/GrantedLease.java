@@ -81,6 +81,7 @@ public final class GrantedLease implements Lease {
 
     @Override
     public boolean release() throws IOException {
+        keeper.stopRenewing(name, fence);
         boolean released = keeper.grants().end(name, fence, Optional.of(holder), LeaseRecord.Ending.How.RELEASED,
                 OptionalLong.empty());
         keeper.unwatch(name, fence);
@@ -89,6 +90,7 @@ public final class GrantedLease implements Lease {
 
     @Override
     public boolean exited(int exitCode) throws IOException {
+        keeper.stopRenewing(name, fence); // its holder is gone: what it left behind is judged, not renewed
         if (tracking.tracks()) {
             return keeper.grants().commandExited(name, fence, holder, OptionalLong.of(exitCode), tracking);
         }

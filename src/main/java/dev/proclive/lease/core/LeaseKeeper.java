@@ -51,6 +51,13 @@ public final class LeaseKeeper implements AutoCloseable {
     private final Descendants descendants;
     /** The exit watch on each holder whose grant on an expiring book this JVM wrote, by lease name. */
     private final Map<String, HolderWatch> holderWatches = new ConcurrentHashMap<>();
+    /** The grant this store renews for each lease name, until it is released, ended, lost or the store closed. */
+    private final Map<String, Renewal> renewals = new ConcurrentHashMap<>();
+    /** The fence of each lease whose renewal here found it lost, by name: said by {@link #lost}. */
+    private final Map<String, Long> lostHere = new ConcurrentHashMap<>();
+    /** The one daemon thread that renews every grant of this store; made with the first. */
+    private volatile java.util.concurrent.ScheduledExecutorService renewer;
+    private volatile boolean closed;
 
     /**
      * An engine over {@code book}, judging with {@code checker}, writing as {@code writer} (this
@@ -227,6 +234,7 @@ public final class LeaseKeeper implements AutoCloseable {
 
     /** Releases lease {@code name} at {@code fence}, whoever holds it. */
     public boolean release(String name, long fence) throws IOException {
+        stopRenewing(name, fence);
         boolean released = grants.end(name, fence, Optional.empty(), LeaseRecord.Ending.How.RELEASED, OptionalLong.empty());
         unwatch(name, fence);
         return released;
@@ -280,6 +288,66 @@ public final class LeaseKeeper implements AutoCloseable {
         });
     }
 
+    /** A renewal of the grant at {@code fence}, every third of its TTL. */
+    private record Renewal(long fence, java.util.concurrent.ScheduledFuture<?> task) {
+    }
+
+    /**
+     * Renews {@code granted} from now on, every third of its TTL, on this store's one daemon thread,
+     * until it is released, ended, found lost, replaced by another grant of the same name here, or
+     * the store is closed: a lease this JVM holds keeps itself. A renewal that fails for a while is
+     * tried again the next period; one that finds the grant lost stops, and {@link #lost} says so.
+     */
+    void keepRenewed(LeaseRecord granted) {
+        if (closed || !granted.granted()) {
+            return;
+        }
+        long period = Math.max(10, granted.ttl().toMillis() / 3);
+        String name = granted.name();
+        long fence = granted.fence();
+        Identity holder = granted.holder();
+        lostHere.remove(name);
+        Renewal next = new Renewal(fence, renewer().scheduleAtFixedRate(() -> renewOnce(name, fence, holder),
+                period, period, java.util.concurrent.TimeUnit.MILLISECONDS));
+        Renewal before = renewals.put(name, next);
+        if (before != null && before.task() != next.task()) {
+            before.task().cancel(false);
+        }
+    }
+
+    private synchronized java.util.concurrent.ScheduledExecutorService renewer() {
+        if (renewer == null) {
+            java.util.concurrent.ScheduledThreadPoolExecutor pool = new java.util.concurrent.ScheduledThreadPoolExecutor(1,
+                    r -> {
+                        Thread t = new Thread(r, "proclive-lease-renew");
+                        t.setDaemon(true);
+                        return t;
+                    });
+            pool.setRemoveOnCancelPolicy(true);
+            renewer = pool;
+        }
+        return renewer;
+    }
+
+    private void renewOnce(String name, long fence, Identity holder) {
+        try {
+            grants.renew(name, fence, Optional.of(holder));
+        } catch (dev.proclive.lease.LeaseLostException e) {
+            lostHere.put(name, fence);
+            stopRenewing(name, fence);
+        } catch (IOException | RuntimeException e) {
+            // tried again next period; a grant not confirmed for 3/4 of its TTL is said lost by the book
+        }
+    }
+
+    /** The grant at {@code fence} of lease {@code name} is no longer this store's to renew. */
+    void stopRenewing(String name, long fence) {
+        Renewal r = renewals.get(name);
+        if (r != null && r.fence() == fence && renewals.remove(name, r)) {
+            r.task().cancel(false);
+        }
+    }
+
     /** The grant at {@code fence} of lease {@code name} ended here: its holder's watch is no longer needed. */
     void unwatch(String name, long fence) {
         HolderWatch w = holderWatches.get(name);
@@ -298,8 +366,15 @@ public final class LeaseKeeper implements AutoCloseable {
      */
     @Override
     public void close() {
+        closed = true;
         holderWatches.values().forEach(w -> w.end().cancel(false));
         holderWatches.clear();
+        renewals.values().forEach(r -> r.task().cancel(false));
+        renewals.clear();
+        java.util.concurrent.ScheduledExecutorService pool = renewer;
+        if (pool != null) {
+            pool.shutdownNow();
+        }
         book.close();
     }
 
@@ -366,9 +441,10 @@ public final class LeaseKeeper implements AutoCloseable {
         }
     }
 
-    /** Whether the book already knows the grant at {@code fence} lost. */
+    /** Whether this JVM already knows the grant at {@code fence} lost: the book says so, or a renewal here found it. */
     boolean lost(String name, long fence) {
-        return book.lost(name, fence);
+        Long found = lostHere.get(name);
+        return found != null && found == fence || book.lost(name, fence);
     }
 
     /** The store's time, to the millisecond. */
@@ -379,6 +455,8 @@ public final class LeaseKeeper implements AutoCloseable {
     /** Hands the grant at {@code fence} of {@code from} to {@code to} ({@link Grants#handOff}). */
     LeaseRecord handOff(String name, long fence, Identity from, Identity to) throws IOException {
         LeaseRecord handed = grants.handOff(name, fence, from, to);
+        stopRenewing(name, fence);
+        keepRenewed(handed);
         watchHolder(handed);
         return handed;
     }
@@ -416,7 +494,11 @@ public final class LeaseKeeper implements AutoCloseable {
                     guard.confirm(); // a scan is costly: never over a record that may be stale
                     scan = Optional.of(carriers.scan(name, current.orElseThrow()));
                 } else {
-                    return grants.decided(this, name, guard, request, current, d, scan, now);
+                    Acquisition a = grants.decided(this, name, guard, request, current, d, scan, now);
+                    if (a instanceof Acquisition.Granted granted) {
+                        keepRenewed(granted.lease().record());
+                    }
+                    return a;
                 }
             }
         });
