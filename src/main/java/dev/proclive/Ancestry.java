@@ -56,16 +56,111 @@ public final class Ancestry {
      * What {@link #match} found.
      *
      * @param relation ancestor, not one, or unknown
-     * @param depth    for an ancestor, its depth (0: the parent); else -1
+     * @param depth    for an ancestor, its depth (0: the parent); else empty
      * @param reason   for unknown, why, as a {@link Reason}'s JSON word or {@code chain_incomplete};
      *                 else empty
      */
-    public record Match(Relation relation, int depth, String reason) {
-        /** @throws NullPointerException if an argument is null */
+    public record Match(Relation relation, OptionalInt depth, Optional<String> reason) {
+        /**
+         * @throws NullPointerException     if an argument is null
+         * @throws IllegalArgumentException unless the depth is there (not negative) exactly for an
+         *                                  ancestor and the reason exactly for unknown
+         */
         public Match {
             Objects.requireNonNull(relation, "relation");
+            Objects.requireNonNull(depth, "depth");
             Objects.requireNonNull(reason, "reason");
+            if (depth.isPresent() != (relation == Relation.ANCESTOR) || depth.isPresent() && depth.getAsInt() < 0) {
+                throw new IllegalArgumentException("an ancestor has a depth of 0 or more, and nothing else has one");
+            }
+            if (reason.isPresent() != (relation == Relation.UNKNOWN)) {
+                throw new IllegalArgumentException("an unknown relation has a reason, and nothing else has one");
+            }
         }
+
+        /** An ancestor at {@code depth}. */
+        public static Match ancestor(int depth) {
+            return new Match(Relation.ANCESTOR, OptionalInt.of(depth), Optional.empty());
+        }
+
+        /** Provably not an ancestor. */
+        public static Match notAncestor() {
+            return new Match(Relation.NOT_ANCESTOR, OptionalInt.empty(), Optional.empty());
+        }
+
+        /** Unknown, for {@code reason}. */
+        public static Match unknown(String reason) {
+            return new Match(Relation.UNKNOWN, OptionalInt.empty(), Optional.of(reason));
+        }
+    }
+
+    /**
+     * Which of several sessions' owners is this process's nearest ancestor: what {@link #nearest}
+     * found.
+     *
+     * @param <K> what names a session
+     */
+    public sealed interface Nearest<K> {
+        /** One owner is the nearest ancestor, at {@code depth} (0: the parent). */
+        record Found<K>(K key, int depth) implements Nearest<K> {
+        }
+
+        /** Several keys name the nearest ancestor (one process recorded as two sessions' owner): it cannot be told which. */
+        record Ambiguous<K>(List<K> keys, int depth) implements Nearest<K> {
+            /** The keys, copied. */
+            public Ambiguous {
+                keys = List.copyOf(keys);
+            }
+        }
+
+        /** The chain is complete and holds none of them. */
+        record None<K>() implements Nearest<K> {
+        }
+
+        /** None was found, and the chain is incomplete (one may be above the cut): {@code reason} says why. */
+        record Unknown<K>(String reason) implements Nearest<K> {
+        }
+    }
+
+    /**
+     * Which of {@code owners} (each a session's recorded owner, by the session's key) is the nearest
+     * ancestor of this process: the one at the smallest depth. A commit hook under nested agents
+     * links the commit to the inner one; two keys for the one nearest ancestor are
+     * {@link Nearest.Ambiguous}. From this snapshot alone, reading nothing: an owner that cannot be
+     * matched here (another host, no fingerprint) is never found.
+     *
+     * <pre>{@code
+     * Ancestry.Nearest<String> mine = ProcLive.ancestry().nearest(ownersBySession);
+     * if (mine instanceof Ancestry.Nearest.Found<String> found) {
+     *     link(commit, found.key());
+     * }
+     * }</pre>
+     *
+     * @throws NullPointerException if {@code owners}, a key or an owner is null
+     */
+    public <K> Nearest<K> nearest(java.util.Map<K, Identity> owners) {
+        Objects.requireNonNull(owners, "owners");
+        int best = Integer.MAX_VALUE;
+        List<K> at = new ArrayList<>();
+        for (java.util.Map.Entry<K, Identity> e : owners.entrySet()) {
+            Objects.requireNonNull(e.getKey(), "key");
+            OptionalInt depth = depthOf(Objects.requireNonNull(e.getValue(), "owner"));
+            if (depth.isEmpty() || depth.getAsInt() > best) {
+                continue;
+            }
+            if (depth.getAsInt() < best) {
+                best = depth.getAsInt();
+                at.clear();
+            }
+            at.add(e.getKey());
+        }
+        if (at.size() == 1) {
+            return new Nearest.Found<>(at.get(0), best);
+        }
+        if (at.size() > 1) {
+            return new Nearest.Ambiguous<>(at, best);
+        }
+        return complete ? new Nearest.None<>() : new Nearest.Unknown<>("chain_incomplete");
     }
 
     private final List<Identity> chain;
@@ -157,8 +252,7 @@ public final class Ancestry {
      * not, or that cannot be told. Reads nothing.
      */
     public OptionalInt depthOf(Identity id) {
-        Match m = matchChain(id);
-        return m.relation() == Relation.ANCESTOR ? OptionalInt.of(m.depth()) : OptionalInt.empty();
+        return matchChain(id).depth();
     }
 
     /**
@@ -188,7 +282,7 @@ public final class Ancestry {
         }
         // What the chain cannot tell, the process's end can: a DEAD identity is nobody's ancestor.
         if (id != null && id.pid() > 0 && checker.check(id) == Liveness.DEAD) {
-            return new Match(Relation.NOT_ANCESTOR, -1, "");
+            return Match.notAncestor();
         }
         return m;
     }
@@ -197,17 +291,17 @@ public final class Ancestry {
     private Match matchChain(Identity id) {
         Optional<Reason> guard = unjudgeable(id);
         if (guard.isPresent()) {
-            return new Match(Relation.UNKNOWN, -1, guard.get().json());
+            return Match.unknown(guard.get().json());
         }
         ProcessIntrospector os = checker.introspector();
         for (int i = 0; i < chain.size(); i++) {
             Identity a = chain.get(i);
             if (a.pid() == id.pid()) {
-                return os.sameStart(id.start(), a.start()) ? new Match(Relation.ANCESTOR, i, "")
-                        : new Match(Relation.NOT_ANCESTOR, -1, ""); // the pid was recycled: that process is gone
+                return os.sameStart(id.start(), a.start()) ? Match.ancestor(i)
+                        : Match.notAncestor(); // the pid was recycled: that process is gone
             }
         }
-        return complete ? new Match(Relation.NOT_ANCESTOR, -1, "") : new Match(Relation.UNKNOWN, -1, "chain_incomplete");
+        return complete ? Match.notAncestor() : Match.unknown("chain_incomplete");
     }
 
     /**
@@ -227,7 +321,7 @@ public final class Ancestry {
         if (!id.boot().isEmpty() && !id.boot().equals(boot)) {
             return Optional.of(Reason.REBOOTED);
         }
-        if (id.start().isEmpty()) {
+        if (id.start().isEmpty() || !checker.introspector().isFingerprint(id.start())) {
             return Optional.of(Reason.NO_FINGERPRINT);
         }
         return Optional.empty();

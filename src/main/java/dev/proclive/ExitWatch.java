@@ -31,6 +31,10 @@ final class ExitWatch {
 
     static final long FIRST_POLL_MILLIS = 10;
     static final long LAST_POLL_MILLIS = 1000;
+    /** How long an ended process's exit status is waited for (its parent reaps it), at most. */
+    static final long REAP_GRACE_MILLIS = 500;
+    /** How often it is looked for meanwhile. */
+    static final long REAP_LOOK_MILLIS = 1;
 
     /** What the watch asks of a checker, and no more: so that it depends on verdicts, not on the checker. */
     interface Judge {
@@ -54,6 +58,11 @@ final class ExitWatch {
 
     // Owned by the thread.
     private final Map<Long, Watch> evented = new HashMap<>();
+    /**
+     * Evented watches whose process ended, quieted, waiting for its parent to reap it: the kernel
+     * keeps the exit status from then on. Each with when to stop waiting (nanoTime).
+     */
+    private final Map<Watch, Long> reaping = new java.util.LinkedHashMap<>();
     private final List<Watch> polled = new ArrayList<>();
     private long pollInterval = FIRST_POLL_MILLIS;
     private long nextPoll;
@@ -196,6 +205,7 @@ final class ExitWatch {
     }
 
     private void forget(Watch w) {
+        reaping.remove(w);
         ExitEvents e = events;
         if (w.handle >= 0 && evented.remove(w.handle) == w && e != null) {
             e.unwatch(w.handle);
@@ -221,6 +231,9 @@ final class ExitWatch {
                 if (!polled.isEmpty()) {
                     timeout = Math.max(0, TimeUnit.NANOSECONDS.toMillis(nextPoll - System.nanoTime()));
                 }
+                if (!reaping.isEmpty()) {
+                    timeout = timeout < 0 ? REAP_LOOK_MILLIS : Math.min(timeout, REAP_LOOK_MILLIS);
+                }
                 ExitEvents e = events;
                 int n = 0;
                 if (evented.isEmpty() && polled.isEmpty()) {
@@ -242,6 +255,9 @@ final class ExitWatch {
                 }
                 for (int i = 0; i < n; i++) {
                     exited(ready[i]);
+                }
+                if (!reaping.isEmpty()) {
+                    lookForStatuses();
                 }
                 if (!polled.isEmpty() && System.nanoTime() - nextPoll >= 0) {
                     poll();
@@ -265,7 +281,36 @@ final class ExitWatch {
             addPolled(w);
             return;
         }
-        complete(w, v);
+        ExitEvents e = events;
+        java.util.OptionalInt status = e == null ? java.util.OptionalInt.empty() : e.exitStatus(handle);
+        if (status.isEmpty() && e != null && e.tellsExitStatus()) {
+            // Ended, not reaped yet: the kernel keeps its status from the reap on, a moment later.
+            e.quiet(handle);
+            reaping.put(w, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(REAP_GRACE_MILLIS));
+            return;
+        }
+        complete(w, withStatus(v, status));
+    }
+
+    /** Completes each watch awaiting its exit status that the kernel now tells, or that waited long enough. */
+    private void lookForStatuses() {
+        ExitEvents e = events;
+        long now = System.nanoTime();
+        for (Map.Entry<Watch, Long> r : new ArrayList<>(reaping.entrySet())) {
+            Watch w = r.getKey();
+            java.util.OptionalInt status = e == null ? java.util.OptionalInt.empty() : e.exitStatus(w.handle);
+            if (status.isPresent() || now - r.getValue() >= 0) {
+                complete(w, withStatus(checker.explain(w.identity), status)); // its parent never reaped it: no status
+            }
+        }
+    }
+
+    /** {@code v}, saying how the process ended when the kernel told its wait status. */
+    private static Verdict withStatus(Verdict v, java.util.OptionalInt status) {
+        if (status.isEmpty() || v.liveness() != Liveness.DEAD) {
+            return v;
+        }
+        return ExitStatus.ofWaitStatus(status.getAsInt()).map(v::withExit).orElse(v);
     }
 
     private void poll() {

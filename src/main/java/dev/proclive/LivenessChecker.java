@@ -31,7 +31,7 @@ import java.util.concurrent.CompletableFuture;
  *       machine; without it, the host name is taken as proof)</li>
  *   <li>the process: proven gone → DEAD {@link Reason#EXITED}; unreadable → UNKNOWN with the
  *       introspector's reason</li>
- *   <li>{@code start} empty → UNKNOWN {@link Reason#NO_FINGERPRINT}</li>
+ *   <li>{@code start} empty, or not a fingerprint this platform writes → UNKNOWN {@link Reason#NO_FINGERPRINT}</li>
  *   <li>{@code start} differs → DEAD {@link Reason#PID_REUSED}</li>
  *   <li>zombie → DEAD {@link Reason#ZOMBIE}</li>
  *   <li>otherwise ALIVE {@link Reason#MATCHED}</li>
@@ -311,8 +311,8 @@ public final class LivenessChecker {
             return here.mayBeForeign(id) ? Reason.OTHER_PID_NAMESPACE : Reason.EXITED;
         }
         ProcessInfo info = ((ProcessLookup.Found) lookup).info();
-        if (id.start().isEmpty()) {
-            return Reason.NO_FINGERPRINT;
+        if (id.start().isEmpty() || !introspector.isFingerprint(id.start())) {
+            return Reason.NO_FINGERPRINT; // a start this platform never writes cannot be compared: it proves nothing
         }
         if (!introspector.sameStart(id.start(), info.start())) {
             return here.mayBeForeign(id) ? Reason.OTHER_PID_NAMESPACE : Reason.PID_REUSED;
@@ -392,8 +392,10 @@ public final class LivenessChecker {
         ProcessInfo info = ((ProcessLookup.Found) lookup).info();
         switch (reason) {
             case NO_FINGERPRINT:
-                d.append(" is running as ").append(info.name())
-                        .append(", but no start fingerprint was recorded to prove it is the same process");
+                d.append(" is running as ").append(info.name()).append(id.start().isEmpty()
+                        ? ", but no start fingerprint was recorded to prove it is the same process"
+                        : ", but the start recorded, " + shown(id.start()) + ", is no fingerprint this platform writes:"
+                        + " it proves nothing");
                 break;
             case PID_REUSED:
                 d.append(" now belongs to ").append(info.name()).append(" started at ").append(info.start())

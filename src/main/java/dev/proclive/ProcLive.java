@@ -78,6 +78,18 @@ public final class ProcLive {
      * identities in one {@link #checkAll batch}, every 10 ms backing off to 1 s. The first watch
      * loads JNA; {@link #check} never does.
      *
+     * <p><b>How it ended.</b> Where the kernel tells it, the verdict says how the process ended,
+     * exited with a status or killed by a signal ({@link Verdict#exit()}), for any process, not
+     * only a child of this JVM: on Linux 6.15 and later the pidfd held since before the end gives
+     * its wait status once its parent has reaped it ({@code PIDFD_GET_INFO}), so the watch waits
+     * up to half a second after the end for that reap (a zombie that stays unreaped longer completes
+     * the watch without a status). Empty on older kernels, on macOS, when the pid was polled, and
+     * for a process that was DEAD already when the watch began.
+     *
+     * <pre>{@code
+     * ProcLive.onExit(agent).thenAccept(v -> v.exit().ifPresent(how -> log.info("agent " + how)));
+     * }</pre>
+     *
      * <p>The future is completed on another thread than the watching one (a callback pool whose
      * threads end when idle), so stages chained onto it may block or throw without delaying other
      * watches; as always with {@code CompletableFuture}, a thread waiting in {@code get} or

@@ -116,6 +116,71 @@ class AncestryTest {
     }
 
     @Test
+    void aMatchSaysItsDepthOrItsReasonAsOptionalsNeverSentinels() {
+        Ancestry a = toInit();
+        assertThat(a.match(id(30, "300"))).isEqualTo(Ancestry.Match.ancestor(1));
+        assertThat(a.match(id(30, "300")).depth()).hasValue(1);
+        assertThat(a.match(id(30, "300")).reason()).isEmpty();
+        assertThat(a.match(id(77, "770")).depth()).isEmpty();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new Ancestry.Match(Ancestry.Relation.ANCESTOR,
+                OptionalInt.empty(), java.util.Optional.empty())).isInstanceOf(IllegalArgumentException.class);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new Ancestry.Match(Ancestry.Relation.UNKNOWN,
+                OptionalInt.empty(), java.util.Optional.empty())).isInstanceOf(IllegalArgumentException.class);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Ancestry.Match.ancestor(-1))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    /** java(50) → sh(40) → inner agent(30) → outer agent(20) → init(1): complete. */
+    private Ancestry nested() {
+        return snapshot(new long[] {40, 30, 400}, new long[] {30, 20, 300}, new long[] {20, 1, 200},
+                new long[] {1, 0, 10});
+    }
+
+    @Test
+    void theNearestOfSeveralSessionsOwnersIsTheInnerAgent() {
+        java.util.Map<String, Identity> owners = new java.util.LinkedHashMap<>();
+        owners.put("outer", id(20, "200"));
+        owners.put("inner", id(30, "300"));
+        owners.put("stranger", id(77, "770"));
+        assertThat(nested().nearest(owners)).isEqualTo(new Ancestry.Nearest.Found<>("inner", 1));
+    }
+
+    @Test
+    void twoKeysOfOneAncestorAreAmbiguousAtItsDepth() {
+        java.util.Map<String, Identity> owners = new java.util.LinkedHashMap<>();
+        owners.put("outer", id(20, "200"));
+        owners.put("a", id(30, "300"));
+        owners.put("b", id(30, "300"));
+        Ancestry.Nearest<String> n = nested().nearest(owners);
+        assertThat(n).isEqualTo(new Ancestry.Nearest.Ambiguous<>(List.of("a", "b"), 1));
+    }
+
+    @Test
+    void aStrangerAloneIsNoneOnACompleteChain() {
+        assertThat(nested().nearest(java.util.Map.of("stranger", id(77, "770"))))
+                .isEqualTo(new Ancestry.Nearest.None<String>());
+        assertThat(nested().nearest(java.util.Map.<String, Identity>of())).isEqualTo(new Ancestry.Nearest.None<String>());
+    }
+
+    @Test
+    void onACutChainNoneFoundIsUnknown() {
+        os.process(40, 30, "p40", "400").process(30, 20, "p30", "300"); // 20 cannot be read: cut
+        Ancestry cut = Ancestry.of(LivenessChecker.of(os), 0);
+        assertThat(cut.nearest(java.util.Map.of("stranger", id(77, "770"))))
+                .isEqualTo(new Ancestry.Nearest.Unknown<String>("chain_incomplete"));
+        assertThat(cut.nearest(java.util.Map.of("inner", id(30, "300"), "stranger", id(77, "770"))))
+                .as("one found above nothing unknown nearer").isEqualTo(new Ancestry.Nearest.Found<>("inner", 1));
+    }
+
+    @Test
+    void anOwnerThatCannotBeJudgedHereIsNeverFound() {
+        Identity elsewhere = new Identity(30, "300", FakeIntrospector.BOOT, "other-host", "", FakeIntrospector.PIDNS);
+        Identity noStart = new Identity(30, "", FakeIntrospector.BOOT, FakeIntrospector.HOST, "", FakeIntrospector.PIDNS);
+        assertThat(nested().nearest(java.util.Map.of("elsewhere", elsewhere, "bare", noStart)))
+                .isEqualTo(new Ancestry.Nearest.None<String>());
+    }
+
+    @Test
     void aDeadIdentityIsNobodysAncestorEvenAboveTheCut() {
         os.process(40, 30, "p40", "400").process(30, 20, "p30", "300");
         Ancestry cut = Ancestry.of(LivenessChecker.of(os), 0);
@@ -126,14 +191,14 @@ class AncestryTest {
         assertThat(cut.excludes(id(89, "890"))).as("a zombie is DEAD too").isTrue();
         os.process(90, 1, "alive", "900");
         assertThat(cut.excludes(id(90, "900"))).as("alive and maybe above the cut: not excluded").isFalse();
-        assertThat(cut.match(id(90, "900"))).isEqualTo(new Ancestry.Match(Ancestry.Relation.UNKNOWN, -1, "chain_incomplete"));
+        assertThat(cut.match(id(90, "900"))).isEqualTo(Ancestry.Match.unknown("chain_incomplete"));
     }
 
     @Test
     void anotherPidNamespacesIdentityIsUnknownNeverNotAnAncestor() {
         Ancestry a = toInit();
         Identity outer = new Identity(30, "300", FakeIntrospector.BOOT, FakeIntrospector.HOST, "", "4026532000");
-        assertThat(a.match(outer)).isEqualTo(new Ancestry.Match(Ancestry.Relation.UNKNOWN, -1, "other_pid_namespace"));
+        assertThat(a.match(outer)).isEqualTo(Ancestry.Match.unknown("other_pid_namespace"));
         assertThat(a.excludes(outer)).isFalse();
     }
 

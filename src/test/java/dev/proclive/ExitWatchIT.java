@@ -94,6 +94,65 @@ class ExitWatchIT {
                 x -> x.liveness() == Liveness.DEAD);
     }
 
+    /** Whether this kernel keeps a reaped process's exit status for its pidfds (Linux 6.15 and later). */
+    private static boolean kernelTellsExitStatus() throws Exception {
+        String[] v = Files.readString(Path.of("/proc/sys/kernel/osrelease")).strip().split("[.-]");
+        int major = Integer.parseInt(v[0]);
+        int minor = Integer.parseInt(v[1]);
+        return major > 6 || major == 6 && minor >= 15;
+    }
+
+    /**
+     * A process that is not this JVM's child, started by a shell that reaps it ({@code wait}) and
+     * runs {@code script}: its identity and the shell.
+     */
+    private Identity grandchild(String script) throws Exception {
+        Process shell = new ProcessBuilder("sh", "-c", "sh -c '" + script + "' & echo $!; wait").start();
+        workers.add(shell);
+        long pid = Long.parseLong(new BufferedReader(new InputStreamReader(shell.getInputStream(),
+                StandardCharsets.UTF_8)).readLine().strip());
+        assertThat(ProcessHandle.current().children().noneMatch(c -> c.pid() == pid)).as("not a child of this JVM").isTrue();
+        return ProcLive.identify(pid).orElseThrow();
+    }
+
+    @Test
+    void howAProcessThatIsNotAChildEndedIsToldKilledExitedOrCrashed() throws Exception {
+        assumeTrue(kernelTellsExitStatus(), "the kernel keeps no exit status for a pidfd before Linux 6.15");
+        Path go = dir.resolve("go");
+        String whenTold = "while [ ! -e " + go + " ]; do sleep 0.05; done; "; // each ends once every watch is made
+        Identity killed = grandchild("exec sleep 60");
+        Identity exited = grandchild(whenTold + "exit 3");
+        Identity crashed = grandchild(whenTold + "kill -SEGV $$");
+        CompletableFuture<Verdict> k = ProcLive.onExit(killed);
+        CompletableFuture<Verdict> e = ProcLive.onExit(exited);
+        CompletableFuture<Verdict> c = ProcLive.onExit(crashed);
+        Files.writeString(go, "");
+        Runtime.getRuntime().exec(new String[] {"kill", "-KILL", Long.toString(killed.pid())}).waitFor();
+        Verdict byKill = within(k, 30);
+        Verdict byExit = within(e, 30);
+        Verdict byCrash = within(c, 30);
+        assertThat(byKill.liveness()).isEqualTo(Liveness.DEAD);
+        assertThat(byKill.exit()).as("%s", byKill).hasValueSatisfying(x -> {
+            assertThat(x.signal()).hasValue(9);
+            assertThat(x.signalName()).hasValue("SIGKILL");
+            assertThat(x.code()).isEmpty();
+        });
+        assertThat(byExit.exit()).as("%s", byExit).hasValueSatisfying(x -> {
+            assertThat(x.code()).hasValue(3);
+            assertThat(x.signal()).isEmpty();
+        });
+        assertThat(byCrash.exit()).as("%s", byCrash).hasValueSatisfying(x -> assertThat(x.signal()).hasValue(11));
+        assertThat(byKill.toString()).contains("killed by SIGKILL");
+    }
+
+    @Test
+    void aZombieNobodyReapsEndsTheWatchWithoutAStatus() throws Exception {
+        long zombie = children.zombieToBe("0.5");
+        Verdict v = within(ProcLive.onExit(ProcLive.identify(zombie).orElseThrow()), 30);
+        assertThat(v.liveness()).isEqualTo(Liveness.DEAD);
+        assertThat(v.exit()).as("its parent never reaped it: no status to tell").isEmpty();
+    }
+
     @Test
     void aZombieIsAnEnd() throws Exception {
         long child = children.zombieToBe("0.3");

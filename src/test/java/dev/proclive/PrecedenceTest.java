@@ -469,7 +469,7 @@ class PrecedenceTest {
     @Test
     void verdictReasonsBelongToTheirLiveness() {
         // A verdict has no liveness of its own to disagree with: it is its reason's.
-        assertThat(Verdict.class.getRecordComponents()).extracting(c -> c.getName()).containsExactly("reason", "detail");
+        assertThat(Verdict.class.getRecordComponents()).extracting(c -> c.getName()).containsExactly("reason", "detail", "exit");
         assertThatThrownBy(() -> new Verdict(null, "")).isInstanceOf(NullPointerException.class);
         assertThatThrownBy(() -> new ProcessLookup.Unknown(Reason.EXITED, ""))
                 .isInstanceOf(IllegalArgumentException.class);

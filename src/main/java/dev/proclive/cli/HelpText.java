@@ -21,14 +21,19 @@ final class HelpText {
             "  ancestry [--of PID]     print this command's ancestors (or PID's), nearest first:",
             "                          {\"complete\":...,\"chain\":[...identities...]}",
             "  ancestor [JSON]         whether an identity (argument or stdin) is an ancestor of",
-            "                          this command: {\"relation\":\"ancestor\",\"depth\":N} (exit 0),",
-            "                          not_ancestor (1), unknown with a reason (2); identities on",
-            "                          stdin one a line are answered in order from one walk (exit 0)",
+            "                          this command: {\"relation\":\"ancestor\",\"depth\":N} (0: the",
+            "                          parent); identities on stdin one a line are answered in",
+            "                          order from one walk; exit 0 when one is an ancestor, 1 when",
+            "                          none can be, 2 otherwise",
+            "  ancestor --nearest      which session's owner is the nearest ancestor, from lines",
+            "                          {\"key\":...,\"owner\":{...}} on stdin: {\"nearest\":KEY,",
+            "                          \"depth\":N} (exit 0), none (1), ambiguous or unknown (2)",
             "  wait [JSON] [--timeout SECONDS]",
             "                          wait for the end of an identity given as for check;",
-            "                          prints its verdict (exit 0 dead, 1 still alive at the",
-            "                          timeout, 2 unknown); without --timeout it waits as long",
-            "                          as the process lives",
+            "                          prints its verdict, and how it ended where the kernel",
+            "                          told (\"exit\":{\"code\":N} or {\"signal\":N,...}); exit 0",
+            "                          dead, 1 still alive at the timeout, 2 unknown; without",
+            "                          --timeout it waits as long as the process lives",
             "  lease ACTION NAME --dir DIR   a single-writer lease held by a process:",
             "      acquire [--holder owner|PID] [--skip NAME]... [--ttl SECONDS] [--take-unknown]",
             "              [--wait SECONDS] [--print fence]",
@@ -69,13 +74,17 @@ final class HelpText {
             "ancestry", "usage: proclive ancestry [--of PID]\n"
                     + "  prints the ancestors of this command (or of PID), nearest first; complete when the walk reached pid 1",
             "ancestor", "usage: proclive ancestor [JSON]\n"
-                    + "  whether an identity is an ancestor of this command: exit 0 ancestor (with its depth), 1 not one,\n"
-                    + "  2 unknown (with why); JSON Lines on stdin are answered in order from one walk, exit 0 (65: a bad line)",
+                    + "       proclive ancestor --nearest\n"
+                    + "  whether an identity is an ancestor of this command, with its depth (0: the parent) or why it\n"
+                    + "  cannot be told; JSON Lines on stdin are answered in order from one walk; exit 0 when one is\n"
+                    + "  an ancestor, 1 when none can be, 2 otherwise (65: a bad line). --nearest: lines\n"
+                    + "  {\"key\":...,\"owner\":{...}}, answered with the nearest owner's key; exit 0 found, 1 none,\n"
+                    + "  2 ambiguous or unknown",
             "check", "usage: proclive check [JSON]\n"
                     + "  checks an identity given as argument or on stdin; exit 0 alive, 1 dead, 2 unknown",
             "wait", "usage: proclive wait [JSON] [--timeout SECONDS]\n"
-                    + "  waits for the end of an identity; exit 0 dead, 1 alive at the timeout, 2 unknown;\n"
-                    + "  without --timeout it waits as long as the process lives",
+                    + "  waits for the end of an identity and says how it ended where the kernel told; exit 0 dead,\n"
+                    + "  1 alive at the timeout, 2 unknown; without --timeout it waits as long as the process lives",
             "lease", "usage: proclive lease ACTION NAME --dir DIR [OPTION]...\n"
                     + ALL.substring(ALL.indexOf("      acquire"), ALL.indexOf("  demo")).stripTrailing(),
             "demo", "usage: proclive demo\n  shows what proclive tells, with real processes");

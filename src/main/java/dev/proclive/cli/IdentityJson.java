@@ -14,15 +14,17 @@ import java.util.Optional;
 
 /**
  * An {@link Identity} read and written with jackson-core's streaming parser and generator: the
- * bytes and the rules of a plain {@code ObjectMapper} with {@code FAIL_ON_TRAILING_TOKENS}, without
+ * bytes and the rules of a plain {@code ObjectMapper} with {@code FAIL_ON_TRAILING_TOKENS} and
+ * {@code STRICT_DUPLICATE_DETECTION}, without
  * building one (that alone is most of a hook command's time). Reads: one JSON object, UTF-8 bytes,
  * nothing after it; {@code pid} a whole number within 64 bits or null; the other fields a JSON
- * string or null; unknown fields skipped, missing ones empty; a repeated field's last value wins.
+ * string or null; unknown fields skipped, missing ones empty; a field given twice refused.
  * Writes: the fields in their order, {@code pid} and {@code start} always, the rest when not empty.
  */
 final class IdentityJson {
 
-    private static final JsonFactory FACTORY = new JsonFactory();
+    /** A repeated field is refused, never "the last one wins": {@code {"pid":1,"pid":2}} names no one process. */
+    private static final JsonFactory FACTORY = new JsonFactory().enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
 
     private IdentityJson() {
     }
@@ -35,9 +37,49 @@ final class IdentityJson {
      */
     static Optional<Identity> read(byte[] bytes) throws IOException {
         try (JsonParser p = FACTORY.createParser(bytes)) {
+            Optional<Identity> id = value(p, p.nextToken());
+            end(p);
+            return id;
+        }
+    }
+
+    /**
+     * One line of {@code ancestor --nearest}: {@code {"key":"…","owner":{IDENTITY}}}, both required,
+     * other fields skipped.
+     *
+     * @throws com.fasterxml.jackson.core.JsonProcessingException for anything else, with its location
+     */
+    static java.util.Map.Entry<String, Identity> keyed(byte[] bytes) throws IOException {
+        try (JsonParser p = FACTORY.createParser(bytes)) {
             JsonToken first = p.nextToken();
+            if (first != JsonToken.START_OBJECT) {
+                throw new JsonParseException(p, "a line is {\"key\":\"…\",\"owner\":{…}}, not " + describe(first));
+            }
+            String key = null;
+            Optional<Identity> owner = Optional.empty();
+            for (JsonToken t = p.nextToken(); t != JsonToken.END_OBJECT; t = p.nextToken()) {
+                String field = p.currentName();
+                JsonToken value = p.nextToken();
+                if (field.equals("key")) {
+                    key = string(p, value);
+                } else if (field.equals("owner")) {
+                    owner = value(p, value);
+                } else {
+                    p.skipChildren();
+                }
+            }
+            end(p);
+            if (key == null || owner.isEmpty()) {
+                throw new JsonParseException(p, "a line needs a \"key\" string and an \"owner\" identity");
+            }
+            return java.util.Map.entry(key, owner.get());
+        }
+    }
+
+    /** The identity whose first token {@code first} is; empty for JSON {@code null}. */
+    private static Optional<Identity> value(JsonParser p, JsonToken first) throws IOException {
+        {
             if (first == JsonToken.VALUE_NULL) {
-                end(p);
                 return Optional.empty();
             }
             if (first != JsonToken.START_OBJECT) {
@@ -57,7 +99,6 @@ final class IdentityJson {
                     p.skipChildren();
                 }
             }
-            end(p);
             return Optional.of(new Identity(pid, strings[0], strings[1], strings[2], strings[3], strings[4], strings[5]));
         }
     }
@@ -74,6 +115,42 @@ final class IdentityJson {
             optional(g, "name", id.name());
             optional(g, "pidns", id.pidns());
             optional(g, "machine", id.machine());
+            g.writeEndObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException("a StringWriter does not fail", e);
+        }
+        return text.toString();
+    }
+
+    /**
+     * What {@code ancestor --nearest} prints: {@code {"nearest":"KEY","depth":N}}, or {@code
+     * {"nearest":null,"relation":"ambiguous","keys":[…],"depth":N}}, {@code "none"}, or {@code
+     * "unknown"} with {@code "reason"}.
+     */
+    static String nearest(dev.proclive.Ancestry.Nearest<String> n) {
+        StringWriter text = new StringWriter(80);
+        try (JsonGenerator g = FACTORY.createGenerator(text)) {
+            g.writeStartObject();
+            if (n instanceof dev.proclive.Ancestry.Nearest.Found<String> found) {
+                g.writeStringField("nearest", found.key());
+                g.writeNumberField("depth", found.depth());
+            } else {
+                g.writeNullField("nearest");
+                if (n instanceof dev.proclive.Ancestry.Nearest.Ambiguous<String> tie) {
+                    g.writeStringField("relation", "ambiguous");
+                    g.writeArrayFieldStart("keys");
+                    for (String key : tie.keys()) {
+                        g.writeString(key);
+                    }
+                    g.writeEndArray();
+                    g.writeNumberField("depth", tie.depth());
+                } else if (n instanceof dev.proclive.Ancestry.Nearest.Unknown<String> unknown) {
+                    g.writeStringField("relation", "unknown");
+                    g.writeStringField("reason", unknown.reason());
+                } else {
+                    g.writeStringField("relation", "none");
+                }
+            }
             g.writeEndObject();
         } catch (IOException e) {
             throw new UncheckedIOException("a StringWriter does not fail", e);

@@ -276,19 +276,54 @@ public final class Main {
     }
 
     /**
-     * {@code ancestor [JSON]}: whether one identity (argument or stdin) is an ancestor of this
-     * command: exit 0 ancestor, 1 not one, 2 unknown. Several identities on stdin, one a line (JSON
-     * Lines): each answered, in order, from one snapshot, and exit 0; a bad line is 65, naming it,
-     * with nothing printed for it or after.
+     * {@code ancestor [JSON]}: whether an identity (argument or stdin) is an ancestor of this
+     * command. Identities on stdin, one a line (JSON Lines; one line is one identity): each answered,
+     * in order, from one snapshot, one line each. Exit 0 when one of them is an ancestor, 1 when
+     * each provably is not, 2 otherwise: the same for one line or many. A bad line is 65, naming it,
+     * with nothing printed. {@code --nearest}: lines {@code {"key":…,"owner":{…}}}, answered with the
+     * key of the nearest ancestor among them ({@link #nearest}).
      */
     private int ancestor(List<String> args) {
+        if (args.equals(List.of("--nearest"))) {
+            return nearest();
+        }
         if (args.size() > 1) {
-            return usage("ancestor takes at most one JSON argument");
+            return usage("ancestor takes at most one JSON argument, or --nearest");
         }
+        List<Identity> ids = new java.util.ArrayList<>();
         if (!args.isEmpty()) {
-            return ancestorOf(parse(argumentBytes(notAnOption("ancestor", args.get(0)))));
+            ids.add(parse(argumentBytes(notAnOption("ancestor", args.get(0)))));
+        } else {
+            byte[] input = readStdin();
+            List<byte[]> lines = lines(input);
+            if (lines.isEmpty()) {
+                ids.add(parse(input)); // says what is wrong with an empty input
+            }
+            for (int i = 0; i < lines.size(); i++) {
+                try {
+                    ids.add(parse(lines.get(i)));
+                } catch (BadInput e) {
+                    throw new BadInput(lines.size() == 1 ? e.getMessage() : "line " + (i + 1) + ": " + e.getMessage());
+                }
+            }
         }
-        byte[] input = readStdin();
+        Ancestry a = ProcLive.ancestry(); // one walk for every line
+        StringBuilder answers = new StringBuilder();
+        boolean any = false;
+        boolean allNot = true;
+        for (Identity id : ids) {
+            Ancestry.Match m = a.match(id);
+            any |= m.relation() == Ancestry.Relation.ANCESTOR;
+            allNot &= m.relation() == Ancestry.Relation.NOT_ANCESTOR;
+            answers.append(matchJson(m)).append('\n');
+        }
+        out.print(answers);
+        out.flush();
+        return any ? ExitCode.OK.code() : allNot ? ExitCode.NO.code() : ExitCode.UNKNOWN.code();
+    }
+
+    /** The lines of {@code input} that are not blank. */
+    private static List<byte[]> lines(byte[] input) {
         List<byte[]> lines = new java.util.ArrayList<>();
         int from = 0;
         for (int i = 0; i <= input.length; i++) {
@@ -300,48 +335,46 @@ public final class Main {
                 from = i + 1;
             }
         }
-        if (lines.size() <= 1) {
-            return ancestorOf(parse(lines.isEmpty() ? input : lines.get(0)));
-        }
-        List<Identity> ids = new java.util.ArrayList<>(lines.size());
-        for (int i = 0; i < lines.size(); i++) {
-            try {
-                ids.add(parse(lines.get(i)));
-            } catch (BadInput e) {
-                throw new BadInput("line " + (i + 1) + ": " + e.getMessage());
-            }
-        }
-        Ancestry a = ProcLive.ancestry(); // one walk for every line
-        StringBuilder answers = new StringBuilder();
-        for (Identity id : ids) {
-            answers.append(matchJson(a.match(id))).append('\n');
-        }
-        out.print(answers);
-        out.flush();
-        return ExitCode.OK.code();
+        return lines;
     }
 
-    /** One identity's answer: its line, and exit 0 ancestor, 1 not one, 2 unknown. */
-    private int ancestorOf(Identity id) {
-        Ancestry.Match m = ProcLive.ancestry().match(id);
-        out.println(matchJson(m));
-        return exitOf(m);
+    /**
+     * {@code ancestor --nearest}: which session's owner is this command's nearest ancestor, from
+     * JSON Lines {@code {"key":"…","owner":{IDENTITY}}}: {@code {"nearest":"KEY","depth":N}}, exit 0;
+     * {@code {"nearest":null,"relation":"none"}}, exit 1; {@code "ambiguous"} (with its keys and
+     * depth) or {@code "unknown"} (with why), exit 2.
+     */
+    private int nearest() {
+        List<byte[]> lines = lines(readStdin());
+        java.util.Map<String, Identity> owners = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < lines.size(); i++) {
+            java.util.Map.Entry<String, Identity> e;
+            try {
+                e = IdentityJson.keyed(lines.get(i));
+            } catch (JsonProcessingException bad) {
+                throw new BadInput("line " + (i + 1) + ": bad JSON: " + oneLine(bad));
+            } catch (IOException bad) {
+                throw new BadInput("line " + (i + 1) + ": cannot be read: " + bad.getMessage());
+            }
+            if (owners.putIfAbsent(e.getKey(), e.getValue()) != null) {
+                throw new BadInput("line " + (i + 1) + ": key " + dev.proclive.text.OneLine.quote(e.getKey()) + " is given twice");
+            }
+        }
+        Ancestry.Nearest<String> n = ProcLive.ancestry().nearest(owners);
+        out.println(IdentityJson.nearest(n));
+        return n instanceof Ancestry.Nearest.Found ? ExitCode.OK.code()
+                : n instanceof Ancestry.Nearest.None ? ExitCode.NO.code() : ExitCode.UNKNOWN.code();
     }
 
     /** {@code {"relation":"ancestor","depth":1}}, {@code {"relation":"not_ancestor"}}, {@code {"relation":"unknown","reason":"other_host"}}. */
     static String matchJson(Ancestry.Match m) {
         if (m.relation() == Ancestry.Relation.ANCESTOR) {
-            return "{\"relation\":\"ancestor\",\"depth\":" + m.depth() + "}";
+            return "{\"relation\":\"ancestor\",\"depth\":" + m.depth().getAsInt() + "}";
         }
         if (m.relation() == Ancestry.Relation.NOT_ANCESTOR) {
             return "{\"relation\":\"not_ancestor\"}";
         }
-        return "{\"relation\":\"unknown\",\"reason\":\"" + m.reason() + "\"}";
-    }
-
-    private static int exitOf(Ancestry.Match m) {
-        return m.relation() == Ancestry.Relation.ANCESTOR ? ExitCode.OK.code()
-                : m.relation() == Ancestry.Relation.NOT_ANCESTOR ? ExitCode.NO.code() : ExitCode.UNKNOWN.code();
+        return "{\"relation\":\"unknown\",\"reason\":\"" + m.reason().orElseThrow() + "\"}";
     }
 
     private int identify(List<String> args) {
@@ -399,9 +432,18 @@ public final class Main {
         }
     }
 
-    /** {@code {"liveness":"alive","reason":"matched"}}: a verdict as {@code check} and {@code wait} print it. */
+    /**
+     * {@code {"liveness":"alive","reason":"matched"}}: a verdict as {@code check} and {@code wait}
+     * print it; with {@code "exit":{"code":3}} or {@code "exit":{"signal":9,"signalName":"SIGKILL",
+     * "coreDumped":false}} where the kernel told how it ended.
+     */
     static String verdictJson(Verdict verdict) {
-        return "{\"liveness\":\"" + verdict.liveness().json() + "\",\"reason\":\"" + verdict.reason().json() + "\"}";
+        String exit = verdict.exit().map(e -> e.code().isPresent() ? ",\"exit\":{\"code\":" + e.code().getAsInt() + "}"
+                : ",\"exit\":{\"signal\":" + e.signal().getAsInt()
+                        + e.signalName().map(n -> ",\"signalName\":\"" + n + "\"").orElse("")
+                        + ",\"coreDumped\":" + e.coreDumped() + "}").orElse("");
+        return "{\"liveness\":\"" + verdict.liveness().json() + "\",\"reason\":\"" + verdict.reason().json() + "\""
+                + exit + "}";
     }
 
     /**

@@ -111,6 +111,21 @@ public final class LinuxProcessIntrospector implements ProcessIntrospector {
         return problem == null ? new ProcessLookup.Found(info(r.line, v)) : malformed(path, problem);
     }
 
+    /** A start as this platform writes it: clock ticks since boot, 1 to 19 decimal digits (a loop: no regex on a check's path). */
+    @Override
+    public boolean isFingerprint(String recorded) {
+        if (recorded.isEmpty() || recorded.length() > 19) {
+            return false;
+        }
+        for (int i = 0; i < recorded.length(); i++) {
+            char c = recorded.charAt(i);
+            if (c < '0' || c > '9') {
+                return false;
+            }
+        }
+        return true;
+    }
+
     @Override
     public boolean sameStart(String recorded, String current) {
         return view().boottime().sameStart(recorded, current);

@@ -212,6 +212,76 @@ public final class PidfdEvents implements ExitEvents {
         }
     }
 
+    /** {@code PIDFD_GET_INFO}: {@code _IOWR(0xFF, 11, struct pidfd_info)} of its first published size, 64 bytes. */
+    static final long PIDFD_GET_INFO = 0xC040FF0BL;
+    /** {@code PIDFD_INFO_EXIT}: ask for (and, answered, say there is) the exit status. */
+    static final long PIDFD_INFO_EXIT = 1L << 3;
+    /** Where {@code struct pidfd_info} keeps {@code exit_code}: after mask, cgroupid and eleven ids. */
+    static final int EXIT_CODE_OFFSET = 60;
+    static final int INFO_SIZE = 64;
+
+    @Override
+    public java.util.OptionalInt exitStatus(long handle) {
+        if (!tellsExitStatus || handle < 0 || handle > Integer.MAX_VALUE) {
+            return java.util.OptionalInt.empty();
+        }
+        try (Memory info = new Memory(INFO_SIZE)) {
+            info.clear();
+            info.setLong(0, PIDFD_INFO_EXIT);
+            libc.ioctl((int) handle, PIDFD_GET_INFO, info);
+            return exitCode(info.getByteArray(0, INFO_SIZE));
+        } catch (LastErrorException | UnsatisfiedLinkError e) {
+            return java.util.OptionalInt.empty(); // ESRCH on an old kernel, ENOTTY before 6.13
+        }
+    }
+
+    /** The exit code a {@code struct pidfd_info} holds, when its mask says it holds one. */
+    static java.util.OptionalInt exitCode(byte[] info) {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(info).order(java.nio.ByteOrder.nativeOrder());
+        if ((b.getLong(0) & PIDFD_INFO_EXIT) == 0) {
+            return java.util.OptionalInt.empty(); // not reaped yet
+        }
+        return java.util.OptionalInt.of(b.getInt(EXIT_CODE_OFFSET));
+    }
+
+    @Override
+    public boolean tellsExitStatus() {
+        return tellsExitStatus;
+    }
+
+    /** Linux 6.15 and later keep a reaped process's exit status for its pidfds. */
+    private final boolean tellsExitStatus = kernelAtLeast(readRelease(), 6, 15);
+
+    private static String readRelease() {
+        try {
+            return java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/kernel/osrelease")).strip();
+        } catch (java.io.IOException | RuntimeException e) {
+            return "";
+        }
+    }
+
+    /** Whether a kernel release ({@code 6.18.44-fc}) is {@code major.minor} or later; false for one it cannot read. */
+    static boolean kernelAtLeast(String release, int major, int minor) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("^(\\d+)\\.(\\d+)").matcher(release);
+        if (!m.find()) {
+            return false;
+        }
+        int ma = Integer.parseInt(m.group(1));
+        int mi = Integer.parseInt(m.group(2));
+        return ma > major || ma == major && mi >= minor;
+    }
+
+    @Override
+    public void quiet(long handle) {
+        if (handle >= 0 && handle <= Integer.MAX_VALUE) {
+            try {
+                libc.epoll_ctl(epoll, EPOLL_CTL_DEL, (int) handle, null);
+            } catch (LastErrorException e) {
+                // not registered any more
+            }
+        }
+    }
+
     @Override
     public void close() {
         closed = true;
@@ -236,6 +306,8 @@ public final class PidfdEvents implements ExitEvents {
         int epoll_ctl(int epfd, int op, int fd, com.sun.jna.Pointer event) throws LastErrorException;
 
         int epoll_wait(int epfd, com.sun.jna.Pointer events, int maxevents, int timeout) throws LastErrorException;
+
+        int ioctl(int fd, long request, com.sun.jna.Pointer arg) throws LastErrorException;
 
         int eventfd(int initval, int flags) throws LastErrorException;
 

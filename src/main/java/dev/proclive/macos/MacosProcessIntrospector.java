@@ -299,6 +299,22 @@ public final class MacosProcessIntrospector implements ProcessIntrospector {
         return new java.math.BigDecimal(start);
     }
 
+    /** A start as this platform writes it: {@code seconds.microseconds}, six digits after the point. */
+    @Override
+    public boolean isFingerprint(String recorded) {
+        int point = recorded.indexOf('.');
+        if (point < 1 || point > 19 || recorded.length() - point - 1 != 6) {
+            return false;
+        }
+        for (int i = 0; i < recorded.length(); i++) {
+            char c = recorded.charAt(i);
+            if (i != point && (c < '0' || c > '9')) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     @Override
     public Optional<String> bootId() {
         return Optional.empty();

@@ -50,6 +50,28 @@ public interface ExitEvents extends AutoCloseable {
     /** Makes a current or the next {@link #await} return at once. */
     void wake();
 
+    /**
+     * The wait status ({@code waitpid(2)}'s) of the process {@code handle} pins, once it has ended
+     * and its parent has reaped it, where the kernel tells it for any process (Linux 6.15 and later:
+     * {@code PIDFD_GET_INFO} with {@code PIDFD_INFO_EXIT}); empty before the reap, for an unknown
+     * handle, or where it cannot be told.
+     */
+    default java.util.OptionalInt exitStatus(long handle) {
+        return java.util.OptionalInt.empty();
+    }
+
+    /** Whether {@link #exitStatus} can answer here at all: the watch then waits a moment for a zombie's reap. */
+    default boolean tellsExitStatus() {
+        return false;
+    }
+
+    /**
+     * Stops reporting {@code handle} from {@link #await} while keeping the process pinned, until
+     * {@link #unwatch}: for a process that ended and whose status is awaited.
+     */
+    default void quiet(long handle) {
+    }
+
     /** Frees everything this instance holds. */
     @Override
     void close();

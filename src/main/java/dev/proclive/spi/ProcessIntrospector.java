@@ -49,6 +49,15 @@ public interface ProcessIntrospector {
     }
 
     /**
+     * Whether {@code recorded} is a start fingerprint as this platform writes them (Linux: clock
+     * ticks, decimal digits; macOS: {@code seconds.microseconds}): one that is not cannot be
+     * compared, so it proves nothing — never that the pid was reused. The default accepts any.
+     */
+    default boolean isFingerprint(String recorded) {
+        return true;
+    }
+
+    /**
      * The executable's and {@code argv[0]}'s file names of process {@code pid}, for an owner walk
      * that meets a process whose short name is not already skipped. The default knows none.
      */

@@ -74,6 +74,52 @@ class AncestryIT {
         assertThat(chain.path("complete").asBoolean()).as("reached pid 1").isTrue();
     }
 
+    /**
+     * outer agent → sh → inner agent → sh → the CLI, a stranger beside: the nearest of the three
+     * sessions' owners is the inner agent, at depth 1; the same owner under two keys is ambiguous; a
+     * stranger alone is none.
+     */
+    @Test
+    void theNearestOfSeveralSessionsIsTheInnerAgent() throws Exception {
+        String line = "{\"key\":\"%s\",\"owner\":%s}\\n";
+        String inner = "sleep 30 & S=$(" + cli("identify") + " $!); "
+                + "printf '" + String.format(line, "outer", "%s") + String.format(line, "inner", "%s")
+                + String.format(line, "stranger", "%s") + "' \"$OUTER\" \"$AGENT\" \"$S\" | " + cli("ancestor", "--nearest")
+                + "; echo \"exit=$?\"; "
+                + "printf '" + String.format(line, "a", "%s") + String.format(line, "b", "%s") + "' \"$AGENT\" \"$AGENT\" | "
+                + cli("ancestor", "--nearest") + "; echo \"exit=$?\"; "
+                + "printf '" + String.format(line, "stranger", "%s") + "' \"$S\" | " + cli("ancestor", "--nearest")
+                + "; echo \"exit=$?\"; kill $!";
+        Cli.Result r = Cli.exec(List.of(agent.toString(), "OUTER=\"$AGENT\" " + Cli.shellQuoted(List.of(agent.toString(), inner))), "");
+        List<String> lines = r.out().lines().toList();
+        assertThat(lines).as("%s %s", r.out(), r.err()).hasSize(8);
+        assertThat(mapper.readTree(lines.get(2))).isEqualTo(mapper.readTree("{\"nearest\":\"inner\",\"depth\":1}"));
+        assertThat(lines.get(3)).isEqualTo("exit=0");
+        assertThat(mapper.readTree(lines.get(4))).isEqualTo(mapper.readTree(
+                "{\"nearest\":null,\"relation\":\"ambiguous\",\"keys\":[\"a\",\"b\"],\"depth\":1}"));
+        assertThat(lines.get(5)).isEqualTo("exit=2");
+        assertThat(mapper.readTree(lines.get(6))).isEqualTo(mapper.readTree("{\"nearest\":null,\"relation\":\"none\"}"));
+        assertThat(lines.get(7)).isEqualTo("exit=1");
+    }
+
+    @Test
+    void oneNotAncestorLineOrTwoExitAlikeOnStdin() throws Exception {
+        Path lines = dir.resolve("owners.jsonl");
+        Process stranger = new ProcessBuilder("sleep", "30").start();
+        try {
+            String s = Cli.run("identify", Long.toString(stranger.pid())).out().strip();
+            Files.writeString(lines, s + "\n");
+            Cli.Result one = Cli.exec(List.of("sh", "-c", cli("ancestor") + " < " + Cli.shellQuoted(List.of(lines.toString()))), "");
+            Files.writeString(lines, s + "\n" + s + "\n");
+            Cli.Result two = Cli.exec(List.of("sh", "-c", cli("ancestor") + " < " + Cli.shellQuoted(List.of(lines.toString()))), "");
+            assertThat(one.exit()).as("one line, not an ancestor: %s", one.err()).isEqualTo(1);
+            assertThat(two.exit()).as("two such lines mean the same: %s", two.err()).isEqualTo(1);
+            assertThat(two.out().lines()).hasSize(2);
+        } finally {
+            stranger.destroyForcibly();
+        }
+    }
+
     @Test
     void jsonLinesAreAnsweredInOrderFromOneWalk() throws Exception {
         Path lines = dir.resolve("owners.jsonl");

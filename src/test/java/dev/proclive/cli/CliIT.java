@@ -1,11 +1,14 @@
 package dev.proclive.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.proclive.Identity;
 import dev.proclive.ProcLive;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Map;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
@@ -129,6 +132,64 @@ class CliIT {
     }
 
     @Test
+    void aStartThisPlatformNeverWritesIsUnknownNeverDead() {
+        for (String start : new String[] {"abc", "12.5", "-1", "1e3", "99999999999999999999"}) {
+            Cli.Result r = Cli.run("check", "{\"pid\":1,\"start\":\"" + start + "\"}");
+            assertThat(r.line()).as(start).isEqualTo("{\"liveness\":\"unknown\",\"reason\":\"no_fingerprint\"}");
+            assertThat(r.exit()).as(start).isEqualTo(2);
+        }
+        Cli.Result reused = Cli.run("check", "{\"pid\":1,\"start\":\"1\"}");
+        assertThat(reused.line()).as("a tick count that is not pid 1's start still proves reuse")
+                .isEqualTo("{\"liveness\":\"dead\",\"reason\":\"pid_reused\"}");
+    }
+
+    @Test
+    void aFieldGivenTwiceIsBadInputNeverTheLastOneWins() {
+        String live = Long.toString(ProcessHandle.current().pid());
+        for (String json : new String[] {"{\"pid\":999999999,\"pid\":" + live + "}",
+            "{\"pid\":" + live + ",\"start\":\"1\",\"start\":\"2\"}"}) {
+            Cli.Result r = Cli.run("check", json);
+            assertThat(r.exit()).as(json).isEqualTo(65);
+            assertThat(r.err()).as(json).contains("Duplicate field");
+            assertThat(r.out()).isEmpty();
+        }
+    }
+
+    @Test
+    void waitSaysANonChildWasKilledBySigkill() throws Exception {
+        String[] release = Files.readString(Path.of("/proc/sys/kernel/osrelease")).strip().split("[.-]");
+        assumeTrue(Integer.parseInt(release[0]) > 6 || Integer.parseInt(release[0]) == 6 && Integer.parseInt(release[1]) >= 15,
+                "the kernel keeps no exit status for a pidfd before Linux 6.15");
+        Process shell = new ProcessBuilder("sh", "-c", "sleep 60 & echo $!; wait").start();
+        try {
+            long pid = Long.parseLong(new java.io.BufferedReader(new java.io.InputStreamReader(shell.getInputStream(),
+                    java.nio.charset.StandardCharsets.UTF_8)).readLine().strip());
+            String id = mapper.writeValueAsString(ProcLive.identify(pid).orElseThrow());
+            Process waiting = new ProcessBuilder(Cli.command(Cli.jar(), "wait", id, "--timeout", "60")).start();
+            java.io.BufferedReader said = new java.io.BufferedReader(new java.io.InputStreamReader(waiting.getInputStream(),
+                    java.nio.charset.StandardCharsets.UTF_8));
+            // Killed once the wait watches it: its pidfd open before the end (the watch thread exists then).
+            for (long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60); System.nanoTime() < until
+                    && !java.nio.file.Files.list(Path.of("/proc", Long.toString(waiting.pid()), "task")).anyMatch(t -> {
+                        try {
+                            return Files.readString(t.resolve("comm")).strip().equals("proclive-exit-w");
+                        } catch (java.io.IOException gone) {
+                            return false;
+                        }
+                    }); ) {
+                Thread.sleep(10);
+            }
+            Runtime.getRuntime().exec(new String[] {"kill", "-KILL", Long.toString(pid)}).waitFor();
+            assertThat(waiting.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            assertThat(mapper.readTree(said.readLine())).isEqualTo(mapper.readTree("{\"liveness\":\"dead\",\"reason\":"
+                    + "\"exited\",\"exit\":{\"signal\":9,\"signalName\":\"SIGKILL\",\"coreDumped\":false}}"));
+            assertThat(waiting.exitValue()).isZero();
+        } finally {
+            shell.destroyForcibly();
+        }
+    }
+
+    @Test
     void waitTellsTheEndAliveAtTheTimeoutOrUnknownAtOnce() throws Exception {
         Process sleeper = new ProcessBuilder("sleep", "60").start();
         try {
@@ -142,7 +203,8 @@ class CliIT {
             Thread.sleep(1500); // the JVM starts and watches
             sleeper.destroyForcibly();
             Cli.Result dead = waiting.get(60, TimeUnit.SECONDS);
-            assertThat(dead.line()).as(dead.err()).matches("\\{\"liveness\":\"dead\",\"reason\":\"(exited|zombie)\"}");
+            assertThat(dead.line()).as(dead.err()).matches("\\{\"liveness\":\"dead\",\"reason\":\"(exited|zombie)\""
+                    + "(,\"exit\":\\{\"signal\":9,\"signalName\":\"SIGKILL\",\"coreDumped\":false})?}");
             assertThat(dead.exit()).isZero();
         } finally {
             sleeper.destroyForcibly();

@@ -20,7 +20,8 @@ import org.junit.jupiter.api.Test;
  */
 class StreamingIdentityJsonTest {
 
-    private final ObjectMapper mapper = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+    private final ObjectMapper mapper = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .enable(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
 
     private static final List<String> INPUTS = List.of(
             "{\"pid\":123,\"start\":\"4567\"}",

@@ -166,6 +166,34 @@ class EtcdLeaseIT {
     }
 
     @Test
+    void aWatchedHoldersEndIsKeptInTheRecordKilledOrExited() throws Exception {
+        String[] release = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/kernel/osrelease")).strip()
+                .split("[.-]");
+        org.junit.jupiter.api.Assumptions.assumeTrue(Integer.parseInt(release[0]) > 6
+                || Integer.parseInt(release[0]) == 6 && Integer.parseInt(release[1]) >= 15,
+                "the kernel keeps no exit status for a pidfd before Linux 6.15");
+        LeaseStore store = store(Duration.ofSeconds(30));
+        Process killed = children.start("sleep", "120");
+        Process exits = children.start("sh", "-c", "read line; exit 3");
+        ((Acquisition.Granted) store.acquire("killed", ProcLive.identify(killed.pid()).orElseThrow())).lease();
+        ((Acquisition.Granted) store.acquire("exits", ProcLive.identify(exits.pid()).orElseThrow())).lease();
+        killed.destroyForcibly();
+        exits.getOutputStream().close(); // read ends: exit 3
+        for (String name : List.of("killed", "exits")) {
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+            while (store.read(name).map(LeaseRecord::granted).orElse(true) && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+        }
+        LeaseRecord.Ending byKill = store.read("killed").orElseThrow().ended().orElseThrow();
+        assertThat(byKill.verdict().detail()).as("%s", byKill).contains("its holder killed by SIGKILL");
+        assertThat(byKill.exitCode()).isEmpty();
+        LeaseRecord.Ending byExit = store.read("exits").orElseThrow().ended().orElseThrow();
+        assertThat(byExit.exitCode()).as("%s", byExit).hasValue(3);
+        assertThat(byExit.verdict().detail()).contains("its holder exited with status 3");
+    }
+
+    @Test
     void aRecordNobodyKeepsAliveExpiresAndTheNextFenceIsHigher() throws Exception {
         Identity holder = sleeper();
         LeaseStore first = store(Duration.ofSeconds(1));

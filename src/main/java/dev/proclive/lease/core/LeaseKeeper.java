@@ -280,8 +280,13 @@ public final class LeaseKeeper implements AutoCloseable {
                 return; // cannot be watched from here: the record expires by itself unless renewed
             }
             try {
+                // How it ended, where the kernel told the watch: the record keeps it ("its holder was killed by SIGKILL").
+                OptionalLong code = verdict.exit().filter(x -> x.code().isPresent())
+                        .map(x -> OptionalLong.of(x.code().getAsInt())).orElse(OptionalLong.empty());
+                Verdict said = verdict.exit().map(x -> new Verdict(verdict.reason(), verdict.detail() + "; its holder "
+                        + x, verdict.exit())).orElse(verdict);
                 grants.end(granted.name(), granted.fence(), Optional.of(granted.holder()), LeaseRecord.Ending.How.EXITED,
-                        OptionalLong.empty(), Optional.of(verdict));
+                        code, Optional.of(said));
             } catch (IOException | RuntimeException e) {
                 // not kept any more: it expires by itself
             }
