@@ -176,7 +176,21 @@ final class LeaseCommand {
         if (o.has("--dir") && o.has("--etcd")) {
             throw new Options.Usage("lease " + action + " takes --dir or --etcd, not both");
         }
-        if (!o.has("--etcd")) {
+        Optional<String> dirOption = o.value("--dir");
+        Optional<String> etcdOption = o.value("--etcd");
+        Optional<String> prefixOption = o.value("--prefix");
+        if (dirOption.isEmpty() && etcdOption.isEmpty() && action.equals("claim")) {
+            // A command that lease run started finds its store where lease run put it, whichever it is.
+            Optional<String> dir = Optional.ofNullable(env.get(LeaseStore.DIR_VARIABLE)).filter(v -> !v.isEmpty());
+            Optional<String> etcd = Optional.ofNullable(env.get(LeaseStore.ETCD_VARIABLE)).filter(v -> !v.isEmpty());
+            dirOption = dir;
+            if (dir.isEmpty() && etcd.isPresent()) {
+                etcdOption = etcd;
+                prefixOption = prefixOption.or(() -> Optional.ofNullable(env.get(LeaseStore.PREFIX_VARIABLE))
+                        .filter(v -> !v.isEmpty()));
+            }
+        }
+        if (etcdOption.isEmpty()) {
             if (o.has("--prefix") || o.has("--etcd-ca") || o.has("--etcd-password-file")) {
                 throw new Options.Usage((o.has("--prefix") ? "--prefix" : o.has("--etcd-ca") ? "--etcd-ca"
                         : "--etcd-password-file") + " goes with --etcd");
@@ -184,8 +198,10 @@ final class LeaseCommand {
             if (action.equals("keep")) {
                 throw new Options.Usage("lease keep needs --etcd URL[,URL]... (a directory's records have no TTL to keep)");
             }
-            String dirText = o.value("--dir").orElseThrow(() -> new Options.Usage("lease " + action
-                    + " needs --dir DIR or --etcd URL[,URL]..."));
+            String dirText = dirOption.orElseThrow(() -> new Options.Usage("lease " + action
+                    + " needs --dir DIR or --etcd URL[,URL]..." + (action.equals("claim")
+                    ? " (or the " + LeaseStore.DIR_VARIABLE + " or " + LeaseStore.ETCD_VARIABLE + " lease run gives its command)"
+                    : "")));
             if (dirText.isEmpty()) {
                 throw new Options.Usage("--dir needs a directory");
             }
@@ -197,7 +213,7 @@ final class LeaseCommand {
         }
         Optional<String> password = password(o);
         List<URI> endpoints = new java.util.ArrayList<>();
-        for (String url : o.value("--etcd").get().split(",", -1)) {
+        for (String url : etcdOption.get().split(",", -1)) {
             URI e;
             try {
                 e = new URI(url.strip());
@@ -223,7 +239,7 @@ final class LeaseCommand {
             }
             endpoints.add(e);
         }
-        String prefix = o.value("--prefix").orElse(LeaseStore.DEFAULT_PREFIX);
+        String prefix = prefixOption.orElse(LeaseStore.DEFAULT_PREFIX);
         if (prefix.isEmpty()) {
             throw new Options.Usage("--prefix needs a key prefix, such as " + LeaseStore.DEFAULT_PREFIX);
         }

@@ -26,7 +26,7 @@ final class LeaseHelp {
 
     /** Every option of every action, described once: an action's help lists those of its own table. */
     private static final Map<String, OptionHelp> OPTION_HELP = Map.ofEntries(
-            Map.entry("--dir", new OptionHelp("DIR", "the leases in this directory, made if missing")),
+            Map.entry("--dir", new OptionHelp("DIR", "the leases in this directory (made by a grant)")),
             Map.entry("--etcd", new OptionHelp("URL[,URL]...", "the leases in etcd, in place of --dir")),
             Map.entry("--prefix", new OptionHelp("P", "etcd's key prefix (default " + LeaseStore.DEFAULT_PREFIX + ")")),
             Map.entry("--etcd-ca", new OptionHelp("FILE", "PEM certificates to verify https members with")),
@@ -52,7 +52,9 @@ final class LeaseHelp {
         for (Options.Spec spec : options) {
             OptionHelp h = OPTION_HELP.get(spec.name());
             String shown = spec.name() + (h.argument().isEmpty() ? "" : " " + h.argument());
-            if (!spec.name().equals("--dir") && !spec.name().equals("--etcd")) {
+            if (spec.name().equals("--fence")) {
+                usage.append(' ').append(shown); // renew and release need it: no brackets
+            } else if (!spec.name().equals("--dir") && !spec.name().equals("--etcd")) {
                 usage.append(" [").append(shown).append(']').append(spec.repeatable() ? "..." : "");
             }
             if (!named && spec.name().equals("--dir")) {

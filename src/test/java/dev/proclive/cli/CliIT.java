@@ -74,6 +74,11 @@ class CliIT {
         }
         assertThat(texts).as("one text per action").hasSize(options.size());
         assertThat(Cli.run("lease", "release", "--help").out()).doesNotContain("--holder", "--ttl");
+        for (String needsFence : new String[] {"renew", "release"}) {
+            String usage = Cli.run("lease", needsFence, "--help").out();
+            assertThat(usage).as("it needs the fence: no brackets").contains(" --fence N").doesNotContain("[--fence N]");
+        }
+        assertThat(Cli.run("lease", "show", "--help").out()).doesNotContain("made if missing");
         assertThat(Cli.run("lease", "keep", "--help").out()).doesNotContain("NAME (", "--dir DIR");
     }
 

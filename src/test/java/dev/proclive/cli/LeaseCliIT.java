@@ -247,6 +247,21 @@ class LeaseCliIT {
     }
 
     @Test
+    void aCommandClaimsWithoutNamingItsStoreAndNeverSeesAnOuterLeasesVariables() throws Exception {
+        Path outer = tmp.resolve("outer");
+        String claim = Cli.shellQuoted(Cli.command(Cli.jar(), "lease", "claim", "build", "--print", "fence"));
+        String inner = Cli.shellQuoted(Cli.command(Cli.jar(), "lease", "run", "build", "--dir", dir(), "--", "sh", "-c",
+                "echo \"dir=$PROCLIVE_LEASE_DIR etcd=${PROCLIVE_LEASE_ETCD-unset}\"; " + claim + "; echo \"claim=$?\""));
+        List<String> run = Cli.command(Cli.jar(), "lease", "run", "outer", "--dir", outer.toString(), "--", "sh", "-c",
+                inner);
+        Cli.Result r = Cli.exec(run, "");
+        assertThat(r.exit()).as(r.err()).isZero();
+        List<String> lines = r.out().lines().toList();
+        assertThat(lines.get(0)).as("the inner lease's store, not the outer's").isEqualTo("dir=" + dir() + " etcd=unset");
+        assertThat(lines).as("its store found, its own lease granted again: %s", r.err()).contains("claim=0");
+    }
+
+    @Test
     void aGuardPastAFencesRangeNamesBreakWhichClearsItAndFencesGoOnAboveTheRecords() throws Exception {
         long holder = sleeper().pid();
         for (int i = 0; i < 3; i++) { // fence 3 released: the record proves it

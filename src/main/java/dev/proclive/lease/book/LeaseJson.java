@@ -24,7 +24,9 @@ import java.util.OptionalLong;
  */
 public final class LeaseJson {
 
-    private static final ObjectMapper MAPPER = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+    /** Trailing content and a field given twice make a record corrupt: either could hide another holder or fence. */
+    private static final ObjectMapper MAPPER = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .enable(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
 
     /** The instants a record may hold: years 0 to 9999, which every reader can hold and add a TTL to. */
     private static final Instant EARLIEST = Instant.parse("0000-01-01T00:00:00Z");

@@ -35,6 +35,8 @@ final class Spawner {
     static Spawn.Started start(LeaseKeeper keeper, String name, GrantedLease reserved, ProcessBuilder command,
                                Tracking tracking) throws IOException {
         Map<String, String> env = command.environment();
+        // An outer lease's variables (lease run inside lease run) are not this lease's: none is inherited.
+        env.keySet().removeIf(variable -> variable.startsWith("PROCLIVE_LEASE_"));
         env.put(LeaseNames.TOKEN_VARIABLE, reserved.token().orElseThrow());
         env.put(LeaseNames.NAME_VARIABLE, name);
         env.putAll(keeper.environment());
