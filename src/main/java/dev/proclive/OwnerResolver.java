@@ -291,6 +291,16 @@ public final class OwnerResolver {
             Objects.requireNonNull(owner, "owner");
             steps = List.copyOf(steps);
         }
+
+        /** One step a line, as {@code proclive owner --trace} prints them. */
+        @Override
+        public String toString() {
+            StringBuilder b = new StringBuilder();
+            for (Step step : steps) {
+                b.append(b.length() == 0 ? "" : "\n").append(step);
+            }
+            return b.toString();
+        }
     }
 
     /**
@@ -298,11 +308,12 @@ public final class OwnerResolver {
      *
      * @param pid     the process, or the pid the walk could not go past
      * @param name    its short name ({@code comm}), empty when it was not read
-     * @param names   its executable's and {@code argv[0]}'s file names, empty when not read
+     * @param executable its executable's file name, empty when not read
+     * @param argv0   its {@code argv[0]}'s file name, empty when not read
      * @param outcome what the walk did with it
      * @param why     why, for a person
      */
-    public record Step(long pid, String name, ProgramNames names, Outcome outcome, String why) {
+    public record Step(long pid, String name, String executable, String argv0, Outcome outcome, String why) {
 
         /** What a walk did with a process. */
         public enum Outcome {
@@ -319,9 +330,26 @@ public final class OwnerResolver {
         /** @throws NullPointerException if an argument is null */
         public Step {
             Objects.requireNonNull(name, "name");
-            Objects.requireNonNull(names, "names");
+            Objects.requireNonNull(executable, "executable");
+            Objects.requireNonNull(argv0, "argv0");
             Objects.requireNonNull(outcome, "outcome");
             Objects.requireNonNull(why, "why");
+        }
+
+        private Step(long pid, String name, ProgramNames names, Outcome outcome, String why) {
+            this(pid, name, names.executable(), names.argv0(), outcome, why);
+        }
+
+        /** {@code skipped  4241 hook.sh (exe dash, argv0 sh): why}, as {@code proclive owner --trace} prints it. */
+        @Override
+        public String toString() {
+            StringBuilder line = new StringBuilder(String.format(java.util.Locale.ROOT, "%-8s",
+                    outcome.name().toLowerCase(java.util.Locale.ROOT))).append(' ').append(pid);
+            if (!name.isEmpty()) {
+                line.append(' ').append(name).append(" (exe ").append(executable.isEmpty() ? "-" : executable)
+                        .append(", argv0 ").append(argv0.isEmpty() ? "-" : argv0).append(')');
+            }
+            return line.append(": ").append(why).toString();
         }
     }
 

@@ -126,6 +126,14 @@ public final class ProcLive {
     }
 
     /**
+     * The walk {@link #resolveOwner()} takes, step by step, and the owner it chose or why it found
+     * none: what {@code proclive owner --trace} prints ({@code toString()} reads the same way).
+     */
+    public static OwnerResolver.Trace traceOwner() {
+        return OwnerResolver.DEFAULT.trace();
+    }
+
+    /**
      * The ancestors of the calling process, read once ({@link Ancestry}): match every recorded
      * owner against this one snapshot, in memory. A commit hook attributes the commit to the
      * nearest recorded owner that is one of its ancestors ({@link Ancestry#depthOf}).

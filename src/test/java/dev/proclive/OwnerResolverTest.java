@@ -220,9 +220,13 @@ class OwnerResolverTest {
                 OwnerResolver.Step.Outcome.START, OwnerResolver.Step.Outcome.SKIPPED,
                 OwnerResolver.Step.Outcome.SKIPPED, OwnerResolver.Step.Outcome.OWNER);
         assertThat(trace.steps().get(1).why()).contains("executable \"dash\"");
-        assertThat(trace.steps().get(1).names().executable()).isEqualTo("dash");
+        assertThat(trace.steps().get(1).executable()).isEqualTo("dash");
         assertThat(trace.steps().get(2).why()).contains("name \"sh\"");
-        assertThat(trace.steps().get(3).names().executable()).isEqualTo("python3.11");
+        assertThat(trace.steps().get(3).executable()).isEqualTo("python3.11");
+        assertThat(trace.steps().get(1)).as("a step reads as --trace prints it, not as a record dump")
+                .hasToString("skipped  40 hook.sh (exe dash, argv0 sh): " + trace.steps().get(1).why());
+        assertThat(trace.toString().lines()).hasSize(4).last().asString().startsWith("owner    20 python3 (exe python3.11");
+        assertThat(trace.toString()).doesNotContain("Step[", "Optional");
     }
 
     @Test

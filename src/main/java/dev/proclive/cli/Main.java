@@ -244,20 +244,9 @@ public final class Main {
         return print(walk.owner());
     }
 
-    /** One step of {@code owner --trace}, ASCII only: {@code skipped  4241 hook.sh (exe dash, argv0 sh): why}. */
+    /** One step of {@code owner --trace}: {@code proclive: skipped  4241 hook.sh (exe dash, argv0 sh): why}. */
     static String traceLine(OwnerResolver.Step step) {
-        StringBuilder line = new StringBuilder("proclive: ")
-                .append(String.format(Locale.ROOT, "%-8s", lower(step.outcome()))).append(' ').append(step.pid());
-        if (!step.name().isEmpty()) {
-            line.append(' ').append(step.name());
-            line.append(" (exe ").append(orDash(step.names().executable()))
-                    .append(", argv0 ").append(orDash(step.names().argv0())).append(')');
-        }
-        return line.append(": ").append(step.why()).toString();
-    }
-
-    private static String orDash(String name) {
-        return name.isEmpty() ? "-" : name;
+        return "proclive: " + step;
     }
 
     /** {@code ancestry [--of PID]}: {@code {"complete":true,"chain":[…identities…]}}, nearest first. */
