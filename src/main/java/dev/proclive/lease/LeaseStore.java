@@ -281,7 +281,7 @@ public final class LeaseStore implements AutoCloseable {
      */
     public Acquisition acquire(String name, Identity holder, Duration wait) throws IOException {
         Objects.requireNonNull(wait, "wait");
-        return keeper.waiting(wait, () -> acquire(name, holder));
+        return keeper.waiting(name, holder, wait, () -> acquire(name, holder));
     }
 
     /**
@@ -303,7 +303,7 @@ public final class LeaseStore implements AutoCloseable {
     /** {@link #reserve(String, Identity)}, waiting as {@link #acquire(String, Identity, Duration)} does. */
     public Acquisition reserve(String name, Identity reserver, Duration wait) throws IOException {
         Objects.requireNonNull(wait, "wait");
-        return keeper.waiting(wait, () -> reserve(name, reserver));
+        return keeper.waiting(name, reserver, wait, () -> reserve(name, reserver));
     }
 
     /**

@@ -55,6 +55,20 @@ public interface LeaseBook {
      */
     void close();
 
+    /**
+     * A process waiting for a lease, in a book's queue.
+     *
+     * @param who   the process the lease is wanted for (a holder, or a reserver)
+     * @param until when it stops waiting: a ticket past it is dropped, whoever wrote it
+     */
+    record Waiter(dev.proclive.Identity who, Instant until) {
+        /** @throws NullPointerException if an argument is null */
+        public Waiter {
+            java.util.Objects.requireNonNull(who, "who");
+            java.util.Objects.requireNonNull(until, "until");
+        }
+    }
+
     /** One lease while its writer holds it. */
     interface Guard {
         /** The record, read once for this writer. */
@@ -68,6 +82,18 @@ public interface LeaseBook {
          */
         default boolean repair() throws IOException {
             return false;
+        }
+
+        /**
+         * The processes waiting for this lease, longest-waiting first, each with when it stops
+         * waiting: a new grant goes to the first live one. Empty where the book keeps no queue.
+         */
+        default java.util.List<Waiter> waiters() throws IOException {
+            return java.util.List.of();
+        }
+
+        /** Writes the queue of waiters; ignored where the book keeps none. */
+        default void waiters(java.util.List<Waiter> queue) throws IOException {
         }
 
         /** The highest fence ever granted for this lease: 0 when none was. */

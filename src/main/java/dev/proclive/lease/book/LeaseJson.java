@@ -103,6 +103,32 @@ public final class LeaseJson {
                 previous, digest, reserverUid, adoptedBy, startedAfter, ended, cgroup);
     }
 
+    /** A waiter as a queue line holds it: {@code {"until":"…","who":{IDENTITY}}}. */
+    public static String waiter(LeaseBook.Waiter w) {
+        com.fasterxml.jackson.databind.node.ObjectNode o = MAPPER.createObjectNode();
+        o.put("until", LeaseRecord.timestamp(w.until()));
+        o.set("who", MAPPER.valueToTree(w.who()));
+        return o.toString();
+    }
+
+    /**
+     * The waiter in a queue line.
+     *
+     * @throws IOException if the line is not one
+     */
+    public static LeaseBook.Waiter waiter(String line) throws IOException {
+        JsonNode o = MAPPER.readTree(line);
+        if (o == null || !o.isObject() || !o.path("who").isObject()) {
+            throw new IOException("not a waiter: " + OneLine.quote(line));
+        }
+        try {
+            return new LeaseBook.Waiter(MAPPER.treeToValue(o.get("who"), Identity.class),
+                    Instant.parse(o.path("until").asText()));
+        } catch (DateTimeParseException | IllegalArgumentException e) {
+            throw new IOException("not a waiter: " + OneLine.quote(line), e);
+        }
+    }
+
     /** A cgroup as a record names it: an absolute path, no {@code .} or {@code ..} steps, its last one {@code proclive.NAME.HEX}. */
     private static final java.util.regex.Pattern CGROUP = java.util.regex.Pattern.compile(
             "(/(?!\\.\\.?/)[^/\\x00\\n]+)*/proclive\\.[A-Za-z0-9_][A-Za-z0-9._-]{0,127}\\.[0-9a-f]{12}");

@@ -133,9 +133,29 @@ public final class LeaseKeeper implements AutoCloseable {
      *
      * @throws InterruptedIOException if the thread is interrupted while waiting
      */
-    public Acquisition waiting(Duration wait, Ask ask) throws IOException {
+    public Acquisition waiting(String name, Identity who, Duration wait, Ask ask) throws IOException {
         Instant deadline = now().plus(wait.isNegative() ? Duration.ZERO : wait);
         Acquisition a = ask.get();
+        boolean queued = false;
+        try {
+            if (!(a instanceof Acquisition.Granted) && deadline.isAfter(now()) && checker.explain(who).liveness() == Liveness.ALIVE) {
+                enqueue(name, who, deadline); // served in order from now on: nobody who asks later jumps ahead
+                queued = true;
+            }
+            a = waitInQueue(deadline, a, ask);
+            return a;
+        } finally {
+            if (queued && !(a instanceof Acquisition.Granted)) {
+                dequeue(name, who); // gave up (or was interrupted): the next in line is not held up
+            }
+        }
+    }
+
+    /** How often a waiter queued behind another looks again, at most. */
+    private static final Duration QUEUED_RECHECK = Duration.ofMillis(200);
+
+    private Acquisition waitInQueue(Instant deadline, Acquisition first, Ask ask) throws IOException {
+        Acquisition a = first;
         Duration recheck = Duration.ofMillis(25);
         while (true) {
             Duration left = Duration.between(now(), deadline);
@@ -144,7 +164,12 @@ public final class LeaseKeeper implements AutoCloseable {
             }
             Duration nap = left.compareTo(RECHECK) < 0 ? left : RECHECK;
             try {
-                if (a instanceof Acquisition.Held held) {
+                if (a instanceof Acquisition.Held held && (!held.record().granted()
+                        || checker.explain(held.record().holder()).liveness() != Liveness.ALIVE)) {
+                    // Free, but another waiter is ahead in the queue: look again soon, as it takes its turn.
+                    sleep(held.record().name(), recheck.compareTo(nap) < 0 ? recheck : nap);
+                    recheck = recheck.multipliedBy(2).compareTo(QUEUED_RECHECK) > 0 ? QUEUED_RECHECK : recheck.multipliedBy(2);
+                } else if (a instanceof Acquisition.Held held) {
                     awaitEnd(held.record().name(), held.record().holder(), nap);
                 } else if (a instanceof Acquisition.Undecided u && u.eligibleAt().isPresent()) {
                     Duration until = Duration.between(now(), u.eligibleAt().get()).plusMillis(1);
@@ -169,10 +194,60 @@ public final class LeaseKeeper implements AutoCloseable {
         }
     }
 
+    /** Puts {@code who} at the end of lease {@code name}'s queue of waiters (once), until {@code until}. */
+    private void enqueue(String name, Identity who, Instant until) throws IOException {
+        book.locked(name, guard -> {
+            java.util.List<LeaseBook.Waiter> queue = new java.util.ArrayList<>(guard.waiters());
+            if (queue.stream().noneMatch(w -> LeaseRules.sameProcess(w.who(), who))) {
+                queue.add(new LeaseBook.Waiter(who, until));
+                guard.waiters(queue);
+            }
+            return null;
+        });
+    }
+
+    /** Takes {@code who} out of lease {@code name}'s queue. */
+    private void dequeue(String name, Identity who) {
+        try {
+            book.locked(name, guard -> {
+                java.util.List<LeaseBook.Waiter> queue = new java.util.ArrayList<>(guard.waiters());
+                if (queue.removeIf(w -> LeaseRules.sameProcess(w.who(), who))) {
+                    guard.waiters(queue);
+                }
+                return null;
+            });
+        } catch (IOException | RuntimeException e) {
+            // its ticket lapses at its deadline, or when its process is DEAD
+        }
+    }
+
+    /**
+     * Whether a new grant of lease {@code name} for {@code who} waits its turn: the first live waiter
+     * in the queue (tickets past their time, and of DEAD processes, are dropped) that is not
+     * {@code who}; {@code who}'s own ticket is taken out when it is first. Under the lease's lock.
+     */
+    private Optional<LeaseBook.Waiter> ahead(LeaseBook.Guard guard, Identity who, Instant now) throws IOException {
+        java.util.List<LeaseBook.Waiter> queue = new java.util.ArrayList<>(guard.waiters());
+        if (queue.isEmpty()) {
+            return Optional.empty();
+        }
+        int before = queue.size();
+        queue.removeIf(w -> now.isAfter(w.until()) || checker.explain(w.who()).liveness() == Liveness.DEAD);
+        Optional<LeaseBook.Waiter> first = queue.isEmpty() ? Optional.empty() : Optional.of(queue.get(0));
+        if (first.isPresent() && LeaseRules.sameProcess(first.get().who(), who)) {
+            queue.remove(0);
+            first = Optional.empty();
+        }
+        if (queue.size() != before) {
+            guard.waiters(queue);
+        }
+        return first;
+    }
+
     /** Reserves lease {@code name}, waiting up to {@code wait}, and starts {@code command} under it: {@code LeaseStore.spawn}. */
     public Spawn spawn(String name, ProcessBuilder command, Duration wait) throws IOException {
         boolean subreaper = policy.trackDescendants() && descendants.becomeSubreaper();
-        Acquisition a = waiting(wait, () -> ask(name, writer, LeaseRules.Request.reserve(writer)));
+        Acquisition a = waiting(name, writer, wait, () -> ask(name, writer, LeaseRules.Request.reserve(writer)));
         if (!(a instanceof Acquisition.Granted granted)) {
             return new Spawn.Refused(a);
         }
@@ -499,6 +574,15 @@ public final class LeaseKeeper implements AutoCloseable {
                     guard.confirm(); // a scan is costly: never over a record that may be stale
                     scan = Optional.of(carriers.scan(name, current.orElseThrow()));
                 } else {
+                    if (d instanceof LeaseRules.Grant && request.kind() != LeaseRules.Kind.CLAIM) {
+                        Optional<LeaseBook.Waiter> first = ahead(guard, request.who(), now);
+                        if (first.isPresent() && current.isPresent()) {
+                            // Free, but served in order: a waiter that came first is granted first.
+                            return new Acquisition.Held(current.get(), Verdict.of(dev.proclive.Reason.MATCHED,
+                                    "the lease is free, and pid " + first.get().who().pid() + " has waited for it longer:"
+                                    + " waiters are served in the order they came"));
+                        }
+                    }
                     Acquisition a = grants.decided(this, name, guard, request, current, d, scan, now);
                     if (a instanceof Acquisition.Granted granted) {
                         keepRenewed(granted.lease().record());

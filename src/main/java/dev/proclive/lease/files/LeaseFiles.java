@@ -4,6 +4,7 @@ import dev.proclive.Identity;
 import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.LeaseBook;
+import dev.proclive.lease.book.LeaseBook.Waiter;
 import dev.proclive.lease.book.LeaseJson;
 import dev.proclive.lease.book.LeaseNames;
 import dev.proclive.spi.FileLocker;
@@ -274,6 +275,16 @@ public final class LeaseFiles implements LeaseBook {
         }
 
         @Override
+        public java.util.List<Waiter> waiters() throws IOException {
+            return readQueue(name);
+        }
+
+        @Override
+        public void waiters(java.util.List<Waiter> queue) throws IOException {
+            writeQueue(name, queue);
+        }
+
+        @Override
         public long fence() throws IOException {
             if (known < 0) {
                 known = readFence();
@@ -427,6 +438,57 @@ public final class LeaseFiles implements LeaseBook {
         }
         if (forceDirectory) {
             forceDirectory();
+        }
+    }
+
+    /**
+     * The waiters of lease {@code name} ({@code NAME.queue}: one {@code {"until":…,"who":{IDENTITY}}}
+     * a line, longest-waiting first). Fairness, not safety, rests on it: a queue that cannot be read
+     * (damaged, a link in its place) reads as empty, and the next write replaces it.
+     */
+    private java.util.List<Waiter> readQueue(String name) {
+        Path file = dir.resolve(name + ".queue");
+        java.util.List<Waiter> queue = new java.util.ArrayList<>();
+        try {
+            if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS) || Files.size(file) > MAX_RECORD_BYTES) {
+                return queue;
+            }
+            for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+                if (!line.isBlank()) {
+                    queue.add(LeaseJson.waiter(line));
+                }
+            }
+            return queue;
+        } catch (IOException | RuntimeException e) {
+            return new java.util.ArrayList<>();
+        }
+    }
+
+    /** Replaces the queue of lease {@code name} atomically (removed when empty). */
+    private void writeQueue(String name, java.util.List<Waiter> queue) throws IOException {
+        Path file = dir.resolve(name + ".queue");
+        if (queue.isEmpty()) {
+            Files.deleteIfExists(file);
+            return;
+        }
+        StringBuilder text = new StringBuilder();
+        for (Waiter w : queue) {
+            text.append(LeaseJson.waiter(w)).append('\n');
+        }
+        Path tmp = dir.resolve(TemporaryName.of(name, writer).toString());
+        try {
+            try (FileChannel out = FileChannel.open(tmp, createNew(StandardOpenOption.WRITE), permissions())) {
+                ByteBuffer b = ByteBuffer.wrap(text.toString().getBytes(StandardCharsets.UTF_8));
+                while (b.hasRemaining()) {
+                    out.write(b);
+                }
+            }
+            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
+            tmp = null;
+        } finally {
+            if (tmp != null) {
+                deleteQuietly(tmp);
+            }
         }
     }
 

@@ -1,0 +1,109 @@
+package dev.proclive.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Waiters are served in order: processes that wait for a held lease are granted it in the order
+ * they came, each when the one before it is done, and one that does not wait never jumps the queue.
+ */
+@EnabledOnOs(OS.LINUX)
+class LeaseQueueIT {
+
+    @TempDir
+    Path tmp;
+    final List<Process> started = new ArrayList<>();
+
+    @AfterEach
+    void stop() throws InterruptedException {
+        for (Process p : started) {
+            p.destroyForcibly();
+            p.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    private String dir() {
+        return tmp.resolve("leases").toString();
+    }
+
+    private Process sleeper() throws Exception {
+        Process p = new ProcessBuilder("sleep", "300").start();
+        started.add(p);
+        return p;
+    }
+
+    private long queued() throws Exception {
+        Path queue = Path.of(dir(), "build.queue");
+        return Files.exists(queue) ? Files.readAllLines(queue).stream().filter(l -> !l.isBlank()).count() : 0;
+    }
+
+    @Test
+    void sixWaitersAreGrantedInTheOrderTheyCameAndANewcomerWaitsItsTurn() throws Exception {
+        Process first = sleeper();
+        assertThat(Cli.run("lease", "acquire", "build", "--dir", dir(), "--holder", Long.toString(first.pid())).exit())
+                .isZero();
+        List<Process> holders = new ArrayList<>();
+        List<Process> waiters = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            Process holder = sleeper();
+            holders.add(holder);
+            Process w = new ProcessBuilder(Cli.command(Cli.jar(), "lease", "acquire", "build", "--dir", dir(), "--holder",
+                    Long.toString(holder.pid()), "--wait", "120", "--print", "fence"))
+                    .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            started.add(w);
+            waiters.add(w);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (queued() < i + 1 && System.nanoTime() < deadline) {
+                Thread.sleep(10); // its ticket is written: it came before the next
+            }
+            assertThat(queued()).as("waiter %d queued", i).isEqualTo(i + 1);
+        }
+        first.destroyForcibly(); // the holder ends: the longest-waiting is granted
+        for (int i = 0; i < 6; i++) {
+            assertThat(waiters.get(i).waitFor(90, TimeUnit.SECONDS)).as("waiter %d granted", i).isTrue();
+            assertThat(waiters.get(i).exitValue()).as("waiter %d", i).isZero();
+            for (int later = i + 1; later < 6; later++) {
+                assertThat(waiters.get(later).isAlive()).as("waiter %d still waits its turn after %d", later, i).isTrue();
+            }
+            if (i < 5) {
+                Cli.Result jumper = Cli.run("lease", "acquire", "build", "--dir", dir(), "--holder",
+                        Long.toString(sleeper().pid()));
+                assertThat(jumper.exit()).as("a newcomer that does not wait: %s", jumper.err()).isNotZero();
+            }
+            holders.get(i).destroyForcibly(); // done: the next in line
+        }
+        assertThat(queued()).as("every ticket taken out").isZero();
+    }
+
+    @Test
+    void aWaiterThatDiesNeverBlocksTheQueue() throws Exception {
+        Process first = sleeper();
+        assertThat(Cli.run("lease", "acquire", "build", "--dir", dir(), "--holder", Long.toString(first.pid())).exit())
+                .isZero();
+        Process dying = new ProcessBuilder(Cli.command(Cli.jar(), "lease", "acquire", "build", "--dir", dir(), "--holder",
+                Long.toString(sleeper().pid()), "--wait", "120")).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        started.add(dying);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (queued() < 1 && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertThat(queued()).isEqualTo(1);
+        // the waiter's JVM is killed, and with it the process it waited for
+        dying.destroyForcibly();
+        started.get(started.size() - 2).destroyForcibly();
+        first.destroyForcibly();
+        Cli.Result next = Cli.run("lease", "acquire", "build", "--dir", dir(), "--holder", Long.toString(sleeper().pid()),
+                "--wait", "30");
+        assertThat(next.exit()).as("its dead ticket is dropped: %s", next.err()).isZero();
+    }
+}
