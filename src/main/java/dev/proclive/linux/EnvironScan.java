@@ -119,6 +119,14 @@ final class EnvironScan {
                         if (proc.lookup(pid) instanceof ProcessLookup.Gone) {
                             vanished.add("pid " + pid + " ended before its environment could be read");
                             usersVanished.add("pid " + pid + " ended before its environment could be read");
+                        } else if (error[0] != null && error[0].contains("No such process") && exiting(dir.resolve("stat"))) {
+                            // ESRCH: its memory was released as it exited, after the listing; another pass
+                            // lists what it forked
+                            String released = "pid " + pid + " ended before its environment could be read";
+                            vanished.add(released);
+                            if (mayBeUsers(proc, pid, uid)) {
+                                usersVanished.add(released);
+                            }
                         } else if (!located(dir.resolve("stat")).map(StatLine::kernelThread).orElse(false)) {
                             unread.add("pid " + pid + ": " + error[0]);
                         } // a kernel thread (its environ reads ESRCH) has no environment: never a carrier
