@@ -53,7 +53,7 @@ class ReadmeTest {
                     "  }",
                     "}"));
             ByteArrayOutputStream errors = new ByteArrayOutputStream();
-            int status = javac.run(null, null, errors, "-d", dir.toString(), "-proc:none",
+            int status = javac.run(null, null, errors, "-d", dir.toString(), "-proc:none", "-encoding", "UTF-8",
                     "-cp", System.getProperty("java.class.path") + File.pathSeparator + "target/classes",
                     source.toString());
             assertThat(status).as("README snippet %d:%n%s%n%s", i, snippet,

@@ -236,6 +236,8 @@ class EtcdCliIT {
         JsonNode r = show();
         assertThat(r.path("state").asText()).as("%s", r).isEqualTo("held");
         assertThat(r.path("holder").path("pid").asLong()).isEqualTo(holder);
+        assertThat(java.time.Instant.parse(r.path("renewedAt").asText())).as("its record renewed by the keeper: %s", r)
+                .isAfter(java.time.Instant.now().minusSeconds(15));
     }
 
     @Test

@@ -212,6 +212,19 @@ final class Grants {
             throw new LeaseLostException(name, "its keep-alive or its record's renewal was not confirmed for three"
                     + " quarters of its TTL: someone else may be granted it");
         }
+        return renewRecord(name, fence, holder);
+    }
+
+    /**
+     * A keeper's renewal of another process's grant ({@code lease keep}): whether this JVM would
+     * count the grant lost is its holder's question, not the keeper's; the record is renewed as long
+     * as it is still that grant's.
+     */
+    LeaseRecord keep(String name, long fence, Identity holder) throws IOException {
+        return renewRecord(name, fence, Optional.of(holder));
+    }
+
+    private LeaseRecord renewRecord(String name, long fence, Optional<Identity> holder) throws IOException {
         return book.locked(name, guard -> {
             LeaseRecord r = still(name, guard.record(), fence, holder);
             trusted(name, r, guard);

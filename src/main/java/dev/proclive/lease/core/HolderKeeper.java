@@ -85,7 +85,7 @@ final class HolderKeeper {
      */
     private void renewIfDue(LeaseRecord r) throws IOException {
         if (keeper.now().isAfter(r.renewedAt().plus(r.ttl().dividedBy(3)))) {
-            keeper.grants().renew(r.name(), r.fence(), Optional.of(r.holder()));
+            keeper.grants().keep(r.name(), r.fence(), r.holder());
         }
     }
 
