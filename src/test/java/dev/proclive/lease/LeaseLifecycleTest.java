@@ -237,6 +237,27 @@ class LeaseLifecycleTest {
     }
 
     @Test
+    void aLostLeaseSaysWhyItIsLost() throws Exception {
+        Identity holder = host.start(70, 50, "700");
+        Lease broken = granted(store.acquire("build", holder));
+        assertThat(store.breakLease("build")).isPresent();
+        assertThatThrownBy(broken::ensureValid).isInstanceOf(LeaseLostException.class)
+                .hasMessageContaining("was broken by an operator (lease break)").hasMessageNotContaining("reserved");
+
+        Lease taken = granted(store.acquire("build", holder));
+        host.exit(holder);
+        Lease next = granted(store.acquire("build", host.start(71, 50, "710")));
+        assertThatThrownBy(taken::ensureValid).isInstanceOf(LeaseLostException.class)
+                .hasMessageContaining("was taken over by pid 71 at fence " + next.fence())
+                .hasMessageContaining("its holder was dead (exited)");
+
+        assertThat(next.release()).isTrue();
+        assertThatThrownBy(next::ensureValid).hasMessageContaining("ended as released");
+        Lease reserved = granted(store.reserve("build", host.start(72, 50, "720")));
+        assertThatThrownBy(reserved::ensureValid).hasMessageContaining("is reserved: a reserved lease admits no write");
+    }
+
+    @Test
     void breakClearsWhatCannotBeTrustedAndFencesKeepGrowing() throws Exception {
         Identity holder = host.start(70, 50, "700");
         long granted = ((Acquisition.Granted) store.acquire("build", holder)).lease().fence();

@@ -119,10 +119,42 @@ public final class GrantedLease implements Lease {
 
     @Override
     public void ensureValid() throws IOException {
-        if (!isValid()) {
-            throw new LeaseLostException(name, "the record no longer carries fence " + fence + " held by pid "
-                    + holder.pid() + " (a reserved lease admits no write until it is handed off)");
+        Optional<LeaseRecord> now = keeper.read(name);
+        if (now.isEmpty() || !now.get().held() || now.get().fence() != fence
+                || !LeaseRules.sameProcess(now.get().holder(), holder)) {
+            throw new LeaseLostException(name, whyNot(now)); // what happened to it, read from the record
         }
+        if (keeper.lost(name, fence)) {
+            throw new LeaseLostException(name, "fence " + fence + " of pid " + holder.pid() + " is lost: its keep-alive"
+                    + " or its renewal was not confirmed for three quarters of its TTL, and someone else may be granted it");
+        }
+    }
+
+    /** Why the record {@code now} admits no write under this grant, in words: what happened to it. */
+    private String whyNot(Optional<LeaseRecord> now) {
+        String mine = "fence " + fence + " of pid " + holder.pid();
+        if (now.isEmpty()) {
+            return mine + " is gone: there is no record (it expired, or was removed)";
+        }
+        LeaseRecord r = now.get();
+        if (r.fence() == fence && r.state() == LeaseRecord.State.RESERVED) {
+            return mine + " is reserved: a reserved lease admits no write until it is handed off";
+        }
+        if (r.fence() == fence && r.ended().isPresent()) {
+            LeaseRecord.Ending e = r.ended().get();
+            return mine + (e.how() == LeaseRecord.Ending.How.BROKEN ? " was broken by an operator (lease break)"
+                    : " ended as " + e.how().json()) + " at " + LeaseRecord.timestamp(e.at());
+        }
+        if (r.fence() == fence) {
+            return mine + " was handed to pid " + r.holder().pid();
+        }
+        if (r.previous().map(p -> p.fence() == fence).orElse(false)) {
+            LeaseRecord.Takeover t = r.previous().get();
+            return mine + " was taken over by pid " + r.holder().pid() + " at fence " + r.fence() + " because its holder"
+                    + " was " + t.verdict().liveness().json() + " (" + t.verdict().reason().json() + ")";
+        }
+        return mine + " is no longer the record's: it is " + r.state().json() + " at fence " + r.fence()
+                + " for pid " + r.holder().pid();
     }
 
     /** {@link #release()}. */
