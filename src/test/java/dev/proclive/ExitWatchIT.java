@@ -94,14 +94,6 @@ class ExitWatchIT {
                 x -> x.liveness() == Liveness.DEAD);
     }
 
-    /** Whether this kernel keeps a reaped process's exit status for its pidfds (Linux 6.15 and later). */
-    private static boolean kernelTellsExitStatus() throws Exception {
-        String[] v = Files.readString(Path.of("/proc/sys/kernel/osrelease")).strip().split("[.-]");
-        int major = Integer.parseInt(v[0]);
-        int minor = Integer.parseInt(v[1]);
-        return major > 6 || major == 6 && minor >= 15;
-    }
-
     /**
      * A process that is not this JVM's child, started by a shell that reaps it ({@code wait}) and
      * runs {@code script}: its identity and the shell.
@@ -117,7 +109,7 @@ class ExitWatchIT {
 
     @Test
     void howAProcessThatIsNotAChildEndedIsToldKilledExitedOrCrashed() throws Exception {
-        assumeTrue(kernelTellsExitStatus(), "the kernel keeps no exit status for a pidfd before Linux 6.15");
+        assumeTrue(Kernel.tellsExitStatus(), Kernel.NO_EXIT_STATUS);
         Path go = dir.resolve("go");
         String whenTold = "while [ ! -e " + go + " ]; do sleep 0.05; done; "; // each ends once every watch is made
         Identity killed = grandchild("exec sleep 60");

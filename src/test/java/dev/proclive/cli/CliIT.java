@@ -162,9 +162,7 @@ class CliIT {
 
     @Test
     void waitSaysANonChildWasKilledBySigkill() throws Exception {
-        String[] release = Files.readString(Path.of("/proc/sys/kernel/osrelease")).strip().split("[.-]");
-        assumeTrue(Integer.parseInt(release[0]) > 6 || Integer.parseInt(release[0]) == 6 && Integer.parseInt(release[1]) >= 15,
-                "the kernel keeps no exit status for a pidfd before Linux 6.15");
+        assumeTrue(dev.proclive.Kernel.tellsExitStatus(), dev.proclive.Kernel.NO_EXIT_STATUS);
         Process shell = new ProcessBuilder("sh", "-c", "sleep 60 & echo $!; wait").start();
         try {
             long pid = Long.parseLong(new java.io.BufferedReader(new java.io.InputStreamReader(shell.getInputStream(),

@@ -167,11 +167,7 @@ class EtcdLeaseIT {
 
     @Test
     void aWatchedHoldersEndIsKeptInTheRecordKilledOrExited() throws Exception {
-        String[] release = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/kernel/osrelease")).strip()
-                .split("[.-]");
-        org.junit.jupiter.api.Assumptions.assumeTrue(Integer.parseInt(release[0]) > 6
-                || Integer.parseInt(release[0]) == 6 && Integer.parseInt(release[1]) >= 15,
-                "the kernel keeps no exit status for a pidfd before Linux 6.15");
+        org.junit.jupiter.api.Assumptions.assumeTrue(dev.proclive.Kernel.tellsExitStatus(), dev.proclive.Kernel.NO_EXIT_STATUS);
         LeaseStore store = store(Duration.ofSeconds(30));
         Process killed = children.start("sleep", "120");
         Process exits = children.start("sh", "-c", "read line; exit 3");

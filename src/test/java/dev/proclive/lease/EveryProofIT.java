@@ -58,14 +58,6 @@ class EveryProofIT {
         }
     }
 
-    static Optional<Path> ownCgroup() throws IOException {
-        return dev.proclive.Cgroups.own();
-    }
-
-    static boolean cgroupsCanBeMade() {
-        return dev.proclive.Cgroups.canBeMade();
-    }
-
     /** Asserts that the cgroup a record named is removed, within 30 s (its supervisor removes it as its command ends). */
     static void removed(Optional<LeaseRecord.Cgroup> named) throws InterruptedException {
         if (named.isEmpty()) {
@@ -143,7 +135,7 @@ class EveryProofIT {
 
     @Test
     void aDaemonThatLeavesItsCgroupHoldsTheLeaseUntilItEnds() throws Exception {
-        Optional<Path> own = ownCgroup();
+        Optional<Path> own = dev.proclive.Cgroups.own();
         assumeTrue(own.isPresent() && Files.isWritable(own.get().resolve("cgroup.procs")),
                 "no writable cgroup v2 hierarchy here (root, or a delegated subtree): no cgroup to leave");
         try (LeaseStore store = store(Platform.descendants())) {
@@ -181,7 +173,7 @@ class EveryProofIT {
 
     @Test
     void aChildThatCannotEnterItsCgroupRunsNothingAndTheLeaseEndsAtOnce() throws Exception {
-        assumeTrue(ownCgroup().map(own -> Files.isWritable(own.resolve("cgroup.procs"))).orElse(false),
+        assumeTrue(dev.proclive.Cgroups.own().map(own -> Files.isWritable(own.resolve("cgroup.procs"))).orElse(false),
                 "no writable cgroup v2 hierarchy here (root, or a delegated subtree)");
         Path marker = tmp.resolve("ran");
         try (LeaseStore store = store(CANNOT_ENTER)) {
@@ -200,7 +192,7 @@ class EveryProofIT {
 
     @Test
     void aCgroupThatCannotBeNamedInTheRecordIsNotUsedAndNotLeftBehind() throws Exception {
-        assumeTrue(cgroupsCanBeMade(), "no writable cgroup v2 hierarchy here (root, or a delegated subtree)");
+        assumeTrue(dev.proclive.Cgroups.canBeMade(), "no writable cgroup v2 hierarchy here (root, or a delegated subtree)");
         try (LeaseStore store = store(Platform.descendants())) {
             int[] replaces = {0};
             store.files().beforeReplace(() -> {
@@ -269,7 +261,7 @@ class EveryProofIT {
 
     @Test
     void emptyCgroupsThatNoRecordNamesAreSweptByTheNextSpawn() throws Exception {
-        Optional<Path> own = ownCgroup();
+        Optional<Path> own = dev.proclive.Cgroups.own();
         assumeTrue(own.isPresent() && Files.isWritable(own.get().resolve("cgroup.procs")),
                 "no writable cgroup v2 hierarchy here (root, or a delegated subtree)");
         Path stray = Files.createDirectory(own.get().resolve("proclive.build.0123456789ab"));
@@ -294,7 +286,7 @@ class EveryProofIT {
 
     @Test
     void aStrayIsSweptOnlyOnceItIsOldAndEmpty() throws Exception {
-        Optional<Path> own = ownCgroup();
+        Optional<Path> own = dev.proclive.Cgroups.own();
         assumeTrue(own.isPresent() && Files.isWritable(own.get().resolve("cgroup.procs")),
                 "no writable cgroup v2 hierarchy here (root, or a delegated subtree)");
         Path fresh = Files.createDirectory(own.get().resolve("proclive.fresh.0123456789ab"));

@@ -246,7 +246,7 @@ class LeaseSpawnIT {
     void aFailedHandOffStillReturnsTheRunningChildWithItsReservation() throws Exception {
         LeaseStore store = LeaseStore.open(leases(), TRACKED); // an end the kernel can prove, also on a busy box
         int[] replaces = {0};
-        int handOff = EveryProofIT.cgroupsCanBeMade() ? 3 : 2; // the reservation, its cgroup named (where one is made), the hand-off
+        int handOff = dev.proclive.Cgroups.canBeMade() ? 3 : 2; // the reservation, its cgroup named (where one is made), the hand-off
         store.files().beforeReplace(() -> {
             if (++replaces[0] == handOff) {
                 throw new java.io.UncheckedIOException(new IOException("EIO: the disk failed the hand-off"));

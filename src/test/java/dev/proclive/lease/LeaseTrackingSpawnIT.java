@@ -150,7 +150,7 @@ class LeaseTrackingSpawnIT {
         for (Descendants descendants : List.of(Platform.descendants(), SUBREAPER_ONLY)) {
             try (LeaseStore store = store(descendants)) {
                 int[] replaces = {0};
-                boolean named = descendants != SUBREAPER_ONLY && EveryProofIT.cgroupsCanBeMade();
+                boolean named = descendants != SUBREAPER_ONLY && dev.proclive.Cgroups.canBeMade();
                 int handOff = named ? 3 : 2; // the reservation, the cgroup named in it (where one is made), the hand-off
                 store.files().beforeReplace(() -> {
                     if (++replaces[0] == handOff) {

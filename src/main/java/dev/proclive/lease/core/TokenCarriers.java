@@ -46,11 +46,7 @@ final class TokenCarriers {
      * {@code holder}'s pid.
      */
     Optional<Boolean> carries(Identity holder, String token) {
-        EnvironmentScan env = introspector.readEnvironment(holder.pid(), LeaseNames.TOKEN_VARIABLE, token::equals);
-        if (!env.complete()) {
-            return Optional.empty();
-        }
-        return Optional.of(env.carriers().stream().anyMatch(c -> introspector.sameStart(holder.start(), c.start())));
+        return carriesWhere(holder, token::equals);
     }
 
     /**
@@ -83,8 +79,12 @@ final class TokenCarriers {
      * empty when it cannot be read (as {@link #carries}).
      */
     Optional<Boolean> carriesDigest(Identity holder, String digest) {
-        EnvironmentScan env = introspector.readEnvironment(holder.pid(), LeaseNames.TOKEN_VARIABLE,
-                value -> LeaseRecord.digest(value).equals(digest));
+        return carriesWhere(holder, value -> LeaseRecord.digest(value).equals(digest));
+    }
+
+    /** Whether {@code holder}'s initial environment holds the token as {@code token} accepts it; empty when unread. */
+    private Optional<Boolean> carriesWhere(Identity holder, java.util.function.Predicate<String> token) {
+        EnvironmentScan env = introspector.readEnvironment(holder.pid(), LeaseNames.TOKEN_VARIABLE, token);
         if (!env.complete()) {
             return Optional.empty();
         }
