@@ -51,13 +51,10 @@ public final class LeaseKeeper implements AutoCloseable {
     private final Descendants descendants;
     /** The exit watch on each holder whose grant on an expiring book this JVM wrote, by lease name. */
     private final Map<String, HolderWatch> holderWatches = new ConcurrentHashMap<>();
-    /** The grant this store renews for each lease name, until it is released, ended, lost or the store closed. */
-    private final Map<String, Renewal> renewals = new ConcurrentHashMap<>();
-    /** The fence of each lease whose renewal here found it lost, by name: said by {@link #lost}. */
-    private final Map<String, Long> lostHere = new ConcurrentHashMap<>();
-    /** The one daemon thread that renews every grant of this store; made with the first. */
-    private volatile java.util.concurrent.ScheduledExecutorService renewer;
-    private volatile boolean closed;
+    /** The grants this store renews, on one daemon thread. */
+    private final Renewals renewals;
+    /** The waiters of each lease, served in the order they came. */
+    private final WaiterQueue queue;
 
     /**
      * An engine over {@code book}, judging with {@code checker}, writing as {@code writer} (this
@@ -76,6 +73,8 @@ public final class LeaseKeeper implements AutoCloseable {
         this.descendants = descendants;
         this.carriers = new TokenCarriers(checker, introspector, descendants);
         this.grants = new Grants(book, policy, writer, checker, introspector, clock, carriers, descendants);
+        this.renewals = new Renewals(grants);
+        this.queue = new WaiterQueue(book, checker);
     }
 
     /** The policy acquisitions follow. */
@@ -139,14 +138,14 @@ public final class LeaseKeeper implements AutoCloseable {
         boolean queued = false;
         try {
             if (!(a instanceof Acquisition.Granted) && deadline.isAfter(now()) && checker.explain(who).liveness() == Liveness.ALIVE) {
-                enqueue(name, who, deadline); // served in order from now on: nobody who asks later jumps ahead
+                queue.enqueue(name, who, deadline); // served in order from now on: nobody who asks later jumps ahead
                 queued = true;
             }
             a = waitInQueue(deadline, a, ask);
             return a;
         } finally {
             if (queued && !(a instanceof Acquisition.Granted)) {
-                dequeue(name, who); // gave up (or was interrupted): the next in line is not held up
+                queue.dequeue(name, who); // gave up (or was interrupted): the next in line is not held up
             }
         }
     }
@@ -192,56 +191,6 @@ public final class LeaseKeeper implements AutoCloseable {
             }
             a = ask.get();
         }
-    }
-
-    /** Puts {@code who} at the end of lease {@code name}'s queue of waiters (once), until {@code until}. */
-    private void enqueue(String name, Identity who, Instant until) throws IOException {
-        book.locked(name, guard -> {
-            java.util.List<LeaseBook.Waiter> queue = new java.util.ArrayList<>(guard.waiters());
-            if (queue.stream().noneMatch(w -> LeaseRules.sameProcess(w.who(), who))) {
-                queue.add(new LeaseBook.Waiter(who, until));
-                guard.waiters(queue);
-            }
-            return null;
-        });
-    }
-
-    /** Takes {@code who} out of lease {@code name}'s queue. */
-    private void dequeue(String name, Identity who) {
-        try {
-            book.locked(name, guard -> {
-                java.util.List<LeaseBook.Waiter> queue = new java.util.ArrayList<>(guard.waiters());
-                if (queue.removeIf(w -> LeaseRules.sameProcess(w.who(), who))) {
-                    guard.waiters(queue);
-                }
-                return null;
-            });
-        } catch (IOException | RuntimeException e) {
-            // its ticket lapses at its deadline, or when its process is DEAD
-        }
-    }
-
-    /**
-     * Whether a new grant of lease {@code name} for {@code who} waits its turn: the first live waiter
-     * in the queue (tickets past their time, and of DEAD processes, are dropped) that is not
-     * {@code who}; {@code who}'s own ticket is taken out when it is first. Under the lease's lock.
-     */
-    private Optional<LeaseBook.Waiter> ahead(LeaseBook.Guard guard, Identity who, Instant now) throws IOException {
-        java.util.List<LeaseBook.Waiter> queue = new java.util.ArrayList<>(guard.waiters());
-        if (queue.isEmpty()) {
-            return Optional.empty();
-        }
-        int before = queue.size();
-        queue.removeIf(w -> now.isAfter(w.until()) || checker.explain(w.who()).liveness() == Liveness.DEAD);
-        Optional<LeaseBook.Waiter> first = queue.isEmpty() ? Optional.empty() : Optional.of(queue.get(0));
-        if (first.isPresent() && LeaseRules.sameProcess(first.get().who(), who)) {
-            queue.remove(0);
-            first = Optional.empty();
-        }
-        if (queue.size() != before) {
-            guard.waiters(queue);
-        }
-        return first;
     }
 
     /** Reserves lease {@code name}, waiting up to {@code wait}, and starts {@code command} under it: {@code LeaseStore.spawn}. */
@@ -368,66 +317,6 @@ public final class LeaseKeeper implements AutoCloseable {
         });
     }
 
-    /** A renewal of the grant at {@code fence}, every third of its TTL. */
-    private record Renewal(long fence, java.util.concurrent.ScheduledFuture<?> task) {
-    }
-
-    /**
-     * Renews {@code granted} from now on, every third of its TTL, on this store's one daemon thread,
-     * until it is released, ended, found lost, replaced by another grant of the same name here, or
-     * the store is closed: a lease this JVM holds keeps itself. A renewal that fails for a while is
-     * tried again the next period; one that finds the grant lost stops, and {@link #lost} says so.
-     */
-    void keepRenewed(LeaseRecord granted) {
-        if (closed || !granted.granted()) {
-            return;
-        }
-        long period = Math.max(10, granted.ttl().toMillis() / 3);
-        String name = granted.name();
-        long fence = granted.fence();
-        Identity holder = granted.holder();
-        lostHere.remove(name);
-        Renewal next = new Renewal(fence, renewer().scheduleAtFixedRate(() -> renewOnce(name, fence, holder),
-                period, period, java.util.concurrent.TimeUnit.MILLISECONDS));
-        Renewal before = renewals.put(name, next);
-        if (before != null && before.task() != next.task()) {
-            before.task().cancel(false);
-        }
-    }
-
-    private synchronized java.util.concurrent.ScheduledExecutorService renewer() {
-        if (renewer == null) {
-            java.util.concurrent.ScheduledThreadPoolExecutor pool = new java.util.concurrent.ScheduledThreadPoolExecutor(1,
-                    r -> {
-                        Thread t = new Thread(r, "proclive-lease-renew");
-                        t.setDaemon(true);
-                        return t;
-                    });
-            pool.setRemoveOnCancelPolicy(true);
-            renewer = pool;
-        }
-        return renewer;
-    }
-
-    private void renewOnce(String name, long fence, Identity holder) {
-        try {
-            grants.renew(name, fence, Optional.of(holder));
-        } catch (dev.proclive.lease.LeaseLostException e) {
-            lostHere.put(name, fence);
-            stopRenewing(name, fence);
-        } catch (IOException | RuntimeException e) {
-            // tried again next period; a grant not confirmed for 3/4 of its TTL is said lost by the book
-        }
-    }
-
-    /** The grant at {@code fence} of lease {@code name} is no longer this store's to renew. */
-    void stopRenewing(String name, long fence) {
-        Renewal r = renewals.get(name);
-        if (r != null && r.fence() == fence && renewals.remove(name, r)) {
-            r.task().cancel(false);
-        }
-    }
-
     /** The grant at {@code fence} of lease {@code name} ended here: its holder's watch is no longer needed. */
     void unwatch(String name, long fence) {
         HolderWatch w = holderWatches.get(name);
@@ -446,16 +335,20 @@ public final class LeaseKeeper implements AutoCloseable {
      */
     @Override
     public void close() {
-        closed = true;
+        renewals.close();
         holderWatches.values().forEach(w -> w.end().cancel(false));
         holderWatches.clear();
-        renewals.values().forEach(r -> r.task().cancel(false));
-        renewals.clear();
-        java.util.concurrent.ScheduledExecutorService pool = renewer;
-        if (pool != null) {
-            pool.shutdownNow();
-        }
         book.close();
+    }
+
+    /** Renews {@code granted} from now on ({@link Renewals#keep}). */
+    void keepRenewed(LeaseRecord granted) {
+        renewals.keep(granted);
+    }
+
+    /** The grant at {@code fence} of lease {@code name} is no longer this store's to renew. */
+    void stopRenewing(String name, long fence) {
+        renewals.stop(name, fence);
     }
 
     /** Where a spawned child finds this store: the book's variables. */
@@ -523,8 +416,7 @@ public final class LeaseKeeper implements AutoCloseable {
 
     /** Whether this JVM already knows the grant at {@code fence} lost: the book says so, or a renewal here found it. */
     boolean lost(String name, long fence) {
-        Long found = lostHere.get(name);
-        return found != null && found == fence || book.lost(name, fence);
+        return renewals.foundLost(name, fence) || book.lost(name, fence);
     }
 
     /** The store's time, to the millisecond. */
@@ -575,7 +467,7 @@ public final class LeaseKeeper implements AutoCloseable {
                     scan = Optional.of(carriers.scan(name, current.orElseThrow()));
                 } else {
                     if (d instanceof LeaseRules.Grant && request.kind() != LeaseRules.Kind.CLAIM) {
-                        Optional<LeaseBook.Waiter> first = ahead(guard, request.who(), now);
+                        Optional<LeaseBook.Waiter> first = queue.ahead(guard, request.who(), now);
                         if (first.isPresent() && current.isPresent()) {
                             // Free, but served in order: a waiter that came first is granted first.
                             return new Acquisition.Held(current.get(), Verdict.of(dev.proclive.Reason.MATCHED,
