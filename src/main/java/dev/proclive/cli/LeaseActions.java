@@ -42,7 +42,8 @@ final class LeaseActions {
     }
 
     /** Where the leases are: a directory, or etcd. */
-    record Store(Optional<Path> dir, List<URI> etcd, String prefix, Optional<Path> ca) {
+    record Store(Optional<Path> dir, List<URI> etcd, String prefix, Optional<Path> ca, Optional<String> user,
+                 Optional<String> password) {
     }
 
     /** Where an action speaks: its answer on {@code out}, a refusal or failure as one line on {@code err}. */
@@ -156,13 +157,17 @@ final class LeaseActions {
 
         /** The store, for this action; a directory that does not exist is created only by those that grant. */
         private LeaseStore open(Store where, LeasePolicy policy) throws IOException {
+            LeaseStore.Builder store = LeaseStore.builder().policy(policy);
             if (where.dir().isEmpty()) {
-                return LeaseStore.etcd(where.etcd(), where.prefix(), policy, where.ca());
+                store.etcd(where.etcd()).prefix(where.prefix());
+                where.ca().ifPresent(store::caFile);
+                where.user().ifPresent(u -> store.credentials(u, where.password().orElse("").toCharArray()));
+                return store.build();
             }
             if (!creates() && !Files.isDirectory(where.dir().get())) {
                 throw new NoSuchFileException(where.dir().get().toString(), null, "no such lease directory");
             }
-            return LeaseStore.open(where.dir().get(), policy);
+            return store.directory(where.dir().get()).build();
         }
 
         /** What this action does with the open store; its exit code. */
@@ -270,8 +275,8 @@ final class LeaseActions {
 
     /** A directory that cannot be written to, then a corrupt record: said before any holder is looked for. */
     private static void checkStore(LeaseStore store, Command c) throws IOException {
-        if (c.store().dir().isPresent() && !Files.isWritable(store.directory())) {
-            throw new AccessDeniedException(store.directory().toString(), null, "the directory is not writable");
+        if (store.directory().isPresent() && !Files.isWritable(store.directory().get())) {
+            throw new AccessDeniedException(store.directory().get().toString(), null, "the directory is not writable");
         }
         store.read(c.name());
     }

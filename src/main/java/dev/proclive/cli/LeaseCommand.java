@@ -206,13 +206,15 @@ final class LeaseCommand {
                 throw new Options.Usage("--dir needs a directory");
             }
             try {
-                return new Store(Optional.of(Path.of(dirText)), List.of(), "", Optional.empty());
+                return new Store(Optional.of(Path.of(dirText)), List.of(), "", Optional.empty(), Optional.empty(), Optional.empty());
             } catch (InvalidPathException e) {
                 throw new Options.Usage("--dir cannot be a path here: " + e.getReason());
             }
         }
         Optional<String> password = password(o);
         List<URI> endpoints = new java.util.ArrayList<>();
+        Optional<String> user = Optional.empty();
+        Optional<String> urlPassword = Optional.empty();
         for (String url : etcdOption.get().split(",", -1)) {
             URI e;
             try {
@@ -225,17 +227,27 @@ final class LeaseCommand {
                 throw new Options.Usage("--etcd: port " + e.getPort() + " is out of range (1 to 65535) in \""
                         + withoutUser(url) + "\"");
             }
-            if (password.isPresent()) {
-                if (e.getRawUserInfo() == null || e.getRawUserInfo().contains(":")) {
-                    throw new Options.Usage("a password from " + LeaseHelp.PASSWORD_VARIABLE + " or --etcd-password-file goes with"
-                            + " a user and no password in the URL: https://USER@HOST:PORT");
+            if (password.isPresent() && (e.getRawUserInfo() == null || e.getRawUserInfo().contains(":"))) {
+                throw new Options.Usage("a password from " + LeaseHelp.PASSWORD_VARIABLE + " or --etcd-password-file goes with"
+                        + " a user and no password in the URL: https://USER@HOST:PORT");
+            }
+            if (e.getRawUserInfo() != null) {
+                String[] parts = e.getRawUserInfo().split(":", 2);
+                Optional<String> u = Optional.of(java.net.URLDecoder.decode(parts[0], java.nio.charset.StandardCharsets.UTF_8));
+                if (parts[0].isEmpty() || user.isPresent() && !user.equals(u)) {
+                    throw new Options.Usage("every --etcd URL names the same user, or none does: \"" + withoutUser(url) + "\"");
+                }
+                user = u;
+                if (parts.length == 2) {
+                    urlPassword = Optional.of(java.net.URLDecoder.decode(parts[1], java.nio.charset.StandardCharsets.UTF_8));
                 }
                 try {
-                    e = new URI(e.getScheme(), e.getUserInfo() + ":" + password.get(), e.getHost(), e.getPort(),
-                            e.getPath(), e.getQuery(), e.getFragment());
+                    e = new URI(e.getScheme(), null, e.getHost(), e.getPort(), e.getPath(), e.getQuery(), e.getFragment());
                 } catch (java.net.URISyntaxException bad) {
                     throw new Options.Usage("--etcd takes URL[,URL]..., not \"" + withoutUser(url) + "\"");
                 }
+            } else if (user.isPresent()) {
+                throw new Options.Usage("every --etcd URL names the same user, or none does: \"" + withoutUser(url) + "\"");
             }
             endpoints.add(e);
         }
@@ -251,6 +263,7 @@ final class LeaseCommand {
                 throw new Options.Usage("--etcd-ca cannot be a path here: " + e.getReason());
             }
         }
-        return new Store(Optional.empty(), List.copyOf(endpoints), prefix, ca);
+        Optional<String> fromUrl = urlPassword;
+        return new Store(Optional.empty(), List.copyOf(endpoints), prefix, ca, user, password.or(() -> fromUrl));
     }
 }

@@ -9,7 +9,8 @@ import java.util.Optional;
  * write it protects, pass {@link #fence()} along with the write so the resource can refuse a stale
  * holder's late one, and {@link #release()} (or close) when done. While this JVM lives its store
  * renews it every third of its TTL, on one daemon thread for all its leases, until it is released,
- * ended or found lost ({@link #knownLost()}); {@link #renew()} is for a caller that renews by hand.
+ * ended or found lost ({@link #lost()} says when, and why); {@link #renew()} is for a caller that
+ * renews by hand.
  * A reserved lease ({@link LeaseStore#reserve}) is {@linkplain #handOff handed off} to the process
  * it was reserved for once that runs. Thread-safe.
  */
@@ -93,6 +94,21 @@ public interface Lease extends AutoCloseable {
      * @throws LeaseLostException if the lease is no longer this one's
      */
     void ensureValid() throws IOException;
+
+    /**
+     * Completes the moment this JVM knows the grant is gone — taken over, broken, expired,
+     * unconfirmed for three quarters of its TTL, its holder ended, its record removed — with why
+     * ({@link LeaseLost#why()}) and the record that shows it. The store looks for it while it keeps
+     * the lease: a directory's record is read every quarter second, an etcd record when its watch
+     * says it changed, so a loss is known within a second of its write. Never completes for a lease
+     * released or handed off through this JVM, nor after its store is closed. Each call returns a
+     * new future: cancelling one cancels nothing else.
+     *
+     * <pre>{@code
+     * lease.lost().thenAccept(l -> writer.stop(l.detail()));   // a writer without its lease steps down
+     * }</pre>
+     */
+    java.util.concurrent.CompletableFuture<LeaseLost> lost();
 
     /**
      * Whether this JVM already knows the grant lost, without asking anyone: its store's renewal

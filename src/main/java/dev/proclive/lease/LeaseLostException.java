@@ -1,15 +1,27 @@
 package dev.proclive.lease;
 
+import java.util.Objects;
+
 /**
- * A lease is no longer this holder's: its record was released, broken, taken over, deleted, or
- * carries another fence or holder. Stop writing to what it protected.
+ * A lease is no longer this holder's: it was taken over, broken, expired, released or removed, its
+ * holder ended, or its keep-alive went unconfirmed. {@link #lost()} says which; the message says it
+ * in words. Stop writing to what it protected.
  */
 public final class LeaseLostException extends LeaseException {
 
     private static final long serialVersionUID = 1L;
 
-    /** Lease {@code name} is no longer this grant's, as {@code found} says. */
-    public LeaseLostException(String name, String found) {
-        super(name, "lease " + name + " is no longer held by this holder: " + found, null);
+    private final transient LeaseLost lost;
+
+    /** Lease {@code name} is no longer this grant's, for the reason {@code lost} gives. */
+    public LeaseLostException(String name, LeaseLost lost) {
+        super(name, "lease " + name + " is no longer held by this holder (" + Objects.requireNonNull(lost, "lost").why()
+                .name().toLowerCase(java.util.Locale.ROOT).replace('_', ' ') + "): " + lost.detail(), null);
+        this.lost = lost;
+    }
+
+    /** Why the lease is lost. */
+    public LeaseLost lost() {
+        return lost;
     }
 }

@@ -105,53 +105,207 @@ public final class LeaseStore implements AutoCloseable {
     private final LeaseKeeper keeper;
     /** The directory of a store over files; empty on etcd. */
     private final Optional<Path> directory;
-    /** The book of a store on etcd, whose grants expire unless kept; empty over files. */
-    private final Optional<ExpiringBook> expiring;
+    /** The files of a store over a directory, for tests in this package; empty on etcd. */
+    private final Optional<LeaseFiles> files;
 
-    private LeaseStore(LeaseKeeper keeper, Optional<Path> directory, Optional<ExpiringBook> expiring) {
+    private LeaseStore(LeaseKeeper keeper, Optional<LeaseFiles> files) {
         this.keeper = keeper;
-        this.directory = directory;
-        this.expiring = expiring;
+        this.files = files;
+        this.directory = files.map(LeaseFiles::directory);
     }
 
-    /** A store over {@code dir} with {@link LeasePolicy#defaults()}; see {@link #open(Path, LeasePolicy)}. */
-    public static LeaseStore open(Path dir) throws IOException {
-        return open(dir, LeasePolicy.defaults());
+    /** The files, for tests in this package. */
+    LeaseFiles files() {
+        return files.orElseThrow();
     }
 
     /**
-     * A store over {@code dir}, created (owner-only, on POSIX) if it is missing.
+     * A store over {@code dir} with {@link LeasePolicy#defaults()}, the directory created
+     * (owner-only, on POSIX) if it is missing: {@code builder().directory(dir).build()}.
      *
-     * @throws NullPointerException  if an argument is null
+     * @throws NullPointerException  if {@code dir} is null
      * @throws NotDirectoryException if {@code dir} exists and is not a directory
      * @throws IOException           if it cannot be created or resolved
      */
-    public static LeaseStore open(Path dir, LeasePolicy policy) throws IOException {
-        return open(dir, policy, LivenessChecker.system(), Clock.systemUTC(), Pause.REAL, Platform.descendants());
+    public static LeaseStore open(Path dir) throws IOException {
+        return builder().directory(dir).build();
     }
 
-    /** A store that judges with {@code checker} and its introspector and tells time by {@code clock}: the seam for tests. */
-    static LeaseStore open(Path dir, LeasePolicy policy, LivenessChecker checker, Clock clock) throws IOException {
-        return open(dir, policy, checker, clock, Pause.REAL);
+    /**
+     * A store to be built: over a {@linkplain Builder#directory directory}, or on
+     * {@linkplain Builder#etcd etcd} for holders on several machines.
+     *
+     * <pre>{@code
+     * LeaseStore files = LeaseStore.builder().directory(Path.of(".state/leases")).build();
+     * LeaseStore shared = LeaseStore.builder()
+     *         .etcd(List.of(URI.create("https://10.0.0.5:2379")))
+     *         .prefix("ci/leases/")
+     *         .caFile(Path.of("/etc/etcd/ca.pem"))
+     *         .credentials("ci", password)
+     *         .policy(LeasePolicy.builder().ttl(Duration.ofSeconds(15)).build())
+     *         .build();
+     * }</pre>
+     */
+    public static Builder builder() {
+        return new Builder();
     }
 
-    /** As {@link #open(Path, LeasePolicy, LivenessChecker, Clock, Pause)}, tracking nothing of a spawned command. */
-    static LeaseStore open(Path dir, LeasePolicy policy, LivenessChecker checker, Clock clock, Pause pause)
-            throws IOException {
-        return open(dir, policy, checker, clock, pause, Descendants.NONE);
-    }
+    /**
+     * How a store is made: where its records live (a directory, or etcd with its prefix, trust and
+     * login) and the policy it grants by. Not thread-safe; each {@link #build()} makes a new store.
+     */
+    public static final class Builder {
 
-    /** As {@link #open(Path, LeasePolicy, LivenessChecker, Clock)}, waiting through {@code pause}: the seam for wait tests. */
-    static LeaseStore open(Path dir, LeasePolicy policy, LivenessChecker checker, Clock clock, Pause pause,
-                           Descendants descendants) throws IOException {
-        Objects.requireNonNull(dir, "dir");
-        Objects.requireNonNull(policy, "policy");
-        Identity self = self(checker);
-        LeaseFiles files = LeaseFiles.open(dir, self, id -> checker.check(id) == Liveness.DEAD,
-                checker.introspector().bootId().isEmpty(), Platform.fileLocker());
-        return new LeaseStore(new LeaseKeeper(files, policy, self, checker, clock, pause, descendants),
-                Optional.of(files.directory()),
-                Optional.empty());
+        private Optional<Path> directory = Optional.empty();
+        private Optional<List<URI>> endpoints = Optional.empty();
+        private Optional<String> prefix = Optional.empty();
+        private Optional<Path> caFile = Optional.empty();
+        private Optional<String> user = Optional.empty();
+        private char[] password = new char[0];
+        private LeasePolicy policy = LeasePolicy.defaults();
+        // The seams for tests in this package: what judges, what tells time, how a wait waits, what tracks a spawn.
+        private Optional<LivenessChecker> checker = Optional.empty();
+        private Clock clock = Clock.systemUTC();
+        private Pause pause = Pause.REAL;
+        private Optional<Descendants> descendants = Optional.empty();
+        private Optional<Etcd> etcdClient = Optional.empty();
+
+        private Builder() {
+        }
+
+        /**
+         * The leases are files in {@code dir}, created (owner-only, on POSIX) if it is missing: for
+         * holders on this machine (and others sharing the directory, judged UNKNOWN).
+         */
+        public Builder directory(Path dir) {
+            this.directory = Optional.of(Objects.requireNonNull(dir, "dir"));
+            return this;
+        }
+
+        /**
+         * The leases live in etcd (v3, through its JSON gateway), for holders on several machines:
+         * every method and rule as over a directory, a record that expires when nobody keeps it
+         * alive, and fences from etcd's revisions. Lease {@code NAME}'s record is
+         * {@code PREFIX NAME}, attached to an etcd lease of the record's TTL while it is granted;
+         * its fence is the {@code mod_revision} of {@code PREFIX NAME.fence}, never leased and never
+         * deleted. A holder on this machine is judged here; one on another machine is UNKNOWN,
+         * {@link Acquisition.Undecided} until its record expires by itself. Nothing is granted by a
+         * member cut off from its majority; no member answering is an {@link IOException}. On etcd
+         * a lease name does not end in {@code .fence}.
+         *
+         * @param endpoints {@code http://HOST:PORT} or {@code https://HOST:PORT} of the members, tried
+         *                  in turn; a user or password goes in {@link #credentials}, never in a URI
+         * @throws IllegalArgumentException if {@code endpoints} is empty, or one is not of that form
+         */
+        public Builder etcd(List<URI> endpoints) {
+            List<URI> given = List.copyOf(Objects.requireNonNull(endpoints, "endpoints"));
+            if (given.isEmpty()) {
+                throw new IllegalArgumentException("an etcd store needs at least one endpoint");
+            }
+            for (URI e : given) {
+                if (e.getRawUserInfo() != null) {
+                    throw new IllegalArgumentException("an etcd endpoint names no user or password: give them to"
+                            + " credentials(user, password), and the endpoint as http(s)://HOST:PORT");
+                }
+            }
+            this.endpoints = Optional.of(given);
+            return this;
+        }
+
+        /** The start of every key a store on etcd writes (default {@value LeaseStore#DEFAULT_PREFIX}). */
+        public Builder prefix(String prefix) {
+            Objects.requireNonNull(prefix, "prefix");
+            if (prefix.isEmpty()) {
+                throw new IllegalArgumentException("an etcd store needs a key prefix, such as " + DEFAULT_PREFIX);
+            }
+            this.prefix = Optional.of(prefix);
+            return this;
+        }
+
+        /** PEM certificates to verify {@code https} members with, instead of the JVM's trust store. */
+        public Builder caFile(Path caFile) {
+            this.caFile = Optional.of(Objects.requireNonNull(caFile, "caFile"));
+            return this;
+        }
+
+        /**
+         * Logs in to etcd as {@code user} (etcd's authentication), with {@code password}, which is
+         * copied: clear your array once this returns. Never put in a spawned command's environment.
+         */
+        public Builder credentials(String user, char[] password) {
+            Objects.requireNonNull(user, "user");
+            Objects.requireNonNull(password, "password");
+            if (user.isEmpty()) {
+                throw new IllegalArgumentException("an etcd user has a name");
+            }
+            this.user = Optional.of(user);
+            this.password = password.clone();
+            return this;
+        }
+
+        /** The policy grants follow (default {@link LeasePolicy#defaults()}). */
+        public Builder policy(LeasePolicy policy) {
+            this.policy = Objects.requireNonNull(policy, "policy");
+            return this;
+        }
+
+        Builder checker(LivenessChecker checker) {
+            this.checker = Optional.of(checker);
+            return this;
+        }
+
+        Builder clock(Clock clock) {
+            this.clock = clock;
+            return this;
+        }
+
+        Builder pause(Pause pause) {
+            this.pause = pause;
+            return this;
+        }
+
+        Builder descendants(Descendants descendants) {
+            this.descendants = Optional.of(descendants);
+            return this;
+        }
+
+        /** A store on this client of etcd, for tests in this package. */
+        Builder etcdClient(Etcd etcd) {
+            this.etcdClient = Optional.of(etcd);
+            return this;
+        }
+
+        /**
+         * The store.
+         *
+         * @throws IllegalStateException if neither a directory nor etcd was given, or both were, or
+         *                               etcd's options were given to a store over a directory
+         * @throws NotDirectoryException if the directory exists and is not a directory
+         * @throws IOException           if the directory cannot be created or resolved, or the CA file
+         *                               cannot be read
+         */
+        public LeaseStore build() throws IOException {
+            boolean onEtcd = endpoints.isPresent() || etcdClient.isPresent();
+            if (directory.isPresent() == onEtcd) {
+                throw new IllegalStateException(onEtcd ? "a lease store is over a directory or on etcd, not both"
+                        : "a lease store needs directory(Path) or etcd(List<URI>)");
+            }
+            if (!onEtcd && (prefix.isPresent() || caFile.isPresent() || user.isPresent())) {
+                throw new IllegalStateException("prefix, caFile and credentials are for a store on etcd, not over a directory");
+            }
+            LivenessChecker judge = checker.orElseGet(LivenessChecker::system);
+            Descendants tracks = descendants.orElseGet(Platform::descendants);
+            Identity self = self(judge);
+            if (directory.isPresent()) {
+                LeaseFiles files = LeaseFiles.open(directory.get(), self, id -> judge.check(id) == Liveness.DEAD,
+                        judge.introspector().bootId().isEmpty(), Platform.fileLocker());
+                return new LeaseStore(new LeaseKeeper(files, policy, self, judge, clock, pause, tracks), Optional.of(files));
+            }
+            Etcd etcd = etcdClient.isPresent() ? etcdClient.get() : EtcdGateway.open(endpoints.get(), caFile,
+                    user.map(u -> new EtcdGateway.Login(u, password.clone())), ETCD_CALL);
+            EtcdBook book = new EtcdBook(etcd, prefix.orElse(DEFAULT_PREFIX), clock);
+            return new LeaseStore(new LeaseKeeper(book, policy, self, judge, clock, pause, tracks), Optional.empty());
+        }
     }
 
     /** This process, as every record it writes names its writer. */
@@ -159,87 +313,14 @@ public final class LeaseStore implements AutoCloseable {
         return checker.current().orElseGet(() -> new Identity(ProcessHandle.current().pid(), "", "", "", "", ""));
     }
 
-    /** The leases under {@code prefix} in etcd, with {@link LeasePolicy#defaults()}; see {@link #etcd(List, String, LeasePolicy, Optional)}. */
-    public static LeaseStore etcd(List<URI> endpoints, String prefix) throws IOException {
-        return etcd(endpoints, prefix, LeasePolicy.defaults());
-    }
-
-    /** The leases under {@code prefix} in etcd, verifying {@code https} members with the JVM's trust store; see {@link #etcd(List, String, LeasePolicy, Optional)}. */
-    public static LeaseStore etcd(List<URI> endpoints, String prefix, LeasePolicy policy) throws IOException {
-        return etcd(endpoints, prefix, policy, Optional.empty());
-    }
-
-    /**
-     * A store whose leases live in etcd (v3, through its JSON gateway), under keys that start with
-     * {@code prefix}: every method of a store over a directory, judged by the same rules, for
-     * holders on several machines. Lease {@code NAME}'s record is {@code PREFIX NAME}, attached to
-     * an etcd lease of the record's TTL while it is granted; its fence is the {@code mod_revision}
-     * of {@code PREFIX NAME.fence}, which is never leased and never deleted, so a fence never goes
-     * back, also after a record expired. A holder on this machine is judged here (DEAD: taken over
-     * at once); one on another machine is UNKNOWN, {@link Acquisition.Undecided} until its record
-     * expires by itself. Every grant this JVM writes is kept alive by one thread while its holder
-     * is not DEAD; a grant whose keep-alive failed for most of its TTL is lost ({@link
-     * Lease#isValid()} false, {@link Lease#renew()} throws {@link LeaseLostException}) before etcd
-     * can let anyone else have it. Nothing is granted by a member cut off from its majority; no
-     * member answering is an {@link IOException}. On etcd a lease name does not end in {@code .fence}.
-     *
-     * <pre>{@code
-     * LeaseStore store = LeaseStore.etcd(List.of(URI.create("http://10.0.0.5:2379")), "ci/leases/");
-     * if (store.acquire("deploy", me) instanceof Acquisition.Granted g) {
-     *     try (Lease lease = g.lease()) { ... }  // kept alive by this JVM until closed
-     * }
-     * }</pre>
-     *
-     * @param endpoints {@code http://HOST:PORT} or {@code https://HOST:PORT} of the members, tried in
-     *                  turn; a user and password in them ({@code https://USER:PASSWORD@HOST:PORT})
-     *                  log in with etcd's authentication
-     * @param prefix    the start of every key this store writes (one store's leases, apart from others')
-     * @param caFile    PEM certificates to verify {@code https} members with, instead of the JVM's trust store
-     * @throws IllegalArgumentException if an endpoint is not of that form or {@code prefix} is empty
-     * @throws IOException              if {@code caFile} cannot be read
-     */
-    public static LeaseStore etcd(List<URI> endpoints, String prefix, LeasePolicy policy, Optional<Path> caFile)
-            throws IOException {
-        Objects.requireNonNull(prefix, "prefix");
-        Objects.requireNonNull(policy, "policy");
-        if (prefix.isEmpty()) {
-            throw new IllegalArgumentException("an etcd store needs a key prefix, such as " + DEFAULT_PREFIX);
-        }
-        Etcd etcd = EtcdGateway.open(endpoints, caFile, ETCD_CALL);
-        return etcd(etcd, prefix, policy, LivenessChecker.system(), Clock.systemUTC(), Pause.REAL,
-                Platform.descendants());
-    }
-
-    /** A store on {@code etcd}, judging with {@code checker} and tracking nothing of a spawned command: the seam for tests. */
-    static LeaseStore etcd(Etcd etcd, String prefix, LeasePolicy policy, LivenessChecker checker, Clock clock,
-                           Pause pause) {
-        return etcd(etcd, prefix, policy, checker, clock, pause, Descendants.NONE);
-    }
-
-    private static LeaseStore etcd(Etcd etcd, String prefix, LeasePolicy policy, LivenessChecker checker, Clock clock,
-                                   Pause pause, Descendants descendants) {
-        EtcdBook book = new EtcdBook(etcd, prefix, clock);
-        return new LeaseStore(new LeaseKeeper(book, policy, self(checker), checker, clock, pause, descendants),
-                Optional.empty(), Optional.of(book));
-    }
-
-    /**
-     * The directory, resolved.
-     *
-     * @throws IllegalStateException for a store on etcd
-     */
-    public Path directory() {
-        return directory.orElseThrow(() -> new IllegalStateException("a lease store on etcd has no directory"));
+    /** The directory, resolved, of a store over one; empty for a store on etcd. */
+    public Optional<Path> directory() {
+        return directory;
     }
 
     /** The policy acquisitions follow. */
     public LeasePolicy policy() {
         return keeper.policy();
-    }
-
-    /** The files, for tests in this package. */
-    LeaseFiles files() {
-        return (LeaseFiles) keeper.book();
     }
 
     /**
@@ -455,32 +536,55 @@ public final class LeaseStore implements AutoCloseable {
     }
 
     /**
-     * For a store on etcd, keeps the grants of this machine's holders, until interrupted: every
-     * granted record under the prefix whose holder is ALIVE here is kept alive (one thread for
-     * all), and ended the moment its holder dies (through the exit watch: {@code exited}, with the
-     * verdict), so a newcomer anywhere is granted at once instead of after the TTL; one whose
-     * holder is already DEAD here is ended when it is found. Records granted since are picked up
-     * every {@code poll}, read in pages however many there are. What {@code proclive lease keep}
-     * runs, for holders a hook took a lease for and exited.
+     * Keeps the grants of this machine's holders, until interrupted: every granted record whose
+     * holder is ALIVE here is kept (renewed every third of its TTL; on etcd its etcd lease kept
+     * alive too, one thread for all) and ended the moment its holder dies (through the exit watch:
+     * {@code exited}, with the verdict), so a newcomer anywhere is granted at once instead of after
+     * the TTL; one whose holder is already DEAD here is ended when it is found. Records granted since
+     * are picked up every {@code poll}, read in pages however many there are. What
+     * {@code proclive lease keep} runs, for holders a hook took a lease for and exited.
      *
      * <p>It never gives up: a member that does not answer, an answer that cannot be read, a grant
      * that cannot be ended now are each said through {@code says} and tried again after a pause
      * that grows to about a second; grants given up while etcd did not answer are kept again once
      * it does, if they are still there. Its first line through {@code says} tells that it keeps,
-     * once a member has answered.
+     * once the records could be read.
      *
      * @param poll how often the grants are read again
      * @param says one line for a person at a time, from this thread
-     * @throws IllegalStateException for a store over a directory (its records have no TTL to keep)
-     * @throws InterruptedException  when the thread is interrupted: the normal way to stop; the
-     *                               grants kept so far stay kept until this JVM exits
+     * @throws InterruptedException when the thread is interrupted: the normal way to stop; the
+     *                              grants kept so far stay kept until this JVM exits
      */
     public void keepHolders(Duration poll, java.util.function.Consumer<String> says) throws InterruptedException {
         Objects.requireNonNull(poll, "poll");
         Objects.requireNonNull(says, "says");
-        ExpiringBook book = expiring.orElseThrow(
-                () -> new IllegalStateException("a store over a directory has no grants to keep alive"));
-        keeper.keepHolders(book, poll, says);
+        keeper.keepHolders(poll, says);
+    }
+
+    /**
+     * Tells {@code listener} each change of lease {@code name}'s record from now on, written by any
+     * process: {@link LeaseEvent.Kind#GRANTED}, {@code RELEASED}, {@code EXITED}, {@code TAKEN_OVER},
+     * {@code BROKEN}, {@code EXPIRED}, each after the write is durable, in order, on the store's one
+     * event thread ({@code proclive-lease-events}). A directory's record is read every 100 ms, an
+     * etcd record when its watch says it changed (and every second besides); a grant that came and
+     * went between two reads is told as granted, then how it ended. For a status screen or a waiter,
+     * instead of polling.
+     *
+     * <pre>{@code
+     * try (AutoCloseable w = store.watch("deploy", e -> System.out.println(e.kind() + " fence " + e.record().fence()))) {
+     *     ...
+     * }
+     * }</pre>
+     *
+     * @return what stops the watch when closed (closing the store stops them all)
+     * @throws IllegalArgumentException if {@code name} is not a lease name
+     * @throws IllegalStateException    if the store is closed
+     * @throws IOException              if the record cannot be read now
+     */
+    public AutoCloseable watch(String name, LeaseListener listener) throws IOException {
+        checkName(name);
+        Objects.requireNonNull(listener, "listener");
+        return keeper.watch(name, listener);
     }
 
     /**

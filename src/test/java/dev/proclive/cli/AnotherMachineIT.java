@@ -1,5 +1,6 @@
 package dev.proclive.cli;
 
+import dev.proclive.Cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 

@@ -1,5 +1,6 @@
 package dev.proclive.cli;
 
+import dev.proclive.Cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;

@@ -58,7 +58,7 @@ class EtcdFaultIT {
 
     /** A store over the endpoints in this order. */
     private LeaseStore store(List<URI> endpoints, Duration ttl) throws IOException {
-        return LeaseStore.etcd(endpoints, "faults/", LeasePolicy.builder().ttl(ttl).build());
+        return LeaseStore.builder().etcd(endpoints).prefix("faults/").policy(LeasePolicy.builder().ttl(ttl).build()).build();
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.proclive.lease;
 
+import dev.proclive.Cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -68,7 +69,7 @@ class EtcdLeaseIT {
         if (prefix == null) {
             prefix = "test" + (++prefixes) + "/";
         }
-        return LeaseStore.etcd(etcd.endpoints(), prefix, policy);
+        return LeaseStore.builder().etcd(etcd.endpoints()).prefix(prefix).policy(policy).build();
     }
 
     private Identity sleeper() throws Exception {
@@ -208,11 +209,51 @@ class EtcdLeaseIT {
 
     @Test
     void aGrantKeptAliveByItsJvmOutlivesItsTtl() throws Exception {
-        LeaseStore store = store(Duration.ofSeconds(1));
+        LeaseStore store = store(Duration.ofSeconds(2));
         Lease kept = ((Acquisition.Granted) store.acquire("build", sleeper())).lease();
-        Thread.sleep(3_500);
+        Thread.sleep(7_000); // time itself is what is tested: three and a half TTLs, no renew() called
         assertThat(kept.isValid()).isTrue();
+        assertThat(kept.lost()).isNotDone();
         assertThat(store.read("build")).get().satisfies(r -> assertThat(r.fence()).isEqualTo(kept.fence()));
+    }
+
+    @Test
+    void afterLeaseBreakItsLostCompletesWithinASecondSayingBroken() throws Exception {
+        LeaseStore store = store(Duration.ofSeconds(30));
+        Lease lease = ((Acquisition.Granted) store.acquire("build", sleeper())).lease();
+        Cli.Result broke = Cli.run("lease", "break", "build", "--etcd",
+                etcd.endpoints().get(0).toString(), "--prefix", prefix);
+        long broken = System.nanoTime();
+        assertThat(broke.exit()).as(broke.toString()).isZero();
+        LeaseLost lost = lease.lost().get(30, java.util.concurrent.TimeUnit.SECONDS);
+        long after = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - broken);
+        assertThat(lost.why()).isEqualTo(LeaseLost.Why.BROKEN);
+        assertThat(after).as("known %d ms after the break's process ended", after).isLessThanOrEqualTo(1_000);
+        org.assertj.core.api.Assertions.assertThatThrownBy(lease::ensureValid).isInstanceOf(LeaseLostException.class)
+                .hasMessageContaining("broken");
+    }
+
+    @Test
+    void aListenerSeesAnotherProcessGrantedThenReleased() throws Exception {
+        LeaseStore store = store(Duration.ofSeconds(30));
+        Identity holder = sleeper();
+        java.util.concurrent.BlockingQueue<LeaseEvent> events = new java.util.concurrent.LinkedBlockingQueue<>();
+        try (AutoCloseable watch = store.watch("build", events::add)) {
+            String at = etcd.endpoints().get(0).toString();
+            Cli.Result granted = Cli.run("lease", "acquire", "build", "--etcd", at, "--prefix",
+                    prefix, "--holder", Long.toString(holder.pid()), "--print", "fence");
+            assertThat(granted.exit()).as(granted.toString()).isZero();
+            long fence = Long.parseLong(granted.out().strip());
+            Cli.Result released = Cli.run("lease", "release", "build", "--etcd", at, "--prefix",
+                    prefix, "--fence", Long.toString(fence));
+            assertThat(released.exit()).as(released.toString()).isZero();
+            LeaseEvent first = events.poll(10, java.util.concurrent.TimeUnit.SECONDS);
+            LeaseEvent second = events.poll(10, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(first).isNotNull().extracting(LeaseEvent::kind).isEqualTo(LeaseEvent.Kind.GRANTED);
+            assertThat(first.record().fence()).isEqualTo(fence);
+            assertThat(second).isNotNull().extracting(LeaseEvent::kind).isEqualTo(LeaseEvent.Kind.RELEASED);
+            assertThat(second.record().fence()).isEqualTo(fence);
+        }
     }
 
     @Test
@@ -290,7 +331,7 @@ class EtcdLeaseIT {
 
     @Test
     void noMemberAnsweringIsAnIoErrorNeverAGrant() throws Exception {
-        LeaseStore nowhere = LeaseStore.etcd(List.of(URI.create("http://127.0.0.1:1")), "x/");
+        LeaseStore nowhere = LeaseStore.builder().etcd(List.of(URI.create("http://127.0.0.1:1"))).prefix("x/").build();
         Identity me = ProcLive.current().orElseThrow();
         assertThatThrownBy(() -> nowhere.acquire("build", me)).isInstanceOf(IOException.class)
                 .hasMessageContaining("no etcd member answered");

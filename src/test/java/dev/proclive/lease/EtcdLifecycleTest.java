@@ -1,5 +1,6 @@
 package dev.proclive.lease;
 
+import dev.proclive.spi.Descendants;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.proclive.Identity;
@@ -24,7 +25,12 @@ class EtcdLifecycleTest extends LeaseLifecycleTest {
 
     @Override
     LeaseStore open(LeasePolicy policy, Pause pause) {
-        return LeaseStore.etcd(etcd, PREFIX, policy, LivenessChecker.of(host), clock, pause);
+        try {
+            return LeaseStore.builder().etcdClient(etcd).prefix(PREFIX).policy(policy).checker(LivenessChecker.of(host))
+                    .clock(clock).pause(pause).descendants(Descendants.NONE).build();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     @Override
@@ -113,7 +119,9 @@ class EtcdLifecycleTest extends LeaseLifecycleTest {
         assertThat(lease.knownLost()).isTrue();
         assertThat(lease.isValid()).isFalse();
         org.assertj.core.api.Assertions.assertThatThrownBy(lease::renew).isInstanceOf(LeaseLostException.class)
-                .hasMessageContaining("record's renewal was not confirmed");
+                .hasMessageContaining("its renewal was not confirmed for three quarters of its TTL")
+                .satisfies(e -> org.assertj.core.api.Assertions.assertThat(((LeaseLostException) e).lost().why())
+                        .isEqualTo(LeaseLost.Why.UNCONFIRMED));
     }
 
     @Test
@@ -140,8 +148,7 @@ class EtcdLifecycleTest extends LeaseLifecycleTest {
 
     @Test
     void theKeepAliveThreadEndsWhenNothingIsKeptAndItsOwnEtcdLeaseIsRevoked() throws Exception {
-        LeaseStore brief = LeaseStore.etcd(etcd, "brief/", LeasePolicy.builder().ttl(java.time.Duration.ofSeconds(1)).build(),
-                LivenessChecker.of(host), clock, pause);
+        LeaseStore brief = LeaseStore.builder().etcdClient(etcd).prefix("brief/").policy(LeasePolicy.builder().ttl(java.time.Duration.ofSeconds(1)).build()).checker(LivenessChecker.of(host)).clock(clock).pause(pause).descendants(Descendants.NONE).build();
         Lease lease = ((Acquisition.Granted) brief.acquire("build", host.start(60, 50, "600"))).lease();
         long own = etcd.get("brief/build").orElseThrow().lease();
         assertThat(keepAliveThreads("brief/")).isEqualTo(1);

@@ -1,5 +1,6 @@
 package dev.proclive.lease;
 
+import dev.proclive.spi.Descendants;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.proclive.Identity;
@@ -55,11 +56,9 @@ class EtcdLostIT {
         LeaseLifecycleTest.Host here = new LeaseLifecycleTest.Host(); // the holder's machine, as seen from it
         Identity holder = here.start(60, 50, "600");
         try (StallingProxy proxy = new StallingProxy(etcd.endpoints().get(0));
-             LeaseStore holders = LeaseStore.etcd(EtcdGateway.open(List.of(proxy.endpoint()), Optional.empty(),
-                     Duration.ofSeconds(5)), "lost/", LeasePolicy.builder().ttl(ttl).build(), LivenessChecker.of(here),
-                     Clock.systemUTC(), Pause.REAL);
-             LeaseStore elsewhere = LeaseStore.etcd(etcd.endpoints(), "lost/",
-                     LeasePolicy.builder().ttl(ttl).takeUnknownAfterTtl(true).build())) {
+             LeaseStore holders = LeaseStore.builder().etcdClient(EtcdGateway.open(List.of(proxy.endpoint()), Optional.empty(),
+                     Duration.ofSeconds(5))).prefix("lost/").policy(LeasePolicy.builder().ttl(ttl).build()).checker(LivenessChecker.of(here)).clock(Clock.systemUTC()).pause(Pause.REAL).descendants(Descendants.NONE).build();
+             LeaseStore elsewhere = LeaseStore.builder().etcd(etcd.endpoints()).prefix("lost/").policy(LeasePolicy.builder().ttl(ttl).takeUnknownAfterTtl(true).build()).build()) {
             Lease lease = ((Acquisition.Granted) holders.acquire("build", holder)).lease();
             List<Long> writes = new CopyOnWriteArrayList<>();
             AtomicLong lostAt = new AtomicLong();

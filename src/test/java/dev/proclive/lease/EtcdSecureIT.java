@@ -89,13 +89,10 @@ class EtcdSecureIT {
         }
     }
 
-    private static URI as(String user) {
-        return URI.create("https://" + user + "@127.0.0.1:" + plain.getPort());
-    }
-
     @Test
     void withTheCaFileAndTheUserItGrantsAndReleases() throws Exception {
-        LeaseStore store = LeaseStore.etcd(List.of(as("root:s3cret")), "secure/", LeasePolicy.defaults(), Optional.of(ca));
+        LeaseStore store = LeaseStore.builder().etcd(List.of(plain)).prefix("secure/")
+                .credentials("root", "s3cret".toCharArray()).caFile(ca).build();
         Identity me = ProcLive.current().orElseThrow();
         Acquisition a = store.acquire("build", me);
         assertThat(a).isInstanceOf(Acquisition.Granted.class);
@@ -105,25 +102,36 @@ class EtcdSecureIT {
 
     @Test
     void aMemberNotVerifiedByTheTrustStoreIsRefused() throws Exception {
-        LeaseStore store = LeaseStore.etcd(List.of(as("root:s3cret")), "secure/", LeasePolicy.defaults());
+        LeaseStore store = LeaseStore.builder().etcd(List.of(plain)).prefix("secure/")
+                .credentials("root", "s3cret".toCharArray()).build();
         Identity me = ProcLive.current().orElseThrow();
         assertThatThrownBy(() -> store.acquire("build", me)).isInstanceOf(IOException.class)
                 .hasMessageContaining("no etcd member answered");
     }
 
     @Test
+    void aPasswordInsideAnEndpointIsRefusedBeforeAnythingIsAsked() {
+        URI withPassword = URI.create("https://root:s3cret@127.0.0.1:" + plain.getPort());
+        assertThatThrownBy(() -> LeaseStore.builder().etcd(List.of(withPassword)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("credentials(user, password)")
+                .hasMessageNotContaining("s3cret");
+    }
+
+    @Test
     void aWrongPasswordOrNoUserIsRefusedNeverGranted() throws Exception {
         Identity me = ProcLive.current().orElseThrow();
-        LeaseStore wrong = LeaseStore.etcd(List.of(as("root:guess")), "secure/", LeasePolicy.defaults(), Optional.of(ca));
+        LeaseStore wrong = LeaseStore.builder().etcd(List.of(plain)).prefix("secure/")
+                .credentials("root", "guess".toCharArray()).caFile(ca).build();
         assertThatThrownBy(() -> wrong.acquire("build", me)).isInstanceOf(IOException.class)
                 .hasMessageContaining("refused the login of user 'root'").hasMessageNotContaining("guess");
-        LeaseStore nobody = LeaseStore.etcd(List.of(plain), "secure/", LeasePolicy.defaults(), Optional.of(ca));
+        LeaseStore nobody = LeaseStore.builder().etcd(List.of(plain)).prefix("secure/").caFile(ca).build();
         assertThatThrownBy(() -> nobody.acquire("build", me)).isInstanceOf(IOException.class);
     }
 
     @Test
     void theEndpointsInAChildsEnvironmentNameNoPassword() throws Exception {
-        LeaseStore store = LeaseStore.etcd(List.of(as("root:s3cret")), "secure/", LeasePolicy.defaults(), Optional.of(ca));
+        LeaseStore store = LeaseStore.builder().etcd(List.of(plain)).prefix("secure/")
+                .credentials("root", "s3cret".toCharArray()).caFile(ca).build();
         Spawn s = store.spawn("spawned", new ProcessBuilder("sh", "-c", "echo \"$PROCLIVE_LEASE_ETCD\""));
         Process child = ((Spawn.Started) s).process();
         String seen = new String(child.getInputStream().readAllBytes()).strip();

@@ -1,5 +1,6 @@
 package dev.proclive.lease;
 
+import dev.proclive.spi.Descendants;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -24,8 +25,9 @@ class EtcdSlowAnswerTest {
 
     private static final LeasePolicy TTL3 = LeasePolicy.builder().ttl(Duration.ofSeconds(3)).build();
 
-    private static LeaseStore store(FakeEtcd etcd) {
-        return LeaseStore.etcd(etcd, "slow/", TTL3, LivenessChecker.system(), Clock.systemUTC(), Pause.REAL);
+    private static LeaseStore store(FakeEtcd etcd) throws java.io.IOException {
+        return LeaseStore.builder().etcdClient(etcd).prefix("slow/").policy(TTL3).checker(LivenessChecker.system())
+                .clock(Clock.systemUTC()).pause(Pause.REAL).descendants(Descendants.NONE).build();
     }
 
     @Test

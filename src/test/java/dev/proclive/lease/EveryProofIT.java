@@ -72,8 +72,7 @@ class EveryProofIT {
     }
 
     private LeaseStore store(Descendants descendants) throws IOException {
-        return LeaseStore.open(tmp.resolve("leases"), LeasePolicy.defaults(), LivenessChecker.system(), Clock.systemUTC(),
-                Pause.REAL, descendants);
+        return LeaseStore.builder().directory(tmp.resolve("leases")).policy(LeasePolicy.defaults()).checker(LivenessChecker.system()).clock(Clock.systemUTC()).pause(Pause.REAL).descendants(descendants).build();
     }
 
     /** The record once {@code done} says so, within a minute (a busy machine); fails with the record otherwise. */

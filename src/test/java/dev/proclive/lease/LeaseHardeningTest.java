@@ -82,13 +82,13 @@ class LeaseHardeningTest {
     @Test
     void aRenewalKeepsTheTtlTheHolderPromisedUnlessGivenOne() throws Exception {
         Identity holder = sleeper();
-        LeaseStore longTtl = LeaseStore.open(dir, LeasePolicy.builder().ttl(Duration.ofMinutes(10)).build());
+        LeaseStore longTtl = LeaseStore.builder().directory(dir).policy(LeasePolicy.builder().ttl(Duration.ofMinutes(10)).build()).build();
         Lease lease = granted(longTtl.acquire("build", holder));
         assertThat(lease.record().ttl()).isEqualTo(Duration.ofMinutes(10));
 
         assertThat(store.renew("build", lease.fence()).ttl()).as("renewed by a store with the defaults")
                 .isEqualTo(Duration.ofMinutes(10));
-        LeaseStore shorter = LeaseStore.open(dir, LeasePolicy.builder().ttl(Duration.ofSeconds(45)).build());
+        LeaseStore shorter = LeaseStore.builder().directory(dir).policy(LeasePolicy.builder().ttl(Duration.ofSeconds(45)).build()).build();
         assertThat(shorter.renew("build", lease.fence()).ttl()).as("renewed with a TTL given").isEqualTo(Duration.ofSeconds(45));
         assertThat(store.read("build").orElseThrow().ttl()).isEqualTo(Duration.ofSeconds(45));
     }
@@ -216,7 +216,7 @@ class LeaseHardeningTest {
         Files.writeString(dir.resolve("build.lease"), json);
         assertThatThrownBy(() -> store.read("build")).isInstanceOf(LeaseCorruptException.class)
                 .hasMessageContaining("renewedAt");
-        LeaseStore takesUnknown = LeaseStore.open(dir, LeasePolicy.builder().takeUnknownAfterTtl(true).build());
+        LeaseStore takesUnknown = LeaseStore.builder().directory(dir).policy(LeasePolicy.builder().takeUnknownAfterTtl(true).build()).build();
         assertThatThrownBy(() -> takesUnknown.acquire("build", sleeper())).isInstanceOf(LeaseCorruptException.class);
     }
 

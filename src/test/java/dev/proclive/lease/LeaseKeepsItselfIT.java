@@ -22,7 +22,7 @@ class LeaseKeepsItselfIT {
     @Test
     void aLeaseIsRenewedByItsStoreUntilReleasedAndABrokenOneSaysItIsLost() throws Exception {
         Duration ttl = Duration.ofSeconds(1);
-        try (LeaseStore store = LeaseStore.open(dir, LeasePolicy.builder().ttl(ttl).build())) {
+        try (LeaseStore store = LeaseStore.builder().directory(dir).policy(LeasePolicy.builder().ttl(ttl).build()).build()) {
             Lease lease = ((Acquisition.Granted) store.acquire("build", ProcLive.current().orElseThrow())).lease();
             Instant granted = lease.record().renewedAt();
             Thread.sleep(3 * ttl.toMillis()); // three TTLs, no renew() called

@@ -1,5 +1,6 @@
 package dev.proclive.lease;
 
+import dev.proclive.spi.Descendants;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -169,7 +170,7 @@ class LeaseLifecycleTest {
     }
 
     LeaseStore open(LeasePolicy policy, Pause pause) throws IOException {
-        return LeaseStore.open(dir.resolve("leases"), policy, LivenessChecker.of(host), clock, pause);
+        return LeaseStore.builder().directory(dir.resolve("leases")).policy(policy).checker(LivenessChecker.of(host)).clock(clock).pause(pause).descendants(Descendants.NONE).build();
     }
 
     /** Lease build's record as stored. */
@@ -242,17 +243,23 @@ class LeaseLifecycleTest {
         Lease broken = granted(store.acquire("build", holder));
         assertThat(store.breakLease("build")).isPresent();
         assertThatThrownBy(broken::ensureValid).isInstanceOf(LeaseLostException.class)
-                .hasMessageContaining("was broken by an operator (lease break)").hasMessageNotContaining("reserved");
+                .hasMessageContaining("was broken by an operator (lease break)").hasMessageNotContaining("reserved")
+                .satisfies(e -> assertThat(((LeaseLostException) e).lost().why()).isEqualTo(LeaseLost.Why.BROKEN));
+        assertThat(broken.lost()).as("ensureValid's finding is the lease's loss").isCompletedWithValueMatching(
+                l -> l.why() == LeaseLost.Why.BROKEN && l.record().orElseThrow().ended().isPresent());
+        assertThat(broken.knownLost()).isTrue();
 
         Lease taken = granted(store.acquire("build", holder));
         host.exit(holder);
         Lease next = granted(store.acquire("build", host.start(71, 50, "710")));
         assertThatThrownBy(taken::ensureValid).isInstanceOf(LeaseLostException.class)
                 .hasMessageContaining("was taken over by pid 71 at fence " + next.fence())
-                .hasMessageContaining("its holder was dead (exited)");
+                .hasMessageContaining("its holder was dead (exited)")
+                .satisfies(e -> assertThat(((LeaseLostException) e).lost().why()).isEqualTo(LeaseLost.Why.TAKEN_OVER));
 
         assertThat(next.release()).isTrue();
-        assertThatThrownBy(next::ensureValid).hasMessageContaining("ended as released");
+        assertThatThrownBy(next::ensureValid).hasMessageContaining("was released");
+        assertThat(next.lost()).as("released here: never lost").isNotDone();
         Lease reserved = granted(store.reserve("build", host.start(72, 50, "720")));
         assertThatThrownBy(reserved::ensureValid).hasMessageContaining("is reserved: a reserved lease admits no write");
     }

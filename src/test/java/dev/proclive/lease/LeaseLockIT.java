@@ -111,7 +111,7 @@ class LeaseLockIT {
     void otherCodeThatOpensAndClosesTheGuardDropsNothing() throws Exception {
         LeaseStore store = LeaseStore.open(tmp.resolve("leases"));
         assertOneHolder(store, () -> {
-            Path guard = store.directory().resolve("build.guard");
+            Path guard = store.directory().orElseThrow().resolve("build.guard");
             try (FileChannel other = FileChannel.open(guard, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
                 other.tryLock(); // even tries a lock of its own, then closes
             } catch (java.nio.channels.OverlappingFileLockException e) {

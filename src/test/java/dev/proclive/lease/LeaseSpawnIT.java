@@ -90,7 +90,7 @@ class LeaseSpawnIT {
 
     @Test
     void spawnStartsTheChildUnderTheLeaseWithItsReservationInItsEnvironment() throws Exception {
-        LeaseStore store = LeaseStore.open(leases(), TRACKED); // an end the kernel can prove, also on a busy box
+        LeaseStore store = LeaseStore.builder().directory(leases()).policy(TRACKED).build(); // an end the kernel can prove, also on a busy box
         Spawn s = store.spawn("build", new ProcessBuilder("sleep", "60"));
         assertThat(s).isInstanceOf(Spawn.Started.class);
         Spawn.Started started = (Spawn.Started) s;
@@ -214,7 +214,7 @@ class LeaseSpawnIT {
 
     @Test
     void twoThreadsOfOneProcessSpawningOneNameStartOneChild() throws Exception {
-        LeaseStore store = LeaseStore.open(leases(), TRACKED); // an end the kernel can prove, also on a busy box
+        LeaseStore store = LeaseStore.builder().directory(leases()).policy(TRACKED).build(); // an end the kernel can prove, also on a busy box
         java.util.concurrent.CyclicBarrier together = new java.util.concurrent.CyclicBarrier(2);
         java.util.concurrent.Callable<Spawn> spawn = () -> {
             together.await();
@@ -244,7 +244,7 @@ class LeaseSpawnIT {
 
     @Test
     void aFailedHandOffStillReturnsTheRunningChildWithItsReservation() throws Exception {
-        LeaseStore store = LeaseStore.open(leases(), TRACKED); // an end the kernel can prove, also on a busy box
+        LeaseStore store = LeaseStore.builder().directory(leases()).policy(TRACKED).build(); // an end the kernel can prove, also on a busy box
         int[] replaces = {0};
         int handOff = dev.proclive.Cgroups.canBeMade() ? 3 : 2; // the reservation, its cgroup named (where one is made), the hand-off
         store.files().beforeReplace(() -> {
@@ -303,7 +303,7 @@ class LeaseSpawnIT {
 
     @Test
     void aChildThatExitsAtOnceEndsTheLeaseWithItsStatus() throws Exception {
-        LeaseStore store = LeaseStore.open(leases(), TRACKED); // an end the kernel can prove, also on a busy box
+        LeaseStore store = LeaseStore.builder().directory(leases()).policy(TRACKED).build(); // an end the kernel can prove, also on a busy box
         Spawn.Started s = (Spawn.Started) store.spawn("build", new ProcessBuilder("sh", "-c", "exit 7"));
         assertThat(s.process().waitFor()).isEqualTo(7);
         // whether it exited before the hand-off or after, the record says so, with the status
@@ -315,7 +315,7 @@ class LeaseSpawnIT {
 
     @Test
     void theLibraryEndsASpawnedChildsLeaseWhenItExitsWithoutTheCallerAsking() throws Exception {
-        LeaseStore store = LeaseStore.open(leases(), TRACKED); // an end the kernel can prove, also on a busy box
+        LeaseStore store = LeaseStore.builder().directory(leases()).policy(TRACKED).build(); // an end the kernel can prove, also on a busy box
         Spawn.Started s = (Spawn.Started) store.spawn("build", new ProcessBuilder("sleep", "60"));
         assertThat(store.read("build").orElseThrow().state()).isEqualTo(LeaseRecord.State.HELD);
         s.process().destroyForcibly(); // SIGKILL

@@ -182,7 +182,7 @@ class LeaseStoreTest {
 
     @Test
     void anUnknownHolderIsTakenOverOnlyWhenAllowedAndItsTtlHasPassed() throws Exception {
-        LeaseStore lenient = LeaseStore.open(dir, LeasePolicy.builder().takeUnknownAfterTtl(true).build());
+        LeaseStore lenient = LeaseStore.builder().directory(dir).policy(LeasePolicy.builder().takeUnknownAfterTtl(true).build()).build();
         Identity elsewhere = with(sleeper(), "1", "", "another-host");
         Instant fresh = Instant.now().truncatedTo(ChronoUnit.MILLIS);
         writeRecord(elsewhere, 3, fresh);

@@ -100,8 +100,7 @@ class LeaseTrackingSpawnIT {
     };
 
     private LeaseStore store(Descendants descendants) throws IOException {
-        return LeaseStore.open(tmp.resolve("leases"), TRACKED, LivenessChecker.system(), Clock.systemUTC(), Pause.REAL,
-                descendants);
+        return LeaseStore.builder().directory(tmp.resolve("leases")).policy(TRACKED).checker(LivenessChecker.system()).clock(Clock.systemUTC()).pause(Pause.REAL).descendants(descendants).build();
     }
 
     /** The record once it is released (the library records the end when the child exits), within a minute. */

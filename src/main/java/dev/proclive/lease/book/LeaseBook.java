@@ -25,6 +25,16 @@ public interface LeaseBook {
      */
     <T> T locked(String name, Locked<T> work) throws IOException;
 
+    /** A granted record, and the expiring lease it is attached to (etcd's; 0 where records do not expire). */
+    record Grant(LeaseRecord record, long etcdLease) {
+    }
+
+    /**
+     * Every granted record in the book, read at one moment; records that cannot be read (not a
+     * lease's, or corrupt) are left out: a keeper keeps what it can prove is a grant.
+     */
+    java.util.List<Grant> grants() throws IOException;
+
     /** The variables a spawned child finds this book in, besides its reservation. */
     Map<String, String> environment();
 

@@ -2,19 +2,28 @@ package dev.proclive.lease.core;
 
 import dev.proclive.Identity;
 import dev.proclive.lease.Lease;
+import dev.proclive.lease.LeaseLost;
 import dev.proclive.lease.LeaseLostException;
 import dev.proclive.lease.LeaseRecord;
 import java.io.IOException;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * A {@link Lease} as the engine grants it: its name, fence, holder and token, the record it last
- * wrote, and the keeper that renews, ends and hands it off. Thread-safe.
+ * wrote, and the parts of the engine it renews, ends and hands off through. Thread-safe.
  */
-public final class GrantedLease implements Lease {
+final class GrantedLease implements Lease {
 
-    private final LeaseKeeper keeper;
+    /**
+     * What a granted lease works through: the writes ({@link Grants}), the store's keeping of it
+     * ({@link Renewals}), and the watch on an etcd holder's exit ({@link HolderWatches}).
+     */
+    record Parts(Grants grants, Renewals renewals, HolderWatches watches) {
+    }
+
+    private final Parts parts;
     private final String name;
     private final long fence;
     private final Identity holder;
@@ -23,12 +32,12 @@ public final class GrantedLease implements Lease {
     private final Tracking tracking;
     private volatile LeaseRecord record;
 
-    GrantedLease(LeaseKeeper keeper, LeaseRecord record, Optional<String> token) {
-        this(keeper, record, token, Tracking.NONE);
+    GrantedLease(Parts parts, LeaseRecord record, Optional<String> token) {
+        this(parts, record, token, Tracking.NONE);
     }
 
-    private GrantedLease(LeaseKeeper keeper, LeaseRecord record, Optional<String> token, Tracking tracking) {
-        this.keeper = keeper;
+    private GrantedLease(Parts parts, LeaseRecord record, Optional<String> token, Tracking tracking) {
+        this.parts = parts;
         this.name = record.name();
         this.fence = record.fence();
         this.holder = record.holder();
@@ -39,7 +48,7 @@ public final class GrantedLease implements Lease {
 
     /** This lease, its holder's descendants tracked by {@code how}: its {@link #exited} asks the kernel first. */
     GrantedLease tracked(Tracking how) {
-        return new GrantedLease(keeper, record, token, how);
+        return new GrantedLease(parts, record, token, how);
     }
 
     @Override
@@ -74,87 +83,88 @@ public final class GrantedLease implements Lease {
 
     @Override
     public LeaseRecord renew() throws IOException {
-        LeaseRecord renewed = keeper.grants().renew(name, fence, Optional.of(holder));
-        record = renewed;
-        return renewed;
+        try {
+            LeaseRecord renewed = parts.grants().renew(name, fence, Optional.of(holder));
+            record = renewed;
+            return renewed;
+        } catch (LeaseLostException e) {
+            parts.renewals().found(name, fence, holder, e.lost());
+            throw e;
+        }
     }
 
     @Override
     public boolean release() throws IOException {
-        keeper.stopRenewing(name, fence);
-        boolean released = keeper.grants().end(name, fence, Optional.of(holder), LeaseRecord.Ending.How.RELEASED,
-                OptionalLong.empty());
-        keeper.unwatch(name, fence);
+        parts.renewals().release(name, fence, holder);
+        boolean released = false;
+        try {
+            released = parts.grants().end(name, fence, Optional.of(holder), LeaseRecord.Ending.How.RELEASED,
+                    OptionalLong.empty());
+        } finally {
+            if (!released) {
+                parts.renewals().unreleased(name, fence, holder); // not released by this call: its loss is still told
+            }
+        }
+        parts.watches().unwatch(name, fence);
         return released;
     }
 
     @Override
     public boolean exited(int exitCode) throws IOException {
-        keeper.stopRenewing(name, fence); // its holder is gone: what it left behind is judged, not renewed
-        if (tracking.tracks()) {
-            return keeper.grants().commandExited(name, fence, holder, OptionalLong.of(exitCode), tracking);
-        }
-        return keeper.grants().end(name, fence, Optional.of(holder), LeaseRecord.Ending.How.EXITED, OptionalLong.of(exitCode));
+        parts.renewals().stopRenewing(name, fence, holder); // its holder is gone: what it left behind is judged, not renewed
+        boolean ended = tracking.tracks()
+                ? parts.grants().commandExited(name, fence, holder, OptionalLong.of(exitCode), tracking)
+                : parts.grants().end(name, fence, Optional.of(holder), LeaseRecord.Ending.How.EXITED,
+                        OptionalLong.of(exitCode));
+        parts.renewals().lookNow(name, fence, holder); // told at once: ended, or gone to what it left behind
+        return ended;
     }
 
     @Override
     public Lease handOff(Identity newHolder) throws IOException {
-        return new GrantedLease(keeper, keeper.handOff(name, fence, holder, newHolder), token);
+        LeaseRecord handed = parts.grants().handOff(name, fence, holder, newHolder);
+        parts.renewals().release(name, fence, holder);
+        parts.renewals().keep(handed);
+        parts.watches().watch(handed);
+        return new GrantedLease(parts, handed, token);
+    }
+
+    @Override
+    public CompletableFuture<LeaseLost> lost() {
+        return parts.renewals().lost(name, fence, holder).copy();
     }
 
     @Override
     public boolean knownLost() {
-        return keeper.lost(name, fence);
+        return parts.renewals().known(name, fence, holder) || parts.grants().unconfirmed(name, fence);
     }
 
     @Override
     public boolean isValid() throws IOException {
-        if (keeper.lost(name, fence)) {
+        if (knownLost()) {
             return false;
         }
-        Optional<LeaseRecord> now = keeper.read(name);
+        Optional<LeaseRecord> now = parts.grants().read(name);
         return now.isPresent() && now.get().held() && now.get().fence() == fence
                 && LeaseRules.sameProcess(now.get().holder(), holder);
     }
 
     @Override
     public void ensureValid() throws IOException {
-        Optional<LeaseRecord> now = keeper.read(name);
-        if (now.isEmpty() || !now.get().held() || now.get().fence() != fence
-                || !LeaseRules.sameProcess(now.get().holder(), holder)) {
-            throw new LeaseLostException(name, whyNot(now)); // what happened to it, read from the record
+        Optional<LeaseRecord> now = parts.grants().read(name);
+        Optional<LeaseLost> why = Losses.of(fence, Optional.of(holder), now, parts.grants().expires());
+        if (why.isPresent()) {
+            if (!(now.isPresent() && now.get().fence() == fence && now.get().state() == LeaseRecord.State.RESERVED
+                    && LeaseRules.sameProcess(now.get().holder(), holder))) {
+                parts.renewals().found(name, fence, holder, why.get()); // a reservation is not lost: it admits no write yet
+            }
+            throw new LeaseLostException(name, why.get()); // what happened to it, read from the record
         }
-        if (keeper.lost(name, fence)) {
-            throw new LeaseLostException(name, "fence " + fence + " of pid " + holder.pid() + " is lost: its keep-alive"
-                    + " or its renewal was not confirmed for three quarters of its TTL, and someone else may be granted it");
+        if (knownLost()) {
+            CompletableFuture<LeaseLost> known = parts.renewals().lost(name, fence, holder);
+            throw new LeaseLostException(name, known.isDone() ? known.join()
+                    : Losses.unconfirmed(fence, Optional.of(holder)));
         }
-    }
-
-    /** Why the record {@code now} admits no write under this grant, in words: what happened to it. */
-    private String whyNot(Optional<LeaseRecord> now) {
-        String mine = "fence " + fence + " of pid " + holder.pid();
-        if (now.isEmpty()) {
-            return mine + " is gone: there is no record (it expired, or was removed)";
-        }
-        LeaseRecord r = now.get();
-        if (r.fence() == fence && r.state() == LeaseRecord.State.RESERVED) {
-            return mine + " is reserved: a reserved lease admits no write until it is handed off";
-        }
-        if (r.fence() == fence && r.ended().isPresent()) {
-            LeaseRecord.Ending e = r.ended().get();
-            return mine + (e.how() == LeaseRecord.Ending.How.BROKEN ? " was broken by an operator (lease break)"
-                    : " ended as " + e.how().json()) + " at " + LeaseRecord.timestamp(e.at());
-        }
-        if (r.fence() == fence) {
-            return mine + " was handed to pid " + r.holder().pid();
-        }
-        if (r.previous().map(p -> p.fence() == fence).orElse(false)) {
-            LeaseRecord.Takeover t = r.previous().get();
-            return mine + " was taken over by pid " + r.holder().pid() + " at fence " + r.fence() + " because its holder"
-                    + " was " + t.verdict().liveness().json() + " (" + t.verdict().reason().json() + ")";
-        }
-        return mine + " is no longer the record's: it is " + r.state().json() + " at fence " + r.fence()
-                + " for pid " + r.holder().pid();
     }
 
     /** {@link #release()}. */

@@ -5,10 +5,12 @@ import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
 import dev.proclive.Verdict;
 import dev.proclive.lease.Acquisition;
+import dev.proclive.lease.Lease;
 import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeaseLostException;
 import dev.proclive.lease.LeasePolicy;
 import dev.proclive.lease.LeaseRecord;
+import dev.proclive.lease.book.ExpiringBook;
 import dev.proclive.lease.book.LeaseBook;
 import dev.proclive.spi.Descendants;
 import dev.proclive.spi.ProcessInfo;
@@ -22,7 +24,7 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * What happens to a grant once {@link LeaseKeeper} has made it, each under the lease's lock:
+ * What happens to a grant once the engine has decided it, each under the lease's lock:
  * renewed, handed off, adopted by a carrier of its token, ended (as released, exited, or a
  * spawned child's end), broken. Every write first proves the record is one this store can trust
  * ({@link #trusted}: not rolled back below the guard).
@@ -66,6 +68,36 @@ final class Grants {
         return now.isBefore(earliest) ? earliest : now;
     }
 
+    /** How a grant written here becomes the {@link Lease} the caller gets. */
+    interface Leases {
+        Lease lease(LeaseRecord granted, Optional<String> token);
+    }
+
+    /**
+     * The record of {@code name}, without a lock, judged as a grant judges it: a granted record
+     * below the highest fence the book keeps apart from it (a directory's guard) was rolled back.
+     *
+     * @throws LeaseCorruptException if it cannot be trusted, or the guard is no fence
+     */
+    Optional<LeaseRecord> read(String name) throws IOException {
+        java.util.OptionalLong highest = book.highestFence(name);
+        Optional<LeaseRecord> r = book.read(name);
+        if (r.isPresent() && r.get().granted() && highest.isPresent()) {
+            trusted(name, r.get(), highest.getAsLong());
+        }
+        return r;
+    }
+
+    /** Whether the book already knows the grant at {@code fence} lost: its keep-alive went unconfirmed (etcd). */
+    boolean unconfirmed(String name, long fence) {
+        return book.lost(name, fence);
+    }
+
+    /** A future that completes when lease {@code name}'s record may have changed, where the book can tell. */
+    Optional<java.util.concurrent.CompletableFuture<Void>> changed(String name) {
+        return book.changed(name);
+    }
+
     /**
      * {@code r} made the holding of {@code found}, a carrier of its token, fence kept
      * ({@code adoptedBy}: {@code how}), and written; empty when that process has ended since it was found.
@@ -87,10 +119,10 @@ final class Grants {
      * Writes what {@code d} decided for {@code request} over {@code current}, under {@code guard},
      * and answers as the API does: the decision is turned into the answer once, here.
      *
-     * @param keeper  the engine the granted lease renews and ends through
+     * @param leases  the lease a new grant is given as, kept by the store from then on
      * @param scanned the carriers as found, when a scan (or a cgroup) was read
      */
-    Acquisition decided(LeaseKeeper keeper, String name, LeaseBook.Guard guard, LeaseRules.Request request,
+    Acquisition decided(Leases leases, String name, LeaseBook.Guard guard, LeaseRules.Request request,
                         Optional<LeaseRecord> current, LeaseRules.Decision d, Optional<TokenCarriers.Carried> scanned,
                         Instant now) throws IOException {
         if (d instanceof LeaseRules.Grant grant) {
@@ -103,21 +135,19 @@ final class Grants {
                     Optional.empty(), reserve ? introspector.startFloor() : Optional.empty(), Optional.empty(),
                     Optional.empty()));
             current.flatMap(LeaseRecord::cgroup).ifPresent(this::removeIfEmpty); // its grant ended: nothing enters it again
-            keeper.watchHolder(granted);
-            return new Acquisition.Granted(new GrantedLease(keeper, granted, token), current, false);
+            return new Acquisition.Granted(leases.lease(granted, token), current, false);
         }
         LeaseRecord r = current.orElseThrow();
         if (d instanceof LeaseRules.Again) {
             LeaseRecord again = r.with(r.state(), request.who(), writer, Optional.empty()).renewed(writer, now, policy.ttl());
             guard.replace(again);
-            keeper.watchHolder(again);
-            return new Acquisition.Granted(new GrantedLease(keeper, again, Optional.empty()), current, true);
+            return new Acquisition.Granted(leases.lease(again, Optional.empty()), current, true);
         }
         if (d instanceof LeaseRules.Claim) {
             LeaseRecord claimed = r.with(LeaseRecord.State.HELD, request.who(), writer, Optional.empty())
                     .renewed(writer, now, r.ttl());
             guard.replace(claimed);
-            return new Acquisition.Granted(new GrantedLease(keeper, claimed, request.token()), current, false);
+            return new Acquisition.Granted(leases.lease(claimed, request.token()), current, false);
         }
         if (d instanceof LeaseRules.Adopt adopt) {
             Optional<LeaseRecord> adopted = adopt(name, guard, r, adopt.carrier(), now,
@@ -195,22 +225,24 @@ final class Grants {
     }
 
     /** The record of a grant that must still be {@code fence}'s and {@code holder}'s, or why it is lost. */
-    private static LeaseRecord still(String name, Optional<LeaseRecord> current, long fence, Optional<Identity> holder)
+    private LeaseRecord still(String name, Optional<LeaseRecord> current, long fence, Optional<Identity> holder)
             throws LeaseLostException {
-        LeaseRecord r = current.orElseThrow(() -> new LeaseLostException(name, "there is no record"));
-        if (!r.granted() || r.fence() != fence || holder.isPresent() && !LeaseRules.sameProcess(r.holder(), holder.get())) {
-            throw new LeaseLostException(name, "the record is " + r.state().json() + " at fence " + r.fence()
-                    + " for pid " + r.holder().pid() + ", not granted at fence " + fence
-                    + holder.map(h -> " for pid " + h.pid()).orElse(""));
+        if (current.isPresent() && current.get().granted() && current.get().fence() == fence
+                && holder.map(h -> LeaseRules.sameProcess(current.get().holder(), h)).orElse(true)) {
+            return current.get();
         }
-        return r;
+        throw new LeaseLostException(name, Losses.of(fence, holder, current, expires()).orElseThrow());
+    }
+
+    /** Whether a record of this book goes away by itself unless kept (etcd). */
+    boolean expires() {
+        return book instanceof ExpiringBook;
     }
 
     /** Renews the grant at {@code fence} (of {@code holder}, when given); the record's TTL kept unless the policy sets one. */
     LeaseRecord renew(String name, long fence, Optional<Identity> holder) throws IOException {
         if (book.lost(name, fence)) {
-            throw new LeaseLostException(name, "its keep-alive or its record's renewal was not confirmed for three"
-                    + " quarters of its TTL: someone else may be granted it");
+            throw new LeaseLostException(name, Losses.unconfirmed(fence, holder));
         }
         return renewRecord(name, fence, holder);
     }

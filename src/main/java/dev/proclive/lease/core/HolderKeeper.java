@@ -1,9 +1,11 @@
 package dev.proclive.lease.core;
 
 import dev.proclive.Liveness;
+import dev.proclive.LivenessChecker;
 import dev.proclive.Verdict;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.ExpiringBook;
+import dev.proclive.lease.book.LeaseBook;
 import dev.proclive.text.OneLine;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -17,22 +19,24 @@ import java.util.function.Consumer;
 
 /**
  * What {@code proclive lease keep} runs ({@code LeaseStore.keepHolders}): every {@code poll}, the
- * granted records under an etcd store's prefix; those whose holder is ALIVE here are kept alive
- * (their etcd lease, and their record renewed every third of its TTL) and watched, and ended the
- * moment the holder dies; those whose holder is DEAD here are ended at
- * once. Another machine's holders are that machine's keeper's. It never gives up: what fails is
+ * granted records of the store (a directory's, or those under an etcd store's prefix); those whose
+ * holder is ALIVE here are kept (an etcd lease alive, and every record renewed every third of its
+ * TTL) and watched, and ended the moment the holder dies; those whose holder is DEAD here are ended
+ * at once. Another machine's holders are that machine's keeper's. It never gives up: what fails is
  * said and tried again.
  */
 final class HolderKeeper {
 
-    private final LeaseKeeper keeper;
-    private final ExpiringBook etcd;
+    private final Grants grants;
+    private final LivenessChecker checker;
+    private final LeaseBook book;
     /** The grants watched now, as {@code NAME@FENCE}. */
     private final Set<String> watched = ConcurrentHashMap.newKeySet();
 
-    HolderKeeper(LeaseKeeper keeper, ExpiringBook etcd) {
-        this.keeper = keeper;
-        this.etcd = etcd;
+    HolderKeeper(Grants grants, LivenessChecker checker, LeaseBook book) {
+        this.grants = grants;
+        this.checker = checker;
+        this.book = book;
     }
 
     /**
@@ -45,9 +49,9 @@ final class HolderKeeper {
         Backoff backoff = new Backoff();
         boolean answered = false;
         while (true) {
-            List<ExpiringBook.Grant> grants;
+            List<LeaseBook.Grant> grants;
             try {
-                grants = etcd.grants();
+                grants = book.grants();
             } catch (InterruptedIOException e) {
                 throw new InterruptedException(e.getMessage());
             } catch (IOException | RuntimeException e) {
@@ -64,7 +68,7 @@ final class HolderKeeper {
             } else if (failedBefore > 0) {
                 says.accept("etcd answers again: keeping");
             }
-            for (ExpiringBook.Grant g : grants) {
+            for (LeaseBook.Grant g : grants) {
                 try {
                     look(g);
                 } catch (InterruptedIOException e) {
@@ -84,27 +88,27 @@ final class HolderKeeper {
      * lease, so a grant kept alive is renewed too.
      */
     private void renewIfDue(LeaseRecord r) throws IOException {
-        if (keeper.now().isAfter(r.renewedAt().plus(r.ttl().dividedBy(3)))) {
-            keeper.grants().keep(r.name(), r.fence(), r.holder());
+        if (grants.now().isAfter(r.renewedAt().plus(r.ttl().dividedBy(3)))) {
+            grants.keep(r.name(), r.fence(), r.holder());
         }
     }
 
     /** Keeps {@code g} if its holder is ALIVE here (again, if the keeping was given up while etcd did not answer), ends it if DEAD. */
-    private void look(ExpiringBook.Grant g) throws IOException {
+    private void look(LeaseBook.Grant g) throws IOException {
         LeaseRecord r = g.record();
         String key = r.name() + "@" + r.fence();
         if (watched.contains(key)) {
-            if (!etcd.keeping(r.name(), r.fence())) {
+            if (book instanceof ExpiringBook etcd && !etcd.keeping(r.name(), r.fence())) {
                 etcd.keep(r, g.etcdLease()); // given up while etcd did not answer, and still there: kept again
             }
             renewIfDue(r);
             return;
         }
-        Verdict now = keeper.explain(r.holder());
+        Verdict now = checker.explain(r.holder());
         if (now.liveness() == Liveness.DEAD) {
             // Proven here: ended now, as a newcomer here would take it over, so that nobody
             // elsewhere waits out a TTL that another grant on the same etcd lease keeps renewing.
-            keeper.grants().end(r.name(), r.fence(), Optional.of(r.holder()), LeaseRecord.Ending.How.EXITED,
+            grants.end(r.name(), r.fence(), Optional.of(r.holder()), LeaseRecord.Ending.How.EXITED,
                     OptionalLong.empty(), Optional.of(now));
             return;
         }
@@ -112,11 +116,13 @@ final class HolderKeeper {
             return; // another machine's, or not to be judged from here: its own keeper's
         }
         watched.add(key);
-        etcd.keep(r, g.etcdLease());
+        if (book instanceof ExpiringBook etcd) {
+            etcd.keep(r, g.etcdLease());
+        }
         renewIfDue(r);
-        keeper.onExit(r.holder()).thenAccept(end -> {
+        checker.onExit(r.holder()).thenAccept(end -> {
             try {
-                keeper.grants().end(r.name(), r.fence(), Optional.of(r.holder()), LeaseRecord.Ending.How.EXITED,
+                grants.end(r.name(), r.fence(), Optional.of(r.holder()), LeaseRecord.Ending.How.EXITED,
                         OptionalLong.empty(), Optional.of(end));
             } catch (IOException | RuntimeException e) {
                 // its keep-alive stopped with its holder: it expires by itself

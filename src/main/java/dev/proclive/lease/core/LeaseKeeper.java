@@ -49,10 +49,14 @@ public final class LeaseKeeper implements AutoCloseable {
     private final Grants grants;
     /** What the kernel tracks of a spawned command's descendants, where the policy asks for it. */
     private final Descendants descendants;
-    /** The exit watch on each holder whose grant on an expiring book this JVM wrote, by lease name. */
-    private final Map<String, HolderWatch> holderWatches = new ConcurrentHashMap<>();
-    /** The grants this store renews, on one daemon thread. */
+    /** The exit watch on each holder whose grant on an expiring book this JVM wrote. */
+    private final HolderWatches watches;
+    /** The grants this store keeps, on one daemon thread. */
     private final Renewals renewals;
+    /** What a granted lease works through. */
+    private final GrantedLease.Parts parts;
+    /** The listeners' watches on records. */
+    private final RecordWatches events;
     /** The waiters of each lease, served in the order they came. */
     private final WaiterQueue queue;
 
@@ -74,7 +78,15 @@ public final class LeaseKeeper implements AutoCloseable {
         this.carriers = new TokenCarriers(checker, introspector, descendants);
         this.grants = new Grants(book, policy, writer, checker, introspector, clock, carriers, descendants);
         this.renewals = new Renewals(grants);
+        this.watches = new HolderWatches(grants, checker, writer);
+        this.parts = new GrantedLease.Parts(grants, renewals, watches);
         this.queue = new WaiterQueue(book, checker);
+        this.events = new RecordWatches(grants);
+    }
+
+    /** Tells {@code listener} each change of lease {@code name}'s record from now on: {@code LeaseStore.watch}. */
+    public AutoCloseable watch(String name, dev.proclive.lease.LeaseListener listener) throws IOException {
+        return events.watch(name, listener);
     }
 
     /** The policy acquisitions follow. */
@@ -202,7 +214,7 @@ public final class LeaseKeeper implements AutoCloseable {
         }
         GrantedLease reserved = (GrantedLease) granted.lease();
         Optional<LeaseRecord.Cgroup> cgroup = policy.trackDescendants() ? cgroupFor(reserved) : Optional.empty();
-        return Spawner.start(this, name, reserved, command,
+        return Spawner.start(grants, checker, book.environment(), name, reserved, command,
                 new Tracking(descendants, subreaper, cgroup, introspector.startFloor()));
     }
 
@@ -258,9 +270,12 @@ public final class LeaseKeeper implements AutoCloseable {
 
     /** Releases lease {@code name} at {@code fence}, whoever holds it. */
     public boolean release(String name, long fence) throws IOException {
-        stopRenewing(name, fence);
+        Optional<LeaseRecord> before = book.read(name);
         boolean released = grants.end(name, fence, Optional.empty(), LeaseRecord.Ending.How.RELEASED, OptionalLong.empty());
-        unwatch(name, fence);
+        if (released && before.isPresent() && before.get().fence() == fence) {
+            renewals.release(name, fence, before.get().holder()); // released here: not lost
+        }
+        watches.unwatch(name, fence);
         return released;
     }
 
@@ -277,56 +292,8 @@ public final class LeaseKeeper implements AutoCloseable {
     }
 
     /** Keeps the grants of this machine's holders in {@code book}, until interrupted: {@code LeaseStore.keepHolders}. */
-    public void keepHolders(ExpiringBook expiring, Duration poll, java.util.function.Consumer<String> says)
-            throws InterruptedException {
-        new HolderKeeper(this, expiring).run(poll, says);
-    }
-
-    /**
-     * On an expiring book, a grant this JVM wrote whose holder is not a spawned child (that one's
-     * launcher ends it, with the status) is ended the moment its holder dies, through the exit
-     * watch, so that nobody anywhere waits out its TTL. One watch per lease: a newer grant's
-     * replaces an older one's.
-     */
-    void watchHolder(LeaseRecord granted) {
-        if (!(book instanceof ExpiringBook) || !granted.granted() || granted.tokenDigest().isPresent()
-                || LeaseRules.sameProcess(granted.holder(), writer)) {
-            return; // a grant of this JVM's own ends with it: nobody here could end it then
-        }
-        HolderWatch watch = new HolderWatch(granted.fence(), checker.onExit(granted.holder()));
-        HolderWatch before = holderWatches.put(granted.name(), watch);
-        if (before != null && before != watch) {
-            before.end().cancel(false);
-        }
-        watch.end().thenAccept(verdict -> {
-            holderWatches.remove(granted.name(), watch);
-            if (verdict.liveness() != Liveness.DEAD) {
-                return; // cannot be watched from here: the record expires by itself unless renewed
-            }
-            try {
-                // How it ended, where the kernel told the watch: the record keeps it ("its holder was killed by SIGKILL").
-                OptionalLong code = verdict.exit().filter(x -> x.code().isPresent())
-                        .map(x -> OptionalLong.of(x.code().getAsInt())).orElse(OptionalLong.empty());
-                Verdict said = verdict.exit().map(x -> new Verdict(verdict.reason(), verdict.detail() + "; its holder "
-                        + x, verdict.exit())).orElse(verdict);
-                grants.end(granted.name(), granted.fence(), Optional.of(granted.holder()), LeaseRecord.Ending.How.EXITED,
-                        code, Optional.of(said));
-            } catch (IOException | RuntimeException e) {
-                // not kept any more: it expires by itself
-            }
-        });
-    }
-
-    /** The grant at {@code fence} of lease {@code name} ended here: its holder's watch is no longer needed. */
-    void unwatch(String name, long fence) {
-        HolderWatch w = holderWatches.get(name);
-        if (w != null && w.fence() == fence && holderWatches.remove(name, w)) {
-            w.end().cancel(false);
-        }
-    }
-
-    /** The exit watch on the holder of the grant at {@code fence}. */
-    private record HolderWatch(long fence, CompletableFuture<Verdict> end) {
+    public void keepHolders(Duration poll, java.util.function.Consumer<String> says) throws InterruptedException {
+        new HolderKeeper(grants, checker, book).run(poll, says);
     }
 
     /**
@@ -336,48 +303,14 @@ public final class LeaseKeeper implements AutoCloseable {
     @Override
     public void close() {
         renewals.close();
-        holderWatches.values().forEach(w -> w.end().cancel(false));
-        holderWatches.clear();
+        events.close();
+        watches.close();
         book.close();
     }
 
-    /** Renews {@code granted} from now on ({@link Renewals#keep}). */
-    void keepRenewed(LeaseRecord granted) {
-        renewals.keep(granted);
-    }
-
-    /** The grant at {@code fence} of lease {@code name} is no longer this store's to renew. */
-    void stopRenewing(String name, long fence) {
-        renewals.stop(name, fence);
-    }
-
-    /** Where a spawned child finds this store: the book's variables. */
-    Map<String, String> environment() {
-        return book.environment();
-    }
-
-    /** The identity of this process, which writes every record. */
-    Identity writer() {
-        return writer;
-    }
-
-    /**
-     * The record of {@code name}, without a lock, judged as a grant judges it: a granted record
-     * below the highest fence the book keeps apart from it (a directory's guard) was rolled back.
-     *
-     * @throws LeaseCorruptException if it cannot be trusted, or the guard is no fence
-     */
+    /** The record of {@code name}, without a lock, judged as a grant judges it ({@link Grants#read}). */
     public Optional<LeaseRecord> read(String name) throws IOException {
-        java.util.OptionalLong highest = book.highestFence(name);
-        Optional<LeaseRecord> r = book.read(name);
-        if (r.isPresent() && r.get().granted() && highest.isPresent()) {
-            grants.trusted(name, r.get(), highest.getAsLong());
-        }
-        return r;
-    }
-
-    Optional<Identity> identify(long pid) {
-        return checker.identify(pid);
+        return grants.read(name);
     }
 
     /** The outermost carrier of {@code token} from this process up ({@link TokenCarriers#outermost}). */
@@ -414,37 +347,9 @@ public final class LeaseKeeper implements AutoCloseable {
         }
     }
 
-    /** Whether this JVM already knows the grant at {@code fence} lost: the book says so, or a renewal here found it. */
-    boolean lost(String name, long fence) {
-        return renewals.foundLost(name, fence) || book.lost(name, fence);
-    }
-
     /** The store's time, to the millisecond. */
     Instant now() {
         return grants.now();
-    }
-
-    /** Hands the grant at {@code fence} of {@code from} to {@code to} ({@link Grants#handOff}). */
-    LeaseRecord handOff(String name, long fence, Identity from, Identity to) throws IOException {
-        LeaseRecord handed = grants.handOff(name, fence, from, to);
-        stopRenewing(name, fence);
-        keepRenewed(handed);
-        watchHolder(handed);
-        return handed;
-    }
-
-    /** What happens to a grant once it is made: renewed, handed off, adopted, ended, broken. */
-    Grants grants() {
-        return grants;
-    }
-
-    /** Completes when {@code holder} is DEAD (the exit watch). */
-    CompletableFuture<Verdict> onExit(Identity holder) {
-        return checker.onExit(holder);
-    }
-
-    Verdict explain(Identity id) {
-        return checker.explain(id);
     }
 
     /** Decides {@code request} for lease {@code name}, writes what was decided, and answers. */
@@ -475,15 +380,16 @@ public final class LeaseKeeper implements AutoCloseable {
                                     + " waiters are served in the order they came"));
                         }
                     }
-                    Acquisition a = grants.decided(this, name, guard, request, current, d, scan, now);
-                    if (a instanceof Acquisition.Granted granted) {
-                        keepRenewed(granted.lease().record());
-                    }
-                    return a;
+                    return grants.decided(this::granted, name, guard, request, current, d, scan, now);
                 }
             }
         });
     }
 
-
+    /** A grant written here, as the caller's lease: kept by the store, its holder watched where it must be. */
+    private GrantedLease granted(LeaseRecord record, Optional<String> token) {
+        watches.watch(record);
+        renewals.keep(record);
+        return new GrantedLease(parts, record, token);
+    }
 }

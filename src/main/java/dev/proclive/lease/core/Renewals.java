@@ -1,11 +1,13 @@
 package dev.proclive.lease.core;
 
 import dev.proclive.Identity;
+import dev.proclive.lease.LeaseLost;
 import dev.proclive.lease.LeaseLostException;
 import dev.proclive.lease.LeaseRecord;
 import java.io.IOException;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -13,92 +15,216 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The grants a store renews, every third of each one's TTL, on one daemon thread
- * ({@code proclive-lease-renew}, made with the first): a lease this JVM holds keeps itself until it
- * is released, ended, found lost, replaced by another grant of the same name here, or the store is
- * closed. A renewal that fails for a while is tried again the next period; one that finds the grant
- * lost stops, and {@link #foundLost} says so.
+ * The grants a store keeps, on one daemon thread ({@code proclive-lease-renew}, made with the
+ * first): each is renewed every third of its TTL, and looked at often enough that its loss is known
+ * within a second — a directory's record read every {@value #LOOK_MS} ms, an etcd record when its
+ * watch says it changed, and the book asked whether its keep-alive went unconfirmed. A grant is
+ * kept until it is released or handed off here, found lost, replaced by another grant of the same
+ * name here, or the store is closed; the renewal of one whose holder ended stops at once, and its
+ * loss ({@link LeaseLost.Why#HOLDER_DIED}) is still told. A renewal that fails for a while is tried
+ * again the next period.
  */
 final class Renewals {
 
+    /** How often a kept grant's record in a directory is read, and an etcd one's keep-alive asked about. */
+    static final long LOOK_MS = 250;
+
     private final Grants grants;
-    /** The grant renewed for each lease name. */
-    private final Map<String, Renewal> renewals = new ConcurrentHashMap<>();
-    /** The fence of each lease whose renewal found it lost, by name. */
-    private final Map<String, Long> lost = new ConcurrentHashMap<>();
-    private volatile ScheduledExecutorService renewer;
+    /** The grant kept for each lease name. */
+    private final Map<String, Kept> kept = new ConcurrentHashMap<>();
+    /** What this JVM knows of each grant's loss, by grant. */
+    private final Map<Grant, CompletableFuture<LeaseLost>> losses = new ConcurrentHashMap<>();
+    private volatile ScheduledExecutorService thread;
     private volatile boolean closed;
 
     Renewals(Grants grants) {
         this.grants = grants;
     }
 
-    /** A renewal of the grant at {@code fence}. */
-    private record Renewal(long fence, ScheduledFuture<?> task) {
+    /** One grant: lease {@code name} at {@code fence} for {@code holder}. */
+    private record Grant(String name, long fence, Identity holder) {
     }
 
-    /** Renews {@code granted} from now on; a grant that is not granted, or a closed store, is not renewed. */
+    /** A grant kept here: its renewal, its look, and (etcd) the watch on its record. */
+    private static final class Kept {
+        final Grant grant;
+        volatile ScheduledFuture<?> renewal;
+        volatile ScheduledFuture<?> look;
+        volatile CompletableFuture<Void> watch;
+
+        Kept(Grant grant) {
+            this.grant = grant;
+        }
+
+        void cancel() {
+            ScheduledFuture<?> r = renewal;
+            ScheduledFuture<?> l = look;
+            CompletableFuture<Void> w = watch;
+            if (r != null) {
+                r.cancel(false);
+            }
+            if (l != null) {
+                l.cancel(false);
+            }
+            if (w != null) {
+                w.cancel(false);
+            }
+        }
+    }
+
+    /** Keeps {@code granted} from now on; a record that is not granted, or a closed store, is not kept. */
     void keep(LeaseRecord granted) {
         if (closed || !granted.granted()) {
             return;
         }
         long period = Math.max(10, granted.ttl().toMillis() / 3);
-        String name = granted.name();
-        long fence = granted.fence();
-        Identity holder = granted.holder();
-        lost.remove(name);
-        Renewal next = new Renewal(fence, renewer().scheduleAtFixedRate(() -> renewOnce(name, fence, holder),
-                period, period, TimeUnit.MILLISECONDS));
-        Renewal before = renewals.put(name, next);
-        if (before != null && before.task() != next.task()) {
-            before.task().cancel(false);
+        Kept k = new Kept(new Grant(granted.name(), granted.fence(), granted.holder()));
+        ScheduledExecutorService t = thread();
+        k.renewal = t.scheduleAtFixedRate(() -> renewOnce(k), period, period, TimeUnit.MILLISECONDS);
+        k.look = t.scheduleWithFixedDelay(() -> look(k, !grants.expires()), LOOK_MS, LOOK_MS, TimeUnit.MILLISECONDS);
+        Kept before = kept.put(granted.name(), k);
+        if (before != null) {
+            before.cancel();
+        }
+        if (grants.expires()) {
+            watch(k);
         }
     }
 
-    private synchronized ScheduledExecutorService renewer() {
-        if (renewer == null) {
+    /** Completes with the grant's loss the moment this JVM knows it; never, for a grant released or handed off here. */
+    CompletableFuture<LeaseLost> lost(String name, long fence, Identity holder) {
+        return losses.computeIfAbsent(new Grant(name, fence, holder), g -> new CompletableFuture<>());
+    }
+
+    /** Whether this JVM already knows the grant lost. */
+    boolean known(String name, long fence, Identity holder) {
+        CompletableFuture<LeaseLost> f = losses.get(new Grant(name, fence, holder));
+        return f != null && f.isDone();
+    }
+
+    /** What a grant released or handed off here is lost with: nothing, ever. */
+    private static final CompletableFuture<LeaseLost> NEVER = new CompletableFuture<>();
+
+    /** The grant is lost as {@code why} says: its loss is told (unless it was released here), and it is no longer kept. */
+    void found(String name, long fence, Identity holder, LeaseLost why) {
+        CompletableFuture<LeaseLost> f = lost(name, fence, holder);
+        if (f != NEVER) {
+            f.complete(why);
+        }
+        forget(name, fence, holder);
+    }
+
+    /** The grant is no longer renewed (its holder ended), though its loss is still told. */
+    void stopRenewing(String name, long fence, Identity holder) {
+        Kept k = kept.get(name);
+        if (k != null && k.grant.equals(new Grant(name, fence, holder))) {
+            k.renewal.cancel(false);
+        }
+    }
+
+    /** Looks at the grant's record now, and tells its loss if it shows one (its end, the carrier it went to). */
+    void lookNow(String name, long fence, Identity holder) {
+        look(new Kept(new Grant(name, fence, holder)), true);
+    }
+
+    /** The grant is released or handed off here: no longer kept, and its loss never told. */
+    void release(String name, long fence, Identity holder) {
+        losses.put(new Grant(name, fence, holder), NEVER);
+        forget(name, fence, holder);
+    }
+
+    /** A release that did not release the grant (it was lost before, or the write failed): its loss is told after all. */
+    void unreleased(String name, long fence, Identity holder) {
+        losses.remove(new Grant(name, fence, holder), NEVER);
+        lookNow(name, fence, holder);
+    }
+
+    /** The grant is no longer kept. */
+    private void forget(String name, long fence, Identity holder) {
+        Kept k = kept.get(name);
+        if (k != null && k.grant.equals(new Grant(name, fence, holder)) && kept.remove(name, k)) {
+            k.cancel();
+        }
+    }
+
+    private synchronized ScheduledExecutorService thread() {
+        if (thread == null) {
             ScheduledThreadPoolExecutor pool = new ScheduledThreadPoolExecutor(1, r -> {
                 Thread t = new Thread(r, "proclive-lease-renew");
                 t.setDaemon(true);
                 return t;
             });
             pool.setRemoveOnCancelPolicy(true);
-            renewer = pool;
+            thread = pool;
         }
-        return renewer;
+        return thread;
     }
 
-    private void renewOnce(String name, long fence, Identity holder) {
+    private void renewOnce(Kept k) {
+        Grant g = k.grant;
         try {
-            grants.renew(name, fence, Optional.of(holder));
+            grants.renew(g.name(), g.fence(), Optional.of(g.holder()));
         } catch (LeaseLostException e) {
-            lost.put(name, fence);
-            stop(name, fence);
+            found(g.name(), g.fence(), g.holder(), e.lost());
         } catch (IOException | RuntimeException e) {
             // tried again next period; a grant not confirmed for 3/4 of its TTL is said lost by the book
         }
     }
 
-    /** The grant at {@code fence} of lease {@code name} is no longer renewed. */
-    void stop(String name, long fence) {
-        Renewal r = renewals.get(name);
-        if (r != null && r.fence() == fence && renewals.remove(name, r)) {
-            r.task().cancel(false);
+    /** Asks the book whether the grant went unconfirmed, and when {@code read}, what its record says now. */
+    private void look(Kept k, boolean read) {
+        Grant g = k.grant;
+        if (grants.unconfirmed(g.name(), g.fence())) {
+            found(g.name(), g.fence(), g.holder(), Losses.unconfirmed(g.fence(), Optional.of(g.holder())));
+            return;
         }
+        if (!read) {
+            return;
+        }
+        Optional<LeaseRecord> now;
+        try {
+            now = grants.read(g.name());
+        } catch (IOException | RuntimeException e) {
+            return; // cannot tell now (a corrupt record is a lost one only once a writer proves it): next look
+        }
+        if (now.isPresent() && now.get().granted() && now.get().fence() == g.fence()
+                && LeaseRules.sameProcess(now.get().holder(), g.holder())) {
+            return;
+        }
+        Losses.of(g.fence(), Optional.of(g.holder()), now, grants.expires())
+                .ifPresent(why -> found(g.name(), g.fence(), g.holder(), why));
     }
 
-    /** Whether a renewal found the grant at {@code fence} of lease {@code name} lost. */
-    boolean foundLost(String name, long fence) {
-        Long found = lost.get(name);
-        return found != null && found == fence;
+    /** An etcd record is read when its watch says it changed, and watched again while kept. */
+    private void watch(Kept k) {
+        Optional<CompletableFuture<Void>> changed = grants.changed(k.grant.name());
+        if (changed.isEmpty()) {
+            return;
+        }
+        k.watch = changed.get();
+        changed.get().whenComplete((v, e) -> {
+            if (closed || kept.get(k.grant.name()) != k) {
+                return;
+            }
+            try {
+                thread().schedule(() -> {
+                    look(k, true);
+                    if (kept.get(k.grant.name()) == k) {
+                        watch(k);
+                    }
+                }, e == null ? 0 : 1000, TimeUnit.MILLISECONDS); // a broken watch is asked again after a pause
+            } catch (java.util.concurrent.RejectedExecutionException closedNow) {
+                // the store was closed
+            }
+        });
     }
 
-    /** Renews nothing more; the thread ends. */
+    /** Keeps nothing more; the thread ends. Losses not yet known are never told. */
     void close() {
         closed = true;
-        renewals.values().forEach(r -> r.task().cancel(false));
-        renewals.clear();
-        ScheduledExecutorService pool = renewer;
+        kept.values().forEach(Kept::cancel);
+        kept.clear();
+        ScheduledExecutorService pool = thread;
         if (pool != null) {
             pool.shutdownNow();
         }

@@ -1,6 +1,7 @@
 package dev.proclive.lease.core;
 
 import dev.proclive.Identity;
+import dev.proclive.LivenessChecker;
 import dev.proclive.Reason;
 import dev.proclive.Verdict;
 import dev.proclive.lease.Lease;
@@ -32,14 +33,14 @@ final class Spawner {
      * @throws IOException as {@link ProcessBuilder#start()} throws (the reservation then ends as
      *                     {@code spawn_failed})
      */
-    static Spawn.Started start(LeaseKeeper keeper, String name, GrantedLease reserved, ProcessBuilder command,
-                               Tracking tracking) throws IOException {
+    static Spawn.Started start(Grants grants, LivenessChecker checker, Map<String, String> book, String name,
+                               GrantedLease reserved, ProcessBuilder command, Tracking tracking) throws IOException {
         Map<String, String> env = command.environment();
         // An outer lease's variables (lease run inside lease run) are not this lease's: none is inherited.
         env.keySet().removeIf(variable -> variable.startsWith("PROCLIVE_LEASE_"));
         env.put(LeaseNames.TOKEN_VARIABLE, reserved.token().orElseThrow());
         env.put(LeaseNames.NAME_VARIABLE, name);
-        env.putAll(keeper.environment());
+        env.putAll(book);
         env.put(LeaseNames.FENCE_VARIABLE, Long.toString(reserved.fence()));
         Process p;
         try {
@@ -47,7 +48,7 @@ final class Spawner {
         } catch (IOException | RuntimeException e) {
             tracking.removeIfEmpty();
             try {
-                keeper.grants().end(name, reserved.fence(), Optional.of(reserved.holder()), LeaseRecord.Ending.How.SPAWN_FAILED,
+                grants.end(name, reserved.fence(), Optional.of(reserved.holder()), LeaseRecord.Ending.How.SPAWN_FAILED,
                         OptionalLong.empty());
             } catch (IOException | RuntimeException ending) {
                 e.addSuppressed(ending);
@@ -62,8 +63,8 @@ final class Spawner {
         Optional<Identity> child = Optional.empty();
         Optional<IOException> failure = Optional.empty();
         try {
-            child = keeper.identify(p.pid());
-            watched = handOff(keeper, name, reserved, p, child, tracking);
+            child = checker.identify(p.pid());
+            watched = handOff(grants, checker, name, reserved, p, child, tracking);
         } catch (IOException e) {
             failure = Optional.of(e);
         } catch (RuntimeException e) {
@@ -74,7 +75,7 @@ final class Spawner {
             }
         }
         if (watched.isPresent()) {
-            endWhenExited(keeper, watched.get(), child, p, tracking);
+            endWhenExited(grants, checker, watched.get(), child, p, tracking);
         }
         return new Spawn.Started(watched.orElse(reserved.tracked(tracking)), p, failure);
     }
@@ -112,7 +113,7 @@ final class Spawner {
      *
      * @return the lease whose end the child's exit still has to record; empty when it is recorded
      */
-    private static Optional<Lease> handOff(LeaseKeeper keeper, String name, GrantedLease reserved, Process p,
+    private static Optional<Lease> handOff(Grants grants, LivenessChecker checker, String name, GrantedLease reserved, Process p,
                                            Optional<Identity> child, Tracking tracking) throws IOException {
         if (child.isPresent()) {
             try {
@@ -126,12 +127,12 @@ final class Spawner {
                 Identity self = reserved.holder();
                 Identity exited = child.orElseGet(() -> new Identity(p.pid(), "", self.boot(), self.host(), "",
                         self.pidns(), self.machine())); // its pid alone: it exited before it could be identified
-                boolean ended = keeper.grants().childExited(name, reserved.fence(), self, exited,
+                boolean ended = grants.childExited(name, reserved.fence(), self, exited,
                         OptionalLong.of(p.exitValue()), Verdict.of(Reason.EXITED, "pid " + p.pid()
                                 + ", started for the lease, exited with status " + p.exitValue() + " before the hand-off"),
                         tracking);
                 if (!ended && tracking.tracks()) {
-                    superviseLeftBehind(keeper, name, reserved.fence(), tracking);
+                    superviseLeftBehind(grants, checker, name, reserved.fence(), tracking);
                 }
                 return Optional.empty();
             }
@@ -147,7 +148,7 @@ final class Spawner {
      * child's, at the same fence. Where the kernel tracks what the child left behind, the lease
      * went to the oldest of them: that one is watched in turn, and so on until nothing is left.
      */
-    private static void endWhenExited(LeaseKeeper keeper, Lease lease, Optional<Identity> child, Process p,
+    private static void endWhenExited(Grants grants, LivenessChecker checker, Lease lease, Optional<Identity> child, Process p,
                                       Tracking tracking) {
         p.onExit().thenAccept(done -> {
             try {
@@ -158,13 +159,13 @@ final class Spawner {
                         // busy machine keeps inconclusive is needed)
                         OptionalLong status = OptionalLong.of(done.exitValue());
                         if (tracking.tracks()) {
-                            keeper.grants().commandExited(lease.name(), lease.fence(), child.get(), status, tracking);
+                            grants.commandExited(lease.name(), lease.fence(), child.get(), status, tracking);
                         } else {
-                            keeper.grants().end(lease.name(), lease.fence(), child, LeaseRecord.Ending.How.EXITED, status);
+                            grants.end(lease.name(), lease.fence(), child, LeaseRecord.Ending.How.EXITED, status);
                         }
                     }
                     if (tracking.tracks()) {
-                        superviseLeftBehind(keeper, lease.name(), lease.fence(), tracking);
+                        superviseLeftBehind(grants, checker, lease.name(), lease.fence(), tracking);
                     }
                 }
             } catch (IOException | RuntimeException e) {
@@ -180,22 +181,22 @@ final class Spawner {
      * moment nothing of it is left: when its holder (one of them) exits, the kernel is asked again,
      * and the lease ends or goes to the next.
      */
-    private static void superviseLeftBehind(LeaseKeeper keeper, String name, long fence, Tracking tracking)
+    private static void superviseLeftBehind(Grants grants, LivenessChecker checker, String name, long fence, Tracking tracking)
             throws IOException {
-        Optional<LeaseRecord> now = keeper.read(name);
+        Optional<LeaseRecord> now = grants.read(name);
         if (now.isEmpty() || !now.get().held() || now.get().fence() != fence
                 || !now.get().adoptedBy().map(how -> how.equals(tracking.how())).orElse(false)) {
             tracking.removeIfEmpty();
             return; // ended, taken over, or adopted some other way: not this supervisor's to follow
         }
         Identity holder = now.get().holder();
-        keeper.onExit(holder).thenAccept(end -> {
+        checker.onExit(holder).thenAccept(end -> {
             if (end.liveness() != dev.proclive.Liveness.DEAD) {
                 return; // it cannot be watched from here: the next newcomer judges it
             }
             try {
-                if (!keeper.grants().commandExited(name, fence, holder, OptionalLong.empty(), tracking)) {
-                    superviseLeftBehind(keeper, name, fence, tracking);
+                if (!grants.commandExited(name, fence, holder, OptionalLong.empty(), tracking)) {
+                    superviseLeftBehind(grants, checker, name, fence, tracking);
                 }
             } catch (IOException | RuntimeException e) {
                 // the record stays as it is: its holder is DEAD, and the next newcomer proves it

@@ -1,6 +1,7 @@
 package dev.proclive.lease.etcd;
 
 import dev.proclive.lease.LeaseCorruptException;
+import dev.proclive.lease.LeaseLost;
 import dev.proclive.lease.LeaseLostException;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.ExpiringBook;
@@ -360,8 +361,10 @@ public final class EtcdBook implements ExpiringBook {
         private void answeredInTime(LeaseRecord r, long lease) throws LeaseLostException {
             if (!keepAlive.alive(lease)) {
                 keepAlive.lost(r.name(), r.fence()); // marks it lost: isValid() is false from now on
-                throw new LeaseLostException(name, "the answer to its write came later than its etcd lease can be"
-                        + " trusted to live (" + r.ttl().toMillis() + " ms less a quarter): the record may be gone already");
+                throw new LeaseLostException(name, new LeaseLost(LeaseLost.Why.UNCONFIRMED, Optional.empty(), "fence "
+                        + r.fence() + " of pid " + r.holder().pid() + ": the answer to its write came later than its etcd"
+                        + " lease can be trusted to live (" + r.ttl().toMillis() + " ms less a quarter): the record may be"
+                        + " gone already"));
             }
         }
 

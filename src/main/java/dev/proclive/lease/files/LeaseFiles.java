@@ -374,6 +374,25 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /** The record of lease {@code name}, or empty when there is none. Takes no lock. */
+    /** Every granted record in the directory; what cannot be read as one is left out. */
+    @Override
+    public java.util.List<Grant> grants() throws IOException {
+        java.util.List<Grant> grants = new java.util.ArrayList<>();
+        try (java.nio.file.DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*.lease")) {
+            for (Path file : files) {
+                String name = file.getFileName().toString();
+                name = name.substring(0, name.length() - ".lease".length());
+                try {
+                    LeaseNames.checkName(name);
+                    read(name).filter(LeaseRecord::granted).ifPresent(r -> grants.add(new Grant(r, 0)));
+                } catch (IOException | IllegalArgumentException e) {
+                    // not a lease's, corrupt, or gone meanwhile: not one to keep
+                }
+            }
+        }
+        return grants;
+    }
+
     @Override
     public Optional<LeaseRecord> read(String name) throws IOException {
         Path file = dir.resolve(name + ".lease");

@@ -78,6 +78,23 @@ public final class EtcdGateway implements Etcd {
      * @throws IOException              if {@code caFile} cannot be read or holds no certificate
      */
     public static EtcdGateway open(List<URI> endpoints, Optional<Path> caFile, Duration timeout) throws IOException {
+        return open(endpoints, caFile, Optional.empty(), timeout);
+    }
+
+    /** A user of etcd's authentication and its password. */
+    public record Login(String user, char[] password) {
+        @Override
+        public String toString() {
+            return "Login[" + user + "]"; // never the password
+        }
+    }
+
+    /**
+     * As {@link #open(List, Optional, Duration)}, logging in as {@code login} where given (instead
+     * of a user and password in the endpoints, which this refuses then).
+     */
+    public static EtcdGateway open(List<URI> endpoints, Optional<Path> caFile, Optional<Login> login, Duration timeout)
+            throws IOException {
         Objects.requireNonNull(endpoints, "endpoints");
         Objects.requireNonNull(caFile, "caFile");
         Objects.requireNonNull(timeout, "timeout");
@@ -102,7 +119,10 @@ public final class EtcdGateway implements Etcd {
             userInfo = info;
             bases.add(URI.create(scheme + "://" + e.getRawAuthority().substring(e.getRawAuthority().indexOf('@') + 1)));
         }
-        Optional<String[]> user = Optional.empty();
+        Optional<String[]> user = login.map(l -> new String[] {l.user(), new String(l.password())});
+        if (userInfo.isPresent() && login.isPresent()) {
+            throw new IllegalArgumentException("a login is given apart from the endpoints, which then name no user");
+        }
         if (userInfo.isPresent()) {
             String[] parts = userInfo.get().split(":", 2);
             if (parts.length != 2 || parts[0].isEmpty()) {

@@ -1,4 +1,4 @@
-package dev.proclive.cli;
+package dev.proclive;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -15,50 +15,56 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /** Runs {@code target/proclive-cli.jar} in a child JVM, as a user would. */
-final class Cli {
+public final class Cli {
 
     /** What a run printed and how it ended. */
-    record Result(int exit, String out, String err) {
-        String line() {
+    public record Result(int exit, String out, String err) {
+        /** stdout without the line break. */
+        public String line() {
             return out.strip();
+        }
+
+        @Override
+        public String toString() {
+            return "exit " + exit + ", stdout [" + out.strip() + "], stderr [" + err.strip() + "]";
         }
     }
 
     private Cli() {
     }
 
-    static Path jar() {
+    public static Path jar() {
         String jar = System.getProperty("proclive.cliJar", "target/proclive-cli.jar");
         Path p = Path.of(jar).toAbsolutePath();
         assertThat(p).as("the CLI jar, built by mvn package").exists();
         return p;
     }
 
-    static String java() {
+    public static String java() {
         return Path.of(System.getProperty("java.home"), "bin", "java").toString();
     }
 
     /** {@code java -jar proclive-cli.jar ARGS}, as a list to put after a wrapper command. */
-    static List<String> command(Path jar, String... args) {
+    public static List<String> command(Path jar, String... args) {
         List<String> command = new ArrayList<>(List.of(java(), "-XX:-UsePerfData", "-jar", jar.toString()));
         command.addAll(Arrays.asList(args));
         return command;
     }
 
-    static Result run(String... args) {
+    public static Result run(String... args) {
         return exec(command(jar(), args), "");
     }
 
-    static Result runWithStdin(String stdin, String... args) {
+    public static Result runWithStdin(String stdin, String... args) {
         return exec(command(jar(), args), stdin);
     }
 
-    static Result exec(List<String> command, String stdin) {
+    public static Result exec(List<String> command, String stdin) {
         return exec(command, stdin.getBytes(StandardCharsets.UTF_8), java.util.Map.of());
     }
 
     /** Runs {@code command} with these bytes on stdin and these variables added to its environment. */
-    static Result exec(List<String> command, byte[] stdin, java.util.Map<String, String> env) {
+    public static Result exec(List<String> command, byte[] stdin, java.util.Map<String, String> env) {
         try {
             ProcessBuilder builder = new ProcessBuilder(command);
             builder.environment().putAll(env);
@@ -93,7 +99,7 @@ final class Cli {
     }
 
     /** {@code words} as one command line for {@code sh -c}, each single-quoted. */
-    static String shellQuoted(List<String> words) {
+    public static String shellQuoted(List<String> words) {
         StringBuilder line = new StringBuilder();
         for (String w : words) {
             line.append(line.length() == 0 ? "" : " ").append('\'').append(w.replace("'", "'\\''")).append('\'');
@@ -102,7 +108,7 @@ final class Cli {
     }
 
     /** A copy of the CLI jar in a directory any user may read, for runs as another user. */
-    static Path worldReadableCopy(Path dir) throws IOException {
+    public static Path worldReadableCopy(Path dir) throws IOException {
         Path copy = dir.resolve("proclive-cli.jar");
         Files.copy(jar(), copy);
         for (Path p : List.of(dir, copy)) {

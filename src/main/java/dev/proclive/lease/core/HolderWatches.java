@@ -1,0 +1,83 @@
+package dev.proclive.lease.core;
+
+import dev.proclive.Identity;
+import dev.proclive.Liveness;
+import dev.proclive.LivenessChecker;
+import dev.proclive.Verdict;
+import dev.proclive.lease.LeaseRecord;
+import java.io.IOException;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * On an expiring book (etcd), a grant this JVM wrote whose holder is another process and not a
+ * spawned child (that one's launcher ends it, with the status) is ended the moment its holder
+ * dies, through the exit watch, so that nobody anywhere waits out its TTL. One watch per lease: a
+ * newer grant's replaces an older one's.
+ */
+final class HolderWatches {
+
+    private final Grants grants;
+    private final LivenessChecker checker;
+    /** This process: a grant of its own ends with it, and nobody here could end it then. */
+    private final Identity writer;
+    /** The exit watch on each watched holder, by lease name. */
+    private final Map<String, Watch> watches = new ConcurrentHashMap<>();
+
+    HolderWatches(Grants grants, LivenessChecker checker, Identity writer) {
+        this.grants = grants;
+        this.checker = checker;
+        this.writer = writer;
+    }
+
+    /** The exit watch on the holder of the grant at {@code fence}. */
+    private record Watch(long fence, CompletableFuture<Verdict> end) {
+    }
+
+    /** Watches the holder of {@code granted}, where it is one to watch. */
+    void watch(LeaseRecord granted) {
+        if (!grants.expires() || !granted.granted() || granted.tokenDigest().isPresent()
+                || LeaseRules.sameProcess(granted.holder(), writer)) {
+            return;
+        }
+        Watch watch = new Watch(granted.fence(), checker.onExit(granted.holder()));
+        Watch before = watches.put(granted.name(), watch);
+        if (before != null && before != watch) {
+            before.end().cancel(false);
+        }
+        watch.end().thenAccept(verdict -> {
+            watches.remove(granted.name(), watch);
+            if (verdict.liveness() != Liveness.DEAD) {
+                return; // cannot be watched from here: the record expires by itself unless renewed
+            }
+            try {
+                // How it ended, where the kernel told the watch: the record keeps it ("its holder was killed by SIGKILL").
+                OptionalLong code = verdict.exit().filter(x -> x.code().isPresent())
+                        .map(x -> OptionalLong.of(x.code().getAsInt())).orElse(OptionalLong.empty());
+                Verdict said = verdict.exit().map(x -> new Verdict(verdict.reason(), verdict.detail() + "; its holder "
+                        + x, verdict.exit())).orElse(verdict);
+                grants.end(granted.name(), granted.fence(), Optional.of(granted.holder()), LeaseRecord.Ending.How.EXITED,
+                        code, Optional.of(said));
+            } catch (IOException | RuntimeException e) {
+                // not kept any more: it expires by itself
+            }
+        });
+    }
+
+    /** The grant at {@code fence} of lease {@code name} ended here: its holder's watch is no longer needed. */
+    void unwatch(String name, long fence) {
+        Watch w = watches.get(name);
+        if (w != null && w.fence() == fence && watches.remove(name, w)) {
+            w.end().cancel(false);
+        }
+    }
+
+    /** Stops every watch. */
+    void close() {
+        watches.values().forEach(w -> w.end().cancel(false));
+        watches.clear();
+    }
+}

@@ -1,0 +1,205 @@
+package dev.proclive.lease.core;
+
+import dev.proclive.lease.LeaseEvent;
+import dev.proclive.lease.LeaseListener;
+import dev.proclive.lease.LeaseRecord;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The store's watches on leases' records, for listeners: one daemon thread
+ * ({@code proclive-lease-events}, made with the first watch) reads each watched record when it may
+ * have changed — a directory's every {@value #POLL_MS} ms, an etcd record when its watch says so
+ * (and every second besides) — and tells each listener what changed since its last read
+ * ({@link #between}), in order.
+ */
+final class RecordWatches {
+
+    /** How often a directory's watched record is read. */
+    static final long POLL_MS = 100;
+
+    private final Grants grants;
+    private volatile ScheduledExecutorService thread;
+    private volatile boolean closed;
+    private final java.util.Set<Watch> watches = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    RecordWatches(Grants grants) {
+        this.grants = grants;
+    }
+
+    /**
+     * Watches lease {@code name} from its record as it is now; closing what this returns stops it.
+     *
+     * @throws IOException if the record cannot be read now
+     */
+    AutoCloseable watch(String name, LeaseListener listener) throws IOException {
+        if (closed) {
+            throw new IllegalStateException("the lease store is closed");
+        }
+        Watch w = new Watch(name, listener, read(name));
+        watches.add(w);
+        ScheduledExecutorService t = thread();
+        w.poll = t.scheduleWithFixedDelay(w::look, POLL_MS, grants.expires() ? 1000 : POLL_MS, TimeUnit.MILLISECONDS);
+        if (grants.expires()) {
+            w.arm();
+        }
+        return w;
+    }
+
+    private Optional<LeaseRecord> read(String name) throws IOException {
+        try {
+            return grants.read(name);
+        } catch (dev.proclive.lease.LeaseCorruptException corrupt) {
+            return Optional.empty(); // nothing to be told of until a record can be trusted again
+        }
+    }
+
+    /** One listener's watch on one lease. */
+    private final class Watch implements AutoCloseable {
+        final String name;
+        final LeaseListener listener;
+        Optional<LeaseRecord> last;
+        volatile ScheduledFuture<?> poll;
+        volatile CompletableFuture<Void> changed;
+        volatile boolean stopped;
+
+        Watch(String name, LeaseListener listener, Optional<LeaseRecord> last) {
+            this.name = name;
+            this.listener = listener;
+            this.last = last;
+        }
+
+        /** Reads the record and tells what changed; on the event thread only. */
+        void look() {
+            if (stopped) {
+                return;
+            }
+            Optional<LeaseRecord> now;
+            try {
+                now = read(name);
+            } catch (IOException | RuntimeException e) {
+                return; // looked at again next time
+            }
+            for (LeaseEvent e : between(last, now)) {
+                try {
+                    listener.changed(e);
+                } catch (RuntimeException dropped) {
+                    // the listener's own failure: the watch goes on
+                }
+            }
+            last = now;
+        }
+
+        /** Looks when etcd's watch says the record changed, and watches again. */
+        void arm() {
+            Optional<CompletableFuture<Void>> c = grants.changed(name);
+            if (c.isEmpty() || stopped) {
+                return;
+            }
+            changed = c.get();
+            c.get().whenComplete((v, e) -> {
+                if (stopped || closed) {
+                    return;
+                }
+                try {
+                    thread().schedule(() -> {
+                        look();
+                        arm();
+                    }, e == null ? 0 : 1000, TimeUnit.MILLISECONDS);
+                } catch (RejectedExecutionException storeClosed) {
+                    // nothing more to tell
+                }
+            });
+        }
+
+        @Override
+        public void close() {
+            stopped = true;
+            watches.remove(this);
+            ScheduledFuture<?> p = poll;
+            CompletableFuture<Void> c = changed;
+            if (p != null) {
+                p.cancel(false);
+            }
+            if (c != null) {
+                c.cancel(false);
+            }
+        }
+    }
+
+    /**
+     * What happened between two reads of one lease's record, oldest first: nothing for a renewal; a
+     * grant that came and went between them is told as {@link LeaseEvent.Kind#GRANTED} with the
+     * later record, then how it ended. Pure.
+     */
+    static List<LeaseEvent> between(Optional<LeaseRecord> before, Optional<LeaseRecord> after) {
+        List<LeaseEvent> events = new ArrayList<>();
+        if (after.isEmpty()) {
+            if (before.isPresent() && before.get().granted()) {
+                events.add(new LeaseEvent(LeaseEvent.Kind.EXPIRED, before.get(), Optional.empty()));
+            }
+            return events;
+        }
+        LeaseRecord a = after.get();
+        if (before.isPresent() && before.get().equals(a)) {
+            return events;
+        }
+        boolean sameGrant = before.isPresent() && before.get().fence() == a.fence();
+        if (a.granted()) {
+            if (sameGrant && before.get().granted()) {
+                if (!LeaseRules.sameProcess(before.get().holder(), a.holder())) {
+                    events.add(new LeaseEvent(LeaseEvent.Kind.GRANTED, a, before)); // handed off, claimed, adopted
+                }
+            } else if (a.previous().isPresent() && before.isPresent() && before.get().granted()) {
+                events.add(new LeaseEvent(LeaseEvent.Kind.TAKEN_OVER, a, before));
+            } else {
+                events.add(new LeaseEvent(LeaseEvent.Kind.GRANTED, a, before));
+            }
+            return events;
+        }
+        if (sameGrant && !before.get().granted()) {
+            return events; // ended before, and still (written again by a late writer): nothing new
+        }
+        if (!sameGrant) {
+            events.add(new LeaseEvent(LeaseEvent.Kind.GRANTED, a, before)); // came and went between two reads
+        }
+        LeaseEvent.Kind how = a.ended().map(e -> switch (e.how()) {
+            case RELEASED -> LeaseEvent.Kind.RELEASED;
+            case BROKEN -> LeaseEvent.Kind.BROKEN;
+            case EXITED, SPAWN_FAILED -> LeaseEvent.Kind.EXITED;
+        }).orElse(LeaseEvent.Kind.RELEASED);
+        events.add(new LeaseEvent(how, a, sameGrant ? before : Optional.empty()));
+        return events;
+    }
+
+    private synchronized ScheduledExecutorService thread() {
+        if (thread == null) {
+            ScheduledThreadPoolExecutor pool = new ScheduledThreadPoolExecutor(1, r -> {
+                Thread t = new Thread(r, "proclive-lease-events");
+                t.setDaemon(true);
+                return t;
+            });
+            pool.setRemoveOnCancelPolicy(true);
+            thread = pool;
+        }
+        return thread;
+    }
+
+    /** Stops every watch; the thread ends. */
+    void close() {
+        closed = true;
+        List.copyOf(watches).forEach(Watch::close);
+        ScheduledExecutorService pool = thread;
+        if (pool != null) {
+            pool.shutdownNow();
+        }
+    }
+}
