@@ -48,42 +48,95 @@ class LeaseQueueIT {
         return Files.exists(queue) ? Files.readAllLines(queue).stream().filter(l -> !l.isBlank()).count() : 0;
     }
 
+    /** Where the lease is, as CLI arguments, and how many waiters its queue holds now. */
+    private interface Store {
+        List<String> args();
+
+        long queued() throws Exception;
+    }
+
+    private String[] with(Store store, String... args) {
+        List<String> all = new ArrayList<>(List.of(args));
+        all.addAll(3, store.args()); // after lease ACTION NAME
+        return all.toArray(String[]::new);
+    }
+
     @Test
     void sixWaitersAreGrantedInTheOrderTheyCameAndANewcomerWaitsItsTurn() throws Exception {
+        sixWaiters(new Store() {
+            @Override
+            public List<String> args() {
+                return List.of("--dir", dir());
+            }
+
+            @Override
+            public long queued() throws Exception {
+                return LeaseQueueIT.this.queued();
+            }
+        });
+    }
+
+    @Test
+    void onEtcdSixWaitersAreGrantedInTheOrderTheyCame() throws Exception {
+        try (dev.proclive.lease.EtcdCluster etcd = dev.proclive.lease.EtcdCluster.start(Files.createDirectories(tmp.resolve("etcd")), 1);
+             dev.proclive.lease.etcd.v3.EtcdGateway raw = dev.proclive.lease.etcd.v3.EtcdGateway.open(etcd.endpoints(),
+                     java.util.Optional.empty(), java.time.Duration.ofSeconds(5))) {
+            sixWaiters(new Store() {
+                @Override
+                public List<String> args() {
+                    return List.of("--etcd", etcd.endpoints().get(0).toString(), "--prefix", "queue/");
+                }
+
+                @Override
+                public long queued() throws Exception {
+                    return raw.list("queue/build.queue/").size();
+                }
+            });
+        }
+    }
+
+    /** What waiter {@code i} wrote on stderr. */
+    private String said(int i) throws java.io.IOException {
+        Path err = tmp.resolve("waiter" + i + ".err");
+        return Files.exists(err) ? Files.readString(err).strip() : "";
+    }
+
+    private void sixWaiters(Store store) throws Exception {
         Process first = sleeper();
-        assertThat(Cli.run("lease", "acquire", "build", "--dir", dir(), "--holder", Long.toString(first.pid())).exit())
+        assertThat(Cli.run(with(store, "lease", "acquire", "build", "--holder", Long.toString(first.pid()))).exit())
                 .isZero();
         List<Process> holders = new ArrayList<>();
         List<Process> waiters = new ArrayList<>();
         for (int i = 0; i < 6; i++) {
             Process holder = sleeper();
             holders.add(holder);
-            Process w = new ProcessBuilder(Cli.command(Cli.jar(), "lease", "acquire", "build", "--dir", dir(), "--holder",
-                    Long.toString(holder.pid()), "--wait", "120", "--print", "fence"))
-                    .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            Process w = new ProcessBuilder(Cli.command(Cli.jar(), with(store, "lease", "acquire", "build", "--holder",
+                    Long.toString(holder.pid()), "--wait", "120", "--print", "fence")))
+                    .redirectError(tmp.resolve("waiter" + i + ".err").toFile()).start();
             started.add(w);
             waiters.add(w);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (queued() < i + 1 && System.nanoTime() < deadline) {
+            while (store.queued() < i + 1 && System.nanoTime() < deadline) {
                 Thread.sleep(10); // its ticket is written: it came before the next
             }
-            assertThat(queued()).as("waiter %d queued", i).isEqualTo(i + 1);
+            assertThat(store.queued()).as("waiter %d queued", i).isEqualTo(i + 1);
         }
         first.destroyForcibly(); // the holder ends: the longest-waiting is granted
         for (int i = 0; i < 6; i++) {
-            assertThat(waiters.get(i).waitFor(90, TimeUnit.SECONDS)).as("waiter %d granted", i).isTrue();
-            assertThat(waiters.get(i).exitValue()).as("waiter %d", i).isZero();
+            assertThat(waiters.get(i).waitFor(90, TimeUnit.SECONDS)).as("waiter %d granted (said: %s; later ones: %s)", i, said(i), said(5)).isTrue();
+            assertThat(waiters.get(i).exitValue()).as("waiter %d (it said: %s)", i, said(i)).isZero();
             for (int later = i + 1; later < 6; later++) {
-                assertThat(waiters.get(later).isAlive()).as("waiter %d still waits its turn after %d", later, i).isTrue();
+                assertThat(waiters.get(later).isAlive()).as("waiter %d still waits its turn after %d (it said: %s)", later, i,
+                        said(later)).isTrue();
             }
             if (i < 5) {
-                Cli.Result jumper = Cli.run("lease", "acquire", "build", "--dir", dir(), "--holder",
-                        Long.toString(sleeper().pid()));
+                Cli.Result jumper = Cli.run(with(store, "lease", "acquire", "build", "--holder",
+                        Long.toString(sleeper().pid())));
                 assertThat(jumper.exit()).as("a newcomer that does not wait: %s", jumper.err()).isNotZero();
             }
             holders.get(i).destroyForcibly(); // done: the next in line
         }
-        assertThat(queued()).as("every ticket taken out").isZero();
+        assertThat(store.queued()).as("every ticket taken out").isZero();
     }
 
     @Test

@@ -82,7 +82,7 @@ class LeaseLockIT {
         assertThat(inside.await(30, TimeUnit.SECONDS)).as("the acquire reached its rename").isTrue();
 
         CompletableFuture<String> inJvm = disturbance.start();
-        Process outside = worker("once", store.directory().toString(), "build");
+        Process outside = worker("once", store.directory().orElseThrow().toString(), "build");
         // Long enough for a JVM to start and take an unlocked guard; a locked one keeps it waiting.
         boolean outsideFinished = outside.waitFor(3, TimeUnit.SECONDS);
         boolean inJvmFinished = inJvm.isDone() && !"none".equals(inJvm.getNow(null));
@@ -131,7 +131,7 @@ class LeaseLockIT {
             assertThat(storeClass).isNotSameAs(LeaseStore.class);
             Class<?> procLive = Class.forName(ProcLive.class.getName(), true, copy);
             Object self = ((Optional<?>) procLive.getMethod("current").invoke(null)).orElseThrow();
-            Object other = storeClass.getMethod("open", Path.class).invoke(null, store.directory());
+            Object other = storeClass.getMethod("open", Path.class).invoke(null, store.directory().orElseThrow());
             Method acquire = storeClass.getMethod("acquire", String.class, self.getClass());
             return CompletableFuture.supplyAsync(() -> {
                 try {

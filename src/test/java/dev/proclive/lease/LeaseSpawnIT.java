@@ -101,7 +101,7 @@ class LeaseSpawnIT {
         assertThat(r.fence()).isEqualTo(1).isEqualTo(started.lease().fence());
         String environ = Files.readString(Path.of("/proc/" + started.process().pid() + "/environ"), StandardCharsets.ISO_8859_1);
         assertThat(environ.split("\0")).contains("PROCLIVE_LEASE_TOKEN=" + started.lease().token().orElseThrow(),
-                "PROCLIVE_LEASE_NAME=build", "PROCLIVE_LEASE_DIR=" + store.directory(), "PROCLIVE_LEASE_FENCE=1");
+                "PROCLIVE_LEASE_NAME=build", "PROCLIVE_LEASE_DIR=" + store.directory().orElseThrow(), "PROCLIVE_LEASE_FENCE=1");
         assertThat(r.hasToken(started.lease().token().orElseThrow())).isTrue();
         assertThat(started.handOffFailure()).isEmpty();
         Spawn second = store.spawn("build", new ProcessBuilder("sleep", "60"));

@@ -71,6 +71,8 @@ final class HolderKeeper {
             for (LeaseBook.Grant g : grants) {
                 try {
                     look(g);
+                } catch (dev.proclive.lease.LeaseLostException e) {
+                    // ended or taken since it was listed: no longer a grant to keep
                 } catch (InterruptedIOException e) {
                     throw new InterruptedException(e.getMessage());
                 } catch (IOException | RuntimeException e) {

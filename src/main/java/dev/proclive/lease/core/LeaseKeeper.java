@@ -156,8 +156,8 @@ public final class LeaseKeeper implements AutoCloseable {
             a = waitInQueue(deadline, a, ask);
             return a;
         } finally {
-            if (queued && !(a instanceof Acquisition.Granted)) {
-                queue.dequeue(name, who); // gave up (or was interrupted): the next in line is not held up
+            if (queued) {
+                queue.dequeue(name, who); // granted, or gave up (or was interrupted): the next in line is not held up
             }
         }
     }
@@ -372,7 +372,7 @@ public final class LeaseKeeper implements AutoCloseable {
                     scan = Optional.of(carriers.scan(name, current.orElseThrow()));
                 } else {
                     if (d instanceof LeaseRules.Grant && request.kind() != LeaseRules.Kind.CLAIM) {
-                        Optional<LeaseBook.Waiter> first = queue.ahead(guard, request.who(), now);
+                        Optional<LeaseBook.Waiter> first = queue.ahead(guard, request.who(), current, now);
                         if (first.isPresent() && current.isPresent()) {
                             // Free, but served in order: a waiter that came first is granted first.
                             return new Acquisition.Held(current.get(), Verdict.of(dev.proclive.Reason.MATCHED,

@@ -15,9 +15,10 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The grants a store keeps, on one daemon thread ({@code proclive-lease-renew}, made with the
- * first): each is renewed every third of its TTL, and looked at often enough that its loss is known
- * within a second — a directory's record read every {@value #LOOK_MS} ms, an etcd record when its
+ * The grants a store keeps: each is renewed every third of its TTL on one daemon thread
+ * ({@code proclive-lease-renew}, made with the first), and looked at on another
+ * ({@code proclive-lease-look}, never behind a renewal that waits for an answer) often enough that
+ * its loss is known within a second — a directory's record read every {@value #LOOK_MS} ms, an etcd record when its
  * watch says it changed, and the book asked whether its keep-alive went unconfirmed. A grant is
  * kept until it is released or handed off here, found lost, replaced by another grant of the same
  * name here, or the store is closed; the renewal of one whose holder ended stops at once, and its
@@ -35,6 +36,8 @@ final class Renewals {
     /** What this JVM knows of each grant's loss, by grant. */
     private final Map<Grant, CompletableFuture<LeaseLost>> losses = new ConcurrentHashMap<>();
     private volatile ScheduledExecutorService thread;
+    /** Where the looks run: never behind a renewal that waits for an answer. */
+    private volatile ScheduledExecutorService looker;
     private volatile boolean closed;
 
     Renewals(Grants grants) {
@@ -81,7 +84,8 @@ final class Renewals {
         Kept k = new Kept(new Grant(granted.name(), granted.fence(), granted.holder()));
         ScheduledExecutorService t = thread();
         k.renewal = t.scheduleAtFixedRate(() -> renewOnce(k), period, period, TimeUnit.MILLISECONDS);
-        k.look = t.scheduleWithFixedDelay(() -> look(k, !grants.expires()), LOOK_MS, LOOK_MS, TimeUnit.MILLISECONDS);
+        k.look = looker().scheduleWithFixedDelay(() -> look(k, !grants.expires()), LOOK_MS, LOOK_MS,
+                TimeUnit.MILLISECONDS);
         Kept before = kept.put(granted.name(), k);
         if (before != null) {
             before.cancel();
@@ -149,15 +153,26 @@ final class Renewals {
 
     private synchronized ScheduledExecutorService thread() {
         if (thread == null) {
-            ScheduledThreadPoolExecutor pool = new ScheduledThreadPoolExecutor(1, r -> {
-                Thread t = new Thread(r, "proclive-lease-renew");
-                t.setDaemon(true);
-                return t;
-            });
-            pool.setRemoveOnCancelPolicy(true);
-            thread = pool;
+            thread = daemon("proclive-lease-renew");
         }
         return thread;
+    }
+
+    private synchronized ScheduledExecutorService looker() {
+        if (looker == null) {
+            looker = daemon("proclive-lease-look");
+        }
+        return looker;
+    }
+
+    private static ScheduledExecutorService daemon(String name) {
+        ScheduledThreadPoolExecutor pool = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, name);
+            t.setDaemon(true);
+            return t;
+        });
+        pool.setRemoveOnCancelPolicy(true);
+        return pool;
     }
 
     private void renewOnce(Kept k) {
@@ -224,9 +239,10 @@ final class Renewals {
         closed = true;
         kept.values().forEach(Kept::cancel);
         kept.clear();
-        ScheduledExecutorService pool = thread;
-        if (pool != null) {
-            pool.shutdownNow();
+        for (ScheduledExecutorService pool : new ScheduledExecutorService[] {thread, looker}) {
+            if (pool != null) {
+                pool.shutdownNow();
+            }
         }
     }
 }

@@ -56,18 +56,22 @@ final class WaiterQueue {
 
     /**
      * The waiter a new grant for {@code who} waits behind: the first live one in the queue that is
-     * not {@code who}; {@code who}'s own ticket is taken out when it is first. Under the lease's lock.
+     * not {@code who}. {@code who}'s own ticket stays (its waiter takes it out once it is answered:
+     * a book that writes again after a conflict must find it again). Under the lease's lock.
      */
-    Optional<LeaseBook.Waiter> ahead(LeaseBook.Guard guard, Identity who, Instant now) throws IOException {
+    Optional<LeaseBook.Waiter> ahead(LeaseBook.Guard guard, Identity who, Optional<dev.proclive.lease.LeaseRecord> current,
+                                     Instant now) throws IOException {
         List<LeaseBook.Waiter> queue = new ArrayList<>(guard.waiters());
         if (queue.isEmpty()) {
             return Optional.empty();
         }
         int before = queue.size();
-        queue.removeIf(w -> now.isAfter(w.until()) || checker.explain(w.who()).liveness() == Liveness.DEAD);
+        // A ticket lapses at its deadline, when its process is DEAD, or once it was granted (its
+        // waiter takes it out then; should that fail, the lease's holder does not wait for it).
+        queue.removeIf(w -> now.isAfter(w.until()) || checker.explain(w.who()).liveness() == Liveness.DEAD
+                || current.map(r -> LeaseRules.sameProcess(r.holder(), w.who())).orElse(false));
         Optional<LeaseBook.Waiter> first = queue.isEmpty() ? Optional.empty() : Optional.of(queue.get(0));
         if (first.isPresent() && LeaseRules.sameProcess(first.get().who(), who)) {
-            queue.remove(0);
             first = Optional.empty();
         }
         if (queue.size() != before) {

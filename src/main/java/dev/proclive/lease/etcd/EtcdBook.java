@@ -5,6 +5,7 @@ import dev.proclive.lease.LeaseLost;
 import dev.proclive.lease.LeaseLostException;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.ExpiringBook;
+import dev.proclive.lease.book.LeaseBook;
 import dev.proclive.lease.book.LeaseJson;
 import dev.proclive.lease.book.LeaseNames;
 import dev.proclive.lease.etcd.v3.Etcd;
@@ -79,6 +80,23 @@ public final class EtcdBook implements ExpiringBook {
 
     private String fenceKey(String name) {
         return prefix + name + FENCE_SUFFIX;
+    }
+
+    /** Where lease {@code name}'s waiters are: one key each below it, in the order they were created. */
+    private String queuePrefix(String name) {
+        return prefix + name + ".queue/";
+    }
+
+    /** A waiter's key: one per process (its identity's digest), whichever machine it waits on. */
+    private String waiterKey(String name, LeaseBook.Waiter w) {
+        dev.proclive.Identity who = w.who();
+        String id = who.pid() + "\n" + who.start() + "\n" + who.boot() + "\n" + who.host() + "\n" + who.machine();
+        try {
+            byte[] sum = java.security.MessageDigest.getInstance("SHA-256").digest(id.getBytes(StandardCharsets.UTF_8));
+            return queuePrefix(name) + java.util.HexFormat.of().formatHex(sum, 0, 16);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform has SHA-256", e);
+        }
     }
 
     /** Both keys of a lease, read at one revision. */
@@ -277,6 +295,8 @@ public final class EtcdBook implements ExpiringBook {
         boolean wrote;
         /** Whether the snapshot is one remembered from earlier, not read for this writer. */
         private final boolean remembered;
+        /** The waiters' keys as {@link #waiters()} last read them. */
+        private java.util.Set<String> queueRead;
 
         TxnGuard(String name, Snapshot read, boolean remembered) {
             this.name = name;
@@ -307,6 +327,50 @@ public final class EtcdBook implements ExpiringBook {
         @Override
         public long fence() {
             return read.fenceRevision();
+        }
+
+        /** The waiters, one key each, in the order their keys were created (as etcd's {@code Mutex} orders them). */
+        @Override
+        public List<LeaseBook.Waiter> waiters() throws IOException {
+            List<Etcd.KeyValue> keys = new ArrayList<>(etcd.list(queuePrefix(name)));
+            keys.sort(java.util.Comparator.comparingLong(Etcd.KeyValue::createRevision));
+            List<LeaseBook.Waiter> queue = new ArrayList<>();
+            queueRead = new java.util.HashSet<>();
+            for (Etcd.KeyValue kv : keys) {
+                queueRead.add(kv.key());
+                try {
+                    queue.add(LeaseJson.waiter(new String(kv.value(), StandardCharsets.UTF_8)));
+                } catch (IOException notAWaiter) {
+                    // not one of ours: left out, and removed with the next change of the queue
+                }
+            }
+            return queue;
+        }
+
+        /**
+         * Creates the keys of waiters new to the queue (at its end) and deletes those read and no
+         * longer in it; a key another process created since the read is left alone (nothing here
+         * locks the queue: each waiter's key is its own).
+         */
+        @Override
+        public void waiters(List<LeaseBook.Waiter> queue) throws IOException {
+            java.util.Set<String> wanted = new java.util.LinkedHashSet<>();
+            queue.forEach(w -> wanted.add(waiterKey(name, w)));
+            java.util.Set<String> read = queueRead == null ? java.util.Set.of() : queueRead;
+            List<Etcd.Op> ops = new ArrayList<>();
+            for (String key : read) {
+                if (!wanted.contains(key)) {
+                    ops.add(new Etcd.Delete(key));
+                }
+            }
+            for (LeaseBook.Waiter w : queue) {
+                if (!read.contains(waiterKey(name, w))) {
+                    ops.add(new Etcd.Put(waiterKey(name, w), LeaseJson.waiter(w).getBytes(StandardCharsets.UTF_8), 0));
+                }
+            }
+            if (!ops.isEmpty()) {
+                etcd.txn(List.of(), ops);
+            }
         }
 
         private List<Etcd.Compare> unchanged() {
