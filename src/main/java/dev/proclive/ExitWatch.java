@@ -1,6 +1,6 @@
 package dev.proclive;
 
-import dev.proclive.spi.ExitEvents;
+import dev.proclive.spi.internal.ExitEvents;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;

@@ -142,7 +142,7 @@ public final class LivenessChecker {
                         public List<Verdict> checkAll(List<Identity> identities) {
                             return LivenessChecker.this.checkAll(identities);
                         }
-                    }, introspector::openExitEvents);
+                    }, () -> dev.proclive.spi.internal.KernelIntrospector.of(introspector).openExitEvents());
                     exitWatch = w;
                 }
             }

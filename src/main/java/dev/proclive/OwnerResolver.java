@@ -4,7 +4,7 @@ import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
 import dev.proclive.spi.ProcessState;
-import dev.proclive.spi.ProgramNames;
+import dev.proclive.spi.internal.ProgramNames;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashSet;
@@ -159,7 +159,7 @@ public final class OwnerResolver {
         }
         if (steps.wanted()) {
             ProcessInfo info = first.info();
-            steps.add(new Step(info.pid(), info.name(), os.programNames(info.pid()), Step.Outcome.START,
+            steps.add(new Step(info.pid(), info.name(), dev.proclive.spi.internal.KernelIntrospector.of(os).programNames(info.pid()), Step.Outcome.START,
                     from == 0 ? "the calling process" : "the process asked about"));
         }
         // A named class, not a lambda, and ifs, not a switch on an enum: nothing bootstraps on a hook's cold path.
@@ -198,7 +198,7 @@ public final class OwnerResolver {
             long pid = info.pid();
             boolean byName = commSkipped(os, info.name());
             // The other names cost two reads: only where they decide something, or someone asked why.
-            ProgramNames names = steps.wanted() || !byName ? os.programNames(pid) : ProgramNames.UNKNOWN;
+            ProgramNames names = steps.wanted() || !byName ? dev.proclive.spi.internal.KernelIntrospector.of(os).programNames(pid) : ProgramNames.UNKNOWN;
             String skippedFor = skippedFor(byName, info.name(), names);
             if (skippedFor != null) {
                 if (pid == 1) {

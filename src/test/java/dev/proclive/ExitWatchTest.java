@@ -2,7 +2,7 @@ package dev.proclive;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.proclive.spi.ExitEvents;
+import dev.proclive.spi.internal.ExitEvents;
 import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessLookup;
 import dev.proclive.spi.ProcessState;

@@ -1,16 +1,17 @@
 package dev.proclive;
 
+import dev.proclive.spi.internal.KernelIntrospector;
 import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
 import dev.proclive.spi.ProcessState;
-import dev.proclive.spi.ProgramNames;
+import dev.proclive.spi.internal.ProgramNames;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 
 /** A process table in memory, counting what is read. */
-class FakeIntrospector implements ProcessIntrospector {
+class FakeIntrospector implements KernelIntrospector {
 
     static final String HOST = "here";
     static final String BOOT = "boot-1";

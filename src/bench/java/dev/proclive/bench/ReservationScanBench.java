@@ -1,7 +1,7 @@
 package dev.proclive.bench;
 
 import dev.proclive.LivenessChecker;
-import dev.proclive.spi.EnvironmentScan;
+import dev.proclive.spi.internal.EnvironmentScan;
 import dev.proclive.spi.ProcessIntrospector;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;

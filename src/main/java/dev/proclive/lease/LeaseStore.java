@@ -12,7 +12,7 @@ import dev.proclive.lease.etcd.v3.Etcd;
 import dev.proclive.lease.etcd.v3.EtcdGateway;
 import dev.proclive.lease.files.LeaseFiles;
 import dev.proclive.platform.Platform;
-import dev.proclive.spi.Descendants;
+import dev.proclive.spi.internal.Descendants;
 import dev.proclive.text.OneLine;
 import java.io.IOException;
 import java.io.InterruptedIOException;

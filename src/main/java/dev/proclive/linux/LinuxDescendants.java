@@ -4,7 +4,7 @@ import com.sun.jna.LastErrorException;
 import com.sun.jna.Library;
 import com.sun.jna.Native;
 import com.sun.jna.Pointer;
-import dev.proclive.spi.Descendants;
+import dev.proclive.spi.internal.Descendants;
 import dev.proclive.spi.ProcessState;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -1,13 +1,14 @@
 package dev.proclive.linux;
 
 import dev.proclive.Reason;
-import dev.proclive.spi.EnvironmentScan;
-import dev.proclive.spi.ExitEvents;
+import dev.proclive.spi.internal.EnvironmentScan;
+import dev.proclive.spi.internal.ExitEvents;
+import dev.proclive.spi.internal.KernelIntrospector;
 import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
 import dev.proclive.spi.ProcessState;
-import dev.proclive.spi.ProgramNames;
+import dev.proclive.spi.internal.ProgramNames;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -44,7 +45,7 @@ import java.util.function.Predicate;
  * <p>Thread-safe. Public only for the platform switch in {@code dev.proclive}: the package is not
  * exported from the module. Reach it through {@link dev.proclive.ProcLive}.
  */
-public final class LinuxProcessIntrospector implements ProcessIntrospector {
+public final class LinuxProcessIntrospector implements KernelIntrospector {
 
     private static final LinuxProcessIntrospector SYSTEM = new LinuxProcessIntrospector("/proc", "", null, null);
 

@@ -5,7 +5,7 @@ import com.sun.jna.Library;
 import com.sun.jna.Memory;
 import com.sun.jna.Native;
 import com.sun.jna.Platform;
-import dev.proclive.spi.ExitEvents;
+import dev.proclive.spi.internal.ExitEvents;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

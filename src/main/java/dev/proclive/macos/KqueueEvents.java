@@ -5,7 +5,7 @@ import com.sun.jna.Library;
 import com.sun.jna.Memory;
 import com.sun.jna.Native;
 import com.sun.jna.Pointer;
-import dev.proclive.spi.ExitEvents;
+import dev.proclive.spi.internal.ExitEvents;
 import java.nio.ByteBuffer;
 import java.util.Optional;
 

@@ -1,13 +1,14 @@
 package dev.proclive.macos;
 
 import dev.proclive.Reason;
-import dev.proclive.spi.EnvironmentScan;
-import dev.proclive.spi.ExitEvents;
+import dev.proclive.spi.internal.EnvironmentScan;
+import dev.proclive.spi.internal.ExitEvents;
+import dev.proclive.spi.internal.KernelIntrospector;
 import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
 import dev.proclive.spi.ProcessState;
-import dev.proclive.spi.ProgramNames;
+import dev.proclive.spi.internal.ProgramNames;
 import java.util.Optional;
 
 /**
@@ -28,7 +29,7 @@ import java.util.Optional;
  * <p>Thread-safe. Public only for the platform switch in {@code dev.proclive}: the package is not
  * exported from the module. Reach it through {@link dev.proclive.ProcLive}.
  */
-public final class MacosProcessIntrospector implements ProcessIntrospector {
+public final class MacosProcessIntrospector implements KernelIntrospector {
 
     /** MAXCOMLEN (sys/param.h): the kernel keeps this many bytes of a name. */
     static final int COMM_BYTES = 16;

@@ -1,6 +1,6 @@
 package dev.proclive.macos;
 
-import dev.proclive.spi.ProgramNames;
+import dev.proclive.spi.internal.ProgramNames;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;

@@ -2,8 +2,8 @@ package dev.proclive.platform;
 
 import dev.proclive.linux.LinuxProcessIntrospector;
 import dev.proclive.macos.MacosProcessIntrospector;
-import dev.proclive.spi.Descendants;
-import dev.proclive.spi.FileLocker;
+import dev.proclive.spi.internal.Descendants;
+import dev.proclive.spi.internal.FileLocker;
 import dev.proclive.spi.ProcessIntrospector;
 import java.io.IOException;
 import java.nio.file.FileSystemException;

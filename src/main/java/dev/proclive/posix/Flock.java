@@ -2,7 +2,7 @@ package dev.proclive.posix;
 
 import com.sun.jna.LastErrorException;
 import com.sun.jna.Platform;
-import dev.proclive.spi.FileLocker;
+import dev.proclive.spi.internal.FileLocker;
 import java.io.IOException;
 import java.nio.charset.Charset;
 import java.nio.file.FileSystemException;

@@ -58,14 +58,6 @@ public interface ProcessIntrospector {
     }
 
     /**
-     * The executable's and {@code argv[0]}'s file names of process {@code pid}, for an owner walk
-     * that meets a process whose short name is not already skipped. The default knows none.
-     */
-    default ProgramNames programNames(long pid) {
-        return ProgramNames.UNKNOWN;
-    }
-
-    /**
      * The id of the current boot, or empty when the platform records none or it cannot be read.
      * It is compared for equality only.
      */
@@ -117,46 +109,9 @@ public interface ProcessIntrospector {
         return Optional.empty();
     }
 
-    /**
-     * This host's processes whose initial environment holds {@code variable} with a value
-     * {@code value} accepts, skipping those whose start fingerprint is below {@code startedAfter}
-     * (a {@link #startFloor()}) when one is given. A carrier counts only if it runs as user
-     * {@code uid}: one of another user makes the scan incomplete, never a carrier.
-     *
-     * <p>The answer is a proof, not a glance: a process listed and then found ended (gone before
-     * it was read, or a zombie) may have forked a carrier after the listing, so such a pass proves
-     * nothing, and the scan passes again, a bounded number of times; still inconclusive, it is
-     * incomplete with {@link EnvironmentScan#passAgain()} ({@link EnvironmentScan#asProof} makes the
-     * passes). The default cannot read environments:
-     * an incomplete scan.
-     */
-    default EnvironmentScan scanEnvironments(String variable, java.util.function.Predicate<String> value, long uid,
-                                             Optional<String> startedAfter) {
-        return EnvironmentScan.incomplete("this platform cannot read other processes' environments");
-    }
-
-    /**
-     * Whether process {@code pid}'s initial environment holds {@code variable} with a value
-     * {@code value} accepts: a complete scan of that one process, which lists it when it does; an
-     * incomplete one when it cannot be read. The default cannot read environments.
-     */
-    default EnvironmentScan readEnvironment(long pid, String variable, java.util.function.Predicate<String> value) {
-        return EnvironmentScan.incomplete("this platform cannot read other processes' environments");
-    }
-
     /** The (effective) user id process {@code pid} runs as, or empty when it cannot be read. The default cannot. */
     default java.util.OptionalLong userId(long pid) {
         return java.util.OptionalLong.empty();
-    }
-
-    /**
-     * A new source of exit events for the exit watch, or empty when this platform has none (or it
-     * cannot be opened now): then every watch polls. Called once, by the first watch made through
-     * a checker over this introspector, so that what it loads (JNA) stays off the check path. The
-     * default has none.
-     */
-    default Optional<ExitEvents> openExitEvents() {
-        return Optional.empty();
     }
 
     /**

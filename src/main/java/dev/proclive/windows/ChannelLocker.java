@@ -1,6 +1,6 @@
 package dev.proclive.windows;
 
-import dev.proclive.spi.FileLocker;
+import dev.proclive.spi.internal.FileLocker;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.nio.channels.FileChannel;

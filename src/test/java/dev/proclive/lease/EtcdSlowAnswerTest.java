@@ -1,6 +1,6 @@
 package dev.proclive.lease;
 
-import dev.proclive.spi.Descendants;
+import dev.proclive.spi.internal.Descendants;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -1,6 +1,7 @@
 package dev.proclive.lease;
 
-import dev.proclive.spi.Descendants;
+import dev.proclive.spi.internal.KernelIntrospector;
+import dev.proclive.spi.internal.Descendants;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -9,7 +10,7 @@ import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
 import dev.proclive.Reason;
 import dev.proclive.lease.core.Pause;
-import dev.proclive.spi.EnvironmentScan;
+import dev.proclive.spi.internal.EnvironmentScan;
 import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
@@ -49,7 +50,7 @@ class LeaseLifecycleTest {
     LeaseStore store;
 
     /** A process table, a floor and a scan the test decides. */
-    static final class Host implements ProcessIntrospector {
+    static final class Host implements KernelIntrospector {
         final Map<Long, ProcessInfo> table = new ConcurrentHashMap<>();
         volatile EnvironmentScan scan = new EnvironmentScan(List.of(), true, "");
         /** Scans to answer first, one a pass, before {@link #scan}. */

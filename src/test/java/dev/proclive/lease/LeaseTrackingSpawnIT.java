@@ -6,7 +6,7 @@ import dev.proclive.CPrograms;
 import dev.proclive.LivenessChecker;
 import dev.proclive.lease.core.Pause;
 import dev.proclive.platform.Platform;
-import dev.proclive.spi.Descendants;
+import dev.proclive.spi.internal.Descendants;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -2,7 +2,7 @@ package dev.proclive.linux;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.proclive.spi.EnvironmentScan;
+import dev.proclive.spi.internal.EnvironmentScan;
 import dev.proclive.spi.ProcessInfo;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -163,7 +163,7 @@ class EnvironScanTest {
         EnvironmentScan scan = scan(1000, Optional.empty());
         assertThat(scan.complete()).isFalse();
         assertThat(scan.passAgain()).isTrue();
-        assertThat(scan.detail()).contains("in each of " + dev.proclive.spi.EnvironmentScan.PASSES + " passes");
+        assertThat(scan.detail()).contains("in each of " + dev.proclive.spi.internal.EnvironmentScan.PASSES + " passes");
     }
 
     @Test

@@ -8,7 +8,7 @@ import dev.proclive.Reason;
 import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessLookup;
 import dev.proclive.spi.ProcessState;
-import dev.proclive.spi.ProgramNames;
+import dev.proclive.spi.internal.ProgramNames;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.BeforeEach;

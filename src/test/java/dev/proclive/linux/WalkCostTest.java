@@ -1,5 +1,6 @@
 package dev.proclive.linux;
 
+import dev.proclive.spi.internal.KernelIntrospector;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.proclive.Identity;
@@ -32,7 +33,7 @@ class WalkCostTest {
     Path dir;
 
     /** Counts what the walk asks of the Linux introspector. */
-    static final class Counting implements ProcessIntrospector {
+    static final class Counting implements KernelIntrospector {
         final ProcessIntrospector inner;
         int self;
         int lookup;
@@ -81,8 +82,8 @@ class WalkCostTest {
         }
 
         @Override
-        public dev.proclive.spi.ProgramNames programNames(long pid) {
-            return inner.programNames(pid);
+        public dev.proclive.spi.internal.ProgramNames programNames(long pid) {
+            return KernelIntrospector.of(inner).programNames(pid);
         }
     }
 

@@ -7,7 +7,7 @@ import dev.proclive.LivenessChecker;
 import dev.proclive.OwnerResolver;
 import dev.proclive.Reason;
 import dev.proclive.spi.ProcessLookup;
-import dev.proclive.spi.ProgramNames;
+import dev.proclive.spi.internal.ProgramNames;
 import dev.proclive.spi.ProcessState;
 import java.util.HashMap;
 import java.util.Map;
@@ -114,14 +114,14 @@ class MacosProcessIntrospectorTest {
         sysctl.args.put(700, ProcArgsTest.procArgs(1, "/usr/bin/agent", java.util.List.of("agent"), java.util.List.of(token)));
         sysctl.args.put(500, ProcArgsTest.procArgs(1, "/usr/bin/java", java.util.List.of("java"), java.util.List.of(token)));
         // 500, 400 and 300 started before the floor: never read; 700 after it carries the token.
-        dev.proclive.spi.EnvironmentScan scan = mac.scanEnvironments("PROCLIVE_LEASE_TOKEN", value::equals, 501, Optional.of("1700000600.000000"));
+        dev.proclive.spi.internal.EnvironmentScan scan = mac.scanEnvironments("PROCLIVE_LEASE_TOKEN", value::equals, 501, Optional.of("1700000600.000000"));
         assertThat(scan.carriers()).extracting(dev.proclive.spi.ProcessInfo::pid).containsExactly(700L);
         assertThat(scan.complete()).isTrue();
         assertThat(mac.scanEnvironments("PROCLIVE_LEASE_TOKEN", value::equals, 501, Optional.empty()).carriers()).extracting(dev.proclive.spi.ProcessInfo::pid)
                 .containsExactlyInAnyOrder(700L, 500L);
 
         sysctl.put(KinfoProcBuilder.process(701).ppid(1).comm("other").start(1_700_000_701L, 5)); // EINVAL: another user's
-        dev.proclive.spi.EnvironmentScan partial = mac.scanEnvironments("PROCLIVE_LEASE_TOKEN", value::equals, 501,
+        dev.proclive.spi.internal.EnvironmentScan partial = mac.scanEnvironments("PROCLIVE_LEASE_TOKEN", value::equals, 501,
                 Optional.of("1700000600.000000"));
         assertThat(partial.complete()).isFalse();
         assertThat(partial.detail()).contains("701");
@@ -135,7 +135,7 @@ class MacosProcessIntrospectorTest {
         String token = "PROCLIVE_LEASE_TOKEN=" + value;
         sysctl.put(KinfoProcBuilder.process(700).ppid(1).comm("agent").start(1_700_000_700L, 5).uid(502));
         sysctl.args.put(700, ProcArgsTest.procArgs(1, "/usr/bin/agent", java.util.List.of("agent"), java.util.List.of(token)));
-        dev.proclive.spi.EnvironmentScan foreign = mac.scanEnvironments("PROCLIVE_LEASE_TOKEN", value::equals, 501,
+        dev.proclive.spi.internal.EnvironmentScan foreign = mac.scanEnvironments("PROCLIVE_LEASE_TOKEN", value::equals, 501,
                 Optional.of("1700000600.000000"));
         assertThat(foreign.carriers()).isEmpty();
         assertThat(foreign.complete()).isFalse();
@@ -148,7 +148,7 @@ class MacosProcessIntrospectorTest {
         sysctl.put(KinfoProcBuilder.process(800).ppid(1).comm("daemon").start(1_700_000_800L, 5));
         sysctl.reforkOnRead.add(800);
         sysctl.reforks = 1;
-        dev.proclive.spi.EnvironmentScan once = mac.scanEnvironments("PROCLIVE_LEASE_TOKEN", value::equals, 501,
+        dev.proclive.spi.internal.EnvironmentScan once = mac.scanEnvironments("PROCLIVE_LEASE_TOKEN", value::equals, 501,
                 Optional.of("1700000600.000000"));
         assertThat(once.complete()).as(once.detail()).isTrue();
         assertThat(sysctl.procs).containsKey(801).doesNotContainKey(800);
@@ -156,11 +156,11 @@ class MacosProcessIntrospectorTest {
         // a carrier that re-forks under every pass: never a proof
         sysctl.reforks = 100;
         sysctl.reforkOnRead.add(801);
-        dev.proclive.spi.EnvironmentScan chain = mac.scanEnvironments("PROCLIVE_LEASE_TOKEN", v -> true, 501,
+        dev.proclive.spi.internal.EnvironmentScan chain = mac.scanEnvironments("PROCLIVE_LEASE_TOKEN", v -> true, 501,
                 Optional.of("1700000600.000000"));
         assertThat(chain.complete()).isFalse();
         assertThat(chain.passAgain()).isTrue();
-        assertThat(chain.detail()).contains("in each of " + dev.proclive.spi.EnvironmentScan.PASSES + " passes");
+        assertThat(chain.detail()).contains("in each of " + dev.proclive.spi.internal.EnvironmentScan.PASSES + " passes");
     }
 
     @Test
@@ -172,17 +172,17 @@ class MacosProcessIntrospectorTest {
         sysctl.put(KinfoProcBuilder.process(800).ppid(1).comm("daemon").start(1_700_000_800L, 5).uid(501));
         sysctl.reforkOnRead.add(800);
         sysctl.reforks = 100; // the scanned user's chain ends a generation under every pass
-        dev.proclive.spi.EnvironmentScan scan = mac.scanEnvironments("PROCLIVE_LEASE_TOKEN", value::equals, 501,
+        dev.proclive.spi.internal.EnvironmentScan scan = mac.scanEnvironments("PROCLIVE_LEASE_TOKEN", value::equals, 501,
                 Optional.of("1700000600.000000"));
         assertThat(scan.complete()).isFalse();
         assertThat(scan.passAgain()).as("what it forked may carry the token: %s", scan.detail()).isTrue();
-        assertThat(scan.detail()).contains("uid 502", "in each of " + dev.proclive.spi.EnvironmentScan.PASSES + " passes");
+        assertThat(scan.detail()).contains("uid 502", "in each of " + dev.proclive.spi.internal.EnvironmentScan.PASSES + " passes");
     }
 
     @Test
     void aFloorThatIsNoStartTimeSkipsNothingItMakesTheScanIncomplete() {
         for (String floor : java.util.List.of("abc", "1.5", "99999999999999999999")) {
-            dev.proclive.spi.EnvironmentScan scan = mac.scanEnvironments("PROCLIVE_LEASE_TOKEN", v -> true, 501,
+            dev.proclive.spi.internal.EnvironmentScan scan = mac.scanEnvironments("PROCLIVE_LEASE_TOKEN", v -> true, 501,
                     Optional.of(floor));
             assertThat(scan.complete()).as(floor).isFalse();
         }

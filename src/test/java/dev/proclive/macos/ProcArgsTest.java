@@ -2,7 +2,7 @@ package dev.proclive.macos;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.proclive.spi.ProgramNames;
+import dev.proclive.spi.internal.ProgramNames;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

@@ -1,5 +1,7 @@
 package dev.proclive.spi;
 
+import dev.proclive.spi.internal.EnvironmentScan;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;

@@ -1,5 +1,8 @@
 package dev.proclive.spi;
 
+import dev.proclive.spi.internal.KernelIntrospector;
+import dev.proclive.spi.internal.ProgramNames;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -46,7 +49,7 @@ class IntrospectorDefaultsTest {
 
     @Test
     void noProgramNamesAreKnownByDefault() {
-        assertThat(MINIMAL.programNames(7)).isSameAs(ProgramNames.UNKNOWN);
+        assertThat(KernelIntrospector.of(MINIMAL).programNames(7)).isSameAs(ProgramNames.UNKNOWN);
     }
 
     @Test

@@ -12,7 +12,7 @@ import dev.proclive.lease.LeasePolicy;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.ExpiringBook;
 import dev.proclive.lease.book.LeaseBook;
-import dev.proclive.spi.Descendants;
+import dev.proclive.spi.internal.Descendants;
 import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
 import java.io.IOException;

@@ -12,7 +12,7 @@ import dev.proclive.lease.Spawn;
 import dev.proclive.lease.book.ExpiringBook;
 import dev.proclive.lease.book.LeaseBook;
 import dev.proclive.lease.book.LeaseNames;
-import dev.proclive.spi.Descendants;
+import dev.proclive.spi.internal.Descendants;
 import dev.proclive.spi.ProcessIntrospector;
 import java.io.IOException;
 import java.io.InterruptedIOException;

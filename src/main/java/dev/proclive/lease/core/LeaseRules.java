@@ -5,7 +5,7 @@ import dev.proclive.Liveness;
 import dev.proclive.Verdict;
 import dev.proclive.lease.LeasePolicy;
 import dev.proclive.lease.LeaseRecord;
-import dev.proclive.spi.EnvironmentScan;
+import dev.proclive.spi.internal.EnvironmentScan;
 import dev.proclive.spi.ProcessInfo;
 import java.math.BigDecimal;
 import java.time.Instant;

@@ -5,8 +5,9 @@ import dev.proclive.LivenessChecker;
 import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.LeaseNames;
-import dev.proclive.spi.Descendants;
-import dev.proclive.spi.EnvironmentScan;
+import dev.proclive.spi.internal.KernelIntrospector;
+import dev.proclive.spi.internal.Descendants;
+import dev.proclive.spi.internal.EnvironmentScan;
 import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
@@ -84,7 +85,7 @@ final class TokenCarriers {
 
     /** Whether {@code holder}'s initial environment holds the token as {@code token} accepts it; empty when unread. */
     private Optional<Boolean> carriesWhere(Identity holder, java.util.function.Predicate<String> token) {
-        EnvironmentScan env = introspector.readEnvironment(holder.pid(), LeaseNames.TOKEN_VARIABLE, token);
+        EnvironmentScan env = KernelIntrospector.of(introspector).readEnvironment(holder.pid(), LeaseNames.TOKEN_VARIABLE, token);
         if (!env.complete()) {
             return Optional.empty();
         }
@@ -167,7 +168,7 @@ final class TokenCarriers {
     private EnvironmentScan tokenScan(LeaseRecord reserved, Optional<String> floor) {
         String digest = reserved.tokenDigest().orElseThrow();
         long uid = reserved.reserverUid().orElse(-1);
-        return introspector.scanEnvironments(LeaseNames.TOKEN_VARIABLE, value -> LeaseRecord.digest(value).equals(digest),
+        return KernelIntrospector.of(introspector).scanEnvironments(LeaseNames.TOKEN_VARIABLE, value -> LeaseRecord.digest(value).equals(digest),
                 uid, floor);
     }
 }

@@ -1,7 +1,7 @@
 package dev.proclive.lease.core;
 
 import dev.proclive.lease.LeaseRecord;
-import dev.proclive.spi.Descendants;
+import dev.proclive.spi.internal.Descendants;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;

@@ -7,7 +7,7 @@ import dev.proclive.lease.book.LeaseBook;
 import dev.proclive.lease.book.LeaseBook.Waiter;
 import dev.proclive.lease.book.LeaseJson;
 import dev.proclive.lease.book.LeaseNames;
-import dev.proclive.spi.FileLocker;
+import dev.proclive.spi.internal.FileLocker;
 import dev.proclive.text.OneLine;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -7,7 +7,7 @@ import dev.proclive.Reason;
 import dev.proclive.Verdict;
 import dev.proclive.lease.LeasePolicy;
 import dev.proclive.lease.LeaseRecord;
-import dev.proclive.spi.EnvironmentScan;
+import dev.proclive.spi.internal.EnvironmentScan;
 import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessState;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package dev.proclive.spi;
+package dev.proclive.spi.internal;
 
 import java.io.IOException;
 import java.nio.channels.FileChannel;

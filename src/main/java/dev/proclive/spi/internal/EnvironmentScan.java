@@ -1,4 +1,7 @@
-package dev.proclive.spi;
+package dev.proclive.spi.internal;
+
+import dev.proclive.spi.ProcessInfo;
+import dev.proclive.spi.ProcessIntrospector;
 
 import java.util.HashSet;
 import java.util.List;

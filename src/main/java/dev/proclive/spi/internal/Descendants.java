@@ -1,4 +1,6 @@
-package dev.proclive.spi;
+package dev.proclive.spi.internal;
+
+import dev.proclive.spi.ProcessIntrospector;
 
 import java.time.Duration;
 import java.util.List;

@@ -1,4 +1,4 @@
-package dev.proclive.spi;
+package dev.proclive.spi.internal;
 
 /**
  * The seam through which an operating system tells that a process has exited, for the exit watch

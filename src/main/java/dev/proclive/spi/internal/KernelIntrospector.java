@@ -1,0 +1,139 @@
+package dev.proclive.spi.internal;
+
+import dev.proclive.spi.ProcessIntrospector;
+import java.util.Optional;
+
+/**
+ * What this library's own backends read beyond one process's facts: program names for the owner
+ * walk, other processes' environments for the lease's token scan, and exit events for the exit
+ * watch. Inside the module, not exported: a platform plugged in through {@link ProcessIntrospector}
+ * alone gets the defaults (names unknown, scans incomplete, watches that poll).
+ */
+public interface KernelIntrospector extends ProcessIntrospector {
+
+    /** {@code introspector} as one of these: itself when it is one, else one that answers with the defaults. */
+    static KernelIntrospector of(ProcessIntrospector introspector) {
+        if (introspector instanceof KernelIntrospector k) {
+            return k;
+        }
+        return new Defaults(introspector);
+    }
+
+    /**
+     * The executable's and {@code argv[0]}'s file names of process {@code pid}, for an owner walk
+     * that meets a process whose short name is not already skipped. The default knows none.
+     */
+    default ProgramNames programNames(long pid) {
+        return ProgramNames.UNKNOWN;
+    }
+
+    /**
+     * This host's processes whose initial environment holds {@code variable} with a value
+     * {@code value} accepts, skipping those whose start fingerprint is below {@code startedAfter}
+     * (a {@link #startFloor()}) when one is given. A carrier counts only if it runs as user
+     * {@code uid}: one of another user makes the scan incomplete, never a carrier.
+     *
+     * <p>The answer is a proof, not a glance: a process listed and then found ended (gone before
+     * it was read, or a zombie) may have forked a carrier after the listing, so such a pass proves
+     * nothing, and the scan passes again, a bounded number of times; still inconclusive, it is
+     * incomplete with {@link EnvironmentScan#passAgain()} ({@link EnvironmentScan#asProof} makes the
+     * passes). The default cannot read environments:
+     * an incomplete scan.
+     */
+    default EnvironmentScan scanEnvironments(String variable, java.util.function.Predicate<String> value, long uid,
+                                             Optional<String> startedAfter) {
+        return EnvironmentScan.incomplete("this platform cannot read other processes' environments");
+    }
+
+    /**
+     * Whether process {@code pid}'s initial environment holds {@code variable} with a value
+     * {@code value} accepts: a complete scan of that one process, which lists it when it does; an
+     * incomplete one when it cannot be read. The default cannot read environments.
+     */
+    default EnvironmentScan readEnvironment(long pid, String variable, java.util.function.Predicate<String> value) {
+        return EnvironmentScan.incomplete("this platform cannot read other processes' environments");
+    }
+
+    /**
+     * A new source of exit events for the exit watch, or empty when this platform has none (or it
+     * cannot be opened now): then every watch polls. Called once, by the first watch made through
+     * a checker over this introspector, so that what it loads (JNA) stays off the check path. The
+     * default has none.
+     */
+    default Optional<ExitEvents> openExitEvents() {
+        return Optional.empty();
+    }
+
+    /** A plain introspector, with the defaults of everything above. */
+    record Defaults(ProcessIntrospector inner) implements KernelIntrospector {
+        @Override
+        public dev.proclive.spi.ProcessLookup lookup(long pid) {
+            return inner.lookup(pid);
+        }
+
+        @Override
+        public dev.proclive.spi.ProcessLookup lookupProcess(long pid) {
+            return inner.lookupProcess(pid);
+        }
+
+        @Override
+        public dev.proclive.spi.ProcessLookup self() {
+            return inner.self();
+        }
+
+        @Override
+        public boolean sameStart(String recorded, String current) {
+            return inner.sameStart(recorded, current);
+        }
+
+        @Override
+        public boolean isFingerprint(String recorded) {
+            return inner.isFingerprint(recorded);
+        }
+
+        @Override
+        public Optional<String> bootId() {
+            return inner.bootId();
+        }
+
+        @Override
+        public Optional<String> hostName() {
+            return inner.hostName();
+        }
+
+        @Override
+        public Optional<String> machineId() {
+            return inner.machineId();
+        }
+
+        @Override
+        public Optional<String> pidNamespace() {
+            return inner.pidNamespace();
+        }
+
+        @Override
+        public boolean inInitialPidNamespace() {
+            return inner.inInitialPidNamespace();
+        }
+
+        @Override
+        public boolean supported() {
+            return inner.supported();
+        }
+
+        @Override
+        public Optional<String> startFloor() {
+            return inner.startFloor();
+        }
+
+        @Override
+        public java.util.OptionalLong userId(long pid) {
+            return inner.userId(pid);
+        }
+
+        @Override
+        public boolean nameMatches(String processName, String name) {
+            return inner.nameMatches(processName, name);
+        }
+    }
+}
