@@ -15,7 +15,7 @@ import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
  * turns null into {@code ""}).
  *
  * <h2>JSON</h2>
- * A plain {@code new ObjectMapper()} (jackson-databind, no module) writes and reads it, also as a
+ * A plain jackson-databind {@code ObjectMapper} (no module) writes and reads it, also as a
  * field of your own records, in the wire format of the Go package it is compatible with:
  * <pre>{@code {"pid":123,"start":"4567","boot":"…","host":"…","name":"…","pidns":"…","machine":"…"}}</pre>
  * {@code pid} and {@code start} are always written; {@code boot}, {@code host}, {@code name},

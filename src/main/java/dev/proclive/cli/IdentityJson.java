@@ -20,6 +20,9 @@ import java.util.Optional;
  * nothing after it; {@code pid} a whole number within 64 bits or null; the other fields a JSON
  * string or null; unknown fields skipped, missing ones empty; a field given twice refused.
  * Writes: the fields in their order, {@code pid} and {@code start} always, the rest when not empty.
+ * The CLI's other answers are written here too, the same way: a verdict, an ancestry match, a
+ * chain, the nearest session, a removed record. The CLI's one JSON codec; no JSON is made by
+ * joining strings.
  */
 final class IdentityJson {
 
@@ -151,6 +154,91 @@ final class IdentityJson {
                     g.writeStringField("relation", "none");
                 }
             }
+            g.writeEndObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException("a StringWriter does not fail", e);
+        }
+        return text.toString();
+    }
+
+    /**
+     * {@code {"liveness":"alive","reason":"matched"}}: a verdict as {@code check} and {@code wait}
+     * print it; with {@code "exit":{"code":3}} or {@code "exit":{"signal":9,"signalName":"SIGKILL",
+     * "coreDumped":false}} where the kernel told how it ended.
+     */
+    static String verdict(dev.proclive.Verdict verdict) {
+        StringWriter text = new StringWriter(64);
+        try (JsonGenerator g = FACTORY.createGenerator(text)) {
+            g.writeStartObject();
+            g.writeStringField("liveness", verdict.liveness().json());
+            g.writeStringField("reason", verdict.reason().json());
+            if (verdict.exit().isPresent()) {
+                dev.proclive.ExitStatus e = verdict.exit().get();
+                g.writeObjectFieldStart("exit");
+                if (e.code().isPresent()) {
+                    g.writeNumberField("code", e.code().getAsInt());
+                } else {
+                    g.writeNumberField("signal", e.signal().getAsInt());
+                    if (e.signalName().isPresent()) {
+                        g.writeStringField("signalName", e.signalName().get());
+                    }
+                    g.writeBooleanField("coreDumped", e.coreDumped());
+                }
+                g.writeEndObject();
+            }
+            g.writeEndObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException("a StringWriter does not fail", e);
+        }
+        return text.toString();
+    }
+
+    /** {@code {"relation":"ancestor","depth":1}}, {@code {"relation":"not_ancestor"}}, {@code {"relation":"unknown","reason":"other_host"}}. */
+    static String match(dev.proclive.Ancestry.Match m) {
+        StringWriter text = new StringWriter(48);
+        try (JsonGenerator g = FACTORY.createGenerator(text)) {
+            g.writeStartObject();
+            if (m.relation() == dev.proclive.Ancestry.Relation.ANCESTOR) {
+                g.writeStringField("relation", "ancestor");
+                g.writeNumberField("depth", m.depth().getAsInt());
+            } else if (m.relation() == dev.proclive.Ancestry.Relation.NOT_ANCESTOR) {
+                g.writeStringField("relation", "not_ancestor");
+            } else {
+                g.writeStringField("relation", "unknown");
+                g.writeStringField("reason", m.reason().orElse(""));
+            }
+            g.writeEndObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException("a StringWriter does not fail", e);
+        }
+        return text.toString();
+    }
+
+    /** {@code {"complete":true,"chain":[…identities…]}}, nearest first: what {@code ancestry} prints. */
+    static String ancestry(dev.proclive.Ancestry a) {
+        StringWriter text = new StringWriter(160 * (a.chain().size() + 1));
+        try (JsonGenerator g = FACTORY.createGenerator(text)) {
+            g.writeStartObject();
+            g.writeBooleanField("complete", a.complete());
+            g.writeArrayFieldStart("chain");
+            for (Identity id : a.chain()) {
+                g.writeRawValue(write(id));
+            }
+            g.writeEndArray();
+            g.writeEndObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException("a StringWriter does not fail", e);
+        }
+        return text.toString();
+    }
+
+    /** {@code {"name":"build","removed":"why"}}: what {@code lease break} prints for a record it could not trust. */
+    static String removed(String name, String why) {
+        StringWriter text = new StringWriter(64 + why.length());
+        try (JsonGenerator g = FACTORY.createGenerator(text)) {
+            g.writeStartObject();
+            g.writeStringField("name", name);
+            g.writeStringField("removed", why);
             g.writeEndObject();
         } catch (IOException e) {
             throw new UncheckedIOException("a StringWriter does not fail", e);

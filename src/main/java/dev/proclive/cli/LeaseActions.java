@@ -414,8 +414,7 @@ final class LeaseActions {
             Optional<LeaseRecord> broken = store.breakLease(c.name());
             if (broken.isEmpty() && corrupt.isPresent()) {
                 String why = corrupt.get().getMessage();
-                io.out().println("{\"name\":" + dev.proclive.text.OneLine.quote(c.name()) + ",\"removed\":"
-                        + dev.proclive.text.OneLine.quote(why) + "}");
+                io.out().println(IdentityJson.removed(c.name(), why));
                 Say.line(io.err(), "cleared what could not be trusted in lease " + c.name() + ": " + why
                         + "; the next grant's fence is above every fence a record proves");
                 return ExitCode.OK.code();

@@ -256,11 +256,7 @@ public final class Main {
             throw new Options.Usage("ancestry: unexpected argument: " + o.words().get(0));
         }
         Ancestry a = o.has("--of") ? ProcLive.ancestry(Arguments.pid(o.value("--of").get())) : ProcLive.ancestry();
-        StringBuilder json = new StringBuilder("{\"complete\":").append(a.complete()).append(",\"chain\":[");
-        for (int i = 0; i < a.chain().size(); i++) {
-            json.append(i == 0 ? "" : ",").append(IdentityJson.write(a.chain().get(i)));
-        }
-        out.println(json.append("]}"));
+        out.println(IdentityJson.ancestry(a));
         return ExitCode.OK.code();
     }
 
@@ -304,7 +300,7 @@ public final class Main {
             Ancestry.Match m = a.match(id);
             any |= m.relation() == Ancestry.Relation.ANCESTOR;
             allNot &= m.relation() == Ancestry.Relation.NOT_ANCESTOR;
-            answers.append(matchJson(m)).append('\n');
+            answers.append(IdentityJson.match(m)).append('\n');
         }
         out.print(answers);
         out.flush();
@@ -355,17 +351,6 @@ public final class Main {
                 : n instanceof Ancestry.Nearest.None ? ExitCode.NO.code() : ExitCode.UNKNOWN.code();
     }
 
-    /** {@code {"relation":"ancestor","depth":1}}, {@code {"relation":"not_ancestor"}}, {@code {"relation":"unknown","reason":"other_host"}}. */
-    static String matchJson(Ancestry.Match m) {
-        if (m.relation() == Ancestry.Relation.ANCESTOR) {
-            return "{\"relation\":\"ancestor\",\"depth\":" + m.depth().getAsInt() + "}";
-        }
-        if (m.relation() == Ancestry.Relation.NOT_ANCESTOR) {
-            return "{\"relation\":\"not_ancestor\"}";
-        }
-        return "{\"relation\":\"unknown\",\"reason\":\"" + m.reason().orElseThrow() + "\"}";
-    }
-
     private int identify(List<String> args) {
         if (args.size() != 1) {
             return usage("identify takes exactly one PID");
@@ -379,7 +364,7 @@ public final class Main {
         }
         Identity identity = parse(args.isEmpty() ? readStdin() : argumentBytes(notAnOption("check", args.get(0))));
         Verdict verdict = ProcLive.explain(identity);
-        out.println(verdictJson(verdict));
+        out.println(IdentityJson.verdict(verdict));
         return ExitCode.of(verdict.liveness());
     }
 
@@ -410,7 +395,7 @@ public final class Main {
         } catch (InterruptedException | java.util.concurrent.ExecutionException e) {
             verdict = ProcLive.explain(identity);
         }
-        out.println(verdictJson(verdict));
+        out.println(IdentityJson.verdict(verdict));
         switch (verdict.liveness()) { // the end came: 0; still alive at the timeout: 1
             case DEAD:
                 return ExitCode.OK.code();
@@ -419,20 +404,6 @@ public final class Main {
             default:
                 return ExitCode.UNKNOWN.code();
         }
-    }
-
-    /**
-     * {@code {"liveness":"alive","reason":"matched"}}: a verdict as {@code check} and {@code wait}
-     * print it; with {@code "exit":{"code":3}} or {@code "exit":{"signal":9,"signalName":"SIGKILL",
-     * "coreDumped":false}} where the kernel told how it ended.
-     */
-    static String verdictJson(Verdict verdict) {
-        String exit = verdict.exit().map(e -> e.code().isPresent() ? ",\"exit\":{\"code\":" + e.code().getAsInt() + "}"
-                : ",\"exit\":{\"signal\":" + e.signal().getAsInt()
-                        + e.signalName().map(n -> ",\"signalName\":\"" + n + "\"").orElse("")
-                        + ",\"coreDumped\":" + e.coreDumped() + "}").orElse("");
-        return "{\"liveness\":\"" + verdict.liveness().json() + "\",\"reason\":\"" + verdict.reason().json() + "\""
-                + exit + "}";
     }
 
     /**

@@ -66,7 +66,6 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
 
     private static final Pattern TOKEN = Pattern.compile("[0-9a-f]{32}");
     private static final Pattern DIGEST = Pattern.compile("[0-9a-f]{64}");
-    private static final ObjectMapper JSON = new ObjectMapper();
     /** ISO-8601 UTC with milliseconds: {@code 2026-11-29T10:00:00.123Z}. */
     private static final DateTimeFormatter INSTANT =
             DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'", Locale.ROOT).withZone(ZoneOffset.UTC);
@@ -300,9 +299,9 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
         return INSTANT.format(at);
     }
 
-    /** The record as the one-line JSON object written to disk. */
+    /** The record as the one-line JSON object written to disk ({@link dev.proclive.lease.book.LeaseJson}, its one codec). */
     public String toJson() {
-        return write(tree());
+        return dev.proclive.lease.book.LeaseJson.write(this, Optional.empty(), Optional.empty());
     }
 
     /**
@@ -310,63 +309,6 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
      * (a holder's verdict, as {@code lease show} prints it) and, when given, {@code "eligibleAt"}.
      */
     public String toJson(Verdict verdict, Optional<Instant> eligibleAt) {
-        ObjectNode o = tree();
-        ObjectNode v = o.putObject("verdict");
-        v.put("liveness", verdict.liveness().json());
-        v.put("reason", verdict.reason().json());
-        eligibleAt.ifPresent(at -> o.put("eligibleAt", timestamp(at)));
-        return write(o);
-    }
-
-    private ObjectNode tree() {
-        ObjectNode o = JSON.createObjectNode();
-        o.put("name", name);
-        o.put("fence", fence);
-        o.put("state", state.json());
-        o.set("holder", JSON.valueToTree(holder));
-        o.set("writer", JSON.valueToTree(writer));
-        o.put("acquiredAt", timestamp(acquiredAt));
-        o.put("renewedAt", timestamp(renewedAt));
-        o.put("ttlMillis", ttl.toMillis());
-        previous.ifPresent(p -> {
-            ObjectNode prev = o.putObject("previous");
-            prev.put("fence", p.fence());
-            prev.set("holder", JSON.valueToTree(p.holder()));
-            verdict(prev, p.verdict());
-            prev.put("at", timestamp(p.at()));
-            p.renewedAt().ifPresent(r -> prev.put("renewedAt", timestamp(r)));
-        });
-        tokenDigest.ifPresent(t -> o.put("tokenDigest", t));
-        reserverUid.ifPresent(u -> o.put("reserverUid", u));
-        adoptedBy.ifPresent(a -> o.put("adoptedBy", a));
-        startedAfter.ifPresent(s -> o.put("startedAfter", s));
-        cgroup.ifPresent(c -> {
-            o.put("cgroup", c.path());
-            if (!c.id().isEmpty()) {
-                o.put("cgroupId", c.id());
-            }
-        });
-        ended.ifPresent(e -> {
-            ObjectNode end = o.putObject("ended");
-            end.put("how", e.how().json());
-            end.put("at", timestamp(e.at()));
-            verdict(end, e.verdict());
-            e.exitCode().ifPresent(code -> end.put("exitCode", code));
-        });
-        return o;
-    }
-
-    private static void verdict(ObjectNode o, Verdict v) {
-        o.put("liveness", v.liveness().json());
-        o.put("reason", v.reason().json());
-        o.put("detail", v.detail());
-    }
-
-    private static String write(ObjectNode o) {
-        try {
-            return JSON.writeValueAsString(o);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("a lease record always serializes", e);
-        }
+        return dev.proclive.lease.book.LeaseJson.write(this, Optional.of(verdict), eligibleAt);
     }
 }

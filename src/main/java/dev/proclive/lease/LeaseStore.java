@@ -4,6 +4,7 @@ import dev.proclive.Identity;
 import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
 import dev.proclive.lease.book.ExpiringBook;
+import dev.proclive.lease.book.LeaseJson;
 import dev.proclive.lease.book.LeaseNames;
 import dev.proclive.lease.core.LeaseKeeper;
 import dev.proclive.lease.core.Pause;
@@ -78,9 +79,13 @@ import java.util.Optional;
  * bit (such as {@code /tmp} itself) cannot pass a lease from one user to another, since the kernel
  * refuses to replace another user's record there.
  *
- * <p>For holders on several machines the same store lives in etcd: {@link #etcd(List, String,
- * LeasePolicy, Optional)}, every method and rule as here, a record that expires when nobody keeps
- * it alive, and fences from etcd's revisions.
+ * <p>For holders on several machines the same store lives in etcd ({@link Builder#etcd(List)}):
+ * every method and rule as here, a record that expires when nobody keeps it alive, and fences
+ * from etcd's revisions.
+ *
+ * <p>A granted lease keeps itself while this JVM lives (renewed every third of its TTL), says when
+ * and why it is lost ({@link Lease#lost()}), and waiters are served in the order they came; a
+ * {@linkplain #watch watch} tells listeners what any process does to a lease.
  */
 public final class LeaseStore implements AutoCloseable {
 
@@ -302,7 +307,7 @@ public final class LeaseStore implements AutoCloseable {
                 return new LeaseStore(new LeaseKeeper(files, policy, self, judge, clock, pause, tracks), Optional.of(files));
             }
             Etcd etcd = etcdClient.isPresent() ? etcdClient.get() : EtcdGateway.open(endpoints.get(), caFile,
-                    user.map(u -> new EtcdGateway.Login(u, password.clone())), ETCD_CALL);
+                    user.map(u -> new EtcdGateway.Login(u, password.clone())), ETCD_CALL, LeaseJson.MAPPER);
             EtcdBook book = new EtcdBook(etcd, prefix.orElse(DEFAULT_PREFIX), clock);
             return new LeaseStore(new LeaseKeeper(book, policy, self, judge, clock, pause, tracks), Optional.empty());
         }

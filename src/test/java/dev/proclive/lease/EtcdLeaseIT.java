@@ -78,7 +78,7 @@ class EtcdLeaseIT {
     }
 
     private Etcd raw() throws IOException {
-        return EtcdGateway.open(etcd.endpoints(), Optional.empty(), Duration.ofSeconds(5));
+        return EtcdGateway.open(etcd.endpoints(), Optional.empty(), Duration.ofSeconds(5), dev.proclive.lease.book.LeaseJson.MAPPER);
     }
 
     /** What ends a wait in {@link #grantedAfter}: a kill, a release. */

@@ -19,14 +19,83 @@ import java.util.OptionalLong;
 
 /**
  * Reads a record's JSON strictly: a record that does not say exactly what it must is corrupt,
- * never guessed at (a guessed holder or fence is a second writer let in). What a record writes is
- * {@link LeaseRecord#toJson()}.
+ * never guessed at (a guessed holder or fence is a second writer let in), and writes it: the record's
+ * one codec, and its queue lines'. Its {@link #MAPPER} is the library's one {@code ObjectMapper}
+ * (etcd's messages are read and written with it too).
  */
 public final class LeaseJson {
 
-    /** Trailing content and a field given twice make a record corrupt: either could hide another holder or fence. */
-    private static final ObjectMapper MAPPER = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+    /**
+     * The library's one mapper: trailing content and a field given twice are refused (in a record
+     * either could hide another holder or fence; in an answer, another answer). Configured once,
+     * here; shared, never changed after.
+     */
+    public static final ObjectMapper MAPPER = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .enable(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+
+    /**
+     * {@code r} as the one-line JSON object written to disk; with {@code "verdict":{"liveness":…,
+     * "reason":…}} when given (a holder's verdict, as {@code lease show} prints it) and
+     * {@code "eligibleAt"} when given.
+     */
+    public static String write(LeaseRecord r, Optional<dev.proclive.Verdict> verdict, Optional<Instant> eligibleAt) {
+        com.fasterxml.jackson.databind.node.ObjectNode o = tree(r);
+        verdict.ifPresent(v -> {
+            com.fasterxml.jackson.databind.node.ObjectNode n = o.putObject("verdict");
+            n.put("liveness", v.liveness().json());
+            n.put("reason", v.reason().json());
+        });
+        eligibleAt.ifPresent(at -> o.put("eligibleAt", LeaseRecord.timestamp(at)));
+        try {
+            return MAPPER.writeValueAsString(o);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException("a lease record always serializes", e);
+        }
+    }
+
+    private static com.fasterxml.jackson.databind.node.ObjectNode tree(LeaseRecord r) {
+        com.fasterxml.jackson.databind.node.ObjectNode o = MAPPER.createObjectNode();
+        o.put("name", r.name());
+        o.put("fence", r.fence());
+        o.put("state", r.state().json());
+        o.set("holder", MAPPER.valueToTree(r.holder()));
+        o.set("writer", MAPPER.valueToTree(r.writer()));
+        o.put("acquiredAt", LeaseRecord.timestamp(r.acquiredAt()));
+        o.put("renewedAt", LeaseRecord.timestamp(r.renewedAt()));
+        o.put("ttlMillis", r.ttl().toMillis());
+        r.previous().ifPresent(p -> {
+            com.fasterxml.jackson.databind.node.ObjectNode prev = o.putObject("previous");
+            prev.put("fence", p.fence());
+            prev.set("holder", MAPPER.valueToTree(p.holder()));
+            verdict(prev, p.verdict());
+            prev.put("at", LeaseRecord.timestamp(p.at()));
+            p.renewedAt().ifPresent(at -> prev.put("renewedAt", LeaseRecord.timestamp(at)));
+        });
+        r.tokenDigest().ifPresent(t -> o.put("tokenDigest", t));
+        r.reserverUid().ifPresent(u -> o.put("reserverUid", u));
+        r.adoptedBy().ifPresent(a -> o.put("adoptedBy", a));
+        r.startedAfter().ifPresent(s -> o.put("startedAfter", s));
+        r.cgroup().ifPresent(c -> {
+            o.put("cgroup", c.path());
+            if (!c.id().isEmpty()) {
+                o.put("cgroupId", c.id());
+            }
+        });
+        r.ended().ifPresent(e -> {
+            com.fasterxml.jackson.databind.node.ObjectNode end = o.putObject("ended");
+            end.put("how", e.how().json());
+            end.put("at", LeaseRecord.timestamp(e.at()));
+            verdict(end, e.verdict());
+            e.exitCode().ifPresent(code -> end.put("exitCode", code));
+        });
+        return o;
+    }
+
+    private static void verdict(com.fasterxml.jackson.databind.node.ObjectNode o, dev.proclive.Verdict v) {
+        o.put("liveness", v.liveness().json());
+        o.put("reason", v.reason().json());
+        o.put("detail", v.detail());
+    }
 
     /** The instants a record may hold: years 0 to 9999, which every reader can hold and add a TTL to. */
     private static final Instant EARLIEST = Instant.parse("0000-01-01T00:00:00Z");

@@ -42,18 +42,19 @@ import javax.net.ssl.TrustManagerFactory;
  * <p>Endpoints are tried in order, the one that answered last first: a member that cannot be
  * reached, or that answers "unavailable" (no leader, a request timed out), hands the call to the
  * next. An {@code https} endpoint is verified against the JVM's trust store, or against the CA
- * certificates of a PEM file ({@link #open(List, Optional, Duration)}). A user and password in an
+ * certificates of a PEM file ({@link #open(List, Optional, Duration, ObjectMapper)}). A user and password in an
  * endpoint ({@code https://user:password@host:2379}) log in through {@code /v3/auth/authenticate};
  * the token is sent with every call and fetched again when etcd says it expired.
  */
 public final class EtcdGateway implements Etcd {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
     /** gRPC's codes etcd answers with: unavailable, deadline exceeded, unauthenticated, and the invalid-token one. */
     private static final int UNAVAILABLE = 14;
     private static final int DEADLINE_EXCEEDED = 4;
     private static final int UNAUTHENTICATED = 16;
 
+    /** What reads and writes etcd's messages: the caller's one mapper (duplicate keys and trailing content refused). */
+    private final ObjectMapper json;
     private final List<URI> endpoints;
     private final Optional<String[]> user;
     private final HttpClient http;
@@ -61,7 +62,8 @@ public final class EtcdGateway implements Etcd {
     private volatile int current;
     private volatile String token;
 
-    private EtcdGateway(List<URI> endpoints, Optional<String[]> user, HttpClient http, Duration timeout) {
+    private EtcdGateway(List<URI> endpoints, Optional<String[]> user, HttpClient http, Duration timeout, ObjectMapper json) {
+        this.json = json;
         this.endpoints = endpoints;
         this.user = user;
         this.http = http;
@@ -77,8 +79,9 @@ public final class EtcdGateway implements Etcd {
      *                                  endpoints disagree on the user
      * @throws IOException              if {@code caFile} cannot be read or holds no certificate
      */
-    public static EtcdGateway open(List<URI> endpoints, Optional<Path> caFile, Duration timeout) throws IOException {
-        return open(endpoints, caFile, Optional.empty(), timeout);
+    public static EtcdGateway open(List<URI> endpoints, Optional<Path> caFile, Duration timeout, ObjectMapper json)
+            throws IOException {
+        return open(endpoints, caFile, Optional.empty(), timeout, json);
     }
 
     /** A user of etcd's authentication and its password. */
@@ -90,11 +93,12 @@ public final class EtcdGateway implements Etcd {
     }
 
     /**
-     * As {@link #open(List, Optional, Duration)}, logging in as {@code login} where given (instead
+     * As {@link #open(List, Optional, Duration, ObjectMapper)}, logging in as {@code login} where given (instead
      * of a user and password in the endpoints, which this refuses then).
      */
-    public static EtcdGateway open(List<URI> endpoints, Optional<Path> caFile, Optional<Login> login, Duration timeout)
-            throws IOException {
+    public static EtcdGateway open(List<URI> endpoints, Optional<Path> caFile, Optional<Login> login, Duration timeout,
+                                   ObjectMapper json) throws IOException {
+        Objects.requireNonNull(json, "json");
         Objects.requireNonNull(endpoints, "endpoints");
         Objects.requireNonNull(caFile, "caFile");
         Objects.requireNonNull(timeout, "timeout");
@@ -135,7 +139,7 @@ public final class EtcdGateway implements Etcd {
         if (caFile.isPresent()) {
             http.sslContext(trusting(caFile.get()));
         }
-        return new EtcdGateway(List.copyOf(bases), user, http.build(), timeout);
+        return new EtcdGateway(List.copyOf(bases), user, http.build(), timeout, json);
     }
 
     /** An endpoint as a message may show it: without its user and password. */
@@ -178,7 +182,7 @@ public final class EtcdGateway implements Etcd {
 
     @Override
     public Outcome txn(List<Compare> compares, List<Op> ops, List<Op> otherwise) throws IOException {
-        ObjectNode body = JSON.createObjectNode();
+        ObjectNode body = json.createObjectNode();
         ArrayNode compare = body.putArray("compare");
         for (Compare c : compares) {
             compare.addObject().put("key", b64(c.key())).put("target", "MOD").put("result", "EQUAL")
@@ -243,7 +247,7 @@ public final class EtcdGateway implements Etcd {
         int limit = PAGE;
         List<KeyValue> all = new ArrayList<>();
         while (true) {
-            ObjectNode body = JSON.createObjectNode().put("key", Base64.getEncoder().encodeToString(from))
+            ObjectNode body = json.createObjectNode().put("key", Base64.getEncoder().encodeToString(from))
                     .put("range_end", Base64.getEncoder().encodeToString(end)).put("limit", Integer.toString(limit));
             if (revision != 0) {
                 body.put("revision", Long.toString(revision));
@@ -297,7 +301,7 @@ public final class EtcdGateway implements Etcd {
     @Override
     public long grant(Duration ttl) throws IOException {
         long seconds = Math.max(1, (ttl.toMillis() + 999) / 1000);
-        JsonNode r = call("/v3/lease/grant", JSON.createObjectNode().put("TTL", Long.toString(seconds)),
+        JsonNode r = call("/v3/lease/grant", json.createObjectNode().put("TTL", Long.toString(seconds)),
                 answer -> answer.hasNonNull("error") && !answer.path("error").asText().isEmpty() || answer.path("ID").asLong(0) > 0,
                 "a lease grant without a positive \"ID\"");
         if (r.hasNonNull("error") && !r.path("error").asText().isEmpty()) {
@@ -308,19 +312,19 @@ public final class EtcdGateway implements Etcd {
 
     @Override
     public long keepAlive(long id) throws IOException {
-        JsonNode r = call("/v3/lease/keepalive", JSON.createObjectNode().put("ID", Long.toString(id)));
+        JsonNode r = call("/v3/lease/keepalive", json.createObjectNode().put("ID", Long.toString(id)));
         return r.path("result").path("TTL").asLong(0);
     }
 
     @Override
     public long timeToLive(long id) throws IOException {
-        return call("/v3/lease/timetolive", JSON.createObjectNode().put("ID", Long.toString(id))).path("TTL").asLong(-1);
+        return call("/v3/lease/timetolive", json.createObjectNode().put("ID", Long.toString(id))).path("TTL").asLong(-1);
     }
 
     @Override
     public void revoke(long id) throws IOException {
         try {
-            call("/v3/lease/revoke", JSON.createObjectNode().put("ID", Long.toString(id)));
+            call("/v3/lease/revoke", json.createObjectNode().put("ID", Long.toString(id)));
         } catch (EtcdException e) {
             if (!e.getMessage().contains("lease not found")) {
                 throw e;
@@ -359,7 +363,7 @@ public final class EtcdGateway implements Etcd {
     }
 
     private void watch(String key, long afterRevision, CompletableFuture<Void> changed) {
-        ObjectNode body = JSON.createObjectNode();
+        ObjectNode body = json.createObjectNode();
         body.putObject("create_request").put("key", b64(key)).put("start_revision", Long.toString(afterRevision + 1));
         HttpRequest request;
         try {
@@ -381,7 +385,7 @@ public final class EtcdGateway implements Etcd {
             @Override
             public void onNext(String line) {
                 try {
-                    JsonNode answer = JSON.readTree(line);
+                    JsonNode answer = json.readTree(line);
                     if (answer == null || !answer.isObject() || !answer.has("result")) {
                         throw new IOException("the watch of " + key + " answered what no watch says: "
                                 + line.substring(0, Math.min(line.length(), 80)));
@@ -480,7 +484,7 @@ public final class EtcdGateway implements Etcd {
     private JsonNode send(URI base, String path, ObjectNode body) throws IOException {
         HttpRequest request = request(base, path, body).build();
         Answer answer = exchange(base, request);
-        JsonNode r = JSON.readTree(new String(answer.body(), StandardCharsets.UTF_8)); // UTF-8, never guessed
+        JsonNode r = json.readTree(new String(answer.body(), StandardCharsets.UTF_8)); // UTF-8, never guessed
         if (r == null || !r.isObject()) {
             throw new IOException("HTTP " + answer.status() + ", not a JSON object");
         }
@@ -525,7 +529,7 @@ public final class EtcdGateway implements Etcd {
     private HttpRequest.Builder request(URI base, String path, ObjectNode body) throws IOException {
         HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve(path)).timeout(timeout)
                 .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body)));
+                .POST(HttpRequest.BodyPublishers.ofByteArray(json.writeValueAsBytes(body)));
         if (user.isPresent()) {
             b.header("Authorization", token(base));
         }
@@ -536,12 +540,12 @@ public final class EtcdGateway implements Etcd {
     private String token(URI base) throws IOException {
         String t = token;
         if (t == null) {
-            ObjectNode login = JSON.createObjectNode().put("name", user.get()[0]).put("password", user.get()[1]);
+            ObjectNode login = json.createObjectNode().put("name", user.get()[0]).put("password", user.get()[1]);
             HttpRequest request = HttpRequest.newBuilder(base.resolve("/v3/auth/authenticate")).timeout(timeout)
                     .header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(login))).build();
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(json.writeValueAsBytes(login))).build();
             {
-                JsonNode r = JSON.readTree(new String(exchange(base, request).body(), StandardCharsets.UTF_8));
+                JsonNode r = json.readTree(new String(exchange(base, request).body(), StandardCharsets.UTF_8));
                 if (r == null || !r.hasNonNull("token")) {
                     throw new EtcdException(base + ": etcd refused the login of user '" + user.get()[0] + "': "
                             + (r == null ? "no answer" : r.path("message").asText(r.toString())));
