@@ -20,7 +20,7 @@ public final class ArchiveTraining {
 
     /** Runs the commands; ignores {@code args}. */
     public static void main(String[] args) {
-        Main.quietJna();
+        Console.quietJna();
         PrintStream none = new PrintStream(OutputStream.nullOutputStream(), true, StandardCharsets.UTF_8);
         String self = Long.toString(ProcessHandle.current().pid());
         byte[] gone = "{\"pid\":999999999,\"start\":\"1\"}".getBytes(StandardCharsets.UTF_8);

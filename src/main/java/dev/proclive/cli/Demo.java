@@ -17,15 +17,16 @@ import java.util.stream.Collectors;
 import java.util.concurrent.TimeUnit;
 
 /** {@code proclive demo}: the whole story told with real processes, for a person reading along. */
-final class Demo {
+final class Demo implements Command {
 
-    private final PrintStream out;
+    private PrintStream out;
 
-    Demo(PrintStream out) {
-        this.out = out;
-    }
-
-    int run() {
+    @Override
+    public int run(List<String> args, Io io) {
+        if (!args.isEmpty()) {
+            throw new Options.Usage("demo takes no arguments");
+        }
+        out = io.out();
         out.println("proclive: is that exact process still alive?");
         out.println("An identity is a pid plus the moment that process started, the boot, the host");
         out.println("and the PID namespace. A later check tells ALIVE, DEAD or UNKNOWN, with why.");

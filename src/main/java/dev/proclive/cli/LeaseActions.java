@@ -36,7 +36,7 @@ final class LeaseActions {
     private static final Duration KEEP_POLL = Duration.ofMillis(500);
 
     /** A lease command line, parsed before anything is touched. */
-    record Command(Action action, String name, Store store, Optional<Long> holder, List<String> skip,
+    record Request(Action action, String name, Store store, Optional<Long> holder, List<String> skip,
                    OptionalLong fence, Optional<Duration> ttl, boolean takeUnknown, Duration waitFor,
                    boolean printFence, Optional<String> token, List<String> command, boolean warnOnLost) {
     }
@@ -118,7 +118,7 @@ final class LeaseActions {
          *
          * @return the exit code
          */
-        final int perform(Command c, Io io) {
+        final int perform(Request c, Io io) {
             try {
                 if (named()) {
                     LeaseStore.checkName(c.name());
@@ -138,7 +138,9 @@ final class LeaseActions {
                     Say.line(io.err(), e.getMessage() + " (see proclive lease --help)");
                     return ExitCode.USAGE.code();
                 }
-                return on(store, c, io);
+                try (store) { // what it holds open is let go; what it granted lives on for its TTL
+                    return on(store, c, io);
+                }
             } catch (LeaseCorruptException e) {
                 Say.line(io.err(), e.getMessage());
                 return ExitCode.BAD_INPUT.code();
@@ -171,7 +173,7 @@ final class LeaseActions {
         }
 
         /** What this action does with the open store; its exit code. */
-        abstract int on(LeaseStore store, Command c, Io io) throws IOException;
+        abstract int on(LeaseStore store, Request c, Io io) throws IOException;
     }
 
     /** Every action, in the order usage lists them. */
@@ -219,7 +221,7 @@ final class LeaseActions {
         }
 
         @Override
-        int on(LeaseStore store, Command c, Io io) throws IOException {
+        int on(LeaseStore store, Request c, Io io) throws IOException {
             Optional<Identity> holder = holder(store, c, io);
             if (holder.isEmpty()) {
                 return ExitCode.NONE.code();
@@ -248,7 +250,7 @@ final class LeaseActions {
         }
 
         @Override
-        int on(LeaseStore store, Command c, Io io) throws IOException {
+        int on(LeaseStore store, Request c, Io io) throws IOException {
             String token = c.token().orElseThrow();
             Optional<Identity> holder = c.holder().isEmpty() ? carrier(store, c, io, token) : holder(store, c, io);
             if (holder.isEmpty()) {
@@ -262,7 +264,7 @@ final class LeaseActions {
          * the {@code sh -c} that {@code lease run} started, or this command itself when a shell
          * exec'd it; never the launcher above them.
          */
-        private static Optional<Identity> carrier(LeaseStore store, Command c, Io io, String token) throws IOException {
+        private static Optional<Identity> carrier(LeaseStore store, Request c, Io io, String token) throws IOException {
             checkStore(store, c);
             Optional<Identity> carrier = store.carrierOf(token);
             if (carrier.isEmpty()) {
@@ -274,7 +276,7 @@ final class LeaseActions {
     }
 
     /** A directory that cannot be written to, then a corrupt record: said before any holder is looked for. */
-    private static void checkStore(LeaseStore store, Command c) throws IOException {
+    private static void checkStore(LeaseStore store, Request c) throws IOException {
         if (store.directory().isPresent() && !Files.isWritable(store.directory().get())) {
             throw new AccessDeniedException(store.directory().get().toString(), null, "the directory is not writable");
         }
@@ -282,7 +284,7 @@ final class LeaseActions {
     }
 
     /** The holder {@code --holder} names, or this command's owner; said on stderr when there is none alive. */
-    private static Optional<Identity> holder(LeaseStore store, Command c, Io io) throws IOException {
+    private static Optional<Identity> holder(LeaseStore store, Request c, Io io) throws IOException {
         checkStore(store, c);
         Optional<Identity> holder;
         if (c.holder().isEmpty()) {
@@ -315,7 +317,7 @@ final class LeaseActions {
         }
 
         @Override
-        int on(LeaseStore store, Command c, Io io) throws IOException {
+        int on(LeaseStore store, Request c, Io io) throws IOException {
             try {
                 io.out().println(store.renew(c.name(), c.fence().getAsLong()).toJson());
                 return ExitCode.OK.code();
@@ -341,7 +343,7 @@ final class LeaseActions {
         }
 
         @Override
-        int on(LeaseStore store, Command c, Io io) throws IOException {
+        int on(LeaseStore store, Request c, Io io) throws IOException {
             long fence = c.fence().getAsLong();
             if (store.release(c.name(), fence)) {
                 return ExitCode.OK.code();
@@ -375,7 +377,7 @@ final class LeaseActions {
         }
 
         @Override
-        int on(LeaseStore store, Command c, Io io) throws IOException {
+        int on(LeaseStore store, Request c, Io io) throws IOException {
             Optional<LeaseRecord> r = store.read(c.name());
             if (r.isEmpty()) {
                 return noRecord(c, io);
@@ -404,7 +406,7 @@ final class LeaseActions {
         }
 
         @Override
-        int on(LeaseStore store, Command c, Io io) throws IOException {
+        int on(LeaseStore store, Request c, Io io) throws IOException {
             Optional<LeaseCorruptException> corrupt = Optional.empty();
             try {
                 store.read(c.name());
@@ -428,7 +430,7 @@ final class LeaseActions {
     }
 
     /** That the lease has no record, on stderr; exit 3. */
-    private static int noRecord(Command c, Io io) {
+    private static int noRecord(Request c, Io io) {
         Say.line(io.err(), "lease " + c.name() + " has no record");
         return ExitCode.NONE.code();
     }
@@ -468,7 +470,7 @@ final class LeaseActions {
         }
 
         @Override
-        int on(LeaseStore store, Command c, Io io) throws IOException {
+        int on(LeaseStore store, Request c, Io io) throws IOException {
             return new LeaseRun(io.report(), io.err(), c.warnOnLost()).run(store, c.name(), c.command(), c.waitFor());
         }
     }
@@ -500,7 +502,7 @@ final class LeaseActions {
         }
 
         @Override
-        int on(LeaseStore store, Command c, Io io) throws IOException {
+        int on(LeaseStore store, Request c, Io io) throws IOException {
             Thread keeping = Thread.currentThread();
             for (String signal : List.of("TERM", "INT")) {
                 try {

@@ -1,6 +1,6 @@
 package dev.proclive.cli;
 
-import dev.proclive.cli.LeaseActions.Command;
+import dev.proclive.cli.LeaseActions.Request;
 import dev.proclive.cli.LeaseActions.Store;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.LeaseStore;
@@ -21,7 +21,7 @@ import java.util.OptionalLong;
  * its command's status (126/127 when it cannot be run / is not found). When several apply, the
  * first of usage, name, directory, corrupt record, holder wins.
  */
-final class LeaseCommand {
+final class LeaseCommand implements Command {
 
     /** The actions by name, in the order usage lists them. */
     private static final Map<String, LeaseActions.Action> ACTIONS = actions();
@@ -32,13 +32,10 @@ final class LeaseCommand {
         return java.util.Collections.unmodifiableMap(byName);
     }
 
-    private final LeaseActions.Io io;
-    private final PrintStream err;
     private final Map<String, String> env;
 
-    LeaseCommand(PrintStream out, PrintStream err, Map<String, String> env) {
-        this.io = new LeaseActions.Io(out, err);
-        this.err = err;
+    /** The lease command, finding a store from {@code env} where its action may ({@code claim}). */
+    LeaseCommand(Map<String, String> env) {
         this.env = env;
     }
 
@@ -48,15 +45,16 @@ final class LeaseCommand {
     }
 
     /** Parses {@code args} before anything is touched, then hands them to their action, once; its exit code. */
-    int run(List<String> args) {
-        Command c;
+    @Override
+    public int run(List<String> args, Io io) {
+        Request c;
         try {
             c = parse(args);
         } catch (Options.Usage e) {
-            Say.line(err, e.getMessage() + " (see proclive lease --help)");
+            Say.line(io.err(), e.getMessage() + " (see proclive lease --help)");
             return ExitCode.USAGE.code();
         }
-        return c.action().perform(c, io);
+        return c.action().perform(c, new LeaseActions.Io(io.out(), io.err()));
     }
 
     /** {@code --on-lost term} (the default: a writer without its lease steps down) or {@code warn}. */
@@ -68,7 +66,7 @@ final class LeaseCommand {
         return v.map("warn"::equals).orElse(false);
     }
 
-    private Command parse(List<String> args) {
+    private Request parse(List<String> args) {
         if (args.isEmpty()) {
             throw new Options.Usage("lease needs an action: " + String.join(", ", ACTIONS.keySet()));
         }
@@ -135,7 +133,7 @@ final class LeaseCommand {
         if (action.equals("run") && o.rest().isEmpty()) {
             throw new Options.Usage("lease run needs a command after --");
         }
-        return new Command(chosen, action.equals("keep") ? "" : o.words().get(0), where, holder, o.values("--skip"), fence, ttl, o.has("--take-unknown"),
+        return new Request(chosen, action.equals("keep") ? "" : o.words().get(0), where, holder, o.values("--skip"), fence, ttl, o.has("--take-unknown"),
                 wait, printFence, token, o.rest(), onLost(o));
     }
 

@@ -436,16 +436,16 @@ class CliIT {
         java.nio.charset.Charset posix = StandardCharsets.US_ASCII;
         String lost = new String(cafe, posix); // what a POSIX locale's JVM makes of it: "caf" and two U+FFFD
         String[] args = {"check", lost};
-        assertThat(Main.utf8Arguments(args, cmdline.toString(), posix)).containsExactly("check", "caf\u00e9");
-        assertThat(Main.utf8Arguments(new String[] {"check", "plain"}, cmdline.toString(), posix))
+        assertThat(Console.utf8Arguments(args, cmdline.toString(), posix)).containsExactly("check", "caf\u00e9");
+        assertThat(Console.utf8Arguments(new String[] {"check", "plain"}, cmdline.toString(), posix))
                 .as("nothing lost: not read").containsExactly("check", "plain");
-        assertThat(Main.utf8Arguments(new String[] {"other", lost}, cmdline.toString(), posix))
+        assertThat(Console.utf8Arguments(new String[] {"other", lost}, cmdline.toString(), posix))
                 .as("not these arguments").containsExactly("other", lost);
-        assertThat(Main.utf8Arguments(new String[] {"x", "check", lost}, cmdline.toString(), posix))
+        assertThat(Console.utf8Arguments(new String[] {"x", "check", lost}, cmdline.toString(), posix))
                 .as("main's arguments are the last ones").containsExactly("x", "check", lost);
-        assertThat(Main.utf8Arguments(args, dir.resolve("none").toString(), posix)).containsExactly(args);
+        assertThat(Console.utf8Arguments(args, dir.resolve("none").toString(), posix)).containsExactly(args);
         java.nio.file.Files.write(cmdline, new byte[] {'c', 0, (byte) 0xff, 0});
-        assertThat(Main.utf8Arguments(new String[] {"c", "\uFFFD"}, cmdline.toString(), posix))
+        assertThat(Console.utf8Arguments(new String[] {"c", "\uFFFD"}, cmdline.toString(), posix))
                 .as("not UTF-8 either").containsExactly("c", "\uFFFD");
     }
 }

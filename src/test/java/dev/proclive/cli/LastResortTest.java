@@ -22,14 +22,14 @@ class LastResortTest {
 
     @Test
     void anUnexpectedExceptionIsExit70OnOneLine() {
-        assertThat(Main.lastResort(err, new DateTimeException("Invalid value\nfor YearOfEra"))).isEqualTo(70);
+        assertThat(Console.lastResort(err, new DateTimeException("Invalid value\nfor YearOfEra"))).isEqualTo(70);
         assertThat(said()).startsWith("proclive: internal error").endsWith("\n").containsOnlyOnce("\n")
                 .contains("Invalid value\\nfor YearOfEra");
     }
 
     @Test
     void anUncheckedIoFailureIsExit74() {
-        assertThat(Main.lastResort(err, new UncheckedIOException(new IOException("No space left on device")))).isEqualTo(74);
+        assertThat(Console.lastResort(err, new UncheckedIOException(new IOException("No space left on device")))).isEqualTo(74);
         assertThat(said()).isEqualTo("proclive: I/O failure: java.io.IOException: No space left on device\n");
     }
 

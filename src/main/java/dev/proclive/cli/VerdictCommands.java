@@ -1,0 +1,81 @@
+package dev.proclive.cli;
+
+import dev.proclive.Identity;
+import dev.proclive.ProcLive;
+import dev.proclive.Verdict;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/** The commands that record a process or judge one: {@code identify}, {@code check}, {@code wait}. */
+final class VerdictCommands {
+
+    private VerdictCommands() {
+    }
+
+    /** {@code identify PID}: that process's identity, one JSON line; exit 3 when none can be recorded. */
+    static final class Identify implements Command {
+        @Override
+        public int run(List<String> args, Io io) {
+            if (args.size() != 1) {
+                throw new Options.Usage("identify takes exactly one PID");
+            }
+            return Input.print(ProcLive.identify(Arguments.pid(args.get(0))), io);
+        }
+    }
+
+    /** {@code check [JSON]}: the verdict on an identity (the argument, or stdin); exit 0 alive, 1 dead, 2 unknown. */
+    static final class Check implements Command {
+        @Override
+        public int run(List<String> args, Io io) {
+            if (args.size() > 1) {
+                throw new Options.Usage("check takes at most one JSON argument");
+            }
+            Identity identity = args.isEmpty() ? Input.identity(io.in()) : Input.identity("check", args.get(0));
+            Verdict verdict = ProcLive.explain(identity);
+            io.out().println(IdentityJson.verdict(verdict));
+            return ExitCode.of(verdict.liveness());
+        }
+    }
+
+    /**
+     * {@code wait [JSON] [--timeout SECONDS]}: waits for the end of the identity given (as for
+     * {@code check}) and prints its verdict once final. Exit 0 DEAD, 1 still ALIVE at the timeout,
+     * 2 UNKNOWN (at once, when it cannot be proven alive to begin with).
+     */
+    static final class Wait implements Command {
+        @Override
+        public int run(List<String> args, Io io) {
+            Options o = Options.parse("wait", args, List.of(Options.Spec.value("--timeout")), false);
+            if (o.words().size() > 1) {
+                throw new Options.Usage("wait takes at most one JSON argument");
+            }
+            Long timeoutMillis = null;
+            if (o.has("--timeout")) {
+                timeoutMillis = Arguments.seconds("--timeout", o.value("--timeout").get(), true, 0).toMillis();
+            }
+            Identity identity = o.words().isEmpty() ? Input.identity(io.in()) : Input.identity("wait", o.words().get(0));
+            CompletableFuture<Verdict> end = ProcLive.onExit(identity);
+            Verdict verdict;
+            try {
+                verdict = timeoutMillis == null ? end.get() : end.get(timeoutMillis, TimeUnit.MILLISECONDS);
+            } catch (TimeoutException e) {
+                end.cancel(false);
+                verdict = ProcLive.explain(identity);
+            } catch (InterruptedException | ExecutionException e) {
+                verdict = ProcLive.explain(identity);
+            }
+            io.out().println(IdentityJson.verdict(verdict));
+            switch (verdict.liveness()) { // the end came: 0; still alive at the timeout: 1
+                case DEAD:
+                    return ExitCode.OK.code();
+                case ALIVE:
+                    return ExitCode.NO.code();
+                default:
+                    return ExitCode.UNKNOWN.code();
+            }
+        }
+    }
+}
