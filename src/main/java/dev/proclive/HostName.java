@@ -13,6 +13,8 @@ final class HostName {
     static final long TTL_NANOS = 1_000_000_000L;
 
     private final ProcessIntrospector introspector;
+    /** What tells time: {@link System#nanoTime()}, or a test's ticker. */
+    private final java.util.function.LongSupplier nanoTime;
 
     /**
      * The last name read and when. Two volatiles, not one pair: a reader that sees a new time with
@@ -21,13 +23,14 @@ final class HostName {
     private volatile Optional<String> name;
     private volatile long readAt;
 
-    HostName(ProcessIntrospector introspector) {
+    HostName(ProcessIntrospector introspector, java.util.function.LongSupplier nanoTime) {
         this.introspector = introspector;
+        this.nanoTime = nanoTime;
     }
 
     Optional<String> get() {
         Optional<String> h = name;
-        long now = System.nanoTime();
+        long now = nanoTime.getAsLong();
         if (h == null || now - readAt > TTL_NANOS) {
             h = introspector.hostName();
             readAt = now;

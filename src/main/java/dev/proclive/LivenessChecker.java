@@ -57,8 +57,17 @@ public final class LivenessChecker {
     private volatile ExitWatch exitWatch;
 
     private LivenessChecker(ProcessIntrospector introspector) {
+        this(introspector, System::nanoTime);
+    }
+
+    /** A checker whose host-name cache tells time by {@code nanoTime}: the tick seam for tests in this package. */
+    static LivenessChecker of(ProcessIntrospector introspector, java.util.function.LongSupplier nanoTime) {
+        return new LivenessChecker(Objects.requireNonNull(introspector, "introspector"), nanoTime);
+    }
+
+    private LivenessChecker(ProcessIntrospector introspector, java.util.function.LongSupplier nanoTime) {
         this.introspector = introspector;
-        this.host = new HostName(introspector);
+        this.host = new HostName(introspector, nanoTime);
     }
 
     /**

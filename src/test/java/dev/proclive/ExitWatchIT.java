@@ -9,6 +9,7 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -54,11 +55,8 @@ class ExitWatchIT {
         p.destroyForcibly();
         assertThat(within(end, 10).liveness()).isEqualTo(Liveness.DEAD);
         // HotSpot's exit waits ~300 ms for a thread inside a native call (RUNNABLE to Java); a parked one it does not
-        Thread.State state = watcher.getState();
-        for (int i = 0; i < 500 && state != Thread.State.WAITING; i++) {
-            Thread.sleep(10);
-            state = watcher.getState();
-        }
+        Thread.State state = Eventually.until("the watcher parked", Duration.ofSeconds(5), watcher::getState,
+                s -> s == Thread.State.WAITING);
         assertThat(state).as("idle: parked, not in epoll_wait").isEqualTo(Thread.State.WAITING);
     }
 
@@ -165,12 +163,10 @@ class ExitWatchIT {
         OutputStream in = p.getOutputStream();
         in.write("go\n".getBytes(StandardCharsets.US_ASCII));
         in.flush();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!Files.readString(Path.of("/proc/" + p.pid() + "/stat")).contains(") Z ") && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
+        Eventually.until("the leader shows Z", Duration.ofSeconds(10),
+                () -> Files.readString(Path.of("/proc/" + p.pid() + "/stat")).contains(") Z "));
         assertThat(Files.readString(Path.of("/proc/" + p.pid() + "/stat"))).as("the leader shows Z").contains(") Z ");
-        Thread.sleep(300);
+        Thread.sleep(300); // time itself is tested: a while passes with the leader a zombie, and no end is said
         assertThat(end).as("its other thread still runs").isNotDone();
         assertThat(ProcLive.check(id)).isEqualTo(Liveness.ALIVE);
         p.destroyForcibly();
@@ -184,10 +180,7 @@ class ExitWatchIT {
         CompletableFuture<Verdict> end = ProcLive.onExit(id);
         assertThat(ExitWatchWorker.pidfds()).isEqualTo(before + 1);
         assertThat(end.cancel(false)).isTrue();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (ExitWatchWorker.pidfds() != before && System.nanoTime() < deadline) {
-            Thread.sleep(5);
-        }
+        Eventually.until("the pidfd closed", Duration.ofSeconds(10), () -> ExitWatchWorker.pidfds() == before);
         assertThat(ExitWatchWorker.pidfds()).isEqualTo(before);
     }
 

@@ -247,10 +247,7 @@ class ExitWatchTest {
         CompletableFuture<Verdict> f = c.onExit(alive(40, "500"));
         assertThat(events.watching).containsExactly(1040L);
         assertThat(f.cancel(false)).isTrue();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!events.watching.isEmpty() && System.nanoTime() < deadline) {
-            Thread.sleep(5);
-        }
+        Eventually.until("unwatched", java.time.Duration.ofSeconds(10), events.watching::isEmpty);
         assertThat(events.unwatched).containsExactly(1040L);
     }
 

@@ -1,5 +1,6 @@
 package dev.proclive.cli;
 
+import dev.proclive.Eventually;
 import dev.proclive.Cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -10,6 +11,7 @@ import dev.proclive.ProcLive;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
@@ -172,17 +174,7 @@ class CliIT {
             Process waiting = new ProcessBuilder(Cli.command(Cli.jar(), "wait", id, "--timeout", "60")).start();
             java.io.BufferedReader said = new java.io.BufferedReader(new java.io.InputStreamReader(waiting.getInputStream(),
                     java.nio.charset.StandardCharsets.UTF_8));
-            // Killed once the wait watches it: its pidfd open before the end (the watch thread exists then).
-            for (long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60); System.nanoTime() < until
-                    && !java.nio.file.Files.list(Path.of("/proc", Long.toString(waiting.pid()), "task")).anyMatch(t -> {
-                        try {
-                            return Files.readString(t.resolve("comm")).strip().equals("proclive-exit-w");
-                        } catch (java.io.IOException gone) {
-                            return false;
-                        }
-                    }); ) {
-                Thread.sleep(10);
-            }
+            watching(waiting); // killed once the wait watches it: its pidfd open before the end
             Runtime.getRuntime().exec(new String[] {"kill", "-KILL", Long.toString(pid)}).waitFor();
             assertThat(waiting.waitFor(60, TimeUnit.SECONDS)).isTrue();
             assertThat(mapper.readTree(said.readLine())).isEqualTo(mapper.readTree("{\"liveness\":\"dead\",\"reason\":"
@@ -191,6 +183,18 @@ class CliIT {
         } finally {
             shell.destroyForcibly();
         }
+    }
+
+    /** Waits until {@code proclive wait} in {@code p} watches: its exit-watch thread exists (its pidfd is open then). */
+    private static void watching(Process p) throws Exception {
+        Eventually.until("the wait watches", Duration.ofSeconds(60),
+                () -> Files.list(Path.of("/proc", Long.toString(p.pid()), "task")).anyMatch(t -> {
+                    try {
+                        return Files.readString(t.resolve("comm")).strip().equals("proclive-exit-w");
+                    } catch (java.io.IOException gone) {
+                        return false;
+                    }
+                }));
     }
 
     @Test
@@ -202,11 +206,15 @@ class CliIT {
             assertThat(alive.line()).as(alive.err()).isEqualTo("{\"liveness\":\"alive\",\"reason\":\"matched\"}");
             assertThat(alive.exit()).isEqualTo(1);
 
-            java.util.concurrent.CompletableFuture<Cli.Result> waiting = java.util.concurrent.CompletableFuture.supplyAsync(
-                    () -> Cli.runWithStdin(id, "wait", "--timeout=60"));
-            Thread.sleep(1500); // the JVM starts and watches
+            Process waiting = new ProcessBuilder(Cli.command(Cli.jar(), "wait", "--timeout=60")).start();
+            waiting.getOutputStream().write(id.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            waiting.getOutputStream().close();
+            watching(waiting); // the JVM has started and watches
             sleeper.destroyForcibly();
-            Cli.Result dead = waiting.get(60, TimeUnit.SECONDS);
+            assertThat(waiting.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            Cli.Result dead = new Cli.Result(waiting.exitValue(), new String(waiting.getInputStream().readAllBytes(),
+                    java.nio.charset.StandardCharsets.UTF_8), new String(waiting.getErrorStream().readAllBytes(),
+                    java.nio.charset.StandardCharsets.UTF_8));
             assertThat(dead.line()).as(dead.err()).matches("\\{\"liveness\":\"dead\",\"reason\":\"(exited|zombie)\""
                     + "(,\"exit\":\\{\"signal\":9,\"signalName\":\"SIGKILL\",\"coreDumped\":false})?}");
             assertThat(dead.exit()).isZero();

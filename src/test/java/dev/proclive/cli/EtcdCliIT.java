@@ -1,5 +1,6 @@
 package dev.proclive.cli;
 
+import dev.proclive.Eventually;
 import dev.proclive.Cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -10,6 +11,7 @@ import dev.proclive.lease.EtcdCluster;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -101,11 +103,8 @@ class EtcdCliIT {
     }
 
     private void awaitHeld() throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (!(Cli.run(args("lease", "show", "build")).out().contains("\"state\":\"held\""))) {
-            assertThat(System.nanoTime()).as("held within a minute").isLessThan(deadline);
-            Thread.sleep(50);
-        }
+        Eventually.until("held", Duration.ofSeconds(60),
+                () -> Cli.run(args("lease", "show", "build")).out().contains("\"state\":\"held\""));
     }
 
     @Test
@@ -162,8 +161,7 @@ class EtcdCliIT {
         run.addAll(List.of("--", "sh", "-c", "while [ ! -e '" + go + "' ]; do sleep 0.1; done; exit 5"));
         Process p = start(run);
         awaitHeld(); // however long the JVM takes to start on a busy machine
-        Thread.sleep(5_000); // past two TTLs: only the keep-alive keeps it
-        assertThat(show().path("state").asText()).isEqualTo("held");
+        keptPast(Duration.ofSeconds(4)); // two TTLs: only this JVM's keeping keeps it
         Files.writeString(go, "");
         assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue()).isEqualTo(5);
@@ -177,9 +175,8 @@ class EtcdCliIT {
     void withoutAKeeperAHooksGrantExpiresAfterItsTtl() throws Exception {
         long holder = sleeper();
         assertThat(Cli.run(args("lease", "acquire", "build", "--holder", Long.toString(holder), "--ttl", "1")).exit()).isZero();
-        Thread.sleep(3_000);
-        Cli.Result gone = Cli.run(args("lease", "show", "build"));
-        assertThat(gone.exit()).as(gone.toString()).isEqualTo(3);
+        Eventually.until("expired after its TTL of 1 s", Duration.ofSeconds(30),
+                () -> Cli.run(args("lease", "show", "build")).exit() == 3);
     }
 
     @Test
@@ -193,13 +190,12 @@ class EtcdCliIT {
         Process holder = start(List.of("sleep", "120"));
         Cli.Result acquired = Cli.run(args("lease", "acquire", "build", "--holder", Long.toString(holder.pid()), "--ttl", "5"));
         assertThat(acquired.exit()).as(acquired.toString()).isZero();
-        Thread.sleep(11_000); // two TTLs: kept alive by lease keep alone
-        assertThat(show().path("state").asText()).isEqualTo("held");
+        keptPast(Duration.ofSeconds(10)); // two TTLs: kept alive by lease keep alone
 
         CompletableFuture<Cli.Result> waiting = CompletableFuture.supplyAsync(() ->
                 Cli.run(args("lease", "acquire", "build", "--holder", Long.toString(sleeperQuietly()), "--wait", "60",
                         "--print", "fence")));
-        Thread.sleep(1_500);
+        queued(waiting);
         long killed = System.nanoTime();
         holder.destroyForcibly();
         Cli.Result granted = waiting.get(60, TimeUnit.SECONDS);
@@ -231,10 +227,30 @@ class EtcdCliIT {
         return holder;
     }
 
+    /**
+     * Waits until the record was renewed {@code past} after it was granted, and is still held: only
+     * a keeper could have kept it that long.
+     */
+    private JsonNode keptPast(Duration past) throws Exception {
+        JsonNode r = Eventually.until("held and renewed " + past + " after its grant", past.plusSeconds(30), this::show,
+                now -> !now.path("state").asText().equals("held") || java.time.Instant.parse(now.path("renewedAt").asText())
+                        .isAfter(java.time.Instant.parse(now.path("acquiredAt").asText()).plus(past)));
+        assertThat(r.path("state").asText()).as("still held: %s", r).isEqualTo("held");
+        return r;
+    }
+
+    /** Waits until a waiter's key is in the lease's queue (or it is answered): it waits now. */
+    private void queued(CompletableFuture<Cli.Result> waiting) throws Exception {
+        try (dev.proclive.lease.etcd.v3.EtcdGateway raw = dev.proclive.lease.etcd.v3.EtcdGateway.open(etcd.endpoints(),
+                java.util.Optional.empty(), Duration.ofSeconds(5), dev.proclive.lease.book.LeaseJson.MAPPER)) {
+            Eventually.until("the waiter is queued", Duration.ofSeconds(60),
+                    () -> waiting.isDone() || !raw.list(prefix + "build.queue/").isEmpty());
+        }
+    }
+
     /** The grant is still its holder's after more than its TTL more: kept. */
     private void stillKeptAfterItsTtl(long holder) throws Exception {
-        Thread.sleep(16_000); // past the TTL of 15 s: only the keeper keeps it
-        JsonNode r = show();
+        JsonNode r = keptPast(Duration.ofSeconds(15)); // past the TTL of 15 s: only the keeper keeps it
         assertThat(r.path("state").asText()).as("%s", r).isEqualTo("held");
         assertThat(r.path("holder").path("pid").asLong()).isEqualTo(holder);
         assertThat(java.time.Instant.parse(r.path("renewedAt").asText())).as("its record renewed by the keeper: %s", r)
@@ -247,11 +263,10 @@ class EtcdCliIT {
         java.io.BufferedReader said = keeper(keepers);
         assertThat(said.readLine()).as("it says it keeps once a member answered").contains("keeping the grants");
         long holder = hooksGrant();
-        Thread.sleep(1_000); // found and kept
         EtcdCluster.Member member = etcd.members.get(0);
         member.signal("STOP");
         try {
-            Thread.sleep(7_000); // a member that answers nothing, longer than a call's deadline (5 s)
+            Thread.sleep(7_000); // time itself is tested: a member that answers nothing, longer than a call's deadline (5 s)
         } finally {
             member.signal("CONT");
         }
@@ -352,11 +367,8 @@ class EtcdCliIT {
         Cli.Result here = Cli.run(args("lease", "acquire", "build", "--holder", Long.toString(sleeper())));
         assertThat(here.exit()).as("another machine's live holder: undecided, %s", here).isEqualTo(2);
         assertThat(here.err() + here.out()).contains("other_host");
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (Cli.run(args("lease", "show", "build")).exit() != 3) { // nobody there keeps it alive: it expires
-            assertThat(System.nanoTime()).as("expired within a minute").isLessThan(deadline);
-            Thread.sleep(500);
-        }
+        Eventually.until("expired: nobody there keeps it alive", Duration.ofSeconds(60),
+                () -> Cli.run(args("lease", "show", "build")).exit() == 3);
         Cli.Result later = Cli.run(args("lease", "acquire", "build", "--holder", Long.toString(sleeper())));
         assertThat(later.exit()).as(later.toString()).isZero();
     }
@@ -370,7 +382,7 @@ class EtcdCliIT {
         start(elsewhere(args("lease", "keep")));
         CompletableFuture<Cli.Result> waiting = CompletableFuture.supplyAsync(() ->
                 Cli.run(args("lease", "acquire", "build", "--holder", Long.toString(sleeperQuietly()), "--wait", "60")));
-        Thread.sleep(2_000);
+        queued(waiting);
         assertThat(waiting).isNotDone();
         long killed = System.nanoTime();
         holder.destroyForcibly();

@@ -1,5 +1,6 @@
 package dev.proclive.cli;
 
+import dev.proclive.Eventually;
 import dev.proclive.Cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -420,9 +421,8 @@ class LauncherIT {
                 .writeValueAsString(dev.proclive.ProcLive.current().orElseThrow()); // alive: the wait goes on
         Process p = new ProcessBuilder(launcher().toString(), "wait", self, "--timeout", "30").start();
         try {
-            Thread.sleep(1500);
-            assertThat(ProcessHandle.of(p.pid()).flatMap(h -> h.info().command()).orElse(""))
-                    .as("the launcher's own pid runs java: no sh in between").endsWith("java");
+            Eventually.until("the launcher's own pid runs java: no sh in between", java.time.Duration.ofSeconds(30),
+                    () -> ProcessHandle.of(p.pid()).flatMap(h -> h.info().command()).orElse("").endsWith("java"));
         } finally {
             p.destroy();
             p.waitFor(10, TimeUnit.SECONDS);

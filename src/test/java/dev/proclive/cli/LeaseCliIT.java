@@ -1,5 +1,6 @@
 package dev.proclive.cli;
 
+import dev.proclive.Eventually;
 import dev.proclive.Cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -383,11 +384,8 @@ class LeaseCliIT {
         Process named = new ProcessBuilder("sh", "-c", "n=\"$1/$(printf 'sl\\303\\253ep')\"; cp /bin/sleep \"$n\" && exec \"$n\" 60",
                 "sh", tmp.toString()).start();
         started.add(named);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!Files.readString(Path.of("/proc/" + named.pid() + "/comm"), java.nio.charset.StandardCharsets.UTF_8)
-                .startsWith("sl") && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
+        Eventually.until("the copy of sleep runs", java.time.Duration.ofSeconds(10), () -> Files.readString(
+                Path.of("/proc/" + named.pid() + "/comm"), java.nio.charset.StandardCharsets.UTF_8).startsWith("sl"));
         List<String> identify = new ArrayList<>(List.of("env", "LC_ALL=POSIX", "LANG=POSIX"));
         identify.addAll(Cli.command(Cli.jar(), "identify", Long.toString(named.pid())));
         Cli.Result r = Cli.exec(identify, "");

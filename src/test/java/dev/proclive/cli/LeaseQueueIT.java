@@ -1,5 +1,6 @@
 package dev.proclive.cli;
 
+import dev.proclive.Eventually;
 import dev.proclive.Cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -115,11 +116,9 @@ class LeaseQueueIT {
                     .redirectError(tmp.resolve("waiter" + i + ".err").toFile()).start();
             started.add(w);
             waiters.add(w);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (store.queued() < i + 1 && System.nanoTime() < deadline) {
-                Thread.sleep(10); // its ticket is written: it came before the next
-            }
-            assertThat(store.queued()).as("waiter %d queued", i).isEqualTo(i + 1);
+            int n = i + 1; // its ticket is written: it came before the next
+            Eventually.until("waiter " + i + " queued", java.time.Duration.ofSeconds(60), () -> store.queued() >= n);
+            assertThat(store.queued()).as("waiter %d queued", i).isEqualTo(n);
         }
         first.destroyForcibly(); // the holder ends: the longest-waiting is granted
         for (int i = 0; i < 6; i++) {
@@ -147,11 +146,7 @@ class LeaseQueueIT {
         Process dying = new ProcessBuilder(Cli.command(Cli.jar(), "lease", "acquire", "build", "--dir", dir(), "--holder",
                 Long.toString(sleeper().pid()), "--wait", "120")).redirectError(ProcessBuilder.Redirect.DISCARD).start();
         started.add(dying);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (queued() < 1 && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
-        assertThat(queued()).isEqualTo(1);
+        Eventually.until("the waiter queued", java.time.Duration.ofSeconds(60), () -> queued() == 1);
         // the waiter's JVM is killed, and with it the process it waited for
         dying.destroyForcibly();
         started.get(started.size() - 2).destroyForcibly();

@@ -1,5 +1,6 @@
 package dev.proclive.cli;
 
+import dev.proclive.Eventually;
 import dev.proclive.Cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -11,6 +12,7 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -135,10 +137,8 @@ class LeaseRunIT {
     void theCommandKeepsTheLeaseWhenRunIsKilled() throws Exception {
         Process run = background("run", "build", "--dir", dir(), "--", "sh", "-c", "echo $$; exec sleep 60");
         long command = Long.parseLong(line(run));
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!Files.readString(Path.of(dir(), "build.lease")).contains("\"state\":\"held\"") && System.nanoTime() < deadline) {
-            Thread.sleep(10); // handed off to the command
-        }
+        Eventually.until("handed off to the command", Duration.ofSeconds(20),
+                () -> Files.readString(Path.of(dir(), "build.lease")).contains("\"state\":\"held\""));
         run.destroyForcibly(); // SIGKILL to lease run
         assertThat(run.waitFor(10, TimeUnit.SECONDS)).isTrue();
         assertThat(ProcessHandle.of(command)).as("the command runs on").hasValueSatisfying(h -> assertThat(h.isAlive()).isTrue());
@@ -312,14 +312,16 @@ class LeaseRunIT {
                     dir(), "--wait", "60", "--", "sh", "-c", "echo ran > " + Cli.shellQuoted(List.of(ran.toString())))))
                     .redirectError(ProcessBuilder.Redirect.INHERIT).start();
             started.add(waiting);
-            Thread.sleep(1500); // it waits for the holder
+            Path queue = Path.of(dir(), "build.queue");
+            Eventually.until("it waits for the holder: queued", Duration.ofSeconds(60),
+                    () -> Files.exists(queue) && !Files.readString(queue).isBlank());
             new ProcessBuilder("kill", "-" + signal[0], Long.toString(waiting.pid())).start().waitFor();
             assertThat(waiting.waitFor(20, TimeUnit.SECONDS)).as(signal[0]).isTrue();
             assertThat(waiting.exitValue()).as(signal[0]).isEqualTo(Integer.parseInt(signal[1]));
         }
         holder.destroyForcibly();
         holder.waitFor(10, TimeUnit.SECONDS);
-        Thread.sleep(1000);
+        // each run that was waiting has exited: none of them can start its command any more
         assertThat(ran).as("no command started after the wait was ended").doesNotExist();
     }
 
@@ -430,7 +432,8 @@ class LeaseRunIT {
         started.add(planted);
         reserverProcess.destroyForcibly();
         assertThat(reserverProcess.waitFor(10, TimeUnit.SECONDS)).isTrue();
-        Thread.sleep(200); // the planted process has exec'd sleep, with the token in its environment
+        Eventually.until("the planted process has exec'd sleep, with the token in its environment", Duration.ofSeconds(10),
+                () -> Files.readString(Path.of("/proc/" + planted.pid() + "/cmdline")).startsWith("sleep"));
 
         Cli.Result newcomer = lease("acquire", "build", "--dir", leases.toString());
         assertThat(newcomer.exit()).as(newcomer.out() + newcomer.err()).isEqualTo(2);

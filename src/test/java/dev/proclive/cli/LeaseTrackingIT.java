@@ -1,5 +1,6 @@
 package dev.proclive.cli;
 
+import dev.proclive.Eventually;
 import dev.proclive.Cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -9,6 +10,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.proclive.CPrograms;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -98,17 +100,16 @@ class LeaseTrackingIT {
 
     /** Waits (up to a minute: a JVM start on a busy box) until the record is held by a process other than {@code not}. */
     private JsonNode heldByOtherThan(long not) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (System.nanoTime() < deadline) {
-            if (Files.exists(Path.of(dir(), "build.lease"))) {
-                JsonNode r = record();
-                if (r.path("state").asText().equals("held") && r.path("holder").path("pid").asLong() != not) {
-                    return r;
-                }
-            }
-            Thread.sleep(20);
-        }
-        throw new AssertionError("never held: " + (Files.exists(Path.of(dir(), "build.lease")) ? record() : "no record"));
+        return Eventually.until("held by a process other than " + not, Duration.ofSeconds(60),
+                () -> Files.exists(Path.of(dir(), "build.lease")) ? record() : null,
+                r -> r != null && r.path("state").asText().equals("held") && r.path("holder").path("pid").asLong() != not);
+    }
+
+    /** Waits until a waiter's ticket is in the lease's queue: it waits now, and is served first. */
+    private void queued() throws Exception {
+        Path queue = Path.of(dir(), "build.queue");
+        Eventually.until("the waiter is queued", Duration.ofSeconds(60),
+                () -> Files.exists(queue) && !Files.readString(queue).isBlank());
     }
 
     @Test
@@ -153,7 +154,7 @@ class LeaseTrackingIT {
         long command = heldByOtherThan(run.pid()).path("holder").path("pid").asLong();
         Process waiter = background("acquire", "build", "--dir", dir(), "--holder", Long.toString(sleeper().pid()),
                 "--wait", "60");
-        Thread.sleep(500); // the waiter is waiting, or still starting: either way the kill below must free the lease
+        queued();
         ProcessHandle.of(command).orElseThrow().destroyForcibly();
         assertThat(waiter.waitFor(90, TimeUnit.SECONDS)).isTrue();
         assertThat(waiter.exitValue()).as("granted, not waited out: %s", record()).isZero();
@@ -169,7 +170,7 @@ class LeaseTrackingIT {
         assertThat(Files.isDirectory(Path.of(held.path("cgroup").asText()))).isTrue();
         Process waiter = background("acquire", "build", "--dir", dir(), "--holder", Long.toString(sleeper().pid()),
                 "--wait", "60");
-        Thread.sleep(500);
+        queued();
         long command = held.path("holder").path("pid").asLong();
         List<ProcessHandle> all = new ArrayList<>(ProcessHandle.of(command).orElseThrow().descendants().toList());
         all.add(ProcessHandle.of(command).orElseThrow());
@@ -251,27 +252,23 @@ class LeaseTrackingIT {
             assertThat(record().path("holder").path("pid").asLong()).isEqualTo(left.get(0).pid());
         } finally {
             left.forEach(ProcessHandle::destroyForcibly);
-            for (long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30); Files.exists(container)
-                    && !Files.readString(container.resolve("cgroup.events")).contains("populated 0")
-                    && System.nanoTime() < until; ) {
-                Thread.sleep(10);
-            }
+            emptied(container);
             Files.deleteIfExists(container);
             Path cgroup = Path.of(held.path("cgroup").asText());
-            for (long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30); Files.exists(cgroup)
-                    && !Files.readString(cgroup.resolve("cgroup.events")).contains("populated 0")
-                    && System.nanoTime() < until; ) {
-                Thread.sleep(10);
-            }
+            emptied(cgroup);
             Files.deleteIfExists(cgroup); // no newcomer here will find it empty: its supervisor was killed
         }
     }
 
+    /** Waits until the kernel says {@code cgroup} is empty (or it is gone). */
+    private static void emptied(Path cgroup) throws Exception {
+        Eventually.until(cgroup + " emptied", Duration.ofSeconds(30), () -> !Files.exists(cgroup)
+                || Files.readString(cgroup.resolve("cgroup.events")).contains("populated 0"));
+    }
+
     private static String waitFor(Path file) throws Exception {
-        for (long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60); !Files.exists(file)
-                && System.nanoTime() < until; ) {
-            Thread.sleep(10); // written after the fork and the move, however busy the machine
-        }
+        // written after the fork and the move, however busy the machine
+        Eventually.until(file + " written", Duration.ofSeconds(60), () -> Files.exists(file));
         return Files.readString(file);
     }
 
@@ -330,11 +327,7 @@ class LeaseTrackingIT {
                 pidFile.toString()));
         Cli.Result run = Cli.exec(command, "");
         assertThat(run.exit()).as(run.err()).isZero();
-        for (long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30); !Files.exists(pidFile)
-                && System.nanoTime() < until; ) {
-            Thread.sleep(10); // written after the double fork: lease run may have exited first
-        }
-        long daemon = Long.parseLong(Files.readString(pidFile).strip());
+        long daemon = Long.parseLong(waitFor(pidFile).strip()); // written after the double fork: run may have exited first
         JsonNode r = record();
         assertThat(r.path("state").asText()).as("%s", r).isEqualTo("held");
         assertThat(r.path("holder").path("pid").asLong()).as("the daemon holds it: %s", r).isEqualTo(daemon);

@@ -140,28 +140,21 @@ public final class EtcdCluster implements AutoCloseable {
 
     /** Waits until a write through each running member commits. */
     public void awaitLeader(Duration most) throws Exception {
-        long deadline = System.nanoTime() + most.toNanos();
         for (Member m : members) {
             if (m.process == null || !m.process.isAlive()) {
                 continue;
             }
-            while (true) {
+            dev.proclive.Eventually.until("etcd member " + m.name + " has a leader (see " + dir + ")", most, () -> {
                 try {
                     HttpResponse<String> r = http.send(HttpRequest.newBuilder(m.endpoint().resolve("/v3/kv/put"))
                             .timeout(Duration.ofSeconds(2))
                             .POST(HttpRequest.BodyPublishers.ofString("{\"key\":\"cmVhZHk=\",\"value\":\"MQ==\"}")).build(),
                             HttpResponse.BodyHandlers.ofString());
-                    if (r.statusCode() == 200 && r.body().contains("\"revision\"")) {
-                        break;
-                    }
+                    return r.statusCode() == 200 && r.body().contains("\"revision\"");
                 } catch (IOException e) {
-                    // not up yet
+                    return false; // not up yet
                 }
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("etcd member " + m.name + " has no leader; see " + dir);
-                }
-                Thread.sleep(50);
-            }
+            });
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.proclive.lease;
 
+import dev.proclive.Eventually;
 import dev.proclive.Cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -87,14 +88,16 @@ class EtcdLeaseIT {
     }
 
     /**
-     * Starts {@code waiting} on another thread, lets it wait 500 ms, then makes {@code event}
-     * happen: the wait is granted, and this is how many milliseconds after the event.
+     * Starts {@code waiting} on another thread, waits until it is queued for lease {@code build},
+     * then makes {@code event} happen: the wait is granted, and this is how many milliseconds after
+     * the event.
      */
-    private static long grantedAfter(java.util.concurrent.Callable<Acquisition> waiting, Event event) throws Exception {
+    private long grantedAfter(java.util.concurrent.Callable<Acquisition> waiting, Event event) throws Exception {
         ExecutorService pool = Executors.newSingleThreadExecutor();
-        try {
+        try (Etcd queue = raw()) {
             Future<Acquisition> answer = pool.submit(waiting);
-            Thread.sleep(500);
+            Eventually.until("the waiter is queued", Duration.ofSeconds(10),
+                    () -> !queue.list(prefix + "build.queue/").isEmpty() || answer.isDone());
             long at = System.nanoTime();
             event.happen();
             Acquisition a = answer.get(20, TimeUnit.SECONDS);
@@ -177,10 +180,7 @@ class EtcdLeaseIT {
         killed.destroyForcibly();
         exits.getOutputStream().close(); // read ends: exit 3
         for (String name : List.of("killed", "exits")) {
-            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
-            while (store.read(name).map(LeaseRecord::granted).orElse(true) && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
+            Eventually.until(name + " ended", Duration.ofSeconds(30), () -> !store.read(name).map(LeaseRecord::granted).orElse(true));
         }
         LeaseRecord.Ending byKill = store.read("killed").orElseThrow().ended().orElseThrow();
         assertThat(byKill.verdict().detail()).as("%s", byKill).contains("its holder killed by SIGKILL");
@@ -198,11 +198,8 @@ class EtcdLeaseIT {
         first.close(); // this JVM stops keeping it alive, as an exited one would
         Acquisition meanwhile = store(Duration.ofSeconds(1)).acquire("build", sleeper());
         assertThat(meanwhile).isInstanceOf(Acquisition.Held.class);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (store(Duration.ofSeconds(1)).read("build").isPresent() && System.nanoTime() < deadline) {
-            Thread.sleep(100);
-        }
-        assertThat(store(Duration.ofSeconds(1)).read("build")).isEmpty();
+        LeaseStore reader = store(Duration.ofSeconds(1));
+        Eventually.until("the record expired", Duration.ofSeconds(10), () -> reader.read("build").isEmpty());
         Lease next = ((Acquisition.Granted) store(Duration.ofSeconds(30)).acquire("build", sleeper())).lease();
         assertThat(next.fence()).isGreaterThan(gone.fence());
     }
@@ -211,7 +208,9 @@ class EtcdLeaseIT {
     void aGrantKeptAliveByItsJvmOutlivesItsTtl() throws Exception {
         LeaseStore store = store(Duration.ofSeconds(2));
         Lease kept = ((Acquisition.Granted) store.acquire("build", sleeper())).lease();
-        Thread.sleep(7_000); // time itself is what is tested: three and a half TTLs, no renew() called
+        Eventually.until("renewed seven seconds after its grant, no renew() called", Duration.ofSeconds(40),
+                () -> store.read("build"), r -> r.isEmpty() || r.get().fence() != kept.fence()
+                        || r.get().renewedAt().isAfter(kept.record().acquiredAt().plusSeconds(7)));
         assertThat(kept.isValid()).isTrue();
         assertThat(kept.lost()).isNotDone();
         assertThat(store.read("build")).get().satisfies(r -> assertThat(r.fence()).isEqualTo(kept.fence()));
@@ -318,11 +317,8 @@ class EtcdLeaseIT {
         assertThat(s).isInstanceOf(Spawn.Started.class);
         Process child = ((Spawn.Started) s).process();
         assertThat(child.waitFor(10, TimeUnit.SECONDS)).isTrue();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (store.read("build").orElseThrow().granted() && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
-        LeaseRecord r = store.read("build").orElseThrow();
+        LeaseRecord r = Eventually.until("the child's end recorded", Duration.ofSeconds(10),
+                () -> store.read("build").orElseThrow(), now -> !now.granted());
         assertThat(r.ended()).get().satisfies(e -> {
             assertThat(e.how()).isEqualTo(LeaseRecord.Ending.How.EXITED);
             assertThat(e.exitCode()).hasValue(7);

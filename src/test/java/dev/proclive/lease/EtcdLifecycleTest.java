@@ -1,5 +1,6 @@
 package dev.proclive.lease;
 
+import dev.proclive.Eventually;
 import dev.proclive.spi.internal.Descendants;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -153,11 +154,8 @@ class EtcdLifecycleTest extends LeaseLifecycleTest {
         long own = etcd.get("brief/build").orElseThrow().lease();
         assertThat(keepAliveThreads("brief/")).isEqualTo(1);
         assertThat(lease.release()).isTrue();
-        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
-        while (keepAliveThreads("brief/") > 0 && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
-        assertThat(keepAliveThreads("brief/")).as("a store with nothing to keep holds no thread").isZero();
+        Eventually.until("a store with nothing to keep holds no thread", java.time.Duration.ofSeconds(10),
+                () -> keepAliveThreads("brief/") == 0);
         assertThat(etcd.keepAlive(own)).as("its idle etcd lease was revoked").isZero();
         ((Acquisition.Granted) brief.acquire("build", host.start(61, 50, "610"))).lease().release();
         assertThat(brief.read("build")).get().satisfies(r -> assertThat(r.granted()).isFalse());
@@ -194,15 +192,8 @@ class EtcdLifecycleTest extends LeaseLifecycleTest {
 
     /** The ending of lease {@code name}, within 3 s (a keep-alive round, a third of the 30 s TTL, is longer). */
     private static LeaseRecord.Ending endedWithin(LeaseStore store, String name) throws Exception {
-        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(3);
-        while (System.nanoTime() < deadline) {
-            java.util.Optional<LeaseRecord.Ending> ended = store.read(name).orElseThrow().ended();
-            if (ended.isPresent()) {
-                return ended.get();
-            }
-            Thread.sleep(10);
-        }
-        throw new AssertionError("lease " + name + " was not ended: " + store.read(name));
+        return Eventually.until("lease " + name + " ended", java.time.Duration.ofSeconds(3),
+                () -> store.read(name).orElseThrow().ended(), java.util.Optional::isPresent).orElseThrow();
     }
 
     private static long keepAliveThreads(String prefix) {

@@ -1,5 +1,6 @@
 package dev.proclive.lease;
 
+import dev.proclive.Eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -59,16 +60,12 @@ class EveryProofIT {
     }
 
     /** Asserts that the cgroup a record named is removed, within 30 s (its supervisor removes it as its command ends). */
-    static void removed(Optional<LeaseRecord.Cgroup> named) throws InterruptedException {
+    static void removed(Optional<LeaseRecord.Cgroup> named) throws Exception {
         if (named.isEmpty()) {
             return;
         }
         Path dir = Path.of(named.get().path());
-        for (long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30); Files.exists(dir)
-                && System.nanoTime() < until; ) {
-            Thread.sleep(10);
-        }
-        assertThat(dir).as("no cgroup left behind").doesNotExist();
+        Eventually.until("no cgroup left behind: " + dir, Duration.ofSeconds(30), () -> !Files.exists(dir));
     }
 
     private LeaseStore store(Descendants descendants) throws IOException {
@@ -77,22 +74,13 @@ class EveryProofIT {
 
     /** The record once {@code done} says so, within a minute (a busy machine); fails with the record otherwise. */
     private static LeaseRecord until(LeaseStore store, String name, Predicate<LeaseRecord> done) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        Optional<LeaseRecord> r = store.read(name);
-        while (System.nanoTime() < deadline && !(r.isPresent() && done.test(r.get()))) {
-            Thread.sleep(10);
-            r = store.read(name);
-        }
-        assertThat(r).isPresent();
-        assertThat(done.test(r.get())).as("%s", r.get()).isTrue();
-        return r.get();
+        return Eventually.until("the record of " + name, Duration.ofSeconds(60), () -> store.read(name),
+                r -> r.isPresent() && done.test(r.get())).orElseThrow();
     }
 
     private static long pidIn(Path pidFile) throws Exception {
-        for (long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30); !Files.exists(pidFile)
-                && System.nanoTime() < until; ) {
-            Thread.sleep(10); // written after the fork (and the move), however busy the machine
-        }
+        // written after the fork (and the move), however busy the machine
+        Eventually.until(pidFile + " written", Duration.ofSeconds(30), () -> Files.exists(pidFile));
         return Long.parseLong(Files.readString(pidFile).strip());
     }
 
@@ -299,10 +287,9 @@ class EveryProofIT {
         } finally {
             inside.destroyForcibly();
             inside.waitFor();
-            for (long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30); Files.exists(fresh)
-                    && !Files.readString(fresh.resolve("cgroup.events")).contains("populated 0") && System.nanoTime() < until; ) {
-                Thread.sleep(10); // the kernel empties it once the process is reaped
-            }
+            // the kernel empties it once the process is reaped
+            Eventually.until(fresh + " emptied", Duration.ofSeconds(30), () -> !Files.exists(fresh)
+                    || Files.readString(fresh.resolve("cgroup.events")).contains("populated 0"));
             Files.deleteIfExists(fresh);
         }
     }

@@ -1,5 +1,6 @@
 package dev.proclive.lease;
 
+import dev.proclive.Eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.proclive.Children;
@@ -83,22 +84,16 @@ class LeaseRaceIT {
     }
 
     private static List<String> awaitResults(Path leases, int round, int processes) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (true) {
-            List<Path> files;
+        List<Path> files = Eventually.until("results of round " + round, java.time.Duration.ofSeconds(60), () -> {
             try (Stream<Path> s = Files.list(leases)) {
-                files = s.filter(p -> p.getFileName().toString().matches("result-" + round + "-[0-9]+")).toList();
+                return s.filter(p -> p.getFileName().toString().matches("result-" + round + "-[0-9]+")).toList();
             }
-            if (files.size() == processes) {
-                List<String> results = new ArrayList<>();
-                for (Path f : files) {
-                    results.add(Files.readString(f));
-                }
-                return results;
-            }
-            assertThat(System.nanoTime()).as("results of round %d", round).isLessThan(deadline);
-            Thread.sleep(5);
+        }, found -> found.size() == processes);
+        List<String> results = new ArrayList<>();
+        for (Path f : files) {
+            results.add(Files.readString(f));
         }
+        return results;
     }
 
     @Test
@@ -146,7 +141,7 @@ class LeaseRaceIT {
             Process p = worker("churn", leases.toString(), "build");
             BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
             assertThat(out.readLine()).isEqualTo("ready");
-            Thread.sleep(random.nextInt(40));
+            Thread.sleep(random.nextInt(40)); // time itself is the test: killed at a random moment of its work
             p.destroyForcibly(); // SIGKILL, wherever it is
             assertThat(p.waitFor(10, TimeUnit.SECONDS)).isTrue();
             if (Files.exists(leases.resolve("build.lease"))) {

@@ -1,5 +1,6 @@
 package dev.proclive.lease;
 
+import dev.proclive.Eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -13,6 +14,7 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -276,14 +278,14 @@ class LeaseSpawnIT {
 
     /** Waits (20 s at most) for {@code newcomer} to be granted the lease, fence 2, once its carriers are gone. */
     private static void assertGrantedOnceNothingCarriesTheToken(LeaseStore store, Identity newcomer) throws Exception {
-        Acquisition after = null;
-        for (long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20); System.nanoTime() < deadline; ) {
-            after = store.acquire("build", newcomer);
-            if (after instanceof Acquisition.Granted) {
-                break;
-            }
-            Thread.sleep(50);
+        Acquisition[] last = {null};
+        try {
+            Eventually.until("granted", Duration.ofSeconds(20), () -> last[0] = store.acquire("build", newcomer),
+                    a -> a instanceof Acquisition.Granted);
+        } catch (AssertionError notYet) {
+            // said below: a scan that stayed incomplete skips, anything else fails
         }
+        Acquisition after = last[0];
         assumeCompleteScan(after);
         assertThat(after).as("freed once nothing carries the token").isInstanceOf(Acquisition.Granted.class);
         assertThat(((Acquisition.Granted) after).lease().fence()).isEqualTo(2);
@@ -291,14 +293,12 @@ class LeaseSpawnIT {
 
     /** The record once its grant has ended, waited for: the library ends a spawned child's lease as it exits. */
     private static LeaseRecord ended(LeaseStore store) throws Exception {
-        for (long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10); System.nanoTime() < deadline; ) {
-            LeaseRecord r = store.read("build").orElseThrow();
-            if (r.ended().isPresent()) {
-                return r;
-            }
-            Thread.sleep(10);
+        try {
+            return Eventually.until("ended", Duration.ofSeconds(10), () -> store.read("build").orElseThrow(),
+                    r -> r.ended().isPresent());
+        } catch (AssertionError notEnded) {
+            return store.read("build").orElseThrow(); // the caller says what it expected of it
         }
-        return store.read("build").orElseThrow();
     }
 
     @Test

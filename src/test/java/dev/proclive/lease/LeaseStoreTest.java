@@ -104,11 +104,17 @@ class LeaseStoreTest {
         assertThat(Files.readString(dir.resolve("build.guard"))).isEqualTo("1");
     }
 
+    /** Waits until the clock reads a millisecond past {@code at}: a record written now says a later time. */
+    private static void millisecondAfter(java.time.Instant at) throws Exception {
+        dev.proclive.Eventually.until("a millisecond passed", java.time.Duration.ofSeconds(5),
+                () -> java.time.Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MILLIS).isAfter(at));
+    }
+
     @Test
     void theSameHolderIsGrantedAgainAtTheSameFence() throws Exception {
         Identity holder = sleeper();
         Lease first = granted(store.acquire("build", holder));
-        Thread.sleep(5);
+        millisecondAfter(first.record().renewedAt());
         Acquisition again = store.acquire("build", holder);
         Lease second = granted(again);
         assertThat(second.fence()).isEqualTo(first.fence());
@@ -223,7 +229,7 @@ class LeaseStoreTest {
     void renewMovesRenewedAtAndFailsOnceTheLeaseIsLost() throws Exception {
         Identity holder = sleeper();
         Lease lease = granted(store.acquire("build", holder));
-        Thread.sleep(5);
+        millisecondAfter(lease.record().renewedAt());
         LeaseRecord renewed = lease.renew();
         assertThat(renewed.renewedAt()).isAfter(lease.record().acquiredAt());
         assertThat(lease.record()).isEqualTo(renewed);

@@ -1,5 +1,6 @@
 package dev.proclive.lease;
 
+import dev.proclive.Eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.proclive.CPrograms;
@@ -11,6 +12,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -105,12 +107,8 @@ class LeaseTrackingSpawnIT {
 
     /** The record once it is released (the library records the end when the child exits), within a minute. */
     private static LeaseRecord released(LeaseStore store, String name) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        Optional<LeaseRecord> r = store.read(name);
-        while (System.nanoTime() < deadline && !(r.isPresent() && r.get().state() == LeaseRecord.State.RELEASED)) {
-            Thread.sleep(10);
-            r = store.read(name);
-        }
+        Optional<LeaseRecord> r = Eventually.until(name + " released", Duration.ofSeconds(60), () -> store.read(name),
+                now -> now.isPresent() && now.get().state() == LeaseRecord.State.RELEASED);
         assertThat(r).as("released within a minute").isPresent();
         assertThat(r.get().state()).as("%s", r.get()).isEqualTo(LeaseRecord.State.RELEASED);
         return r.get();
@@ -202,17 +200,11 @@ class LeaseTrackingSpawnIT {
                 Spawn.Started s = (Spawn.Started) store.spawn("build",
                         new ProcessBuilder(blankd.toString(), "3", pidFile.toString()));
                 assertThat(s.process().waitFor()).isZero();
-                for (long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30); !Files.exists(pidFile)
-                        && System.nanoTime() < until; ) {
-                    Thread.sleep(10); // the daemon writes it after its double fork, however busy the machine
-                }
+                // the daemon writes it after its double fork, however busy the machine
+                Eventually.until(pidFile + " written", Duration.ofSeconds(30), () -> Files.exists(pidFile));
                 long daemon = Long.parseLong(Files.readString(pidFile).strip());
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-                LeaseRecord r = store.read("build").orElseThrow();
-                while (r.holder().pid() != daemon && System.nanoTime() < deadline) {
-                    Thread.sleep(10);
-                    r = store.read("build").orElseThrow();
-                }
+                LeaseRecord r = Eventually.until("held by the daemon", Duration.ofSeconds(30),
+                        () -> store.read("build").orElseThrow(), now -> now.holder().pid() == daemon);
                 assertThat(r.state()).as("%s", r).isEqualTo(LeaseRecord.State.HELD);
                 assertThat(r.holder().pid()).as("the daemon holds it: %s", r).isEqualTo(daemon);
                 assertThat(r.fence()).isEqualTo(s.lease().fence());

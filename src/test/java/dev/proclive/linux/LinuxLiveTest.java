@@ -1,5 +1,6 @@
 package dev.proclive.linux;
 
+import dev.proclive.Eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -98,10 +99,7 @@ class LinuxLiveTest {
         try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             assertThat(out.readLine()).isEqualTo("ready");
         }
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!procStat(p.pid()).contains(") Z ") && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
+        Eventually.until("the main thread shows Z", java.time.Duration.ofSeconds(10), () -> procStat(p.pid()).contains(") Z "));
         assertThat(procStat(p.pid())).as("the main thread shows Z").contains(") Z ");
         assertThat(Files.readString(Path.of("/proc/" + p.pid() + "/status"))).containsPattern("Threads:\\s+2");
 

@@ -1,0 +1,62 @@
+package dev.proclive;
+
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.function.Predicate;
+
+/**
+ * The test kit's one way to wait for something: look until it holds, within a deadline scaled to
+ * this machine (as Curator's {@code Timing} does), never a fixed sleep that assumes a quiet box.
+ * The only sleep a test needs besides one that tests time itself is the pause between two looks,
+ * here.
+ */
+public final class Eventually {
+
+    private Eventually() {
+    }
+
+    /**
+     * How much slower than a quiet machine this one is now, at least 1: the system property
+     * {@code proclive.test.slowness} when set, else the load average per core (two churn loops on
+     * two cores make about 2).
+     */
+    public static double slowness() {
+        String given = System.getProperty("proclive.test.slowness");
+        if (given != null) {
+            return Math.max(1, Double.parseDouble(given));
+        }
+        double load = ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
+        int cores = Runtime.getRuntime().availableProcessors();
+        return load < 0 ? 1 : Math.max(1, load / cores);
+    }
+
+    /** {@code quiet}, what a quiet machine needs, scaled to this one now. */
+    public static Duration scaled(Duration quiet) {
+        return Duration.ofMillis((long) (quiet.toMillis() * slowness()));
+    }
+
+    /**
+     * Looks at {@code probe} until {@code done} holds for what it gives, within {@code quiet}
+     * scaled ({@link #scaled}); what it gave last. Fails naming {@code what} and the last value.
+     */
+    public static <T> T until(String what, Duration quiet, Callable<T> probe, Predicate<? super T> done) throws Exception {
+        long deadline = System.nanoTime() + scaled(quiet).toNanos();
+        long pause = 5;
+        T seen = probe.call();
+        while (!done.test(seen)) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError(what + ": not within " + scaled(quiet).toMillis() + " ms; last seen: " + seen);
+            }
+            Thread.sleep(pause); // the kit's one pause between two looks
+            pause = Math.min(100, pause * 2);
+            seen = probe.call();
+        }
+        return seen;
+    }
+
+    /** Waits until {@code condition} holds, within {@code quiet} scaled; fails naming {@code what}. */
+    public static void until(String what, Duration quiet, Callable<Boolean> condition) throws Exception {
+        until(what, quiet, condition, Boolean.TRUE::equals);
+    }
+}
