@@ -9,16 +9,37 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
-/** The real processes a live test starts; {@link #killAll()} kills them and their descendants. */
-public final class Children {
+/**
+ * The real processes a live test starts, and the JUnit extension that ends them: registered with
+ * {@code @RegisterExtension final Children children = new Children();}, everything started through
+ * it (and every descendant) is killed after each test, as Go's {@code t.Cleanup} would.
+ */
+public final class Children implements org.junit.jupiter.api.extension.AfterEachCallback {
 
     private final List<Process> started = new ArrayList<>();
+
+    @Override
+    public void afterEach(org.junit.jupiter.api.extension.ExtensionContext context) throws InterruptedException {
+        killAll();
+    }
+
+    /** A {@code sleep 300}, ended after the test: the one sleeper of the test kit. */
+    public Process sleeper() throws IOException {
+        return start("sleep", "300");
+    }
+
+    /** The identity of a new {@link #sleeper()}: a live holder for a lease. */
+    public Identity sleeping() throws IOException {
+        return ProcLive.identify(sleeper().pid()).orElseThrow();
+    }
 
     public Process start(String... command) throws IOException {
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
         builder.environment().put("LC_ALL", "C");
         Process p = builder.start();
-        started.add(p);
+        synchronized (this) {
+            started.add(p);
+        }
         return p;
     }
 
@@ -48,7 +69,7 @@ public final class Children {
         }
     }
 
-    public void killAll() throws InterruptedException {
+    public synchronized void killAll() throws InterruptedException {
         for (Process p : started) {
             p.descendants().forEach(ProcessHandle::destroyForcibly);
             p.destroyForcibly();

@@ -34,6 +34,9 @@ import org.junit.jupiter.api.io.TempDir;
 @EnabledOnOs(OS.LINUX)
 class EtcdCliIT {
 
+    @org.junit.jupiter.api.extension.RegisterExtension
+    final dev.proclive.Children children = new dev.proclive.Children();
+
     @TempDir
     static Path dir;
     static EtcdCluster etcd;
@@ -81,9 +84,6 @@ class EtcdCliIT {
         return p;
     }
 
-    private long sleeper() throws IOException {
-        return start(List.of("sleep", "120")).pid();
-    }
 
     private JsonNode show() throws IOException {
         Cli.Result r = Cli.run(args("lease", "show", "build"));
@@ -173,7 +173,7 @@ class EtcdCliIT {
 
     @Test
     void withoutAKeeperAHooksGrantExpiresAfterItsTtl() throws Exception {
-        long holder = sleeper();
+        long holder = children.sleeper().pid();
         assertThat(Cli.run(args("lease", "acquire", "build", "--holder", Long.toString(holder), "--ttl", "1")).exit()).isZero();
         Eventually.until("expired after its TTL of 1 s", Duration.ofSeconds(30),
                 () -> Cli.run(args("lease", "show", "build")).exit() == 3);
@@ -221,7 +221,7 @@ class EtcdCliIT {
 
     /** A hook's grant for a live sleeper, TTL 15 s, that only a keeper keeps alive; the holder's pid. */
     private long hooksGrant() throws IOException {
-        long holder = sleeper();
+        long holder = children.sleeper().pid();
         Cli.Result acquired = Cli.run(args("lease", "acquire", "build", "--holder", Long.toString(holder), "--ttl", "15"));
         assertThat(acquired.exit()).as(acquired.toString()).isZero();
         return holder;
@@ -313,7 +313,7 @@ class EtcdCliIT {
 
     private long sleeperQuietly() {
         try {
-            return sleeper();
+            return children.sleeper().pid();
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
@@ -359,17 +359,17 @@ class EtcdCliIT {
     @Test
     void aHolderOnAnotherMachineIsUndecidedUntilItsRecordExpiresNeverDead() throws Exception {
         // A TTL with room for a JVM start on a busy machine between the grant there and the question here.
-        List<String> take = elsewhere(args("lease", "acquire", "build", "--holder", Long.toString(sleeper()), "--ttl", "15"));
+        List<String> take = elsewhere(args("lease", "acquire", "build", "--holder", Long.toString(children.sleeper().pid()), "--ttl", "15"));
         Cli.Result there = Cli.exec(take, "");
         assertThat(there.exit()).as(there.toString()).isZero();
         assertThat(mapper.readTree(there.out()).path("holder").path("host").asText()).isEqualTo("other-machine");
 
-        Cli.Result here = Cli.run(args("lease", "acquire", "build", "--holder", Long.toString(sleeper())));
+        Cli.Result here = Cli.run(args("lease", "acquire", "build", "--holder", Long.toString(children.sleeper().pid())));
         assertThat(here.exit()).as("another machine's live holder: undecided, %s", here).isEqualTo(2);
         assertThat(here.err() + here.out()).contains("other_host");
         Eventually.until("expired: nobody there keeps it alive", Duration.ofSeconds(60),
                 () -> Cli.run(args("lease", "show", "build")).exit() == 3);
-        Cli.Result later = Cli.run(args("lease", "acquire", "build", "--holder", Long.toString(sleeper())));
+        Cli.Result later = Cli.run(args("lease", "acquire", "build", "--holder", Long.toString(children.sleeper().pid())));
         assertThat(later.exit()).as(later.toString()).isZero();
     }
 

@@ -30,6 +30,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 @EnabledOnOs(OS.LINUX)
 class LeaseCliIT {
 
+    @org.junit.jupiter.api.extension.RegisterExtension
+    final dev.proclive.Children children = new dev.proclive.Children();
+
     final ObjectMapper mapper = new ObjectMapper();
     final List<Process> started = new ArrayList<>();
 
@@ -44,11 +47,6 @@ class LeaseCliIT {
         }
     }
 
-    private Process sleeper() throws Exception {
-        Process p = new ProcessBuilder("sleep", "120").start();
-        started.add(p);
-        return p;
-    }
 
     private String dir() {
         return tmp.resolve("leases").toString();
@@ -78,7 +76,7 @@ class LeaseCliIT {
 
     @Test
     void aLiveHolderKeepsItAndExit1SaysWhy() throws Exception {
-        long pid = sleeper().pid();
+        long pid = children.sleeper().pid();
         assertThat(lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(pid)).exit()).isZero();
         Cli.Result r = lease("acquire", "build", "--dir", dir());
         assertThat(r.exit()).isEqualTo(1);
@@ -94,7 +92,7 @@ class LeaseCliIT {
 
     @Test
     void aDeadHoldersLeaseIsTakenAndTheFenceGrows() throws Exception {
-        Process s = sleeper();
+        Process s = children.sleeper();
         assertThat(lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(s.pid())).exit()).isZero();
         s.destroyForcibly();
         s.waitFor(10, TimeUnit.SECONDS);
@@ -134,7 +132,7 @@ class LeaseCliIT {
             assertThat(r.exit()).isEqualTo(3);
             assertThat(r.out()).isEmpty();
         }
-        Process s = sleeper();
+        Process s = children.sleeper();
         long pid = s.pid();
         s.destroyForcibly();
         s.waitFor(10, TimeUnit.SECONDS);
@@ -198,9 +196,9 @@ class LeaseCliIT {
 
     @Test
     void aRefusedAcquireSaysWhyOnStderrBesideTheRecordOnStdout() throws Exception {
-        Process holder = sleeper();
+        Process holder = children.sleeper();
         assertThat(lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(holder.pid())).exit()).isZero();
-        Cli.Result held = lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(sleeper().pid()));
+        Cli.Result held = lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(children.sleeper().pid()));
         assertThat(held.exit()).isEqualTo(1);
         assertThat(held.out()).contains("\"verdict\"");
         assertThat(held.err().strip()).doesNotContain("\n").contains("is not granted", "held by pid " + holder.pid(), "alive");
@@ -265,7 +263,7 @@ class LeaseCliIT {
 
     @Test
     void aGuardPastAFencesRangeNamesBreakWhichClearsItAndFencesGoOnAboveTheRecords() throws Exception {
-        long holder = sleeper().pid();
+        long holder = children.sleeper().pid();
         for (int i = 0; i < 3; i++) { // fence 3 released: the record proves it
             Cli.Result r = lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(holder));
             assertThat(lease("release", "build", "--dir", dir(), "--fence", json(r).path("fence").asText()).exit()).isZero();
@@ -297,13 +295,13 @@ class LeaseCliIT {
 
     @Test
     void showJudgesARolledBackRecordAsAcquireDoes() throws Exception {
-        long holder = sleeper().pid();
+        long holder = children.sleeper().pid();
         Cli.Result first = lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(holder));
         String old = Files.readString(Path.of(dir(), "build.lease"));
         assertThat(lease("release", "build", "--dir", dir(), "--fence", json(first).path("fence").asText()).exit()).isZero();
         assertThat(lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(holder)).exit()).isZero();
         Files.writeString(Path.of(dir(), "build.lease"), old); // fence 1, held, under a guard of 2: restored from a copy
-        Cli.Result acquire = lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(sleeper().pid()));
+        Cli.Result acquire = lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(children.sleeper().pid()));
         assertThat(acquire.exit()).as(acquire.err()).isEqualTo(65);
         Cli.Result show = lease("show", "build", "--dir", dir());
         assertThat(show.exit()).as("never shown as a valid holder: %s %s", show.out(), show.err()).isEqualTo(65);
@@ -409,7 +407,7 @@ class LeaseCliIT {
 
     @Test
     void aRenewalFromTheCliKeepsTheTtlTheHolderPromised() throws Exception {
-        String pid = Long.toString(sleeper().pid());
+        String pid = Long.toString(children.sleeper().pid());
         assertThat(lease("acquire", "build", "--dir", dir(), "--holder", pid, "--ttl", "600").exit()).isZero();
         Cli.Result renewed = lease("renew", "build", "--dir", dir(), "--fence", "1");
         assertThat(renewed.exit()).as(renewed.err()).isZero();
@@ -420,7 +418,7 @@ class LeaseCliIT {
 
     @Test
     void theWholeFenceRangeIsAcceptedOnTheCommandLine() throws Exception {
-        String pid = Long.toString(sleeper().pid());
+        String pid = Long.toString(children.sleeper().pid());
         Files.createDirectories(Path.of(dir()));
         Files.writeString(Path.of(dir(), "build.guard"), "999999999999999999"); // 10^18 - 1
         Cli.Result granted = lease("acquire", "build", "--dir", dir(), "--holder", pid);
@@ -439,7 +437,7 @@ class LeaseCliIT {
     @ValueSource(strings = {"\"renewedAt\":\"+1000000000-12-31T23:59:59.999Z\"", "TRAILING",
             "\"state\":\"held\\nproclive: granted\""})
     void aRecordThatCannotBeTrustedExits65OnOneLineWhateverItHolds(String change) throws Exception {
-        Process holder = sleeper();
+        Process holder = children.sleeper();
         Files.createDirectories(Path.of(dir()));
         String json = "{\"name\":\"build\",\"fence\":3,\"state\":\"held\",\"holder\":{\"pid\":" + holder.pid()
                 + ",\"start\":\"1\",\"host\":\"elsewhere\"},\"writer\":{\"pid\":1,\"start\":\"1\"},"
@@ -482,7 +480,7 @@ class LeaseCliIT {
             p.toFile().setWritable(true, false);
             p.toFile().setExecutable(true, false);
         }
-        long rootsHolder = sleeper().pid();
+        long rootsHolder = children.sleeper().pid();
         String script = "umask 000; " + Cli.shellQuoted(Cli.command(jar, "lease", "acquire", "build", "--dir",
                 leases.toString(), "--holder", Long.toString(rootsHolder)));
         Cli.Result granted = Cli.exec(List.of("sh", "-c", script), "");

@@ -22,6 +22,9 @@ import org.junit.jupiter.api.io.TempDir;
 @EnabledOnOs(OS.LINUX)
 class LeaseQueueIT {
 
+    @org.junit.jupiter.api.extension.RegisterExtension
+    final dev.proclive.Children children = new dev.proclive.Children();
+
     @TempDir
     Path tmp;
     final List<Process> started = new ArrayList<>();
@@ -38,11 +41,6 @@ class LeaseQueueIT {
         return tmp.resolve("leases").toString();
     }
 
-    private Process sleeper() throws Exception {
-        Process p = new ProcessBuilder("sleep", "300").start();
-        started.add(p);
-        return p;
-    }
 
     private long queued() throws Exception {
         Path queue = Path.of(dir(), "build.queue");
@@ -103,13 +101,13 @@ class LeaseQueueIT {
     }
 
     private void sixWaiters(Store store) throws Exception {
-        Process first = sleeper();
+        Process first = children.sleeper();
         assertThat(Cli.run(with(store, "lease", "acquire", "build", "--holder", Long.toString(first.pid()))).exit())
                 .isZero();
         List<Process> holders = new ArrayList<>();
         List<Process> waiters = new ArrayList<>();
         for (int i = 0; i < 6; i++) {
-            Process holder = sleeper();
+            Process holder = children.sleeper();
             holders.add(holder);
             Process w = new ProcessBuilder(Cli.command(Cli.jar(), with(store, "lease", "acquire", "build", "--holder",
                     Long.toString(holder.pid()), "--wait", "120", "--print", "fence")))
@@ -130,7 +128,7 @@ class LeaseQueueIT {
             }
             if (i < 5) {
                 Cli.Result jumper = Cli.run(with(store, "lease", "acquire", "build", "--holder",
-                        Long.toString(sleeper().pid())));
+                        Long.toString(children.sleeper().pid())));
                 assertThat(jumper.exit()).as("a newcomer that does not wait: %s", jumper.err()).isNotZero();
             }
             holders.get(i).destroyForcibly(); // done: the next in line
@@ -140,18 +138,19 @@ class LeaseQueueIT {
 
     @Test
     void aWaiterThatDiesNeverBlocksTheQueue() throws Exception {
-        Process first = sleeper();
+        Process first = children.sleeper();
         assertThat(Cli.run("lease", "acquire", "build", "--dir", dir(), "--holder", Long.toString(first.pid())).exit())
                 .isZero();
+        Process waitedFor = children.sleeper();
         Process dying = new ProcessBuilder(Cli.command(Cli.jar(), "lease", "acquire", "build", "--dir", dir(), "--holder",
-                Long.toString(sleeper().pid()), "--wait", "120")).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+                Long.toString(waitedFor.pid()), "--wait", "120")).redirectError(ProcessBuilder.Redirect.DISCARD).start();
         started.add(dying);
         Eventually.until("the waiter queued", java.time.Duration.ofSeconds(60), () -> queued() == 1);
         // the waiter's JVM is killed, and with it the process it waited for
         dying.destroyForcibly();
-        started.get(started.size() - 2).destroyForcibly();
+        waitedFor.destroyForcibly();
         first.destroyForcibly();
-        Cli.Result next = Cli.run("lease", "acquire", "build", "--dir", dir(), "--holder", Long.toString(sleeper().pid()),
+        Cli.Result next = Cli.run("lease", "acquire", "build", "--dir", dir(), "--holder", Long.toString(children.sleeper().pid()),
                 "--wait", "30");
         assertThat(next.exit()).as("its dead ticket is dropped: %s", next.err()).isZero();
     }

@@ -33,6 +33,9 @@ import org.junit.jupiter.api.io.TempDir;
 @EnabledOnOs(OS.LINUX)
 class LeaseTrackingIT {
 
+    @org.junit.jupiter.api.extension.RegisterExtension
+    final dev.proclive.Children children = new dev.proclive.Children();
+
     static final String NOBODY = "65534";
     final ObjectMapper mapper = new ObjectMapper();
     final List<Process> started = new ArrayList<>();
@@ -83,11 +86,6 @@ class LeaseTrackingIT {
         return mapper.readTree(Files.readString(Path.of(dir(), "build.lease")));
     }
 
-    private Process sleeper() throws Exception {
-        Process p = new ProcessBuilder("sleep", "120").start();
-        started.add(p);
-        return p;
-    }
 
     private Process background(String... args) throws Exception {
         List<String> all = new ArrayList<>(List.of("lease"));
@@ -114,7 +112,7 @@ class LeaseTrackingIT {
 
     @Test
     void theCommandsEndIsRecordedAtOnceUnderChurnAndTheNextAcquireIsGranted() throws Exception {
-        Process holder = sleeper();
+        Process holder = children.sleeper();
         for (int round = 0; round < 10; round++) {
             Cli.Result run = lease("run", "build", "--dir", dir(), "--", "sh", "-c", "sleep .3; exit 3");
             assertThat(run.exit()).as("round %d: %s", round, run.err()).isEqualTo(3);
@@ -152,7 +150,7 @@ class LeaseTrackingIT {
     void aWaiterIsGrantedWhenTheCommandIsKilledWhileRunLives() throws Exception {
         Process run = background("run", "build", "--dir", dir(), "--", "sleep", "120");
         long command = heldByOtherThan(run.pid()).path("holder").path("pid").asLong();
-        Process waiter = background("acquire", "build", "--dir", dir(), "--holder", Long.toString(sleeper().pid()),
+        Process waiter = background("acquire", "build", "--dir", dir(), "--holder", Long.toString(children.sleeper().pid()),
                 "--wait", "60");
         queued();
         ProcessHandle.of(command).orElseThrow().destroyForcibly();
@@ -168,7 +166,7 @@ class LeaseTrackingIT {
         JsonNode held = heldByOtherThan(run.pid());
         assumeTrue(held.has("cgroup"), "no cgroup can be made here (the cgroup v2 hierarchy is not writable)");
         assertThat(Files.isDirectory(Path.of(held.path("cgroup").asText()))).isTrue();
-        Process waiter = background("acquire", "build", "--dir", dir(), "--holder", Long.toString(sleeper().pid()),
+        Process waiter = background("acquire", "build", "--dir", dir(), "--holder", Long.toString(children.sleeper().pid()),
                 "--wait", "60");
         queued();
         long command = held.path("holder").path("pid").asLong();
@@ -211,7 +209,7 @@ class LeaseTrackingIT {
         ProcessHandle command = ProcessHandle.of(held.path("holder").path("pid").asLong()).orElseThrow();
         command.destroyForcibly();
         command.onExit().get(30, TimeUnit.SECONDS);
-        Cli.Result newcomer = lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(sleeper().pid()));
+        Cli.Result newcomer = lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(children.sleeper().pid()));
         assertThat(newcomer.exit()).as("no second writer: %s %s", newcomer.out(), newcomer.err()).isEqualTo(1);
         assertThat(record().path("holder").path("pid").asLong()).as("the daemon holds it: %s", record()).isEqualTo(daemon);
         ProcessHandle.of(daemon).ifPresent(ProcessHandle::destroyForcibly);
@@ -241,7 +239,7 @@ class LeaseTrackingIT {
         Path container = Files.createDirectory(own.resolve("proclive-test-container." + ProcessHandle.current().pid()));
         try {
             String acquire = Cli.shellQuoted(Cli.command(Cli.jar(), "lease", "acquire", "build", "--dir", dir(),
-                    "--holder", Long.toString(sleeper().pid())));
+                    "--holder", Long.toString(children.sleeper().pid())));
             String at = Cli.shellQuoted(List.of(mount.toString()));
             // its own view of the hierarchy, rooted at its cgroup, as a container's
             String inside = "umount -l " + at + " && mount -t cgroup2 none " + at + " && exec " + acquire;
@@ -286,7 +284,7 @@ class LeaseTrackingIT {
             assertThat(after.err()).contains("cannot be proven: ", "ended ", "passes"); // processes ended under the scan
         }
         stopChurn(); // a newcomer then proves the daemon's end
-        Cli.Result quiet = lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(sleeper().pid()), "--wait", "20");
+        Cli.Result quiet = lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(children.sleeper().pid()), "--wait", "20");
         assertThat(quiet.exit()).as(quiet.err()).isZero();
     }
 
@@ -308,7 +306,7 @@ class LeaseTrackingIT {
         assertThat(after.exit()).as("%s %s", after.out(), after.err()).isEqualTo(2);
         assertThat(after.err()).contains("is undecided", "cannot be proven: ", "proclive lease break build");
         stopChurn(); // a newcomer that reads every process proves the daemon's end
-        Cli.Result root = lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(sleeper().pid()), "--wait", "20");
+        Cli.Result root = lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(children.sleeper().pid()), "--wait", "20");
         assumeTrue(!(root.exit() == 2 && root.err().contains("ended while they were read")),
                 "other processes of root keep ending under every pass of the scan (a busy machine): " + root.err().strip());
         assertThat(root.exit()).as(root.err()).isZero();

@@ -31,6 +31,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 @EnabledOnOs(OS.LINUX)
 class PrivilegedIT {
 
+    @org.junit.jupiter.api.extension.RegisterExtension
+    final dev.proclive.Children children = new dev.proclive.Children();
+
     static final String NOBODY = "65534";
 
     final ObjectMapper mapper = new ObjectMapper();
@@ -72,11 +75,6 @@ class PrivilegedIT {
         return false;
     }
 
-    private Process sleeper() throws IOException {
-        Process p = new ProcessBuilder("sleep", "120").start();
-        started.add(p);
-        return p;
-    }
 
     private static String quote(String word) {
         return "'" + word.replace("'", "'\\''") + "'";
@@ -100,7 +98,7 @@ class PrivilegedIT {
     @ParameterizedTest
     @ValueSource(strings = {"invisible", "noaccess"})
     void aHiddenLiveProcessIsAccessDeniedNeverDead(String mode) throws Exception {
-        Identity id = ProcLive.identify(sleeper().pid()).orElseThrow();
+        Identity id = ProcLive.identify(children.sleeper().pid()).orElseThrow();
         Cli.Result r = checkAsNobodyUnderHidepid(mode, id);
         assertThat(r.line()).as(r.err()).isEqualTo("{\"liveness\":\"unknown\",\"reason\":\"access_denied\"}");
         assertThat(r.exit()).isEqualTo(2);
@@ -109,7 +107,7 @@ class PrivilegedIT {
     @ParameterizedTest
     @ValueSource(strings = {"invisible", "noaccess"})
     void aHiddenExitedProcessIsStillProvenExited(String mode) throws Exception {
-        Process sleeper = sleeper();
+        Process sleeper = children.sleeper();
         Identity id = ProcLive.identify(sleeper.pid()).orElseThrow();
         sleeper.destroyForcibly();
         assertThat(sleeper.waitFor(10, TimeUnit.SECONDS)).isTrue();
@@ -137,8 +135,8 @@ class PrivilegedIT {
             dirs.filter(Files::isDirectory).forEach(d -> d.toFile().setExecutable(true, false));
         }
 
-        Process alive = sleeper();
-        Process dead = sleeper();
+        Process alive = children.sleeper();
+        Process dead = children.sleeper();
         Identity aliveId = ProcLive.identify(alive.pid()).orElseThrow();
         Identity deadId = ProcLive.identify(dead.pid()).orElseThrow();
         dead.destroyForcibly();
@@ -156,7 +154,7 @@ class PrivilegedIT {
 
     @Test
     void waitingForAProcessHidepidHidesIsUnknownAtOnce() throws Exception {
-        Identity root = ProcLive.identify(sleeper().pid()).orElseThrow();
+        Identity root = ProcLive.identify(children.sleeper().pid()).orElseThrow();
         String script = "mount -t proc -o hidepid=invisible proc /proc && exec setpriv --reuid=" + NOBODY
                 + " --regid=" + NOBODY + " --clear-groups " + cli("wait", mapper.writeValueAsString(root), "--timeout", "20");
         long started = System.nanoTime();
@@ -182,7 +180,7 @@ class PrivilegedIT {
 
     @Test
     void anIdentityFromTheHostIsUnknownInAFreshPidNamespace() throws Exception {
-        Identity id = ProcLive.identify(sleeper().pid()).orElseThrow();
+        Identity id = ProcLive.identify(children.sleeper().pid()).orElseThrow();
         assertThat(id.pidns()).isNotEmpty();
         List<String> command = new ArrayList<>(List.of("unshare", "--pid", "--fork", "--mount-proc"));
         command.addAll(Cli.command(jar, "check", mapper.writeValueAsString(id)));
@@ -194,7 +192,7 @@ class PrivilegedIT {
     @Test
     void aProcOfAnotherNamespaceIsTrustedForNothing() throws Exception {
         // unshare --pid without --mount-proc: /proc still shows the parent namespace's pids.
-        Process sleeper = sleeper();
+        Process sleeper = children.sleeper();
         Identity id = ProcLive.identify(sleeper.pid()).orElseThrow();
         Identity bare = new Identity(id.pid(), id.start(), id.boot(), id.host(), id.name(), "");
         List<String> check = new ArrayList<>(List.of("unshare", "--pid", "--fork"));
@@ -237,7 +235,7 @@ class PrivilegedIT {
     }
 
     private Identity exitedSleeper() throws Exception {
-        Process sleeper = sleeper();
+        Process sleeper = children.sleeper();
         Identity id = ProcLive.identify(sleeper.pid()).orElseThrow();
         sleeper.destroyForcibly();
         assertThat(sleeper.waitFor(10, TimeUnit.SECONDS)).isTrue();
@@ -253,7 +251,7 @@ class PrivilegedIT {
 
     @Test
     void hidepidStillHidesFromTheRootOfAChildUserNamespace() throws Exception {
-        Identity live = ProcLive.identify(sleeper().pid()).orElseThrow();
+        Identity live = ProcLive.identify(children.sleeper().pid()).orElseThrow();
         Cli.Result r = checkAsRootOfAUserNamespaceUnderHidepid(mapper.writeValueAsString(live));
         assertThat(r.line()).as(r.err()).isEqualTo("{\"liveness\":\"unknown\",\"reason\":\"access_denied\"}");
         assertThat(r.exit()).isEqualTo(2);
@@ -277,7 +275,7 @@ class PrivilegedIT {
 
     @Test
     void aTimeNamespaceDoesNotMoveTheFingerprint() throws Exception {
-        Process sleeper = sleeper();
+        Process sleeper = children.sleeper();
         Identity outside = ProcLive.identify(sleeper.pid()).orElseThrow();
         List<String> inTimeNs = List.of("unshare", "--time", "--boottime", "1000", "--fork");
 
@@ -301,7 +299,7 @@ class PrivilegedIT {
     @Test
     void anOffsetOfAFractionOfATickMatchesWithinTwoTicks() throws Exception {
         Path timens = dev.proclive.CPrograms.compile(dir, "timens_exec");
-        Process sleeper = sleeper();
+        Process sleeper = children.sleeper();
         Identity outside = ProcLive.identify(sleeper.pid()).orElseThrow();
         for (String nanos : List.of("1000005000000", "-3000000")) {
             List<String> check = new ArrayList<>(List.of(timens.toString(), nanos));
@@ -319,7 +317,7 @@ class PrivilegedIT {
 
     @Test
     void anIdentityWithoutNamespaceFromTheHostIsNeverDeadInAContainer() throws Exception {
-        Identity live = ProcLive.identify(sleeper().pid()).orElseThrow();
+        Identity live = ProcLive.identify(children.sleeper().pid()).orElseThrow();
         for (String json : List.of(goIdentity(live), goIdentity(exitedSleeper()))) {
             List<String> command = new ArrayList<>(List.of("unshare", "--mount", "--pid", "--fork", "--mount-proc"));
             command.addAll(Cli.command(jar, "check", json));
@@ -343,7 +341,7 @@ class PrivilegedIT {
         try (var files = Files.walk(locales)) {
             files.forEach(f -> { f.toFile().setReadable(true, false); f.toFile().setExecutable(true, false); });
         }
-        Identity id = ProcLive.identify(sleeper().pid()).orElseThrow();
+        Identity id = ProcLive.identify(children.sleeper().pid()).orElseThrow();
         String script = "mount -t proc -o hidepid=noaccess proc /proc && exec setpriv --reuid=" + NOBODY
                 + " --regid=" + NOBODY + " --clear-groups env LOCPATH=" + quote(locales.toString())
                 + " LC_ALL=de_DE.UTF-8 sh -c " + quote(cli("check", mapper.writeValueAsString(id))

@@ -52,9 +52,6 @@ class EtcdFaultIT {
         etcd.close();
     }
 
-    private Identity sleeper() throws Exception {
-        return ProcLive.identify(children.start("sleep", "120").pid()).orElseThrow();
-    }
 
     /** A store over the endpoints in this order. */
     private LeaseStore store(List<URI> endpoints, Duration ttl) throws IOException {
@@ -66,7 +63,7 @@ class EtcdFaultIT {
         EtcdCluster.Member first = etcd.members.get(0);
         first.kill();
         LeaseStore store = store(etcd.endpoints(), Duration.ofSeconds(30)); // the dead member is tried first
-        Acquisition a = store.acquire("build", sleeper());
+        Acquisition a = store.acquire("build", children.sleeping());
         assertThat(a).isInstanceOf(Acquisition.Granted.class);
         assertThat(((Acquisition.Granted) a).lease().release()).isTrue();
     }
@@ -74,14 +71,14 @@ class EtcdFaultIT {
     @Test
     void aStoppedLeaderIsReplacedAndTheLeaseGoesOn() throws Exception {
         EtcdCluster.Member leader = etcd.leader();
-        Identity holder = sleeper();
+        Identity holder = children.sleeping();
         LeaseStore store = store(etcd.endpoints(), Duration.ofSeconds(30));
         Lease lease = ((Acquisition.Granted) store.acquire("build", holder)).lease();
         leader.signal("STOP");
         List<URI> leaderFirst = new ArrayList<>(List.of(leader.endpoint()));
         etcd.endpoints().stream().filter(e -> !e.equals(leader.endpoint())).forEach(leaderFirst::add);
         LeaseStore other = store(leaderFirst, Duration.ofSeconds(30));
-        assertThat(other.acquire("build", sleeper())).isInstanceOf(Acquisition.Held.class);
+        assertThat(other.acquire("build", children.sleeping())).isInstanceOf(Acquisition.Held.class);
         assertThat(lease.renew().fence()).isEqualTo(lease.fence());
         assertThat(lease.isValid()).isTrue();
         leader.signal("CONT");
@@ -89,14 +86,14 @@ class EtcdFaultIT {
 
     @Test
     void withoutAMajorityNothingIsGrantedAndTheHolderIsToldItLostTheLease() throws Exception {
-        Identity holder = sleeper();
+        Identity holder = children.sleeping();
         LeaseStore store = store(etcd.endpoints(), Duration.ofSeconds(2));
         Lease lease = ((Acquisition.Granted) store.acquire("build", holder)).lease();
         etcd.members.get(1).kill();
         etcd.members.get(2).kill();
 
         LeaseStore newcomer = store(etcd.endpoints(), Duration.ofSeconds(2));
-        Identity other = sleeper();
+        Identity other = children.sleeping();
         assertThatThrownBy(() -> newcomer.acquire("build", other)).isInstanceOf(IOException.class);
         assertThatThrownBy(() -> newcomer.acquire("free", other)).isInstanceOf(IOException.class);
         // By now the keep-alive has failed for more than three quarters of the TTL: lost, said at once.

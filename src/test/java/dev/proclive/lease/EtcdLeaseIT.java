@@ -73,10 +73,6 @@ class EtcdLeaseIT {
         return LeaseStore.builder().etcd(etcd.endpoints()).prefix(prefix).policy(policy).build();
     }
 
-    private Identity sleeper() throws Exception {
-        Process p = children.start("sleep", "120");
-        return ProcLive.identify(p.pid()).orElseThrow();
-    }
 
     private Etcd raw() throws IOException {
         return EtcdGateway.open(etcd.endpoints(), Optional.empty(), Duration.ofSeconds(5), dev.proclive.lease.book.LeaseJson.MAPPER);
@@ -117,7 +113,7 @@ class EtcdLeaseIT {
     @Test
     void aGrantsFenceIsTheRevisionOfItsFenceKeyAndOnlyGrows() throws Exception {
         LeaseStore store = store(Duration.ofSeconds(30));
-        Identity a = sleeper();
+        Identity a = children.sleeping();
         Lease first = ((Acquisition.Granted) store.acquire("build", a)).lease();
         assertThat(first.fence()).isEqualTo(modRevision(prefix + "build.fence")).isPositive();
         assertThat(store.read("build")).get().extracting(LeaseRecord::fence).isEqualTo(first.fence());
@@ -132,7 +128,7 @@ class EtcdLeaseIT {
 
         // The record deleted by hand: the fence key is not, so the next fence is higher still.
         deleteKey(prefix + "build");
-        Lease second = ((Acquisition.Granted) store.acquire("build", sleeper())).lease();
+        Lease second = ((Acquisition.Granted) store.acquire("build", children.sleeping())).lease();
         assertThat(second.fence()).isGreaterThan(first.fence()).isEqualTo(modRevision(prefix + "build.fence"));
     }
 
@@ -154,7 +150,7 @@ class EtcdLeaseIT {
         LeaseStore hook = store(Duration.ofSeconds(30));
         Lease held = ((Acquisition.Granted) hook.acquire("build", holder)).lease();
         hook.close();
-        Identity newcomer = sleeper();
+        Identity newcomer = children.sleeping();
         assertThat(store.acquire("build", newcomer)).isInstanceOf(Acquisition.Held.class);
         p.destroyForcibly().waitFor();
         Acquisition a = store.acquire("build", newcomer);
@@ -192,22 +188,22 @@ class EtcdLeaseIT {
 
     @Test
     void aRecordNobodyKeepsAliveExpiresAndTheNextFenceIsHigher() throws Exception {
-        Identity holder = sleeper();
+        Identity holder = children.sleeping();
         LeaseStore first = store(Duration.ofSeconds(1));
         Lease gone = ((Acquisition.Granted) first.acquire("build", holder)).lease();
         first.close(); // this JVM stops keeping it alive, as an exited one would
-        Acquisition meanwhile = store(Duration.ofSeconds(1)).acquire("build", sleeper());
+        Acquisition meanwhile = store(Duration.ofSeconds(1)).acquire("build", children.sleeping());
         assertThat(meanwhile).isInstanceOf(Acquisition.Held.class);
         LeaseStore reader = store(Duration.ofSeconds(1));
         Eventually.until("the record expired", Duration.ofSeconds(10), () -> reader.read("build").isEmpty());
-        Lease next = ((Acquisition.Granted) store(Duration.ofSeconds(30)).acquire("build", sleeper())).lease();
+        Lease next = ((Acquisition.Granted) store(Duration.ofSeconds(30)).acquire("build", children.sleeping())).lease();
         assertThat(next.fence()).isGreaterThan(gone.fence());
     }
 
     @Test
     void aGrantKeptAliveByItsJvmOutlivesItsTtl() throws Exception {
         LeaseStore store = store(Duration.ofSeconds(2));
-        Lease kept = ((Acquisition.Granted) store.acquire("build", sleeper())).lease();
+        Lease kept = ((Acquisition.Granted) store.acquire("build", children.sleeping())).lease();
         Eventually.until("renewed seven seconds after its grant, no renew() called", Duration.ofSeconds(40),
                 () -> store.read("build"), r -> r.isEmpty() || r.get().fence() != kept.fence()
                         || r.get().renewedAt().isAfter(kept.record().acquiredAt().plusSeconds(7)));
@@ -219,7 +215,7 @@ class EtcdLeaseIT {
     @Test
     void afterLeaseBreakItsLostCompletesWithinASecondSayingBroken() throws Exception {
         LeaseStore store = store(Duration.ofSeconds(30));
-        Lease lease = ((Acquisition.Granted) store.acquire("build", sleeper())).lease();
+        Lease lease = ((Acquisition.Granted) store.acquire("build", children.sleeping())).lease();
         Cli.Result broke = Cli.run("lease", "break", "build", "--etcd",
                 etcd.endpoints().get(0).toString(), "--prefix", prefix);
         long broken = System.nanoTime();
@@ -235,7 +231,7 @@ class EtcdLeaseIT {
     @Test
     void aListenerSeesAnotherProcessGrantedThenReleased() throws Exception {
         LeaseStore store = store(Duration.ofSeconds(30));
-        Identity holder = sleeper();
+        Identity holder = children.sleeping();
         java.util.concurrent.BlockingQueue<LeaseEvent> events = new java.util.concurrent.LinkedBlockingQueue<>();
         try (AutoCloseable watch = store.watch("build", events::add)) {
             String at = etcd.endpoints().get(0).toString();
@@ -259,7 +255,7 @@ class EtcdLeaseIT {
     void ofEightRacersForAFreeLeaseExactlyOneWins() throws Exception {
         List<Identity> racers = new ArrayList<>();
         for (int i = 0; i < 8; i++) {
-            racers.add(sleeper());
+            racers.add(children.sleeping());
         }
         for (int round = 0; round < 5; round++) {
             String name = "race" + round;
@@ -290,7 +286,7 @@ class EtcdLeaseIT {
         LeaseStore store = store(Duration.ofSeconds(30));
         Process p = children.start("sleep", "120");
         store.acquire("build", ProcLive.identify(p.pid()).orElseThrow());
-        Identity waiter = sleeper();
+        Identity waiter = children.sleeping();
         long ms = grantedAfter(() -> store.acquire("build", waiter, Duration.ofSeconds(20)), p::destroyForcibly);
         assertThat(ms).as("granted %d ms after the kill", ms).isLessThan(2_000);
     }
@@ -298,8 +294,8 @@ class EtcdLeaseIT {
     @Test
     void aReleaseWakesAWaiterThroughTheWatch() throws Exception {
         LeaseStore store = store(Duration.ofSeconds(30));
-        Lease held = ((Acquisition.Granted) store.acquire("build", sleeper())).lease();
-        Identity waiter = sleeper();
+        Lease held = ((Acquisition.Granted) store.acquire("build", children.sleeping())).lease();
+        Identity waiter = children.sleeping();
         long ms = grantedAfter(() -> store(Duration.ofSeconds(30)).acquire("build", waiter, Duration.ofSeconds(20)),
                 held::release);
         assertThat(ms).as("granted %d ms after the release (a poll would take 2 s)", ms).isLessThan(1_000);

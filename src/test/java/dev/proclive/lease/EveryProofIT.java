@@ -39,6 +39,9 @@ import org.junit.jupiter.api.io.TempDir;
 @EnabledOnOs(OS.LINUX)
 class EveryProofIT {
 
+    @org.junit.jupiter.api.extension.RegisterExtension
+    final dev.proclive.Children children = new dev.proclive.Children();
+
     @TempDir
     Path tmp;
     final List<Process> started = new ArrayList<>();
@@ -84,11 +87,6 @@ class EveryProofIT {
         return Long.parseLong(Files.readString(pidFile).strip());
     }
 
-    private Identity sleeper() throws Exception {
-        Process p = new ProcessBuilder("sleep", "120").start();
-        started.add(p);
-        return ProcLive.identify(p.pid()).orElseThrow();
-    }
 
     /**
      * The daemon holds the lease while it writes, and a newcomer is held off until its last write;
@@ -105,7 +103,7 @@ class EveryProofIT {
         LeaseRecord held = until(store, "build", r -> r.holder().pid() == daemon || !r.granted());
         assertThat(held.state()).as("the daemon holds it: %s", held).isEqualTo(LeaseRecord.State.HELD);
         assertThat(held.fence()).isEqualTo(s.lease().fence());
-        Identity newcomer = sleeper();
+        Identity newcomer = children.sleeping();
         assertThat(store.acquire("build", newcomer)).as("no second writer while the daemon runs")
                 .isInstanceOf(Acquisition.Held.class);
         LeaseRecord ended = until(store, "build", r -> !r.granted());
@@ -172,7 +170,7 @@ class EveryProofIT {
             LeaseRecord ended = until(store, "build", r -> !r.granted());
             assertThat(ended.ended().orElseThrow().exitCode()).hasValue(Descendants.CANNOT_ENTER);
             assertThat(ended.cgroup()).isPresent();
-            assertThat(store.acquire("build", sleeper())).isInstanceOf(Acquisition.Granted.class);
+            assertThat(store.acquire("build", children.sleeping())).isInstanceOf(Acquisition.Granted.class);
             removed(ended.cgroup());
         }
     }
@@ -228,7 +226,7 @@ class EveryProofIT {
         }
         try (LeaseStore next = store(Platform.descendants())) {
             LeaseRecord before = next.read("build").orElseThrow();
-            assertThat(next.acquire("build", sleeper())).isInstanceOf(Acquisition.Granted.class);
+            assertThat(next.acquire("build", children.sleeping())).isInstanceOf(Acquisition.Granted.class);
             assertThat(Path.of(before.cgroup().orElseThrow().path())).as("the grant after it removed it").doesNotExist();
         }
     }
@@ -240,7 +238,7 @@ class EveryProofIT {
             LeaseRecord held = store.read("build").orElseThrow();
             assumeTrue(held.cgroup().isPresent(), "no cgroup can be made here (the cgroup v2 hierarchy is not writable)");
             assertThat(store.breakLease("build")).isPresent();
-            assertThat(store.acquire("build", sleeper())).isInstanceOf(Acquisition.Granted.class);
+            assertThat(store.acquire("build", children.sleeping())).isInstanceOf(Acquisition.Granted.class);
             assertThat(s.process().waitFor()).isZero();
             removed(held.cgroup()); // by its supervisor, which no record asks to any more
         }
@@ -307,7 +305,7 @@ class EveryProofIT {
                 plain.destroyForcibly();
                 plain.waitFor();
                 long begun = System.nanoTime();
-                Acquisition next = store.acquire("build", sleeper());
+                Acquisition next = store.acquire("build", children.sleeping());
                 assertThat(next).as("round %d", round).isInstanceOf(Acquisition.Granted.class);
                 assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - begun)).isLessThan(5_000);
                 ((Acquisition.Granted) next).lease().release();

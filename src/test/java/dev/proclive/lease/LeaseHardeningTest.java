@@ -55,9 +55,6 @@ class LeaseHardeningTest {
         children.killAll();
     }
 
-    private Identity sleeper() throws IOException {
-        return ProcLive.identify(children.start("sleep", "120").pid()).orElseThrow();
-    }
 
     private static Lease granted(Acquisition a) {
         assertThat(a).isInstanceOf(Acquisition.Granted.class);
@@ -81,7 +78,7 @@ class LeaseHardeningTest {
 
     @Test
     void aRenewalKeepsTheTtlTheHolderPromisedUnlessGivenOne() throws Exception {
-        Identity holder = sleeper();
+        Identity holder = children.sleeping();
         LeaseStore longTtl = LeaseStore.builder().directory(dir).policy(LeasePolicy.builder().ttl(Duration.ofMinutes(10)).build()).build();
         Lease lease = granted(longTtl.acquire("build", holder));
         assertThat(lease.record().ttl()).isEqualTo(Duration.ofMinutes(10));
@@ -104,7 +101,7 @@ class LeaseHardeningTest {
     @ParameterizedTest
     @ValueSource(strings = {" }{\"fence\":99, garbage", "{}", "x", "\n\n{\"fence\":1}"})
     void anythingAfterTheRecordMakesItCorruptAndChangesNothing(String trailing) throws Exception {
-        Identity holder = sleeper();
+        Identity holder = children.sleeping();
         String json = record(holder, 3, LeaseRecord.State.RELEASED).toJson() + trailing;
         Files.createDirectories(dir);
         Files.writeString(dir.resolve("build.lease"), json);
@@ -115,14 +112,14 @@ class LeaseHardeningTest {
 
     @Test
     void aRecordFollowedByWhitespaceOnlyStillReads() throws Exception {
-        writeRecord(record(sleeper(), 3, LeaseRecord.State.RELEASED));
+        writeRecord(record(children.sleeping(), 3, LeaseRecord.State.RELEASED));
         Files.writeString(dir.resolve("build.lease"), "\n \t\n", java.nio.file.StandardOpenOption.APPEND);
         assertThat(store.read("build").orElseThrow().fence()).isEqualTo(3);
     }
 
     @Test
     void theGrantAfterTheLastFenceIsRefusedNeverWrapped() throws Exception {
-        Identity holder = sleeper();
+        Identity holder = children.sleeping();
         writeRecord(record(holder, Long.MAX_VALUE, LeaseRecord.State.RELEASED));
         String before = Files.readString(dir.resolve("build.lease"));
         assertThatThrownBy(() -> store.acquire("build", holder)).isInstanceOf(LeaseCorruptException.class)
@@ -136,7 +133,7 @@ class LeaseHardeningTest {
 
     @Test
     void fencesAboveTenToTheEighteenWorkEverywhere() throws Exception {
-        Identity holder = sleeper();
+        Identity holder = children.sleeping();
         long big = 1_000_000_000_000_000_000L; // 19 digits
         writeRecord(record(holder, big, LeaseRecord.State.RELEASED));
         Lease lease = granted(store.acquire("build", holder));
@@ -151,7 +148,7 @@ class LeaseHardeningTest {
     void aGuardBeyondTheRangeIsCorrupt() throws Exception {
         Files.createDirectories(dir);
         Files.writeString(dir.resolve("build.guard"), "9223372036854775808");
-        assertThatThrownBy(() -> store.acquire("build", sleeper())).isInstanceOf(LeaseCorruptException.class)
+        assertThatThrownBy(() -> store.acquire("build", children.sleeping())).isInstanceOf(LeaseCorruptException.class)
                 .hasMessageContaining("not a fence");
     }
 
@@ -168,7 +165,7 @@ class LeaseHardeningTest {
 
     @Test
     void aHeldRecordBelowTheGuardsFenceWasRolledBackAndIsCorruptUntilBroken() throws Exception {
-        Identity holder = sleeper();
+        Identity holder = children.sleeping();
         Lease lease = granted(store.acquire("build", holder));
         String old = Files.readString(dir.resolve("build.lease")); // a backup at fence 1
         for (int i = 0; i < 4; i++) {
@@ -190,7 +187,7 @@ class LeaseHardeningTest {
     @Test
     @org.junit.jupiter.api.condition.EnabledOnOs(org.junit.jupiter.api.condition.OS.LINUX) // boot ids
     void aRecordRolledBackByAPowerLossNamesAHolderOfAnEarlierBootAndIsTakenAboveTheGuard() throws Exception {
-        Identity holder = sleeper();
+        Identity holder = children.sleeping();
         Lease lease = granted(store.acquire("build", holder));
         for (int i = 0; i < 4; i++) {
             lease.release();
@@ -201,7 +198,7 @@ class LeaseHardeningTest {
         Identity before = new Identity(holder.pid(), holder.start(), "00000000-1111-2222-3333-444444444444",
                 holder.host(), holder.name(), holder.pidns(), holder.machine());
         writeRecord(record(before, 2, LeaseRecord.State.HELD));
-        Acquisition.Granted next = (Acquisition.Granted) store.acquire("build", sleeper());
+        Acquisition.Granted next = (Acquisition.Granted) store.acquire("build", children.sleeping());
         assertThat(next.lease().fence()).as("above the forced guard: fence 5 is never handed out again").isEqualTo(6);
         assertThat(next.lease().record().previous().orElseThrow().verdict().reason()).isEqualTo(dev.proclive.Reason.REBOOTED);
     }
@@ -209,7 +206,7 @@ class LeaseHardeningTest {
     @ParameterizedTest
     @ValueSource(strings = {"+1000000000-12-31T23:59:59.999Z", "-0001-01-01T00:00:00Z", "+10000-01-01T00:00:00Z"})
     void aTimestampOutsideWhatARecordCanHoldIsCorrupt(String at) throws Exception {
-        Identity holder = sleeper();
+        Identity holder = children.sleeping();
         String json = record(holder, 2, LeaseRecord.State.HELD).toJson().replaceFirst("\"renewedAt\":\"[^\"]*\"",
                 "\"renewedAt\":\"" + at + "\"");
         Files.createDirectories(dir);
@@ -217,12 +214,12 @@ class LeaseHardeningTest {
         assertThatThrownBy(() -> store.read("build")).isInstanceOf(LeaseCorruptException.class)
                 .hasMessageContaining("renewedAt");
         LeaseStore takesUnknown = LeaseStore.builder().directory(dir).policy(LeasePolicy.builder().takeUnknownAfterTtl(true).build()).build();
-        assertThatThrownBy(() -> takesUnknown.acquire("build", sleeper())).isInstanceOf(LeaseCorruptException.class);
+        assertThatThrownBy(() -> takesUnknown.acquire("build", children.sleeping())).isInstanceOf(LeaseCorruptException.class);
     }
 
     @Test
     void aFailedWriteRemovesItsTemporaryFileAndEveryWriterCleansDeadOnes() throws Exception {
-        Identity holder = sleeper();
+        Identity holder = children.sleeping();
         Lease lease = granted(store.acquire("build", holder));
         // A write that fails at the rename (a directory stands where the record goes)...
         store.files().beforeReplace(() -> {
@@ -264,7 +261,7 @@ class LeaseHardeningTest {
     @Test
     @EnabledOnOs(OS.LINUX)
     void aPlantedFifoOrDirectoryWhereATemporaryFileWentHangsNothing() throws Exception {
-        Identity holder = sleeper();
+        Identity holder = children.sleeping();
         Identity self = ProcLive.current().orElseThrow();
         Files.createDirectories(dir);
         // Where the old, predictable name of this process's next temporary file was.
@@ -304,7 +301,7 @@ class LeaseHardeningTest {
 
     @Test
     void messagesQuotingWhatWasFoundStayOnOneLine() throws Exception {
-        Identity holder = sleeper();
+        Identity holder = children.sleeping();
         String json = record(holder, 2, LeaseRecord.State.HELD).toJson().replace("\"state\":\"held\"",
                 "\"state\":\"held\\nproclive: granted\\u001b[2J\"");
         Files.createDirectories(dir);
@@ -320,7 +317,7 @@ class LeaseHardeningTest {
 
     @Test
     void filesAreOwnerOnlyWheneverTheDirectoryIsWhoeverCreatedIt() throws Exception {
-        Identity holder = sleeper();
+        Identity holder = children.sleeping();
         Files.createDirectories(dir);
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
         LeaseStore later = LeaseStore.open(dir); // did not create it
@@ -341,7 +338,7 @@ class LeaseHardeningTest {
 
     @Test
     void aThreadThatLocksTwiceIsToldNotDeadlocked() throws Exception {
-        Identity holder = sleeper();
+        Identity holder = children.sleeping();
         assertThatThrownBy(() -> store.files().locked("build", g -> store.acquire("build", holder)))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("already locked");
         assertThat(granted(store.acquire("build", holder)).fence()).isEqualTo(1);

@@ -57,10 +57,6 @@ class LeaseStoreTest {
         children.killAll();
     }
 
-    private Identity sleeper() throws IOException {
-        Process p = children.start("sleep", "120");
-        return ProcLive.identify(p.pid()).orElseThrow();
-    }
 
     private Identity exited() throws Exception {
         Process p = children.start("sleep", "120");
@@ -88,7 +84,7 @@ class LeaseStoreTest {
 
     @Test
     void aFreeLeaseGoesToALiveHolderThatNeedNotBeTheWriter() throws Exception {
-        Identity holder = sleeper();
+        Identity holder = children.sleeping();
         Acquisition a = store.acquire("build", holder);
         Lease lease = granted(a);
         assertThat(((Acquisition.Granted) a).previous()).isEmpty();
@@ -112,7 +108,7 @@ class LeaseStoreTest {
 
     @Test
     void theSameHolderIsGrantedAgainAtTheSameFence() throws Exception {
-        Identity holder = sleeper();
+        Identity holder = children.sleeping();
         Lease first = granted(store.acquire("build", holder));
         millisecondAfter(first.record().renewedAt());
         Acquisition again = store.acquire("build", holder);
@@ -125,8 +121,8 @@ class LeaseStoreTest {
 
     @Test
     void aLiveHolderKeepsItsLease() throws Exception {
-        Lease held = granted(store.acquire("build", sleeper()));
-        Acquisition a = store.acquire("build", sleeper());
+        Lease held = granted(store.acquire("build", children.sleeping()));
+        Acquisition a = store.acquire("build", children.sleeping());
         assertThat(a).isInstanceOfSatisfying(Acquisition.Held.class, h -> {
             assertThat(h.record()).isEqualTo(held.record());
             assertThat(h.verdict().reason()).isEqualTo(Reason.MATCHED);
@@ -138,7 +134,7 @@ class LeaseStoreTest {
     void anExitedHolderIsTakenOverAtOnceWithWhyKept() throws Exception {
         Identity gone = exited();
         writeRecord(gone, 4, Instant.now());
-        Identity taker = sleeper();
+        Identity taker = children.sleeping();
         Acquisition a = store.acquire("build", taker);
         Lease lease = granted(a);
         assertThat(lease.fence()).isEqualTo(5);
@@ -157,28 +153,28 @@ class LeaseStoreTest {
         Identity zombie = ProcLive.identify(pid).orElseThrow();
         Children.await(zombie, v -> v.reason() == Reason.ZOMBIE);
         writeRecord(zombie, 1, Instant.now());
-        assertThat(granted(store.acquire("build", sleeper())).record().previous().orElseThrow().verdict().reason())
+        assertThat(granted(store.acquire("build", children.sleeping())).record().previous().orElseThrow().verdict().reason())
                 .isEqualTo(Reason.ZOMBIE);
     }
 
     @Test
     void aReusedPidAndAnotherBootAreTakenOver() throws Exception {
-        Identity live = sleeper();
+        Identity live = children.sleeping();
         writeRecord(with(live, live.start() + "1", live.boot(), live.host()), 1, Instant.now());
-        assertThat(granted(store.acquire("build", sleeper())).record().previous().orElseThrow().verdict().reason())
+        assertThat(granted(store.acquire("build", children.sleeping())).record().previous().orElseThrow().verdict().reason())
                 .isEqualTo(Reason.PID_REUSED);
         if (!live.boot().isEmpty()) {
             writeRecord(with(live, live.start(), "another-boot", live.host()), 7, Instant.now());
-            assertThat(granted(store.acquire("build", sleeper())).record().previous().orElseThrow().verdict().reason())
+            assertThat(granted(store.acquire("build", children.sleeping())).record().previous().orElseThrow().verdict().reason())
                     .isEqualTo(Reason.REBOOTED);
         }
     }
 
     @Test
     void anUnknownHolderKeepsItsLeaseByDefault() throws Exception {
-        Identity elsewhere = with(sleeper(), "1", "", "another-host");
+        Identity elsewhere = with(children.sleeping(), "1", "", "another-host");
         writeRecord(elsewhere, 3, Instant.now().minus(1, ChronoUnit.HOURS));
-        Acquisition a = store.acquire("build", sleeper());
+        Acquisition a = store.acquire("build", children.sleeping());
         assertThat(a).isInstanceOfSatisfying(Acquisition.Undecided.class, u -> {
             assertThat(u.verdict().reason()).isEqualTo(Reason.OTHER_HOST);
             assertThat(u.eligibleAt()).isEmpty();
@@ -189,14 +185,14 @@ class LeaseStoreTest {
     @Test
     void anUnknownHolderIsTakenOverOnlyWhenAllowedAndItsTtlHasPassed() throws Exception {
         LeaseStore lenient = LeaseStore.builder().directory(dir).policy(LeasePolicy.builder().takeUnknownAfterTtl(true).build()).build();
-        Identity elsewhere = with(sleeper(), "1", "", "another-host");
+        Identity elsewhere = with(children.sleeping(), "1", "", "another-host");
         Instant fresh = Instant.now().truncatedTo(ChronoUnit.MILLIS);
         writeRecord(elsewhere, 3, fresh);
-        assertThat(lenient.acquire("build", sleeper())).isInstanceOfSatisfying(Acquisition.Undecided.class,
+        assertThat(lenient.acquire("build", children.sleeping())).isInstanceOfSatisfying(Acquisition.Undecided.class,
                 u -> assertThat(u.eligibleAt()).contains(fresh.plusSeconds(30)));
 
         writeRecord(elsewhere, 3, fresh.minusSeconds(31));
-        Lease lease = granted(lenient.acquire("build", sleeper()));
+        Lease lease = granted(lenient.acquire("build", children.sleeping()));
         assertThat(lease.fence()).isEqualTo(4);
         assertThat(lease.record().previous().orElseThrow().verdict().liveness()).isEqualTo(Liveness.UNKNOWN);
     }
@@ -212,7 +208,7 @@ class LeaseStoreTest {
 
     @Test
     void theFenceNeverGoesBackwards() throws Exception {
-        Identity holder = sleeper();
+        Identity holder = children.sleeping();
         Lease one = granted(store.acquire("build", holder));
         assertThat(one.release()).isTrue();
         Lease two = granted(store.acquire("build", holder));
@@ -227,7 +223,7 @@ class LeaseStoreTest {
 
     @Test
     void renewMovesRenewedAtAndFailsOnceTheLeaseIsLost() throws Exception {
-        Identity holder = sleeper();
+        Identity holder = children.sleeping();
         Lease lease = granted(store.acquire("build", holder));
         millisecondAfter(lease.record().renewedAt());
         LeaseRecord renewed = lease.renew();
@@ -246,7 +242,7 @@ class LeaseStoreTest {
 
     @Test
     void releaseIsIdempotentAndNeverTouchesAnotherGrant() throws Exception {
-        Identity holder = sleeper();
+        Identity holder = children.sleeping();
         Lease lease = granted(store.acquire("build", holder));
         assertThat(lease.isValid()).isTrue();
         lease.ensureValid();
@@ -256,7 +252,7 @@ class LeaseStoreTest {
         assertThat(Files.readAllBytes(dir.resolve("build.lease"))).isEqualTo(released);
         assertThat(lease.isValid()).isFalse();
 
-        Lease next = granted(store.acquire("build", sleeper()));
+        Lease next = granted(store.acquire("build", children.sleeping()));
         byte[] nextRecord = Files.readAllBytes(dir.resolve("build.lease"));
         lease.close();
         assertThat(lease.release()).as("another fence's now").isFalse();
@@ -269,9 +265,9 @@ class LeaseStoreTest {
 
     @Test
     void aGrantForAnotherHolderAtTheSameFenceIsNotThisLeases() throws Exception {
-        Lease lease = granted(store.acquire("build", sleeper()));
+        Lease lease = granted(store.acquire("build", children.sleeping()));
         LeaseRecord r = lease.record();
-        Identity other = sleeper();
+        Identity other = children.sleeping();
         Files.writeString(dir.resolve("build.lease"), new LeaseRecord("build", r.fence(), LeaseRecord.State.HELD,
                 other, other, r.acquiredAt(), r.renewedAt(), r.ttl(), Optional.empty()).toJson());
         assertThat(lease.isValid()).isFalse();
@@ -283,7 +279,7 @@ class LeaseStoreTest {
     @ParameterizedTest
     @ValueSource(strings = {"", ".hidden", "-flag", "a/b", "a b", "ä", "../x", "x\n"})
     void aBadNameIsRefusedAndNothingIsWritten(String name) throws Exception {
-        Identity holder = sleeper();
+        Identity holder = children.sleeping();
         assertThatThrownBy(() -> store.acquire(name, holder)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> store.read(name)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> store.breakLease(name)).isInstanceOf(IllegalArgumentException.class);
@@ -295,9 +291,9 @@ class LeaseStoreTest {
     @Test
     void namesUpTo128CharactersAreFine() throws Exception {
         String longest = "a".repeat(128);
-        assertThat(granted(store.acquire(longest, sleeper())).name()).isEqualTo(longest);
+        assertThat(granted(store.acquire(longest, children.sleeping())).name()).isEqualTo(longest);
         assertThatThrownBy(() -> store.read(longest + "a")).isInstanceOf(IllegalArgumentException.class);
-        assertThat(granted(store.acquire("v1.2_x-y", sleeper())).fence()).isEqualTo(1);
+        assertThat(granted(store.acquire("v1.2_x-y", children.sleeping())).fence()).isEqualTo(1);
     }
 
     @ParameterizedTest
@@ -308,7 +304,7 @@ class LeaseStoreTest {
         Files.createDirectories(dir);
         Path record = dir.resolve("build.lease");
         Files.writeString(record, content);
-        Identity holder = sleeper();
+        Identity holder = children.sleeping();
         assertThatThrownBy(() -> store.acquire("build", holder)).isInstanceOf(LeaseCorruptException.class);
         assertThatThrownBy(() -> store.read("build")).isInstanceOf(LeaseCorruptException.class);
         assertThatThrownBy(() -> store.renew("build", 1)).isInstanceOf(LeaseCorruptException.class);
@@ -321,14 +317,14 @@ class LeaseStoreTest {
     @ValueSource(strings = {"garbage", "{}", "{\"name\":\"other\",\"fence\":1}",
             "{\"name\":\"build\",\"fence\":1,\"state\":\"maybe\"}"})
     void breakClearsACorruptRecordAndTheNextFenceIsAboveEveryOneGranted(String content) throws Exception {
-        Identity holder = sleeper();
+        Identity holder = children.sleeping();
         long granted = ((Acquisition.Granted) store.acquire("build", holder)).lease().fence();
         Path record = dir.resolve("build.lease");
         Files.writeString(record, content);
         assertThat(store.breakLease("build")).as("nothing trusted to write a released record from").isEmpty();
         assertThat(record).doesNotExist();
         assertThat(store.read("build")).isEmpty();
-        Acquisition next = store.acquire("build", sleeper());
+        Acquisition next = store.acquire("build", children.sleeping());
         assertThat(next).isInstanceOf(Acquisition.Granted.class);
         assertThat(((Acquisition.Granted) next).lease().fence()).isGreaterThan(granted);
     }
@@ -347,7 +343,7 @@ class LeaseStoreTest {
         Path target = tmp.resolve("elsewhere.json");
         Files.writeString(target, "do not touch");
         Files.createSymbolicLink(dir.resolve("build.lease"), target);
-        Identity holder = sleeper();
+        Identity holder = children.sleeping();
         assertThatThrownBy(() -> store.acquire("build", holder)).isInstanceOf(LeaseCorruptException.class)
                 .hasMessageContaining("symbolic link");
         assertThatThrownBy(() -> store.read("build")).isInstanceOf(LeaseCorruptException.class);
@@ -364,7 +360,7 @@ class LeaseStoreTest {
         Path target = tmp.resolve("fence.txt");
         Files.writeString(target, "5");
         Files.createSymbolicLink(dir.resolve("build.guard"), target);
-        Identity holder = sleeper();
+        Identity holder = children.sleeping();
         assertThatThrownBy(() -> store.acquire("build", holder)).isInstanceOf(LeaseCorruptException.class);
         assertThat(Files.readString(target)).isEqualTo("5");
 
@@ -377,14 +373,14 @@ class LeaseStoreTest {
     @Test
     void aGuardWrittenByHandStillSetsTheFloor() throws Exception {
         Files.writeString(dir.resolve("build.guard"), "41\n");
-        assertThat(granted(store.acquire("build", sleeper())).fence()).isEqualTo(42);
+        assertThat(granted(store.acquire("build", children.sleeping())).fence()).isEqualTo(42);
         assertThat(Files.readString(dir.resolve("build.guard"))).isEqualTo("42");
     }
 
     @Test
     @EnabledOnOs(OS.LINUX)
     void aCreatedDirectoryAndItsFilesAreOwnerOnly() throws Exception {
-        granted(store.acquire("build", sleeper()));
+        granted(store.acquire("build", children.sleeping()));
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir))).isEqualTo("rwx------");
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve("build.lease"))))
                 .isEqualTo("rw-------");
@@ -402,7 +398,7 @@ class LeaseStoreTest {
     @Test
     void temporaryFilesOfDeadWritersAreCleanedAndOthersKept() throws Exception {
         Identity dead = exited();
-        Identity live = sleeper();
+        Identity live = children.sleeping();
         Files.createDirectories(dir);
         Path deadTmp = dir.resolve(".build." + dead.pid() + "-" + dead.start() + ".tmp");
         Path liveTmp = dir.resolve(".build." + live.pid() + "-" + live.start() + ".tmp");
@@ -421,7 +417,7 @@ class LeaseStoreTest {
         int threads = 6;
         List<Identity> holders = new ArrayList<>();
         for (int i = 0; i < threads; i++) {
-            holders.add(sleeper());
+            holders.add(children.sleeping());
         }
         LeaseStore second = LeaseStore.open(dir);
         AtomicInteger inside = new AtomicInteger();
@@ -481,7 +477,7 @@ class LeaseStoreTest {
 
     @Test
     void recordsRoundTripThroughTheirJson() throws Exception {
-        Identity holder = sleeper();
+        Identity holder = children.sleeping();
         Lease lease = granted(store.acquire("build", holder));
         LeaseRecord r = lease.record();
         assertThat(LeaseJson.read("build", r.toJson().getBytes(StandardCharsets.UTF_8))).isEqualTo(r);

@@ -227,28 +227,28 @@ class MacosProcessIntrospectorTest {
     final MacosProcessIntrospector mac = new MacosProcessIntrospector(sysctl);
     final LivenessChecker checker = LivenessChecker.of(mac);
 
-    private Identity sleeper() {
+    private Identity fakeSleeper() {
         return checker.identify(77).orElseThrow();
     }
 
     @Test
     void identifiesWithHostAndNoBootOrNamespace() {
-        assertThat(sleeper()).isEqualTo(new Identity(77, "1700000000.000042", "", "mac.local", "sleep", "", UUID));
+        assertThat(fakeSleeper()).isEqualTo(new Identity(77, "1700000000.000042", "", "mac.local", "sleep", "", UUID));
     }
 
     static final String UUID = "6B29FC40-CA47-1067-B31D-00DD010662DA";
 
     @Test
     void theHardwareUuidIsTheMachineReadOnce() {
-        sleeper();
-        checker.check(sleeper());
+        fakeSleeper();
+        checker.check(fakeSleeper());
         assertThat(mac.machineId()).contains(UUID);
         assertThat(sysctl.uuidCalls).isEqualTo(1);
     }
 
     @Test
     void noHardwareUuidRecordsNoMachineAndOneRecordedIsUnknown() {
-        Identity recorded = sleeper();
+        Identity recorded = fakeSleeper();
         sysctl.uuid = null;
         MacosProcessIntrospector blind = new MacosProcessIntrospector(sysctl);
         LivenessChecker c = LivenessChecker.of(blind);
@@ -258,19 +258,19 @@ class MacosProcessIntrospectorTest {
 
     @Test
     void theSameProcessIsAlive() {
-        assertThat(checker.explain(sleeper()).reason()).isEqualTo(Reason.MATCHED);
+        assertThat(checker.explain(fakeSleeper()).reason()).isEqualTo(Reason.MATCHED);
     }
 
     @Test
     void lengthZeroIsExited() {
-        Identity id = sleeper();
+        Identity id = fakeSleeper();
         sysctl.procs.remove(77);
         assertThat(checker.explain(id).reason()).isEqualTo(Reason.EXITED);
     }
 
     @Test
     void aZombieIsDead() {
-        Identity id = sleeper();
+        Identity id = fakeSleeper();
         sysctl.put(KinfoProcBuilder.process(77).start(1_700_000_000L, 42).comm("sleep").stat(KinfoProc.SZOMB));
         assertThat(checker.explain(id).reason()).isEqualTo(Reason.ZOMBIE);
         assertThat(checker.identify(77)).isEmpty();
@@ -278,14 +278,14 @@ class MacosProcessIntrospectorTest {
 
     @Test
     void anotherStartIsAReusedPid() {
-        Identity id = sleeper();
+        Identity id = fakeSleeper();
         sysctl.put(KinfoProcBuilder.process(77).start(1_700_000_999L, 42).comm("bash"));
         assertThat(checker.explain(id).reason()).isEqualTo(Reason.PID_REUSED);
     }
 
     @Test
     void errnosAreUnknownWithTheMatchingReason() {
-        Identity id = sleeper();
+        Identity id = fakeSleeper();
         sysctl.errnos.put(77, 1);
         assertThat(checker.explain(id).reason()).isEqualTo(Reason.ACCESS_DENIED);
         sysctl.errnos.put(77, 12);
@@ -299,7 +299,7 @@ class MacosProcessIntrospectorTest {
 
     @Test
     void aFailureWithoutAnErrnoIsNeverGone() {
-        Identity id = sleeper();
+        Identity id = fakeSleeper();
         sysctl.errnos.put(77, 0);
         assertThat(mac.lookup(77)).isInstanceOf(ProcessLookup.Unknown.class);
         assertThat(checker.explain(id)).satisfies(v -> {
@@ -310,7 +310,7 @@ class MacosProcessIntrospectorTest {
 
     @Test
     void aTruncatedOrForeignAnswerIsAnIoErrorNeverDead() {
-        Identity id = sleeper();
+        Identity id = fakeSleeper();
         sysctl.lengths.put(77, 600);
         assertThat(checker.explain(id).reason()).isEqualTo(Reason.IO_ERROR);
         sysctl.lengths.remove(77);
@@ -329,7 +329,7 @@ class MacosProcessIntrospectorTest {
 
     @Test
     void jnaThatCannotLoadIsUnknownNeverAnException() {
-        Identity id = sleeper();
+        Identity id = fakeSleeper();
         MacosProcessIntrospector broken = new MacosProcessIntrospector(new FakeSysctl() {
             @Override
             public int kinfoProc(int pid, byte[] buffer) {
