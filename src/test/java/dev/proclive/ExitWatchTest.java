@@ -169,7 +169,8 @@ class ExitWatchTest {
         CompletableFuture<Verdict> f = c.onExit(id);
         zombie(13, "500", 2); // its event fires when the leader exits; the process lives on
         events.fired.add(1013L);
-        Thread.sleep(200);
+        Eventually.until("its ready handle is no longer waited on", java.time.Duration.ofSeconds(10),
+                () -> events.unwatched.contains(1013L));
         assertThat(f).as("still alive").isNotDone();
         assertThat(events.unwatched).as("its ready handle is no longer waited on").containsExactly(1013L);
         zombie(13, "500", 0);
@@ -183,7 +184,7 @@ class ExitWatchTest {
         for (long pid = 100; pid < 400; pid++) {
             watches.add(c.onExit(alive(pid, "500")));
         }
-        Thread.sleep(50);
+        Thread.sleep(50); // time itself is tested: a while passes, nothing fires, none completes
         assertThat(watches).noneMatch(CompletableFuture::isDone);
         for (long pid = 100; pid < 400; pid++) {
             table.table.remove(pid);
@@ -257,8 +258,7 @@ class ExitWatchTest {
         CompletableFuture<Verdict> f = c.onExit(alive(50, "500"));
         events.broken = true;
         events.wake();
-        Thread.sleep(100);
-        table.table.remove(50L);
+        table.table.remove(50L); // no event will say so: only a poll finds it
         assertThat(done(f).reason()).isEqualTo(Reason.EXITED);
         CompletableFuture<Verdict> later = c.onExit(alive(51, "500"));
         table.table.remove(51L);

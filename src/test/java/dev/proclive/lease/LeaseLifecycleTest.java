@@ -643,7 +643,7 @@ class LeaseLifecycleTest {
         assertThat(store.acquire("build", newcomer, Duration.ZERO)).isInstanceOf(Acquisition.Held.class);
         Thread exiting = new Thread(() -> {
             try {
-                Thread.sleep(150);
+                Thread.sleep(150); // time itself is tested: the holder exits while the newcomer waits
             } catch (InterruptedException e) {
                 return;
             }

@@ -162,7 +162,7 @@ class EtcdGatewayTest {
                 while (true) {
                     out.write(' ');
                     out.flush();
-                    Thread.sleep(100);
+                    Thread.sleep(100); // a member that trickles: one byte a tenth of a second
                 }
             } catch (IOException e) {
                 throw new java.io.UncheckedIOException(e);
@@ -342,7 +342,7 @@ class EtcdGatewayTest {
             out.write("{\"result\":{\"header\":{},\"created\":true}}\n".getBytes(StandardCharsets.UTF_8));
             out.flush();
             try {
-                Thread.sleep(200);
+                Thread.sleep(200); // a watch that stays open a while, then ends
             } catch (InterruptedException ignored) {
                 // the test ends
             }
