@@ -194,7 +194,7 @@ final class LeaseCommand implements Command {
                         : "--etcd-password-file") + " goes with --etcd");
             }
             if (action.equals("keep")) {
-                throw new Options.Usage("lease keep needs --etcd URL[,URL]... (a directory's records have no TTL to keep)");
+                throw new Options.Usage("lease keep needs --etcd URL[,URL]... (its grants expire unless kept; a directory's are kept by the JVM that holds them)");
             }
             String dirText = dirOption.orElseThrow(() -> new Options.Usage("lease " + action
                     + " needs --dir DIR or --etcd URL[,URL]..." + (action.equals("claim")
