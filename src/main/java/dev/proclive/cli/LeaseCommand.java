@@ -1,5 +1,6 @@
 package dev.proclive.cli;
 
+import dev.proclive.lease.book.Records;
 import dev.proclive.cli.LeaseActions.Request;
 import dev.proclive.cli.LeaseActions.Store;
 import dev.proclive.lease.LeaseRecord;
@@ -102,7 +103,7 @@ final class LeaseCommand implements Command {
         }
         OptionalLong fence = OptionalLong.empty();
         if (o.has("--fence")) {
-            fence = LeaseRecord.parseFence(o.value("--fence").get());
+            fence = Records.parseFence(o.value("--fence").get());
             if (fence.isEmpty()) {
                 throw new Options.Usage("--fence is a whole number from 0 to " + Long.MAX_VALUE + ", not \""
                         + o.value("--fence").get() + "\"");
@@ -125,7 +126,7 @@ final class LeaseCommand implements Command {
             if (t == null || t.isEmpty()) {
                 throw new Options.Usage("lease claim takes its token from " + LeaseStore.TOKEN_VARIABLE + ", which is not set");
             }
-            if (!LeaseRecord.isToken(t)) {
+            if (!Records.isToken(t)) {
                 throw new Options.Usage(LeaseStore.TOKEN_VARIABLE + " is not 32 lowercase hex digits");
             }
             token = Optional.of(t);

@@ -1,5 +1,6 @@
 package dev.proclive.cli;
 
+import dev.proclive.lease.book.Records;
 import dev.proclive.lease.Acquisition;
 import dev.proclive.lease.LeaseRecord;
 import java.io.PrintStream;
@@ -53,7 +54,7 @@ final class Report {
             json = record.toJson(undecided.verdict(), undecided.eligibleAt());
             why = record.state().json() + " by pid " + record.holder().pid() + " at fence " + record.fence()
                     + ", whose end cannot be proven: " + undecided.why()
-                    + undecided.eligibleAt().map(at -> " (eligible at " + LeaseRecord.timestamp(at) + ")").orElse("")
+                    + undecided.eligibleAt().map(at -> " (eligible at " + Records.timestamp(at) + ")").orElse("")
                     + "; wait and try again (--wait), run this as the reserver's user or as root, or once you know"
                     + " the holder is gone: proclive lease break " + record.name();
             code = ExitCode.UNKNOWN.code();

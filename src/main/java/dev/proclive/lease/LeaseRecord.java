@@ -1,20 +1,13 @@
 package dev.proclive.lease;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.proclive.Identity;
 import dev.proclive.Verdict;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.regex.Pattern;
 
 /**
  * A lease's record as it is on disk ({@code NAME.lease}), one JSON object:
@@ -64,12 +57,6 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
                           Optional<String> tokenDigest, OptionalLong reserverUid, Optional<String> adoptedBy,
                           Optional<String> startedAfter, Optional<Ending> ended, Optional<Cgroup> cgroup) {
 
-    private static final Pattern TOKEN = Pattern.compile("[0-9a-f]{32}");
-    private static final Pattern DIGEST = Pattern.compile("[0-9a-f]{64}");
-    /** ISO-8601 UTC with milliseconds: {@code 2026-11-29T10:00:00.123Z}. */
-    private static final DateTimeFormatter INSTANT =
-            DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'", Locale.ROOT).withZone(ZoneOffset.UTC);
-
     /** A record's state. */
     public enum State {
         /** Granted and not released. */
@@ -81,7 +68,7 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
 
         /** The word in the JSON: {@code held}, {@code released}, {@code reserved}. */
         public String json() {
-            return name().toLowerCase(Locale.ROOT);
+            return name().toLowerCase(java.util.Locale.ROOT);
         }
     }
 
@@ -135,7 +122,7 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
 
             /** The word in the JSON: {@code released}, {@code broken}, {@code exited}, {@code spawn_failed}. */
             public String json() {
-                return name().toLowerCase(Locale.ROOT);
+                return name().toLowerCase(java.util.Locale.ROOT);
             }
         }
     }
@@ -174,21 +161,6 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
         }
     }
 
-    /** This record naming {@code cgroup}, the one its reservation's command will start in. */
-    public LeaseRecord inCgroup(Cgroup cgroup) {
-        return new LeaseRecord(name, fence, state, holder, writer, acquiredAt, renewedAt, ttl, previous, tokenDigest,
-                reserverUid, adoptedBy, startedAfter, ended, Optional.of(cgroup));
-    }
-
-    /**
-     * This record of a reservation handed off to a process that never carried its token: the token
-     * retired (no digest, no reserver's user, no start floor), so that its end is its holder's.
-     */
-    public LeaseRecord withoutToken() {
-        return new LeaseRecord(name, fence, state, holder, writer, acquiredAt, renewedAt, ttl, previous, Optional.empty(),
-                OptionalLong.empty(), adoptedBy, Optional.empty(), ended, cgroup);
-    }
-
     /** A record without a cgroup, as records were before cgroups tracked a command. */
     public LeaseRecord(String name, long fence, State state, Identity holder, Identity writer, Instant acquiredAt,
                        Instant renewedAt, Duration ttl, Optional<Takeover> previous, Optional<String> tokenDigest,
@@ -220,84 +192,13 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
         return renewedAt.plus(ttl);
     }
 
-    /** This record written by {@code writer}, with another state, holder and ending. */
-    public LeaseRecord with(State state, Identity holder, Identity writer, Optional<Ending> ended) {
-        return new LeaseRecord(name, fence, state, holder, writer, acquiredAt, renewedAt, ttl, previous, tokenDigest,
-                reserverUid, adoptedBy, startedAfter, ended, cgroup);
-    }
-
-    /** This record at another fence: the one a new grant was given when it was written. */
-    public LeaseRecord fenced(long fence) {
-        return new LeaseRecord(name, fence, state, holder, writer, acquiredAt, renewedAt, ttl, previous, tokenDigest,
-                reserverUid, adoptedBy, startedAfter, ended, cgroup);
-    }
-
-    /** This record renewed at {@code now} for {@code ttl}, by {@code writer}. */
-    public LeaseRecord renewed(Identity writer, Instant now, Duration ttl) {
-        return new LeaseRecord(name, fence, state, holder, writer, acquiredAt, now, ttl, previous, tokenDigest,
-                reserverUid, adoptedBy, startedAfter, ended, cgroup);
-    }
-
-    /** This grant ended as {@code ending}: released, the fence kept. */
-    public LeaseRecord ended(Identity writer, Ending ending) {
-        return with(State.RELEASED, holder, writer, Optional.of(ending));
-    }
-
-    /**
-     * Whether {@code token} is a token as reservations make them: 32 lowercase hex digits.
-     */
-    public static boolean isToken(String token) {
-        return token != null && TOKEN.matcher(token).matches();
-    }
-
-    /** Whether {@code digest} is a token's digest as records hold it: 64 lowercase hex digits. */
-    public static boolean isDigest(String digest) {
-        return digest != null && DIGEST.matcher(digest).matches();
-    }
-
-    /** A token's SHA-256, as 64 lowercase hex digits: what a record holds in its place. */
-    public static String digest(String token) {
-        try {
-            byte[] sum = java.security.MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.US_ASCII));
-            return java.util.HexFormat.of().formatHex(sum);
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every Java platform has SHA-256", e);
-        }
-    }
-
     /** Whether {@code token} is the token this record's reservation was made with. */
     public boolean hasToken(String token) {
-        return tokenDigest.isPresent() && isToken(token) && java.security.MessageDigest.isEqual(
-                tokenDigest.get().getBytes(StandardCharsets.US_ASCII), digest(token).getBytes(StandardCharsets.US_ASCII));
+        return tokenDigest.isPresent() && dev.proclive.lease.book.Records.isToken(token) && java.security.MessageDigest.isEqual(
+                tokenDigest.get().getBytes(StandardCharsets.US_ASCII),
+                dev.proclive.lease.book.Records.digest(token).getBytes(StandardCharsets.US_ASCII));
     }
 
-    /**
-     * A fence as the guard, the record and the command line write it: decimal ASCII digits, 0 to
-     * 2<sup>63</sup>−1, nothing else (no sign, no space).
-     *
-     * @return the fence, or empty when {@code text} is not one
-     */
-    public static OptionalLong parseFence(String text) {
-        if (text.isEmpty() || text.length() > 19) {
-            return OptionalLong.empty();
-        }
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            if (c < '0' || c > '9') {
-                return OptionalLong.empty();
-            }
-        }
-        try {
-            return OptionalLong.of(Long.parseLong(text));
-        } catch (NumberFormatException e) {
-            return OptionalLong.empty(); // 19 digits above 2^63-1
-        }
-    }
-
-    /** An instant as records write it: ISO-8601 UTC with milliseconds, {@code 2026-11-29T10:00:00.123Z}. */
-    public static String timestamp(Instant at) {
-        return INSTANT.format(at);
-    }
 
     /** The record as the one-line JSON object written to disk ({@link dev.proclive.lease.book.LeaseJson}, its one codec). */
     public String toJson() {

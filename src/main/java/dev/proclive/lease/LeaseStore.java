@@ -1,5 +1,6 @@
 package dev.proclive.lease;
 
+import dev.proclive.lease.book.Records;
 import dev.proclive.Identity;
 import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
@@ -431,7 +432,7 @@ public final class LeaseStore implements AutoCloseable {
     /** Refuses what is not a reservation's token (32 lowercase hex digits), touching nothing. */
     private static void checkToken(String token) {
         Objects.requireNonNull(token, "token");
-        if (!LeaseRecord.isToken(token)) {
+        if (!Records.isToken(token)) {
             throw new IllegalArgumentException("a reservation's token is 32 lowercase hex digits, not "
                     + OneLine.quote(token));
         }

@@ -1,5 +1,6 @@
 package dev.proclive.lease;
 
+import dev.proclive.lease.book.Records;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -154,12 +155,12 @@ class LeaseHardeningTest {
 
     @Test
     void theFenceRuleCoversTheWholeRangeAndNothingElse() {
-        assertThat(LeaseRecord.parseFence("0")).hasValue(0);
-        assertThat(LeaseRecord.parseFence("9223372036854775807")).hasValue(Long.MAX_VALUE);
-        assertThat(LeaseRecord.parseFence("1000000000000000000")).hasValue(1_000_000_000_000_000_000L);
+        assertThat(Records.parseFence("0")).hasValue(0);
+        assertThat(Records.parseFence("9223372036854775807")).hasValue(Long.MAX_VALUE);
+        assertThat(Records.parseFence("1000000000000000000")).hasValue(1_000_000_000_000_000_000L);
         for (String bad : List.of("", "9223372036854775808", "99999999999999999999", "-1", "+1", " 1", "1 ", "1.0",
                 "١", "0x10")) {
-            assertThat(LeaseRecord.parseFence(bad)).as(bad).isEmpty();
+            assertThat(Records.parseFence(bad)).as(bad).isEmpty();
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.proclive.lease;
 
+import dev.proclive.lease.book.Records;
 import dev.proclive.spi.internal.KernelIntrospector;
 import dev.proclive.spi.internal.Descendants;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -319,13 +320,13 @@ class LeaseLifecycleTest {
         assertThat(first.again()).isFalse();
         assertThat(reserved.state()).isEqualTo(LeaseRecord.State.RESERVED);
         String token = reserved.token().orElseThrow();
-        assertThat(LeaseRecord.isToken(token)).isTrue();
+        assertThat(Records.isToken(token)).isTrue();
         assertThat(reserved.record().startedAfter()).contains("1000");
         assertThat(reserved.record().reserverUid()).hasValue(UID);
         assertThat(reserved.holder()).isEqualTo(launcher);
         String onDisk = recordText();
         assertThat(onDisk).as("a record others may read never holds the token").doesNotContain(token)
-                .contains("\"tokenDigest\":\"" + LeaseRecord.digest(token) + "\"", "\"reserverUid\":1000")
+                .contains("\"tokenDigest\":\"" + Records.digest(token) + "\"", "\"reserverUid\":1000")
                 .doesNotContain("\"token\"");
         assertThat(store.read("build").orElseThrow().hasToken(token)).isTrue();
         assertThat(store.read("build").orElseThrow().hasToken("f".repeat(32))).isFalse();
@@ -495,7 +496,7 @@ class LeaseLifecycleTest {
         Identity launcher = host.start(60, 50, "600");
         Lease reserved = granted(store.reserve("build", launcher));
         String token = reserved.token().orElseThrow();
-        String digest = LeaseRecord.digest(token);
+        String digest = Records.digest(token);
         writeRecordText(recordText().replace("\"tokenDigest\":\"" + digest + "\"",
                 "\"token\":\"" + token + "\""));
         assertThat(store.read("build").orElseThrow().tokenDigest()).contains(digest);

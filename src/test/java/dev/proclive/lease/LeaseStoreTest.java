@@ -1,5 +1,6 @@
 package dev.proclive.lease;
 
+import dev.proclive.lease.book.Records;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -487,7 +488,7 @@ class LeaseStoreTest {
         assertThat(LeaseJson.read("build", withPrevious.toJson().getBytes(StandardCharsets.UTF_8))).isEqualTo(withPrevious);
         assertThat(withPrevious.toJson()).contains("\"state\":\"released\"", "\"ttlMillis\":1500",
                 "\"liveness\":\"unknown\",\"reason\":\"other_host\"");
-        assertThat(LeaseRecord.timestamp(Instant.parse("2026-11-29T10:00:00Z"))).isEqualTo("2026-11-29T10:00:00.000Z");
+        assertThat(Records.timestamp(Instant.parse("2026-11-29T10:00:00Z"))).isEqualTo("2026-11-29T10:00:00.000Z");
         assertThat(r.freshUntil()).isEqualTo(r.renewedAt().plusSeconds(30));
     }
 }

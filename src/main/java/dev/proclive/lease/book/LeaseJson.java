@@ -45,7 +45,7 @@ public final class LeaseJson {
             n.put("liveness", v.liveness().json());
             n.put("reason", v.reason().json());
         });
-        eligibleAt.ifPresent(at -> o.put("eligibleAt", LeaseRecord.timestamp(at)));
+        eligibleAt.ifPresent(at -> o.put("eligibleAt", Records.timestamp(at)));
         try {
             return MAPPER.writeValueAsString(o);
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
@@ -60,16 +60,16 @@ public final class LeaseJson {
         o.put("state", r.state().json());
         o.set("holder", MAPPER.valueToTree(r.holder()));
         o.set("writer", MAPPER.valueToTree(r.writer()));
-        o.put("acquiredAt", LeaseRecord.timestamp(r.acquiredAt()));
-        o.put("renewedAt", LeaseRecord.timestamp(r.renewedAt()));
+        o.put("acquiredAt", Records.timestamp(r.acquiredAt()));
+        o.put("renewedAt", Records.timestamp(r.renewedAt()));
         o.put("ttlMillis", r.ttl().toMillis());
         r.previous().ifPresent(p -> {
             com.fasterxml.jackson.databind.node.ObjectNode prev = o.putObject("previous");
             prev.put("fence", p.fence());
             prev.set("holder", MAPPER.valueToTree(p.holder()));
             verdict(prev, p.verdict());
-            prev.put("at", LeaseRecord.timestamp(p.at()));
-            p.renewedAt().ifPresent(at -> prev.put("renewedAt", LeaseRecord.timestamp(at)));
+            prev.put("at", Records.timestamp(p.at()));
+            p.renewedAt().ifPresent(at -> prev.put("renewedAt", Records.timestamp(at)));
         });
         r.tokenDigest().ifPresent(t -> o.put("tokenDigest", t));
         r.reserverUid().ifPresent(u -> o.put("reserverUid", u));
@@ -84,7 +84,7 @@ public final class LeaseJson {
         r.ended().ifPresent(e -> {
             com.fasterxml.jackson.databind.node.ObjectNode end = o.putObject("ended");
             end.put("how", e.how().json());
-            end.put("at", LeaseRecord.timestamp(e.at()));
+            end.put("at", Records.timestamp(e.at()));
             verdict(end, e.verdict());
             e.exitCode().ifPresent(code -> end.put("exitCode", code));
         });
@@ -175,7 +175,7 @@ public final class LeaseJson {
     /** A waiter as a queue line holds it: {@code {"until":"…","who":{IDENTITY}}}. */
     public static String waiter(LeaseBook.Waiter w) {
         com.fasterxml.jackson.databind.node.ObjectNode o = MAPPER.createObjectNode();
-        o.put("until", LeaseRecord.timestamp(w.until()));
+        o.put("until", Records.timestamp(w.until()));
         o.set("who", MAPPER.valueToTree(w.who()));
         return o.toString();
     }
@@ -217,7 +217,7 @@ public final class LeaseJson {
      */
     private static Optional<String> tokenDigest(String name, JsonNode o) throws LeaseCorruptException {
         Optional<String> digest = optionalText(name, o, "tokenDigest");
-        if (digest.isPresent() && !LeaseRecord.isDigest(digest.get())) {
+        if (digest.isPresent() && !Records.isDigest(digest.get())) {
             throw new LeaseCorruptException(name, "\"tokenDigest\" is " + OneLine.quote(digest.get())
                     + ", not 64 lowercase hex digits");
         }
@@ -225,11 +225,11 @@ public final class LeaseJson {
         if (token.isEmpty()) {
             return digest;
         }
-        if (!LeaseRecord.isToken(token.get())) {
+        if (!Records.isToken(token.get())) {
             throw new LeaseCorruptException(name, "\"token\" is " + OneLine.quote(token.get())
                     + ", not 32 lowercase hex digits");
         }
-        String fromToken = LeaseRecord.digest(token.get());
+        String fromToken = Records.digest(token.get());
         if (digest.isPresent() && !digest.get().equals(fromToken)) {
             throw new LeaseCorruptException(name, "\"token\" and \"tokenDigest\" disagree");
         }

@@ -1,5 +1,6 @@
 package dev.proclive.lease.core;
 
+import dev.proclive.lease.book.Records;
 import dev.proclive.Identity;
 import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
@@ -130,7 +131,7 @@ final class Grants {
             Optional<String> token = reserve ? Optional.of(newToken()) : Optional.empty();
             LeaseRecord granted = guard.grant(new LeaseRecord(name, 0,
                     reserve ? LeaseRecord.State.RESERVED : LeaseRecord.State.HELD, request.who(), writer, now, now,
-                    policy.ttl(), grant.previous(), token.map(LeaseRecord::digest),
+                    policy.ttl(), grant.previous(), token.map(Records::digest),
                     reserve ? introspector.userId(request.who().pid()) : java.util.OptionalLong.empty(),
                     Optional.empty(), reserve ? introspector.startFloor() : Optional.empty(), Optional.empty(),
                     Optional.empty()));
@@ -139,13 +140,13 @@ final class Grants {
         }
         LeaseRecord r = current.orElseThrow();
         if (d instanceof LeaseRules.Again) {
-            LeaseRecord again = r.with(r.state(), request.who(), writer, Optional.empty()).renewed(writer, now, policy.ttl());
+            LeaseRecord again = Records.renewed(Records.with(r, r.state(), request.who(), writer, Optional.empty()), writer, now, policy.ttl());
             guard.replace(again);
             return new Acquisition.Granted(leases.lease(again, Optional.empty()), current, true);
         }
         if (d instanceof LeaseRules.Claim) {
-            LeaseRecord claimed = r.with(LeaseRecord.State.HELD, request.who(), writer, Optional.empty())
-                    .renewed(writer, now, r.ttl());
+            LeaseRecord claimed = Records.renewed(Records.with(r, LeaseRecord.State.HELD, request.who(), writer, Optional.empty()),
+                    writer, now, r.ttl());
             guard.replace(claimed);
             return new Acquisition.Granted(leases.lease(claimed, request.token()), current, false);
         }
@@ -190,7 +191,7 @@ final class Grants {
         return book.locked(name, guard -> {
             LeaseRecord r = still(name, guard.record(), fence, Optional.of(reserver));
             trusted(name, r, guard);
-            LeaseRecord named = r.inCgroup(cgroup);
+            LeaseRecord named = Records.inCgroup(r, cgroup);
             guard.replace(named);
             return named;
         });
@@ -261,7 +262,7 @@ final class Grants {
             LeaseRecord r = still(name, guard.record(), fence, holder);
             trusted(name, r, guard);
             Duration ttl = policy.renewalTtl().orElse(r.ttl());
-            LeaseRecord renewed = r.renewed(writer, now(), ttl);
+            LeaseRecord renewed = Records.renewed(r, writer, now(), ttl);
             guard.replace(renewed);
             return renewed;
         });
@@ -352,15 +353,15 @@ final class Grants {
                     && !(kernel.isPresent() && kernel.get().isEmpty())) {
                 Carriers left = carriers(name, guard, r);
                 if (left == Carriers.PERHAPS && child.isPresent() && r.state() == LeaseRecord.State.RESERVED) {
-                    guard.replace(r.with(LeaseRecord.State.HELD, child.get(), writer, Optional.empty())
-                            .renewed(writer, now(), r.ttl()));
+                    guard.replace(Records.renewed(Records.with(r, LeaseRecord.State.HELD, child.get(), writer,
+                            Optional.empty()), writer, now(), r.ttl()));
                 }
                 if (left != Carriers.GONE) {
                     return false; // the token lives on in a process the child started: the lease is still in use
                 }
             }
             Verdict then = verdict.orElseGet(() -> checker.explain(r.holder()));
-            guard.replace(r.ended(writer, new LeaseRecord.Ending(how, notBefore(r.acquiredAt()), then, exitCode)));
+            guard.replace(Records.ended(r, writer, new LeaseRecord.Ending(how, notBefore(r.acquiredAt()), then, exitCode)));
             return true;
         });
     }
@@ -425,9 +426,9 @@ final class Grants {
             }
             LeaseRecord r = current.get();
             LeaseRecord broken = r.granted()
-                    ? r.ended(writer, new LeaseRecord.Ending(LeaseRecord.Ending.How.BROKEN, notBefore(r.acquiredAt()),
+                    ? Records.ended(r, writer, new LeaseRecord.Ending(LeaseRecord.Ending.How.BROKEN, notBefore(r.acquiredAt()),
                             checker.explain(r.holder()), java.util.OptionalLong.empty()))
-                    : r.with(LeaseRecord.State.RELEASED, r.holder(), writer, r.ended());
+                    : Records.with(r, LeaseRecord.State.RELEASED, r.holder(), writer, r.ended());
             guard.replace(broken); // a guard found below the record's fence is raised to it
             return Optional.of(broken);
         });
@@ -450,11 +451,12 @@ final class Grants {
             trusted(name, r, guard);
             Instant now = now();
             if (r.state() == LeaseRecord.State.RESERVED) {
-                LeaseRecord held = r.with(LeaseRecord.State.HELD, to, writer, Optional.empty()).renewed(writer, now, r.ttl());
+                LeaseRecord held = Records.renewed(Records.with(r, LeaseRecord.State.HELD, to, writer, Optional.empty()), writer, now,
+                        r.ttl());
                 if (r.tokenDigest().isPresent() && !carriers.carriesDigest(to, r.tokenDigest().get()).orElse(true)) {
                     // Its environment was read and holds no token: what it starts never carries it,
                     // and its end is its own death, told by its verdict, never by a scan.
-                    held = held.withoutToken();
+                    held = Records.withoutToken(held);
                 }
                 guard.replace(held);
                 return held;

@@ -1,5 +1,6 @@
 package dev.proclive.lease.core;
 
+import dev.proclive.lease.book.Records;
 import dev.proclive.Identity;
 import dev.proclive.lease.LeaseLost;
 import dev.proclive.lease.LeaseRecord;
@@ -40,7 +41,7 @@ final class Losses {
         }
         if (r.fence() == fence && r.ended().isPresent()) {
             LeaseRecord.Ending e = r.ended().get();
-            String at = " at " + LeaseRecord.timestamp(e.at()) + " (written by pid " + r.writer().pid() + ")";
+            String at = " at " + Records.timestamp(e.at()) + " (written by pid " + r.writer().pid() + ")";
             return Optional.of(switch (e.how()) {
                 case BROKEN -> new LeaseLost(LeaseLost.Why.BROKEN, now, mine + " was broken by an operator (lease break)" + at);
                 case RELEASED -> new LeaseLost(LeaseLost.Why.REMOVED, now, mine + " was released" + at);

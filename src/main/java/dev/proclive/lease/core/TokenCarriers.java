@@ -1,5 +1,6 @@
 package dev.proclive.lease.core;
 
+import dev.proclive.lease.book.Records;
 import dev.proclive.Identity;
 import dev.proclive.LivenessChecker;
 import dev.proclive.lease.LeaseCorruptException;
@@ -80,7 +81,7 @@ final class TokenCarriers {
      * empty when it cannot be read (as {@link #carries}).
      */
     Optional<Boolean> carriesDigest(Identity holder, String digest) {
-        return carriesWhere(holder, value -> LeaseRecord.digest(value).equals(digest));
+        return carriesWhere(holder, value -> Records.digest(value).equals(digest));
     }
 
     /** Whether {@code holder}'s initial environment holds the token as {@code token} accepts it; empty when unread. */
@@ -168,7 +169,7 @@ final class TokenCarriers {
     private EnvironmentScan tokenScan(LeaseRecord reserved, Optional<String> floor) {
         String digest = reserved.tokenDigest().orElseThrow();
         long uid = reserved.reserverUid().orElse(-1);
-        return KernelIntrospector.of(introspector).scanEnvironments(LeaseNames.TOKEN_VARIABLE, value -> LeaseRecord.digest(value).equals(digest),
+        return KernelIntrospector.of(introspector).scanEnvironments(LeaseNames.TOKEN_VARIABLE, value -> Records.digest(value).equals(digest),
                 uid, floor);
     }
 }

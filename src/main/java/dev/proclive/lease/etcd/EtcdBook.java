@@ -1,5 +1,6 @@
 package dev.proclive.lease.etcd;
 
+import dev.proclive.lease.book.Records;
 import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeaseLost;
 import dev.proclive.lease.LeaseLostException;
@@ -152,7 +153,7 @@ public final class EtcdBook implements ExpiringBook {
                         + OneLine.quote(fenceKey(name)) + ": break the lease to go on (it deletes key "
                         + OneLine.quote(recordKey(name)) + ")");
             }
-            return r.fenced(fenceRevision);
+            return Records.fenced(r, fenceRevision);
         }
         if (r.fence() > fenceRevision) {
             throw new LeaseCorruptException(name, "the record is at fence " + r.fence() + " but its fence key is at "
@@ -276,7 +277,7 @@ public final class EtcdBook implements ExpiringBook {
                 LeaseRecord r = LeaseJson.read(name, kv.value());
                 long fence = fences.getOrDefault(name, 0L);
                 if (r.fence() == 0 && fence != 0) {
-                    r = r.fenced(fence);
+                    r = Records.fenced(r, fence);
                 }
                 if (r.granted() && r.fence() != 0 && r.fence() <= fence) {
                     grants.add(new Grant(r, kv.lease()));
@@ -438,7 +439,7 @@ public final class EtcdBook implements ExpiringBook {
             Etcd.Outcome o;
             try {
                 o = write(List.of(new Etcd.Put(fenceKey(name), name.getBytes(StandardCharsets.UTF_8), 0),
-                        new Etcd.Put(recordKey(name), bytes(r.fenced(0)), lease)));
+                        new Etcd.Put(recordKey(name), bytes(Records.fenced(r, 0)), lease)));
             } finally {
                 keepAlive.answered(lease);
             }
@@ -446,7 +447,7 @@ public final class EtcdBook implements ExpiringBook {
                 throw new IOException("etcd answered revision " + o.revision() + " for a write after revision "
                         + Math.max(read.fenceRevision(), read.revision()) + ": no fence can be taken from that");
             }
-            LeaseRecord granted = r.fenced(o.revision());
+            LeaseRecord granted = Records.fenced(r, o.revision());
             read = remember(name, new Snapshot(Optional.of(granted), Optional.of(new Etcd.KeyValue(recordKey(name),
                     new byte[0], 0, o.revision(), lease)), o.revision(), o.revision(), Optional.empty()));
             keepAlive.keep(granted, lease);

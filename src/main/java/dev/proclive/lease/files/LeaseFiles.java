@@ -1,5 +1,6 @@
 package dev.proclive.lease.files;
 
+import dev.proclive.lease.book.Records;
 import dev.proclive.Identity;
 import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeaseRecord;
@@ -240,7 +241,7 @@ public final class LeaseFiles implements LeaseBook {
                 throw new LeaseCorruptException(name, "it has granted its last fence, " + Long.MAX_VALUE
                         + "; nothing was granted (use another name)");
             }
-            LeaseRecord granted = r.fenced(highest + 1);
+            LeaseRecord granted = Records.fenced(r, highest + 1);
             LeaseFiles.this.replace(name, granted);
             record = Optional.of(granted);
             fence(granted.fence());
@@ -351,7 +352,7 @@ public final class LeaseFiles implements LeaseBook {
         if (text.isEmpty()) {
             return 0;
         }
-        return LeaseRecord.parseFence(text).orElseThrow(() -> corruptGuard(name, OneLine.quote(text)));
+        return Records.parseFence(text).orElseThrow(() -> corruptGuard(name, OneLine.quote(text)));
     }
 
     private static LeaseCorruptException corruptGuard(String name, String holds) {

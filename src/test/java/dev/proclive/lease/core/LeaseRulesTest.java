@@ -1,5 +1,6 @@
 package dev.proclive.lease.core;
 
+import dev.proclive.lease.book.Records;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.proclive.Identity;
@@ -31,7 +32,7 @@ class LeaseRulesTest {
 
     static LeaseRecord record(LeaseRecord.State state, Instant renewedAt) {
         return new LeaseRecord("build", 7, state, HOLDER, HOLDER, renewedAt, renewedAt, Duration.ofSeconds(30),
-                Optional.empty(), state == LeaseRecord.State.RESERVED ? Optional.of(LeaseRecord.digest(TOKEN)) : Optional.empty(),
+                Optional.empty(), state == LeaseRecord.State.RESERVED ? Optional.of(Records.digest(TOKEN)) : Optional.empty(),
                 state == LeaseRecord.State.RESERVED ? java.util.OptionalLong.of(1000) : java.util.OptionalLong.empty(),
                 Optional.empty(), Optional.of("400"), Optional.empty());
     }
@@ -166,7 +167,7 @@ class LeaseRulesTest {
     @Test
     void aGrantFromAReservationWhoseHolderIsDeadBelongsToItsTokensCarriers() {
         LeaseRecord handedOff = new LeaseRecord("build", 7, LeaseRecord.State.HELD, HOLDER, HOLDER, NOW, NOW,
-                Duration.ofSeconds(30), Optional.empty(), Optional.of(LeaseRecord.digest(TOKEN)),
+                Duration.ofSeconds(30), Optional.empty(), Optional.of(Records.digest(TOKEN)),
                 java.util.OptionalLong.of(1000), Optional.of("token"), Optional.of("400"), Optional.empty());
         LeaseRules.Request newcomer = LeaseRules.Request.acquire(NEWCOMER);
         assertThat(decide(newcomer, handedOff, DEAD, null, NEVER)).as("its re-forked child may still write")
