@@ -11,7 +11,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -182,13 +181,7 @@ final class RecordWatches {
 
     private synchronized ScheduledExecutorService thread() {
         if (thread == null) {
-            ScheduledThreadPoolExecutor pool = new ScheduledThreadPoolExecutor(1, r -> {
-                Thread t = new Thread(r, "proclive-lease-events");
-                t.setDaemon(true);
-                return t;
-            });
-            pool.setRemoveOnCancelPolicy(true);
-            thread = pool;
+            thread = Renewals.daemon("proclive-lease-events");
         }
         return thread;
     }

@@ -165,7 +165,8 @@ final class Renewals {
         return looker;
     }
 
-    private static ScheduledExecutorService daemon(String name) {
+    /** One daemon thread called {@code name}, running what is scheduled on it; a cancelled task is dropped at once. */
+    static ScheduledExecutorService daemon(String name) {
         ScheduledThreadPoolExecutor pool = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, name);
             t.setDaemon(true);
