@@ -1,5 +1,6 @@
 package dev.proclive.cli;
 
+import dev.proclive.lease.book.LeaseJson;
 import dev.proclive.Identity;
 import dev.proclive.OwnerResolver;
 import dev.proclive.ProcLive;
@@ -319,7 +320,7 @@ final class LeaseActions {
         @Override
         int on(LeaseStore store, Request c, Io io) throws IOException {
             try {
-                io.out().println(store.renew(c.name(), c.fence().getAsLong()).toJson());
+                io.out().println(LeaseJson.write(store.renew(c.name(), c.fence().getAsLong())));
                 return ExitCode.OK.code();
             } catch (LeaseLostException e) {
                 Say.line(io.err(), e.getMessage());
@@ -383,7 +384,7 @@ final class LeaseActions {
                 return noRecord(c, io);
             }
             io.out().println(c.printFence() ? Long.toString(r.get().fence())
-                    : r.get().toJson(ProcLive.explain(r.get().holder()), Optional.empty()));
+                    : LeaseJson.write(r.get(), Optional.of(ProcLive.explain(r.get().holder())), Optional.empty()));
             return ExitCode.OK.code();
         }
     }
@@ -424,7 +425,7 @@ final class LeaseActions {
             if (broken.isEmpty()) {
                 return noRecord(c, io);
             }
-            io.out().println(broken.get().toJson());
+            io.out().println(LeaseJson.write(broken.get()));
             return ExitCode.OK.code();
         }
     }

@@ -1,5 +1,6 @@
 package dev.proclive.cli;
 
+import dev.proclive.lease.book.LeaseJson;
 import dev.proclive.lease.book.Records;
 import dev.proclive.lease.Acquisition;
 import dev.proclive.lease.LeaseRecord;
@@ -36,7 +37,7 @@ final class Report {
         }
         if (a instanceof Acquisition.Granted granted) {
             LeaseRecord r = granted.lease().record();
-            out.println(printFence ? Long.toString(r.fence()) : r.toJson());
+            out.println(printFence ? Long.toString(r.fence()) : LeaseJson.write(r));
             return ExitCode.OK.code();
         }
         LeaseRecord record;
@@ -45,13 +46,13 @@ final class Report {
         int code;
         if (a instanceof Acquisition.Held held) {
             record = held.record();
-            json = record.toJson(held.verdict(), Optional.empty());
+            json = LeaseJson.write(record, Optional.of(held.verdict()), Optional.empty());
             why = "held by pid " + record.holder().pid() + " at fence " + record.fence() + ", which is alive";
             code = ExitCode.NO.code();
         } else {
             Acquisition.Undecided undecided = (Acquisition.Undecided) a;
             record = undecided.record();
-            json = record.toJson(undecided.verdict(), undecided.eligibleAt());
+            json = LeaseJson.write(record, Optional.of(undecided.verdict()), undecided.eligibleAt());
             why = record.state().json() + " by pid " + record.holder().pid() + " at fence " + record.fence()
                     + ", whose end cannot be proven: " + undecided.why()
                     + undecided.eligibleAt().map(at -> " (eligible at " + Records.timestamp(at) + ")").orElse("")

@@ -191,25 +191,4 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
     public Instant freshUntil() {
         return renewedAt.plus(ttl);
     }
-
-    /** Whether {@code token} is the token this record's reservation was made with. */
-    public boolean hasToken(String token) {
-        return tokenDigest.isPresent() && dev.proclive.lease.book.Records.isToken(token) && java.security.MessageDigest.isEqual(
-                tokenDigest.get().getBytes(StandardCharsets.US_ASCII),
-                dev.proclive.lease.book.Records.digest(token).getBytes(StandardCharsets.US_ASCII));
-    }
-
-
-    /** The record as the one-line JSON object written to disk ({@link dev.proclive.lease.book.LeaseJson}, its one codec). */
-    public String toJson() {
-        return dev.proclive.lease.book.LeaseJson.write(this, Optional.empty(), Optional.empty());
-    }
-
-    /**
-     * The record as {@link #toJson()} writes it, with {@code "verdict":{"liveness":…,"reason":…}}
-     * (a holder's verdict, as {@code lease show} prints it) and, when given, {@code "eligibleAt"}.
-     */
-    public String toJson(Verdict verdict, Optional<Instant> eligibleAt) {
-        return dev.proclive.lease.book.LeaseJson.write(this, Optional.of(verdict), eligibleAt);
-    }
 }

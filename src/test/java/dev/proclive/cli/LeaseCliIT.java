@@ -1,5 +1,6 @@
 package dev.proclive.cli;
 
+import dev.proclive.lease.book.LeaseJson;
 import dev.proclive.Eventually;
 import dev.proclive.Cli;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -145,8 +146,8 @@ class LeaseCliIT {
         Identity me = ProcLive.current().orElseThrow();
         Identity elsewhere = new Identity(me.pid(), me.start(), "", "another-host", "agent", "");
         Files.createDirectories(Path.of(dir()));
-        Files.writeString(Path.of(dir(), "build.lease"), new LeaseRecord("build", 5, LeaseRecord.State.HELD,
-                elsewhere, elsewhere, renewedAt, renewedAt, Duration.ofSeconds(30), Optional.empty()).toJson());
+        Files.writeString(Path.of(dir(), "build.lease"), LeaseJson.write(new LeaseRecord("build", 5, LeaseRecord.State.HELD,
+                elsewhere, elsewhere, renewedAt, renewedAt, Duration.ofSeconds(30), Optional.empty())));
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.proclive.lease;
 
+import dev.proclive.lease.book.LeaseJson;
 import dev.proclive.lease.book.Records;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -63,7 +64,7 @@ class LeaseHardeningTest {
     }
 
     private void writeRecord(LeaseRecord r) throws IOException {
-        Files.writeString(dir.resolve(r.name() + ".lease"), r.toJson());
+        Files.writeString(dir.resolve(r.name() + ".lease"), LeaseJson.write(r));
     }
 
     private static LeaseRecord record(Identity holder, long fence, LeaseRecord.State state) {
@@ -103,7 +104,7 @@ class LeaseHardeningTest {
     @ValueSource(strings = {" }{\"fence\":99, garbage", "{}", "x", "\n\n{\"fence\":1}"})
     void anythingAfterTheRecordMakesItCorruptAndChangesNothing(String trailing) throws Exception {
         Identity holder = children.sleeping();
-        String json = record(holder, 3, LeaseRecord.State.RELEASED).toJson() + trailing;
+        String json = LeaseJson.write(record(holder, 3, LeaseRecord.State.RELEASED)) + trailing;
         Files.createDirectories(dir);
         Files.writeString(dir.resolve("build.lease"), json);
         assertThatThrownBy(() -> store.read("build")).isInstanceOf(LeaseCorruptException.class);
@@ -208,7 +209,7 @@ class LeaseHardeningTest {
     @ValueSource(strings = {"+1000000000-12-31T23:59:59.999Z", "-0001-01-01T00:00:00Z", "+10000-01-01T00:00:00Z"})
     void aTimestampOutsideWhatARecordCanHoldIsCorrupt(String at) throws Exception {
         Identity holder = children.sleeping();
-        String json = record(holder, 2, LeaseRecord.State.HELD).toJson().replaceFirst("\"renewedAt\":\"[^\"]*\"",
+        String json = LeaseJson.write(record(holder, 2, LeaseRecord.State.HELD)).replaceFirst("\"renewedAt\":\"[^\"]*\"",
                 "\"renewedAt\":\"" + at + "\"");
         Files.createDirectories(dir);
         Files.writeString(dir.resolve("build.lease"), json);
@@ -234,7 +235,7 @@ class LeaseHardeningTest {
         for (int i = 0; i < 5; i++) {
             assertThatThrownBy(lease::renew).isInstanceOf(IOException.class);
             Files.delete(dir.resolve("build.lease"));
-            Files.writeString(dir.resolve("build.lease"), lease.record().toJson());
+            Files.writeString(dir.resolve("build.lease"), LeaseJson.write(lease.record()));
         }
         assertThat(temporaryFiles()).as("each failed write removed its own").isEmpty();
         store.files().beforeReplace(() -> { });
@@ -303,7 +304,7 @@ class LeaseHardeningTest {
     @Test
     void messagesQuotingWhatWasFoundStayOnOneLine() throws Exception {
         Identity holder = children.sleeping();
-        String json = record(holder, 2, LeaseRecord.State.HELD).toJson().replace("\"state\":\"held\"",
+        String json = LeaseJson.write(record(holder, 2, LeaseRecord.State.HELD)).replace("\"state\":\"held\"",
                 "\"state\":\"held\\nproclive: granted\\u001b[2J\"");
         Files.createDirectories(dir);
         Files.writeString(dir.resolve("build.lease"), json);

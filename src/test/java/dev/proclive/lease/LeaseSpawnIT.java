@@ -1,5 +1,7 @@
 package dev.proclive.lease;
 
+import dev.proclive.lease.book.Records;
+import dev.proclive.lease.book.LeaseJson;
 import dev.proclive.Eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -104,7 +106,7 @@ class LeaseSpawnIT {
         String environ = Files.readString(Path.of("/proc/" + started.process().pid() + "/environ"), StandardCharsets.ISO_8859_1);
         assertThat(environ.split("\0")).contains("PROCLIVE_LEASE_TOKEN=" + started.lease().token().orElseThrow(),
                 "PROCLIVE_LEASE_NAME=build", "PROCLIVE_LEASE_DIR=" + store.directory().orElseThrow(), "PROCLIVE_LEASE_FENCE=1");
-        assertThat(r.hasToken(started.lease().token().orElseThrow())).isTrue();
+        assertThat(Records.hasToken(r, started.lease().token().orElseThrow())).isTrue();
         assertThat(started.handOffFailure()).isEmpty();
         Spawn second = store.spawn("build", new ProcessBuilder("sleep", "60"));
         assertThat(second).as("a second writer is not started").isInstanceOf(Spawn.Refused.class);
@@ -335,7 +337,7 @@ class LeaseSpawnIT {
         LeaseRecord r = store.read("build").orElseThrow();
         assertThat(r.state()).isEqualTo(LeaseRecord.State.RELEASED);
         assertThat(r.ended().orElseThrow().how()).isEqualTo(LeaseRecord.Ending.How.SPAWN_FAILED);
-        assertThat(r.toJson()).contains("\"how\":\"spawn_failed\"");
+        assertThat(LeaseJson.write(r)).contains("\"how\":\"spawn_failed\"");
         assertThat(store.acquire("build", newcomer())).isInstanceOf(Acquisition.Granted.class);
     }
 }

@@ -76,7 +76,7 @@ class LeaseStoreTest {
     private void writeRecord(Identity holder, long fence, Instant renewedAt) throws IOException {
         LeaseRecord r = new LeaseRecord("build", fence, LeaseRecord.State.HELD, holder, holder, renewedAt, renewedAt,
                 Duration.ofSeconds(30), Optional.empty());
-        Files.writeString(dir.resolve("build.lease"), r.toJson());
+        Files.writeString(dir.resolve("build.lease"), LeaseJson.write(r));
     }
 
     private static Identity with(Identity id, String start, String boot, String host) {
@@ -269,8 +269,8 @@ class LeaseStoreTest {
         Lease lease = granted(store.acquire("build", children.sleeping()));
         LeaseRecord r = lease.record();
         Identity other = children.sleeping();
-        Files.writeString(dir.resolve("build.lease"), new LeaseRecord("build", r.fence(), LeaseRecord.State.HELD,
-                other, other, r.acquiredAt(), r.renewedAt(), r.ttl(), Optional.empty()).toJson());
+        Files.writeString(dir.resolve("build.lease"), LeaseJson.write(new LeaseRecord("build", r.fence(), LeaseRecord.State.HELD,
+                other, other, r.acquiredAt(), r.renewedAt(), r.ttl(), Optional.empty())));
         assertThat(lease.isValid()).isFalse();
         assertThat(lease.release()).isFalse();
         assertThatThrownBy(lease::renew).isInstanceOf(LeaseLostException.class);
@@ -481,12 +481,12 @@ class LeaseStoreTest {
         Identity holder = children.sleeping();
         Lease lease = granted(store.acquire("build", holder));
         LeaseRecord r = lease.record();
-        assertThat(LeaseJson.read("build", r.toJson().getBytes(StandardCharsets.UTF_8))).isEqualTo(r);
+        assertThat(LeaseJson.read("build", LeaseJson.write(r).getBytes(StandardCharsets.UTF_8))).isEqualTo(r);
         LeaseRecord withPrevious = new LeaseRecord("build", 9, LeaseRecord.State.RELEASED, holder, holder,
                 r.acquiredAt(), r.renewedAt(), Duration.ofMillis(1500), Optional.of(new LeaseRecord.Takeover(8, holder,
                 Verdict.of(Reason.OTHER_HOST, "elsewhere"), r.acquiredAt(), Optional.of(r.renewedAt()))));
-        assertThat(LeaseJson.read("build", withPrevious.toJson().getBytes(StandardCharsets.UTF_8))).isEqualTo(withPrevious);
-        assertThat(withPrevious.toJson()).contains("\"state\":\"released\"", "\"ttlMillis\":1500",
+        assertThat(LeaseJson.read("build", LeaseJson.write(withPrevious).getBytes(StandardCharsets.UTF_8))).isEqualTo(withPrevious);
+        assertThat(LeaseJson.write(withPrevious)).contains("\"state\":\"released\"", "\"ttlMillis\":1500",
                 "\"liveness\":\"unknown\",\"reason\":\"other_host\"");
         assertThat(Records.timestamp(Instant.parse("2026-11-29T10:00:00Z"))).isEqualTo("2026-11-29T10:00:00.000Z");
         assertThat(r.freshUntil()).isEqualTo(r.renewedAt().plusSeconds(30));

@@ -33,6 +33,11 @@ public final class LeaseJson {
     public static final ObjectMapper MAPPER = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .enable(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
 
+    /** {@code r} as the one-line JSON object written to disk. */
+    public static String write(LeaseRecord r) {
+        return write(r, Optional.empty(), Optional.empty());
+    }
+
     /**
      * {@code r} as the one-line JSON object written to disk; with {@code "verdict":{"liveness":…,
      * "reason":…}} when given (a holder's verdict, as {@code lease show} prints it) and

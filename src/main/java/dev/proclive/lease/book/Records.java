@@ -88,6 +88,12 @@ public final class Records {
         }
     }
 
+    /** Whether {@code token} is the token {@code r}'s reservation was made with. */
+    public static boolean hasToken(LeaseRecord r, String token) {
+        return r.tokenDigest().isPresent() && isToken(token) && java.security.MessageDigest.isEqual(
+                r.tokenDigest().get().getBytes(StandardCharsets.US_ASCII), digest(token).getBytes(StandardCharsets.US_ASCII));
+    }
+
     /**
      * A fence as the guard, the record and the command line write it: decimal ASCII digits, 0 to
      * 2<sup>63</sup>−1, nothing else (no sign, no space).

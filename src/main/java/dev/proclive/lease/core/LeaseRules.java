@@ -1,5 +1,6 @@
 package dev.proclive.lease.core;
 
+import dev.proclive.lease.book.Records;
 import dev.proclive.Identity;
 import dev.proclive.Liveness;
 import dev.proclive.Verdict;
@@ -112,7 +113,7 @@ final class LeaseRules {
             return new Again();
         }
         if (r.state() == LeaseRecord.State.RESERVED && request.kind() == Kind.CLAIM && request.carrier()
-                && r.hasToken(request.token().orElseThrow())) {
+                && Records.hasToken(r, request.token().orElseThrow())) {
             return new Claim();
         }
         if (verdict.isEmpty()) {

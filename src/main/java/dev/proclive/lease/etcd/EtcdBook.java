@@ -483,6 +483,6 @@ public final class EtcdBook implements ExpiringBook {
     }
 
     private static byte[] bytes(LeaseRecord r) {
-        return (r.toJson() + "\n").getBytes(StandardCharsets.UTF_8);
+        return (LeaseJson.write(r) + "\n").getBytes(StandardCharsets.UTF_8);
     }
 }

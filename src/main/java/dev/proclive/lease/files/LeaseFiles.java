@@ -430,7 +430,7 @@ public final class LeaseFiles implements LeaseBook {
      * record, never a fence (the guard is forced). A write that fails removes its temporary file.
      */
     private void replace(String name, LeaseRecord record) throws IOException {
-        byte[] bytes = (record.toJson() + "\n").getBytes(StandardCharsets.UTF_8);
+        byte[] bytes = (LeaseJson.write(record) + "\n").getBytes(StandardCharsets.UTF_8);
         Path tmp = null;
         try {
             for (int attempt = 0; tmp == null; attempt++) {
