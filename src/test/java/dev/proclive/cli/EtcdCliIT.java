@@ -96,7 +96,8 @@ class EtcdCliIT {
         List<String> words = new ArrayList<>(List.of("lease", "run", "build", "--ttl", "3"));
         words.addAll(List.of(more));
         List<String> run = new ArrayList<>(Cli.command(Cli.jar(), args(words.toArray(new String[0]))));
-        run.addAll(List.of("--", "sh", "-c", "trap 'echo got TERM; exit 9' TERM; sleep 60 & wait; sleep 60 & wait"));
+        // on TERM it says so and ends its sleep too: nothing left holding the output open for a minute
+        run.addAll(List.of("--", "sh", "-c", "trap 'echo got TERM; kill $! 2>/dev/null; exit 9' TERM; sleep 60 & wait; sleep 60 & wait"));
         Process p = new ProcessBuilder(run).redirectErrorStream(true).start();
         started.add(p);
         return p;
