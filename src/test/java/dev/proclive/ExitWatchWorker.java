@@ -42,7 +42,11 @@ public final class ExitWatchWorker {
                 CompletableFuture.allOf(watches.toArray(new CompletableFuture<?>[0])).get(60, TimeUnit.SECONDS);
                 System.out.println("done " + watches.stream().filter(CompletableFuture::isDone).count() + " "
                         + watches.stream().map(w -> w.join().reason()).distinct().sorted().toList());
-                Thread.sleep(200); // the watcher closes descriptors before completing: none should be left
+                try { // the watcher closes descriptors before completing: none should be left
+                    Eventually.until("every pidfd closed", java.time.Duration.ofSeconds(2), () -> pidfds() == 0);
+                } catch (AssertionError some) {
+                    // said on the next line: the test asserts how many were left
+                }
                 System.out.println("left " + pidfds());
             }
             case "own" -> {

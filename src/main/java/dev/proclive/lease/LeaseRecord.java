@@ -38,7 +38,7 @@ import java.util.OptionalLong;
  * @param renewedAt    when it was last granted or renewed
  * @param ttl          how long the holder promised to stay fresh after {@code renewedAt}
  * @param previous     the holder this grant took the lease over from, and why, if it did
- * @param tokenDigest  the reservation's token as SHA-256, 64 lowercase hex digits ({@link #digest})
+ * @param tokenDigest  the reservation's token as SHA-256, 64 lowercase hex digits (its digest, as {@code lease.book.Records} makes it)
  * @param reserverUid  the user the reservation's process runs as (that of the process that made
  *                     it): a process of another user that carries the token is never its holder
  * @param adoptedBy    how a reservation found its holder, if not handed off: {@code "token"} (a

@@ -82,7 +82,10 @@ class EtcdLostIT {
                         writes.add(System.currentTimeMillis());
                     }
                 }, 0, 50, TimeUnit.MILLISECONDS);
-                Thread.sleep(ttl.toMillis()); // time itself is tested: a TTL passes, renewed a few times meanwhile
+                java.time.Instant since = lease.record().acquiredAt();
+                dev.proclive.Eventually.until("a TTL passed, renewed meanwhile", ttl.plusSeconds(30),
+                        () -> elsewhere.read("build").map(r -> r.renewedAt().isAfter(since.plus(ttl))).orElse(false)
+                                || lease.knownLost());
                 assertThat(lease.knownLost()).as("renewed while nothing stalls").isFalse();
                 proxy.stall("/v3/kv/txn");
                 Identity newcomer = dev.proclive.ProcLive.current().orElseThrow();

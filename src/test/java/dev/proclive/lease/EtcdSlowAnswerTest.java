@@ -42,7 +42,9 @@ class EtcdSlowAnswerTest {
             etcd.leasedAnswerDelayMillis = 0;
             assertThat(lease.isValid()).as("the record the answer was for still exists").isTrue();
             lease.renew(); // its record renewed too: a grant not renewed for 3/4 of its TTL is lost
-            Thread.sleep(2_000); // time itself is tested: a keep-alive round or two later, still kept
+            int before = etcd.keepAlives.get();
+            dev.proclive.Eventually.until("two keep-alive rounds later", java.time.Duration.ofSeconds(10),
+                    () -> etcd.keepAlives.get() >= before + 2);
             assertThat(lease.isValid()).as("kept alive, not revoked").isTrue();
             assertThat(etcd.list("slow/").stream().map(kv -> new String(kv.value(), StandardCharsets.UTF_8)))
                     .anyMatch(v -> v.contains("\"state\":\"held\""));

@@ -25,6 +25,8 @@ final class FakeEtcd implements Etcd {
     private long revision = 1;
     private long nextLease = 100;
     int calls;
+    /** How many keep-alives were asked for. */
+    final java.util.concurrent.atomic.AtomicInteger keepAlives = new java.util.concurrent.atomic.AtomicInteger();
     /** When set, every call fails as an unreachable member would. */
     volatile boolean down;
     /** When set, keep-alives fail as to a member cut off from its majority; other calls go through. */
@@ -103,6 +105,7 @@ final class FakeEtcd implements Etcd {
     @Override
     public synchronized long keepAlive(long id) throws IOException {
         call();
+        keepAlives.incrementAndGet();
         if (keepAliveDown) {
             throw new IOException("no etcd member answered (fake): keep-alives fail");
         }

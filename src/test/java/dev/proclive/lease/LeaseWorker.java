@@ -108,7 +108,7 @@ public final class LeaseWorker {
                     }
                 }
                 System.out.flush();
-                Thread.sleep(120_000);
+                System.in.read(); // holds until the test closes its input or kills it
             }
             case "once" -> {
                 Acquisition a = store.acquire(name, self);
