@@ -23,7 +23,12 @@ import org.junit.jupiter.api.Test;
  */
 class EtcdSlowAnswerTest {
 
-    private static final LeasePolicy TTL3 = LeasePolicy.builder().ttl(Duration.ofSeconds(3)).build();
+    /**
+     * How much slower than a quiet machine this one is: the TTL and every late answer are scaled by
+     * it, so each test keeps its margins (a quarter of a TTL is 0.75 s on a quiet machine).
+     */
+    private static final int K = (int) Math.ceil(dev.proclive.Eventually.slowness());
+    private static final LeasePolicy TTL3 = LeasePolicy.builder().ttl(Duration.ofSeconds(3L * K)).build();
 
     private static LeaseStore store(FakeEtcd etcd) throws java.io.IOException {
         return LeaseStore.builder().etcdClient(etcd).prefix("slow/").policy(TTL3).checker(LivenessChecker.system())
@@ -33,7 +38,7 @@ class EtcdSlowAnswerTest {
     @Test
     void aLeaseHandedToAWriteInFlightIsNotRevokedUnderIt() throws Exception {
         FakeEtcd etcd = new FakeEtcd();
-        etcd.leasedAnswerDelayMillis = 1_700; // past a third of the TTL, within three quarters of it
+        etcd.leasedAnswerDelayMillis = 1_700 * K; // past a third of the TTL, within three quarters of it
         Identity me = ProcLive.current().orElseThrow();
         try (LeaseStore store = store(etcd)) {
             Acquisition a = store.acquire("build", me);
@@ -55,7 +60,7 @@ class EtcdSlowAnswerTest {
     @Test
     void anAnswerLateByLessThanThreeQuartersOfTheTtlGrantsWhileTheKeepAliveConfirmsTheLease() throws Exception {
         FakeEtcd etcd = new FakeEtcd();
-        etcd.leasedAnswerDelayMillis = 1_500; // TTL 3: answered half the TTL late, 3/4 s to spare
+        etcd.leasedAnswerDelayMillis = 1_500 * K; // TTL 3: answered half the TTL late, 3/4 s to spare
         Identity me = ProcLive.current().orElseThrow();
         try (LeaseStore store = store(etcd)) {
             Lease lease = ((Acquisition.Granted) store.acquire("build", me)).lease();
@@ -74,7 +79,7 @@ class EtcdSlowAnswerTest {
     @Test
     void anAnswerLateByMoreThanThreeQuartersOfTheTtlIsLostWhateverTheKeepAliveSays() throws Exception {
         FakeEtcd etcd = new FakeEtcd();
-        etcd.leasedAnswerDelayMillis = 2_500; // TTL 3: a newcomer taking an UNKNOWN holder's lease may come in 0.5 s
+        etcd.leasedAnswerDelayMillis = 2_500 * K; // TTL 3: a newcomer taking an UNKNOWN holder's lease may come in 0.5 s
         Identity me = ProcLive.current().orElseThrow();
         try (LeaseStore store = store(etcd)) {
             Lease lease = ((Acquisition.Granted) store.acquire("build", me)).lease();
@@ -89,7 +94,7 @@ class EtcdSlowAnswerTest {
     @Test
     void anAnswerLaterThanTheLeaseCanLiveSaysLostAndAdmitsNoWrite() throws Exception {
         FakeEtcd etcd = new FakeEtcd();
-        etcd.leasedAnswerDelayMillis = 2_500; // past three quarters of the TTL
+        etcd.leasedAnswerDelayMillis = 2_500 * K; // past three quarters of the TTL
         etcd.keepAliveDown = true; // and nothing confirms the lease meanwhile
         Identity me = ProcLive.current().orElseThrow();
         try (LeaseStore store = store(etcd)) {

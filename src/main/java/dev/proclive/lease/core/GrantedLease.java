@@ -31,6 +31,10 @@ final class GrantedLease implements Lease {
     /** What the kernel tracks of the command this lease was handed to, when it was spawned so. */
     private final Tracking tracking;
     private volatile LeaseRecord record;
+    /** Its loss, as the store tells it (held here, so the store need not keep it for a lease nobody holds). */
+    private final CompletableFuture<LeaseLost> lost;
+    /** Whether it was released or handed off through this lease: then it is never lost. */
+    private volatile boolean letGo;
 
     GrantedLease(Parts parts, LeaseRecord record, Optional<String> token) {
         this(parts, record, token, Tracking.NONE);
@@ -44,6 +48,7 @@ final class GrantedLease implements Lease {
         this.token = token;
         this.record = record;
         this.tracking = tracking;
+        this.lost = parts.renewals().lost(name, fence, holder);
     }
 
     /** This lease, its holder's descendants tracked by {@code how}: its {@link #exited} asks the kernel first. */
@@ -95,6 +100,7 @@ final class GrantedLease implements Lease {
 
     @Override
     public boolean release() throws IOException {
+        letGo = true;
         parts.renewals().release(name, fence, holder);
         boolean released = false;
         try {
@@ -102,7 +108,8 @@ final class GrantedLease implements Lease {
                     OptionalLong.empty());
         } finally {
             if (!released) {
-                parts.renewals().unreleased(name, fence, holder); // not released by this call: its loss is still told
+                letGo = false;
+                parts.renewals().unreleased(name, fence, holder, lost); // not released by this call: its loss is still told
             }
         }
         parts.watches().unwatch(name, fence);
@@ -123,6 +130,7 @@ final class GrantedLease implements Lease {
     @Override
     public Lease handOff(Identity newHolder) throws IOException {
         LeaseRecord handed = parts.grants().handOff(name, fence, holder, newHolder);
+        letGo = true;
         parts.renewals().release(name, fence, holder);
         parts.renewals().keep(handed);
         parts.watches().watch(handed);
@@ -131,12 +139,12 @@ final class GrantedLease implements Lease {
 
     @Override
     public CompletableFuture<LeaseLost> lost() {
-        return parts.renewals().lost(name, fence, holder).copy();
+        return lost.copy();
     }
 
     @Override
     public boolean knownLost() {
-        return parts.renewals().known(name, fence, holder) || parts.grants().unconfirmed(name, fence);
+        return lost.isDone() || parts.grants().unconfirmed(name, fence);
     }
 
     @Override
@@ -154,15 +162,18 @@ final class GrantedLease implements Lease {
         Optional<LeaseRecord> now = parts.grants().read(name);
         Optional<LeaseLost> why = Losses.of(fence, Optional.of(holder), now, parts.grants().expires());
         if (why.isPresent()) {
+            // a reservation is not lost (it admits no write yet), nor a lease let go through this one
             if (!(now.isPresent() && now.get().fence() == fence && now.get().state() == LeaseRecord.State.RESERVED
                     && LeaseRules.sameProcess(now.get().holder(), holder))) {
-                parts.renewals().found(name, fence, holder, why.get()); // a reservation is not lost: it admits no write yet
+                if (!letGo) {
+                    lost.complete(why.get());
+                }
+                parts.renewals().found(name, fence, holder, why.get());
             }
             throw new LeaseLostException(name, why.get()); // what happened to it, read from the record
         }
         if (knownLost()) {
-            CompletableFuture<LeaseLost> known = parts.renewals().lost(name, fence, holder);
-            throw new LeaseLostException(name, known.isDone() ? known.join()
+            throw new LeaseLostException(name, lost.isDone() ? lost.join()
                     : Losses.unconfirmed(fence, Optional.of(holder)));
         }
     }

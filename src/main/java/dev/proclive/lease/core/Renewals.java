@@ -33,8 +33,11 @@ final class Renewals {
     private final Grants grants;
     /** The grant kept for each lease name. */
     private final Map<String, Kept> kept = new ConcurrentHashMap<>();
-    /** What this JVM knows of each grant's loss, by grant. */
-    private final Map<Grant, CompletableFuture<LeaseLost>> losses = new ConcurrentHashMap<>();
+    /**
+     * What this JVM knows of each grant's loss, by grant: held weakly, so that a grant whose leases
+     * are all gone leaves nothing behind (each lease holds its own future).
+     */
+    private final Map<Grant, java.lang.ref.WeakReference<CompletableFuture<LeaseLost>>> losses = new ConcurrentHashMap<>();
     private volatile ScheduledExecutorService thread;
     /** Where the looks run: never behind a renewal that waits for an answer. */
     private volatile ScheduledExecutorService looker;
@@ -90,29 +93,34 @@ final class Renewals {
         if (before != null) {
             before.cancel();
         }
+        losses.values().removeIf(ref -> ref.get() == null); // of leases nobody holds any more
         if (grants.expires()) {
             watch(k);
         }
     }
 
-    /** Completes with the grant's loss the moment this JVM knows it; never, for a grant released or handed off here. */
+    /**
+     * Completes with the grant's loss the moment this JVM knows it; never, for a grant released or
+     * handed off here. The same future for every lease of one grant while one of them holds it.
+     */
     CompletableFuture<LeaseLost> lost(String name, long fence, Identity holder) {
-        return losses.computeIfAbsent(new Grant(name, fence, holder), g -> new CompletableFuture<>());
+        CompletableFuture<LeaseLost>[] found = new CompletableFuture[1];
+        losses.compute(new Grant(name, fence, holder), (g, ref) -> {
+            found[0] = ref == null ? null : ref.get();
+            if (found[0] == null) {
+                found[0] = new CompletableFuture<>();
+                return new java.lang.ref.WeakReference<>(found[0]);
+            }
+            return ref;
+        });
+        return found[0];
     }
-
-    /** Whether this JVM already knows the grant lost. */
-    boolean known(String name, long fence, Identity holder) {
-        CompletableFuture<LeaseLost> f = losses.get(new Grant(name, fence, holder));
-        return f != null && f.isDone();
-    }
-
-    /** What a grant released or handed off here is lost with: nothing, ever. */
-    private static final CompletableFuture<LeaseLost> NEVER = new CompletableFuture<>();
 
     /** The grant is lost as {@code why} says: its loss is told (unless it was released here), and it is no longer kept. */
     void found(String name, long fence, Identity holder, LeaseLost why) {
-        CompletableFuture<LeaseLost> f = lost(name, fence, holder);
-        if (f != NEVER) {
+        java.lang.ref.WeakReference<CompletableFuture<LeaseLost>> ref = losses.get(new Grant(name, fence, holder));
+        CompletableFuture<LeaseLost> f = ref == null ? null : ref.get();
+        if (f != null) {
             f.complete(why);
         }
         forget(name, fence, holder);
@@ -133,13 +141,16 @@ final class Renewals {
 
     /** The grant is released or handed off here: no longer kept, and its loss never told. */
     void release(String name, long fence, Identity holder) {
-        losses.put(new Grant(name, fence, holder), NEVER);
+        losses.remove(new Grant(name, fence, holder));
         forget(name, fence, holder);
     }
 
-    /** A release that did not release the grant (it was lost before, or the write failed): its loss is told after all. */
-    void unreleased(String name, long fence, Identity holder) {
-        losses.remove(new Grant(name, fence, holder), NEVER);
+    /**
+     * A release that did not release the grant (it was lost before, or the write failed): its loss,
+     * {@code lost}, is told after all.
+     */
+    void unreleased(String name, long fence, Identity holder, CompletableFuture<LeaseLost> lost) {
+        losses.putIfAbsent(new Grant(name, fence, holder), new java.lang.ref.WeakReference<>(lost));
         lookNow(name, fence, holder);
     }
 
