@@ -1,0 +1,135 @@
+package dev.proclive.lease.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.proclive.Identity;
+import dev.proclive.Reason;
+import dev.proclive.Verdict;
+import dev.proclive.lease.LeaseEvent;
+import dev.proclive.lease.LeaseLost;
+import dev.proclive.lease.LeaseRecord;
+import dev.proclive.lease.book.Records;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The session's two pure rules, without files or processes: what a watch says happened between two
+ * reads of a record ({@link RecordWatches#between}), and why a grant is lost ({@link Losses#of}).
+ */
+class SessionRulesTest {
+
+    static final Instant T = Instant.parse("2026-12-02T10:00:00Z");
+    static final Identity A = new Identity(100, "500", "b", "h", "a", "ns");
+    static final Identity B = new Identity(200, "600", "b", "h", "b", "ns");
+
+    static LeaseRecord held(long fence, Identity holder) {
+        return new LeaseRecord("build", fence, LeaseRecord.State.HELD, holder, holder, T, T, Duration.ofSeconds(30),
+                Optional.empty(), Optional.empty(), OptionalLong.empty(), Optional.empty(), Optional.empty(), Optional.empty());
+    }
+
+    static LeaseRecord ended(LeaseRecord r, LeaseRecord.Ending.How how) {
+        return Records.ended(r, r.holder(), new LeaseRecord.Ending(how, T.plusSeconds(1), Verdict.of(Reason.MATCHED, ""),
+                how == LeaseRecord.Ending.How.EXITED ? OptionalLong.of(3) : OptionalLong.empty()));
+    }
+
+    static LeaseRecord takenOver(LeaseRecord from, long fence, Identity by) {
+        LeaseRecord.Takeover t = new LeaseRecord.Takeover(from.fence(), from.holder(), Verdict.of(Reason.EXITED, ""),
+                T.plusSeconds(2), Optional.of(from.renewedAt()));
+        return new LeaseRecord("build", fence, LeaseRecord.State.HELD, by, by, T, T, Duration.ofSeconds(30), Optional.of(t),
+                Optional.empty(), OptionalLong.empty(), Optional.empty(), Optional.empty(), Optional.empty());
+    }
+
+    static List<LeaseEvent.Kind> kinds(Optional<LeaseRecord> before, Optional<LeaseRecord> after) {
+        return RecordWatches.between(before, after).stream().map(LeaseEvent::kind).toList();
+    }
+
+    @Test
+    void aGrantThenItsEndAreToldOnceEach() {
+        LeaseRecord one = held(1, A);
+        assertThat(kinds(Optional.empty(), Optional.of(one))).containsExactly(LeaseEvent.Kind.GRANTED);
+        assertThat(kinds(Optional.of(one), Optional.of(ended(one, LeaseRecord.Ending.How.RELEASED))))
+                .containsExactly(LeaseEvent.Kind.RELEASED);
+        assertThat(kinds(Optional.of(one), Optional.of(ended(one, LeaseRecord.Ending.How.BROKEN))))
+                .containsExactly(LeaseEvent.Kind.BROKEN);
+        assertThat(kinds(Optional.of(one), Optional.of(ended(one, LeaseRecord.Ending.How.EXITED))))
+                .containsExactly(LeaseEvent.Kind.EXITED);
+        assertThat(kinds(Optional.of(one), Optional.of(ended(one, LeaseRecord.Ending.How.SPAWN_FAILED))))
+                .containsExactly(LeaseEvent.Kind.EXITED);
+        LeaseRecord gone = ended(one, LeaseRecord.Ending.How.RELEASED);
+        assertThat(kinds(Optional.of(gone), Optional.of(gone))).as("nothing new").isEmpty();
+    }
+
+    @Test
+    void aRenewalIsNoEventAndAHandOffIsAGrant() {
+        LeaseRecord one = held(1, A);
+        assertThat(kinds(Optional.of(one), Optional.of(Records.renewed(one, A, T.plusSeconds(10), one.ttl())))).isEmpty();
+        LeaseEvent handed = RecordWatches.between(Optional.of(one),
+                Optional.of(Records.with(one, LeaseRecord.State.HELD, B, A, Optional.empty()))).get(0);
+        assertThat(handed.kind()).isEqualTo(LeaseEvent.Kind.GRANTED);
+        assertThat(handed.previous()).contains(one);
+    }
+
+    @Test
+    void aTakeoverOverTheGrantSeenIsToldAsOne() {
+        LeaseRecord one = held(1, A);
+        LeaseEvent e = RecordWatches.between(Optional.of(one), Optional.of(takenOver(one, 2, B))).get(0);
+        assertThat(e.kind()).isEqualTo(LeaseEvent.Kind.TAKEN_OVER);
+        assertThat(e.record().holder()).isEqualTo(B);
+        assertThat(e.previous()).contains(one);
+        assertThat(kinds(Optional.of(ended(one, LeaseRecord.Ending.How.RELEASED)), Optional.of(held(2, B))))
+                .as("a new grant after an end").containsExactly(LeaseEvent.Kind.GRANTED);
+    }
+
+    @Test
+    void aGrantThatCameAndWentBetweenTwoReadsIsToldAsGrantedThenItsEnd() {
+        LeaseRecord one = ended(held(1, A), LeaseRecord.Ending.How.RELEASED);
+        LeaseRecord two = ended(held(2, B), LeaseRecord.Ending.How.RELEASED);
+        assertThat(kinds(Optional.of(one), Optional.of(two)))
+                .containsExactly(LeaseEvent.Kind.GRANTED, LeaseEvent.Kind.RELEASED);
+        assertThat(kinds(Optional.empty(), Optional.of(two)))
+                .containsExactly(LeaseEvent.Kind.GRANTED, LeaseEvent.Kind.RELEASED);
+    }
+
+    @Test
+    void aGrantedRecordThatIsGoneExpiredAndAnEndedOneThatIsGoneSaysNothing() {
+        LeaseRecord one = held(1, A);
+        LeaseEvent e = RecordWatches.between(Optional.of(one), Optional.empty()).get(0);
+        assertThat(e.kind()).isEqualTo(LeaseEvent.Kind.EXPIRED);
+        assertThat(e.record()).isEqualTo(one);
+        assertThat(kinds(Optional.of(ended(one, LeaseRecord.Ending.How.RELEASED)), Optional.empty())).isEmpty();
+        assertThat(kinds(Optional.empty(), Optional.empty())).isEmpty();
+    }
+
+    static LeaseLost.Why why(LeaseRecord now, boolean expires) {
+        return Losses.of(1, Optional.of(A), Optional.ofNullable(now), expires).orElseThrow().why();
+    }
+
+    @Test
+    void aLossSaysWhatTheRecordShows() {
+        LeaseRecord one = held(1, A);
+        assertThat(Losses.of(1, Optional.of(A), Optional.of(one), false)).as("still held").isEmpty();
+        assertThat(Losses.of(1, Optional.of(A), Optional.of(Records.renewed(one, A, T.plusSeconds(5), one.ttl())), false))
+                .as("renewed").isEmpty();
+        assertThat(why(null, false)).isEqualTo(LeaseLost.Why.REMOVED);
+        assertThat(why(null, true)).isEqualTo(LeaseLost.Why.EXPIRED);
+        assertThat(why(ended(one, LeaseRecord.Ending.How.BROKEN), false)).isEqualTo(LeaseLost.Why.BROKEN);
+        assertThat(why(ended(one, LeaseRecord.Ending.How.RELEASED), false)).isEqualTo(LeaseLost.Why.REMOVED);
+        assertThat(why(ended(one, LeaseRecord.Ending.How.EXITED), false)).isEqualTo(LeaseLost.Why.HOLDER_DIED);
+        assertThat(why(ended(one, LeaseRecord.Ending.How.SPAWN_FAILED), false)).isEqualTo(LeaseLost.Why.HOLDER_DIED);
+        assertThat(why(takenOver(one, 2, B), false)).isEqualTo(LeaseLost.Why.TAKEN_OVER);
+        assertThat(why(held(5, B), false)).as("a later grant").isEqualTo(LeaseLost.Why.TAKEN_OVER);
+        assertThat(why(Records.with(one, LeaseRecord.State.HELD, B, B, Optional.empty()), false))
+                .as("handed to another at its fence").isEqualTo(LeaseLost.Why.TAKEN_OVER);
+        assertThat(Losses.of(3, Optional.of(A), Optional.of(held(2, B)), false).orElseThrow().why())
+                .as("a record below the fence").isEqualTo(LeaseLost.Why.REMOVED);
+        LeaseRecord reserved = Records.with(one, LeaseRecord.State.RESERVED, A, A, Optional.empty());
+        assertThat(why(reserved, false)).as("a reservation admits no write").isEqualTo(LeaseLost.Why.UNCONFIRMED);
+        assertThat(Losses.of(1, Optional.of(A), Optional.of(ended(one, LeaseRecord.Ending.How.BROKEN)), false).orElseThrow()
+                .detail()).contains("fence 1 of pid 100", "broken by an operator");
+        assertThat(Losses.of(1, Optional.empty(), Optional.of(held(1, B)), false)).as("any holder").isEmpty();
+    }
+}
