@@ -8,6 +8,7 @@ import dev.proclive.Verdict;
 import dev.proclive.lease.Acquisition;
 import dev.proclive.lease.Lease;
 import dev.proclive.lease.LeaseCorruptException;
+import dev.proclive.lease.LeaseLost;
 import dev.proclive.lease.LeaseLostException;
 import dev.proclive.lease.LeasePolicy;
 import dev.proclive.lease.LeaseRecord;
@@ -232,7 +233,8 @@ final class Grants {
                 && holder.map(h -> LeaseRules.sameProcess(current.get().holder(), h)).orElse(true)) {
             return current.get();
         }
-        throw new LeaseLostException(name, Losses.of(fence, holder, current, expires()).orElseThrow());
+        throw new LeaseLostException(name, Losses.of(fence, holder, current, expires()).orElseGet(() -> new LeaseLost(
+                LeaseLost.Why.TAKEN_OVER, current, "fence " + fence + " is reserved for pid " + current.get().holder().pid())));
     }
 
     /** Whether a record of this book goes away by itself unless kept (etcd). */

@@ -164,11 +164,16 @@ public final class EtcdBook implements ExpiringBook {
     }
 
 
+    /**
+     * Remembers {@code s} as the latest known snapshot of {@code name}, unless one of a later
+     * revision is known already: reads on other threads (a store's looks) answer out of order, and
+     * a writer that started from an older snapshot would judge from what has changed since.
+     */
     private Snapshot remember(String name, Snapshot s) {
         if (known.size() > 1024) {
             known.clear();
         }
-        known.put(name, s);
+        known.merge(name, s, (before, now) -> now.revision() >= before.revision() ? now : before);
         return s;
     }
 

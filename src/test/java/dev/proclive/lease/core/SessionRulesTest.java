@@ -131,5 +131,8 @@ class SessionRulesTest {
         assertThat(Losses.of(1, Optional.of(A), Optional.of(ended(one, LeaseRecord.Ending.How.BROKEN)), false).orElseThrow()
                 .detail()).contains("fence 1 of pid 100", "broken by an operator");
         assertThat(Losses.of(1, Optional.empty(), Optional.of(held(1, B)), false)).as("any holder").isEmpty();
+        LeaseRecord reservedByLauncher = Records.with(held(1, B), LeaseRecord.State.RESERVED, B, B, Optional.empty());
+        assertThat(Losses.of(1, Optional.of(A), Optional.of(reservedByLauncher), false))
+                .as("the reservation it was handed from, read before the hand-off: no proof").isEmpty();
     }
 }
