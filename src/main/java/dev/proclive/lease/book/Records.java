@@ -78,10 +78,13 @@ public final class Records {
         return digest != null && DIGEST.matcher(digest).matches();
     }
 
-    /** A token's SHA-256, as 64 lowercase hex digits: what a record holds in its place. */
-    public static String digest(String token) {
+    /**
+     * The SHA-256 of {@code text}'s UTF-8 bytes, as 64 lowercase hex digits: what a record holds in
+     * a token's place (a token is ASCII, so its bytes are the same either way).
+     */
+    public static String digest(String text) {
         try {
-            byte[] sum = java.security.MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.US_ASCII));
+            byte[] sum = java.security.MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
             return java.util.HexFormat.of().formatHex(sum);
         } catch (java.security.NoSuchAlgorithmException e) {
             throw new IllegalStateException("every Java platform has SHA-256", e);

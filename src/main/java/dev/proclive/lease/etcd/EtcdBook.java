@@ -92,12 +92,7 @@ public final class EtcdBook implements ExpiringBook {
     private String waiterKey(String name, LeaseBook.Waiter w) {
         dev.proclive.Identity who = w.who();
         String id = who.pid() + "\n" + who.start() + "\n" + who.boot() + "\n" + who.host() + "\n" + who.machine();
-        try {
-            byte[] sum = java.security.MessageDigest.getInstance("SHA-256").digest(id.getBytes(StandardCharsets.UTF_8));
-            return queuePrefix(name) + java.util.HexFormat.of().formatHex(sum, 0, 16);
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every Java platform has SHA-256", e);
-        }
+        return queuePrefix(name) + Records.digest(id).substring(0, 32);
     }
 
     /** Both keys of a lease, read at one revision. */
