@@ -184,8 +184,10 @@ class ExitWatchTest {
         for (long pid = 100; pid < 400; pid++) {
             watches.add(c.onExit(alive(pid, "500")));
         }
-        Thread.sleep(50); // time itself is tested: a while passes, nothing fires, none completes
-        assertThat(watches).noneMatch(CompletableFuture::isDone);
+        int registered = table.lookups;
+        Eventually.until("every watch polled once more", java.time.Duration.ofSeconds(10),
+                () -> table.lookups >= registered + watches.size());
+        assertThat(watches).as("polled, found alive, none completes").noneMatch(CompletableFuture::isDone);
         for (long pid = 100; pid < 400; pid++) {
             table.table.remove(pid);
         }

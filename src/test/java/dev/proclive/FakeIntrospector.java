@@ -25,7 +25,8 @@ class FakeIntrospector implements KernelIntrospector {
     ProcessLookup self = new ProcessLookup.Found(new ProcessInfo(50, 40, "java", "500", ProcessState.LIVE));
     final Map<Long, ProcessLookup> table = new java.util.concurrent.ConcurrentHashMap<>();
     final Map<Long, ProgramNames> programs = new HashMap<>();
-    int lookups;
+    /** Lookups made, by any thread (an exit watch's poller too). */
+    volatile int lookups;
     int selfReads;
     int programNameReads;
 

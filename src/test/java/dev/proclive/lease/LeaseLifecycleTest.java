@@ -1,5 +1,7 @@
 package dev.proclive.lease;
 
+import dev.proclive.Eventually;
+
 import dev.proclive.lease.book.LeaseJson;
 import dev.proclive.lease.book.Records;
 import dev.proclive.spi.internal.KernelIntrospector;
@@ -644,9 +646,10 @@ class LeaseLifecycleTest {
         Identity newcomer = host.start(70, 50, "700");
         assertThat(store.acquire("build", newcomer, Duration.ZERO)).isInstanceOf(Acquisition.Held.class);
         Thread exiting = new Thread(() -> {
-            try {
-                Thread.sleep(150); // time itself is tested: the holder exits while the newcomer waits
-            } catch (InterruptedException e) {
+            try { // the holder exits once the newcomer waits: its ticket is in the queue
+                Eventually.until("the newcomer's ticket", Duration.ofSeconds(10),
+                        () -> Files.exists(dir.resolve("leases/build.queue")));
+            } catch (Exception e) {
                 return;
             }
             host.exit(holder);

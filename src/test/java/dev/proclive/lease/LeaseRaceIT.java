@@ -73,13 +73,18 @@ class LeaseRaceIT {
         for (int r = 1; r <= rounds; r++) {
             leaveWithADeadHolder(store);
             long fenceBefore = store.read("build").orElseThrow().fence();
-            Files.writeString(leases.resolve("go-" + r), "");
+            for (Process w : workers) { // each reads its start from its input, all within microseconds
+                w.getOutputStream().write('\n');
+                w.getOutputStream().flush();
+            }
             List<String> results = awaitResults(leases, r, processes);
             assertThat(results).as("round %d", r).filteredOn(s -> s.startsWith("granted")).hasSize(1)
                     .containsExactly("granted " + (fenceBefore + 1));
             assertThat(results).as("round %d", r).filteredOn(s -> s.equals("held")).hasSize(processes - 1);
         }
-        Files.writeString(leases.resolve("done"), "");
+        for (Process w : workers) {
+            w.getOutputStream().close();
+        }
         System.out.println("lease race: " + rounds + " rounds x " + processes + " processes, one grant each round");
     }
 

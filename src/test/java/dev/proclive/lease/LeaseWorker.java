@@ -10,11 +10,12 @@ import java.nio.file.StandardOpenOption;
 /**
  * A process that contends for a lease, for the multi-process tests. Holds the lease for itself.
  * <ul>
- *   <li>{@code race DIR NAME ROUNDS}: in each round, waits for {@code DIR/go-R}, acquires once and
- *       writes {@code DIR/result-R-PID}: {@code granted FENCE}, {@code held} or {@code undecided};
- *       then lives until {@code DIR/done} exists.</li>
- *   <li>{@code exclusion DIR NAME GRANTS LOG}: until it was granted GRANTS times: acquire; when
- *       granted, append {@code enter FENCE PID} and {@code exit FENCE PID} to LOG, then release.</li>
+ *   <li>{@code race DIR NAME ROUNDS}: in each round, reads a line from its input (the test's
+ *       start signal), acquires once and writes {@code DIR/result-R-PID}: {@code granted FENCE},
+ *       {@code held} or {@code undecided}; then lives until its input ends.</li>
+ *   <li>{@code exclusion DIR NAME GRANTS LOG}: until it was granted GRANTS times: acquire, and
+ *       again at once when refused; when granted, append {@code enter FENCE PID} and
+ *       {@code exit FENCE PID} to LOG, then release.</li>
  *   <li>{@code churn DIR NAME}: acquire, renew and release for ever (to be killed at any step).</li>
  *   <li>{@code once DIR NAME}: acquire once and print {@code granted FENCE}, {@code held} or
  *       {@code undecided}.</li>
@@ -39,10 +40,11 @@ public final class LeaseWorker {
         switch (args[0]) {
             case "race" -> {
                 int rounds = Integer.parseInt(args[3]);
+                java.io.BufferedReader in = new java.io.BufferedReader(
+                        new java.io.InputStreamReader(System.in, StandardCharsets.US_ASCII));
                 for (int r = 1; r <= rounds; r++) {
-                    Path go = dir.resolve("go-" + r);
-                    while (!Files.exists(go)) {
-                        Thread.sleep(1);
+                    if (in.readLine() == null) {
+                        return;
                     }
                     Acquisition a = store.acquire(name, self);
                     String result = a instanceof Acquisition.Granted g ? "granted " + g.lease().fence()
@@ -52,8 +54,8 @@ public final class LeaseWorker {
                     Files.move(dir.resolve(out.getFileName() + ".tmp"), out);
                 }
                 // Stay alive until told: a winner that exited would be a DEAD holder, rightly taken over.
-                while (!Files.exists(dir.resolve("done"))) {
-                    Thread.sleep(5);
+                while (in.readLine() != null) {
+                    // the test's input ends when it is done
                 }
             }
             case "exclusion" -> {
@@ -70,7 +72,7 @@ public final class LeaseWorker {
                         }
                         grants++;
                     } else {
-                        Thread.sleep(0, 200_000);
+                        Thread.yield(); // refused: ask again, as a contender that does not wait would
                     }
                 }
             }

@@ -39,9 +39,17 @@ class EtcdGatewayTest {
     /** Every request a server got: path, Authorization header, body. */
     final List<String[]> got = new CopyOnWriteArrayList<>();
 
+    /** Paces the writes of a member that trickles. */
+    private final java.util.concurrent.ScheduledExecutorService drip = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "trickling etcd");
+        t.setDaemon(true);
+        return t;
+    });
+
     @AfterEach
     void stop() {
         servers.forEach(s -> s.stop(0));
+        drip.shutdownNow();
     }
 
     /** A server whose answer to each path {@code answer} gives (null: 404). */
@@ -157,18 +165,18 @@ class EtcdGatewayTest {
                 throw new java.io.UncheckedIOException(e);
             }
         });
-        URI trickling = hostile(out -> {
-            try {
-                while (true) {
+        URI trickling = hostile(out -> { // a member that trickles: one byte a tenth of a second until hung up on
+            java.util.concurrent.CompletableFuture<Void> hungUp = new java.util.concurrent.CompletableFuture<>();
+            drip.scheduleAtFixedRate(() -> {
+                try {
                     out.write(' ');
                     out.flush();
-                    Thread.sleep(100); // a member that trickles: one byte a tenth of a second
+                } catch (IOException e) {
+                    hungUp.complete(null);
+                    throw new java.io.UncheckedIOException(e); // ends this drip
                 }
-            } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+            }, 0, 100, TimeUnit.MILLISECONDS);
+            hungUp.join();
         });
         URI good = server(r -> "{\"header\":{\"revision\":\"5\"},\"ID\":\"1234\",\"TTL\":\"30\"}");
         long before = System.nanoTime();
@@ -333,6 +341,7 @@ class EtcdGatewayTest {
 
     @Test
     void aWatchCompletesOnTheFirstEventAfterItsStart() throws Exception {
+        java.util.concurrent.CountDownLatch looked = new java.util.concurrent.CountDownLatch(1);
         HttpServer s = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         servers.add(s);
         s.createContext("/v3/watch", x -> {
@@ -341,8 +350,8 @@ class EtcdGatewayTest {
             OutputStream out = x.getResponseBody();
             out.write("{\"result\":{\"header\":{},\"created\":true}}\n".getBytes(StandardCharsets.UTF_8));
             out.flush();
-            try {
-                Thread.sleep(200); // a watch that stays open a while, then ends
+            try { // the watch stays open until the test has looked at it, then the key changes
+                looked.await(10, TimeUnit.SECONDS);
             } catch (InterruptedException ignored) {
                 // the test ends
             }
@@ -354,6 +363,7 @@ class EtcdGatewayTest {
         EtcdGateway etcd = open(URI.create("http://127.0.0.1:" + s.getAddress().getPort()));
         java.util.concurrent.CompletableFuture<Void> changed = etcd.changed("p/a", 41);
         assertThat(changed).isNotDone(); // "created" is not a change
+        looked.countDown();
         changed.get(10, TimeUnit.SECONDS);
         JsonNode sent = JSON.readTree(got.get(0)[2]).path("create_request");
         assertThat(sent.path("key").asText()).isEqualTo(b64("p/a"));
