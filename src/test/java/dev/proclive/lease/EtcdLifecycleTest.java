@@ -65,6 +65,11 @@ class EtcdLifecycleTest extends LeaseLifecycleTest {
         return etcd.get(PREFIX + "build").isPresent();
     }
 
+    @Override
+    boolean waiterQueued() throws java.io.IOException {
+        return !etcd.list(PREFIX + "build.queue/").isEmpty();
+    }
+
     @Test
     void aGrantsFenceIsItsFenceKeysRevisionAndAnExpiredRecordNeverLowersIt() throws Exception {
         Identity holder = host.start(60, 50, "600");

@@ -19,16 +19,21 @@ import org.junit.jupiter.api.Test;
  * JVM's keep-alive must count that lease as used while the answer is out, or it revokes it (no
  * grant was kept on it yet) and the record just written goes with it. An answer later than the
  * lease can be trusted to live says the grant is lost. In memory, on every OS; real time, since the
- * keep-alive runs on its own thread (TTL 3 s).
+ * keep-alive runs on its own thread (TTL 3 s on a quiet machine).
  */
 class EtcdSlowAnswerTest {
 
     /**
-     * How much slower than a quiet machine this one is: the TTL and every late answer are scaled by
-     * it, so each test keeps its margins (a quarter of a TTL is 0.75 s on a quiet machine).
+     * The TTL: 3 s on a quiet machine, longer by how much slower this one is now (whole seconds, as
+     * etcd grants them), so each test keeps its margins; every late answer is a share of it.
      */
-    private static final int K = (int) Math.ceil(dev.proclive.Eventually.slowness());
-    private static final LeasePolicy TTL3 = LeasePolicy.builder().ttl(Duration.ofSeconds(3L * K)).build();
+    private static final long TTL_MS = 1000 * (long) Math.ceil(3 * dev.proclive.Eventually.slowness());
+    private static final LeasePolicy TTL3 = LeasePolicy.builder().ttl(Duration.ofMillis(TTL_MS)).build();
+
+    /** {@code share} of the TTL, in milliseconds. */
+    private static long ofTtl(double share) {
+        return (long) (TTL_MS * share);
+    }
 
     private static LeaseStore store(FakeEtcd etcd) throws java.io.IOException {
         return LeaseStore.builder().etcdClient(etcd).prefix("slow/").policy(TTL3).checker(LivenessChecker.system())
@@ -38,7 +43,7 @@ class EtcdSlowAnswerTest {
     @Test
     void aLeaseHandedToAWriteInFlightIsNotRevokedUnderIt() throws Exception {
         FakeEtcd etcd = new FakeEtcd();
-        etcd.leasedAnswerDelayMillis = 1_700 * K; // past a third of the TTL, within three quarters of it
+        etcd.leasedAnswerDelayMillis = ofTtl(0.57); // past a third of the TTL, within three quarters of it
         Identity me = ProcLive.current().orElseThrow();
         try (LeaseStore store = store(etcd)) {
             Acquisition a = store.acquire("build", me);
@@ -60,7 +65,7 @@ class EtcdSlowAnswerTest {
     @Test
     void anAnswerLateByLessThanThreeQuartersOfTheTtlGrantsWhileTheKeepAliveConfirmsTheLease() throws Exception {
         FakeEtcd etcd = new FakeEtcd();
-        etcd.leasedAnswerDelayMillis = 1_500 * K; // TTL 3: answered half the TTL late, 3/4 s to spare
+        etcd.leasedAnswerDelayMillis = ofTtl(0.5); // answered half the TTL late, a quarter to spare
         Identity me = ProcLive.current().orElseThrow();
         try (LeaseStore store = store(etcd)) {
             Lease lease = ((Acquisition.Granted) store.acquire("build", me)).lease();
@@ -79,7 +84,7 @@ class EtcdSlowAnswerTest {
     @Test
     void anAnswerLateByMoreThanThreeQuartersOfTheTtlIsLostWhateverTheKeepAliveSays() throws Exception {
         FakeEtcd etcd = new FakeEtcd();
-        etcd.leasedAnswerDelayMillis = 2_500 * K; // TTL 3: a newcomer taking an UNKNOWN holder's lease may come in 0.5 s
+        etcd.leasedAnswerDelayMillis = ofTtl(0.83); // a newcomer taking an UNKNOWN holder's lease may come a sixth of the TTL later
         Identity me = ProcLive.current().orElseThrow();
         try (LeaseStore store = store(etcd)) {
             Lease lease = ((Acquisition.Granted) store.acquire("build", me)).lease();
@@ -94,7 +99,7 @@ class EtcdSlowAnswerTest {
     @Test
     void anAnswerLaterThanTheLeaseCanLiveSaysLostAndAdmitsNoWrite() throws Exception {
         FakeEtcd etcd = new FakeEtcd();
-        etcd.leasedAnswerDelayMillis = 2_500 * K; // past three quarters of the TTL
+        etcd.leasedAnswerDelayMillis = ofTtl(0.83); // past three quarters of the TTL
         etcd.keepAliveDown = true; // and nothing confirms the lease meanwhile
         Identity me = ProcLive.current().orElseThrow();
         try (LeaseStore store = store(etcd)) {

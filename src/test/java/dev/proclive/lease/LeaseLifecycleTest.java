@@ -201,6 +201,11 @@ class LeaseLifecycleTest {
         return Files.exists(dir.resolve("leases/build.lease"));
     }
 
+    /** Whether a waiter's ticket for lease {@code build} is in the queue. */
+    boolean waiterQueued() throws IOException {
+        return Files.exists(dir.resolve("leases/build.queue"));
+    }
+
     /** Every pause taken, and how long it was asked to last. */
     final List<Duration> pauses = new java.util.concurrent.CopyOnWriteArrayList<>();
 
@@ -647,8 +652,7 @@ class LeaseLifecycleTest {
         assertThat(store.acquire("build", newcomer, Duration.ZERO)).isInstanceOf(Acquisition.Held.class);
         Thread exiting = new Thread(() -> {
             try { // the holder exits once the newcomer waits: its ticket is in the queue
-                Eventually.until("the newcomer's ticket", Duration.ofSeconds(10),
-                        () -> Files.exists(dir.resolve("leases/build.queue")));
+                Eventually.until("the newcomer's ticket", Duration.ofSeconds(10), this::waiterQueued);
             } catch (Exception e) {
                 return;
             }
