@@ -89,9 +89,11 @@ public interface Lease extends AutoCloseable {
     boolean isValid() throws IOException;
 
     /**
-     * Re-reads the record, for a check right before a protected write.
+     * Re-reads the record, for a check right before a protected write. A lease already known lost
+     * ({@link #lost()} done) is not read again: it says the reason it was lost for first (a holder
+     * that died, say, though another holds the lease now).
      *
-     * @throws LeaseLostException if the lease is no longer this one's
+     * @throws LeaseLostException if the lease is no longer this one's, carrying why
      */
     void ensureValid() throws IOException;
 

@@ -66,6 +66,11 @@ class EtcdLifecycleTest extends LeaseLifecycleTest {
     }
 
     @Override
+    boolean endsDeadHolders() {
+        return true;
+    }
+
+    @Override
     boolean waiterQueued() throws java.io.IOException {
         return !etcd.list(PREFIX + "build.queue/").isEmpty();
     }

@@ -159,6 +159,9 @@ final class GrantedLease implements Lease {
 
     @Override
     public void ensureValid() throws IOException {
+        if (lost.isDone()) {
+            throw new LeaseLostException(name, lost.join()); // lost once, for the first reason: what came after follows from it
+        }
         Optional<LeaseRecord> now = parts.grants().read(name);
         Optional<LeaseLost> why = Losses.of(fence, Optional.of(holder), now, parts.grants().expires());
         if (why.isPresent()) {
@@ -173,8 +176,7 @@ final class GrantedLease implements Lease {
             throw new LeaseLostException(name, why.get()); // what happened to it, read from the record
         }
         if (knownLost()) {
-            throw new LeaseLostException(name, lost.isDone() ? lost.join()
-                    : Losses.unconfirmed(fence, Optional.of(holder)));
+            throw new LeaseLostException(name, lost.isDone() ? lost.join() : Losses.unconfirmed(fence, Optional.of(holder)));
         }
     }
 

@@ -130,6 +130,8 @@ class SessionRulesTest {
         assertThat(why(reserved, false)).as("a reservation admits no write").isEqualTo(LeaseLost.Why.UNCONFIRMED);
         assertThat(Losses.of(1, Optional.of(A), Optional.of(ended(one, LeaseRecord.Ending.How.BROKEN)), false).orElseThrow()
                 .detail()).contains("fence 1 of pid 100", "broken by an operator");
+        assertThat(Losses.of(1, Optional.of(A), Optional.of(takenOver(one, 2, B)), false).orElseThrow().detail())
+                .isEqualTo("fence 1 of pid 100 was taken over by pid 200 at fence 2 because its holder was dead (exited)");
         assertThat(Losses.of(1, Optional.empty(), Optional.of(held(1, B)), false)).as("any holder").isEmpty();
         LeaseRecord reservedByLauncher = Records.with(held(1, B), LeaseRecord.State.RESERVED, B, B, Optional.empty());
         assertThat(Losses.of(1, Optional.of(A), Optional.of(reservedByLauncher), false))
