@@ -41,7 +41,7 @@ class LeaseTrackingSpawnIT {
     @BeforeEach
     void churn() throws Exception {
         for (int i = 0; i < 2; i++) {
-            started.add(new ProcessBuilder("sh", "-c", "while :; do /bin/true; done").start());
+            started.add(dev.proclive.BusyMachine.churnLoop());
         }
     }
 
