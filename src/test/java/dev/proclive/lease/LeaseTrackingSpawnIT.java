@@ -57,49 +57,20 @@ class LeaseTrackingSpawnIT {
     /** What a store spawns with unless told otherwise: tracked. */
     private static final LeasePolicy TRACKED = LeasePolicy.defaults();
 
-    /** The platform's tracking with no cgroup: the subreaper alone, as a normal user has it. */
-    static final Descendants SUBREAPER_ONLY = new Descendants() {
-        private final Descendants real = Platform.descendants();
-
-        @Override
-        public boolean becomeSubreaper() {
-            return real.becomeSubreaper();
-        }
-
-        @Override
-        public Optional<List<Long>> orphans(Optional<String> startedAfter) {
-            return real.orphans(startedAfter);
-        }
-
-        @Override
-        public Optional<String> newCgroup(String lease) {
-            return Optional.empty();
-        }
-
-        @Override
-        public Optional<String> cgroupId(String cgroup) {
-            return Optional.empty();
-        }
-
-        @Override
-        public List<String> enter(String cgroup, List<String> command) {
-            throw new UnsupportedOperationException("no cgroup here");
-        }
-
-        @Override
-        public Optional<List<Long>> members(String cgroup, String id) {
-            return Optional.empty();
-        }
-
-        @Override
-        public void remove(String cgroup) {
-        }
-
-        @Override
-        public List<String> emptyCgroups(java.time.Duration olderThan) {
-            return List.of();
-        }
-    };
+    /**
+     * The platform's tracking with no cgroup: the subreaper alone, as a normal user has it. Its
+     * subreaper is the platform's, every cgroup call {@link Descendants#NONE}'s.
+     */
+    static final Descendants SUBREAPER_ONLY = (Descendants) java.lang.reflect.Proxy.newProxyInstance(
+            Descendants.class.getClassLoader(), new Class<?>[] {Descendants.class}, (proxy, method, args) -> {
+                Descendants to = List.of("becomeSubreaper", "orphans").contains(method.getName())
+                        ? Platform.descendants() : Descendants.NONE;
+                try {
+                    return method.invoke(to, args);
+                } catch (java.lang.reflect.InvocationTargetException e) {
+                    throw e.getCause();
+                }
+            });
 
     private LeaseStore store(Descendants descendants) throws IOException {
         return LeaseStore.builder().directory(tmp.resolve("leases")).policy(TRACKED).checker(LivenessChecker.system()).clock(Clock.systemUTC()).pause(Pause.REAL).descendants(descendants).build();

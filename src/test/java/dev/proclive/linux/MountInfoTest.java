@@ -47,6 +47,41 @@ class MountInfoTest {
         assertThat(MountInfo.unescape("/plain")).isEqualTo("/plain");
     }
 
+    /** One mountinfo line for a file system of {@code type} whose root {@code root} is mounted at {@code mountPoint}. */
+    private static String mount(String root, String mountPoint, String type) {
+        return "31 25 0:27 " + root + " " + mountPoint + " rw,nosuid,nodev,noexec,relatime shared:9 - " + type + " " + type + " rw\n";
+    }
+
+    @Test
+    void theCgroupV2HierarchyIsTheLastCgroup2MountOfItsRoot() {
+        String hybrid = mount("/", "/sys/fs/cgroup", "tmpfs") + mount("/", "/sys/fs/cgroup/systemd", "cgroup")
+                + mount("/", "/sys/fs/cgroup/unified", "cgroup2");
+        assertThat(MountInfo.cgroup2(hybrid)).isEqualTo("/sys/fs/cgroup/unified");
+        assertThat(MountInfo.cgroup2(mount("/", "/sys/fs/cgroup", "cgroup2"))).isEqualTo("/sys/fs/cgroup");
+        assertThat(MountInfo.cgroup2(mount("/", "/sys/fs/cgroup", "cgroup2") + mount("/", "/mnt/cg\\040two", "cgroup2")))
+                .as("the last, its escapes undone").isEqualTo("/mnt/cg two");
+        assertThat(MountInfo.cgroup2(mount("/user.slice", "/mnt/part", "cgroup2"))).as("a subtree bound elsewhere").isNull();
+        assertThat(MountInfo.cgroup2(mount("/", "/sys/fs/cgroup", "cgroup"))).as("v1 only").isNull();
+        assertThat(MountInfo.cgroup2("")).isNull();
+        assertThat(MountInfo.cgroup2("31 25 0:27 / /sys/fs/cgroup rw cgroup2\n")).as("no separator").isNull();
+        assertThat(MountInfo.cgroup2("31 25 0:27 / /sys/fs/cgroup rw -\n")).as("nothing after the separator").isNull();
+        assertThat(MountInfo.cgroup2("31 - cgroup2\n")).as("too short").isNull();
+    }
+
+    @Test
+    void linesCutShortAreSkippedNotFailed() {
+        assertThat(MountInfo.hidesPids("25 1 0:23 / /proc rw - proc proc\n", "/proc")).as("no super options").isFalse();
+        assertThat(MountInfo.hidesPids("25 1 0:23 / /proc rw - proc\n" + proc("/proc", "rw,hidepid=2"), "/proc")).isTrue();
+        assertThat(MountInfo.hidesPids("25 - proc proc hidepid=2\n", "/proc")).as("too short").isFalse();
+    }
+
+    @Test
+    void anEscapeAtEitherEndAndEveryOctalDigitAreUndone() {
+        assertThat(MountInfo.unescape("\\040lead")).isEqualTo(" lead");
+        assertThat(MountInfo.unescape("/seven\\067")).isEqualTo("/seven7");
+        assertThat(MountInfo.unescape("/zero\\060")).isEqualTo("/zero0");
+    }
+
     @Test
     void onlyAProcfsAtThatMountPointCounts() {
         assertThat(MountInfo.hidesPids(proc("/proc", "rw,hidepid=invisible"), "/proc")).isTrue();

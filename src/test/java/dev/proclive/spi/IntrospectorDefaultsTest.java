@@ -42,6 +42,139 @@ class IntrospectorDefaultsTest {
         }
     };
 
+    /** A platform that overrides every method, each with an answer of its own. */
+    static final ProcessIntrospector EVERYTHING = new ProcessIntrospector() {
+        @Override
+        public ProcessLookup lookup(long pid) {
+            return new ProcessLookup.Gone("lookup " + pid);
+        }
+
+        @Override
+        public ProcessLookup lookupProcess(long pid) {
+            return new ProcessLookup.Gone("lookupProcess " + pid);
+        }
+
+        @Override
+        public ProcessLookup self() {
+            return new ProcessLookup.Gone("self");
+        }
+
+        @Override
+        public boolean sameStart(String recorded, String current) {
+            return recorded.equals("any");
+        }
+
+        @Override
+        public boolean isFingerprint(String recorded) {
+            return recorded.equals("fingerprint");
+        }
+
+        @Override
+        public Optional<String> bootId() {
+            return Optional.of("boot");
+        }
+
+        @Override
+        public Optional<String> hostName() {
+            return Optional.of("host");
+        }
+
+        @Override
+        public Optional<String> machineId() {
+            return Optional.of("machine");
+        }
+
+        @Override
+        public Optional<String> pidNamespace() {
+            return Optional.of("ns");
+        }
+
+        @Override
+        public boolean inInitialPidNamespace() {
+            return false;
+        }
+
+        @Override
+        public boolean supported() {
+            return false;
+        }
+
+        @Override
+        public Optional<String> startFloor() {
+            return Optional.of("floor");
+        }
+
+        @Override
+        public java.util.OptionalLong userId(long pid) {
+            return java.util.OptionalLong.of(pid + 1000);
+        }
+
+        @Override
+        public boolean nameMatches(String processName, String name) {
+            return name.equals("any");
+        }
+    };
+
+    @Test
+    void theInsideSeamPassesEveryAnswerOfAPlatformOnUnchanged() {
+        KernelIntrospector k = KernelIntrospector.of(EVERYTHING);
+        assertThat(k.lookup(3)).isEqualTo(new ProcessLookup.Gone("lookup 3"));
+        assertThat(k.lookupProcess(3)).isEqualTo(new ProcessLookup.Gone("lookupProcess 3"));
+        assertThat(k.self()).isEqualTo(new ProcessLookup.Gone("self"));
+        assertThat(k.sameStart("any", "1")).isTrue();
+        assertThat(k.sameStart("1", "1")).isFalse();
+        assertThat(k.isFingerprint("fingerprint")).isTrue();
+        assertThat(k.isFingerprint("1")).isFalse();
+        assertThat(k.bootId()).contains("boot");
+        assertThat(k.hostName()).contains("host");
+        assertThat(k.machineId()).contains("machine");
+        assertThat(k.pidNamespace()).contains("ns");
+        assertThat(k.inInitialPidNamespace()).isFalse();
+        assertThat(KernelIntrospector.of(MINIMAL).inInitialPidNamespace()).isTrue(); // a platform without PID namespaces
+        assertThat(k.supported()).isFalse();
+        assertThat(KernelIntrospector.of(MINIMAL).supported()).isTrue();
+        assertThat(k.startFloor()).contains("floor");
+        assertThat(k.userId(7)).hasValue(1007);
+        assertThat(k.nameMatches("x", "any")).isTrue();
+        assertThat(k.nameMatches("x", "x")).isFalse();
+    }
+
+    @Test
+    void aPlainPlatformReadsNoEnvironmentTracksNothingAndTellsNoExitStatus() {
+        KernelIntrospector k = KernelIntrospector.of(MINIMAL);
+        dev.proclive.spi.internal.EnvironmentScan scan = k.scanEnvironments("V", v -> true, 0, Optional.empty());
+        assertThat(scan.complete()).isFalse();
+        assertThat(scan.detail()).contains("cannot read other processes' environments");
+        dev.proclive.spi.internal.EnvironmentScan one = k.readEnvironment(7, "V", v -> true);
+        assertThat(one.complete()).isFalse();
+        assertThat(one.detail()).contains("cannot read other processes' environments");
+        assertThat(k.openExitEvents()).isEmpty();
+        assertThat(dev.proclive.spi.internal.Descendants.NONE.becomeSubreaper()).isFalse();
+        assertThat(new dev.proclive.spi.internal.ExitEvents() {
+            @Override
+            public Registration watch(long pid) {
+                return new Registration.Unavailable("");
+            }
+
+            @Override
+            public void unwatch(long handle) {
+            }
+
+            @Override
+            public int await(long timeoutMillis, long[] ready) {
+                return 0;
+            }
+
+            @Override
+            public void wake() {
+            }
+
+            @Override
+            public void close() {
+            }
+        }.tellsExitStatus()).isFalse();
+    }
+
     @Test
     void lookupProcessIsLookupUnlessAPlatformSaysOtherwise() {
         assertThat(MINIMAL.lookupProcess(7)).isEqualTo(MINIMAL.lookup(7));

@@ -132,6 +132,16 @@ class SessionRulesTest {
                 .detail()).contains("fence 1 of pid 100", "broken by an operator");
         assertThat(Losses.of(1, Optional.of(A), Optional.of(takenOver(one, 2, B)), false).orElseThrow().detail())
                 .isEqualTo("fence 1 of pid 100 was taken over by pid 200 at fence 2 because its holder was dead (exited)");
+        assertThat(Losses.of(1, Optional.of(A), Optional.of(ended(one, LeaseRecord.Ending.How.EXITED)), false).orElseThrow()
+                .detail()).startsWith("fence 1 of pid 100 ended as exited at ").endsWith(", status 3");
+        assertThat(Losses.of(1, Optional.of(A), Optional.of(takenOver(held(4, B), 5, A)), false).orElseThrow().detail())
+                .as("taken over from another grant: not said as this one's takeover")
+                .isEqualTo("fence 1 of pid 100 is no longer the record's: it is held at fence 5 for pid 100");
+        LeaseLost unconfirmed = Losses.unconfirmed(7, Optional.of(A));
+        assertThat(unconfirmed.why()).isEqualTo(LeaseLost.Why.UNCONFIRMED);
+        assertThat(unconfirmed.record()).isEmpty();
+        assertThat(unconfirmed.detail()).startsWith("fence 7 of pid 100 is lost: its keep-alive or its renewal was not confirmed");
+        assertThat(Losses.unconfirmed(7, Optional.empty()).detail()).startsWith("fence 7 is lost: ");
         assertThat(Losses.of(1, Optional.empty(), Optional.of(held(1, B)), false)).as("any holder").isEmpty();
         LeaseRecord reservedByLauncher = Records.with(held(1, B), LeaseRecord.State.RESERVED, B, B, Optional.empty());
         assertThat(Losses.of(1, Optional.of(A), Optional.of(reservedByLauncher), false))
