@@ -47,7 +47,7 @@ final class FakeEtcd implements Etcd {
         long delay = leasedAnswerDelayMillis;
         if (delay > 0 && ops.stream().anyMatch(op -> op instanceof Put p && p.lease() != 0)) {
             try {
-                Thread.sleep(delay); // a slow answer: the write is done, its caller does not know yet
+                Thread.sleep(delay); // time itself is tested: a slow answer, the write done, its caller not knowing yet
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new java.io.InterruptedIOException("interrupted");
