@@ -42,78 +42,27 @@ class IntrospectorDefaultsTest {
         }
     };
 
-    /** A platform that overrides every method, each with an answer of its own. */
-    static final ProcessIntrospector EVERYTHING = new ProcessIntrospector() {
-        @Override
-        public ProcessLookup lookup(long pid) {
-            return new ProcessLookup.Gone("lookup " + pid);
-        }
-
-        @Override
-        public ProcessLookup lookupProcess(long pid) {
-            return new ProcessLookup.Gone("lookupProcess " + pid);
-        }
-
-        @Override
-        public ProcessLookup self() {
-            return new ProcessLookup.Gone("self");
-        }
-
-        @Override
-        public boolean sameStart(String recorded, String current) {
-            return recorded.equals("any");
-        }
-
-        @Override
-        public boolean isFingerprint(String recorded) {
-            return recorded.equals("fingerprint");
-        }
-
-        @Override
-        public Optional<String> bootId() {
-            return Optional.of("boot");
-        }
-
-        @Override
-        public Optional<String> hostName() {
-            return Optional.of("host");
-        }
-
-        @Override
-        public Optional<String> machineId() {
-            return Optional.of("machine");
-        }
-
-        @Override
-        public Optional<String> pidNamespace() {
-            return Optional.of("ns");
-        }
-
-        @Override
-        public boolean inInitialPidNamespace() {
-            return false;
-        }
-
-        @Override
-        public boolean supported() {
-            return false;
-        }
-
-        @Override
-        public Optional<String> startFloor() {
-            return Optional.of("floor");
-        }
-
-        @Override
-        public java.util.OptionalLong userId(long pid) {
-            return java.util.OptionalLong.of(pid + 1000);
-        }
-
-        @Override
-        public boolean nameMatches(String processName, String name) {
-            return name.equals("any");
-        }
-    };
+    /**
+     * A platform that answers every method, each with an answer of its own; a method added to the
+     * SPI and not answered here fails the test that uses it.
+     */
+    static final ProcessIntrospector EVERYTHING = (ProcessIntrospector) java.lang.reflect.Proxy.newProxyInstance(
+            ProcessIntrospector.class.getClassLoader(), new Class<?>[] {ProcessIntrospector.class},
+            (proxy, method, args) -> switch (method.getName()) {
+                case "lookup", "lookupProcess" -> new ProcessLookup.Gone(method.getName() + " " + args[0]);
+                case "self" -> new ProcessLookup.Gone("self");
+                case "sameStart" -> args[0].equals("any");
+                case "isFingerprint" -> args[0].equals("fingerprint");
+                case "bootId" -> Optional.of("boot");
+                case "hostName" -> Optional.of("host");
+                case "machineId" -> Optional.of("machine");
+                case "pidNamespace" -> Optional.of("ns");
+                case "inInitialPidNamespace", "supported" -> false;
+                case "startFloor" -> Optional.of("floor");
+                case "userId" -> java.util.OptionalLong.of((Long) args[0] + 1000);
+                case "nameMatches" -> args[1].equals("any");
+                default -> throw new UnsupportedOperationException(method.getName());
+            });
 
     @Test
     void theInsideSeamPassesEveryAnswerOfAPlatformOnUnchanged() {
