@@ -32,4 +32,11 @@ public final class BusyMachine {
                 "processes this test does not own kept ending under every pass of the token scan (a busy machine): "
                         + said.strip());
     }
+
+    /** {@link #assumeScanNotOutrun(String)} for a command that answered undecided (exit 2). */
+    public static void assumeScanNotOutrun(Cli.Result answered) {
+        if (answered.exit() == 2) {
+            assumeScanNotOutrun(answered.err());
+        }
+    }
 }

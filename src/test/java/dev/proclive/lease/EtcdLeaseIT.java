@@ -69,10 +69,15 @@ class EtcdLeaseIT {
 
     /** A store over this test's prefix (one per test) with {@code policy}. */
     private LeaseStore store(LeasePolicy policy) throws IOException {
+        return builder(policy).build();
+    }
+
+    /** A store's builder over this test's prefix (one per test) with {@code policy}. */
+    private LeaseStore.Builder builder(LeasePolicy policy) {
         if (prefix == null) {
             prefix = "test" + (++prefixes) + "/";
         }
-        return LeaseStore.builder().etcd(etcd.endpoints()).prefix(prefix).policy(policy).build();
+        return LeaseStore.builder().etcd(etcd.endpoints()).prefix(prefix).policy(policy);
     }
 
 
@@ -86,35 +91,33 @@ class EtcdLeaseIT {
     }
 
     /**
-     * Starts {@code waiting} on another thread, waits until it is queued for lease {@code build},
-     * then makes {@code event} happen: the wait is granted, and this is how many milliseconds after
-     * the event.
-     */
-    /**
      * A store whose waits end only when what they wait on happens (a record's watch, a holder's
      * exit), never at a poll's deadline: a waiter granted through it was woken by the event, however
      * slow this machine is.
      */
     private LeaseStore noPolls() throws IOException {
-        store(Duration.ofSeconds(30)); // the test's prefix
-        return LeaseStore.builder().etcd(etcd.endpoints()).prefix(prefix)
-                .policy(LeasePolicy.builder().ttl(Duration.ofSeconds(30)).build()).pause(new Pause() {
-                    @Override
-                    public void await(java.util.concurrent.CompletableFuture<?> end, Duration most) throws InterruptedException {
-                        try {
-                            end.get(5, TimeUnit.MINUTES); // not at most: no poll
-                        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-                            // a watch that broke: the waiter judges again, as it does with real pauses
-                        }
-                    }
+        return builder(LeasePolicy.builder().ttl(Duration.ofSeconds(30)).build()).pause(new Pause() {
+            @Override
+            public void await(java.util.concurrent.CompletableFuture<?> end, Duration most) throws InterruptedException {
+                try {
+                    end.get(5, TimeUnit.MINUTES); // not at most: no poll
+                } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                    // a watch that broke: the waiter judges again, as it does with real pauses
+                }
+            }
 
-                    @Override
-                    public void sleep(Duration d) throws InterruptedException {
-                        Pause.REAL.sleep(d);
-                    }
-                }).build();
+            @Override
+            public void sleep(Duration d) throws InterruptedException {
+                Pause.REAL.sleep(d);
+            }
+        }).build();
     }
 
+    /**
+     * Starts {@code waiting} on another thread, waits until it is queued for lease {@code build},
+     * then makes {@code event} happen: the wait is granted, and this is how many milliseconds after
+     * the event.
+     */
     private long grantedAfter(java.util.concurrent.Callable<Acquisition> waiting, Event event) throws Exception {
         ExecutorService pool = Executors.newSingleThreadExecutor();
         try (Etcd queue = raw()) {

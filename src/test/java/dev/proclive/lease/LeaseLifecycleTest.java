@@ -1,7 +1,5 @@
 package dev.proclive.lease;
 
-import dev.proclive.Eventually;
-
 import dev.proclive.lease.book.LeaseJson;
 import dev.proclive.lease.book.Records;
 import dev.proclive.spi.internal.KernelIntrospector;
@@ -9,6 +7,7 @@ import dev.proclive.spi.internal.Descendants;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.proclive.Eventually;
 import dev.proclive.Identity;
 import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
@@ -20,7 +19,6 @@ import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
 import dev.proclive.spi.ProcessState;
 import java.io.IOException;
-import java.util.concurrent.TimeUnit;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -31,6 +29,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

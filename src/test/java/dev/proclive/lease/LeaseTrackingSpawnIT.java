@@ -61,16 +61,8 @@ class LeaseTrackingSpawnIT {
      * The platform's tracking with no cgroup: the subreaper alone, as a normal user has it. Its
      * subreaper is the platform's, every cgroup call {@link Descendants#NONE}'s.
      */
-    static final Descendants SUBREAPER_ONLY = (Descendants) java.lang.reflect.Proxy.newProxyInstance(
-            Descendants.class.getClassLoader(), new Class<?>[] {Descendants.class}, (proxy, method, args) -> {
-                Descendants to = List.of("becomeSubreaper", "orphans").contains(method.getName())
-                        ? Platform.descendants() : Descendants.NONE;
-                try {
-                    return method.invoke(to, args);
-                } catch (java.lang.reflect.InvocationTargetException e) {
-                    throw e.getCause();
-                }
-            });
+    static final Descendants SUBREAPER_ONLY = dev.proclive.Forwarding.to(Descendants.class,
+            method -> List.of("becomeSubreaper", "orphans").contains(method.getName()) ? Platform.descendants() : Descendants.NONE);
 
     private LeaseStore store(Descendants descendants) throws IOException {
         return LeaseStore.builder().directory(tmp.resolve("leases")).policy(TRACKED).checker(LivenessChecker.system()).clock(Clock.systemUTC()).pause(Pause.REAL).descendants(descendants).build();

@@ -39,15 +39,10 @@ class WalkCostTest {
 
         Counting(ProcessIntrospector inner) {
             KernelIntrospector real = KernelIntrospector.of(inner);
-            introspector = (KernelIntrospector) java.lang.reflect.Proxy.newProxyInstance(KernelIntrospector.class.getClassLoader(),
-                    new Class<?>[] {KernelIntrospector.class}, (proxy, method, args) -> {
-                        calls.merge(method.getName(), 1, Integer::sum);
-                        try {
-                            return method.invoke(real, args);
-                        } catch (java.lang.reflect.InvocationTargetException e) {
-                            throw e.getCause();
-                        }
-                    });
+            introspector = dev.proclive.Forwarding.to(KernelIntrospector.class, method -> {
+                calls.merge(method.getName(), 1, Integer::sum);
+                return real;
+            });
         }
 
         int of(String method) {
