@@ -175,8 +175,8 @@ final class GrantedLease implements Lease {
             }
             throw new LeaseLostException(name, why.get()); // what happened to it, read from the record
         }
-        if (knownLost()) {
-            throw new LeaseLostException(name, lost.isDone() ? lost.join() : Losses.unconfirmed(fence, Optional.of(holder)));
+        if (knownLost()) { // unconfirmed, or lost since the read: the first reason known
+            throw new LeaseLostException(name, lost.getNow(Losses.unconfirmed(fence, Optional.of(holder))));
         }
     }
 

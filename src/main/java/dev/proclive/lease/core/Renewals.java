@@ -104,16 +104,14 @@ final class Renewals {
      * handed off here. The same future for every lease of one grant while one of them holds it.
      */
     CompletableFuture<LeaseLost> lost(String name, long fence, Identity holder) {
-        CompletableFuture<LeaseLost>[] found = new CompletableFuture[1];
+        // held strongly here until returned: a weak reference alone may be cleared before the caller has it
+        java.util.concurrent.atomic.AtomicReference<CompletableFuture<LeaseLost>> found = new java.util.concurrent.atomic.AtomicReference<>();
         losses.compute(new Grant(name, fence, holder), (g, ref) -> {
-            found[0] = ref == null ? null : ref.get();
-            if (found[0] == null) {
-                found[0] = new CompletableFuture<>();
-                return new java.lang.ref.WeakReference<>(found[0]);
-            }
-            return ref;
+            CompletableFuture<LeaseLost> known = ref == null ? null : ref.get();
+            found.set(known != null ? known : new CompletableFuture<>());
+            return known != null ? ref : new java.lang.ref.WeakReference<>(found.get());
         });
-        return found[0];
+        return found.get();
     }
 
     /** The grant is lost as {@code why} says: its loss is told (unless it was released here), and it is no longer kept. */
