@@ -32,9 +32,6 @@ import org.junit.jupiter.api.io.TempDir;
  * dead.
  */
 @EnabledOnOs(OS.LINUX)
-// Beside the other integration tests: it waits on real time against etcd members of its own.
-@org.junit.jupiter.api.parallel.Execution(org.junit.jupiter.api.parallel.ExecutionMode.CONCURRENT)
-@org.junit.jupiter.api.parallel.ResourceLock("EtcdCliIT") // its methods one at a time
 class EtcdCliIT {
 
     @org.junit.jupiter.api.extension.RegisterExtension

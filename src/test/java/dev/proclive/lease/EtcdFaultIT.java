@@ -26,9 +26,6 @@ import org.junit.jupiter.api.io.TempDir;
  * keep-alive cannot reach one is told it lost the lease before anyone else can be granted it.
  */
 @EnabledOnOs(OS.LINUX)
-// Beside the other integration tests: it waits on real time against etcd members of its own.
-@org.junit.jupiter.api.parallel.Execution(org.junit.jupiter.api.parallel.ExecutionMode.CONCURRENT)
-@org.junit.jupiter.api.parallel.ResourceLock("EtcdFaultIT") // its methods one at a time
 class EtcdFaultIT {
 
     @TempDir
