@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * {@code proclive lease run NAME (--dir DIR | --etcd URL) [--wait S] [--ttl S] -- COMMAND [ARG]...}:
@@ -62,8 +63,25 @@ final class LeaseRun {
             }
         });
         int status = waitFor(started.process());
-        CommandEnd.awaitRecorded(store, lease, err);
+        try { // the store records the end; this process stays until it is written (or the grant is another's)
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            LeaseLost lost = lease.lost().get(30, TimeUnit.SECONDS);
+            // unconfirmed (a stalled member) is no proof the grant is gone: its end may still be written
+            while (lost.why() == LeaseLost.Why.UNCONFIRMED && System.nanoTime() < until && stillGranted(store, lease)) {
+                Thread.sleep(50);
+            }
+        } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException | IOException e) {
+            Say.line(err, "warning: the command's end is not recorded yet (its holder is gone, so the next newcomer takes it)");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         return status;
+    }
+
+    /** Whether the record still shows {@code lease}'s grant, its end not yet written. */
+    private static boolean stillGranted(LeaseStore store, Lease lease) throws IOException {
+        return store.read(lease.name()).map(r -> r.granted() && r.fence() == lease.fence()
+                && r.holder().pid() == lease.holder().pid()).orElse(false);
     }
 
     private int unrunnable(String program, ExitCode code) {
