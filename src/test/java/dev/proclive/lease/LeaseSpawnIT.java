@@ -281,6 +281,58 @@ class LeaseSpawnIT {
         assertThat(r.holder().pid()).isEqualTo(started.process().pid());
     }
 
+    /**
+     * {@code lease run} interrupts its thread when a signal comes before the command runs (to end a
+     * wait); interrupts that come while the child is identified and handed the lease must not fail
+     * the hand-off (an interrupted file channel closes): the child holds its lease. Ten spawns, each
+     * interrupted without pause from the moment its child runs {@code sleep} until it returns.
+     */
+    @Test
+    void interruptsWhileTheChildIsHandedTheLeaseDoNotFailTheHandOff() throws Exception {
+        LeaseStore store = LeaseStore.builder().directory(leases()).policy(TRACKED).build(); // an end the kernel can prove, also on a busy box
+        Thread caller = Thread.currentThread();
+        for (int i = 0; i < 10; i++) {
+            java.util.concurrent.atomic.AtomicBoolean returned = new java.util.concurrent.atomic.AtomicBoolean();
+            Thread interrupter = new Thread(() -> {
+                while (!returned.get() && ProcessHandle.current().children().noneMatch(LeaseSpawnIT::sleeps)) {
+                    Thread.onSpinWait();
+                }
+                while (!returned.get()) {
+                    caller.interrupt(); // as signals to lease run do, until the command is known to run
+                    Thread.onSpinWait();
+                }
+            });
+            interrupter.start();
+            Spawn.Started started;
+            try {
+                started = (Spawn.Started) store.spawn("build" + i, new ProcessBuilder("sleep", "60"));
+            } finally {
+                returned.set(true);
+                while (interrupter.isAlive()) {
+                    try {
+                        interrupter.join();
+                    } catch (InterruptedException lastOne) {
+                        // the interrupter's last, sent before it saw the spawn return
+                    }
+                }
+                Thread.interrupted();
+            }
+            orphans.add(started.process().pid());
+            assertThat(started.handOffFailure()).as("spawn %d", i).isEmpty();
+            LeaseRecord r = store.read("build" + i).orElseThrow();
+            assertThat(r.state()).as("spawn %d", i).isEqualTo(LeaseRecord.State.HELD);
+            assertThat(r.holder().pid()).isEqualTo(started.process().pid()).isEqualTo(started.lease().holder().pid());
+            started.process().destroyForcibly();
+            assertThat(started.process().waitFor(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(ended(store, "build" + i).ended().orElseThrow().exitCode()).as("spawn %d", i).hasValue(137);
+        }
+    }
+
+    /** Whether {@code p} runs {@code sleep} (it has been exec'd): the spawned child, not a process the store starts to learn the time. */
+    private static boolean sleeps(ProcessHandle p) {
+        return p.info().command().map(c -> c.endsWith("/sleep")).orElse(false);
+    }
+
     /** Waits (20 s at most) for {@code newcomer} to be granted the lease, fence 2, once its carriers are gone. */
     private static void assertGrantedOnceNothingCarriesTheToken(LeaseStore store, Identity newcomer) throws Exception {
         Acquisition[] last = {null};
@@ -298,11 +350,16 @@ class LeaseSpawnIT {
 
     /** The record once its grant has ended, waited for: the library ends a spawned child's lease as it exits. */
     private static LeaseRecord ended(LeaseStore store) throws Exception {
+        return ended(store, "build");
+    }
+
+    /** The record of lease {@code name} once its grant has ended, waited for. */
+    private static LeaseRecord ended(LeaseStore store, String name) throws Exception {
         try {
-            return Eventually.until("ended", Duration.ofSeconds(10), () -> store.read("build").orElseThrow(),
+            return Eventually.until("ended", Duration.ofSeconds(10), () -> store.read(name).orElseThrow(),
                     r -> r.ended().isPresent());
         } catch (AssertionError notEnded) {
-            return store.read("build").orElseThrow(); // the caller says what it expected of it
+            return store.read(name).orElseThrow(); // the caller says what it expected of it
         }
     }
 

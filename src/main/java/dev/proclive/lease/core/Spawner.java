@@ -55,29 +55,63 @@ final class Spawner {
             }
             throw e;
         }
-        // An interrupt that came while the child started (a signal meant to end a wait) must not
-        // close the files the identification and the hand-off read and write: it is kept for the
-        // caller, after the hand-off.
-        boolean interrupted = Thread.interrupted();
-        Optional<Lease> watched = Optional.of(reserved.tracked(tracking));
+        HandedOff handed = apart(() -> identifyAndHandOff(grants, checker, name, reserved, p, tracking));
+        if (handed.watched().isPresent()) {
+            endWhenExited(grants, checker, handed.watched().get(), handed.child(), p, tracking);
+        }
+        return new Spawn.Started(handed.watched().orElse(reserved.tracked(tracking)), p, handed.failure());
+    }
+
+    /** What the hand-off left: the lease whose end the child's exit records (if any), the child as identified, why it failed. */
+    private record HandedOff(Optional<Lease> watched, Optional<Identity> child, Optional<IOException> failure) {
+    }
+
+    /** The started child identified and handed {@code reserved}; what fails is told, never thrown. */
+    private static HandedOff identifyAndHandOff(Grants grants, LivenessChecker checker, String name, GrantedLease reserved,
+                                                Process p, Tracking tracking) {
         Optional<Identity> child = Optional.empty();
-        Optional<IOException> failure = Optional.empty();
         try {
             child = checker.identify(p.pid());
-            watched = handOff(grants, checker, name, reserved, p, child, tracking);
+            return new HandedOff(handOff(grants, checker, name, reserved, p, child, tracking), child, Optional.empty());
         } catch (IOException e) {
-            failure = Optional.of(e);
+            return new HandedOff(Optional.of(reserved.tracked(tracking)), child, Optional.of(e));
         } catch (RuntimeException e) {
-            failure = Optional.of(new IOException("the lease could not be handed to pid " + p.pid() + ": " + e, e));
+            return new HandedOff(Optional.of(reserved.tracked(tracking)), child,
+                    Optional.of(new IOException("the lease could not be handed to pid " + p.pid() + ": " + e, e)));
+        }
+    }
+
+    /**
+     * Runs {@code work} on a thread of its own and waits for it, an interrupt of the calling thread
+     * kept for the caller. A caller is interrupted to end a wait for the lease ({@code lease run}
+     * does so on a signal); once the child runs, an interrupt must not reach the files the hand-off
+     * reads and writes (an interrupted channel closes, and the hand-off would fail, leaving a
+     * running child without its lease).
+     */
+    private static <T> T apart(java.util.function.Supplier<T> work) {
+        boolean interrupted = Thread.interrupted();
+        java.util.concurrent.CompletableFuture<T> done = new java.util.concurrent.CompletableFuture<>();
+        Thread worker = new Thread(() -> {
+            try {
+                done.complete(work.get());
+            } catch (Throwable e) {
+                done.completeExceptionally(e);
+            }
+        }, "proclive-hand-off");
+        worker.setDaemon(true);
+        worker.start();
+        try {
+            return done.join(); // not interruptible: an interrupt while it waits is kept, as is one from before
+        } catch (java.util.concurrent.CompletionException e) {
+            if (e.getCause() instanceof Error error) {
+                throw error;
+            }
+            throw e;
         } finally {
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
         }
-        if (watched.isPresent()) {
-            endWhenExited(grants, checker, watched.get(), child, p, tracking);
-        }
-        return new Spawn.Started(watched.orElse(reserved.tracked(tracking)), p, failure);
     }
 
     /**
