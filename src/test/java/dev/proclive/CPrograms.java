@@ -17,15 +17,25 @@ public final class CPrograms {
 
     /** Compiles {@code name.c} into {@code dir/name}, or skips the calling test when gcc is missing. */
     public static Path compile(Path dir, String name) throws Exception {
+        return gcc(dir, name, dir.resolve(name), "-pthread");
+    }
+
+    /** Compiles {@code name.c} into the shared library {@code dir/name.so}, for {@code LD_PRELOAD}; skips as {@link #compile}. */
+    public static Path compileShared(Path dir, String name) throws Exception {
+        return gcc(dir, name, dir.resolve(name + ".so"), "-shared", "-fPIC");
+    }
+
+    private static Path gcc(Path dir, String name, Path binary, String... options) throws Exception {
         Path source = dir.resolve(name + ".c");
         try (InputStream in = CPrograms.class.getResourceAsStream("/c/" + name + ".c")) {
             Files.copy(in, source);
         }
-        Path binary = dir.resolve(name);
+        java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of("gcc"));
+        command.addAll(java.util.List.of(options));
+        command.addAll(java.util.List.of("-o", binary.toString(), source.toString(), "-ldl"));
         Process gcc;
         try {
-            gcc = new ProcessBuilder("gcc", "-pthread", "-o", binary.toString(), source.toString())
-                    .redirectErrorStream(true).start();
+            gcc = new ProcessBuilder(command).redirectErrorStream(true).start();
         } catch (IOException e) {
             assumeTrue(false, "gcc is needed to build " + name + ".c: " + e.getMessage());
             throw e;

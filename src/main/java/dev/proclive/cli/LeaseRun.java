@@ -62,23 +62,19 @@ final class LeaseRun {
                 lost(lease, lost, signals);
             }
         });
-        int status = waitFor(started.process());
-        try { // the store records the end; this process stays until it is written (or the grant is another's)
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            LeaseLost lost = lease.lost().get(30, TimeUnit.SECONDS);
-            // unconfirmed (a stalled member) is no proof the grant is gone: its end may still be written
-            while (lost.why() == LeaseLost.Why.UNCONFIRMED && System.nanoTime() < until && stillGranted(store, lease)) {
-                Thread.sleep(50);
+        int status = waitFor(started.process()); // returns once the store has written the command's end, or failed to
+        try {
+            if (stillGranted(store, lease)) {
+                Say.line(err, "warning: the record does not say the command ended (its holder is gone, so the next newcomer"
+                        + " takes it)");
             }
-        } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException | IOException e) {
-            Say.line(err, "warning: the command's end is not recorded yet (its holder is gone, so the next newcomer takes it)");
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        } catch (IOException e) {
+            Say.line(err, "warning: the command's end could not be read back: " + e.getMessage());
         }
         return status;
     }
 
-    /** Whether the record still shows {@code lease}'s grant, its end not yet written. */
+    /** Whether the record still shows {@code lease}'s grant, its end not written. */
     private static boolean stillGranted(LeaseStore store, Lease lease) throws IOException {
         return store.read(lease.name()).map(r -> r.granted() && r.fence() == lease.fence()
                 && r.holder().pid() == lease.holder().pid()).orElse(false);

@@ -31,10 +31,12 @@ public sealed interface Spawn {
      * carries the token and can {@linkplain LeaseStore#claim claim} it, and a newcomer's scan finds
      * it. If the process exited before the hand-off, the lease is already ended as {@code exited}.
      * While this JVM lives, the lease is ended as {@code exited}, with the status, when the process
-     * exits.
+     * exits; {@link #process()}'s {@code waitFor} and {@code onExit} return once that end is written
+     * (or could not be: its holder is then gone, and the next newcomer proves it), so a record read
+     * after them says how the process ended.
      *
      * @param lease          the lease
-     * @param process        the process
+     * @param process        the process; its {@code waitFor} and {@code onExit} wait for its end to be recorded
      * @param handOffFailure why the lease could not be handed to the process, if it could not
      */
     record Started(Lease lease, Process process, Optional<IOException> handOffFailure) implements Spawn {

@@ -368,8 +368,8 @@ class LeaseSpawnIT {
         LeaseStore store = LeaseStore.builder().directory(leases()).policy(TRACKED).build(); // an end the kernel can prove, also on a busy box
         Spawn.Started s = (Spawn.Started) store.spawn("build", new ProcessBuilder("sh", "-c", "exit 7"));
         assertThat(s.process().waitFor()).isEqualTo(7);
-        // whether it exited before the hand-off or after, the record says so, with the status
-        LeaseRecord r = ended(store);
+        // whether it exited before the hand-off or after, the record says so, with the status, once waitFor returns
+        LeaseRecord r = store.read("build").orElseThrow();
         assertThat(r.state()).isEqualTo(LeaseRecord.State.RELEASED);
         assertThat(r.ended().orElseThrow().how()).isEqualTo(LeaseRecord.Ending.How.EXITED);
         assertThat(r.ended().orElseThrow().exitCode()).hasValue(7);
@@ -382,7 +382,8 @@ class LeaseSpawnIT {
         assertThat(store.read("build").orElseThrow().state()).isEqualTo(LeaseRecord.State.HELD);
         s.process().destroyForcibly(); // SIGKILL
         assertThat(s.process().waitFor(10, TimeUnit.SECONDS)).isTrue();
-        LeaseRecord r = ended(store);
+        assertThat(s.process().onExit().isDone()).isTrue();
+        LeaseRecord r = store.read("build").orElseThrow(); // written before waitFor returned
         assertThat(r.ended()).as("ended by the library, not by this test").isPresent();
         assertThat(r.ended().get().how()).isEqualTo(LeaseRecord.Ending.How.EXITED);
         assertThat(r.ended().get().exitCode()).hasValue(137); // 128 + SIGKILL, as the JDK reports it

@@ -14,6 +14,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -56,10 +58,11 @@ final class Spawner {
             throw e;
         }
         HandedOff handed = apart(() -> identifyAndHandOff(grants, checker, name, reserved, p, tracking));
-        if (handed.watched().isPresent()) {
-            endWhenExited(grants, checker, handed.watched().get(), handed.child(), p, tracking);
-        }
-        return new Spawn.Started(handed.watched().orElse(reserved.tracked(tracking)), p, handed.failure());
+        CompletableFuture<Void> recorded = handed.watched().isPresent()
+                ? endWhenExited(grants, checker, handed.watched().get(), handed.child(), p, tracking)
+                : CompletableFuture.completedFuture(null); // recorded in the hand-off
+        return new Spawn.Started(handed.watched().orElse(reserved.tracked(tracking)), new RecordedProcess(p, recorded),
+                handed.failure());
     }
 
     /** What the hand-off left: the lease whose end the child's exit records (if any), the child as identified, why it failed. */
@@ -90,19 +93,17 @@ final class Spawner {
      */
     private static <T> T apart(java.util.function.Supplier<T> work) {
         boolean interrupted = Thread.interrupted();
-        java.util.concurrent.CompletableFuture<T> done = new java.util.concurrent.CompletableFuture<>();
-        Thread worker = new Thread(() -> {
+        CompletableFuture<T> done = new CompletableFuture<>();
+        onThreadOf("proclive-hand-off").execute(() -> {
             try {
                 done.complete(work.get());
             } catch (Throwable e) {
                 done.completeExceptionally(e);
             }
-        }, "proclive-hand-off");
-        worker.setDaemon(true);
-        worker.start();
+        });
         try {
             return done.join(); // not interruptible: an interrupt while it waits is kept, as is one from before
-        } catch (java.util.concurrent.CompletionException e) {
+        } catch (CompletionException e) {
             if (e.getCause() instanceof Error error) {
                 throw error;
             }
@@ -112,6 +113,15 @@ final class Spawner {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /** Runs each task on a new daemon thread named {@code name}, so that a thread dump (or a test) tells the library's work apart. */
+    private static java.util.concurrent.Executor onThreadOf(String name) {
+        return task -> {
+            Thread thread = new Thread(task, name);
+            thread.setDaemon(true);
+            thread.start();
+        };
     }
 
     /**
@@ -181,33 +191,57 @@ final class Spawner {
      * lives; a reservation the child claimed itself (after a failed hand-off) is ended as the
      * child's, at the same fence. Where the kernel tracks what the child left behind, the lease
      * went to the oldest of them: that one is watched in turn, and so on until nothing is left.
+     *
+     * @return completes once the end is written or could not be (what the command left behind is
+     *         followed after that)
      */
-    private static void endWhenExited(Grants grants, LivenessChecker checker, Lease lease, Optional<Identity> child, Process p,
-                                      Tracking tracking) {
-        p.onExit().thenAccept(done -> {
+    private static CompletableFuture<Void> endWhenExited(Grants grants, LivenessChecker checker, Lease lease,
+                                                         Optional<Identity> child, Process p, Tracking tracking) {
+        CompletableFuture<Void> recorded = new CompletableFuture<>();
+        p.onExit().thenAcceptAsync(done -> {
+            boolean leftBehind = false;
             try {
-                if (!lease.exited(done.exitValue())) {
-                    if (child.isPresent() && !child.get().equals(lease.holder())) {
-                        // claimed by the child itself: its end, told as the command's would be (where
-                        // the kernel tracks what it left, the kernel says so, and no token scan that a
-                        // busy machine keeps inconclusive is needed)
-                        OptionalLong status = OptionalLong.of(done.exitValue());
-                        if (tracking.tracks()) {
-                            grants.commandExited(lease.name(), lease.fence(), child.get(), status, tracking);
-                        } else {
-                            grants.end(lease.name(), lease.fence(), child, LeaseRecord.Ending.How.EXITED, status);
-                        }
-                    }
-                    if (tracking.tracks()) {
-                        superviseLeftBehind(grants, checker, lease.name(), lease.fence(), tracking);
-                    }
-                }
+                leftBehind = !ended(grants, lease, child, done.exitValue(), tracking) && tracking.tracks();
             } catch (IOException | RuntimeException e) {
                 // the record stays as it is: its holder is now DEAD, and the next newcomer proves it
             } finally {
+                recorded.complete(null);
+            }
+            try {
+                if (leftBehind) {
+                    superviseLeftBehind(grants, checker, lease.name(), lease.fence(), tracking);
+                }
+            } catch (IOException | RuntimeException e) {
+                // as above: the next newcomer proves it
+            } finally {
                 tracking.removeIfEmpty(); // also when the lease was lost or taken over meanwhile
             }
-        });
+        }, onThreadOf("proclive-ending")); // a name of its own: the JDK's exit threads have none to tell
+        return recorded;
+    }
+
+    /**
+     * Ends {@code lease} as its command's exit with {@code status}; a reservation the child claimed
+     * itself (after a failed hand-off) as the child's, at the same fence.
+     *
+     * @return whether it ended; false when it went to what the command left behind, or was no
+     *         longer this grant
+     */
+    private static boolean ended(Grants grants, Lease lease, Optional<Identity> child, int status, Tracking tracking)
+            throws IOException {
+        if (lease.exited(status)) {
+            return true;
+        }
+        if (child.isPresent() && !child.get().equals(lease.holder())) {
+            // claimed by the child itself: its end, told as the command's would be (where the kernel
+            // tracks what it left, the kernel says so, and no token scan that a busy machine keeps
+            // inconclusive is needed)
+            OptionalLong exitCode = OptionalLong.of(status);
+            return tracking.tracks()
+                    ? grants.commandExited(lease.name(), lease.fence(), child.get(), exitCode, tracking)
+                    : grants.end(lease.name(), lease.fence(), child, LeaseRecord.Ending.How.EXITED, exitCode);
+        }
+        return false;
     }
 
     /**
@@ -224,7 +258,7 @@ final class Spawner {
             return; // ended, taken over, or adopted some other way: not this supervisor's to follow
         }
         Identity holder = now.get().holder();
-        checker.onExit(holder).thenAccept(end -> {
+        checker.onExit(holder).thenAcceptAsync(end -> { // never inline: a chain that re-forks would deepen one stack
             if (end.liveness() != dev.proclive.Liveness.DEAD) {
                 return; // it cannot be watched from here: the next newcomer judges it
             }
@@ -235,6 +269,6 @@ final class Spawner {
             } catch (IOException | RuntimeException e) {
                 // the record stays as it is: its holder is DEAD, and the next newcomer proves it
             }
-        });
+        }, onThreadOf("proclive-ending"));
     }
 }

@@ -1,0 +1,125 @@
+package dev.proclive.lease.core;
+
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.stream.Stream;
+
+/**
+ * A spawned command's {@link Process} whose {@link #waitFor()} and {@link #onExit()} return once
+ * the store is done with the command's end: written, or failed to be (then its holder is gone and
+ * the next newcomer proves it). A caller that reads the record after {@code waitFor()} finds the
+ * end there, not a race with the library's own write. Everything else is the process's own.
+ */
+final class RecordedProcess extends Process {
+
+    private final Process process;
+    private final CompletableFuture<Void> recorded;
+
+    /** {@code recorded} completes, normally, only after {@code process} has exited. */
+    RecordedProcess(Process process, CompletableFuture<Void> recorded) {
+        this.process = process;
+        this.recorded = recorded;
+    }
+
+    @Override
+    public int waitFor() throws InterruptedException {
+        try {
+            recorded.get();
+        } catch (ExecutionException never) {
+            // completed normally, always: its end is then as far as the store could take it
+        }
+        return process.waitFor();
+    }
+
+    @Override
+    public boolean waitFor(long timeout, TimeUnit unit) throws InterruptedException {
+        try {
+            recorded.get(timeout, unit);
+            return true;
+        } catch (TimeoutException notYet) {
+            return false;
+        } catch (ExecutionException never) {
+            return process.waitFor(0, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    @Override
+    public CompletableFuture<Process> onExit() {
+        return recorded.handle((done, never) -> this);
+    }
+
+    @Override
+    public int exitValue() {
+        return process.exitValue();
+    }
+
+    @Override
+    public boolean isAlive() {
+        return process.isAlive();
+    }
+
+    @Override
+    public OutputStream getOutputStream() {
+        return process.getOutputStream();
+    }
+
+    @Override
+    public InputStream getInputStream() {
+        return process.getInputStream();
+    }
+
+    @Override
+    public InputStream getErrorStream() {
+        return process.getErrorStream();
+    }
+
+    @Override
+    public void destroy() {
+        process.destroy();
+    }
+
+    @Override
+    public Process destroyForcibly() {
+        process.destroyForcibly();
+        return this;
+    }
+
+    @Override
+    public boolean supportsNormalTermination() {
+        return process.supportsNormalTermination();
+    }
+
+    @Override
+    public long pid() {
+        return process.pid();
+    }
+
+    @Override
+    public ProcessHandle toHandle() {
+        return process.toHandle();
+    }
+
+    @Override
+    public ProcessHandle.Info info() {
+        return process.info();
+    }
+
+    @Override
+    public Stream<ProcessHandle> children() {
+        return process.children();
+    }
+
+    @Override
+    public Stream<ProcessHandle> descendants() {
+        return process.descendants();
+    }
+
+    @Override
+    public String toString() {
+        return process.toString();
+    }
+}
