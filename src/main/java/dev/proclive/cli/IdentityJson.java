@@ -5,29 +5,26 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.core.exc.InputCoercionException;
 import dev.proclive.Identity;
+import dev.proclive.text.IdentityStream;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
 import java.util.Optional;
 
 /**
- * An {@link Identity} read and written with jackson-core's streaming parser and generator: the
- * bytes and the rules of a plain {@code ObjectMapper} with {@code FAIL_ON_TRAILING_TOKENS} and
- * {@code STRICT_DUPLICATE_DETECTION}, without
- * building one (that alone is most of a hook command's time). Reads: one JSON object, UTF-8 bytes,
- * nothing after it; {@code pid} a whole number within 64 bits or null; the other fields a JSON
- * string or null; unknown fields skipped, missing ones empty; a field given twice refused.
- * Writes: the fields in their order, {@code pid} and {@code start} always, the rest when not empty.
+ * An {@link Identity} read and written with jackson-core's streaming parser and generator
+ * ({@link IdentityStream}): the bytes and the rules of a plain {@code ObjectMapper} with
+ * {@code FAIL_ON_TRAILING_TOKENS} and {@code STRICT_DUPLICATE_DETECTION}, without building one
+ * (that alone is most of a hook command's time). Reads: one JSON object, UTF-8 bytes, nothing
+ * after it, a field given twice refused.
  * The CLI's other answers are written here too, the same way: a verdict, an ancestry match, a
  * chain, the nearest session, a removed record. The CLI's one JSON codec; no JSON is made by
  * joining strings.
  */
 final class IdentityJson {
 
-    /** A repeated field is refused, never "the last one wins": {@code {"pid":1,"pid":2}} names no one process. */
-    private static final JsonFactory FACTORY = new JsonFactory().enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+    private static final JsonFactory FACTORY = IdentityStream.FACTORY;
 
     private IdentityJson() {
     }
@@ -56,7 +53,7 @@ final class IdentityJson {
         try (JsonParser p = FACTORY.createParser(bytes)) {
             JsonToken first = p.nextToken();
             if (first != JsonToken.START_OBJECT) {
-                throw new JsonParseException(p, "a line is {\"key\":\"…\",\"owner\":{…}}, not " + describe(first));
+                throw new JsonParseException(p, "a line is {\"key\":\"…\",\"owner\":{…}}, not " + IdentityStream.describe(first));
             }
             String key = null;
             Optional<Identity> owner = Optional.empty();
@@ -64,7 +61,7 @@ final class IdentityJson {
                 String field = p.currentName();
                 JsonToken value = p.nextToken();
                 if (field.equals("key")) {
-                    key = string(p, value);
+                    key = IdentityStream.string(p, value);
                 } else if (field.equals("owner")) {
                     owner = value(p, value);
                 } else {
@@ -81,44 +78,14 @@ final class IdentityJson {
 
     /** The identity whose first token {@code first} is; empty for JSON {@code null}. */
     private static Optional<Identity> value(JsonParser p, JsonToken first) throws IOException {
-        {
-            if (first == JsonToken.VALUE_NULL) {
-                return Optional.empty();
-            }
-            if (first != JsonToken.START_OBJECT) {
-                throw new JsonParseException(p, "an identity is a JSON object, not " + describe(first));
-            }
-            long pid = 0;
-            String[] strings = new String[6];
-            for (JsonToken t = p.nextToken(); t != JsonToken.END_OBJECT; t = p.nextToken()) {
-                String field = p.currentName();
-                JsonToken value = p.nextToken();
-                int index = stringIndex(field);
-                if (field.equals("pid")) {
-                    pid = pid(p, value);
-                } else if (index >= 0) {
-                    strings[index] = string(p, value);
-                } else {
-                    p.skipChildren();
-                }
-            }
-            return Optional.of(new Identity(pid, strings[0], strings[1], strings[2], strings[3], strings[4], strings[5]));
-        }
+        return IdentityStream.read(p, first);
     }
 
     /** The identity as one JSON object, as a plain {@code ObjectMapper} writes it. */
     static String write(Identity id) {
         StringWriter text = new StringWriter(160);
         try (JsonGenerator g = FACTORY.createGenerator(text)) {
-            g.writeStartObject();
-            g.writeNumberField("pid", id.pid());
-            g.writeStringField("start", id.start());
-            optional(g, "boot", id.boot());
-            optional(g, "host", id.host());
-            optional(g, "name", id.name());
-            optional(g, "pidns", id.pidns());
-            optional(g, "machine", id.machine());
-            g.writeEndObject();
+            IdentityStream.write(g, id);
         } catch (IOException e) {
             throw new UncheckedIOException("a StringWriter does not fail", e);
         }
@@ -246,85 +213,11 @@ final class IdentityJson {
         return text.toString();
     }
 
-    private static void optional(JsonGenerator g, String field, String value) throws IOException {
-        if (!value.isEmpty()) {
-            g.writeStringField(field, value);
-        }
-    }
-
-    /** The place of a string field among {@code start, boot, host, name, pidns, machine}, or -1. */
-    private static int stringIndex(String field) {
-        switch (field) {
-            case "start":
-                return 0;
-            case "boot":
-                return 1;
-            case "host":
-                return 2;
-            case "name":
-                return 3;
-            case "pidns":
-                return 4;
-            case "machine":
-                return 5;
-            default:
-                return -1;
-        }
-    }
-
-    private static long pid(JsonParser p, JsonToken value) throws IOException {
-        if (value == JsonToken.VALUE_NULL) {
-            return 0;
-        }
-        if (value != JsonToken.VALUE_NUMBER_INT) {
-            String shown = value == JsonToken.VALUE_STRING ? "the string \"" + p.getText() + "\""
-                    : value == JsonToken.START_OBJECT || value == JsonToken.START_ARRAY ? describe(value) : p.getText();
-            throw new JsonParseException(p, "\"pid\" must be a whole number, not " + shown);
-        }
-        try {
-            return p.getLongValue();
-        } catch (InputCoercionException e) {
-            throw new JsonParseException(p, "\"pid\" " + p.getText() + " does not fit in 64 bits");
-        }
-    }
-
-    private static String string(JsonParser p, JsonToken value) throws IOException {
-        if (value == JsonToken.VALUE_NULL) {
-            return null;
-        }
-        if (value != JsonToken.VALUE_STRING) {
-            throw new JsonParseException(p, "\"" + p.currentName() + "\" must be a JSON string, not " + describe(value));
-        }
-        return p.getText();
-    }
-
     /** Nothing but white space after the value. */
     private static void end(JsonParser p) throws IOException {
         JsonToken after = p.nextToken();
         if (after != null) {
-            throw new JsonParseException(p, "trailing content after the identity: " + describe(after));
-        }
-    }
-
-    private static String describe(JsonToken t) {
-        if (t == null) {
-            return "nothing";
-        }
-        switch (t) {
-            case START_OBJECT:
-                return "an object";
-            case START_ARRAY:
-                return "an array";
-            case VALUE_TRUE:
-            case VALUE_FALSE:
-                return "a boolean";
-            case VALUE_NUMBER_INT:
-            case VALUE_NUMBER_FLOAT:
-                return "a number";
-            case VALUE_STRING:
-                return "a string";
-            default:
-                return t.asString() == null ? t.toString() : t.asString();
+            throw new JsonParseException(p, "trailing content after the identity: " + IdentityStream.describe(after));
         }
     }
 }

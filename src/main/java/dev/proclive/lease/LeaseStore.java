@@ -308,7 +308,7 @@ public final class LeaseStore implements AutoCloseable {
                 return new LeaseStore(new LeaseKeeper(files, policy, self, judge, clock, pause, tracks), Optional.of(files));
             }
             Etcd etcd = etcdClient.isPresent() ? etcdClient.get() : EtcdGateway.open(endpoints.get(), caFile,
-                    user.map(u -> new EtcdGateway.Login(u, password.clone())), ETCD_CALL, LeaseJson.MAPPER);
+                    user.map(u -> new EtcdGateway.Login(u, password.clone())), ETCD_CALL, LeaseJson.mapper());
             EtcdBook book = new EtcdBook(etcd, prefix.orElse(DEFAULT_PREFIX), clock);
             return new LeaseStore(new LeaseKeeper(book, policy, self, judge, clock, pause, tracks), Optional.empty());
         }

@@ -1,5 +1,7 @@
 /**
- * How proclive's messages quote what they found, once for the lease store and the command line:
- * on one line, whatever bytes it held. No OS, no JNA. Not exported from the module.
+ * How proclive writes what it found, once for the lease store and the command line: messages on
+ * one line, whatever bytes they quote ({@link dev.proclive.text.OneLine}), and an identity as JSON
+ * with jackson-core's streaming parser and generator ({@link dev.proclive.text.IdentityStream}).
+ * No OS, no JNA. Not exported from the module.
  */
 package dev.proclive.text;

@@ -1,14 +1,18 @@
 package dev.proclive.lease.book;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import dev.proclive.Identity;
 import dev.proclive.Reason;
 import dev.proclive.Verdict;
 import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeaseRecord;
+import dev.proclive.text.IdentityStream;
 import dev.proclive.text.OneLine;
 import java.io.IOException;
 import java.time.Duration;
@@ -20,18 +24,28 @@ import java.util.OptionalLong;
 /**
  * Reads a record's JSON strictly: a record that does not say exactly what it must is corrupt,
  * never guessed at (a guessed holder or fence is a second writer let in), and writes it: the record's
- * one codec, and its queue lines'. Its {@link #MAPPER} is the library's one {@code ObjectMapper}
- * (etcd's messages are read and written with it too).
+ * one codec, and its queue lines'. Both with jackson-core's streaming parser and generator: a
+ * command on a directory's lease builds no {@code ObjectMapper} (that alone was half its start).
+ * {@link #mapper()} is the library's one {@code ObjectMapper}, made the first time it is asked
+ * for (etcd's messages are read and written with it).
  */
 public final class LeaseJson {
 
-    /**
-     * The library's one mapper: trailing content and a field given twice are refused (in a record
-     * either could hide another holder or fence; in an answer, another answer). Configured once,
-     * here; shared, never changed after.
-     */
-    public static final ObjectMapper MAPPER = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-            .enable(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+    /** The one mapper, made when first used. */
+    private static final class Strict {
+        /**
+         * Trailing content and a field given twice are refused (in a record either could hide
+         * another holder or fence; in an answer, another answer). Configured once, here; shared,
+         * never changed after.
+         */
+        static final ObjectMapper MAPPER = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+                .enable(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+    }
+
+    /** The library's one {@code ObjectMapper}: trailing content and a field given twice are refused. */
+    public static ObjectMapper mapper() {
+        return Strict.MAPPER;
+    }
 
     /** {@code r} as the one-line JSON object written to disk. */
     public static String write(LeaseRecord r) {
@@ -44,62 +58,148 @@ public final class LeaseJson {
      * {@code "eligibleAt"} when given.
      */
     public static String write(LeaseRecord r, Optional<dev.proclive.Verdict> verdict, Optional<Instant> eligibleAt) {
-        com.fasterxml.jackson.databind.node.ObjectNode o = tree(r);
-        verdict.ifPresent(v -> {
-            com.fasterxml.jackson.databind.node.ObjectNode n = o.putObject("verdict");
-            n.put("liveness", v.liveness().json());
-            n.put("reason", v.reason().json());
-        });
-        eligibleAt.ifPresent(at -> o.put("eligibleAt", Records.timestamp(at)));
-        try {
-            return MAPPER.writeValueAsString(o);
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-            throw new IllegalStateException("a lease record always serializes", e);
+        java.io.StringWriter text = new java.io.StringWriter(1024);
+        try (JsonGenerator g = IdentityStream.FACTORY.createGenerator(text)) {
+            g.writeStartObject();
+            fields(g, r);
+            if (verdict.isPresent()) {
+                g.writeObjectFieldStart("verdict");
+                g.writeStringField("liveness", verdict.get().liveness().json());
+                g.writeStringField("reason", verdict.get().reason().json());
+                g.writeEndObject();
+            }
+            if (eligibleAt.isPresent()) {
+                g.writeStringField("eligibleAt", Records.timestamp(eligibleAt.get()));
+            }
+            g.writeEndObject();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException("a StringWriter does not fail", e);
+        }
+        return text.toString();
+    }
+
+    private static void fields(JsonGenerator g, LeaseRecord r) throws IOException {
+        g.writeStringField("name", r.name());
+        g.writeNumberField("fence", r.fence());
+        g.writeStringField("state", r.state().json());
+        g.writeFieldName("holder");
+        IdentityStream.write(g, r.holder());
+        g.writeFieldName("writer");
+        IdentityStream.write(g, r.writer());
+        g.writeStringField("acquiredAt", Records.timestamp(r.acquiredAt()));
+        g.writeStringField("renewedAt", Records.timestamp(r.renewedAt()));
+        g.writeNumberField("ttlMillis", r.ttl().toMillis());
+        if (r.previous().isPresent()) {
+            LeaseRecord.Takeover p = r.previous().get();
+            g.writeObjectFieldStart("previous");
+            g.writeNumberField("fence", p.fence());
+            g.writeFieldName("holder");
+            IdentityStream.write(g, p.holder());
+            verdict(g, p.verdict());
+            g.writeStringField("at", Records.timestamp(p.at()));
+            if (p.renewedAt().isPresent()) {
+                g.writeStringField("renewedAt", Records.timestamp(p.renewedAt().get()));
+            }
+            g.writeEndObject();
+        }
+        if (r.tokenDigest().isPresent()) {
+            g.writeStringField("tokenDigest", r.tokenDigest().get());
+        }
+        if (r.reserverUid().isPresent()) {
+            g.writeNumberField("reserverUid", r.reserverUid().getAsLong());
+        }
+        if (r.adoptedBy().isPresent()) {
+            g.writeStringField("adoptedBy", r.adoptedBy().get());
+        }
+        if (r.startedAfter().isPresent()) {
+            g.writeStringField("startedAfter", r.startedAfter().get());
+        }
+        if (r.cgroup().isPresent()) {
+            g.writeStringField("cgroup", r.cgroup().get().path());
+            if (!r.cgroup().get().id().isEmpty()) {
+                g.writeStringField("cgroupId", r.cgroup().get().id());
+            }
+        }
+        if (r.ended().isPresent()) {
+            LeaseRecord.Ending e = r.ended().get();
+            g.writeObjectFieldStart("ended");
+            g.writeStringField("how", e.how().json());
+            g.writeStringField("at", Records.timestamp(e.at()));
+            verdict(g, e.verdict());
+            if (e.exitCode().isPresent()) {
+                g.writeNumberField("exitCode", e.exitCode().getAsLong());
+            }
+            g.writeEndObject();
         }
     }
 
-    private static com.fasterxml.jackson.databind.node.ObjectNode tree(LeaseRecord r) {
-        com.fasterxml.jackson.databind.node.ObjectNode o = MAPPER.createObjectNode();
-        o.put("name", r.name());
-        o.put("fence", r.fence());
-        o.put("state", r.state().json());
-        o.set("holder", MAPPER.valueToTree(r.holder()));
-        o.set("writer", MAPPER.valueToTree(r.writer()));
-        o.put("acquiredAt", Records.timestamp(r.acquiredAt()));
-        o.put("renewedAt", Records.timestamp(r.renewedAt()));
-        o.put("ttlMillis", r.ttl().toMillis());
-        r.previous().ifPresent(p -> {
-            com.fasterxml.jackson.databind.node.ObjectNode prev = o.putObject("previous");
-            prev.put("fence", p.fence());
-            prev.set("holder", MAPPER.valueToTree(p.holder()));
-            verdict(prev, p.verdict());
-            prev.put("at", Records.timestamp(p.at()));
-            p.renewedAt().ifPresent(at -> prev.put("renewedAt", Records.timestamp(at)));
-        });
-        r.tokenDigest().ifPresent(t -> o.put("tokenDigest", t));
-        r.reserverUid().ifPresent(u -> o.put("reserverUid", u));
-        r.adoptedBy().ifPresent(a -> o.put("adoptedBy", a));
-        r.startedAfter().ifPresent(s -> o.put("startedAfter", s));
-        r.cgroup().ifPresent(c -> {
-            o.put("cgroup", c.path());
-            if (!c.id().isEmpty()) {
-                o.put("cgroupId", c.id());
-            }
-        });
-        r.ended().ifPresent(e -> {
-            com.fasterxml.jackson.databind.node.ObjectNode end = o.putObject("ended");
-            end.put("how", e.how().json());
-            end.put("at", Records.timestamp(e.at()));
-            verdict(end, e.verdict());
-            e.exitCode().ifPresent(code -> end.put("exitCode", code));
-        });
-        return o;
+    private static void verdict(JsonGenerator g, dev.proclive.Verdict v) throws IOException {
+        g.writeStringField("liveness", v.liveness().json());
+        g.writeStringField("reason", v.reason().json());
+        g.writeStringField("detail", v.detail());
     }
 
-    private static void verdict(com.fasterxml.jackson.databind.node.ObjectNode o, dev.proclive.Verdict v) {
-        o.put("liveness", v.liveness().json());
-        o.put("reason", v.reason().json());
-        o.put("detail", v.detail());
+    /**
+     * The JSON value in {@code bytes} as a tree, read as {@link #mapper()} reads one (a field given
+     * twice and anything after the value refused) without making it; null when there is none.
+     */
+    private static JsonNode tree(byte[] bytes) throws IOException {
+        try (JsonParser p = IdentityStream.FACTORY.createParser(bytes)) {
+            JsonToken first = p.nextToken();
+            if (first == null) {
+                return null;
+            }
+            JsonNode root = node(p, first);
+            JsonToken after = p.nextToken();
+            if (after != null) {
+                throw new com.fasterxml.jackson.core.JsonParseException(p, "trailing content after the value: "
+                        + IdentityStream.describe(after));
+            }
+            return root;
+        }
+    }
+
+    /** The value whose first token {@code t} is; the parser's depth limit bounds the recursion. */
+    private static JsonNode node(JsonParser p, JsonToken t) throws IOException {
+        JsonNodeFactory nodes = JsonNodeFactory.instance;
+        switch (t) {
+            case START_OBJECT: {
+                com.fasterxml.jackson.databind.node.ObjectNode o = nodes.objectNode();
+                for (JsonToken field = p.nextToken(); field != JsonToken.END_OBJECT; field = p.nextToken()) {
+                    String key = p.currentName();
+                    o.set(key, node(p, p.nextToken()));
+                }
+                return o;
+            }
+            case START_ARRAY: {
+                com.fasterxml.jackson.databind.node.ArrayNode a = nodes.arrayNode();
+                for (JsonToken v = p.nextToken(); v != JsonToken.END_ARRAY; v = p.nextToken()) {
+                    a.add(node(p, v));
+                }
+                return a;
+            }
+            case VALUE_STRING:
+                return nodes.textNode(p.getText());
+            case VALUE_NUMBER_INT:
+                switch (p.getNumberType()) {
+                    case INT:
+                        return nodes.numberNode(p.getIntValue());
+                    case LONG:
+                        return nodes.numberNode(p.getLongValue());
+                    default:
+                        return nodes.numberNode(p.getBigIntegerValue());
+                }
+            case VALUE_NUMBER_FLOAT:
+                return nodes.numberNode(p.getDoubleValue());
+            case VALUE_TRUE:
+                return nodes.booleanNode(true);
+            case VALUE_FALSE:
+                return nodes.booleanNode(false);
+            case VALUE_NULL:
+                return nodes.nullNode();
+            default:
+                throw new com.fasterxml.jackson.core.JsonParseException(p, "unexpected " + IdentityStream.describe(t));
+        }
     }
 
     /** The instants a record may hold: years 0 to 9999, which every reader can hold and add a TTL to. */
@@ -117,7 +217,7 @@ public final class LeaseJson {
     public static LeaseRecord read(String name, byte[] bytes) throws LeaseCorruptException {
         JsonNode o;
         try {
-            o = MAPPER.readTree(bytes);
+            o = tree(bytes);
         } catch (IOException e) {
             throw new LeaseCorruptException(name, "the record is not JSON: " + firstLine(e), e);
         }
@@ -179,10 +279,17 @@ public final class LeaseJson {
 
     /** A waiter as a queue line holds it: {@code {"until":"…","who":{IDENTITY}}}. */
     public static String waiter(LeaseBook.Waiter w) {
-        com.fasterxml.jackson.databind.node.ObjectNode o = MAPPER.createObjectNode();
-        o.put("until", Records.timestamp(w.until()));
-        o.set("who", MAPPER.valueToTree(w.who()));
-        return o.toString();
+        java.io.StringWriter text = new java.io.StringWriter(256);
+        try (JsonGenerator g = IdentityStream.FACTORY.createGenerator(text)) {
+            g.writeStartObject();
+            g.writeStringField("until", Records.timestamp(w.until()));
+            g.writeFieldName("who");
+            IdentityStream.write(g, w.who());
+            g.writeEndObject();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException("a StringWriter does not fail", e);
+        }
+        return text.toString();
     }
 
     /**
@@ -191,13 +298,12 @@ public final class LeaseJson {
      * @throws IOException if the line is not one
      */
     public static LeaseBook.Waiter waiter(String line) throws IOException {
-        JsonNode o = MAPPER.readTree(line);
+        JsonNode o = tree(line.getBytes(java.nio.charset.StandardCharsets.UTF_8));
         if (o == null || !o.isObject() || !o.path("who").isObject()) {
             throw new IOException("not a waiter: " + OneLine.quote(line));
         }
         try {
-            return new LeaseBook.Waiter(MAPPER.treeToValue(o.get("who"), Identity.class),
-                    Instant.parse(o.path("until").asText()));
+            return new LeaseBook.Waiter(identity(o.get("who")), Instant.parse(o.path("until").asText()));
         } catch (DateTimeParseException | IllegalArgumentException e) {
             throw new IOException("not a waiter: " + OneLine.quote(line), e);
         }
@@ -352,13 +458,20 @@ public final class LeaseJson {
             throw new LeaseCorruptException(name, "\"" + field + "\" is missing or not an identity");
         }
         try {
-            Identity id = MAPPER.treeToValue(v, Identity.class);
+            Identity id = identity(v);
             if (id.pid() <= 0) {
                 throw new LeaseCorruptException(name, "\"" + field + "\" names no pid");
             }
             return id;
-        } catch (JsonProcessingException e) {
+        } catch (IOException e) {
             throw new LeaseCorruptException(name, "\"" + field + "\" is not an identity: " + firstLine(e), e);
+        }
+    }
+
+    /** The identity an object of a tree holds, read by {@link IdentityStream}'s rules. */
+    private static Identity identity(JsonNode object) throws IOException {
+        try (JsonParser p = object.traverse()) {
+            return IdentityStream.read(p, p.nextToken()).orElseThrow();
         }
     }
 

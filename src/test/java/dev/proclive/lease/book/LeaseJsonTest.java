@@ -1,0 +1,95 @@
+package dev.proclive.lease.book;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.proclive.Identity;
+import dev.proclive.Reason;
+import dev.proclive.Verdict;
+import dev.proclive.lease.LeaseCorruptException;
+import dev.proclive.lease.LeaseRecord;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.OptionalLong;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The record's streaming codec against the library's {@code ObjectMapper}: what it writes reads
+ * back as the same record, its identities are what a caller's mapper makes of {@link Identity},
+ * and it refuses what the mapper refuses (a field given twice, anything after the object).
+ */
+class LeaseJsonTest {
+
+    private static final Identity HOLDER = new Identity(4242, "1113342", "b7d446af-8d09-434d-b87e-89b4a654bbb7", "vm", "sh",
+            "4026531836", "3d1219c7c4c5404aaa1f6d2a48adfda4");
+    private static final Identity WRITER = new Identity(4200, "1113290", "", "vm", "", "", "");
+    private static final Instant AT = Instant.parse("2026-12-02T16:52:22.939Z");
+
+    /** A record with every field a record can hold. */
+    private static LeaseRecord everything() {
+        return new LeaseRecord("build", 7, LeaseRecord.State.RELEASED, HOLDER, WRITER, AT, AT.plusMillis(344),
+                Duration.ofSeconds(30),
+                Optional.of(new LeaseRecord.Takeover(6, WRITER, Verdict.of(Reason.EXITED, "pid 4200 is gone"), AT.minusSeconds(1),
+                        Optional.of(AT.minusSeconds(2)))),
+                Optional.of(Records.digest("0123456789abcdef0123456789abcdef")), OptionalLong.of(1000), Optional.of("cgroup"),
+                Optional.of("1113309"),
+                Optional.of(new LeaseRecord.Ending(LeaseRecord.Ending.How.EXITED, AT.plusSeconds(1),
+                        Verdict.of(Reason.EXITED, "pid 4242 (sh) is gone \"quoted\" \u00e9"), OptionalLong.of(3))),
+                Optional.of(new LeaseRecord.Cgroup("/sys/fs/cgroup/proclive.build.51f3a3eac8bd", "4026531835:29019")));
+    }
+
+    @Test
+    void whatItWritesReadsBackAsTheSameRecord() throws Exception {
+        LeaseRecord r = everything();
+        String json = LeaseJson.write(r);
+        assertThat(json).doesNotContain("\n");
+        assertThat(LeaseJson.read("build", json.getBytes(StandardCharsets.UTF_8))).isEqualTo(r);
+        LeaseRecord bare = new LeaseRecord("build", 1, LeaseRecord.State.HELD, HOLDER, HOLDER, AT, AT, Duration.ofSeconds(5),
+                Optional.empty());
+        assertThat(LeaseJson.read("build", LeaseJson.write(bare).getBytes(StandardCharsets.UTF_8))).isEqualTo(bare);
+    }
+
+    @Test
+    void itsIdentitiesAreWhatACallersMapperMakesOfThem() throws Exception {
+        JsonNode written = LeaseJson.mapper().readTree(LeaseJson.write(everything()));
+        // the same text: fields, order, and the empty ones left out
+        assertThat(written.get("holder").toString()).isEqualTo(LeaseJson.mapper().writeValueAsString(HOLDER));
+        assertThat(written.get("writer").toString()).isEqualTo(LeaseJson.mapper().writeValueAsString(WRITER));
+        assertThat(written.get("previous").get("holder").toString()).isEqualTo(LeaseJson.mapper().writeValueAsString(WRITER));
+        assertThat(written.get("ended").get("exitCode").asLong()).isEqualTo(3);
+        assertThat(written.get("ended").get("detail").asText()).isEqualTo("pid 4242 (sh) is gone \"quoted\" \u00e9");
+        String shown = LeaseJson.write(everything(), Optional.of(Verdict.of(Reason.EXITED, "")), Optional.of(AT));
+        JsonNode withVerdict = LeaseJson.mapper().readTree(shown);
+        assertThat(withVerdict.get("verdict").get("reason").asText()).isEqualTo("exited");
+        assertThat(withVerdict.get("eligibleAt").asText()).isEqualTo("2026-12-02T16:52:22.939Z");
+    }
+
+    @Test
+    void aFieldGivenTwiceOrAnythingAfterTheObjectIsCorrupt() {
+        String json = LeaseJson.write(everything());
+        for (String bad : new String[] {json.replace("\"fence\":7,", "\"fence\":7,\"fence\":8,"),
+            json.replace("\"pid\":4242,", "\"pid\":4242,\"pid\":1,"), json + " {}", json + "]"}) {
+            assertThatThrownBy(() -> LeaseJson.read("build", bad.getBytes(StandardCharsets.UTF_8)))
+                    .as(bad).isInstanceOf(LeaseCorruptException.class);
+        }
+        assertThatThrownBy(() -> LeaseJson.read("build", json.replace("\"pid\":4242", "\"pid\":\"4242\"")
+                .getBytes(StandardCharsets.UTF_8))).hasMessageContaining("\"holder\" is not an identity")
+                .hasMessageContaining("must be a whole number");
+        assertThatThrownBy(() -> LeaseJson.read("build", json.replace("\"pid\":4242", "\"pid\":18446744073709551616")
+                .getBytes(StandardCharsets.UTF_8))).hasMessageContaining("does not fit in 64 bits");
+    }
+
+    @Test
+    void aWaiterLineReadsBackAndAWaiterThatIsNoneIsRefused() throws Exception {
+        LeaseBook.Waiter w = new LeaseBook.Waiter(HOLDER, AT);
+        String line = LeaseJson.waiter(w);
+        assertThat(LeaseJson.waiter(line)).isEqualTo(w);
+        for (String bad : new String[] {"{}", "[]", "", line + "x", line.replace("\"pid\":4242,", "\"pid\":4242,\"pid\":1,")}) {
+            assertThatThrownBy(() -> LeaseJson.waiter(bad)).as(bad).isInstanceOf(IOException.class);
+        }
+    }
+}
