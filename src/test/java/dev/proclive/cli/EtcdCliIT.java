@@ -220,10 +220,11 @@ class EtcdCliIT {
                 java.nio.charset.StandardCharsets.UTF_8));
     }
 
-    /** A hook's grant for a live sleeper, TTL 15 s, that only a keeper keeps alive; the holder's pid. */
-    private long hooksGrant() throws IOException {
+    /** A hook's grant for a live sleeper, TTL {@code ttl}, that only a keeper keeps alive; the holder's pid. */
+    private long hooksGrant(Duration ttl) throws IOException {
         long holder = children.sleeper().pid();
-        Cli.Result acquired = Cli.run(args("lease", "acquire", "build", "--holder", Long.toString(holder), "--ttl", "15"));
+        Cli.Result acquired = Cli.run(args("lease", "acquire", "build", "--holder", Long.toString(holder), "--ttl",
+                Long.toString(ttl.toSeconds())));
         assertThat(acquired.exit()).as(acquired.toString()).isZero();
         return holder;
     }
@@ -250,12 +251,20 @@ class EtcdCliIT {
     }
 
     /** The grant is still its holder's after more than its TTL more: kept. */
-    private void stillKeptAfterItsTtl(long holder) throws Exception {
-        JsonNode r = keptPast(Duration.ofSeconds(15)); // past the TTL of 15 s: only the keeper keeps it
+    private void stillKeptAfterItsTtl(long holder, Duration ttl) throws Exception {
+        JsonNode r = keptPast(ttl); // past its TTL: only the keeper keeps it
         assertThat(r.path("state").asText()).as("%s", r).isEqualTo("held");
         assertThat(r.path("holder").path("pid").asLong()).isEqualTo(holder);
         assertThat(java.time.Instant.parse(r.path("renewedAt").asText())).as("its record renewed by the keeper: %s", r)
-                .isAfter(java.time.Instant.now().minusSeconds(15));
+                .isAfter(java.time.Instant.now().minus(ttl));
+    }
+
+    /**
+     * A TTL of {@code quiet} whole seconds on a quiet machine, more on a busy one: room for what
+     * must happen before it runs out (a JVM start, a keeper's first read), and no more.
+     */
+    private static Duration ttl(int quiet) {
+        return Duration.ofSeconds((long) Math.ceil(quiet * Eventually.slowness()));
     }
 
     @Test
@@ -263,7 +272,9 @@ class EtcdCliIT {
         List<Process> keepers = new ArrayList<>();
         java.io.BufferedReader said = keeper(keepers);
         assertThat(said.readLine()).as("it says it keeps once a member answered").contains("keeping the grants");
-        long holder = hooksGrant();
+        // past a stalled call's deadline (5 s) after a keep-alive a third of the TTL late, with room to spare
+        Duration ttl = Duration.ofSeconds(15);
+        long holder = hooksGrant(ttl);
         EtcdCluster.Member member = etcd.members.get(0);
         String firstFailure = null;
         member.signal("STOP");
@@ -287,7 +298,7 @@ class EtcdCliIT {
             member.signal("CONT");
         }
         assertThat(keepers.get(0).isAlive()).as("the keeper stays").isTrue();
-        stillKeptAfterItsTtl(holder);
+        stillKeptAfterItsTtl(holder, ttl);
         assertThat(keepers.get(0).isAlive()).isTrue();
         keepers.get(0).toHandle().destroy();
         assertThat(keepers.get(0).waitFor(30, TimeUnit.SECONDS)).isTrue();
@@ -299,7 +310,8 @@ class EtcdCliIT {
 
     @Test
     void leaseKeepReadsAPrefixLargerThanOneAnswer() throws Exception {
-        long holder = hooksGrant();
+        Duration ttl = ttl(6); // the keeper's start and its read of the prefix fit in it
+        long holder = hooksGrant(ttl);
         String value = java.util.Base64.getEncoder().encodeToString(new byte[16_000]);
         java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
         for (int i = 0; i < 400; i++) { // 6.4 MB of values under the prefix, more than one answer may carry
@@ -312,7 +324,7 @@ class EtcdCliIT {
         List<Process> keepers = new ArrayList<>();
         java.io.BufferedReader said = keeper(keepers);
         assertThat(said.readLine()).as("it read them all").contains("keeping the grants");
-        stillKeptAfterItsTtl(holder);
+        stillKeptAfterItsTtl(holder, ttl);
         assertThat(keepers.get(0).isAlive()).isTrue();
     }
 
@@ -376,7 +388,8 @@ class EtcdCliIT {
     @Test
     void aHolderOnAnotherMachineIsUndecidedUntilItsRecordExpiresNeverDead() throws Exception {
         // A TTL with room for a JVM start on a busy machine between the grant there and the question here.
-        List<String> take = elsewhere(args("lease", "acquire", "build", "--holder", Long.toString(children.sleeper().pid()), "--ttl", "15"));
+        List<String> take = elsewhere(args("lease", "acquire", "build", "--holder", Long.toString(children.sleeper().pid()), "--ttl",
+                Long.toString(ttl(5).toSeconds())));
         Cli.Result there = Cli.exec(take, "");
         assertThat(there.exit()).as(there.toString()).isZero();
         assertThat(mapper.readTree(there.out()).path("holder").path("host").asText()).isEqualTo("other-machine");

@@ -113,7 +113,7 @@ class LeaseTrackingIT {
     @Test
     void theCommandsEndIsRecordedAtOnceUnderChurnAndTheNextAcquireIsGranted() throws Exception {
         Process holder = children.sleeper();
-        for (int round = 0; round < 10; round++) {
+        for (int round = 0; round < 6; round++) {
             Cli.Result run = lease("run", "build", "--dir", dir(), "--", "sh", "-c", "sleep .3; exit 3");
             assertThat(run.exit()).as("round %d: %s", round, run.err()).isEqualTo(3);
             JsonNode r = record();
@@ -314,28 +314,33 @@ class LeaseTrackingIT {
 
     /**
      * {@code lease run} of a daemon that blanks its environment, run through {@code as}: it holds the
-     * lease while it runs; what a newcomer run the same way got once it ended.
+     * lease while it runs; what a newcomer run the same way got once it ended (ended by the test).
      */
     private Cli.Result daemonHolds(List<String> as) throws Exception {
         Path blankd = CPrograms.compile(tmp, "blankd");
         Path pidFile = tmp.resolve("daemon.pid");
         Path jar = as.isEmpty() ? Cli.jar() : Cli.worldReadableCopy(Files.createDirectories(tmp.resolve("nobody")));
         List<String> command = new ArrayList<>(as);
-        command.addAll(Cli.command(jar, "lease", "run", "build", "--dir", dir(), "--", blankd.toString(), "6",
+        command.addAll(Cli.command(jar, "lease", "run", "build", "--dir", dir(), "--", blankd.toString(), "120",
                 pidFile.toString()));
         Cli.Result run = Cli.exec(command, "");
         assertThat(run.exit()).as(run.err()).isZero();
         long daemon = Long.parseLong(waitFor(pidFile).strip()); // written after the double fork: run may have exited first
-        JsonNode r = record();
-        assertThat(r.path("state").asText()).as("%s", r).isEqualTo("held");
-        assertThat(r.path("holder").path("pid").asLong()).as("the daemon holds it: %s", r).isEqualTo(daemon);
-        assertThat(r.path("adoptedBy").asText()).isIn("subreaper", "cgroup");
-        List<String> newcomer = new ArrayList<>(as);
-        newcomer.addAll(Cli.command(jar, "lease", "acquire", "build", "--dir", dir(), "--holder", "$$"));
-        String script = "exec " + Cli.shellQuoted(newcomer).replace("'$$'", "$$");
-        Cli.Result refused = Cli.exec(List.of("sh", "-c", script), "");
-        assertThat(refused.exit()).as("a second writer: %s %s", refused.out(), refused.err()).isEqualTo(1);
         ProcessHandle d = ProcessHandle.of(daemon).orElseThrow();
+        String script;
+        try {
+            JsonNode r = record();
+            assertThat(r.path("state").asText()).as("%s", r).isEqualTo("held");
+            assertThat(r.path("holder").path("pid").asLong()).as("the daemon holds it: %s", r).isEqualTo(daemon);
+            assertThat(r.path("adoptedBy").asText()).isIn("subreaper", "cgroup");
+            List<String> newcomer = new ArrayList<>(as);
+            newcomer.addAll(Cli.command(jar, "lease", "acquire", "build", "--dir", dir(), "--holder", "$$"));
+            script = "exec " + Cli.shellQuoted(newcomer).replace("'$$'", "$$");
+            Cli.Result refused = Cli.exec(List.of("sh", "-c", script), "");
+            assertThat(refused.exit()).as("a second writer: %s %s", refused.out(), refused.err()).isEqualTo(1);
+        } finally {
+            d.destroy(); // it ends (SIGTERM), as it would by itself, once the second writer was seen refused
+        }
         d.onExit().get(60, TimeUnit.SECONDS);
         return Cli.exec(List.of("sh", "-c", script), "");
     }
