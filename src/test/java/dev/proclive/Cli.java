@@ -44,9 +44,19 @@ public final class Cli {
         return Path.of(System.getProperty("java.home"), "bin", "java").toString();
     }
 
-    /** {@code java -jar proclive-cli.jar ARGS}, as a list to put after a wrapper command. */
+    /**
+     * {@code java -jar proclive-cli.jar ARGS} with the launcher's JVM flags (its JIT tier, and the
+     * class-data archive the build made beside the jar, which the JVM maps only for the jar it was
+     * made from), as a list to put after a wrapper command.
+     */
     public static List<String> command(Path jar, String... args) {
-        List<String> command = new ArrayList<>(List.of(java(), "-XX:-UsePerfData", "-jar", jar.toString()));
+        List<String> command = new ArrayList<>(List.of(java(), "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData", "-Xshare:auto",
+                "-Xlog:disable", "-Xlog:all=off"));
+        Path archive = jar.resolveSibling("proclive-cli.jsa");
+        if (Files.isRegularFile(archive)) {
+            command.add("-XX:SharedArchiveFile=" + archive);
+        }
+        command.addAll(List.of("-jar", jar.toString()));
         command.addAll(Arrays.asList(args));
         return command;
     }
