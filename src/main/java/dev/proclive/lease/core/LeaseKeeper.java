@@ -153,7 +153,7 @@ public final class LeaseKeeper implements AutoCloseable {
                 queue.enqueue(name, who, deadline); // served in order from now on: nobody who asks later jumps ahead
                 queued = true;
             }
-            a = waitInQueue(deadline, a, ask);
+            a = waitInQueue(name, deadline, a, ask);
             return a;
         } finally {
             if (queued) {
@@ -165,7 +165,7 @@ public final class LeaseKeeper implements AutoCloseable {
     /** How often a waiter queued behind another looks again, at most. */
     private static final Duration QUEUED_RECHECK = Duration.ofMillis(200);
 
-    private Acquisition waitInQueue(Instant deadline, Acquisition first, Ask ask) throws IOException {
+    private Acquisition waitInQueue(String name, Instant deadline, Acquisition first, Ask ask) throws IOException {
         Acquisition a = first;
         Duration recheck = Duration.ofMillis(25);
         while (true) {
@@ -174,25 +174,33 @@ public final class LeaseKeeper implements AutoCloseable {
                 return a;
             }
             Duration nap = left.compareTo(RECHECK) < 0 ? left : RECHECK;
+            // Where the book tells of changes (etcd), its watch starts after the latest revision this
+            // store read on any thread, which may be newer than the answer last given here: the
+            // watch is made first and the answer waited on is asked after it, so that no change
+            // falls between the two.
+            Optional<CompletableFuture<Void>> changed = book.changed(name);
             try {
+                if (changed.isPresent()) {
+                    a = ask.get();
+                }
                 if (a instanceof Acquisition.Held held && (!held.record().granted()
                         || checker.explain(held.record().holder()).liveness() != Liveness.ALIVE)) {
                     // Free, but another waiter is ahead in the queue: look again soon, as it takes its turn.
-                    sleep(held.record().name(), recheck.compareTo(nap) < 0 ? recheck : nap);
+                    sleep(recheck.compareTo(nap) < 0 ? recheck : nap, changed);
                     recheck = recheck.multipliedBy(2).compareTo(QUEUED_RECHECK) > 0 ? QUEUED_RECHECK : recheck.multipliedBy(2);
                 } else if (a instanceof Acquisition.Held held) {
-                    awaitEnd(held.record().name(), held.record().holder(), nap);
+                    awaitEnd(held.record().holder(), nap, changed);
                 } else if (a instanceof Acquisition.Undecided u && u.eligibleAt().isPresent()) {
                     Duration until = Duration.between(now(), u.eligibleAt().get()).plusMillis(1);
                     if (until.compareTo(left) > 0) {
                         return a;
                     }
-                    sleep(u.record().name(), until.compareTo(nap) < 0 ? until : nap);
+                    sleep(until.compareTo(nap) < 0 ? until : nap, changed);
                 } else if (a instanceof Acquisition.Undecided u && u.verdict().liveness() == Liveness.DEAD) {
                     // Its holder is DEAD but a scan could not prove its token unused: its launcher
                     // may be ending the record this moment, or the processes that made the scan
                     // incomplete may end. Look again, soon at first.
-                    sleep(u.record().name(), recheck.compareTo(nap) < 0 ? recheck : nap);
+                    sleep(recheck.compareTo(nap) < 0 ? recheck : nap, changed);
                     recheck = recheck.multipliedBy(2);
                 } else {
                     return a;
@@ -200,8 +208,12 @@ public final class LeaseKeeper implements AutoCloseable {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new InterruptedIOException("interrupted while waiting for lease " + a);
+            } finally {
+                changed.ifPresent(c -> c.cancel(false));
             }
-            a = ask.get();
+            if (changed.isEmpty()) {
+                a = ask.get();
+            }
         }
     }
 
@@ -319,31 +331,25 @@ public final class LeaseKeeper implements AutoCloseable {
     }
 
     /**
-     * Waits at most {@code most} for {@code holder} to end, through the exit watch, or for lease
-     * {@code name}'s record to change, where the book can tell.
+     * Waits at most {@code most} for {@code holder} to end, through the exit watch, or for the
+     * lease's record to change ({@code changed}, where the book can tell).
      */
-    void awaitEnd(String name, Identity holder, Duration most) throws InterruptedException {
+    private void awaitEnd(Identity holder, Duration most, Optional<CompletableFuture<Void>> changed)
+            throws InterruptedException {
         CompletableFuture<Verdict> end = checker.onExit(holder);
-        Optional<CompletableFuture<Void>> changed = book.changed(name);
         try {
             pause.await(changed.isPresent() ? CompletableFuture.anyOf(end, changed.get()) : end, most);
         } finally {
             end.cancel(false);
-            changed.ifPresent(c -> c.cancel(false));
         }
     }
 
-    /** Waits {@code d}, or until lease {@code name}'s record changes, where the book can tell. */
-    void sleep(String name, Duration d) throws InterruptedException {
-        Optional<CompletableFuture<Void>> changed = book.changed(name);
+    /** Waits {@code d}, or until the lease's record changes ({@code changed}, where the book can tell). */
+    private void sleep(Duration d, Optional<CompletableFuture<Void>> changed) throws InterruptedException {
         if (changed.isEmpty()) {
             pause.sleep(d);
-            return;
-        }
-        try {
+        } else {
             pause.sleep(d, changed.get());
-        } finally {
-            changed.get().cancel(false);
         }
     }
 
