@@ -8,7 +8,6 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * {@code proclive lease run NAME (--dir DIR | --etcd URL) [--wait S] [--ttl S] -- COMMAND [ARG]...}:
