@@ -37,7 +37,7 @@ final class IdentityJson {
      */
     static Optional<Identity> read(byte[] bytes) throws IOException {
         try (JsonParser p = FACTORY.createParser(bytes)) {
-            Optional<Identity> id = value(p, p.nextToken());
+            Optional<Identity> id = IdentityStream.read(p, p.nextToken());
             end(p);
             return id;
         }
@@ -63,7 +63,7 @@ final class IdentityJson {
                 if (field.equals("key")) {
                     key = IdentityStream.string(p, value);
                 } else if (field.equals("owner")) {
-                    owner = value(p, value);
+                    owner = IdentityStream.read(p, value);
                 } else {
                     p.skipChildren();
                 }
@@ -74,11 +74,6 @@ final class IdentityJson {
             }
             return java.util.Map.entry(key, owner.get());
         }
-    }
-
-    /** The identity whose first token {@code first} is; empty for JSON {@code null}. */
-    private static Optional<Identity> value(JsonParser p, JsonToken first) throws IOException {
-        return IdentityStream.read(p, first);
     }
 
     /** The identity as one JSON object, as a plain {@code ObjectMapper} writes it. */

@@ -133,7 +133,7 @@ public final class LeaseJson {
         }
     }
 
-    private static void verdict(JsonGenerator g, dev.proclive.Verdict v) throws IOException {
+    private static void verdict(JsonGenerator g, Verdict v) throws IOException {
         g.writeStringField("liveness", v.liveness().json());
         g.writeStringField("reason", v.reason().json());
         g.writeStringField("detail", v.detail());
