@@ -6,7 +6,6 @@ import com.fasterxml.jackson.core.exc.InputCoercionException;
 import com.fasterxml.jackson.databind.DeserializationContext;
 import com.fasterxml.jackson.databind.JsonDeserializer;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
-import dev.proclive.text.IdentityStream;
 import java.io.IOException;
 
 /**
@@ -40,7 +39,7 @@ final class PidDeserializer extends JsonDeserializer<Long> {
             return "the string \"" + p.getText() + "\"";
         }
         if (t == JsonToken.START_OBJECT || t == JsonToken.START_ARRAY) {
-            return IdentityStream.describe(t);
+            return StrictStringDeserializer.describe(t);
         }
         return p.getText();
     }

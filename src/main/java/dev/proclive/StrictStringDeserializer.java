@@ -5,7 +5,6 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.DeserializationContext;
 import com.fasterxml.jackson.databind.JsonDeserializer;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
-import dev.proclive.text.IdentityStream;
 import java.io.IOException;
 
 /**
@@ -22,11 +21,31 @@ final class StrictStringDeserializer extends JsonDeserializer<String> {
             return p.getText();
         }
         throw MismatchedInputException.from(p, String.class,
-                "\"" + p.currentName() + "\" must be a JSON string, not " + IdentityStream.describe(p.currentToken()));
+                "\"" + p.currentName() + "\" must be a JSON string, not " + describe(p.currentToken()));
     }
 
     @Override
     public String getNullValue(DeserializationContext ctxt) {
         return "";
+    }
+
+    static String describe(JsonToken t) {
+        if (t == null) {
+            return "nothing";
+        }
+        switch (t) {
+            case START_OBJECT:
+                return "an object";
+            case START_ARRAY:
+                return "an array";
+            case VALUE_TRUE:
+            case VALUE_FALSE:
+                return "a boolean";
+            case VALUE_NUMBER_INT:
+            case VALUE_NUMBER_FLOAT:
+                return "a number";
+            default:
+                return t.toString();
+        }
     }
 }
