@@ -5,7 +5,7 @@ import dev.proclive.Identity;
 import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
 import dev.proclive.lease.book.ExpiringBook;
-import dev.proclive.lease.book.LeaseJson;
+import dev.proclive.lease.book.StrictJson;
 import dev.proclive.lease.book.LeaseNames;
 import dev.proclive.lease.core.LeaseKeeper;
 import dev.proclive.lease.core.Pause;
@@ -308,7 +308,7 @@ public final class LeaseStore implements AutoCloseable {
                 return new LeaseStore(new LeaseKeeper(files, policy, self, judge, clock, pause, tracks), Optional.of(files));
             }
             Etcd etcd = etcdClient.isPresent() ? etcdClient.get() : EtcdGateway.open(endpoints.get(), caFile,
-                    user.map(u -> new EtcdGateway.Login(u, password.clone())), ETCD_CALL, LeaseJson.mapper());
+                    user.map(u -> new EtcdGateway.Login(u, password.clone())), ETCD_CALL, StrictJson.mapper());
             EtcdBook book = new EtcdBook(etcd, prefix.orElse(DEFAULT_PREFIX), clock);
             return new LeaseStore(new LeaseKeeper(book, policy, self, judge, clock, pause, tracks), Optional.empty());
         }

@@ -82,7 +82,7 @@ class EtcdLeaseIT {
 
 
     private Etcd raw() throws IOException {
-        return EtcdGateway.open(etcd.endpoints(), Optional.empty(), Duration.ofSeconds(5), dev.proclive.lease.book.LeaseJson.mapper());
+        return EtcdGateway.open(etcd.endpoints(), Optional.empty(), Duration.ofSeconds(5), dev.proclive.lease.book.StrictJson.mapper());
     }
 
     /** What ends a wait in {@link #grantedAfter}: a kill, a release. */

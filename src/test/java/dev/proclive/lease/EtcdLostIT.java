@@ -57,7 +57,7 @@ class EtcdLostIT {
         Identity holder = here.start(60, 50, "600");
         try (StallingProxy proxy = new StallingProxy(etcd.endpoints().get(0));
              LeaseStore holders = LeaseStore.builder().etcdClient(EtcdGateway.open(List.of(proxy.endpoint()), Optional.empty(),
-                     Duration.ofSeconds(5), dev.proclive.lease.book.LeaseJson.mapper())).prefix("lost/").policy(LeasePolicy.builder().ttl(ttl).build()).checker(LivenessChecker.of(here)).clock(Clock.systemUTC()).pause(Pause.REAL).descendants(Descendants.NONE).build();
+                     Duration.ofSeconds(5), dev.proclive.lease.book.StrictJson.mapper())).prefix("lost/").policy(LeasePolicy.builder().ttl(ttl).build()).checker(LivenessChecker.of(here)).clock(Clock.systemUTC()).pause(Pause.REAL).descendants(Descendants.NONE).build();
              LeaseStore elsewhere = LeaseStore.builder().etcd(etcd.endpoints()).prefix("lost/").policy(LeasePolicy.builder().ttl(ttl).takeUnknownAfterTtl(true).build()).build()) {
             Lease lease = ((Acquisition.Granted) holders.acquire("build", holder)).lease();
             List<Long> writes = new CopyOnWriteArrayList<>();

@@ -2,11 +2,7 @@ package dev.proclive.lease.book;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import dev.proclive.Identity;
 import dev.proclive.Reason;
 import dev.proclive.Verdict;
@@ -25,27 +21,10 @@ import java.util.OptionalLong;
  * Reads a record's JSON strictly: a record that does not say exactly what it must is corrupt,
  * never guessed at (a guessed holder or fence is a second writer let in), and writes it: the record's
  * one codec, and its queue lines'. Both with jackson-core's streaming parser and generator: a
- * command on a directory's lease builds no {@code ObjectMapper} (that alone was half its start).
- * {@link #mapper()} is the library's one {@code ObjectMapper}, made the first time it is asked
- * for (etcd's messages are read and written with it).
+ * command on a directory's lease builds no {@code ObjectMapper} (that alone was half its start;
+ * {@link StrictJson} reads the tree).
  */
 public final class LeaseJson {
-
-    /** The one mapper, made when first used. */
-    private static final class Strict {
-        /**
-         * Trailing content and a field given twice are refused (in a record either could hide
-         * another holder or fence; in an answer, another answer). Configured once, here; shared,
-         * never changed after.
-         */
-        static final ObjectMapper MAPPER = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-                .enable(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
-    }
-
-    /** The library's one {@code ObjectMapper}: trailing content and a field given twice are refused. */
-    public static ObjectMapper mapper() {
-        return Strict.MAPPER;
-    }
 
     /** {@code r} as the one-line JSON object written to disk. */
     public static String write(LeaseRecord r) {
@@ -139,69 +118,6 @@ public final class LeaseJson {
         g.writeStringField("detail", v.detail());
     }
 
-    /**
-     * The JSON value in {@code bytes} as a tree, read as {@link #mapper()} reads one (a field given
-     * twice and anything after the value refused) without making it; null when there is none.
-     */
-    private static JsonNode tree(byte[] bytes) throws IOException {
-        try (JsonParser p = IdentityStream.FACTORY.createParser(bytes)) {
-            JsonToken first = p.nextToken();
-            if (first == null) {
-                return null;
-            }
-            JsonNode root = node(p, first);
-            JsonToken after = p.nextToken();
-            if (after != null) {
-                throw new com.fasterxml.jackson.core.JsonParseException(p, "trailing content after the value: "
-                        + IdentityStream.describe(after));
-            }
-            return root;
-        }
-    }
-
-    /** The value whose first token {@code t} is; the parser's depth limit bounds the recursion. */
-    private static JsonNode node(JsonParser p, JsonToken t) throws IOException {
-        JsonNodeFactory nodes = JsonNodeFactory.instance;
-        switch (t) {
-            case START_OBJECT: {
-                com.fasterxml.jackson.databind.node.ObjectNode o = nodes.objectNode();
-                for (JsonToken field = p.nextToken(); field != JsonToken.END_OBJECT; field = p.nextToken()) {
-                    String key = p.currentName();
-                    o.set(key, node(p, p.nextToken()));
-                }
-                return o;
-            }
-            case START_ARRAY: {
-                com.fasterxml.jackson.databind.node.ArrayNode a = nodes.arrayNode();
-                for (JsonToken v = p.nextToken(); v != JsonToken.END_ARRAY; v = p.nextToken()) {
-                    a.add(node(p, v));
-                }
-                return a;
-            }
-            case VALUE_STRING:
-                return nodes.textNode(p.getText());
-            case VALUE_NUMBER_INT:
-                switch (p.getNumberType()) {
-                    case INT:
-                        return nodes.numberNode(p.getIntValue());
-                    case LONG:
-                        return nodes.numberNode(p.getLongValue());
-                    default:
-                        return nodes.numberNode(p.getBigIntegerValue());
-                }
-            case VALUE_NUMBER_FLOAT:
-                return nodes.numberNode(p.getDoubleValue());
-            case VALUE_TRUE:
-                return nodes.booleanNode(true);
-            case VALUE_FALSE:
-                return nodes.booleanNode(false);
-            case VALUE_NULL:
-                return nodes.nullNode();
-            default:
-                throw new com.fasterxml.jackson.core.JsonParseException(p, "unexpected " + IdentityStream.describe(t));
-        }
-    }
-
     /** The instants a record may hold: years 0 to 9999, which every reader can hold and add a TTL to. */
     private static final Instant EARLIEST = Instant.parse("0000-01-01T00:00:00Z");
     private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999Z");
@@ -217,7 +133,7 @@ public final class LeaseJson {
     public static LeaseRecord read(String name, byte[] bytes) throws LeaseCorruptException {
         JsonNode o;
         try {
-            o = tree(bytes);
+            o = StrictJson.tree(bytes);
         } catch (IOException e) {
             throw new LeaseCorruptException(name, "the record is not JSON: " + firstLine(e), e);
         }
@@ -298,7 +214,7 @@ public final class LeaseJson {
      * @throws IOException if the line is not one
      */
     public static LeaseBook.Waiter waiter(String line) throws IOException {
-        JsonNode o = tree(line.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        JsonNode o = StrictJson.tree(line.getBytes(java.nio.charset.StandardCharsets.UTF_8));
         if (o == null || !o.isObject() || !o.path("who").isObject()) {
             throw new IOException("not a waiter: " + OneLine.quote(line));
         }

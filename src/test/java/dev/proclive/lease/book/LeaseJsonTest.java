@@ -55,15 +55,15 @@ class LeaseJsonTest {
 
     @Test
     void itsIdentitiesAreWhatACallersMapperMakesOfThem() throws Exception {
-        JsonNode written = LeaseJson.mapper().readTree(LeaseJson.write(everything()));
+        JsonNode written = StrictJson.mapper().readTree(LeaseJson.write(everything()));
         // the same text: fields, order, and the empty ones left out
-        assertThat(written.get("holder").toString()).isEqualTo(LeaseJson.mapper().writeValueAsString(HOLDER));
-        assertThat(written.get("writer").toString()).isEqualTo(LeaseJson.mapper().writeValueAsString(WRITER));
-        assertThat(written.get("previous").get("holder").toString()).isEqualTo(LeaseJson.mapper().writeValueAsString(WRITER));
+        assertThat(written.get("holder").toString()).isEqualTo(StrictJson.mapper().writeValueAsString(HOLDER));
+        assertThat(written.get("writer").toString()).isEqualTo(StrictJson.mapper().writeValueAsString(WRITER));
+        assertThat(written.get("previous").get("holder").toString()).isEqualTo(StrictJson.mapper().writeValueAsString(WRITER));
         assertThat(written.get("ended").get("exitCode").asLong()).isEqualTo(3);
         assertThat(written.get("ended").get("detail").asText()).isEqualTo("pid 4242 (sh) is gone \"quoted\" \u00e9");
         String shown = LeaseJson.write(everything(), Optional.of(Verdict.of(Reason.EXITED, "")), Optional.of(AT));
-        JsonNode withVerdict = LeaseJson.mapper().readTree(shown);
+        JsonNode withVerdict = StrictJson.mapper().readTree(shown);
         assertThat(withVerdict.get("verdict").get("reason").asText()).isEqualTo("exited");
         assertThat(withVerdict.get("eligibleAt").asText()).isEqualTo("2026-12-02T16:52:22.939Z");
     }

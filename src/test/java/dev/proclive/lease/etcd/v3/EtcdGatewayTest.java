@@ -82,7 +82,7 @@ class EtcdGatewayTest {
     }
 
     private static EtcdGateway open(URI... endpoints) throws IOException {
-        return EtcdGateway.open(List.of(endpoints), Optional.empty(), Duration.ofSeconds(2), dev.proclive.lease.book.LeaseJson.mapper());
+        return EtcdGateway.open(List.of(endpoints), Optional.empty(), Duration.ofSeconds(2), dev.proclive.lease.book.StrictJson.mapper());
     }
 
     @Test
@@ -379,7 +379,7 @@ class EtcdGatewayTest {
                 .hasMessageNotContaining("secret");
         assertThatThrownBy(() -> open(URI.create("http://u:p@h:1"), URI.create("http://h:2")))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("same user");
-        assertThatThrownBy(() -> EtcdGateway.open(List.of(), Optional.empty(), Duration.ofSeconds(1), dev.proclive.lease.book.LeaseJson.mapper()))
+        assertThatThrownBy(() -> EtcdGateway.open(List.of(), Optional.empty(), Duration.ofSeconds(1), dev.proclive.lease.book.StrictJson.mapper()))
                 .isInstanceOf(IllegalArgumentException.class);
     }
 }
