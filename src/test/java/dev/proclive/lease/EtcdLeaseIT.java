@@ -81,6 +81,20 @@ class EtcdLeaseIT {
     }
 
 
+    @Test
+    void aWaitingAcquireOverAFreeLeaseIsOneNewGrant() throws Exception {
+        try (LeaseStore store = store(Duration.ofSeconds(30)); Etcd raw = raw()) {
+            Acquisition a = store.acquire("build", ProcLive.current().orElseThrow(), Duration.ofSeconds(30));
+            assertThat(a).isInstanceOf(Acquisition.Granted.class);
+            assertThat(((Acquisition.Granted) a).again()).as("a new grant, not this holder's again").isFalse();
+            assertThat(((Acquisition.Granted) a).previous()).isEmpty();
+            long record = raw.list(prefix + "build").stream().filter(kv -> kv.key().equals(prefix + "build"))
+                    .findFirst().orElseThrow().modRevision();
+            assertThat(record).as("written once, by the grant").isEqualTo(((Acquisition.Granted) a).lease().fence());
+            assertThat(((Acquisition.Granted) a).lease().release()).isTrue();
+        }
+    }
+
     private Etcd raw() throws IOException {
         return EtcdGateway.open(etcd.endpoints(), Optional.empty(), Duration.ofSeconds(5), dev.proclive.lease.book.StrictJson.mapper());
     }

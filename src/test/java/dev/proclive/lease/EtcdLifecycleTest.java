@@ -113,6 +113,24 @@ class EtcdLifecycleTest extends LeaseLifecycleTest {
     }
 
     /**
+     * A waiting acquire over a free lease is granted by its first question: it is a new grant, with
+     * no previous record, written once (the record's revision is the fence's), never asked again
+     * and answered as this holder's grant "again" with itself as the previous one.
+     */
+    @Test
+    void aWaitingAcquireOverAFreeLeaseIsOneNewGrantNotAnAgain() throws Exception {
+        Identity holder = host.start(60, 50, "600");
+        Acquisition a = store.acquire("build", holder, java.time.Duration.ofSeconds(30));
+        assertThat(a).isInstanceOf(Acquisition.Granted.class);
+        Acquisition.Granted granted = (Acquisition.Granted) a;
+        assertThat(granted.again()).as("a new grant").isFalse();
+        assertThat(granted.previous()).as("nothing was there before it").isEmpty();
+        assertThat(etcd.get(PREFIX + "build").orElseThrow().modRevision()).as("the record written once: by the grant")
+                .isEqualTo(etcd.get(PREFIX + "build.fence").orElseThrow().modRevision());
+        assertThat(granted.lease().release()).isTrue();
+    }
+
+    /**
      * A newcomer that takes an UNKNOWN holder's lease once its record was not renewed for its TTL
      * may be granted then, whatever the etcd lease's keep-alive says: the holder counts itself lost
      * at three quarters of its TTL after the record's last renewal, and a renewal starts it again.

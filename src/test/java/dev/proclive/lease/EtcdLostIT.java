@@ -102,4 +102,46 @@ class EtcdLostIT {
             }
         }
     }
+
+    /**
+     * Behind a member whose answers to leased writes come late (past three quarters of the TTL,
+     * within it), the holder's renewal says lost; a newcomer on etcd itself is not granted while the
+     * command that was spawned under the lease runs (nothing of this JVM revokes or ends its lease
+     * before it stopped), and is granted once it has.
+     */
+    @Test
+    void aLostCommandsLeaseIsFreedOnlyOnceTheCommandStoppedBehindAMemberThatAnswersLate() throws Exception {
+        long ttlMs = 1000 * (long) Math.ceil(3 * dev.proclive.Eventually.slowness());
+        LeasePolicy policy = LeasePolicy.builder().ttl(Duration.ofMillis(ttlMs)).build();
+        try (StallingProxy proxy = new StallingProxy(etcd.endpoints().get(0));
+             LeaseStore holders = LeaseStore.builder().etcdClient(EtcdGateway.open(List.of(proxy.endpoint()), Optional.empty(),
+                     Duration.ofMillis(ttlMs * 2), dev.proclive.lease.book.StrictJson.mapper())).prefix("late/").policy(policy)
+                     .build();
+             LeaseStore newcomers = LeaseStore.builder().etcd(etcd.endpoints()).prefix("late/").policy(policy).build()) {
+            Spawn.Started started = (Spawn.Started) holders.spawn("build", new ProcessBuilder("sleep", "600"));
+            Process command = started.process();
+            Identity newcomer = dev.proclive.ProcLive.current().orElseThrow();
+            try {
+                proxy.leasedWriteAnswerDelayMillis = ttlMs * 83 / 100; // 2.5 s of a TTL of 3 s
+                LeaseLost lost = started.lease().lost().get(ttlMs * 10, TimeUnit.MILLISECONDS);
+                assertThat(lost.why()).isEqualTo(LeaseLost.Why.UNCONFIRMED);
+                int before = proxy.calls.get("/v3/lease/keepalive").get();
+                List<Acquisition> answers = new CopyOnWriteArrayList<>();
+                dev.proclive.Eventually.until("three keep-alive rounds after the loss, or the newcomer granted",
+                        Duration.ofSeconds(60), () -> {
+                            answers.add(newcomers.acquire("build", newcomer));
+                            return answers.get(answers.size() - 1) instanceof Acquisition.Granted
+                                    || proxy.calls.get("/v3/lease/keepalive").get() >= before + 3;
+                        });
+                assertThat(answers).as("never granted while the command may write").noneMatch(a -> a instanceof Acquisition.Granted);
+                assertThat(command.isAlive()).isTrue();
+            } finally {
+                command.destroy();
+            }
+            command.waitFor();
+            proxy.leasedWriteAnswerDelayMillis = 0;
+            dev.proclive.Eventually.until("the newcomer is granted once the command stopped", Duration.ofSeconds(60),
+                    () -> newcomers.acquire("build", newcomer) instanceof Acquisition.Granted);
+        }
+    }
 }

@@ -20,7 +20,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * An HTTP proxy in front of one etcd member that holds back, while told to, every call to the
  * paths it is given (a member that stalls chosen calls: the record writes, {@code /v3/kv/txn},
- * while keep-alives pass), answers them late when let go, and counts the calls to each path.
+ * while keep-alives pass), answers them late when let go, answers leased writes late while told
+ * to (done at once, answered later), and counts the calls to each path.
  * Streams pass through as they come (a watch).
  */
 final class StallingProxy implements AutoCloseable {
@@ -31,6 +32,11 @@ final class StallingProxy implements AutoCloseable {
     private final Set<String> stalled = ConcurrentHashMap.newKeySet();
     private volatile CountDownLatch released = new CountDownLatch(0);
     final ConcurrentHashMap<String, AtomicInteger> calls = new ConcurrentHashMap<>();
+    /**
+     * How late the answer to a transaction that writes under an etcd lease comes back: the write
+     * is done at once, its answer held this long (a slow member); 0, at once.
+     */
+    volatile long leasedWriteAnswerDelayMillis;
 
     StallingProxy(URI target) throws IOException {
         this.target = target;
@@ -81,6 +87,17 @@ final class StallingProxy implements AutoCloseable {
         }
         try {
             HttpResponse<InputStream> answer = http.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+            long late = leasedWriteAnswerDelayMillis;
+            if (late > 0 && path.equals("/v3/kv/txn") && new String(body, java.nio.charset.StandardCharsets.UTF_8)
+                    .contains("\"lease\"")) {
+                byte[] whole = answer.body().readAllBytes(); // the write is done: only its answer is late
+                Thread.sleep(late); // time itself is what is tested: a member that answers late
+                x.sendResponseHeaders(answer.statusCode(), whole.length);
+                try (OutputStream out = x.getResponseBody()) {
+                    out.write(whole);
+                }
+                return;
+            }
             x.sendResponseHeaders(answer.statusCode(), 0);
             try (InputStream in = answer.body(); OutputStream out = x.getResponseBody()) {
                 byte[] buffer = new byte[8192];

@@ -14,4 +14,11 @@ public interface ExpiringBook extends LeaseBook {
 
     /** Whether the grant at {@code fence} of {@code name} is kept alive by this book now (not ended, not given up). */
     boolean keeping(String name, long fence);
+
+    /**
+     * The grant at {@code fence} of {@code name} is ended, or its record is no longer that grant's:
+     * if it was lost, nothing of it may still write, and what the book kept for it may go (until
+     * then a lost grant's record is never freed by this book).
+     */
+    void ended(String name, long fence);
 }

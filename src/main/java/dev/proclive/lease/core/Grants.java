@@ -328,9 +328,11 @@ final class Grants {
                         Tracking tracking) throws IOException {
         Optional<List<Long>> kernel = how == LeaseRecord.Ending.How.EXITED && tracking.tracks()
                 ? tracking.leftBehind() : Optional.empty();
-        return book.locked(name, guard -> {
+        boolean[] notThere = {false};
+        boolean ended = book.locked(name, guard -> {
             Optional<LeaseRecord> current = guard.record();
             if (current.isEmpty() || current.get().fence() != fence) {
+                notThere[0] = true;
                 return false;
             }
             LeaseRecord r = current.get();
@@ -366,6 +368,10 @@ final class Grants {
             guard.replace(Records.ended(r, writer, new LeaseRecord.Ending(how, notBefore(r.acquiredAt()), then, exitCode)));
             return true;
         });
+        if ((ended || notThere[0]) && book instanceof ExpiringBook expiring) {
+            expiring.ended(name, fence); // a lost grant's etcd lease is held in use only until now
+        }
+        return ended;
     }
 
     /**

@@ -147,6 +147,9 @@ public final class LeaseKeeper implements AutoCloseable {
     public Acquisition waiting(String name, Identity who, Duration wait, Ask ask) throws IOException {
         Instant deadline = now().plus(wait.isNegative() ? Duration.ZERO : wait);
         Acquisition a = ask.get();
+        if (a instanceof Acquisition.Granted) {
+            return a; // asked again, it would answer this same grant "again", with itself as the previous record
+        }
         boolean queued = false;
         try {
             if (!(a instanceof Acquisition.Granted) && deadline.isAfter(now()) && checker.explain(who).liveness() == Liveness.ALIVE) {

@@ -242,6 +242,11 @@ public final class EtcdBook implements ExpiringBook {
     }
 
     @Override
+    public void ended(String name, long fence) {
+        keepAlive.ended(name, fence);
+    }
+
+    @Override
     public void close() {
         keepAlive.stop();
         etcd.close();
@@ -412,7 +417,7 @@ public final class EtcdBook implements ExpiringBook {
                     o.revision(), lease)), read.fenceRevision(), o.revision(), Optional.empty()));
             if (r.granted()) {
                 keepAlive.keep(r, lease);
-                answeredInTime(r, lease);
+                answeredInTime(r, lease, true);
             } else {
                 keepAlive.drop(name);
             }
@@ -420,17 +425,29 @@ public final class EtcdBook implements ExpiringBook {
 
         /**
          * A grant whose etcd lease may have expired while its write was answered (an answer slower
-         * than the lease's TTL less a quarter) may have been deleted with it: it is lost, said now,
-         * before anyone acts on it.
+         * than the lease's TTL less a quarter) may have been deleted with it; one whose record was
+         * confirmed ({@code renewedAt}) longer ago than that may be taken by a newcomer that takes an
+         * UNKNOWN holder's lease after its TTL a moment later: either is lost, said now, before anyone
+         * acts on it — no grant, and a renewal lost. {@code inUse}: whether a holder may already write
+         * under the fence (a renewal, a claim), whose etcd lease then stays in use until it is ended
+         * here; a new grant nobody was told of frees its lease at once.
          */
-        private void answeredInTime(LeaseRecord r, long lease) throws LeaseLostException {
-            if (!keepAlive.alive(lease)) {
-                keepAlive.lost(r.name(), r.fence()); // marks it lost: isValid() is false from now on
-                throw new LeaseLostException(name, new LeaseLost(LeaseLost.Why.UNCONFIRMED, Optional.empty(), "fence "
-                        + r.fence() + " of pid " + r.holder().pid() + ": the answer to its write came later than its etcd"
-                        + " lease can be trusted to live (" + r.ttl().toMillis() + " ms less a quarter): the record may be"
-                        + " gone already"));
+        private void answeredInTime(LeaseRecord r, long lease, boolean inUse) throws LeaseLostException {
+            boolean leaseAlive = keepAlive.alive(lease);
+            if (!keepAlive.lost(r.name(), r.fence())) { // marks it lost when it is: isValid() is false from then on
+                return;
             }
+            if (!inUse) {
+                keepAlive.ended(r.name(), r.fence());
+            }
+            long ttl = r.ttl().toMillis();
+            String mine = "fence " + r.fence() + " of pid " + r.holder().pid() + ": ";
+            throw new LeaseLostException(name, new LeaseLost(LeaseLost.Why.UNCONFIRMED, Optional.empty(), leaseAlive
+                    ? mine + "the answer to its write came " + java.time.Duration.between(r.renewedAt(), clock.instant())
+                            .toMillis() + " ms after it was sent, later than three quarters of its TTL (" + ttl
+                            + " ms): a newcomer may take it any moment"
+                    : mine + "the answer to its write came later than its etcd lease can be trusted to live (" + ttl
+                            + " ms less a quarter): the record may be gone already"));
         }
 
         @Override
@@ -451,7 +468,7 @@ public final class EtcdBook implements ExpiringBook {
             read = remember(name, new Snapshot(Optional.of(granted), Optional.of(new Etcd.KeyValue(recordKey(name),
                     new byte[0], 0, o.revision(), lease)), o.revision(), o.revision(), Optional.empty()));
             keepAlive.keep(granted, lease);
-            answeredInTime(granted, lease);
+            answeredInTime(granted, lease, false);
             return granted;
         }
 

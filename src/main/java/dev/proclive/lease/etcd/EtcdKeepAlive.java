@@ -17,7 +17,10 @@ import java.util.concurrent.TimeUnit;
  * less a quarter (said before etcd can have let the lease expire), or its record not renewed for
  * as long (said before a newcomer that takes an UNKNOWN holder's lease after its TTL can take it). It renews and nothing else: a grant whose
  * holder dies is ended by the engine, through the exit watch, and then no longer kept; an own
- * etcd lease no grant uses any more is revoked.
+ * etcd lease no grant uses any more is revoked. A grant found lost still uses its etcd lease until
+ * it is ended here (its command stopped, its lease released): whatever may still write under its
+ * fence, nothing this JVM does frees the lease for another before that — the lease is kept alive,
+ * never revoked.
  */
 final class EtcdKeepAlive implements Runnable {
 
@@ -28,6 +31,11 @@ final class EtcdKeepAlive implements Runnable {
 
     private final Map<String, Kept> kept = new ConcurrentHashMap<>();
     private final Map<String, Long> lostFences = new ConcurrentHashMap<>();
+    /**
+     * Grants found lost whose holder may still write (not ended here yet): each keeps its etcd lease
+     * in use, so that it is neither revoked nor let expire under a command that has not stopped.
+     */
+    private final Map<String, Kept> stillWriting = new ConcurrentHashMap<>();
     private final Map<Long, Tracked> leases = new ConcurrentHashMap<>();
     /** This JVM's own etcd leases, by TTL in seconds. */
     private final Map<Long, Long> own = new ConcurrentHashMap<>();
@@ -129,10 +137,12 @@ final class EtcdKeepAlive implements Runnable {
             t.lost = true;
         }
         own.values().remove(lease);
+        stillWriting.values().removeIf(k -> k.lease() == lease); // gone, and its records with it: nothing left to keep
     }
 
     synchronized void keep(LeaseRecord r, long lease) {
         lostFences.remove(r.name());
+        stillWriting.remove(r.name()); // a newer grant of the name: the lost one's record is not there any more
         Tracked t = leases.get(lease);
         if (t == null || t.lost && !t.ours) {
             // Another's lease, kept for its holder ({@code lease keep}): one given up while etcd did not
@@ -162,6 +172,15 @@ final class EtcdKeepAlive implements Runnable {
 
     void drop(String name) {
         kept.remove(name);
+        stillWriting.remove(name);
+    }
+
+    /**
+     * The grant at {@code fence} of {@code name} is ended here, or its record is no longer on this
+     * JVM's etcd lease: if it was lost, nothing of it holds its etcd lease in use any more.
+     */
+    void ended(String name, long fence) {
+        stillWriting.computeIfPresent(name, (n, k) -> k.record().fence() == fence ? null : k);
     }
 
     boolean lost(String name, long fence) {
@@ -193,13 +212,19 @@ final class EtcdKeepAlive implements Runnable {
     }
 
     private void markLost(Kept k) {
-        kept.remove(k.record().name(), k);
+        if (kept.remove(k.record().name(), k)) {
+            Tracked t = leases.get(k.lease());
+            if (t != null && !t.lost) {
+                stillWriting.put(k.record().name(), k); // its holder may write on until it is ended here
+            }
+        }
         lostFences.put(k.record().name(), k.record().fence());
     }
 
     synchronized void stop() {
         stopped = true;
         kept.clear();
+        stillWriting.clear();
         notifyAll();
     }
 
@@ -212,7 +237,7 @@ final class EtcdKeepAlive implements Runnable {
                     return;
                 }
                 long now = System.nanoTime();
-                if (kept.isEmpty() && own.isEmpty()) {
+                if (kept.isEmpty() && own.isEmpty() && stillWriting.isEmpty()) {
                     thread = null; // nothing to keep: the thread ends, and the next grant starts one
                     return;
                 }
@@ -240,6 +265,9 @@ final class EtcdKeepAlive implements Runnable {
         java.util.Set<Long> used = new java.util.HashSet<>();
         for (Kept k : new ArrayList<>(kept.values())) {
             used.add(k.lease());
+        }
+        for (Kept k : new ArrayList<>(stillWriting.values())) {
+            used.add(k.lease()); // lost, but not ended: never revoked under what may still write
         }
         for (Tracked t : new ArrayList<>(leases.values())) {
             if (!used.contains(t.id) && letGo(t)) {

@@ -45,6 +45,13 @@ import javax.net.ssl.TrustManagerFactory;
  * certificates of a PEM file ({@link #open(List, Optional, Duration, ObjectMapper)}). A user and password in an
  * endpoint ({@code https://user:password@host:2379}) log in through {@code /v3/auth/authenticate};
  * the token is sent with every call and fetched again when etcd says it expired.
+ *
+ * <p>One cluster, going forward: the first answer that names its cluster ({@code header.cluster_id})
+ * pins it, and a member of any other cluster is a failed member. So is one whose key-value answer is
+ * at a revision below one already known when the call was sent (a cluster restored from an older
+ * snapshot, or wiped): when no member answers past it, the call fails saying that the revision went
+ * back and what an operator must do. A client started after such a change has nothing to compare
+ * with, and does not notice it.
  */
 public final class EtcdGateway implements Etcd {
 
@@ -61,6 +68,18 @@ public final class EtcdGateway implements Etcd {
     private final Duration timeout;
     private volatile int current;
     private volatile String token;
+    /**
+     * The etcd cluster this client first reached ({@code header.cluster_id}), null until a member
+     * answered: a member of any other cluster is a failed member (two clusters behind one endpoint
+     * list, after a migration or a moved name, would hand out one lease twice).
+     */
+    private volatile String cluster;
+    /**
+     * The highest revision a key-value answer carried: etcd's revisions only grow, so an answer to a
+     * call sent after it that carries a lower one comes from a cluster that was restored from an
+     * older snapshot, or whose data was wiped (its fences would repeat ones already handed out).
+     */
+    private final java.util.concurrent.atomic.AtomicLong revision = new java.util.concurrent.atomic.AtomicLong();
 
     private EtcdGateway(List<URI> endpoints, Optional<String[]> user, HttpClient http, Duration timeout, ObjectMapper json) {
         this.json = json;
@@ -391,6 +410,12 @@ public final class EtcdGateway implements Etcd {
                                 + line.substring(0, Math.min(line.length(), 80)));
                     }
                     JsonNode result = answer.path("result");
+                    String id = result.path("header").path("cluster_id").asText("");
+                    String pinned = cluster;
+                    if (!id.isEmpty() && pinned != null && !pinned.equals(id)) {
+                        throw new IOException("the watch of " + key + " was answered by a member of etcd cluster " + id
+                                + ", not of cluster " + pinned + ", which this store reached first");
+                    }
                     if (result.path("events").size() > 0 || result.path("canceled").asBoolean(false)
                             || result.has("compact_revision")) {
                         changed.complete(null);
@@ -435,6 +460,8 @@ public final class EtcdGateway implements Etcd {
     private JsonNode call(String path, ObjectNode body, java.util.function.Predicate<JsonNode> valid, String what)
             throws IOException {
         IOException last = null;
+        WentBack back = null;
+        long floor = revision.get(); // what any answer to a call sent from now on is at, at least
         for (int tried = 0; tried < endpoints.size(); tried++) {
             int at = (current + tried) % endpoints.size();
             URI base = endpoints.get(at);
@@ -457,6 +484,19 @@ public final class EtcdGateway implements Etcd {
                     last = new IOException(base + path + " answered " + what);
                     continue;
                 }
+                Optional<IOException> foreign = foreign(base, r);
+                if (foreign.isPresent()) {
+                    last = foreign.get();
+                    continue;
+                }
+                if (path.startsWith("/v3/kv/")) {
+                    Optional<WentBack> behind = wentBack(base, r, floor);
+                    if (behind.isPresent()) {
+                        back = behind.get();
+                        last = back;
+                        continue;
+                    }
+                }
                 current = at;
                 return r;
             } catch (EtcdException e) {
@@ -467,7 +507,74 @@ public final class EtcdGateway implements Etcd {
                 last = new IOException(base + ": " + failure(e), e);
             }
         }
+        if (back != null) {
+            throw back; // its words say what an operator must do
+        }
         throw new IOException("no etcd member answered (" + endpoints() + "): " + last.getMessage(), last);
+    }
+
+    /**
+     * Why answer {@code r} of {@code base} is not one of the cluster this client first reached
+     * (pinned by the first answer that names its cluster), or empty. A lease keep-alive's answer
+     * carries its header inside {@code result}.
+     */
+    private Optional<IOException> foreign(URI base, JsonNode r) {
+        String id = header(r).path("cluster_id").asText("");
+        if (id.isEmpty()) {
+            return Optional.empty(); // it does not say: nothing to compare
+        }
+        String pinned = cluster;
+        if (pinned == null) {
+            synchronized (this) {
+                if (cluster == null) {
+                    cluster = id;
+                }
+                pinned = cluster;
+            }
+        }
+        if (pinned.equals(id)) {
+            return Optional.empty();
+        }
+        return Optional.of(new IOException(base + ": a member of etcd cluster " + id + ", not of cluster " + pinned
+                + ", which this store reached first: the endpoints lead to two clusters, and a lease would be held"
+                + " in each; list the members of one cluster only"));
+    }
+
+    /**
+     * Why {@code r}, a key-value answer of {@code base} to a call sent when an answer at revision
+     * {@code floor} was known already, cannot be trusted: its revision is lower, or empty.
+     * (Key-value reads and writes are linearizable: answered at a revision at least as new as any
+     * committed before the call; a lease call's header is only the answering member's.)
+     */
+    private Optional<WentBack> wentBack(URI base, JsonNode r, long floor) {
+        long at = header(r).path("revision").asLong(0);
+        if (at <= 0) {
+            return Optional.empty();
+        }
+        if (at < floor) {
+            return Optional.of(new WentBack(floor, at, base));
+        }
+        revision.accumulateAndGet(at, Math::max);
+        return Optional.empty();
+    }
+
+    private static JsonNode header(JsonNode r) {
+        return r.has("header") ? r.path("header") : r.path("result").path("header");
+    }
+
+    /** etcd's revision went back: the cluster was restored or wiped, and nothing it says is a fence. */
+    static final class WentBack extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        WentBack(long from, long to, URI base) {
+            super("etcd's revision went back from " + from + " to " + to + " (" + base + "): the cluster was restored"
+                    + " from an older snapshot or its data was wiped, so the fences it hands out from now on would"
+                    + " repeat ones already given, and nothing is granted. An operator must bring the revision past every"
+                    + " fence handed out before leases are taken again (restore with etcdutl snapshot restore"
+                    + " --bump-revision N --mark-compacted, N above the highest fence in use), or make every resource the"
+                    + " leases protect forget the fences it saw. This store refuses until the revision is past " + from
+                    + " again; a store opened after the restore cannot see that it went back");
+        }
     }
 
     /** What went wrong with a call, in words: the JDK leaves some messages out. */
