@@ -87,14 +87,24 @@ final class RecordWatches {
             } catch (IOException | RuntimeException e) {
                 return; // looked at again next time
             }
-            for (LeaseEvent e : between(last, now)) {
-                try {
-                    listener.changed(e);
-                } catch (RuntimeException dropped) {
-                    // the listener's own failure: the watch goes on
-                }
+            List<LeaseEvent> events = between(last, now);
+            last = now; // told once each, whatever the listener does with them
+            for (LeaseEvent e : events) {
+                tell(e);
             }
-            last = now;
+        }
+
+        /**
+         * Tells the listener {@code e}: what it throws, an {@code Error} too (an assertion, an
+         * {@code OutOfMemoryError} it lives through), is its own failure and dropped; it is told
+         * the next event all the same, and so is every other listener.
+         */
+        void tell(LeaseEvent e) {
+            try {
+                listener.changed(e);
+            } catch (Throwable dropped) {
+                // the listener's own failure: the watch goes on
+            }
         }
 
         /** Looks when etcd's watch says the record changed, and watches again. */
@@ -110,8 +120,11 @@ final class RecordWatches {
                 }
                 try {
                     thread().schedule(() -> {
-                        look();
-                        arm();
+                        try {
+                            look();
+                        } finally {
+                            arm(); // whatever the look met, the next change is watched for
+                        }
                     }, e == null ? 0 : 1000, TimeUnit.MILLISECONDS);
                 } catch (RejectedExecutionException storeClosed) {
                     // nothing more to tell
