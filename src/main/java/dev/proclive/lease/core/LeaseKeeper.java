@@ -81,7 +81,7 @@ public final class LeaseKeeper implements AutoCloseable {
         this.watches = new HolderWatches(grants, checker, writer);
         this.parts = new GrantedLease.Parts(grants, renewals, watches);
         this.queue = new WaiterQueue(book, checker);
-        this.events = new RecordWatches(grants);
+        this.events = new RecordWatches(grants, checker);
     }
 
     /** Tells {@code listener} each change of lease {@code name}'s record from now on: {@code LeaseStore.watch}. */
