@@ -56,9 +56,12 @@ final class SignalRelay {
         pending.clear();
     }
 
-    /** Sends the command SIGTERM. */
+    /**
+     * Sends the command SIGTERM, through {@link Process#destroy()}: a command the store started in a
+     * cgroup of its own is stopped with everything inside (what it forked steps down with it).
+     */
     synchronized void terminate() {
-        pass(child, "TERM");
+        child.destroy();
     }
 
     /** Passes {@code signal} on with kill(2); only if that cannot be done, TERM as the JDK sends it. */

@@ -43,7 +43,7 @@ public final class LinuxDescendants implements Descendants {
     /** How often {@link #orphans} reads the children again while some of them end under it. */
     private static final int MAX_READS = 50;
     private static final SecureRandom RANDOM = new SecureRandom();
-    /** How the cgroups this library makes are named: {@code proclive.LEASE.HEX}. */
+    /** How the cgroups this library makes are named: {@code proclive.LEASE.STORE.HEX}. */
     private static final String PREFIX = "proclive.";
 
     private volatile boolean subreaper;
@@ -181,12 +181,12 @@ public final class LinuxDescendants implements Descendants {
     }
 
     @Override
-    public Optional<String> newCgroup(String lease) {
+    public Optional<String> newCgroup(String lease, String store) {
         Optional<Path> own = ownCgroup();
         if (own.isEmpty() || !Files.isWritable(own.get().resolve("cgroup.procs"))) {
             return Optional.empty(); // a child moves from here into the new one: it must be able to write both
         }
-        Path made = own.get().resolve(PREFIX + lease + "." + HexFormat.of().formatHex(bits()));
+        Path made = own.get().resolve(PREFIX + lease + "." + store + "." + HexFormat.of().formatHex(bits()));
         try {
             Files.createDirectory(made);
         } catch (IOException | RuntimeException e) {
@@ -239,6 +239,12 @@ public final class LinuxDescendants implements Descendants {
         List<String> wrapped = new ArrayList<>(List.of("/bin/sh", "-c", ENTER, "proclive-cgroup",
                 Path.of(cgroup, "cgroup.procs").toString()));
         wrapped.addAll(command);
+        String program = command.isEmpty() ? "" : command.get(0);
+        if (program.startsWith("-") && program.contains("/")) {
+            // sh's exec reads a leading "-" as an option (dash refuses "-d/prog", and not every sh
+            // takes "exec --"): the same file, named so that no shell reads it as one
+            wrapped.set(5, "./" + program);
+        }
         return wrapped;
     }
 
@@ -274,21 +280,86 @@ public final class LinuxDescendants implements Descendants {
         return readMembers(dir);
     }
 
-    /** The pids in {@code dir}'s {@code cgroup.procs}; an empty list when it was removed since it was found. */
+    /** How often {@link #readMembers} reads a subtree again while a process moves within it under the read. */
+    private static final int MEMBER_READS = 5;
+
+    /**
+     * The pids in {@code dir}'s subtree: its {@code cgroup.procs} and that of every cgroup below it
+     * (a process may make a child cgroup of its own and move there: it never left). An empty list
+     * only when the kernel says the subtree is empty ({@code populated 0} in {@code cgroup.events},
+     * which counts every cgroup below), or it was removed since it was found; a subtree the kernel
+     * calls populated whose members could not be read (one moved between two of its cgroups as
+     * they were read) is read again, and proves nothing if it never reads whole.
+     */
     private static Optional<List<Long>> readMembers(Path dir) {
-        try {
-            List<Long> pids = new ArrayList<>();
-            for (String line : Files.readAllLines(dir.resolve("cgroup.procs"), StandardCharsets.US_ASCII)) {
-                if (!line.isBlank()) {
-                    pids.add(Long.parseLong(line.trim()));
+        for (int read = 0; read < MEMBER_READS; read++) {
+            try {
+                List<Long> pids = new ArrayList<>();
+                collectMembers(dir, pids, 0);
+                if (!pids.isEmpty()) {
+                    return Optional.of(pids);
+                }
+                Optional<Boolean> populated = populated(dir);
+                if (populated.isEmpty()) {
+                    return Optional.empty();
+                }
+                if (!populated.get()) {
+                    return Optional.of(pids);
+                }
+            } catch (NoSuchFileException e) {
+                if (!Files.exists(dir)) {
+                    return removed(dir);
+                }
+                // a cgroup below was removed as it was read: read again
+            } catch (IOException | RuntimeException e) {
+                return Optional.empty();
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** How deep below a command's cgroup its processes' own cgroups are read (the kernel's own limit is about as deep). */
+    private static final int MAX_DEPTH = 64;
+
+    /** Adds the pids of {@code dir}'s {@code cgroup.procs} and those of every cgroup below it to {@code pids}. */
+    private static void collectMembers(Path dir, List<Long> pids, int depth) throws IOException {
+        if (depth > MAX_DEPTH) {
+            throw new IOException("cgroups nested deeper than " + MAX_DEPTH + " below " + dir);
+        }
+        for (String line : Files.readAllLines(dir.resolve("cgroup.procs"), StandardCharsets.US_ASCII)) {
+            if (!line.isBlank()) {
+                pids.add(Long.parseLong(line.trim()));
+            }
+        }
+        for (Path child : children(dir)) {
+            collectMembers(child, pids, depth + 1);
+        }
+    }
+
+    /** The cgroups directly below {@code dir}: its subdirectories (cgroupfs holds no links). */
+    private static List<Path> children(Path dir) throws IOException {
+        List<Path> children = new ArrayList<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            for (Path entry : entries) {
+                if (Files.isDirectory(entry, LinkOption.NOFOLLOW_LINKS)) {
+                    children.add(entry);
                 }
             }
-            return Optional.of(pids);
-        } catch (NoSuchFileException e) {
-            return removed(dir);
-        } catch (IOException | RuntimeException e) {
-            return Optional.empty();
         }
+        return children;
+    }
+
+    /** Whether the kernel says a process is in {@code dir} or any cgroup below it; empty when it cannot be read. */
+    private static Optional<Boolean> populated(Path dir) throws IOException {
+        for (String line : Files.readAllLines(dir.resolve("cgroup.events"), StandardCharsets.US_ASCII)) {
+            if (line.equals("populated 0")) {
+                return Optional.of(false);
+            }
+            if (line.equals("populated 1")) {
+                return Optional.of(true);
+            }
+        }
+        return Optional.empty();
     }
 
     /**
@@ -303,33 +374,67 @@ public final class LinuxDescendants implements Descendants {
     }
 
     @Override
+    public void signal(String cgroup, String id, int signal) {
+        // read at once and signalled at once: a pid that ended in between and was used again within
+        // that moment is the race every reader of cgroup.procs has (a service manager's too)
+        members(cgroup, id).ifPresent(pids -> pids.forEach(pid -> dev.proclive.posix.Signals.send(pid, signal)));
+    }
+
+    /**
+     * Removes {@code cgroup} if its subtree is empty: the cgroups a process made below it first,
+     * deepest first (the kernel removes only a cgroup with no process and no cgroup below it).
+     * One still populated stays, with everything above it.
+     */
+    @Override
     public void remove(String cgroup) {
+        Path dir = Path.of(cgroup);
+        if (dir.getFileName() != null && dir.getFileName().toString().startsWith(PREFIX)) {
+            removeTree(dir, 0);
+        }
+    }
+
+    /** Removes {@code dir} after every cgroup below it, deepest first; whether it is gone. */
+    private static boolean removeTree(Path dir, int depth) {
         try {
-            if (Path.of(cgroup).getFileName().toString().startsWith(PREFIX)) {
-                Files.deleteIfExists(Path.of(cgroup));
+            if (depth > MAX_DEPTH) {
+                return false;
             }
+            boolean emptied = true;
+            for (Path child : children(dir)) {
+                emptied &= removeTree(child, depth + 1);
+            }
+            if (emptied) {
+                Files.deleteIfExists(dir);
+            }
+            return emptied;
+        } catch (NoSuchFileException e) {
+            return true; // someone else removed it
         } catch (DirectoryNotEmptyException e) {
-            // cgroupfs says EBUSY for a populated cgroup; either way it stays
+            return false; // cgroupfs says EBUSY for a populated cgroup: it stays
         } catch (IOException | RuntimeException e) {
-            // someone else removed it, or it is not ours to remove
+            return false; // not ours to remove, or it cannot be now
         }
     }
 
     @Override
-    public List<String> emptyCgroups(Duration olderThan) {
+    public List<String> emptyCgroups(String store, String madeNow, Duration olderThan) {
         Optional<Path> own = ownCgroup();
         if (own.isEmpty()) {
             return List.of();
         }
-        long before = System.currentTimeMillis() - olderThan.toMillis();
+        long before;
+        try {
+            // the kernel's clock, as it stamped a cgroup just made: a JVM whose wall clock is off
+            // (stepped, or faked) must not find a cgroup made a moment ago old
+            before = made(Path.of(madeNow)).toMillis() - olderThan.toMillis();
+        } catch (IOException | RuntimeException e) {
+            return List.of();
+        }
         List<String> empty = new ArrayList<>();
-        try (DirectoryStream<Path> dirs = Files.newDirectoryStream(own.get(), PREFIX + "*")) {
+        try (DirectoryStream<Path> dirs = Files.newDirectoryStream(own.get(), PREFIX + "*." + store + ".*")) {
             for (Path dir : dirs) {
                 try {
-                    Object ctime = Files.readAttributes(dir, "unix:ctime", LinkOption.NOFOLLOW_LINKS).get("ctime");
-                    if (ctime instanceof FileTime made && made.toMillis() < before
-                            && Files.readString(dir.resolve("cgroup.events"), StandardCharsets.US_ASCII)
-                                    .contains("populated 0")) {
+                    if (made(dir).toMillis() < before && populated(dir).equals(Optional.of(false))) {
                         empty.add(dir.toString());
                     }
                 } catch (IOException | RuntimeException e) {
@@ -340,6 +445,15 @@ public final class LinuxDescendants implements Descendants {
             // not readable: nothing to sweep
         }
         return empty;
+    }
+
+    /** When the kernel made {@code dir} (its inode's change time, which a cgroup's directory keeps). */
+    private static FileTime made(Path dir) throws IOException {
+        Object ctime = Files.readAttributes(dir, "unix:ctime", LinkOption.NOFOLLOW_LINKS).get("ctime");
+        if (!(ctime instanceof FileTime t)) {
+            throw new IOException("no change time for " + dir);
+        }
+        return t;
     }
 
     /** Loads libc through JNA when first touched, and only then. */

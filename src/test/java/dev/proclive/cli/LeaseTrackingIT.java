@@ -216,6 +216,87 @@ class LeaseTrackingIT {
     }
 
     /**
+     * A daemon that makes a cgroup of its own below the command's, moves into it and clears its
+     * environment, then {@code lease run} killed with its command: it never left (the kernel says
+     * the command's cgroup is populated), so the subtree's members find it, it gets the lease, and
+     * no newcomer is let in while it runs; once it ended, the next acquire is granted and the
+     * cgroups are removed, the one it made first.
+     */
+    @Test
+    void aDaemonInACgroupBelowTheCommandsKeepsTheLeaseAfterRunIsKilled() throws Exception {
+        Path mount = dev.proclive.Cgroups.mount().orElse(null);
+        assumeTrue(mount != null && dev.proclive.Cgroups.canBeMade(), "no writable cgroup v2 hierarchy here");
+        Path script = Files.writeString(tmp.resolve("inner.sh"), String.join("\n",
+                "cg=\"$1$(sed -n 's/^0:://p' /proc/self/cgroup)\"",
+                "mkdir \"$cg/inner\" || exit 3",
+                "sh -c 'echo 0 > \"$1/cgroup.procs\" && echo $$ > \"$2.tmp\" && mv \"$2.tmp\" \"$2\" && exec env -i sleep 120'"
+                        + " inner \"$cg/inner\" \"$2\" &",
+                "exec sleep 120", ""));
+        Path pidFile = tmp.resolve("daemon.pid");
+        Process run = background("run", "build", "--dir", dir(), "--", "sh", script.toString(), mount.toString(),
+                pidFile.toString());
+        JsonNode held = heldInACgroup(run);
+        Path cgroup = Path.of(held.path("cgroup").asText());
+        long daemon = Long.parseLong(waitFor(pidFile).strip());
+        assertThat(Files.readString(Path.of("/proc", Long.toString(daemon), "cgroup")).strip()).as("it moved below")
+                .endsWith(cgroup.getFileName() + "/inner");
+        run.destroyForcibly(); // SIGKILL: nothing follows the command any more
+        assertThat(run.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        ProcessHandle command = ProcessHandle.of(held.path("holder").path("pid").asLong()).orElseThrow();
+        command.destroyForcibly();
+        command.onExit().get(30, TimeUnit.SECONDS);
+        Cli.Result newcomer = lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(children.sleeper().pid()));
+        assertThat(newcomer.exit()).as("no second writer: %s %s", newcomer.out(), newcomer.err()).isEqualTo(1);
+        assertThat(record().path("holder").path("pid").asLong()).as("the daemon holds it: %s", record()).isEqualTo(daemon);
+        ProcessHandle.of(daemon).ifPresent(ProcessHandle::destroyForcibly);
+        emptied(cgroup);
+        stopChurn(); // with the supervisor gone, the empty cgroup and a finished scan prove the end
+        Cli.Result next = lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(children.sleeper().pid()));
+        assertThat(next.exit()).as("granted once it ended: %s %s", next.out(), next.err()).isZero();
+        assertThat(cgroup).as("removed, with the cgroup made below it").doesNotExist();
+    }
+
+    /**
+     * {@code lease run} ended by {@code lease break}: the command is told to stop with everything
+     * it started in its cgroup (a shell's {@code sleep} too), and once {@code lease run} has exited
+     * no cgroup of it is left, for a command alone or one with a child.
+     */
+    @Test
+    void noCgroupIsLeftAfterABreak() throws Exception {
+        assumeTrue(dev.proclive.Cgroups.canBeMade(), "no writable cgroup v2 hierarchy here");
+        for (List<String> command : List.of(List.of("sleep", "120"), List.of("sh", "-c", "sleep 120; echo after"))) {
+            List<String> args = new ArrayList<>(List.of("run", "build", "--dir", dir(), "--"));
+            args.addAll(command);
+            Process run = background(args.toArray(new String[0]));
+            JsonNode held = heldInACgroup(run);
+            Path cgroup = Path.of(held.path("cgroup").asText());
+            int processes = command.size() == 2 ? 1 : 2;
+            Eventually.until(command + " started inside", Duration.ofSeconds(60), () -> Files.readAllLines(
+                    cgroup.resolve("cgroup.procs")).size() >= processes);
+            Cli.Result broken = lease("break", "build", "--dir", dir());
+            assertThat(broken.exit()).as("%s", broken).isZero();
+            assertThat(run.waitFor(60, TimeUnit.SECONDS)).as("lease run ends").isTrue();
+            assertThat(run.exitValue()).as("the command's status: SIGTERM").isEqualTo(143);
+            assertThat(cgroup).as("removed once lease run has exited: %s", command).doesNotExist();
+        }
+    }
+
+    /** {@code lease run NAME -- -d/prog}: a program whose relative path starts with {@code -} runs in its cgroup. */
+    @Test
+    void aProgramWhosePathStartsWithADashRuns() throws Exception {
+        assumeTrue(dev.proclive.Cgroups.canBeMade(), "no writable cgroup v2 hierarchy here");
+        Path prog = Files.createDirectories(tmp.resolve("-d")).resolve("prog");
+        Files.writeString(prog, "#!/bin/sh\necho \"ran $* in ${PROCLIVE_LEASE_NAME}\"; cat /proc/self/cgroup\n");
+        assertThat(prog.toFile().setExecutable(true)).isTrue();
+        Process run = new ProcessBuilder(Cli.command(Cli.jar(), "lease", "run", "build", "--dir", dir(), "--", "-d/prog", "-v"))
+                .directory(tmp.toFile()).redirectErrorStream(true).start();
+        started.add(run);
+        String out = new String(run.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(run.waitFor()).as(out).isZero();
+        assertThat(out).startsWith("ran -v in build\n").contains("/proclive.build.");
+    }
+
+    /**
      * A newcomer in a private cgroup namespace (a container that shares the host's PID namespace)
      * finds the record's cgroup path missing: from there it proves nothing, so the token is scanned
      * for, and the process the command left in its cgroup keeps the lease.

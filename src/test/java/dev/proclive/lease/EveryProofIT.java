@@ -244,19 +244,50 @@ class EveryProofIT {
         }
     }
 
+    /**
+     * A program named by a relative path that starts with {@code -} runs under the cgroup wrapper
+     * as it runs without one, its arguments as given: no shell reads it as an option of its
+     * {@code exec} (dash refused {@code -d/prog} with 2, and {@code exec --} is not every sh's).
+     */
+    @Test
+    void aProgramWhosePathStartsWithADashRunsInItsCgroupWithItsArguments() throws Exception {
+        assumeTrue(dev.proclive.Cgroups.canBeMade(), "no writable cgroup v2 hierarchy here (root, or a delegated subtree)");
+        Path work = Files.createDirectories(tmp.resolve("work"));
+        Path prog = Files.createDirectories(work.resolve("-d")).resolve("prog");
+        Files.writeString(prog, "#!/bin/sh\nprintf '%s|' \"$@\" > out\n");
+        assertThat(prog.toFile().setExecutable(true)).isTrue();
+        try (LeaseStore store = store(Platform.descendants())) {
+            Spawn.Started s = (Spawn.Started) store.spawn("build",
+                    new ProcessBuilder("-d/prog", "-x", "two words", "--", "$HOME").directory(work.toFile()));
+            assertThat(s.lease().record().cgroup()).as("started through the cgroup wrapper").isPresent();
+            assertThat(s.process().waitFor()).as("it ran").isZero();
+            assertThat(Files.readString(work.resolve("out"))).isEqualTo("-x|two words|--|$HOME|");
+            removed(s.lease().record().cgroup());
+        }
+    }
+
+    /** The tag of the directory store at {@code dir} that its cgroups' names carry. */
+    static String tagOf(Path dir) throws IOException {
+        Files.createDirectories(dir);
+        return dev.proclive.lease.book.LeaseNames.storeTag(java.util.Map.of(LeaseStore.DIR_VARIABLE, dir.toRealPath().toString()));
+    }
+
     @Test
     void emptyCgroupsThatNoRecordNamesAreSweptByTheNextSpawn() throws Exception {
         Optional<Path> own = dev.proclive.Cgroups.own();
         assumeTrue(own.isPresent() && Files.isWritable(own.get().resolve("cgroup.procs")),
                 "no writable cgroup v2 hierarchy here (root, or a delegated subtree)");
-        Path stray = Files.createDirectory(own.get().resolve("proclive.build.0123456789ab"));
-        Path other = Files.createDirectory(own.get().resolve("proclive.other.0123456789ab"));
+        String tag = tagOf(tmp.resolve("leases"));
+        Path stray = Files.createDirectory(own.get().resolve("proclive.build." + tag + ".0123456789ab"));
+        Path other = Files.createDirectory(own.get().resolve("proclive.other." + tag + ".0123456789ab"));
+        Path nested = Files.createDirectories(own.get().resolve("proclive.nested." + tag + ".0123456789ab").resolve("inner"));
+        Path anotherStores = Files.createDirectory(own.get().resolve("proclive.build.0badc0de.0123456789ab"));
         Descendants sweepsAtOnce = new Delegating(Platform.descendants()) {
             @Override
-            public List<String> emptyCgroups(Duration olderThan) {
+            public List<String> emptyCgroups(String store, String madeNow, Duration olderThan) {
                 // the strays, as an empty cgroup past its age: which ones the platform lists is
                 // aStrayIsSweptOnlyOnceItIsOldAndEmpty's question; this one's is what a spawn does with them
-                return List.of(stray.toString(), other.toString());
+                return List.of(stray.toString(), other.toString(), nested.getParent().toString(), anotherStores.toString());
             }
         };
         try (LeaseStore store = store(sweepsAtOnce)) {
@@ -265,9 +296,14 @@ class EveryProofIT {
             until(store, "build", r -> !r.granted());
             assertThat(stray).as("swept").doesNotExist();
             assertThat(other).as("swept").doesNotExist();
+            assertThat(nested.getParent()).as("swept, the cgroup made below it first").doesNotExist();
+            assertThat(anotherStores).as("another store's: its own to judge").exists();
         } finally {
             Files.deleteIfExists(stray);
             Files.deleteIfExists(other);
+            Files.deleteIfExists(nested);
+            Files.deleteIfExists(nested.getParent());
+            Files.deleteIfExists(anotherStores);
         }
     }
 
@@ -276,14 +312,19 @@ class EveryProofIT {
         Optional<Path> own = dev.proclive.Cgroups.own();
         assumeTrue(own.isPresent() && Files.isWritable(own.get().resolve("cgroup.procs")),
                 "no writable cgroup v2 hierarchy here (root, or a delegated subtree)");
-        Path fresh = Files.createDirectory(own.get().resolve("proclive.fresh.0123456789ab"));
+        Path fresh = Files.createDirectory(own.get().resolve("proclive.fresh.0123abcd.0123456789ab"));
+        Path anotherStores = Files.createDirectory(own.get().resolve("proclive.fresh.4567abcd.0123456789ab"));
+        Path now = Files.createDirectory(own.get().resolve("proclive.now.0123abcd.0123456789ab"));
         Process inside = new ProcessBuilder("sleep", "60").start();
         started.add(inside);
+        Descendants linux = Platform.descendants();
         try {
-            assertThat(Platform.descendants().emptyCgroups(Duration.ofMinutes(1))).doesNotContain(fresh.toString());
-            assertThat(Platform.descendants().emptyCgroups(Duration.ZERO)).contains(fresh.toString());
+            assertThat(linux.emptyCgroups("0123abcd", now.toString(), Duration.ofMinutes(1))).doesNotContain(fresh.toString());
+            assertThat(linux.emptyCgroups("0123abcd", now.toString(), Duration.ofSeconds(-1))).contains(fresh.toString())
+                    .doesNotContain(anotherStores.toString());
             Files.writeString(fresh.resolve("cgroup.procs"), Long.toString(inside.pid()));
-            assertThat(Platform.descendants().emptyCgroups(Duration.ZERO)).as("populated").doesNotContain(fresh.toString());
+            assertThat(linux.emptyCgroups("0123abcd", now.toString(), Duration.ofSeconds(-1))).as("populated")
+                    .doesNotContain(fresh.toString());
         } finally {
             inside.destroyForcibly();
             inside.waitFor();
@@ -291,6 +332,44 @@ class EveryProofIT {
             Eventually.until(fresh + " emptied", Duration.ofSeconds(30), () -> !Files.exists(fresh)
                     || Files.readString(fresh.resolve("cgroup.events")).contains("populated 0"));
             Files.deleteIfExists(fresh);
+            Files.deleteIfExists(anotherStores);
+            Files.deleteIfExists(now);
+        }
+    }
+
+    /**
+     * Another store (another directory) under the same parent cgroup sweeps while this store's
+     * command is about to enter the cgroup its record names (empty yet, and old by a clock that
+     * ran ahead): the sweep leaves it, and the command runs.
+     */
+    @Test
+    void anotherStoresSweepLeavesACgroupThisStoresRecordNames() throws Exception {
+        assumeTrue(dev.proclive.Cgroups.canBeMade(), "no writable cgroup v2 hierarchy here (root, or a delegated subtree)");
+        Descendants agesAhead = new Delegating(Platform.descendants()) {
+            @Override
+            public List<String> emptyCgroups(String store, String madeNow, Duration olderThan) {
+                return super.emptyCgroups(store, madeNow, Duration.ofSeconds(-1)); // as if its age had passed
+            }
+        };
+        try (LeaseStore other = LeaseStore.builder().directory(tmp.resolve("other")).descendants(agesAhead).build()) {
+            Descendants sweptBeforeEntering = new Delegating(Platform.descendants()) {
+                @Override
+                public List<String> enter(String cgroup, List<String> command) {
+                    try {
+                        Spawn.Started s = (Spawn.Started) other.spawn("build", new ProcessBuilder("true"));
+                        assertThat(s.process().waitFor()).isZero();
+                    } catch (Exception e) {
+                        throw new AssertionError(e);
+                    }
+                    return super.enter(cgroup, command);
+                }
+            };
+            try (LeaseStore store = store(sweptBeforeEntering)) {
+                Spawn.Started s = (Spawn.Started) store.spawn("build", new ProcessBuilder("true"));
+                assertThat(s.process().waitFor()).as("the command ran (125: its cgroup was swept from under it)").isZero();
+                assertThat(s.lease().record().cgroup()).as("a cgroup was made and named").isPresent();
+                removed(s.lease().record().cgroup());
+            }
         }
     }
 
@@ -347,8 +426,8 @@ class EveryProofIT {
         }
 
         @Override
-        public Optional<String> newCgroup(String lease) {
-            return real.newCgroup(lease);
+        public Optional<String> newCgroup(String lease, String store) {
+            return real.newCgroup(lease, store);
         }
 
         @Override
@@ -372,8 +451,8 @@ class EveryProofIT {
         }
 
         @Override
-        public List<String> emptyCgroups(Duration olderThan) {
-            return real.emptyCgroups(olderThan);
+        public List<String> emptyCgroups(String store, String madeNow, Duration olderThan) {
+            return real.emptyCgroups(store, madeNow, olderThan);
         }
     }
 }

@@ -50,17 +50,37 @@ public final class LeaseNames {
     }
 
     /**
-     * The lease whose command a cgroup this library made ({@code …/proclive.NAME.HEX}) was made
-     * for; empty when the path is not one.
+     * The lease whose command a cgroup this library made for the store tagged {@code store}
+     * ({@code …/proclive.NAME.STORE.HEX}, {@link #storeTag}) was made for; empty when the path is
+     * not one, or is another store's.
      */
-    public static Optional<String> ofCgroup(String cgroup) {
+    public static Optional<String> ofCgroup(String cgroup, String store) {
         Path last = Path.of(cgroup).getFileName();
         String dir = last == null ? "" : last.toString();
-        int dot = dir.lastIndexOf('.');
-        if (!dir.startsWith("proclive.") || dot <= "proclive.".length()) {
+        String tail = "." + store + ".";
+        int random = dir.lastIndexOf('.');
+        int tagged = random < 0 ? -1 : dir.lastIndexOf(tail, random);
+        if (!dir.startsWith("proclive.") || tagged <= "proclive.".length() || tagged + tail.length() - 1 != random) {
             return Optional.empty();
         }
-        String name = dir.substring("proclive.".length(), dot);
+        String name = dir.substring("proclive.".length(), tagged);
         return NAME.matcher(name).matches() ? Optional.of(name) : Optional.empty();
+    }
+
+    /**
+     * A short tag for the store whose spawned commands' environment adds {@code environment} (its
+     * directory, or its etcd endpoints and prefix): 8 hex digits of their SHA-256, so that the
+     * cgroups one store makes are told from another's under the same parent.
+     */
+    public static String storeTag(java.util.Map<String, String> environment) {
+        StringBuilder all = new StringBuilder();
+        new java.util.TreeMap<>(environment).forEach((k, v) -> all.append(k).append('=').append(v).append('\n'));
+        try {
+            byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(all.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            return java.util.HexFormat.of().formatHex(digest, 0, 4);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every JVM has SHA-256", e);
+        }
     }
 }

@@ -54,7 +54,7 @@ final class HolderKeeper {
                 grants = book.grants();
             } catch (InterruptedIOException e) {
                 throw new InterruptedException(e.getMessage());
-            } catch (IOException | RuntimeException e) {
+            } catch (IOException | RuntimeException | Error e) { // an Error too: the keeper never gives up
                 Duration pause = backoff.next();
                 says.accept("cannot read the grants (" + OneLine.escape(String.valueOf(e.getMessage())) + "); trying again in "
                         + pause.toMillis() + " ms");
@@ -75,7 +75,7 @@ final class HolderKeeper {
                     // ended or taken since it was listed: no longer a grant to keep
                 } catch (InterruptedIOException e) {
                     throw new InterruptedException(e.getMessage());
-                } catch (IOException | RuntimeException e) {
+                } catch (IOException | RuntimeException | Error e) {
                     says.accept("cannot keep lease " + g.record().name() + " at fence " + g.record().fence() + " ("
                             + OneLine.escape(String.valueOf(e.getMessage())) + "); trying again");
                 }

@@ -81,7 +81,7 @@ public final class LeaseKeeper implements AutoCloseable {
         this.watches = new HolderWatches(grants, checker, writer);
         this.parts = new GrantedLease.Parts(grants, renewals, watches);
         this.queue = new WaiterQueue(book, checker);
-        this.events = new RecordWatches(grants);
+        this.events = new RecordWatches(grants, checker);
     }
 
     /** Tells {@code listener} each change of lease {@code name}'s record from now on: {@code LeaseStore.watch}. */
@@ -239,15 +239,16 @@ public final class LeaseKeeper implements AutoCloseable {
     /**
      * A new cgroup for the command of {@code reserved}, made only now that the lease is granted and
      * named in its record before anything enters it; empty where none can be made or named (the
-     * command then runs without one). Empty cgroups of this library under the same parent that no
-     * record names (left by a starter killed before it could remove one) are swept first.
+     * command then runs without one). Empty cgroups of this store under the same parent that no
+     * record names (left by a starter killed before it could remove one) are swept then.
      */
     private Optional<LeaseRecord.Cgroup> cgroupFor(GrantedLease reserved) {
-        sweep();
-        Optional<String> path = descendants.newCgroup(reserved.name());
+        String store = LeaseNames.storeTag(book.environment());
+        Optional<String> path = descendants.newCgroup(reserved.name(), store);
         if (path.isEmpty()) {
             return Optional.empty();
         }
+        sweep(store, path.get());
         Optional<String> id = descendants.cgroupId(path.get());
         try {
             if (id.isPresent()) {
@@ -262,12 +263,19 @@ public final class LeaseKeeper implements AutoCloseable {
         return Optional.empty();
     }
 
-    /** Removes the empty cgroups of this library below this process's own that no record of this store names. */
-    private void sweep() {
-        for (String stray : descendants.emptyCgroups(STRAY_AGE)) {
-            Optional<String> lease = LeaseNames.ofCgroup(stray);
+    /**
+     * Removes the empty cgroups of this store ({@code store}, its tag) below this process's own that
+     * no granted record of it names and that were made well before {@code madeNow}: another
+     * store's, under the same parent, are its own to judge (its records are not read here).
+     */
+    private void sweep(String store, String madeNow) {
+        for (String stray : descendants.emptyCgroups(store, madeNow, STRAY_AGE)) {
+            Optional<String> lease = LeaseNames.ofCgroup(stray, store);
+            if (lease.isEmpty() || stray.equals(madeNow)) {
+                continue;
+            }
             try {
-                Optional<LeaseRecord> r = lease.isPresent() ? book.read(lease.get()) : Optional.empty();
+                Optional<LeaseRecord> r = book.read(lease.get());
                 if (r.flatMap(LeaseRecord::cgroup).map(c -> c.path().equals(stray)).orElse(false) && r.get().granted()) {
                     continue; // named by a grant that lives: its judges remove it
                 }

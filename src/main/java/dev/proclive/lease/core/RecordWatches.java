@@ -1,5 +1,8 @@
 package dev.proclive.lease.core;
 
+import dev.proclive.Liveness;
+import dev.proclive.LivenessChecker;
+import dev.proclive.Verdict;
 import dev.proclive.lease.LeaseEvent;
 import dev.proclive.lease.LeaseListener;
 import dev.proclive.lease.LeaseRecord;
@@ -18,7 +21,8 @@ import java.util.concurrent.TimeUnit;
  * ({@code proclive-lease-events}, made with the first watch) reads each watched record when it may
  * have changed — a directory's every {@value #POLL_MS} ms, an etcd record when its watch says so
  * (and every second besides) — and tells each listener what changed since its last read
- * ({@link #between}), in order.
+ * ({@link #between}), in order. The holder a granted record names is followed through the exit
+ * watch, so that its death is told ({@link LeaseEvent.Kind#HOLDER_DIED}) though nobody writes it.
  */
 final class RecordWatches {
 
@@ -26,12 +30,15 @@ final class RecordWatches {
     static final long POLL_MS = 100;
 
     private final Grants grants;
+    /** What watches a record's holder for its end ({@link LeaseEvent.Kind#HOLDER_DIED}). */
+    private final LivenessChecker checker;
     private volatile ScheduledExecutorService thread;
     private volatile boolean closed;
     private final java.util.Set<Watch> watches = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
-    RecordWatches(Grants grants) {
+    RecordWatches(Grants grants, LivenessChecker checker) {
         this.grants = grants;
+        this.checker = checker;
     }
 
     /**
@@ -46,6 +53,7 @@ final class RecordWatches {
         Watch w = new Watch(name, listener, read(name));
         watches.add(w);
         ScheduledExecutorService t = thread();
+        t.execute(w::followHolder);
         w.poll = t.scheduleWithFixedDelay(w::look, POLL_MS, grants.expires() ? 1000 : POLL_MS, TimeUnit.MILLISECONDS);
         if (grants.expires()) {
             w.arm();
@@ -69,6 +77,9 @@ final class RecordWatches {
         volatile ScheduledFuture<?> poll;
         volatile CompletableFuture<Void> changed;
         volatile boolean stopped;
+        /** The grant whose holder's end is watched (its fence and holder), and the exit watch on it. */
+        Optional<LeaseRecord> followed = Optional.empty();
+        volatile CompletableFuture<Verdict> holderEnd;
 
         Watch(String name, LeaseListener listener, Optional<LeaseRecord> last) {
             this.name = name;
@@ -87,14 +98,64 @@ final class RecordWatches {
             } catch (IOException | RuntimeException e) {
                 return; // looked at again next time
             }
-            for (LeaseEvent e : between(last, now)) {
-                try {
-                    listener.changed(e);
-                } catch (RuntimeException dropped) {
-                    // the listener's own failure: the watch goes on
-                }
+            List<LeaseEvent> events = between(last, now);
+            last = now; // told once each, whatever the listener does with them
+            for (LeaseEvent e : events) {
+                tell(e);
             }
-            last = now;
+            followHolder();
+        }
+
+        /**
+         * Watches the end of the holder the record names now, through the exit watch, when it is
+         * another grant or holder than the one watched; on the event thread only. A holder that
+         * cannot be judged here (another machine's) is not followed: its record's expiry says it.
+         */
+        void followHolder() {
+            Optional<LeaseRecord> now = last.filter(LeaseRecord::granted);
+            if (stopped || sameGrant(now, followed)) {
+                return;
+            }
+            CompletableFuture<Verdict> before = holderEnd;
+            if (before != null) {
+                before.cancel(false);
+            }
+            followed = now;
+            holderEnd = null;
+            if (now.isEmpty()) {
+                return;
+            }
+            LeaseRecord granted = now.get();
+            CompletableFuture<Verdict> end = checker.onExit(granted.holder());
+            holderEnd = end;
+            end.thenAccept(verdict -> {
+                if (verdict.liveness() != Liveness.DEAD || stopped) {
+                    return;
+                }
+                try {
+                    thread().execute(() -> {
+                        if (!stopped && sameGrant(followed, Optional.of(granted))) {
+                            tell(new LeaseEvent(LeaseEvent.Kind.HOLDER_DIED, granted, Optional.empty()));
+                            look(); // what was written since, after it
+                        }
+                    });
+                } catch (RejectedExecutionException storeClosed) {
+                    // nothing more to tell
+                }
+            });
+        }
+
+        /**
+         * Tells the listener {@code e}: what it throws, an {@code Error} too (an assertion, an
+         * {@code OutOfMemoryError} it lives through), is its own failure and dropped; it is told
+         * the next event all the same, and so is every other listener.
+         */
+        void tell(LeaseEvent e) {
+            try {
+                listener.changed(e);
+            } catch (Throwable dropped) {
+                // the listener's own failure: the watch goes on
+            }
         }
 
         /** Looks when etcd's watch says the record changed, and watches again. */
@@ -110,8 +171,11 @@ final class RecordWatches {
                 }
                 try {
                     thread().schedule(() -> {
-                        look();
-                        arm();
+                        try {
+                            look();
+                        } finally {
+                            arm(); // whatever the look met, the next change is watched for
+                        }
                     }, e == null ? 0 : 1000, TimeUnit.MILLISECONDS);
                 } catch (RejectedExecutionException storeClosed) {
                     // nothing more to tell
@@ -123,6 +187,10 @@ final class RecordWatches {
         public void close() {
             stopped = true;
             watches.remove(this);
+            CompletableFuture<Verdict> end = holderEnd;
+            if (end != null) {
+                end.cancel(false);
+            }
             ScheduledFuture<?> p = poll;
             CompletableFuture<Void> c = changed;
             if (p != null) {
@@ -132,6 +200,14 @@ final class RecordWatches {
                 c.cancel(false);
             }
         }
+    }
+
+    /** Whether {@code a} and {@code b} are both empty, or the same grant (fence) of the same holder. */
+    private static boolean sameGrant(Optional<LeaseRecord> a, Optional<LeaseRecord> b) {
+        if (a.isEmpty() || b.isEmpty()) {
+            return a.isEmpty() && b.isEmpty();
+        }
+        return a.get().fence() == b.get().fence() && LeaseRules.sameProcess(a.get().holder(), b.get().holder());
     }
 
     /**

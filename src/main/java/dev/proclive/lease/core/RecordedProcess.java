@@ -12,17 +12,23 @@ import java.util.stream.Stream;
  * A spawned command's {@link Process} whose {@link #waitFor()} and {@link #onExit()} return once
  * the store is done with the command's end: written, or failed to be (then its holder is gone and
  * the next newcomer proves it). A caller that reads the record after {@code waitFor()} finds the
- * end there, not a race with the library's own write. Everything else is the process's own.
+ * end there, not a race with the library's own write. {@link #destroy()} and
+ * {@link #destroyForcibly()} stop the command's whole tree where it runs in a cgroup of its own
+ * (SIGTERM, SIGKILL to every process inside, as a service manager stops a service). Everything
+ * else is the process's own.
  */
 final class RecordedProcess extends Process {
 
     private final Process process;
     private final CompletableFuture<Void> recorded;
+    /** What the kernel tracks of the command: its cgroup, whose members are stopped with it. */
+    private final Tracking tracking;
 
     /** {@code recorded} completes, normally, only after {@code process} has exited. */
-    RecordedProcess(Process process, CompletableFuture<Void> recorded) {
+    RecordedProcess(Process process, CompletableFuture<Void> recorded, Tracking tracking) {
         this.process = process;
         this.recorded = recorded;
+        this.tracking = tracking;
     }
 
     @Override
@@ -80,11 +86,13 @@ final class RecordedProcess extends Process {
     @Override
     public void destroy() {
         process.destroy();
+        tracking.signalAll(15); // SIGTERM
     }
 
     @Override
     public Process destroyForcibly() {
         process.destroyForcibly();
+        tracking.signalAll(9); // SIGKILL
         return this;
     }
 

@@ -174,15 +174,55 @@ final class Renewals {
         return looker;
     }
 
-    /** One daemon thread called {@code name}, running what is scheduled on it; a cancelled task is dropped at once. */
+    /**
+     * One daemon thread called {@code name}, running what is scheduled on it; a cancelled task is
+     * dropped at once. A task survives what it throws: a {@link ScheduledThreadPoolExecutor} never
+     * runs a periodic task again once a run threw, so each run is {@linkplain #surviving guarded}
+     * (an {@code OutOfMemoryError} the application lives through, an {@code AssertionError}, a
+     * listener's mistake), and the next run comes as scheduled.
+     */
     static ScheduledExecutorService daemon(String name) {
         ScheduledThreadPoolExecutor pool = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, name);
             t.setDaemon(true);
             return t;
-        });
+        }) {
+            @Override
+            public ScheduledFuture<?> schedule(Runnable task, long delay, TimeUnit unit) {
+                return super.schedule(surviving(task), delay, unit);
+            }
+
+            @Override
+            public ScheduledFuture<?> scheduleAtFixedRate(Runnable task, long initialDelay, long period, TimeUnit unit) {
+                return super.scheduleAtFixedRate(surviving(task), initialDelay, period, unit);
+            }
+
+            @Override
+            public ScheduledFuture<?> scheduleWithFixedDelay(Runnable task, long initialDelay, long delay, TimeUnit unit) {
+                return super.scheduleWithFixedDelay(surviving(task), initialDelay, delay, unit);
+            }
+
+            @Override
+            public void execute(Runnable task) {
+                super.execute(surviving(task));
+            }
+        };
         pool.setRemoveOnCancelPolicy(true);
         return pool;
+    }
+
+    /**
+     * {@code task}, run so that nothing it throws ends the thread's work: what a run throws is
+     * dropped and the next run comes.
+     */
+    static Runnable surviving(Runnable task) {
+        return () -> {
+            try {
+                task.run();
+            } catch (Throwable e) {
+                // one run's failure: the next run is the retry (a grant not confirmed meanwhile is said lost)
+            }
+        };
     }
 
     private void renewOnce(Kept k) {
@@ -233,9 +273,12 @@ final class Renewals {
             }
             try {
                 thread().schedule(() -> {
-                    look(k, true);
-                    if (kept.get(k.grant.name()) == k) {
-                        watch(k);
+                    try {
+                        look(k, true);
+                    } finally {
+                        if (kept.get(k.grant.name()) == k) {
+                            watch(k); // whatever the look met, the next change is watched for
+                        }
                     }
                 }, e == null ? 0 : 1000, TimeUnit.MILLISECONDS); // a broken watch is asked again after a pause
             } catch (java.util.concurrent.RejectedExecutionException closedNow) {

@@ -28,6 +28,13 @@ final class Spawner {
     private Spawner() {
     }
 
+    /**
+     * How long a command's end waits for what it left in its cgroup to end too, when the lease is
+     * no longer theirs (lost, broken, taken over: they were told to stop with the command), so that
+     * the cgroup is removed before the end is told.
+     */
+    private static final java.time.Duration STRAGGLERS = java.time.Duration.ofSeconds(2);
+
 
     /**
      * Starts {@code command} under {@code reserved}.
@@ -61,7 +68,7 @@ final class Spawner {
         CompletableFuture<Void> recorded = handed.watched().isPresent()
                 ? endWhenExited(grants, checker, handed.watched().get(), handed.child(), p, tracking)
                 : CompletableFuture.completedFuture(null); // recorded in the hand-off
-        return new Spawn.Started(handed.watched().orElse(reserved.tracked(tracking)), new RecordedProcess(p, recorded),
+        return new Spawn.Started(handed.watched().orElse(reserved.tracked(tracking)), new RecordedProcess(p, recorded, tracking),
                 handed.failure());
     }
 
@@ -199,22 +206,30 @@ final class Spawner {
                                                          Optional<Identity> child, Process p, Tracking tracking) {
         CompletableFuture<Void> recorded = new CompletableFuture<>();
         p.onExit().thenAcceptAsync(done -> {
-            boolean leftBehind = false;
             try {
-                leftBehind = !ended(grants, lease, child, done.exitValue(), tracking) && tracking.tracks();
-            } catch (IOException | RuntimeException e) {
-                // the record stays as it is: its holder is now DEAD, and the next newcomer proves it
+                boolean leftBehind = false;
+                try {
+                    leftBehind = !ended(grants, lease, child, done.exitValue(), tracking) && tracking.tracks();
+                } catch (IOException | RuntimeException e) {
+                    // the record stays as it is: its holder is now DEAD, and the next newcomer proves it
+                }
+                boolean followed = false;
+                try {
+                    followed = leftBehind && superviseLeftBehind(grants, checker, lease.name(), lease.fence(), tracking);
+                } catch (IOException | RuntimeException e) {
+                    // as above: the next newcomer proves it
+                }
+                // Also when the lease was lost, broken or taken over meanwhile (what the command left
+                // inside was told to stop with it, by destroy()): removed before the end is told, for
+                // a launcher exits once it is (lease run does), and a cgroup nobody removes then
+                // stays until the next spawn's sweep.
+                if (followed) {
+                    tracking.removeIfEmpty();
+                } else {
+                    tracking.removeWhenEmpty(STRAGGLERS);
+                }
             } finally {
                 recorded.complete(null);
-            }
-            try {
-                if (leftBehind) {
-                    superviseLeftBehind(grants, checker, lease.name(), lease.fence(), tracking);
-                }
-            } catch (IOException | RuntimeException e) {
-                // as above: the next newcomer proves it
-            } finally {
-                tracking.removeIfEmpty(); // also when the lease was lost or taken over meanwhile
             }
         }, onThreadOf("proclive-ending")); // a name of its own: the JDK's exit threads have none to tell
         return recorded;
@@ -248,14 +263,16 @@ final class Spawner {
      * While this JVM lives, a lease that went to what a tracked command left behind is ended the
      * moment nothing of it is left: when its holder (one of them) exits, the kernel is asked again,
      * and the lease ends or goes to the next.
+     *
+     * @return whether it is followed; false when the lease is no longer theirs
      */
-    private static void superviseLeftBehind(Grants grants, LivenessChecker checker, String name, long fence, Tracking tracking)
+    private static boolean superviseLeftBehind(Grants grants, LivenessChecker checker, String name, long fence, Tracking tracking)
             throws IOException {
         Optional<LeaseRecord> now = grants.read(name);
         if (now.isEmpty() || !now.get().held() || now.get().fence() != fence
                 || !now.get().adoptedBy().map(how -> how.equals(tracking.how())).orElse(false)) {
             tracking.removeIfEmpty();
-            return; // ended, taken over, or adopted some other way: not this supervisor's to follow
+            return false; // ended, taken over, or adopted some other way: not this supervisor's to follow
         }
         Identity holder = now.get().holder();
         checker.onExit(holder).thenAcceptAsync(end -> { // never inline: a chain that re-forks would deepen one stack
@@ -270,5 +287,6 @@ final class Spawner {
                 // the record stays as it is: its holder is DEAD, and the next newcomer proves it
             }
         }, onThreadOf("proclive-ending"));
+        return true;
     }
 }

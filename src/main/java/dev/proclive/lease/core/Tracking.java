@@ -47,6 +47,37 @@ record Tracking(Descendants descendants, boolean subreaper, Optional<LeaseRecord
         cgroup.ifPresent(c -> descendants.remove(c.path()));
     }
 
+    /** Sends {@code signal} to every process of the command's cgroup (its whole tree, where it stayed inside). */
+    void signalAll(int signal) {
+        cgroup.ifPresent(c -> descendants.signal(c.path(), c.id(), signal));
+    }
+
+    /**
+     * Removes the command's cgroup once it is empty, waiting at most {@code most} for what is
+     * inside to end (processes told to stop with the command); a cgroup still populated then stays,
+     * for whoever finds it empty later.
+     */
+    void removeWhenEmpty(java.time.Duration most) {
+        if (cgroup.isEmpty()) {
+            return;
+        }
+        LeaseRecord.Cgroup c = cgroup.get();
+        long deadline = System.nanoTime() + most.toNanos();
+        while (true) {
+            Optional<List<Long>> inside = descendants.members(c.path(), c.id());
+            if (inside.isEmpty() || inside.get().isEmpty() || System.nanoTime() - deadline >= 0) {
+                break;
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        descendants.remove(c.path());
+    }
+
     /**
      * The command's descendants that live on after it exited, oldest first: the cgroup's members
      * and the orphans this subreaper adopted, together. Empty when it cannot be told: without the

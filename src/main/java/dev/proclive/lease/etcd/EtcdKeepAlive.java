@@ -257,7 +257,14 @@ final class EtcdKeepAlive implements Runnable {
                 }
                 due = now + TimeUnit.MILLISECONDS.toNanos(Math.max(50, period));
             }
-            tick();
+            try {
+                tick();
+            } catch (Throwable e) {
+                // One round's failure (an OutOfMemoryError the application lives through, an
+                // assertion): the thread goes on with the next round, and a lease not confirmed
+                // meanwhile is said lost as any other. A thread that ended here would keep nothing
+                // alive while every grant on it waited to be told.
+            }
         }
     }
 

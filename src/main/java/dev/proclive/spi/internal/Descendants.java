@@ -46,11 +46,12 @@ public interface Descendants {
     Optional<List<Long>> orphans(Optional<String> startedAfter);
 
     /**
-     * A new, empty cgroup for a command of lease {@code lease}, below this process's own, where one
-     * can be made and a process this one starts can move itself into it; its path, as
-     * {@link #members} and {@link #enter} take it. Empty where none can be made.
+     * A new, empty cgroup for a command of lease {@code lease} of the store {@code store} names (a
+     * short tag of hex digits, {@code LeaseNames.storeTag}), below this process's own, where one can
+     * be made and a process this one starts can move itself into it; its path, as {@link #members}
+     * and {@link #enter} take it. Empty where none can be made.
      */
-    Optional<String> newCgroup(String lease);
+    Optional<String> newCgroup(String lease, String store);
 
     /**
      * What tells {@code cgroup} apart from any other that has or had its path, for a reader that
@@ -71,7 +72,9 @@ public interface Descendants {
     int CANNOT_ENTER = 125;
 
     /**
-     * The processes in {@code cgroup} now, read atomically; an empty list also when the cgroup was
+     * The processes in {@code cgroup} now, in it or in any cgroup below it (a process may make one
+     * of its own and move there: it never left), read atomically; an empty list only when the
+     * kernel says the whole subtree is empty, or when the cgroup was
      * removed (a cgroup can only be removed once it is empty, and nothing enters a removed one).
      * {@code id} is what {@link #cgroupId} said when it was made: read from another cgroup
      * namespace, or where the path now names another directory, nothing is a proof; a missing path
@@ -79,14 +82,28 @@ public interface Descendants {
      */
     Optional<List<Long>> members(String cgroup, String id);
 
-    /** Removes {@code cgroup} if it is empty; quietly, whatever the outcome. */
+    /**
+     * Sends {@code signal} to every process in {@code cgroup}'s subtree as {@link #members} reads it
+     * (what of a command stayed inside: its whole tree, as a service manager stops one); nothing
+     * where the members prove nothing, or nothing can be signalled.
+     */
+    default void signal(String cgroup, String id, int signal) {
+    }
+
+    /**
+     * Removes {@code cgroup} if its subtree is empty, the cgroups below it first (deepest first);
+     * quietly, whatever the outcome.
+     */
     void remove(String cgroup);
 
     /**
-     * The empty cgroups this library made below this process's own ({@code proclive.*}) that were
-     * made more than {@code olderThan} ago: the candidates a sweep removes when no record names them.
+     * The empty cgroups this library made for the store {@code store} names below this process's
+     * own ({@code proclive.LEASE.STORE.*}; another store's are never listed) that were made more
+     * than {@code olderThan} before {@code madeNow}, a cgroup just made (ages are told by the
+     * kernel's clock, never this process's wall clock): the candidates a sweep removes when no
+     * record names them.
      */
-    List<String> emptyCgroups(Duration olderThan);
+    List<String> emptyCgroups(String store, String madeNow, Duration olderThan);
 
     /** Where the kernel tracks nothing. */
     Descendants NONE = new Descendants() {
@@ -101,7 +118,7 @@ public interface Descendants {
         }
 
         @Override
-        public Optional<String> newCgroup(String lease) {
+        public Optional<String> newCgroup(String lease, String store) {
             return Optional.empty();
         }
 
@@ -125,7 +142,7 @@ public interface Descendants {
         }
 
         @Override
-        public List<String> emptyCgroups(Duration olderThan) {
+        public List<String> emptyCgroups(String store, String madeNow, Duration olderThan) {
             return List.of();
         }
     };

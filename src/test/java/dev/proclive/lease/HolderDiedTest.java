@@ -1,0 +1,83 @@
+package dev.proclive.lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.proclive.Eventually;
+import dev.proclive.Identity;
+import dev.proclive.ProcLive;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A status screen hears that a holder died though nobody writes it: a holder killed with SIGKILL
+ * (not a child of the store's JVM) is told to a watch's listener as {@link LeaseEvent.Kind#HOLDER_DIED}
+ * within a second, on a directory and on etcd alike.
+ */
+@EnabledOnOs(OS.LINUX)
+class HolderDiedTest {
+
+    @TempDir
+    Path tmp;
+
+    private long holderPid = -1;
+
+    @AfterEach
+    void killHolder() {
+        if (holderPid > 0) {
+            ProcessHandle.of(holderPid).ifPresent(ProcessHandle::destroyForcibly);
+        }
+    }
+
+    /** A {@code sleep} whose parent has exited: no child of this JVM. */
+    private Identity notAChild() throws Exception {
+        Process sh = new ProcessBuilder("sh", "-c", "sleep 300 >/dev/null 2>&1 & echo $!").start();
+        String pid = new String(sh.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).strip();
+        assertThat(sh.waitFor()).isZero();
+        holderPid = Long.parseLong(pid);
+        assertThat(ProcessHandle.current().children().anyMatch(c -> c.pid() == holderPid)).isFalse();
+        return ProcLive.identify(holderPid).orElseThrow();
+    }
+
+    private void heardWithinASecond(LeaseStore store) throws Exception {
+        Identity holder = notAChild();
+        assertThat(store.acquire("build", holder)).isInstanceOf(Acquisition.Granted.class);
+        BlockingQueue<LeaseEvent> heard = new LinkedBlockingQueue<>();
+        try (AutoCloseable w = store.watch("build", heard::add)) {
+            long killed = System.nanoTime();
+            ProcessHandle.of(holderPid).orElseThrow().destroyForcibly();
+            LeaseEvent e = heard.poll(Eventually.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS);
+            long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
+            assertThat(e).as("an event after the kill").isNotNull();
+            assertThat(e.kind()).as("%s", e).isEqualTo(LeaseEvent.Kind.HOLDER_DIED);
+            assertThat(e.record().holder().pid()).isEqualTo(holder.pid());
+            assertThat(tookMs).as("heard %d ms after the kill", tookMs)
+                    .isLessThan(Eventually.scaled(Duration.ofSeconds(1)).toMillis());
+            // on etcd this store, which wrote the grant, then ends it as exited: told after, as it is
+            LeaseEvent next = heard.poll(300, TimeUnit.MILLISECONDS);
+            assertThat(next == null ? null : next.kind()).as("told once: %s", next).isNotEqualTo(LeaseEvent.Kind.HOLDER_DIED);
+        }
+    }
+
+    @Test
+    void onADirectory() throws Exception {
+        try (LeaseStore store = LeaseStore.open(tmp.resolve("leases"))) {
+            heardWithinASecond(store);
+        }
+    }
+
+    @Test
+    void onEtcd() throws Exception {
+        try (LeaseStore store = LeaseStore.builder().etcdClient(new FakeEtcd()).prefix("test/").build()) {
+            heardWithinASecond(store);
+        }
+    }
+}

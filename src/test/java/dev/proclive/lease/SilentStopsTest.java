@@ -1,0 +1,184 @@
+package dev.proclive.lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.proclive.Eventually;
+import dev.proclive.Identity;
+import dev.proclive.LivenessChecker;
+import dev.proclive.ProcLive;
+import dev.proclive.lease.book.LeaseBook;
+import dev.proclive.lease.core.LeaseKeeper;
+import dev.proclive.lease.core.Pause;
+import dev.proclive.lease.etcd.v3.Etcd;
+import dev.proclive.lease.files.LeaseFiles;
+import dev.proclive.platform.Platform;
+import dev.proclive.spi.internal.Descendants;
+import java.io.IOException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * No background task stops silently: an {@code Error} (an {@code OutOfMemoryError} the application
+ * lives through, an {@code AssertionError}) thrown in one run of the store's own periodic work or in
+ * a listener ends neither that work nor the delivery to the listener.
+ */
+class SilentStopsTest {
+
+    @TempDir
+    Path tmp;
+
+    private static Identity self() {
+        return ProcLive.current().orElseThrow();
+    }
+
+    @Test
+    void aListenerThatThrowsAnErrorIsStillToldEveryLaterChange() throws Exception {
+        try (LeaseStore store = LeaseStore.open(tmp.resolve("leases"))) {
+            List<LeaseEvent.Kind> heard = new CopyOnWriteArrayList<>();
+            try (AutoCloseable w = store.watch("build", e -> {
+                heard.add(e.kind());
+                if (heard.size() == 1) {
+                    throw new OutOfMemoryError("thrown by the listener, as an application that lives on meets it");
+                }
+                if (heard.size() == 3) {
+                    throw new AssertionError("an assert in the listener");
+                }
+            })) {
+                for (int round = 0; round < 3; round++) {
+                    Lease lease = ((Acquisition.Granted) store.acquire("build", self())).lease();
+                    int granted = 2 * round + 1;
+                    Eventually.until("event " + granted + " heard", Duration.ofSeconds(10), () -> heard.size() >= granted);
+                    lease.release();
+                    Eventually.until("event " + (granted + 1) + " heard", Duration.ofSeconds(10), () -> heard.size() >= granted + 1);
+                }
+            }
+            assertThat(heard).containsExactly(LeaseEvent.Kind.GRANTED, LeaseEvent.Kind.RELEASED, LeaseEvent.Kind.GRANTED,
+                    LeaseEvent.Kind.RELEASED, LeaseEvent.Kind.GRANTED, LeaseEvent.Kind.RELEASED);
+        }
+    }
+
+    @Test
+    void anErrorInARenewalAndInALookEndsNeitherLostIsToldAfterABreak() throws Exception {
+        Identity self = self();
+        LeaseFiles files = LeaseFiles.open(tmp.resolve("leases"), self, id -> false, false, Platform.fileLocker());
+        ErrorOnce book = new ErrorOnce(files);
+        LeasePolicy policy = LeasePolicy.builder().ttl(Duration.ofSeconds(3)).build();
+        try (LeaseKeeper keeper = new LeaseKeeper(book, policy, self, LivenessChecker.system(), Clock.systemUTC(), Pause.REAL,
+                Descendants.NONE)) {
+            Lease lease = ((Acquisition.Granted) keeper.acquire("build", self)).lease();
+            book.armed.set(true);
+            Eventually.until("an Error thrown in a renewal and in a look", Duration.ofSeconds(30),
+                    () -> book.renewThrew.get() && book.lookThrew.get());
+            try (LeaseStore operator = LeaseStore.open(tmp.resolve("leases"))) {
+                assertThat(operator.breakLease("build")).isPresent();
+            }
+            LeaseLost lost = lease.lost().get(Eventually.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(lost.why()).isEqualTo(LeaseLost.Why.BROKEN);
+        }
+    }
+
+    @Test
+    void anErrorInAnEtcdKeepAliveEndsItNot() throws Exception {
+        FakeEtcd fake = new FakeEtcd();
+        AtomicBoolean armed = new AtomicBoolean();
+        AtomicInteger thrownAt = new AtomicInteger(-1);
+        Etcd failingOnce = (Etcd) Proxy.newProxyInstance(Etcd.class.getClassLoader(), new Class<?>[] {Etcd.class},
+                (proxy, method, args) -> {
+                    if (method.getName().equals("keepAlive") && armed.get() && thrownAt.compareAndSet(-1, fake.keepAlives.get())) {
+                        throw new OutOfMemoryError("thrown in one keep-alive, as an application that lives on meets it");
+                    }
+                    try {
+                        return method.invoke(fake, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        LeasePolicy policy = LeasePolicy.builder().ttl(Duration.ofSeconds(4)).build();
+        try (LeaseStore store = LeaseStore.builder().etcdClient(failingOnce).prefix("test/").policy(policy).build()) {
+            Lease lease = ((Acquisition.Granted) store.acquire("build", self())).lease();
+            armed.set(true);
+            Eventually.until("an Error thrown in a keep-alive", Duration.ofSeconds(30), () -> thrownAt.get() >= 0);
+            Eventually.until("keep-alives sent after it", Duration.ofSeconds(30), () -> fake.keepAlives.get() >= thrownAt.get() + 3);
+            CompletableFuture<LeaseLost> lost = lease.lost();
+            assertThat(lost).as("still kept: %s", lost).isNotDone();
+            lease.ensureValid();
+            lease.release();
+        }
+    }
+
+    /**
+     * A directory's book that throws an {@code Error} once in the store's renewal (a locked write)
+     * and once in its look (a read), each on its own thread, once armed.
+     */
+    static final class ErrorOnce implements LeaseBook {
+        final LeaseBook real;
+        final AtomicBoolean armed = new AtomicBoolean();
+        final AtomicBoolean renewThrew = new AtomicBoolean();
+        final AtomicBoolean lookThrew = new AtomicBoolean();
+
+        ErrorOnce(LeaseBook real) {
+            this.real = real;
+        }
+
+        private void maybeThrow(String thread, AtomicBoolean threw, Error error) {
+            if (armed.get() && Thread.currentThread().getName().equals(thread) && threw.compareAndSet(false, true)) {
+                throw error;
+            }
+        }
+
+        @Override
+        public Optional<LeaseRecord> read(String name) throws IOException {
+            maybeThrow("proclive-lease-look", lookThrew, new OutOfMemoryError("thrown in one look"));
+            return real.read(name);
+        }
+
+        @Override
+        public <T> T locked(String name, Locked<T> work) throws IOException {
+            maybeThrow("proclive-lease-renew", renewThrew, new AssertionError("thrown in one renewal"));
+            return real.locked(name, work);
+        }
+
+        @Override
+        public List<Grant> grants() throws IOException {
+            return real.grants();
+        }
+
+        @Override
+        public Map<String, String> environment() {
+            return real.environment();
+        }
+
+        @Override
+        public Optional<CompletableFuture<Void>> changed(String name) {
+            return real.changed(name);
+        }
+
+        @Override
+        public boolean lost(String name, long fence) {
+            return real.lost(name, fence);
+        }
+
+        @Override
+        public java.util.OptionalLong highestFence(String name) throws IOException {
+            return real.highestFence(name);
+        }
+
+        @Override
+        public void close() {
+            real.close();
+        }
+    }
+}
