@@ -1,6 +1,5 @@
 package dev.proclive;
 
-import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
 import dev.proclive.spi.ProcessState;
@@ -200,9 +199,15 @@ public final class Ancestry {
                 if (first.info().pid() == 1) {
                     complete = true; // pid 1 has no ancestor to miss
                 } else {
-                    ChainVisitor visitor = new ChainVisitor(checker, chain);
-                    AncestorWalk.Stop stop = AncestorWalk.up(os, first.info().parentPid(), MAX_DEPTH, false, visitor);
-                    complete = stop.end() == AncestorWalk.End.REACHED_PID_1;
+                    AncestorWalk walk = new AncestorWalk(os, first.info().parentPid(), MAX_DEPTH, false);
+                    while (walk.next()) {
+                        Optional<Identity> id = checker.record(walk.info());
+                        if (id.isEmpty()) {
+                            break; // the host name cannot be read: nothing more can be recorded
+                        }
+                        chain.add(id.get());
+                    }
+                    complete = walk.end() == AncestorWalk.End.REACHED_PID_1;
                 }
             }
         } catch (RuntimeException e) {
@@ -210,27 +215,6 @@ public final class Ancestry {
         }
         return new Ancestry(chain, complete, hostName, os.machineId().orElse(""), os.bootId().orElse(""),
                 os.pidNamespace().orElse(""), os.inInitialPidNamespace(), checker);
-    }
-
-    /** Records each ancestor as an identity, as the walk reads it; stops where one cannot be recorded. */
-    private static final class ChainVisitor implements AncestorWalk.Visitor {
-        private final LivenessChecker checker;
-        private final List<Identity> chain;
-
-        ChainVisitor(LivenessChecker checker, List<Identity> chain) {
-            this.checker = checker;
-            this.chain = chain;
-        }
-
-        @Override
-        public boolean visit(ProcessInfo info, int depth) {
-            Optional<Identity> id = checker.record(info);
-            if (id.isEmpty()) {
-                return false; // the host name cannot be read: nothing more can be recorded
-            }
-            chain.add(id.get());
-            return true;
-        }
     }
 
     /** The ancestors, nearest first (the parent is first); the process itself is not among them. */

@@ -4,6 +4,7 @@ import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
 import dev.proclive.spi.ProcessState;
+import dev.proclive.spi.internal.KernelIntrospector;
 import dev.proclive.spi.internal.ProgramNames;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -85,7 +86,7 @@ public final class OwnerResolver {
 
     /** The identity of the calling process's owner, or empty when it cannot be determined for certain. */
     public Optional<Identity> resolve() {
-        return walk(0, Steps.NONE);
+        return walk(0, null);
     }
 
     /**
@@ -95,13 +96,13 @@ public final class OwnerResolver {
      * own pid.
      */
     public Optional<Identity> resolveFor(long pid) {
-        return pid <= 0 ? Optional.empty() : walk(pid, Steps.NONE);
+        return pid <= 0 ? Optional.empty() : walk(pid, null);
     }
 
     /** What {@link #resolve()} finds, with each step of the walk and why it went on or stopped there. */
     public Trace trace() {
         List<Step> steps = new ArrayList<>();
-        return new Trace(walk(0, steps::add), steps);
+        return new Trace(walk(0, steps), steps);
     }
 
     /** What {@link #resolveFor(long)} finds, step by step. */
@@ -111,122 +112,111 @@ public final class OwnerResolver {
             steps.add(new Step(pid, "", ProgramNames.UNKNOWN, Step.Outcome.STOPPED, "no process has pid " + pid));
             return new Trace(Optional.empty(), steps);
         }
-        return new Trace(walk(pid, steps::add), steps);
+        return new Trace(walk(pid, steps), steps);
     }
 
     /**
-     * Where a walk tells its steps: a trace keeps them; {@link #NONE} drops them, and then the
-     * other names of a process are read only where they decide something.
+     * The walk. {@code from} is 0 for the calling process. {@code steps} is where a trace keeps
+     * each step, or null when nobody asked why: then nothing of a trace is made or loaded (a
+     * hook's cold JVM), and the other names of a process are read only where they decide something.
      */
-    private interface Steps {
-        Steps NONE = new Steps() {
-            @Override
-            public void add(Step step) {
-            }
-
-            @Override
-            public boolean wanted() {
-                return false;
-            }
-        };
-
-        void add(Step step);
-
-        /** Whether someone asked why: then every step is told, with all its names. */
-        default boolean wanted() {
-            return true;
-        }
-    }
-
-    /**
-     * The walk. {@code from} is 0 for the calling process.
-     */
-    private Optional<Identity> walk(long from, Steps steps) {
+    private Optional<Identity> walk(long from, List<Step> steps) {
         try {
             return walkOrThrow(from, steps);
         } catch (RuntimeException e) { // a plugged-in introspector that throws: no owner, never a guess
-            stop(steps, from, "the process introspector failed: " + e);
+            if (steps != null) {
+                stop(steps, from, "the process introspector failed: " + e);
+            }
             return Optional.empty();
         }
     }
 
-    private Optional<Identity> walkOrThrow(long from, Steps steps) {
+    private Optional<Identity> walkOrThrow(long from, List<Step> steps) {
         ProcessIntrospector os = checker.introspector();
         ProcessLookup start = from == 0 ? os.self() : os.lookupProcess(from);
         if (!(start instanceof ProcessLookup.Found first) || first.info().state() != ProcessState.LIVE) {
-            stop(steps, from, "cannot start there: " + AncestorWalk.describe(start));
+            if (steps != null) {
+                stop(steps, from, "cannot start there: " + AncestorWalk.describe(start));
+            }
             return Optional.empty();
         }
-        if (steps.wanted()) {
+        if (steps != null) {
             ProcessInfo info = first.info();
-            steps.add(new Step(info.pid(), info.name(), dev.proclive.spi.internal.KernelIntrospector.of(os).programNames(info.pid()), Step.Outcome.START,
-                    from == 0 ? "the calling process" : "the process asked about"));
+            steps.add(new Step(info.pid(), info.name(), KernelIntrospector.of(os).programNames(info.pid()),
+                    Step.Outcome.START, from == 0 ? "the calling process" : "the process asked about"));
         }
-        // A named class, not a lambda, and ifs, not a switch on an enum: nothing bootstraps on a hook's cold path.
-        OwnerVisitor visitor = new OwnerVisitor(os, steps);
-        AncestorWalk.Stop stop = AncestorWalk.up(os, first.info().parentPid(), maxDepth, true, visitor);
-        AncestorWalk.End end = stop.end();
-        if (end == AncestorWalk.End.NO_PARENT) {
-            stop(steps, stop.pid(), "no parent: the walk reached the top of the process tree");
-        } else if (end == AncestorWalk.End.INIT) {
-            stop(steps, stop.pid(), "pid 1 of the initial PID namespace is init, never an owner");
-        } else if (end == AncestorWalk.End.CYCLE) {
-            stop(steps, stop.pid(), "the walk came back to pid " + stop.pid() + ": a cycle");
-        } else if (end == AncestorWalk.End.EXITED) {
-            stop(steps, stop.pid(), stop.name().isEmpty() ? "cannot read it: " + stop.detail() : stop.detail());
-        } else if (end == AncestorWalk.End.UNREADABLE) {
-            stop(steps, stop.pid(), "cannot read it: " + stop.detail());
-        } else if (end == AncestorWalk.End.LIMIT) {
-            stop(steps, stop.pid(), "the depth limit (" + maxDepth + " ancestors) ran out before an owner was found");
-        } // DONE and REACHED_PID_1: the visitor said why
-        return Optional.ofNullable(visitor.owner);
-    }
-
-    /** What the owner walk does at each ancestor: skip it, or take it as the owner (and stop). */
-    private final class OwnerVisitor implements AncestorWalk.Visitor {
-        private final ProcessIntrospector os;
-        private final Steps steps;
-        Identity owner;
-
-        OwnerVisitor(ProcessIntrospector os, Steps steps) {
-            this.os = os;
-            this.steps = steps;
-        }
-
-        @Override
-        public boolean visit(ProcessInfo info, int depth) {
+        // A loop over a cursor, not a visitor or a lambda, and ifs, not a switch on an enum: nothing
+        // more loads or bootstraps on a hook's cold path.
+        AncestorWalk walk = new AncestorWalk(os, first.info().parentPid(), maxDepth, true);
+        while (walk.next()) {
+            ProcessInfo info = walk.info();
             long pid = info.pid();
             boolean byName = commSkipped(os, info.name());
-            // The other names cost two reads: only where they decide something, or someone asked why.
-            ProgramNames names = steps.wanted() || !byName ? dev.proclive.spi.internal.KernelIntrospector.of(os).programNames(pid) : ProgramNames.UNKNOWN;
-            String skippedFor = skippedFor(byName, info.name(), names);
-            if (skippedFor != null) {
+            ProgramNames names = null;
+            String skippedFor = null;
+            boolean skipped;
+            if (steps != null) { // someone asked why: every step is told, with all its names
+                names = KernelIntrospector.of(os).programNames(pid);
+                skippedFor = skippedFor(byName, info.name(), names);
+                skipped = skippedFor != null;
+            } else { // the other names cost two reads: only where they decide something
+                skipped = byName || KernelIntrospector.of(os).programNamedAnyOf(pid, skip);
+            }
+            if (skipped) {
                 if (pid == 1) {
-                    stop(steps, info, names, "pid 1 of this container is " + skippedFor
-                            + ": an init or a shell, never an owner");
-                    return false;
+                    if (steps != null) {
+                        stop(steps, info, names, "pid 1 of this container is " + skippedFor
+                                + ": an init or a shell, never an owner");
+                    }
+                    return Optional.empty();
                 }
-                steps.add(new Step(pid, info.name(), names, Step.Outcome.SKIPPED, skippedFor));
-                return true;
+                if (steps != null) {
+                    steps.add(new Step(pid, info.name(), names, Step.Outcome.SKIPPED, skippedFor));
+                }
+                continue;
             }
             Optional<Identity> recorded = checker.record(info);
-            if (recorded.isEmpty()) {
-                stop(steps, info, names, "the owner, but this host's name cannot be read to record it");
-                return false;
+            if (steps != null) {
+                if (recorded.isEmpty()) {
+                    stop(steps, info, names, "the owner, but this host's name cannot be read to record it");
+                } else {
+                    steps.add(new Step(pid, info.name(), names, Step.Outcome.OWNER,
+                            pid == 1 ? "pid 1 of this container, its entry point" : "none of its names is in the skip set"));
+                }
             }
-            steps.add(new Step(pid, info.name(), names, Step.Outcome.OWNER,
-                    pid == 1 ? "pid 1 of this container, its entry point" : "none of its names is in the skip set"));
-            owner = recorded.get();
-            return false;
+            return recorded;
         }
+        if (steps != null) {
+            stopped(steps, walk);
+        }
+        return Optional.empty();
     }
 
-    /** Notes where and why the walk ended without an owner, when someone asked. */
-    private static void stop(Steps steps, long pid, String why) {
+    /** Says why a walk ended without an owner. */
+    private void stopped(List<Step> steps, AncestorWalk walk) {
+        AncestorWalk.End end = walk.end();
+        long pid = walk.stopPid();
+        if (end == AncestorWalk.End.NO_PARENT) {
+            stop(steps, pid, "no parent: the walk reached the top of the process tree");
+        } else if (end == AncestorWalk.End.INIT) {
+            stop(steps, pid, "pid 1 of the initial PID namespace is init, never an owner");
+        } else if (end == AncestorWalk.End.CYCLE) {
+            stop(steps, pid, "the walk came back to pid " + pid + ": a cycle");
+        } else if (end == AncestorWalk.End.EXITED) {
+            stop(steps, pid, walk.stopName().isEmpty() ? "cannot read it: " + walk.stopDetail() : walk.stopDetail());
+        } else if (end == AncestorWalk.End.UNREADABLE) {
+            stop(steps, pid, "cannot read it: " + walk.stopDetail());
+        } else if (end == AncestorWalk.End.LIMIT) {
+            stop(steps, pid, "the depth limit (" + maxDepth + " ancestors) ran out before an owner was found");
+        } // REACHED_PID_1: the step at pid 1 said why
+    }
+
+    /** Notes where and why the walk ended without an owner. */
+    private static void stop(List<Step> steps, long pid, String why) {
         steps.add(new Step(pid, "", ProgramNames.UNKNOWN, Step.Outcome.STOPPED, why));
     }
 
-    private static void stop(Steps steps, ProcessInfo info, ProgramNames names, String why) {
+    private static void stop(List<Step> steps, ProcessInfo info, ProgramNames names, String why) {
         steps.add(new Step(info.pid(), info.name(), names, Step.Outcome.STOPPED, why));
     }
 
@@ -249,7 +239,10 @@ public final class OwnerResolver {
         return false;
     }
 
-    /** Which name put the process in the skip set, said for a person; null when none did. */
+    /**
+     * Which name put the process in the skip set, said for a person; null when none did.
+     * {@code names} may be null when {@code byName}.
+     */
     private String skippedFor(boolean byName, String comm, ProgramNames names) {
         if (byName) {
             return "its name \"" + comm + "\" is in the skip set";

@@ -20,19 +20,21 @@ import java.util.function.Consumer;
  */
 final class ProcReader {
 
-    /** How a read ended. */
-    enum Status {
-        OK,
-        /** ENOENT: no such file. */
-        ABSENT,
-        /**
-         * EACCES, or a file that will not open in a directory that is there: EPERM, which
-         * {@code hidepid=noaccess} answers and NIO reports as a plain FileSystemException.
-         */
-        DENIED,
-        /** Anything else. */
-        FAILED
-    }
+    /*
+     * How a read ends: ints, not an enum, on the measured hot path of a hook's cold JVM (one class
+     * fewer to load there).
+     */
+    /** The file was read. */
+    static final int OK = 0;
+    /** ENOENT: no such file. */
+    static final int ABSENT = 1;
+    /**
+     * EACCES, or a file that will not open in a directory that is there: EPERM, which
+     * {@code hidepid=noaccess} answers and NIO reports as a plain FileSystemException.
+     */
+    static final int DENIED = 2;
+    /** Anything else. */
+    static final int FAILED = 3;
 
     private byte[] buffer = new byte[2048];
     private int length;
@@ -74,9 +76,10 @@ final class ProcReader {
      * Reads {@code path}: a whole file, or, when {@code whole} is false, up to its first full line
      * (a {@code stat} file is one line, and one read(2) returns it whole).
      *
-     * @return how it ended; see {@link #error()} when not {@link Status#OK}
+     * @return how it ended, {@link #OK} or another of the constants above; see {@link #error()}
+     *         when not OK
      */
-    Status read(String path, boolean whole) {
+    int read(String path, boolean whole) {
         if (opened != null) {
             opened.accept(path);
         }
@@ -96,39 +99,86 @@ final class ProcReader {
                 }
             }
             length = n;
-            return Status.OK;
-        } catch (IOException e) {
-            return classify(path);
+            return OK;
+        } catch (Exception e) { // IOException, not named: the verifier would load it with this class
+            return Errno.classify(this, path);
         }
     }
 
-    /** Reads the file again through NIO, whose exceptions say which errno it was. */
-    private Status classify(String file) {
-        try {
-            byte[] data = Files.readAllBytes(Path.of(file));
-            if (data.length > buffer.length) {
-                buffer = new byte[data.length];
+    /**
+     * Reads a file again through NIO, whose exceptions say which errno it was: a class of its own,
+     * loaded only when a read failed (the verifier loads every exception type a method catches).
+     */
+    private static final class Errno {
+        static int classify(ProcReader r, String file) {
+            try {
+                byte[] data = Files.readAllBytes(Path.of(file));
+                if (data.length > r.buffer.length) {
+                    r.buffer = new byte[data.length];
+                }
+                System.arraycopy(data, 0, r.buffer, 0, data.length);
+                r.length = data.length;
+                return OK; // it failed a moment ago and works now: take what we read
+            } catch (NoSuchFileException e) {
+                r.error = file + ": no such file";
+                return ABSENT;
+            } catch (AccessDeniedException e) {
+                r.error = file + ": permission denied";
+                return DENIED;
+            } catch (FileSystemException e) {
+                // EPERM has no type of its own, and the message is strerror in the user's locale. What
+                // can be checked: the process's directory is there but its file will not open, as
+                // hidepid=noaccess answers.
+                r.error = e.getMessage();
+                Path dir = Path.of(file).getParent();
+                return dir != null && Files.isDirectory(dir) ? DENIED : FAILED;
+            } catch (IOException | RuntimeException e) {
+                r.error = file + ": " + e;
+                return FAILED;
             }
-            System.arraycopy(data, 0, buffer, 0, data.length);
-            length = data.length;
-            return Status.OK; // it failed a moment ago and works now: take what we read
-        } catch (NoSuchFileException e) {
-            error = file + ": no such file";
-            return Status.ABSENT;
-        } catch (AccessDeniedException e) {
-            error = file + ": permission denied";
-            return Status.DENIED;
-        } catch (FileSystemException e) {
-            // EPERM has no type of its own, and the message is strerror in the user's locale. What
-            // can be checked: the process's directory is there but its file will not open, as
-            // hidepid=noaccess answers.
-            error = e.getMessage();
-            Path dir = Path.of(file).getParent();
-            return dir != null && Files.isDirectory(dir) ? Status.DENIED : Status.FAILED;
-        } catch (IOException | RuntimeException e) {
-            error = file + ": " + e;
-            return Status.FAILED;
         }
+    }
+
+    /**
+     * How many blank-separated words follow {@code key} on the line of {@code b[0, len)} that starts
+     * with it ({@code NSpid:	1234	1} → 2), or -1 when no line does. Here, not in {@link StatusFile},
+     * so that the view of {@code /proc} is read without loading that class.
+     */
+    static int wordsAfter(byte[] b, int len, String key) {
+        int line = 0;
+        while (line < len) {
+            int end = line;
+            while (end < len && b[end] != '\n') {
+                end++;
+            }
+            if (startsWith(b, line, end, key)) {
+                int words = 0;
+                boolean inWord = false;
+                for (int i = line + key.length(); i < end; i++) {
+                    boolean blank = b[i] == ' ' || b[i] == '\t';
+                    if (!blank && !inWord) {
+                        words++;
+                    }
+                    inWord = !blank;
+                }
+                return words;
+            }
+            line = end + 1;
+        }
+        return -1;
+    }
+
+    /** Whether {@code b[from, to)} starts with {@code prefix} (ASCII). */
+    static boolean startsWith(byte[] b, int from, int to, String prefix) {
+        if (to - from < prefix.length()) {
+            return false;
+        }
+        for (int i = 0; i < prefix.length(); i++) {
+            if (b[from + i] != prefix.charAt(i)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     byte[] buffer() {

@@ -28,6 +28,22 @@ public interface KernelIntrospector extends ProcessIntrospector {
     }
 
     /**
+     * Whether the file name of process {@code pid}'s executable or of its {@code argv[0]}, as
+     * {@link #programNames} gives them, is one of {@code names}: what an owner walk asks of a process
+     * whose short name is not skipped. The default asks {@link #programNames}; a platform may answer
+     * without making a {@link ProgramNames} (one class fewer in a hook's cold JVM).
+     */
+    default boolean programNamedAnyOf(long pid, String[] names) {
+        ProgramNames p = programNames(pid);
+        for (String name : names) {
+            if (!name.isEmpty() && (name.equals(p.executable()) || name.equals(p.argv0()))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
      * This host's processes whose initial environment holds {@code variable} with a value
      * {@code value} accepts, skipping those whose start fingerprint is below {@code startedAfter}
      * (a {@link #startFloor()}) when one is given. A carrier counts only if it runs as user
