@@ -126,7 +126,11 @@ public final class Ancestry {
      * ancestor of this process: the one at the smallest depth. A commit hook under nested agents
      * links the commit to the inner one; two keys for the one nearest ancestor are
      * {@link Nearest.Ambiguous}. From this snapshot alone, reading nothing: an owner that cannot be
-     * matched here (another host, no fingerprint) is never found.
+     * matched here (another host, another PID namespace, no fingerprint) is never found — and when
+     * it names the pid of an ancestor no farther up than the nearest one found (or of any ancestor,
+     * when none was found), the answer is {@link Nearest.Unknown} with why it cannot be judged: it
+     * may be that ancestor, so the one farther up is not known to be the nearest. (An owner of an
+     * earlier boot of this machine is gone: it names nobody.)
      *
      * <pre>{@code
      * Ancestry.Nearest<String> mine = ProcLive.ancestry().nearest(ownersBySession);
@@ -141,9 +145,21 @@ public final class Ancestry {
         Objects.requireNonNull(owners, "owners");
         int best = Integer.MAX_VALUE;
         List<K> at = new ArrayList<>();
+        int unjudgedAt = Integer.MAX_VALUE; // the nearest ancestor's pid an owner that cannot be judged names
+        String unjudgedFor = "";
         for (java.util.Map.Entry<K, Identity> e : owners.entrySet()) {
             Objects.requireNonNull(e.getKey(), "key");
-            OptionalInt depth = depthOf(Objects.requireNonNull(e.getValue(), "owner"));
+            Identity owner = Objects.requireNonNull(e.getValue(), "owner");
+            Optional<Reason> unjudgeable = unjudgeable(owner);
+            if (unjudgeable.isPresent()) {
+                int named = unjudgeable.get() == Reason.REBOOTED ? -1 : depthOfPid(owner.pid());
+                if (named >= 0 && named < unjudgedAt) {
+                    unjudgedAt = named;
+                    unjudgedFor = unjudgeable.get().json();
+                }
+                continue;
+            }
+            OptionalInt depth = depthOf(owner);
             if (depth.isEmpty() || depth.getAsInt() > best) {
                 continue;
             }
@@ -152,6 +168,9 @@ public final class Ancestry {
                 at.clear();
             }
             at.add(e.getKey());
+        }
+        if (!unjudgedFor.isEmpty() && unjudgedAt <= best) {
+            return new Nearest.Unknown<>(unjudgedFor);
         }
         if (at.size() == 1) {
             return new Nearest.Found<>(at.get(0), best);
@@ -269,6 +288,16 @@ public final class Ancestry {
             return Match.notAncestor();
         }
         return m;
+    }
+
+    /** How far up the ancestor with {@code pid} is, or -1 when none has it. */
+    private int depthOfPid(long pid) {
+        for (int i = 0; i < chain.size(); i++) {
+            if (chain.get(i).pid() == pid) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     /** The chain's answer alone. */

@@ -111,19 +111,14 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
         return problem == null ? new ProcessLookup.Found(info(r.line, v)) : malformed(path, problem);
     }
 
-    /** A start as this platform writes it: clock ticks since boot, 1 to 19 decimal digits (a loop: no regex on a check's path). */
+    /**
+     * A start as this platform writes it: field 22 of {@code stat}, clock ticks since boot, as the
+     * kernel prints an unsigned number — decimal digits without a sign or a leading zero, at most 19
+     * ({@link KernelIntrospector#isPlainDecimal}; a loop: no regex on a check's path).
+     */
     @Override
     public boolean isFingerprint(String recorded) {
-        if (recorded.isEmpty() || recorded.length() > 19) {
-            return false;
-        }
-        for (int i = 0; i < recorded.length(); i++) {
-            char c = recorded.charAt(i);
-            if (c < '0' || c > '9') {
-                return false;
-            }
-        }
-        return true;
+        return KernelIntrospector.isPlainDecimal(recorded, 0, recorded.length(), 19);
     }
 
     @Override
