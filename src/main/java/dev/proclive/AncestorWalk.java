@@ -4,13 +4,17 @@ import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
 import dev.proclive.spi.ProcessState;
+import dev.proclive.spi.internal.KernelIntrospector;
+import dev.proclive.spi.internal.ProgramNames;
+import java.util.List;
+import java.util.Optional;
 
 /**
  * The one walk up the process tree: from a process's parent, one ancestor at a time, reading each
  * one's {@code stat} (or what the platform reads for it) once, for as long as its caller asks for
- * the next one and the walk can go on. {@link OwnerResolver} stops at the first ancestor it does
- * not skip; {@link Ancestry} goes on to pid 1 or the depth limit. Allocates nothing per step but
- * the lookups the introspector makes.
+ * the next one and the walk can go on; and the owner walk over it, {@link OwnerResolver}'s rules
+ * ({@link #owner}), which stops at the first ancestor it does not skip. {@link Ancestry} goes on
+ * to pid 1 or the depth limit. Allocates nothing per step but the lookups the introspector makes.
  *
  * <p>A cursor rather than a walk that calls back: one class, which is all a hook's cold JVM loads
  * of it while it finds an owner ({@link End} loads only when a walk ends without one). One walk,
@@ -43,6 +47,13 @@ final class AncestorWalk {
         /** The depth limit ran out. */
         LIMIT
     }
+
+    /** Shells, launchers and init shims: never an owner ({@link OwnerResolver}'s default skip set). */
+    static final String[] DEFAULT_SKIP = {
+        "sh", "bash", "zsh", "dash", "fish", "ash", "ksh", "mksh", "tcsh", "csh", "pwsh",
+        "env", "time", "timeout", "nice", "nohup", "setsid", "stdbuf", "sudo", "su", "doas", "runuser",
+        "setpriv", "xargs", "flock", "ionice", "chrt", "taskset", "git",
+        "tini", "dumb-init", "catatonit", "s6-svscan"};
 
     private final ProcessIntrospector os;
     private final int maxDepth;
@@ -164,4 +175,151 @@ final class AncestorWalk {
         }
         return "it has exited";
     }
+
+    /**
+     * The owner walk ({@link OwnerResolver}'s rules): the first ancestor of process {@code from} (0:
+     * the calling one) none of whose names is in {@code skip}, at most {@code maxDepth} up, recorded;
+     * empty when there is none for certain. {@code steps} is where a trace keeps each step, or null
+     * when nobody asked why: then nothing of a trace is made or loaded (a hook's cold JVM), and the
+     * other names of a process are read only where they decide something. Here rather than in
+     * {@link OwnerResolver} so that {@link ProcLive#resolveOwner()} loads no class but this one to
+     * walk.
+     */
+    static Optional<Identity> owner(LivenessChecker checker, String[] skip, int maxDepth, long from,
+                                    List<OwnerResolver.Step> steps) {
+        try {
+            return ownerOrThrow(checker, skip, maxDepth, from, steps);
+        } catch (RuntimeException e) { // a plugged-in introspector that throws: no owner, never a guess
+            if (steps != null) {
+                stop(steps, from, "the process introspector failed: " + e);
+            }
+            return Optional.empty();
+        }
+    }
+
+    private static Optional<Identity> ownerOrThrow(LivenessChecker checker, String[] skip, int maxDepth, long from,
+                                                  List<OwnerResolver.Step> steps) {
+        ProcessIntrospector os = checker.introspector();
+        ProcessLookup start = from == 0 ? os.self() : os.lookupProcess(from);
+        if (!(start instanceof ProcessLookup.Found first) || first.info().state() != ProcessState.LIVE) {
+            if (steps != null) {
+                stop(steps, from, "cannot start there: " + describe(start));
+            }
+            return Optional.empty();
+        }
+        if (steps != null) {
+            ProcessInfo info = first.info();
+            steps.add(new OwnerResolver.Step(info.pid(), info.name(), KernelIntrospector.of(os).programNames(info.pid()),
+                    OwnerResolver.Step.Outcome.START, from == 0 ? "the calling process" : "the process asked about"));
+        }
+        // A loop over a cursor, not a visitor or a lambda, and ifs, not a switch on an enum: nothing
+        // more loads or bootstraps on a hook's cold path.
+        AncestorWalk walk = new AncestorWalk(os, first.info().parentPid(), maxDepth, true);
+        while (walk.next()) {
+            ProcessInfo info = walk.info();
+            long pid = info.pid();
+            boolean byName = commSkipped(os, skip, info.name());
+            ProgramNames names = null;
+            String skippedFor = null;
+            boolean skipped;
+            if (steps != null) { // someone asked why: every step is told, with all its names
+                names = KernelIntrospector.of(os).programNames(pid);
+                skippedFor = skippedFor(skip, byName, info.name(), names);
+                skipped = skippedFor != null;
+            } else { // the other names cost two reads: only where they decide something
+                skipped = byName || KernelIntrospector.of(os).programNamedAnyOf(pid, skip);
+            }
+            if (skipped) {
+                if (pid == 1) {
+                    if (steps != null) {
+                        stop(steps, info, names, "pid 1 of this container is " + skippedFor
+                                + ": an init or a shell, never an owner");
+                    }
+                    return Optional.empty();
+                }
+                if (steps != null) {
+                    steps.add(new OwnerResolver.Step(pid, info.name(), names, OwnerResolver.Step.Outcome.SKIPPED, skippedFor));
+                }
+                continue;
+            }
+            Optional<Identity> recorded = checker.record(info);
+            if (steps != null) {
+                if (recorded.isEmpty()) {
+                    stop(steps, info, names, "the owner, but this host's name cannot be read to record it");
+                } else {
+                    steps.add(new OwnerResolver.Step(pid, info.name(), names, OwnerResolver.Step.Outcome.OWNER,
+                            pid == 1 ? "pid 1 of this container, its entry point" : "none of its names is in the skip set"));
+                }
+            }
+            return recorded;
+        }
+        if (steps != null) {
+            stopped(steps, walk, maxDepth);
+        }
+        return Optional.empty();
+    }
+
+    /** Says why a walk ended without an owner. */
+    private static void stopped(List<OwnerResolver.Step> steps, AncestorWalk walk, int maxDepth) {
+        End end = walk.end();
+        long pid = walk.stopPid();
+        if (end == End.NO_PARENT) {
+            stop(steps, pid, "no parent: the walk reached the top of the process tree");
+        } else if (end == End.INIT) {
+            stop(steps, pid, "pid 1 of the initial PID namespace is init, never an owner");
+        } else if (end == End.CYCLE) {
+            stop(steps, pid, "the walk came back to pid " + pid + ": a cycle");
+        } else if (end == End.EXITED) {
+            stop(steps, pid, walk.stopName().isEmpty() ? "cannot read it: " + walk.stopDetail() : walk.stopDetail());
+        } else if (end == End.UNREADABLE) {
+            stop(steps, pid, "cannot read it: " + walk.stopDetail());
+        } else if (end == End.LIMIT) {
+            stop(steps, pid, "the depth limit (" + maxDepth + " ancestors) ran out before an owner was found");
+        } // REACHED_PID_1: the step at pid 1 said why
+    }
+
+    /** Notes where and why the walk ended without an owner. */
+    private static void stop(List<OwnerResolver.Step> steps, long pid, String why) {
+        steps.add(new OwnerResolver.Step(pid, "", ProgramNames.UNKNOWN, OwnerResolver.Step.Outcome.STOPPED, why));
+    }
+
+    private static void stop(List<OwnerResolver.Step> steps, ProcessInfo info, ProgramNames names, String why) {
+        steps.add(new OwnerResolver.Step(info.pid(), info.name(), names, OwnerResolver.Step.Outcome.STOPPED, why));
+    }
+
+    private static boolean commSkipped(ProcessIntrospector os, String[] skip, String comm) {
+        for (String s : skip) {
+            if (os.nameMatches(comm, s)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Which name put the process in the skip set, said for a person; null when none did.
+     * {@code names} may be null when {@code byName}.
+     */
+    private static String skippedFor(String[] skip, boolean byName, String comm, ProgramNames names) {
+        if (byName) {
+            return "its name \"" + comm + "\" is in the skip set";
+        }
+        if (inSkipSet(skip, names.executable())) {
+            return "its executable \"" + names.executable() + "\" is in the skip set";
+        }
+        if (inSkipSet(skip, names.argv0())) {
+            return "its argv[0] \"" + names.argv0() + "\" is in the skip set";
+        }
+        return null;
+    }
+
+    private static boolean inSkipSet(String[] skip, String name) {
+        for (String s : skip) {
+            if (s.equals(name)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
 }

@@ -1,10 +1,6 @@
 package dev.proclive;
 
-import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
-import dev.proclive.spi.ProcessLookup;
-import dev.proclive.spi.ProcessState;
-import dev.proclive.spi.internal.KernelIntrospector;
 import dev.proclive.spi.internal.ProgramNames;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -43,7 +39,8 @@ import java.util.Set;
  * initial PID namespace (init), a process it cannot read or that has exited, a cycle, or the
  * depth limit, and when this host's name cannot be read. In any other PID namespace pid 1 is the
  * container's entry point, often the owner itself: it is a candidate like any other, and the walk
- * ends there. {@link #trace()} tells, step by step, why a walk ended where it did.
+ * ends there. {@link #trace()} tells, step by step, why a walk ended where it did. (The walk and its
+ * rules are {@code AncestorWalk}'s, the one walk up the tree that {@link Ancestry} takes too.)
  *
  * <p>On Linux a short name keeps only 15 bytes, so a skipped name longer than that also matches
  * its truncation (the executable and {@code argv[0]} names are compared whole). Resolvers are
@@ -58,15 +55,14 @@ public final class OwnerResolver {
     public static final int MAX_DEPTH_LIMIT = 4096;
 
     /** Shells, launchers and init shims: never an owner. */
-    static final Set<String> DEFAULT_SKIP = Set.of(
-            "sh", "bash", "zsh", "dash", "fish", "ash", "ksh", "mksh", "tcsh", "csh", "pwsh",
-            "env", "time", "timeout", "nice", "nohup", "setsid", "stdbuf", "sudo", "su", "doas", "runuser",
-            "setpriv", "xargs", "flock", "ionice", "chrt", "taskset", "git",
-            "tini", "dumb-init", "catatonit", "s6-svscan");
+    static final Set<String> DEFAULT_SKIP = Set.of(AncestorWalk.DEFAULT_SKIP);
 
-    /** Built without a {@link Builder}: one class fewer to load in a JVM that only resolves. */
+    /**
+     * The resolver {@link ProcLive#traceOwner()} uses; {@link ProcLive#resolveOwner()} walks by the
+     * same rules without loading this class ({@link AncestorWalk#owner}).
+     */
     static final OwnerResolver DEFAULT =
-            new OwnerResolver(DEFAULT_SKIP.toArray(new String[0]), DEFAULT_MAX_DEPTH, LivenessChecker.system());
+            new OwnerResolver(AncestorWalk.DEFAULT_SKIP, DEFAULT_MAX_DEPTH, LivenessChecker.system());
 
     private final String[] skip;
     private final int maxDepth;
@@ -86,7 +82,7 @@ public final class OwnerResolver {
 
     /** The identity of the calling process's owner, or empty when it cannot be determined for certain. */
     public Optional<Identity> resolve() {
-        return walk(0, null);
+        return AncestorWalk.owner(checker, skip, maxDepth, 0, null);
     }
 
     /**
@@ -96,13 +92,13 @@ public final class OwnerResolver {
      * own pid.
      */
     public Optional<Identity> resolveFor(long pid) {
-        return pid <= 0 ? Optional.empty() : walk(pid, null);
+        return pid <= 0 ? Optional.empty() : AncestorWalk.owner(checker, skip, maxDepth, pid, null);
     }
 
     /** What {@link #resolve()} finds, with each step of the walk and why it went on or stopped there. */
     public Trace trace() {
         List<Step> steps = new ArrayList<>();
-        return new Trace(walk(0, steps), steps);
+        return new Trace(AncestorWalk.owner(checker, skip, maxDepth, 0, steps), steps);
     }
 
     /** What {@link #resolveFor(long)} finds, step by step. */
@@ -112,112 +108,7 @@ public final class OwnerResolver {
             steps.add(new Step(pid, "", ProgramNames.UNKNOWN, Step.Outcome.STOPPED, "no process has pid " + pid));
             return new Trace(Optional.empty(), steps);
         }
-        return new Trace(walk(pid, steps), steps);
-    }
-
-    /**
-     * The walk. {@code from} is 0 for the calling process. {@code steps} is where a trace keeps
-     * each step, or null when nobody asked why: then nothing of a trace is made or loaded (a
-     * hook's cold JVM), and the other names of a process are read only where they decide something.
-     */
-    private Optional<Identity> walk(long from, List<Step> steps) {
-        try {
-            return walkOrThrow(from, steps);
-        } catch (RuntimeException e) { // a plugged-in introspector that throws: no owner, never a guess
-            if (steps != null) {
-                stop(steps, from, "the process introspector failed: " + e);
-            }
-            return Optional.empty();
-        }
-    }
-
-    private Optional<Identity> walkOrThrow(long from, List<Step> steps) {
-        ProcessIntrospector os = checker.introspector();
-        ProcessLookup start = from == 0 ? os.self() : os.lookupProcess(from);
-        if (!(start instanceof ProcessLookup.Found first) || first.info().state() != ProcessState.LIVE) {
-            if (steps != null) {
-                stop(steps, from, "cannot start there: " + AncestorWalk.describe(start));
-            }
-            return Optional.empty();
-        }
-        if (steps != null) {
-            ProcessInfo info = first.info();
-            steps.add(new Step(info.pid(), info.name(), KernelIntrospector.of(os).programNames(info.pid()),
-                    Step.Outcome.START, from == 0 ? "the calling process" : "the process asked about"));
-        }
-        // A loop over a cursor, not a visitor or a lambda, and ifs, not a switch on an enum: nothing
-        // more loads or bootstraps on a hook's cold path.
-        AncestorWalk walk = new AncestorWalk(os, first.info().parentPid(), maxDepth, true);
-        while (walk.next()) {
-            ProcessInfo info = walk.info();
-            long pid = info.pid();
-            boolean byName = commSkipped(os, info.name());
-            ProgramNames names = null;
-            String skippedFor = null;
-            boolean skipped;
-            if (steps != null) { // someone asked why: every step is told, with all its names
-                names = KernelIntrospector.of(os).programNames(pid);
-                skippedFor = skippedFor(byName, info.name(), names);
-                skipped = skippedFor != null;
-            } else { // the other names cost two reads: only where they decide something
-                skipped = byName || KernelIntrospector.of(os).programNamedAnyOf(pid, skip);
-            }
-            if (skipped) {
-                if (pid == 1) {
-                    if (steps != null) {
-                        stop(steps, info, names, "pid 1 of this container is " + skippedFor
-                                + ": an init or a shell, never an owner");
-                    }
-                    return Optional.empty();
-                }
-                if (steps != null) {
-                    steps.add(new Step(pid, info.name(), names, Step.Outcome.SKIPPED, skippedFor));
-                }
-                continue;
-            }
-            Optional<Identity> recorded = checker.record(info);
-            if (steps != null) {
-                if (recorded.isEmpty()) {
-                    stop(steps, info, names, "the owner, but this host's name cannot be read to record it");
-                } else {
-                    steps.add(new Step(pid, info.name(), names, Step.Outcome.OWNER,
-                            pid == 1 ? "pid 1 of this container, its entry point" : "none of its names is in the skip set"));
-                }
-            }
-            return recorded;
-        }
-        if (steps != null) {
-            stopped(steps, walk);
-        }
-        return Optional.empty();
-    }
-
-    /** Says why a walk ended without an owner. */
-    private void stopped(List<Step> steps, AncestorWalk walk) {
-        AncestorWalk.End end = walk.end();
-        long pid = walk.stopPid();
-        if (end == AncestorWalk.End.NO_PARENT) {
-            stop(steps, pid, "no parent: the walk reached the top of the process tree");
-        } else if (end == AncestorWalk.End.INIT) {
-            stop(steps, pid, "pid 1 of the initial PID namespace is init, never an owner");
-        } else if (end == AncestorWalk.End.CYCLE) {
-            stop(steps, pid, "the walk came back to pid " + pid + ": a cycle");
-        } else if (end == AncestorWalk.End.EXITED) {
-            stop(steps, pid, walk.stopName().isEmpty() ? "cannot read it: " + walk.stopDetail() : walk.stopDetail());
-        } else if (end == AncestorWalk.End.UNREADABLE) {
-            stop(steps, pid, "cannot read it: " + walk.stopDetail());
-        } else if (end == AncestorWalk.End.LIMIT) {
-            stop(steps, pid, "the depth limit (" + maxDepth + " ancestors) ran out before an owner was found");
-        } // REACHED_PID_1: the step at pid 1 said why
-    }
-
-    /** Notes where and why the walk ended without an owner. */
-    private static void stop(List<Step> steps, long pid, String why) {
-        steps.add(new Step(pid, "", ProgramNames.UNKNOWN, Step.Outcome.STOPPED, why));
-    }
-
-    private static void stop(List<Step> steps, ProcessInfo info, ProgramNames names, String why) {
-        steps.add(new Step(info.pid(), info.name(), names, Step.Outcome.STOPPED, why));
+        return new Trace(AncestorWalk.owner(checker, skip, maxDepth, pid, steps), steps);
     }
 
     /** The names this resolver skips, in no particular order. */
@@ -228,41 +119,6 @@ public final class OwnerResolver {
     /** How many ancestors a walk examines at most. */
     public int maxDepth() {
         return maxDepth;
-    }
-
-    private boolean commSkipped(ProcessIntrospector os, String comm) {
-        for (String s : skip) {
-            if (os.nameMatches(comm, s)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /**
-     * Which name put the process in the skip set, said for a person; null when none did.
-     * {@code names} may be null when {@code byName}.
-     */
-    private String skippedFor(boolean byName, String comm, ProgramNames names) {
-        if (byName) {
-            return "its name \"" + comm + "\" is in the skip set";
-        }
-        if (inSkipSet(names.executable())) {
-            return "its executable \"" + names.executable() + "\" is in the skip set";
-        }
-        if (inSkipSet(names.argv0())) {
-            return "its argv[0] \"" + names.argv0() + "\" is in the skip set";
-        }
-        return null;
-    }
-
-    private boolean inSkipSet(String name) {
-        for (String s : skip) {
-            if (s.equals(name)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     @Override
@@ -329,7 +185,7 @@ public final class OwnerResolver {
             Objects.requireNonNull(why, "why");
         }
 
-        private Step(long pid, String name, ProgramNames names, Outcome outcome, String why) {
+        Step(long pid, String name, ProgramNames names, Outcome outcome, String why) {
             this(pid, name, names.executable(), names.argv0(), outcome, why);
         }
 

@@ -128,7 +128,8 @@ public final class ProcLive {
      * the walk), or empty when none can be determined.
      */
     public static Optional<Identity> resolveOwner() {
-        return OwnerResolver.DEFAULT.resolve();
+        // OwnerResolver.DEFAULT's walk, without loading OwnerResolver: a hook's cold JVM loads each class at a cost
+        return AncestorWalk.owner(CHECKER, AncestorWalk.DEFAULT_SKIP, OwnerResolver.DEFAULT_MAX_DEPTH, 0, null);
     }
 
     /**

@@ -107,8 +107,8 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
                     status == ProcReader.DENIED ? Reason.ACCESS_DENIED : Reason.IO_ERROR,
                     path + ": " + r.error());
         }
-        String problem = r.line.locate(r.buffer(), r.length());
-        return problem == null ? new ProcessLookup.Found(info(r.line, v)) : malformed(path, problem);
+        String problem = r.locate(r.buffer(), r.length());
+        return problem == null ? new ProcessLookup.Found(info(r, v)) : malformed(path, problem);
     }
 
     /**
@@ -140,16 +140,16 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
         if (status != ProcReader.OK) {
             return failure(pid, path, status, r);
         }
-        String problem = r.line.locate(r.buffer(), r.length());
+        String problem = r.locate(r.buffer(), r.length());
         if (problem != null) {
             return malformed(path, problem);
         }
-        if (r.line.pid() != pid) {
-            return malformed(path, "it names pid " + r.line.pid());
+        if (r.pid() != pid) {
+            return malformed(path, "it names pid " + r.pid());
         }
         ProcessInfo info = r.lastInfo;
-        if (info == null || v.shifted() || !r.line.says(info)) {
-            info = info(r.line, v);
+        if (info == null || v.shifted() || !r.says(info)) {
+            info = info(r, v);
             r.lastInfo = info;
         }
         if (processOnly || info.state() == ProcessState.ZOMBIE) {
@@ -159,7 +159,7 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
     }
 
     /** The located line as a process, its start converted out of this process's time namespace. */
-    private static ProcessInfo info(StatLine line, ProcView v) {
+    private static ProcessInfo info(ProcReader line, ProcView v) {
         ProcessInfo info = line.info();
         if (!v.shifted()) {
             return info;

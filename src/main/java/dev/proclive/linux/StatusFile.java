@@ -32,9 +32,9 @@ record StatusFile(long tgid, long threads, int nspidCount, long capEff, long uid
                 end++;
             }
             if (ProcReader.startsWith(b, line, end, "Tgid:")) {
-                tgid = StatLine.parseDigits(b, skipBlanks(b, line + 5, end), end);
+                tgid = ProcReader.parseDigits(b, skipBlanks(b, line + 5, end), end);
             } else if (ProcReader.startsWith(b, line, end, "Threads:")) {
-                threads = StatLine.parseDigits(b, skipBlanks(b, line + 8, end), end);
+                threads = ProcReader.parseDigits(b, skipBlanks(b, line + 8, end), end);
             } else if (ProcReader.startsWith(b, line, end, "CapEff:")) {
                 capEff = parseHex(b, skipBlanks(b, line + 7, end), end);
             } else if (ProcReader.startsWith(b, line, end, "Uid:")) {
@@ -70,7 +70,7 @@ record StatusFile(long tgid, long threads, int nspidCount, long capEff, long uid
         while (end < to && b[end] != ' ' && b[end] != '\t') {
             end++;
         }
-        return end > second ? StatLine.parseDigits(b, second, end) : -1;
+        return end > second ? ProcReader.parseDigits(b, second, end) : -1;
     }
 
     private static long parseHex(byte[] b, int from, int to) {
