@@ -4,32 +4,34 @@ import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
 import dev.proclive.spi.ProcessState;
+import dev.proclive.spi.internal.KernelIntrospector;
+import dev.proclive.spi.internal.ProgramNames;
+import java.util.List;
+import java.util.Optional;
 
 /**
  * The one walk up the process tree: from a process's parent, one ancestor at a time, reading each
- * one's {@code stat} (or what the platform reads for it) once, until the visitor has seen enough or
- * the walk cannot go on. {@link OwnerResolver} stops at the first ancestor it does not skip;
- * {@link Ancestry} goes on to pid 1 or the depth limit. Allocates nothing per step but the
- * lookups the introspector makes.
+ * one's {@code stat} (or what the platform reads for it) once, for as long as its caller asks for
+ * the next one and the walk can go on; and the owner walk over it, {@link OwnerResolver}'s rules
+ * ({@link #owner}), which stops at the first ancestor it does not skip. {@link Ancestry} goes on
+ * to pid 1 or the depth limit. Allocates nothing per step but the lookups the introspector makes.
+ *
+ * <p>A cursor rather than a walk that calls back: one class, which is all a hook's cold JVM loads
+ * of it while it finds an owner ({@link End} loads only when a walk ends without one). One walk,
+ * one thread.
+ *
+ * <pre>{@code
+ * AncestorWalk walk = new AncestorWalk(os, parentPid, maxDepth, true);
+ * while (walk.next()) {
+ *     ... walk.info() ...      // a live ancestor, at walk.depth() (0: the parent)
+ * }
+ * ... walk.end() ...           // why it ended, when next() said false
+ * }</pre>
  */
 final class AncestorWalk {
 
-    private AncestorWalk() {
-    }
-
-    /** What the walk shows a visitor, and what the visitor decides. */
-    interface Visitor {
-        /**
-         * {@code info}, a live ancestor at {@code depth} (0: the parent): true to go on to its
-         * parent, false when the visitor has what it came for.
-         */
-        boolean visit(ProcessInfo info, int depth);
-    }
-
     /** Why a walk ended. */
     enum End {
-        /** The visitor had what it came for. */
-        DONE,
         /** An ancestor's parent is pid 0: the top of the tree, or a parent outside this PID namespace. */
         NO_PARENT,
         /** The next ancestor is pid 1 of the initial PID namespace, and the walk was asked to stop before init. */
@@ -46,57 +48,121 @@ final class AncestorWalk {
         LIMIT
     }
 
-    /**
-     * How a walk ended: why, at which pid, and what the platform said of it (for {@link
-     * End#UNREADABLE}, {@link End#EXITED}), for a person.
-     */
-    record Stop(End end, long pid, String name, String detail) {
-    }
+    /** Shells, launchers and init shims: never an owner ({@link OwnerResolver}'s default skip set). */
+    static final String[] DEFAULT_SKIP = {
+        "sh", "bash", "zsh", "dash", "fish", "ash", "ksh", "mksh", "tcsh", "csh", "pwsh",
+        "env", "time", "timeout", "nice", "nohup", "setsid", "stdbuf", "sudo", "su", "doas", "runuser",
+        "setpriv", "xargs", "flock", "ionice", "chrt", "taskset", "git",
+        "tini", "dumb-init", "catatonit", "s6-svscan"};
+
+    private final ProcessIntrospector os;
+    private final int maxDepth;
+    private final boolean initialNamespace;
+    private long[] seen;
+    private int seenCount;
+    /** The pid read next. */
+    private long pid;
+    private int depth = -1;
+    private ProcessInfo info;
+    private End end;
+    private String stopName = "";
+    private String stopDetail = "";
 
     /**
-     * Walks up from {@code firstParent} (the parent of the process the walk is for) at most
+     * A walk up from {@code firstParent} (the parent of the process the walk is for), at most
      * {@code maxDepth} ancestors.
      *
      * @param beforeInit whether to stop before pid 1 of the initial PID namespace (init is never
      *                   an owner) rather than visit it
      */
-    static Stop up(ProcessIntrospector os, long firstParent, int maxDepth, boolean beforeInit, Visitor visitor) {
-        boolean initialNamespace = beforeInit && os.inInitialPidNamespace();
-        long[] seen = new long[Math.min(maxDepth, 64)];
-        int seenCount = 0;
-        long pid = firstParent;
-        for (int depth = 0; depth < maxDepth; depth++) {
-            if (pid <= 0) {
-                return new Stop(End.NO_PARENT, pid, "", "");
-            }
-            if (pid == 1 && initialNamespace) {
-                return new Stop(End.INIT, pid, "", "");
-            }
-            if (contains(seen, seenCount, pid)) {
-                return new Stop(End.CYCLE, pid, "", "");
-            }
-            if (seenCount == seen.length) {
-                seen = java.util.Arrays.copyOf(seen, seen.length * 2);
-            }
-            seen[seenCount++] = pid;
-            ProcessLookup lookup = os.lookup(pid);
-            if (!(lookup instanceof ProcessLookup.Found found)) {
-                return new Stop(lookup instanceof ProcessLookup.Gone ? End.EXITED : End.UNREADABLE, pid, "",
-                        describe(lookup));
-            }
-            ProcessInfo info = found.info();
-            if (info.state() != ProcessState.LIVE) {
-                return new Stop(End.EXITED, pid, info.name(), info.name() + " has exited");
-            }
-            if (!visitor.visit(info, depth)) {
-                return new Stop(End.DONE, pid, info.name(), "");
-            }
-            if (pid == 1) {
-                return new Stop(End.REACHED_PID_1, pid, info.name(), "");
+    AncestorWalk(ProcessIntrospector os, long firstParent, int maxDepth, boolean beforeInit) {
+        this.os = os;
+        this.maxDepth = maxDepth;
+        this.initialNamespace = beforeInit && os.inInitialPidNamespace();
+        this.seen = new long[Math.min(maxDepth, 64)];
+        this.pid = firstParent;
+    }
+
+    /**
+     * Goes to the next ancestor: true when there is one, live, in {@link #info()}; false when the
+     * walk has ended, and {@link #end()} says why.
+     */
+    boolean next() {
+        if (end != null) {
+            return false;
+        }
+        if (info != null) {
+            if (info.pid() == 1) {
+                return stop(End.REACHED_PID_1, info.name(), "");
             }
             pid = info.parentPid();
+            info = null;
         }
-        return new Stop(End.LIMIT, pid, "", "");
+        if (++depth >= maxDepth) {
+            return stop(End.LIMIT, "", "");
+        }
+        if (pid <= 0) {
+            return stop(End.NO_PARENT, "", "");
+        }
+        if (pid == 1 && initialNamespace) {
+            return stop(End.INIT, "", "");
+        }
+        for (int i = 0; i < seenCount; i++) {
+            if (seen[i] == pid) {
+                return stop(End.CYCLE, "", "");
+            }
+        }
+        if (seenCount == seen.length) {
+            seen = java.util.Arrays.copyOf(seen, seen.length * 2);
+        }
+        seen[seenCount++] = pid;
+        ProcessLookup lookup = os.lookup(pid);
+        if (!(lookup instanceof ProcessLookup.Found found)) {
+            return stop(lookup instanceof ProcessLookup.Gone ? End.EXITED : End.UNREADABLE, "", describe(lookup));
+        }
+        ProcessInfo read = found.info();
+        if (read.state() != ProcessState.LIVE) {
+            return stop(End.EXITED, read.name(), read.name() + " has exited");
+        }
+        info = read;
+        return true;
+    }
+
+    private boolean stop(End why, String name, String detail) {
+        end = why;
+        stopName = name;
+        stopDetail = detail;
+        return false;
+    }
+
+    /** The ancestor {@link #next()} went to. */
+    ProcessInfo info() {
+        return info;
+    }
+
+    /** How far up {@link #info()} is: 0 for the parent. */
+    int depth() {
+        return depth;
+    }
+
+    /** Why the walk ended; null while it goes on, or when its caller stopped it. */
+    End end() {
+        return end;
+    }
+
+    /** Where the walk ended: the pid it could not go past, or the last one it read. */
+    long stopPid() {
+        return pid;
+    }
+
+    /** The name of the process it ended at, when that was read; else empty. */
+    String stopName() {
+        return stopName;
+    }
+
+    /** What the platform said of the process it ended at ({@link End#UNREADABLE}, {@link End#EXITED}), for a person. */
+    String stopDetail() {
+        return stopDetail;
     }
 
     /** What a lookup that found no live process says, for a person. */
@@ -110,12 +176,150 @@ final class AncestorWalk {
         return "it has exited";
     }
 
-    private static boolean contains(long[] pids, int count, long pid) {
-        for (int i = 0; i < count; i++) {
-            if (pids[i] == pid) {
+    /**
+     * The owner walk ({@link OwnerResolver}'s rules): the first ancestor of process {@code from} (0:
+     * the calling one) none of whose names is in {@code skip}, at most {@code maxDepth} up, recorded;
+     * empty when there is none for certain. {@code steps} is where a trace keeps each step, or null
+     * when nobody asked why: then nothing of a trace is made or loaded (a hook's cold JVM), and the
+     * other names of a process are read only where they decide something. Here rather than in
+     * {@link OwnerResolver} so that {@link ProcLive#resolveOwner()} loads no class but this one to
+     * walk.
+     */
+    static Optional<Identity> owner(LivenessChecker checker, String[] skip, int maxDepth, long from,
+                                    List<OwnerResolver.Step> steps) {
+        try {
+            return ownerOrThrow(checker, skip, maxDepth, from, steps);
+        } catch (RuntimeException e) { // a plugged-in introspector that throws: no owner, never a guess
+            if (steps != null) {
+                stop(steps, from, "the process introspector failed: " + e);
+            }
+            return Optional.empty();
+        }
+    }
+
+    private static Optional<Identity> ownerOrThrow(LivenessChecker checker, String[] skip, int maxDepth, long from,
+                                                  List<OwnerResolver.Step> steps) {
+        ProcessIntrospector os = checker.introspector();
+        ProcessLookup start = from == 0 ? os.self() : os.lookupProcess(from);
+        if (!(start instanceof ProcessLookup.Found first) || first.info().state() != ProcessState.LIVE) {
+            if (steps != null) {
+                stop(steps, from, "cannot start there: " + describe(start));
+            }
+            return Optional.empty();
+        }
+        if (steps != null) {
+            ProcessInfo info = first.info();
+            steps.add(new OwnerResolver.Step(info.pid(), info.name(), KernelIntrospector.of(os).programNames(info.pid()),
+                    OwnerResolver.Step.Outcome.START, from == 0 ? "the calling process" : "the process asked about"));
+        }
+        // A loop over a cursor, not a visitor or a lambda, and ifs, not a switch on an enum: nothing
+        // more loads or bootstraps on a hook's cold path.
+        AncestorWalk walk = new AncestorWalk(os, first.info().parentPid(), maxDepth, true);
+        while (walk.next()) {
+            ProcessInfo info = walk.info();
+            long pid = info.pid();
+            boolean byName = commSkipped(os, skip, info.name());
+            ProgramNames names = null;
+            String skippedFor = null;
+            boolean skipped;
+            if (steps != null) { // someone asked why: every step is told, with all its names
+                names = KernelIntrospector.of(os).programNames(pid);
+                skippedFor = skippedFor(skip, byName, info.name(), names);
+                skipped = skippedFor != null;
+            } else { // the other names cost two reads: only where they decide something
+                skipped = byName || KernelIntrospector.of(os).programNamedAnyOf(pid, skip);
+            }
+            if (skipped) {
+                if (pid == 1) {
+                    if (steps != null) {
+                        stop(steps, info, names, "pid 1 of this container is " + skippedFor
+                                + ": an init or a shell, never an owner");
+                    }
+                    return Optional.empty();
+                }
+                if (steps != null) {
+                    steps.add(new OwnerResolver.Step(pid, info.name(), names, OwnerResolver.Step.Outcome.SKIPPED, skippedFor));
+                }
+                continue;
+            }
+            Optional<Identity> recorded = checker.record(info);
+            if (steps != null) {
+                if (recorded.isEmpty()) {
+                    stop(steps, info, names, "the owner, but this host's name cannot be read to record it");
+                } else {
+                    steps.add(new OwnerResolver.Step(pid, info.name(), names, OwnerResolver.Step.Outcome.OWNER,
+                            pid == 1 ? "pid 1 of this container, its entry point" : "none of its names is in the skip set"));
+                }
+            }
+            return recorded;
+        }
+        if (steps != null) {
+            stopped(steps, walk, maxDepth);
+        }
+        return Optional.empty();
+    }
+
+    /** Says why a walk ended without an owner. */
+    private static void stopped(List<OwnerResolver.Step> steps, AncestorWalk walk, int maxDepth) {
+        End end = walk.end();
+        long pid = walk.stopPid();
+        if (end == End.NO_PARENT) {
+            stop(steps, pid, "no parent: the walk reached the top of the process tree");
+        } else if (end == End.INIT) {
+            stop(steps, pid, "pid 1 of the initial PID namespace is init, never an owner");
+        } else if (end == End.CYCLE) {
+            stop(steps, pid, "the walk came back to pid " + pid + ": a cycle");
+        } else if (end == End.EXITED) {
+            stop(steps, pid, walk.stopName().isEmpty() ? "cannot read it: " + walk.stopDetail() : walk.stopDetail());
+        } else if (end == End.UNREADABLE) {
+            stop(steps, pid, "cannot read it: " + walk.stopDetail());
+        } else if (end == End.LIMIT) {
+            stop(steps, pid, "the depth limit (" + maxDepth + " ancestors) ran out before an owner was found");
+        } // REACHED_PID_1: the step at pid 1 said why
+    }
+
+    /** Notes where and why the walk ended without an owner. */
+    private static void stop(List<OwnerResolver.Step> steps, long pid, String why) {
+        steps.add(new OwnerResolver.Step(pid, "", ProgramNames.UNKNOWN, OwnerResolver.Step.Outcome.STOPPED, why));
+    }
+
+    private static void stop(List<OwnerResolver.Step> steps, ProcessInfo info, ProgramNames names, String why) {
+        steps.add(new OwnerResolver.Step(info.pid(), info.name(), names, OwnerResolver.Step.Outcome.STOPPED, why));
+    }
+
+    private static boolean commSkipped(ProcessIntrospector os, String[] skip, String comm) {
+        for (String s : skip) {
+            if (os.nameMatches(comm, s)) {
                 return true;
             }
         }
         return false;
     }
+
+    /**
+     * Which name put the process in the skip set, said for a person; null when none did.
+     * {@code names} may be null when {@code byName}.
+     */
+    private static String skippedFor(String[] skip, boolean byName, String comm, ProgramNames names) {
+        if (byName) {
+            return "its name \"" + comm + "\" is in the skip set";
+        }
+        if (inSkipSet(skip, names.executable())) {
+            return "its executable \"" + names.executable() + "\" is in the skip set";
+        }
+        if (inSkipSet(skip, names.argv0())) {
+            return "its argv[0] \"" + names.argv0() + "\" is in the skip set";
+        }
+        return null;
+    }
+
+    private static boolean inSkipSet(String[] skip, String name) {
+        for (String s : skip) {
+            if (s.equals(name)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
 }

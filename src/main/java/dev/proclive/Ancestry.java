@@ -1,6 +1,5 @@
 package dev.proclive;
 
-import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
 import dev.proclive.spi.ProcessState;
@@ -127,7 +126,11 @@ public final class Ancestry {
      * ancestor of this process: the one at the smallest depth. A commit hook under nested agents
      * links the commit to the inner one; two keys for the one nearest ancestor are
      * {@link Nearest.Ambiguous}. From this snapshot alone, reading nothing: an owner that cannot be
-     * matched here (another host, no fingerprint) is never found.
+     * matched here (another host, another PID namespace, no fingerprint) is never found — and when
+     * it names the pid of an ancestor no farther up than the nearest one found (or of any ancestor,
+     * when none was found), the answer is {@link Nearest.Unknown} with why it cannot be judged: it
+     * may be that ancestor, so the one farther up is not known to be the nearest. (An owner of an
+     * earlier boot of this machine is gone: it names nobody.)
      *
      * <pre>{@code
      * Ancestry.Nearest<String> mine = ProcLive.ancestry().nearest(ownersBySession);
@@ -142,9 +145,21 @@ public final class Ancestry {
         Objects.requireNonNull(owners, "owners");
         int best = Integer.MAX_VALUE;
         List<K> at = new ArrayList<>();
+        int unjudgedAt = Integer.MAX_VALUE; // the nearest ancestor's pid an owner that cannot be judged names
+        String unjudgedFor = "";
         for (java.util.Map.Entry<K, Identity> e : owners.entrySet()) {
             Objects.requireNonNull(e.getKey(), "key");
-            OptionalInt depth = depthOf(Objects.requireNonNull(e.getValue(), "owner"));
+            Identity owner = Objects.requireNonNull(e.getValue(), "owner");
+            Optional<Reason> unjudgeable = unjudgeable(owner);
+            if (unjudgeable.isPresent()) {
+                int named = unjudgeable.get() == Reason.REBOOTED ? -1 : depthOfPid(owner.pid());
+                if (named >= 0 && named < unjudgedAt) {
+                    unjudgedAt = named;
+                    unjudgedFor = unjudgeable.get().json();
+                }
+                continue;
+            }
+            OptionalInt depth = depthOf(owner);
             if (depth.isEmpty() || depth.getAsInt() > best) {
                 continue;
             }
@@ -153,6 +168,9 @@ public final class Ancestry {
                 at.clear();
             }
             at.add(e.getKey());
+        }
+        if (!unjudgedFor.isEmpty() && unjudgedAt <= best) {
+            return new Nearest.Unknown<>(unjudgedFor);
         }
         if (at.size() == 1) {
             return new Nearest.Found<>(at.get(0), best);
@@ -200,9 +218,15 @@ public final class Ancestry {
                 if (first.info().pid() == 1) {
                     complete = true; // pid 1 has no ancestor to miss
                 } else {
-                    ChainVisitor visitor = new ChainVisitor(checker, chain);
-                    AncestorWalk.Stop stop = AncestorWalk.up(os, first.info().parentPid(), MAX_DEPTH, false, visitor);
-                    complete = stop.end() == AncestorWalk.End.REACHED_PID_1;
+                    AncestorWalk walk = new AncestorWalk(os, first.info().parentPid(), MAX_DEPTH, false);
+                    while (walk.next()) {
+                        Optional<Identity> id = checker.record(walk.info());
+                        if (id.isEmpty()) {
+                            break; // the host name cannot be read: nothing more can be recorded
+                        }
+                        chain.add(id.get());
+                    }
+                    complete = walk.end() == AncestorWalk.End.REACHED_PID_1;
                 }
             }
         } catch (RuntimeException e) {
@@ -210,27 +234,6 @@ public final class Ancestry {
         }
         return new Ancestry(chain, complete, hostName, os.machineId().orElse(""), os.bootId().orElse(""),
                 os.pidNamespace().orElse(""), os.inInitialPidNamespace(), checker);
-    }
-
-    /** Records each ancestor as an identity, as the walk reads it; stops where one cannot be recorded. */
-    private static final class ChainVisitor implements AncestorWalk.Visitor {
-        private final LivenessChecker checker;
-        private final List<Identity> chain;
-
-        ChainVisitor(LivenessChecker checker, List<Identity> chain) {
-            this.checker = checker;
-            this.chain = chain;
-        }
-
-        @Override
-        public boolean visit(ProcessInfo info, int depth) {
-            Optional<Identity> id = checker.record(info);
-            if (id.isEmpty()) {
-                return false; // the host name cannot be read: nothing more can be recorded
-            }
-            chain.add(id.get());
-            return true;
-        }
     }
 
     /** The ancestors, nearest first (the parent is first); the process itself is not among them. */
@@ -285,6 +288,16 @@ public final class Ancestry {
             return Match.notAncestor();
         }
         return m;
+    }
+
+    /** How far up the ancestor with {@code pid} is, or -1 when none has it. */
+    private int depthOfPid(long pid) {
+        for (int i = 0; i < chain.size(); i++) {
+            if (chain.get(i).pid() == pid) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     /** The chain's answer alone. */

@@ -67,6 +67,21 @@ final class ExitWatch {
     private long pollInterval = FIRST_POLL_MILLIS;
     private long nextPoll;
 
+    /** The watch of {@code checker}'s verdicts, over its introspector's exit events. */
+    static ExitWatch over(LivenessChecker checker) {
+        return new ExitWatch(new Judge() {
+            @Override
+            public Verdict explain(Identity identity) {
+                return checker.explain(identity);
+            }
+
+            @Override
+            public List<Verdict> checkAll(List<Identity> identities) {
+                return checker.checkAll(identities);
+            }
+        }, () -> dev.proclive.spi.internal.KernelIntrospector.of(checker.introspector()).openExitEvents());
+    }
+
     ExitWatch(Judge checker, Supplier<Optional<ExitEvents>> opener) {
         this.checker = checker;
         this.opener = opener;

@@ -35,7 +35,8 @@ import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
  * @param start an opaque start-time fingerprint (Linux: field 22 of {@code /proc/PID/stat}, clock
  *              ticks since boot; macOS: {@code seconds.microseconds} of {@code p_starttime};
  *              Windows: the creation FILETIME as a decimal count of 100 ns); compared only for
- *              equality
+ *              equality, and only when spelled as the platform writes it (one with a leading zero
+ *              or a sign proves nothing: {@link Reason#NO_FINGERPRINT})
  * @param boot  the boot id it was recorded under (Linux), or empty
  * @param host  the host name it was recorded on, as Go's {@code os.Hostname()} returns it
  * @param name  the process name (Linux {@code comm}), for people and logs only

@@ -51,23 +51,33 @@ import java.util.concurrent.CompletableFuture;
  */
 public final class LivenessChecker {
 
+    /** How long a read of this host's name is reused: a host can be renamed while a process lives. */
+    static final long HOST_TTL_NANOS = 1_000_000_000L;
+
     private final ProcessIntrospector introspector;
-    private final HostName host;
+    /**
+     * What the host-name cache tells time by: a test's ticker, or null for {@link System#nanoTime()}
+     * (null rather than a method reference: a hook's cold JVM would bootstrap a lambda for it).
+     */
+    private final java.util.function.LongSupplier nanoTime;
+    /**
+     * The last host name read and when. Two volatiles, not one pair: a reader that sees a new time
+     * with the old name serves a name that was current less than a period ago.
+     */
+    private volatile Optional<String> hostName;
+    private volatile long hostReadAt;
     /** Made by the first {@link #onExit}, so that a checker that only checks never starts a thread. */
     private volatile ExitWatch exitWatch;
 
-    private LivenessChecker(ProcessIntrospector introspector) {
-        this(introspector, System::nanoTime);
-    }
-
     /** A checker whose host-name cache tells time by {@code nanoTime}: the tick seam for tests in this package. */
     static LivenessChecker of(ProcessIntrospector introspector, java.util.function.LongSupplier nanoTime) {
-        return new LivenessChecker(Objects.requireNonNull(introspector, "introspector"), nanoTime);
+        return new LivenessChecker(Objects.requireNonNull(introspector, "introspector"),
+                Objects.requireNonNull(nanoTime, "nanoTime"));
     }
 
     private LivenessChecker(ProcessIntrospector introspector, java.util.function.LongSupplier nanoTime) {
         this.introspector = introspector;
-        this.host = new HostName(introspector, nanoTime);
+        this.nanoTime = nanoTime;
     }
 
     /**
@@ -76,17 +86,12 @@ public final class LivenessChecker {
      * @throws NullPointerException if {@code introspector} is null
      */
     public static LivenessChecker of(ProcessIntrospector introspector) {
-        return new LivenessChecker(Objects.requireNonNull(introspector, "introspector"));
+        return new LivenessChecker(Objects.requireNonNull(introspector, "introspector"), null);
     }
 
     /** The checker {@link ProcLive} uses: over the introspector for the running OS. */
     public static LivenessChecker system() {
-        return OfThisOs.CHECKER;
-    }
-
-    /** Built on first use, over what the platform switch picks: nothing below builds a checker. */
-    private static final class OfThisOs {
-        static final LivenessChecker CHECKER = of(dev.proclive.platform.Platform.introspector());
+        return ProcLive.CHECKER;
     }
 
     /** The introspector this checker reads processes with. */
@@ -102,12 +107,14 @@ public final class LivenessChecker {
     public Liveness check(Identity identity) {
         Objects.requireNonNull(identity, "identity");
         try {
-            Here here = here();
-            Optional<Reason> guard = guard(identity, here);
+            // The facts read one by one, not as a Here: one class fewer in a hook's cold JVM.
+            Optional<Reason> guard = guard(identity, hostName(), introspector.machineId(), introspector.pidNamespace(),
+                    introspector.bootId());
             if (guard.isPresent()) {
                 return guard.get().liveness();
             }
-            return judge(identity, introspector.lookup(identity.pid()), here).liveness();
+            Reason reason = judge(identity, introspector.lookup(identity.pid()), introspector.inInitialPidNamespace());
+            return reason == null ? Liveness.ALIVE : reason.liveness();
         } catch (RuntimeException e) {
             return Liveness.UNKNOWN; // a plugged-in introspector broke its contract: see failed()
         }
@@ -141,17 +148,7 @@ public final class LivenessChecker {
             synchronized (this) {
                 w = exitWatch;
                 if (w == null) {
-                    w = new ExitWatch(new ExitWatch.Judge() {
-                        @Override
-                        public Verdict explain(Identity identity) {
-                            return LivenessChecker.this.explain(identity);
-                        }
-
-                        @Override
-                        public List<Verdict> checkAll(List<Identity> identities) {
-                            return LivenessChecker.this.checkAll(identities);
-                        }
-                    }, () -> dev.proclive.spi.internal.KernelIntrospector.of(introspector).openExitEvents());
+                    w = ExitWatch.over(this); // made there: a judge built here would load with this class
                     exitWatch = w;
                 }
             }
@@ -200,7 +197,7 @@ public final class LivenessChecker {
 
     /** The verdict and its words; {@code lookups}, when given, keeps each pid's read for the batch. */
     private Verdict explain(Identity id, Here here, Map<Long, ProcessLookup> lookups) {
-        Optional<Reason> guard = guard(id, here);
+        Optional<Reason> guard = guard(id, here.host(), here.machine(), here.pidns(), here.boot());
         if (guard.isPresent()) {
             return Verdict.of(guard.get(), guardDetail(guard.get(), id, here));
         }
@@ -211,7 +208,8 @@ public final class LivenessChecker {
                 lookups.put(id.pid(), lookup);
             }
         }
-        Reason reason = judge(id, lookup, here);
+        Reason judged = judge(id, lookup, here.initialPidns());
+        Reason reason = judged == null ? Reason.MATCHED : judged;
         return Verdict.of(reason, processDetail(reason, id, lookup, here));
     }
 
@@ -249,12 +247,19 @@ public final class LivenessChecker {
 
     /** This host's name, as identities record it (cached for about a second); empty when it cannot be read. */
     Optional<String> hostName() {
-        return host.get();
+        Optional<String> h = hostName;
+        long now = nanoTime == null ? System.nanoTime() : nanoTime.getAsLong();
+        if (h == null || now - hostReadAt > HOST_TTL_NANOS) {
+            h = introspector.hostName();
+            hostReadAt = now;
+            hostName = h;
+        }
+        return h;
     }
 
     /** The identity of a live process read just now; empty for any other, or when the host name cannot be read. */
     Optional<Identity> record(ProcessInfo info) {
-        Optional<String> hostName = host.get();
+        Optional<String> hostName = hostName();
         if (hostName.isEmpty() || info.state() != ProcessState.LIVE) {
             return Optional.empty();
         }
@@ -265,39 +270,45 @@ public final class LivenessChecker {
     /** What rows 2 to 4 compare an identity with, read once for a verdict or a batch. */
     private record Here(Optional<String> host, Optional<String> machine, Optional<String> boot,
                         Optional<String> pidns, boolean initialPidns) {
+    }
 
-        /**
-         * Row 3's second half: an identity that records no PID namespace, judged from a namespace
-         * other than the initial one, may come from the host or another container.
-         */
-        boolean mayBeForeign(Identity id) {
-            return id.pidns().isEmpty() && !initialPidns;
-        }
+    /**
+     * Row 3's second half: an identity that records no PID namespace, judged from a namespace
+     * other than the initial one, may come from the host or another container.
+     */
+    private static boolean mayBeForeign(Identity id, boolean initialPidns) {
+        return id.pidns().isEmpty() && !initialPidns;
     }
 
     private Here here() {
-        return new Here(host.get(), introspector.machineId(), introspector.bootId(), introspector.pidNamespace(),
+        return new Here(hostName(), introspector.machineId(), introspector.bootId(), introspector.pidNamespace(),
                 introspector.inInitialPidNamespace());
     }
 
     /** Rows 1 to 4 of the precedence: the reason they give, or empty when they all pass. */
-    private Optional<Reason> guard(Identity id, Here here) {
+    private Optional<Reason> guard(Identity id, Optional<String> host, Optional<String> machine, Optional<String> pidns,
+                                   Optional<String> boot) {
         if (id.pid() <= 0) {
             return Optional.of(Reason.NO_IDENTITY);
         }
-        if (!id.host().isEmpty() && !here.host().equals(Optional.of(id.host()))) {
-            return Optional.of(unreadable(Reason.OTHER_HOST, here.host()));
+        if (!id.host().isEmpty() && !is(host, id.host())) {
+            return Optional.of(unreadable(Reason.OTHER_HOST, host));
         }
-        if (!id.machine().isEmpty() && !here.machine().equals(Optional.of(id.machine()))) {
-            return Optional.of(unreadable(Reason.OTHER_HOST, here.machine()));
+        if (!id.machine().isEmpty() && !is(machine, id.machine())) {
+            return Optional.of(unreadable(Reason.OTHER_HOST, machine));
         }
-        if (!id.pidns().isEmpty() && !here.pidns().equals(Optional.of(id.pidns()))) {
-            return Optional.of(unreadable(Reason.OTHER_PID_NAMESPACE, here.pidns()));
+        if (!id.pidns().isEmpty() && !is(pidns, id.pidns())) {
+            return Optional.of(unreadable(Reason.OTHER_PID_NAMESPACE, pidns));
         }
-        if (!id.boot().isEmpty() && !here.boot().equals(Optional.of(id.boot()))) {
-            return Optional.of(here.boot().isEmpty() ? unreadable(Reason.IO_ERROR, here.boot()) : Reason.REBOOTED);
+        if (!id.boot().isEmpty() && !is(boot, id.boot())) {
+            return Optional.of(boot.isEmpty() ? unreadable(Reason.IO_ERROR, boot) : Reason.REBOOTED);
         }
         return Optional.empty();
+    }
+
+    /** Whether {@code fact} was read and says {@code recorded}. */
+    private static boolean is(Optional<String> fact, String recorded) {
+        return fact.isPresent() && fact.get().equals(recorded);
     }
 
     /**
@@ -311,24 +322,29 @@ public final class LivenessChecker {
         return reason;
     }
 
-    /** Rows 5 to 9 of the precedence, with row 3's rule for identities that record no namespace. */
-    private Reason judge(Identity id, ProcessLookup lookup, Here here) {
-        if (lookup instanceof ProcessLookup.Unknown unknown) {
-            return unknown.reason();
+    /**
+     * Rows 5 to 9 of the precedence, with row 3's rule for identities that record no namespace.
+     * Null for {@link Reason#MATCHED}: a measured hot path, where a check of a live process in a
+     * hook's cold JVM would otherwise load {@code Reason} only to ask it for {@code ALIVE}.
+     */
+    private Reason judge(Identity id, ProcessLookup lookup, boolean initialPidns) {
+        // Found first: an instanceof loads the class it names, and a live process is the common case.
+        if (!(lookup instanceof ProcessLookup.Found found)) {
+            if (lookup instanceof ProcessLookup.Unknown unknown) {
+                return unknown.reason();
+            }
+            return mayBeForeign(id, initialPidns) ? Reason.OTHER_PID_NAMESPACE : Reason.EXITED; // Gone
         }
-        if (lookup instanceof ProcessLookup.Gone) {
-            return here.mayBeForeign(id) ? Reason.OTHER_PID_NAMESPACE : Reason.EXITED;
-        }
-        ProcessInfo info = ((ProcessLookup.Found) lookup).info();
+        ProcessInfo info = found.info();
         if (id.start().isEmpty() || !introspector.isFingerprint(id.start())) {
             return Reason.NO_FINGERPRINT; // a start this platform never writes cannot be compared: it proves nothing
         }
         if (!introspector.sameStart(id.start(), info.start())) {
-            return here.mayBeForeign(id) ? Reason.OTHER_PID_NAMESPACE : Reason.PID_REUSED;
+            return mayBeForeign(id, initialPidns) ? Reason.OTHER_PID_NAMESPACE : Reason.PID_REUSED;
         }
         // if, not switch: a switch on an enum loads a synthetic class on first use
         if (info.state() == ProcessState.LIVE) {
-            return Reason.MATCHED;
+            return null; // MATCHED
         }
         return info.state() == ProcessState.ZOMBIE ? Reason.ZOMBIE : Reason.EXITED;
     }

@@ -1,9 +1,6 @@
 package dev.proclive;
 
-import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
-import dev.proclive.spi.ProcessLookup;
-import dev.proclive.spi.ProcessState;
 import dev.proclive.spi.internal.ProgramNames;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -42,7 +39,8 @@ import java.util.Set;
  * initial PID namespace (init), a process it cannot read or that has exited, a cycle, or the
  * depth limit, and when this host's name cannot be read. In any other PID namespace pid 1 is the
  * container's entry point, often the owner itself: it is a candidate like any other, and the walk
- * ends there. {@link #trace()} tells, step by step, why a walk ended where it did.
+ * ends there. {@link #trace()} tells, step by step, why a walk ended where it did. (The walk and its
+ * rules are {@code AncestorWalk}'s, the one walk up the tree that {@link Ancestry} takes too.)
  *
  * <p>On Linux a short name keeps only 15 bytes, so a skipped name longer than that also matches
  * its truncation (the executable and {@code argv[0]} names are compared whole). Resolvers are
@@ -57,15 +55,14 @@ public final class OwnerResolver {
     public static final int MAX_DEPTH_LIMIT = 4096;
 
     /** Shells, launchers and init shims: never an owner. */
-    static final Set<String> DEFAULT_SKIP = Set.of(
-            "sh", "bash", "zsh", "dash", "fish", "ash", "ksh", "mksh", "tcsh", "csh", "pwsh",
-            "env", "time", "timeout", "nice", "nohup", "setsid", "stdbuf", "sudo", "su", "doas", "runuser",
-            "setpriv", "xargs", "flock", "ionice", "chrt", "taskset", "git",
-            "tini", "dumb-init", "catatonit", "s6-svscan");
+    static final Set<String> DEFAULT_SKIP = Set.of(AncestorWalk.DEFAULT_SKIP);
 
-    /** Built without a {@link Builder}: one class fewer to load in a JVM that only resolves. */
+    /**
+     * The resolver {@link ProcLive#traceOwner()} uses; {@link ProcLive#resolveOwner()} walks by the
+     * same rules without loading this class ({@link AncestorWalk#owner}).
+     */
     static final OwnerResolver DEFAULT =
-            new OwnerResolver(DEFAULT_SKIP.toArray(new String[0]), DEFAULT_MAX_DEPTH, LivenessChecker.system());
+            new OwnerResolver(AncestorWalk.DEFAULT_SKIP, DEFAULT_MAX_DEPTH, LivenessChecker.system());
 
     private final String[] skip;
     private final int maxDepth;
@@ -85,7 +82,7 @@ public final class OwnerResolver {
 
     /** The identity of the calling process's owner, or empty when it cannot be determined for certain. */
     public Optional<Identity> resolve() {
-        return walk(0, Steps.NONE);
+        return AncestorWalk.owner(checker, skip, maxDepth, 0, null);
     }
 
     /**
@@ -95,13 +92,13 @@ public final class OwnerResolver {
      * own pid.
      */
     public Optional<Identity> resolveFor(long pid) {
-        return pid <= 0 ? Optional.empty() : walk(pid, Steps.NONE);
+        return pid <= 0 ? Optional.empty() : AncestorWalk.owner(checker, skip, maxDepth, pid, null);
     }
 
     /** What {@link #resolve()} finds, with each step of the walk and why it went on or stopped there. */
     public Trace trace() {
         List<Step> steps = new ArrayList<>();
-        return new Trace(walk(0, steps::add), steps);
+        return new Trace(AncestorWalk.owner(checker, skip, maxDepth, 0, steps), steps);
     }
 
     /** What {@link #resolveFor(long)} finds, step by step. */
@@ -111,123 +108,7 @@ public final class OwnerResolver {
             steps.add(new Step(pid, "", ProgramNames.UNKNOWN, Step.Outcome.STOPPED, "no process has pid " + pid));
             return new Trace(Optional.empty(), steps);
         }
-        return new Trace(walk(pid, steps::add), steps);
-    }
-
-    /**
-     * Where a walk tells its steps: a trace keeps them; {@link #NONE} drops them, and then the
-     * other names of a process are read only where they decide something.
-     */
-    private interface Steps {
-        Steps NONE = new Steps() {
-            @Override
-            public void add(Step step) {
-            }
-
-            @Override
-            public boolean wanted() {
-                return false;
-            }
-        };
-
-        void add(Step step);
-
-        /** Whether someone asked why: then every step is told, with all its names. */
-        default boolean wanted() {
-            return true;
-        }
-    }
-
-    /**
-     * The walk. {@code from} is 0 for the calling process.
-     */
-    private Optional<Identity> walk(long from, Steps steps) {
-        try {
-            return walkOrThrow(from, steps);
-        } catch (RuntimeException e) { // a plugged-in introspector that throws: no owner, never a guess
-            stop(steps, from, "the process introspector failed: " + e);
-            return Optional.empty();
-        }
-    }
-
-    private Optional<Identity> walkOrThrow(long from, Steps steps) {
-        ProcessIntrospector os = checker.introspector();
-        ProcessLookup start = from == 0 ? os.self() : os.lookupProcess(from);
-        if (!(start instanceof ProcessLookup.Found first) || first.info().state() != ProcessState.LIVE) {
-            stop(steps, from, "cannot start there: " + AncestorWalk.describe(start));
-            return Optional.empty();
-        }
-        if (steps.wanted()) {
-            ProcessInfo info = first.info();
-            steps.add(new Step(info.pid(), info.name(), dev.proclive.spi.internal.KernelIntrospector.of(os).programNames(info.pid()), Step.Outcome.START,
-                    from == 0 ? "the calling process" : "the process asked about"));
-        }
-        // A named class, not a lambda, and ifs, not a switch on an enum: nothing bootstraps on a hook's cold path.
-        OwnerVisitor visitor = new OwnerVisitor(os, steps);
-        AncestorWalk.Stop stop = AncestorWalk.up(os, first.info().parentPid(), maxDepth, true, visitor);
-        AncestorWalk.End end = stop.end();
-        if (end == AncestorWalk.End.NO_PARENT) {
-            stop(steps, stop.pid(), "no parent: the walk reached the top of the process tree");
-        } else if (end == AncestorWalk.End.INIT) {
-            stop(steps, stop.pid(), "pid 1 of the initial PID namespace is init, never an owner");
-        } else if (end == AncestorWalk.End.CYCLE) {
-            stop(steps, stop.pid(), "the walk came back to pid " + stop.pid() + ": a cycle");
-        } else if (end == AncestorWalk.End.EXITED) {
-            stop(steps, stop.pid(), stop.name().isEmpty() ? "cannot read it: " + stop.detail() : stop.detail());
-        } else if (end == AncestorWalk.End.UNREADABLE) {
-            stop(steps, stop.pid(), "cannot read it: " + stop.detail());
-        } else if (end == AncestorWalk.End.LIMIT) {
-            stop(steps, stop.pid(), "the depth limit (" + maxDepth + " ancestors) ran out before an owner was found");
-        } // DONE and REACHED_PID_1: the visitor said why
-        return Optional.ofNullable(visitor.owner);
-    }
-
-    /** What the owner walk does at each ancestor: skip it, or take it as the owner (and stop). */
-    private final class OwnerVisitor implements AncestorWalk.Visitor {
-        private final ProcessIntrospector os;
-        private final Steps steps;
-        Identity owner;
-
-        OwnerVisitor(ProcessIntrospector os, Steps steps) {
-            this.os = os;
-            this.steps = steps;
-        }
-
-        @Override
-        public boolean visit(ProcessInfo info, int depth) {
-            long pid = info.pid();
-            boolean byName = commSkipped(os, info.name());
-            // The other names cost two reads: only where they decide something, or someone asked why.
-            ProgramNames names = steps.wanted() || !byName ? dev.proclive.spi.internal.KernelIntrospector.of(os).programNames(pid) : ProgramNames.UNKNOWN;
-            String skippedFor = skippedFor(byName, info.name(), names);
-            if (skippedFor != null) {
-                if (pid == 1) {
-                    stop(steps, info, names, "pid 1 of this container is " + skippedFor
-                            + ": an init or a shell, never an owner");
-                    return false;
-                }
-                steps.add(new Step(pid, info.name(), names, Step.Outcome.SKIPPED, skippedFor));
-                return true;
-            }
-            Optional<Identity> recorded = checker.record(info);
-            if (recorded.isEmpty()) {
-                stop(steps, info, names, "the owner, but this host's name cannot be read to record it");
-                return false;
-            }
-            steps.add(new Step(pid, info.name(), names, Step.Outcome.OWNER,
-                    pid == 1 ? "pid 1 of this container, its entry point" : "none of its names is in the skip set"));
-            owner = recorded.get();
-            return false;
-        }
-    }
-
-    /** Notes where and why the walk ended without an owner, when someone asked. */
-    private static void stop(Steps steps, long pid, String why) {
-        steps.add(new Step(pid, "", ProgramNames.UNKNOWN, Step.Outcome.STOPPED, why));
-    }
-
-    private static void stop(Steps steps, ProcessInfo info, ProgramNames names, String why) {
-        steps.add(new Step(info.pid(), info.name(), names, Step.Outcome.STOPPED, why));
+        return new Trace(AncestorWalk.owner(checker, skip, maxDepth, pid, steps), steps);
     }
 
     /** The names this resolver skips, in no particular order. */
@@ -238,38 +119,6 @@ public final class OwnerResolver {
     /** How many ancestors a walk examines at most. */
     public int maxDepth() {
         return maxDepth;
-    }
-
-    private boolean commSkipped(ProcessIntrospector os, String comm) {
-        for (String s : skip) {
-            if (os.nameMatches(comm, s)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /** Which name put the process in the skip set, said for a person; null when none did. */
-    private String skippedFor(boolean byName, String comm, ProgramNames names) {
-        if (byName) {
-            return "its name \"" + comm + "\" is in the skip set";
-        }
-        if (inSkipSet(names.executable())) {
-            return "its executable \"" + names.executable() + "\" is in the skip set";
-        }
-        if (inSkipSet(names.argv0())) {
-            return "its argv[0] \"" + names.argv0() + "\" is in the skip set";
-        }
-        return null;
-    }
-
-    private boolean inSkipSet(String name) {
-        for (String s : skip) {
-            if (s.equals(name)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     @Override
@@ -336,7 +185,7 @@ public final class OwnerResolver {
             Objects.requireNonNull(why, "why");
         }
 
-        private Step(long pid, String name, ProgramNames names, Outcome outcome, String why) {
+        Step(long pid, String name, ProgramNames names, Outcome outcome, String why) {
             this(pid, name, names.executable(), names.argv0(), outcome, why);
         }
 

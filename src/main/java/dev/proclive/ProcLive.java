@@ -26,6 +26,12 @@ import java.util.Optional;
  */
 public final class ProcLive {
 
+    /**
+     * The checker over the introspector for the running OS ({@link LivenessChecker#system()}): kept
+     * here, where every entry point loads it anyway, so a hook's cold JVM loads no holder class.
+     */
+    static final LivenessChecker CHECKER = LivenessChecker.of(dev.proclive.platform.Platform.introspector());
+
     private ProcLive() {
     }
 
@@ -36,7 +42,7 @@ public final class ProcLive {
      * @throws NullPointerException if {@code identity} is null
      */
     public static Liveness check(Identity identity) {
-        return LivenessChecker.system().check(identity);
+        return CHECKER.check(identity);
     }
 
     /**
@@ -122,7 +128,8 @@ public final class ProcLive {
      * the walk), or empty when none can be determined.
      */
     public static Optional<Identity> resolveOwner() {
-        return OwnerResolver.DEFAULT.resolve();
+        // OwnerResolver.DEFAULT's walk, without loading OwnerResolver: a hook's cold JVM loads each class at a cost
+        return AncestorWalk.owner(CHECKER, AncestorWalk.DEFAULT_SKIP, OwnerResolver.DEFAULT_MAX_DEPTH, 0, null);
     }
 
     /**

@@ -174,10 +174,50 @@ class AncestryTest {
 
     @Test
     void anOwnerThatCannotBeJudgedHereIsNeverFound() {
-        Identity elsewhere = new Identity(30, "300", FakeIntrospector.BOOT, "other-host", "", FakeIntrospector.PIDNS);
-        Identity noStart = new Identity(30, "", FakeIntrospector.BOOT, FakeIntrospector.HOST, "", FakeIntrospector.PIDNS);
+        Identity elsewhere = new Identity(77, "770", FakeIntrospector.BOOT, "other-host", "", FakeIntrospector.PIDNS);
+        Identity noStart = new Identity(77, "", FakeIntrospector.BOOT, FakeIntrospector.HOST, "", FakeIntrospector.PIDNS);
         assertThat(nested().nearest(java.util.Map.of("elsewhere", elsewhere, "bare", noStart)))
                 .isEqualTo(new Ancestry.Nearest.None<String>());
+    }
+
+    /**
+     * inner agent (30, no start recorded, or recorded in another PID namespace) is nearer than outer
+     * (20): outer is not known to be the nearest, whatever the order of the owners.
+     */
+    @Test
+    void anOwnerThatCannotBeJudgedNamingANearerAncestorMakesTheNearestUnknown() {
+        Identity bare = new Identity(30, "", FakeIntrospector.BOOT, FakeIntrospector.HOST, "", FakeIntrospector.PIDNS);
+        Identity otherNs = new Identity(30, "300", FakeIntrospector.BOOT, FakeIntrospector.HOST, "", "4026532000");
+        for (Identity inner : List.of(bare, otherNs)) {
+            java.util.Map<String, Identity> owners = new java.util.LinkedHashMap<>();
+            owners.put("outer", id(20, "200"));
+            owners.put("inner", inner);
+            Ancestry.Nearest<String> n = nested().nearest(owners);
+            assertThat(n).as(inner.toString()).isEqualTo(new Ancestry.Nearest.Unknown<String>(
+                    inner == bare ? "no_fingerprint" : "other_pid_namespace"));
+            java.util.Map<String, Identity> reversed = new java.util.LinkedHashMap<>();
+            reversed.put("inner", inner);
+            reversed.put("outer", id(20, "200"));
+            assertThat(nested().nearest(reversed)).isEqualTo(n);
+        }
+        // at the found one's own depth too (it may be that process, for another session), and on a
+        // complete chain where none was found
+        assertThat(nested().nearest(java.util.Map.of("bare", bare))).isEqualTo(new Ancestry.Nearest.Unknown<String>("no_fingerprint"));
+        java.util.Map<String, Identity> same = new java.util.LinkedHashMap<>();
+        same.put("inner", id(30, "300"));
+        same.put("bare", bare);
+        assertThat(nested().nearest(same)).isEqualTo(new Ancestry.Nearest.Unknown<String>("no_fingerprint"));
+        // farther up than the one found, it changes nothing
+        java.util.Map<String, Identity> farther = new java.util.LinkedHashMap<>();
+        farther.put("inner", id(30, "300"));
+        farther.put("outer", new Identity(20, "", FakeIntrospector.BOOT, FakeIntrospector.HOST, "", FakeIntrospector.PIDNS));
+        assertThat(nested().nearest(farther)).isEqualTo(new Ancestry.Nearest.Found<>("inner", 1));
+        // an owner of an earlier boot is gone: it names nobody
+        Identity earlierBoot = new Identity(30, "300", "an-earlier-boot", FakeIntrospector.HOST, "", FakeIntrospector.PIDNS);
+        java.util.Map<String, Identity> rebooted = new java.util.LinkedHashMap<>();
+        rebooted.put("outer", id(20, "200"));
+        rebooted.put("old", earlierBoot);
+        assertThat(nested().nearest(rebooted)).isEqualTo(new Ancestry.Nearest.Found<>("outer", 2));
     }
 
     @Test

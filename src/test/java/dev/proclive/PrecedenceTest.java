@@ -320,7 +320,7 @@ class PrecedenceTest {
         LivenessChecker c = LivenessChecker.of(os, () -> now[0]);
         assertThat(c.check(full())).isEqualTo(Liveness.ALIVE);
         os.host = Optional.of("renamed");
-        now[0] += HostName.TTL_NANOS;
+        now[0] += LivenessChecker.HOST_TTL_NANOS;
         assertThat(c.check(full())).as("within the second: the name read before").isEqualTo(Liveness.ALIVE);
         now[0] += 1;
         assertThat(c.explain(full()).reason()).isEqualTo(Reason.OTHER_HOST);

@@ -9,7 +9,6 @@ import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
 import dev.proclive.spi.ProcessState;
 import dev.proclive.spi.internal.ProgramNames;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -102,34 +101,29 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
         }
         ProcReader r = reader();
         String path = procRoot + "/self/stat";
-        ProcReader.Status status = r.read(path, false);
-        if (status != ProcReader.Status.OK) {
+        int status = r.read(path, false);
+        if (status != ProcReader.OK) {
             return new ProcessLookup.Unknown(
-                    status == ProcReader.Status.DENIED ? Reason.ACCESS_DENIED : Reason.IO_ERROR,
+                    status == ProcReader.DENIED ? Reason.ACCESS_DENIED : Reason.IO_ERROR,
                     path + ": " + r.error());
         }
-        String problem = r.line.locate(r.buffer(), r.length());
-        return problem == null ? new ProcessLookup.Found(info(r.line, v)) : malformed(path, problem);
+        String problem = r.locate(r.buffer(), r.length());
+        return problem == null ? new ProcessLookup.Found(info(r, v)) : malformed(path, problem);
     }
 
-    /** A start as this platform writes it: clock ticks since boot, 1 to 19 decimal digits (a loop: no regex on a check's path). */
+    /**
+     * A start as this platform writes it: field 22 of {@code stat}, clock ticks since boot, as the
+     * kernel prints an unsigned number — decimal digits without a sign or a leading zero, at most 19
+     * ({@link KernelIntrospector#isPlainDecimal}; a loop: no regex on a check's path).
+     */
     @Override
     public boolean isFingerprint(String recorded) {
-        if (recorded.isEmpty() || recorded.length() > 19) {
-            return false;
-        }
-        for (int i = 0; i < recorded.length(); i++) {
-            char c = recorded.charAt(i);
-            if (c < '0' || c > '9') {
-                return false;
-            }
-        }
-        return true;
+        return KernelIntrospector.isPlainDecimal(recorded, 0, recorded.length(), 19);
     }
 
     @Override
     public boolean sameStart(String recorded, String current) {
-        return view().boottime().sameStart(recorded, current);
+        return view().sameStart(recorded, current);
     }
 
     private ProcessLookup read(long pid, boolean processOnly) {
@@ -142,20 +136,20 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
         }
         ProcReader r = reader();
         String path = r.path(procRoot, pid, "stat");
-        ProcReader.Status status = r.read(path, false);
-        if (status != ProcReader.Status.OK) {
+        int status = r.read(path, false);
+        if (status != ProcReader.OK) {
             return failure(pid, path, status, r);
         }
-        String problem = r.line.locate(r.buffer(), r.length());
+        String problem = r.locate(r.buffer(), r.length());
         if (problem != null) {
             return malformed(path, problem);
         }
-        if (r.line.pid() != pid) {
-            return malformed(path, "it names pid " + r.line.pid());
+        if (r.pid() != pid) {
+            return malformed(path, "it names pid " + r.pid());
         }
         ProcessInfo info = r.lastInfo;
-        if (info == null || !v.boottime().none() || !r.line.says(info)) {
-            info = info(r.line, v);
+        if (info == null || v.shifted() || !r.says(info)) {
+            info = info(r, v);
             r.lastInfo = info;
         }
         if (processOnly || info.state() == ProcessState.ZOMBIE) {
@@ -165,13 +159,13 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
     }
 
     /** The located line as a process, its start converted out of this process's time namespace. */
-    private static ProcessInfo info(StatLine line, ProcView v) {
+    private static ProcessInfo info(ProcReader line, ProcView v) {
         ProcessInfo info = line.info();
-        if (v.boottime().none()) {
+        if (!v.shifted()) {
             return info;
         }
         return new ProcessInfo(info.pid(), info.parentPid(), info.name(),
-                v.boottime().fingerprint(line.startTicks()), info.state());
+                v.fingerprint(line.startTicks()), info.state());
     }
 
     /**
@@ -183,8 +177,8 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
     private ProcessLookup withStatus(ProcessInfo info, boolean processOnly, ProcReader r) {
         long pid = info.pid();
         String path = r.path(procRoot, pid, "status");
-        ProcReader.Status status = r.read(path, true);
-        if (status != ProcReader.Status.OK) {
+        int status = r.read(path, true);
+        if (status != ProcReader.OK) {
             return failure(pid, path, status, r);
         }
         StatusFile s = StatusFile.parse(r.buffer(), r.length());
@@ -198,11 +192,11 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
     }
 
     /** A failed read of a process's file, told apart: gone, hidden, denied, or broken. */
-    private ProcessLookup failure(long pid, String path, ProcReader.Status status, ProcReader r) {
-        if (status == ProcReader.Status.DENIED) {
+    private ProcessLookup failure(long pid, String path, int status, ProcReader r) {
+        if (status == ProcReader.DENIED) {
             return new ProcessLookup.Unknown(Reason.ACCESS_DENIED, r.error());
         }
-        if (status != ProcReader.Status.ABSENT) {
+        if (status != ProcReader.ABSENT) {
             return new ProcessLookup.Unknown(Reason.IO_ERROR, r.error());
         }
         if (!hidesPids()) {
@@ -279,7 +273,32 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
         if (pid <= 0 || view().distrust().isPresent()) {
             return ProgramNames.UNKNOWN;
         }
-        String executable = "";
+        return new ProgramNames(executableName(pid), argv0Name(pid));
+    }
+
+    /** As {@link #programNames} reads them, without making one: an owner walk in a cold JVM loads no ProgramNames. */
+    @Override
+    public boolean programNamedAnyOf(long pid, String[] names) {
+        if (pid <= 0 || view().distrust().isPresent()) {
+            return false;
+        }
+        return oneOf(executableName(pid), names) || oneOf(argv0Name(pid), names);
+    }
+
+    private static boolean oneOf(String name, String[] names) {
+        if (name.isEmpty()) {
+            return false;
+        }
+        for (String n : names) {
+            if (n.equals(name)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The file name {@code /proc/PID/exe} links to, or empty when it cannot be read. */
+    private String executableName(long pid) {
         try {
             Path exe = Path.of(procRoot, Long.toString(pid), "exe");
             if (opened != null) {
@@ -289,16 +308,24 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
             if (link.endsWith(DELETED)) { // the program was replaced on disk (a shell upgraded under it)
                 link = link.substring(0, link.length() - DELETED.length());
             }
-            executable = ProgramNames.fileName(link);
-        } catch (IOException | RuntimeException e) {
-            // unreadable: no executable name, which is no reason to stop a walk
+            return fileName(link);
+        } catch (Exception e) { // IOException or a runtime one; not named: the verifier would load it with this class
+            return ""; // unreadable: no executable name, which is no reason to stop a walk
         }
+    }
+
+    /** The file name of {@code argv[0]} in {@code /proc/PID/cmdline}, or empty when it cannot be read. */
+    private String argv0Name(long pid) {
         ProcReader r = reader();
-        String argv0 = "";
-        if (r.read(r.path(procRoot, pid, "cmdline"), true) == ProcReader.Status.OK) {
-            argv0 = argv0(r.buffer(), r.length());
+        if (r.read(r.path(procRoot, pid, "cmdline"), true) == ProcReader.OK) {
+            return argv0(r.buffer(), r.length());
         }
-        return new ProgramNames(executable, argv0);
+        return "";
+    }
+
+    /** {@link ProgramNames#fileName}, here so that reading a name loads no ProgramNames. */
+    private static String fileName(String path) {
+        return path.substring(path.lastIndexOf('/') + 1);
     }
 
     /** What {@code readlink(2)} of {@code /proc/PID/exe} appends when the file was unlinked. */
@@ -311,7 +338,7 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
             end++;
         }
         String word = new String(cmdline, 0, end, StandardCharsets.UTF_8);
-        return ProgramNames.fileName(word.startsWith("-") ? word.substring(1) : word);
+        return fileName(word.startsWith("-") ? word.substring(1) : word);
     }
 
     /** Read once with the view: a boot id cannot change while this process lives. */
@@ -374,8 +401,8 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
         try {
             long ticks = dot < 0 ? Long.parseLong(seconds) * 100
                     : Long.parseLong(seconds.substring(0, dot)) * 100 + Long.parseLong((seconds.substring(dot + 1) + "00").substring(0, 2));
-            return Optional.of(v.boottime().fingerprint(ticks - 1));
-        } catch (NumberFormatException e) {
+            return Optional.of(v.fingerprint(ticks - 1));
+        } catch (RuntimeException e) { // NumberFormatException, not named: the verifier would load it with this class
             return Optional.empty();
         }
     }
@@ -408,7 +435,7 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
             return OptionalLong.empty();
         }
         ProcReader r = reader();
-        if (r.read(r.path(procRoot, pid, "status"), true) != ProcReader.Status.OK) {
+        if (r.read(r.path(procRoot, pid, "status"), true) != ProcReader.OK) {
             return OptionalLong.empty();
         }
         long uid = StatusFile.parse(r.buffer(), r.length()).uid();

@@ -1,6 +1,7 @@
 package dev.proclive.linux;
 
 import dev.proclive.spi.ProcessInfo;
+import dev.proclive.spi.ProcessState;
 import java.io.FileInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -13,37 +14,46 @@ import java.util.Arrays;
 import java.util.function.Consumer;
 
 /**
- * One thread's reader of small {@code /proc} files into a reused buffer. The happy path is a
- * plain {@link FileInputStream} (cheapest on first use); only after it failed does NIO read the
- * file again, because {@code java.io} reports ENOENT, EACCES and EPERM alike while NIO tells them
- * apart. Not thread-safe: one per thread.
+ * One thread's reader of small {@code /proc} files into a reused buffer, and the locator of the
+ * {@code /proc/PID/stat} line it read there. The happy path is a plain {@link FileInputStream}
+ * (cheapest on first use); only after it failed does NIO read the file again, because
+ * {@code java.io} reports ENOENT, EACCES and EPERM alike while NIO tells them apart. Not
+ * thread-safe: one per thread.
+ *
+ * <p><b>The stat line</b> (proc(5)), {@code pid (comm) state ppid … starttime …}: {@link #locate}
+ * finds its fields once, in one pass, and the accessors read them in place. Pure over bytes, so
+ * every corner is tested from fixtures ({@link StatLine} is the same parser for a line read
+ * elsewhere). The comm sits between the first {@code (} and the <em>last</em> {@code )}: it may
+ * itself hold spaces, parentheses and newlines (15 bytes for user tasks, up to 63 for kernel
+ * threads). The fields after it are separated by single spaces. Reader and line are one class: a
+ * hook's cold JVM loads each class it uses at a cost (about a third of a millisecond here).
  */
 final class ProcReader {
 
-    /** How a read ended. */
-    enum Status {
-        OK,
-        /** ENOENT: no such file. */
-        ABSENT,
-        /**
-         * EACCES, or a file that will not open in a directory that is there: EPERM, which
-         * {@code hidepid=noaccess} answers and NIO reports as a plain FileSystemException.
-         */
-        DENIED,
-        /** Anything else. */
-        FAILED
-    }
+    /*
+     * How a read ends: ints, not an enum, on the measured hot path of a hook's cold JVM (one class
+     * fewer to load there).
+     */
+    /** The file was read. */
+    static final int OK = 0;
+    /** ENOENT: no such file. */
+    static final int ABSENT = 1;
+    /**
+     * EACCES, or a file that will not open in a directory that is there: EPERM, which
+     * {@code hidepid=noaccess} answers and NIO reports as a plain FileSystemException.
+     */
+    static final int DENIED = 2;
+    /** Anything else. */
+    static final int FAILED = 3;
 
-    private byte[] buffer = new byte[2048];
+    /** Made by the first read: a {@link StatLine} locates lines in buffers of its own. */
+    private byte[] buffer;
     private int length;
     private String error = "";
-    private final StringBuilder path = new StringBuilder(64);
+    private StringBuilder path;
     private long lastPid;
     private String lastLeaf;
     private String lastPath;
-
-    /** The stat line last read, located by its reader. */
-    final StatLine line = new StatLine();
 
     /** Told each path this reader opens; null in production (tests count reads with it). */
     private final Consumer<String> opened;
@@ -63,6 +73,9 @@ final class ProcReader {
         if (pid == lastPid && leaf.equals(lastLeaf)) {
             return lastPath;
         }
+        if (path == null) {
+            path = new StringBuilder(64);
+        }
         path.setLength(0);
         lastPath = path.append(root).append('/').append(pid).append('/').append(leaf).toString();
         lastPid = pid;
@@ -74,11 +87,15 @@ final class ProcReader {
      * Reads {@code path}: a whole file, or, when {@code whole} is false, up to its first full line
      * (a {@code stat} file is one line, and one read(2) returns it whole).
      *
-     * @return how it ended; see {@link #error()} when not {@link Status#OK}
+     * @return how it ended, {@link #OK} or another of the constants above; see {@link #error()}
+     *         when not OK
      */
-    Status read(String path, boolean whole) {
+    int read(String path, boolean whole) {
         if (opened != null) {
             opened.accept(path);
+        }
+        if (buffer == null) {
+            buffer = new byte[2048];
         }
         try (FileInputStream in = new FileInputStream(path)) {
             int n = 0;
@@ -96,39 +113,86 @@ final class ProcReader {
                 }
             }
             length = n;
-            return Status.OK;
-        } catch (IOException e) {
-            return classify(path);
+            return OK;
+        } catch (Exception e) { // IOException, not named: the verifier would load it with this class
+            return Errno.classify(this, path);
         }
     }
 
-    /** Reads the file again through NIO, whose exceptions say which errno it was. */
-    private Status classify(String file) {
-        try {
-            byte[] data = Files.readAllBytes(Path.of(file));
-            if (data.length > buffer.length) {
-                buffer = new byte[data.length];
+    /**
+     * Reads a file again through NIO, whose exceptions say which errno it was: a class of its own,
+     * loaded only when a read failed (the verifier loads every exception type a method catches).
+     */
+    private static final class Errno {
+        static int classify(ProcReader r, String file) {
+            try {
+                byte[] data = Files.readAllBytes(Path.of(file));
+                if (r.buffer == null || data.length > r.buffer.length) {
+                    r.buffer = new byte[data.length];
+                }
+                System.arraycopy(data, 0, r.buffer, 0, data.length);
+                r.length = data.length;
+                return OK; // it failed a moment ago and works now: take what we read
+            } catch (NoSuchFileException e) {
+                r.error = file + ": no such file";
+                return ABSENT;
+            } catch (AccessDeniedException e) {
+                r.error = file + ": permission denied";
+                return DENIED;
+            } catch (FileSystemException e) {
+                // EPERM has no type of its own, and the message is strerror in the user's locale. What
+                // can be checked: the process's directory is there but its file will not open, as
+                // hidepid=noaccess answers.
+                r.error = e.getMessage();
+                Path dir = Path.of(file).getParent();
+                return dir != null && Files.isDirectory(dir) ? DENIED : FAILED;
+            } catch (IOException | RuntimeException e) {
+                r.error = file + ": " + e;
+                return FAILED;
             }
-            System.arraycopy(data, 0, buffer, 0, data.length);
-            length = data.length;
-            return Status.OK; // it failed a moment ago and works now: take what we read
-        } catch (NoSuchFileException e) {
-            error = file + ": no such file";
-            return Status.ABSENT;
-        } catch (AccessDeniedException e) {
-            error = file + ": permission denied";
-            return Status.DENIED;
-        } catch (FileSystemException e) {
-            // EPERM has no type of its own, and the message is strerror in the user's locale. What
-            // can be checked: the process's directory is there but its file will not open, as
-            // hidepid=noaccess answers.
-            error = e.getMessage();
-            Path dir = Path.of(file).getParent();
-            return dir != null && Files.isDirectory(dir) ? Status.DENIED : Status.FAILED;
-        } catch (IOException | RuntimeException e) {
-            error = file + ": " + e;
-            return Status.FAILED;
         }
+    }
+
+    /**
+     * How many blank-separated words follow {@code key} on the line of {@code b[0, len)} that starts
+     * with it ({@code NSpid:	1234	1} → 2), or -1 when no line does. Here, not in {@link StatusFile},
+     * so that the view of {@code /proc} is read without loading that class.
+     */
+    static int wordsAfter(byte[] b, int len, String key) {
+        int line = 0;
+        while (line < len) {
+            int end = line;
+            while (end < len && b[end] != '\n') {
+                end++;
+            }
+            if (startsWith(b, line, end, key)) {
+                int words = 0;
+                boolean inWord = false;
+                for (int i = line + key.length(); i < end; i++) {
+                    boolean blank = b[i] == ' ' || b[i] == '\t';
+                    if (!blank && !inWord) {
+                        words++;
+                    }
+                    inWord = !blank;
+                }
+                return words;
+            }
+            line = end + 1;
+        }
+        return -1;
+    }
+
+    /** Whether {@code b[from, to)} starts with {@code prefix} (ASCII). */
+    static boolean startsWith(byte[] b, int from, int to, String prefix) {
+        if (to - from < prefix.length()) {
+            return false;
+        }
+        for (int i = 0; i < prefix.length(); i++) {
+            if (b[from + i] != prefix.charAt(i)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     byte[] buffer() {
@@ -147,5 +211,194 @@ final class ProcReader {
     /** Why the last read failed. */
     String error() {
         return error;
+    }
+
+    // The stat line located last.
+
+
+    /** Field indexes counted from the first field after the comm (proc(5) numbers: 3, 4, 9, 22). */
+    static final int STATE = 0;
+    static final int PPID = 1;
+    static final int FLAGS = 6;
+    static final int STARTTIME = 19;
+
+    /** {@code PF_EXITING} in the flags (include/linux/sched.h): the process is in do_exit. */
+    static final long PF_EXITING = 0x4;
+
+    /** {@code PF_KTHREAD} in the flags: a kernel thread, which has no user memory, so no environment. */
+    static final long PF_KTHREAD = 0x00200000;
+
+    private byte[] b;
+    private int open;
+    private int close;
+    private int state;
+    private int ppid;
+    private int ppidEnd;
+    private int flags;
+    private int flagsEnd;
+    private int start;
+    private int startEnd;
+
+    /**
+     * Finds the fields of a stat line in {@code b[0, len)} (this reader's {@link #buffer()}, or
+     * another): null when it has what proclive reads (a
+     * pid, a {@code (comm)}, a one-letter state, numeric ppid and starttime), else what is wrong.
+     * Allocates nothing for a well-formed line.
+     */
+    String locate(byte[] buffer, int len) {
+        this.b = buffer;
+        open = -1;
+        close = -1;
+        for (int i = 0; i < len; i++) {
+            byte c = buffer[i];
+            if (c == '(' && open < 0) {
+                open = i;
+            } else if (c == ')') {
+                close = i;
+            }
+        }
+        if (open < 1 || close < open) {
+            return "no (comm) in the line";
+        }
+        if (buffer[open - 1] != ' ' || parseDigits(buffer, 0, open - 1) < 0) {
+            return "no pid before the comm";
+        }
+        // Walk the fields after the comm once: " S 1234 … starttime …"
+        int pos = close + 1;
+        state = -1;
+        start = -1;
+        for (int field = 0; field <= STARTTIME; field++) {
+            if (pos >= len || buffer[pos] != ' ') {
+                return "the line ends before field 22 (starttime)";
+            }
+            int from = pos + 1;
+            int end = fieldEnd(buffer, len, from);
+            if (end == from) {
+                return "the line ends before field 22 (starttime)";
+            }
+            if (field == STATE) {
+                state = from;
+                if (end != from + 1) {
+                    return "the state is not one letter";
+                }
+            } else if (field == PPID) {
+                ppid = from;
+                ppidEnd = end;
+            } else if (field == FLAGS) {
+                flags = from;
+                flagsEnd = end;
+            } else if (field == STARTTIME) {
+                start = from;
+                startEnd = end;
+            }
+            pos = end;
+        }
+        if (parseDigits(buffer, ppid, ppidEnd) < 0 || parseDigits(buffer, start, startEnd) < 0) {
+            return "ppid or starttime is not a number";
+        }
+        return null;
+    }
+
+    /** The pid the located line starts with. */
+    long pid() {
+        return parseDigits(b, 0, open - 1);
+    }
+
+    /** The state letter of the located line. */
+    byte stateByte() {
+        return b[state];
+    }
+
+    /**
+     * Whether the located line is of a process that is ending: a zombie, dead, or in do_exit
+     * ({@code PF_EXITING}; its memory, environment included, may be released already). Flags that
+     * are not a number count as ending: nothing then proves it lives.
+     */
+    boolean ending() {
+        long f = parseDigits(b, flags, flagsEnd);
+        return state(b[state]) != ProcessState.LIVE || f < 0 || (f & PF_EXITING) != 0;
+    }
+
+    /** Whether the located line is of a kernel thread ({@code PF_KTHREAD}). */
+    boolean kernelThread() {
+        long f = parseDigits(b, flags, flagsEnd);
+        return f >= 0 && (f & PF_KTHREAD) != 0;
+    }
+
+    /** The starttime field of the located line, in clock ticks as shown to this process. */
+    long startTicks() {
+        return parseDigits(b, start, startEnd);
+    }
+
+    /**
+     * Whether the located line says exactly what {@code info} holds (pid, ASCII name, state,
+     * parent, start as shown), so a caller polling one process can keep its last decode instead of
+     * allocating a new one. A name with non-ASCII bytes never matches: it is simply decoded again.
+     */
+    boolean says(ProcessInfo info) {
+        return info.pid() == pid()
+                && state(b[state]) == info.state()
+                && parseDigits(b, ppid, ppidEnd) == info.parentPid()
+                && asciiEquals(open + 1, close, info.name())
+                && asciiEquals(start, startEnd, info.start());
+    }
+
+    private boolean asciiEquals(int from, int to, String text) {
+        if (to - from != text.length()) {
+            return false;
+        }
+        for (int i = from; i < to; i++) {
+            if (b[i] < 0 || b[i] != text.charAt(i - from)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The located line, decoded. */
+    ProcessInfo info() {
+        return new ProcessInfo(
+                pid(),
+                parseDigits(b, ppid, ppidEnd),
+                new String(b, open + 1, close - open - 1, StandardCharsets.UTF_8),
+                new String(b, start, startEnd - start, StandardCharsets.ISO_8859_1),
+                state(b[state]));
+    }
+
+    /** proc(5) states: Z zombie, X/x dead (reaped, being released); everything else can run. */
+    static ProcessState state(byte state) {
+        switch (state) {
+            case 'Z':
+                return ProcessState.ZOMBIE;
+            case 'X':
+            case 'x':
+                return ProcessState.DEAD;
+            default:
+                return ProcessState.LIVE;
+        }
+    }
+
+    private static int fieldEnd(byte[] b, int len, int from) {
+        int i = from;
+        while (i < len && b[i] != ' ' && b[i] != '\n') {
+            i++;
+        }
+        return i;
+    }
+
+    /** The decimal number in {@code b[from, to)}, or -1 when it is empty, not digits or too long. */
+    static long parseDigits(byte[] b, int from, int to) {
+        if (from < 0 || to <= from || to - from > 18) {
+            return -1;
+        }
+        long value = 0;
+        for (int i = from; i < to; i++) {
+            int d = b[i] - '0';
+            if (d < 0 || d > 9) {
+                return -1;
+            }
+            value = value * 10 + d;
+        }
+        return value;
     }
 }

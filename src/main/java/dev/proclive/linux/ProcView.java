@@ -15,7 +15,10 @@ import java.util.Optional;
  * namespace), so one value serves every later lookup.
  *
  * @param distrust  why {@code /proc} cannot be trusted for anything, or empty when it can
- * @param boottime  this process's time-namespace boottime offset
+ * @param shift     this process's time-namespace boottime offset, or null where there is none to
+ *                  take off (the initial time namespace, the common case: a measured hot path, where
+ *                  a hook's cold JVM then loads no {@link BootOffset}); ask {@link #fingerprint},
+ *                  {@link #sameStart}, {@link #shifted}
  * @param bootId    {@code /proc/sys/kernel/random/boot_id}, or empty when unreadable (then no boot
  *                  is recorded: never {@code btime}, which moves when the clock is stepped)
  * @param pidNamespace the inode {@code /proc/self/ns/pid} names, or empty
@@ -25,13 +28,13 @@ import java.util.Optional;
  * @param initialPidNamespace whether {@code pidNamespace} is the initial one's, or unreadable (then
  *                  counted as initial): decided once, since every check asks
  */
-record ProcView(Optional<ProcessLookup.Unknown> distrust, BootOffset boottime,
+record ProcView(Optional<ProcessLookup.Unknown> distrust, BootOffset shift,
                 Optional<String> bootId, Optional<String> pidNamespace, Optional<String> machineId,
                 boolean settled, boolean initialPidNamespace) {
 
-    ProcView(Optional<ProcessLookup.Unknown> distrust, BootOffset boottime, Optional<String> bootId,
+    ProcView(Optional<ProcessLookup.Unknown> distrust, BootOffset shift, Optional<String> bootId,
              Optional<String> pidNamespace, Optional<String> machineId, boolean settled) {
-        this(distrust, boottime, bootId, pidNamespace, machineId, settled,
+        this(distrust, shift == null || shift.none() ? null : shift, bootId, pidNamespace, machineId, settled,
                 pidNamespace.isEmpty() || LinuxProcessIntrospector.INITIAL_PID_NAMESPACE.equals(pidNamespace.get()));
     }
 
@@ -50,37 +53,75 @@ record ProcView(Optional<ProcessLookup.Unknown> distrust, BootOffset boottime,
         Optional<String> pidns = namespace(procRoot, "pid");
         Optional<String> machine = machineId(r, machineRoot);
         String statusPath = procRoot + "/self/status";
-        ProcReader.Status status = r.read(statusPath, true);
-        if (status == ProcReader.Status.ABSENT) {
+        int status = r.read(statusPath, true);
+        if (status == ProcReader.ABSENT) {
             return untrusted(Reason.OTHER_PID_NAMESPACE, procRoot + "/self does not resolve: " + procRoot
                     + " belongs to another PID namespace or is not procfs", boot, pidns, machine, true);
         }
-        if (status != ProcReader.Status.OK) {
+        if (status != ProcReader.OK) {
             return untrusted(Reason.IO_ERROR, statusPath + ": " + r.error(), boot, pidns, machine, false);
         }
-        StatusFile self = StatusFile.parse(r.buffer(), r.length());
-        if (self.nspidCount() > 1) {
+        int nspid = ProcReader.wordsAfter(r.buffer(), r.length(), StatusFile.NSPID); // as StatusFile reads it
+        if (nspid > 1) {
             return untrusted(Reason.OTHER_PID_NAMESPACE, procRoot
                     + " was mounted for another PID namespace: its pids are not this process's (NSpid lists "
-                    + self.nspidCount() + " ids)", boot, pidns, machine, true);
+                    + nspid + " ids)", boot, pidns, machine, true);
         }
 
         String offsetsPath = procRoot + "/self/timens_offsets";
-        BootOffset boottime;
-        ProcReader.Status offsets = r.read(offsetsPath, true);
-        if (offsets == ProcReader.Status.ABSENT) {
-            boottime = BootOffset.NONE; // a kernel without time namespaces (before 5.6)
-        } else if (offsets != ProcReader.Status.OK) {
+        BootOffset shift = null; // none: a kernel without time namespaces (before 5.6), or offsets of zero
+        int offsets = r.read(offsetsPath, true);
+        if (offsets != ProcReader.OK && offsets != ProcReader.ABSENT) {
             return untrusted(Reason.IO_ERROR, offsetsPath + ": " + r.error(), boot, pidns, machine, false);
-        } else {
+        }
+        if (offsets == ProcReader.OK && !zeroBoottime(r.text())) {
             Optional<BootOffset> parsed = BootOffset.parse(r.text());
             if (parsed.isEmpty()) {
                 return untrusted(Reason.IO_ERROR, "malformed " + offsetsPath, boot, pidns, machine, true);
             }
-            boottime = parsed.get();
+            shift = parsed.get();
         }
 
-        return new ProcView(Optional.empty(), boottime, boot, pidns, machine, true);
+        return new ProcView(Optional.empty(), shift, boot, pidns, machine, true);
+    }
+
+    /**
+     * Whether {@code /proc/self/timens_offsets} has a {@code boottime} line whose numbers are all 0,
+     * as every process outside a time namespace reads: then there is nothing to take off, and
+     * {@link BootOffset} is not needed to say so. Anything else is left to {@link BootOffset#parse}.
+     */
+    static boolean zeroBoottime(String offsets) {
+        int at = offsets.startsWith("boottime ") ? 0 : offsets.indexOf("\nboottime ") + 1;
+        if (at <= 0 && !offsets.startsWith("boottime ")) {
+            return false;
+        }
+        int zeros = 0;
+        for (int i = at + "boottime ".length(); i < offsets.length() && offsets.charAt(i) != '\n'; i++) {
+            char c = offsets.charAt(i);
+            if (c == '0') {
+                if (i == 0 || offsets.charAt(i - 1) == ' ' || offsets.charAt(i - 1) == '\t') {
+                    zeros++;
+                }
+            } else if (c != ' ' && c != '\t') {
+                return false;
+            }
+        }
+        return zeros == 2;
+    }
+
+    /** Whether start times are shown shifted to this process: a time namespace with a boottime offset. */
+    boolean shifted() {
+        return shift != null;
+    }
+
+    /** The fingerprint of a start time shown as {@code shownTicks} to this process. */
+    String fingerprint(long shownTicks) {
+        return shift == null ? Long.toString(shownTicks) : shift.fingerprint(shownTicks);
+    }
+
+    /** Whether a recorded fingerprint names the process whose fingerprint reads {@code current} here ({@link BootOffset#sameStart}). */
+    boolean sameStart(String recorded, String current) {
+        return shift == null ? recorded.equals(current) : shift.sameStart(recorded, current);
     }
 
     /**
@@ -91,11 +132,11 @@ record ProcView(Optional<ProcessLookup.Unknown> distrust, BootOffset boottime,
      */
     static boolean hidesPids(String procRoot, ProcReader r) {
         // Unreadable mountinfo: assume hiding, so that a missing entry is double-checked.
-        if (r.read(procRoot + "/self/mountinfo", true) == ProcReader.Status.OK
+        if (r.read(procRoot + "/self/mountinfo", true) == ProcReader.OK
                 && !MountInfo.hidesPids(r.text(), procRoot)) {
             return false;
         }
-        if (r.read(procRoot + "/self/status", true) != ProcReader.Status.OK) {
+        if (r.read(procRoot + "/self/status", true) != ProcReader.OK) {
             return true;
         }
         // CAP_SYS_PTRACE sees past hidepid only where it counts: a child user namespace shows every
@@ -107,14 +148,14 @@ record ProcView(Optional<ProcessLookup.Unknown> distrust, BootOffset boottime,
 
     private static ProcView untrusted(Reason reason, String detail, Optional<String> boot, Optional<String> pidns,
                                       Optional<String> machine, boolean settled) {
-        return new ProcView(Optional.of(new ProcessLookup.Unknown(reason, detail)), BootOffset.NONE,
+        return new ProcView(Optional.of(new ProcessLookup.Unknown(reason, detail)), null,
                 boot, pidns, machine, settled);
     }
 
     /** The first of {@link #MACHINE_ID_PATHS} below {@code root} that holds a valid id, or empty. */
     static Optional<String> machineId(ProcReader r, String root) {
         for (String path : MACHINE_ID_PATHS) {
-            if (r.read(root + path, true) == ProcReader.Status.OK) {
+            if (r.read(root + path, true) == ProcReader.OK) {
                 Optional<String> id = parseMachineId(r.text());
                 if (id.isPresent()) {
                     return id;
@@ -148,7 +189,7 @@ record ProcView(Optional<ProcessLookup.Unknown> distrust, BootOffset boottime,
 
     /** A small file's text, trimmed; empty when it cannot be read or holds nothing. */
     static Optional<String> readSmallFile(ProcReader r, String path) {
-        if (r.read(path, true) != ProcReader.Status.OK) {
+        if (r.read(path, true) != ProcReader.OK) {
             return Optional.empty();
         }
         String text = r.text().trim();

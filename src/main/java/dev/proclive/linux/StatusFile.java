@@ -13,13 +13,16 @@ package dev.proclive.linux;
  */
 record StatusFile(long tgid, long threads, int nspidCount, long capEff, long uid) {
 
+    /** The line that lists a task's pid in each PID namespace, outermost first. */
+    static final String NSPID = "NSpid:";
+
     /** capability.h: CAP_SYS_PTRACE, which lets a task see processes {@code hidepid} hides. */
     static final int CAP_SYS_PTRACE = 19;
 
     static StatusFile parse(byte[] b, int len) {
         long tgid = -1;
         long threads = -1;
-        int nspid = -1;
+        int nspid = ProcReader.wordsAfter(b, len, NSPID);
         long capEff = -1;
         long uid = -1;
         int line = 0;
@@ -28,15 +31,13 @@ record StatusFile(long tgid, long threads, int nspidCount, long capEff, long uid
             while (end < len && b[end] != '\n') {
                 end++;
             }
-            if (startsWith(b, line, end, "Tgid:")) {
-                tgid = StatLine.parseDigits(b, skipBlanks(b, line + 5, end), end);
-            } else if (startsWith(b, line, end, "Threads:")) {
-                threads = StatLine.parseDigits(b, skipBlanks(b, line + 8, end), end);
-            } else if (startsWith(b, line, end, "NSpid:")) {
-                nspid = countWords(b, line + 6, end);
-            } else if (startsWith(b, line, end, "CapEff:")) {
+            if (ProcReader.startsWith(b, line, end, "Tgid:")) {
+                tgid = ProcReader.parseDigits(b, skipBlanks(b, line + 5, end), end);
+            } else if (ProcReader.startsWith(b, line, end, "Threads:")) {
+                threads = ProcReader.parseDigits(b, skipBlanks(b, line + 8, end), end);
+            } else if (ProcReader.startsWith(b, line, end, "CapEff:")) {
                 capEff = parseHex(b, skipBlanks(b, line + 7, end), end);
-            } else if (startsWith(b, line, end, "Uid:")) {
+            } else if (ProcReader.startsWith(b, line, end, "Uid:")) {
                 uid = secondWord(b, line + 4, end);
             }
             line = end + 1;
@@ -49,37 +50,12 @@ record StatusFile(long tgid, long threads, int nspidCount, long capEff, long uid
         return capEff >= 0 && (capEff & (1L << CAP_SYS_PTRACE)) != 0;
     }
 
-    private static boolean startsWith(byte[] b, int from, int to, String prefix) {
-        if (to - from < prefix.length()) {
-            return false;
-        }
-        for (int i = 0; i < prefix.length(); i++) {
-            if (b[from + i] != prefix.charAt(i)) {
-                return false;
-            }
-        }
-        return true;
-    }
-
     private static int skipBlanks(byte[] b, int from, int to) {
         int i = from;
         while (i < to && (b[i] == ' ' || b[i] == '\t')) {
             i++;
         }
         return i;
-    }
-
-    private static int countWords(byte[] b, int from, int to) {
-        int words = 0;
-        boolean inWord = false;
-        for (int i = from; i < to; i++) {
-            boolean blank = b[i] == ' ' || b[i] == '\t';
-            if (!blank && !inWord) {
-                words++;
-            }
-            inWord = !blank;
-        }
-        return words;
     }
 
     /** The second blank-separated word of a line as a decimal number, or -1. */
@@ -94,7 +70,7 @@ record StatusFile(long tgid, long threads, int nspidCount, long capEff, long uid
         while (end < to && b[end] != ' ' && b[end] != '\t') {
             end++;
         }
-        return end > second ? StatLine.parseDigits(b, second, end) : -1;
+        return end > second ? ProcReader.parseDigits(b, second, end) : -1;
     }
 
     private static long parseHex(byte[] b, int from, int to) {

@@ -300,16 +300,21 @@ public final class MacosProcessIntrospector implements KernelIntrospector {
         return new java.math.BigDecimal(start);
     }
 
-    /** A start as this platform writes it: {@code seconds.microseconds}, six digits after the point. */
+    /**
+     * A start as this platform writes it, {@code "%d.%06d"} of {@code p_starttime}: the seconds as
+     * {@code %d} prints them (no sign, no leading zero: {@link KernelIntrospector#isPlainDecimal}),
+     * a point, six digits of microseconds.
+     */
     @Override
     public boolean isFingerprint(String recorded) {
         int point = recorded.indexOf('.');
-        if (point < 1 || point > 19 || recorded.length() - point - 1 != 6) {
+        if (point < 1 || recorded.length() - point - 1 != 6
+                || !KernelIntrospector.isPlainDecimal(recorded, 0, point, 19)) {
             return false;
         }
-        for (int i = 0; i < recorded.length(); i++) {
+        for (int i = point + 1; i < recorded.length(); i++) {
             char c = recorded.charAt(i);
-            if (i != point && (c < '0' || c > '9')) {
+            if (c < '0' || c > '9') {
                 return false;
             }
         }

@@ -22,27 +22,35 @@ public final class Platform {
         LINUX, MAC, WINDOWS, OTHER
     }
 
+    /*
+     * A hook's cold JVM loads this class to pick the introspector, and nothing else of it: no Os
+     * constant is made for Linux, the OS is compared with ifs (a switch on an enum loads a synthetic
+     * class), and what only leases need is picked in a class of its own.
+     */
     private static final String OS_NAME = System.getProperty("os.name", "");
-    private static final Os OS = os(OS_NAME);
 
     private Platform() {
     }
 
     /** The OS this JVM runs on. */
     public static Os os() {
-        return OS;
+        return os(OS_NAME);
     }
 
     /** The OS an {@code os.name} names. */
     public static Os os(String osName) {
-        String os = osName.toLowerCase(Locale.ROOT);
-        if (os.startsWith("linux")) {
+        if (linux(osName)) {
             return Os.LINUX;
         }
+        String os = osName.toLowerCase(Locale.ROOT);
         if (os.startsWith("mac") || os.startsWith("darwin")) {
             return Os.MAC;
         }
         return os.startsWith("windows") ? Os.WINDOWS : Os.OTHER;
+    }
+
+    private static boolean linux(String osName) {
+        return osName.regionMatches(true, 0, "linux", 0, 5);
     }
 
     /** The introspector that reads this OS's processes. */
@@ -52,14 +60,13 @@ public final class Platform {
 
     /** The introspector for the OS {@code osName} names. */
     public static ProcessIntrospector introspector(String osName) {
-        switch (os(osName)) {
-            case LINUX:
-                return LinuxProcessIntrospector.system();
-            case MAC:
-                return MacosProcessIntrospector.system();
-            default:
-                return new UnsupportedProcessIntrospector(osName);
+        if (linux(osName)) {
+            return LinuxProcessIntrospector.system();
         }
+        if (os(osName) == Os.MAC) {
+            return MacosProcessIntrospector.system();
+        }
+        return new UnsupportedProcessIntrospector(osName);
     }
 
     /**
@@ -67,7 +74,7 @@ public final class Platform {
      * nothing ({@link Descendants#NONE}).
      */
     public static Descendants descendants() {
-        return OS == Os.LINUX ? dev.proclive.linux.LinuxDescendants.INSTANCE : Descendants.NONE;
+        return ForLeases.descendants(linux(OS_NAME));
     }
 
     /**
@@ -76,12 +83,27 @@ public final class Platform {
      * {@link IOException} that says what to add.
      */
     public static FileLocker fileLocker() {
-        return fileLocker(OS);
+        return fileLocker(os());
     }
 
     /** The lease's lock for {@code os}. */
     static FileLocker fileLocker(Os os) {
-        return os == Os.WINDOWS ? new dev.proclive.windows.ChannelLocker() : new FlockOrExplain();
+        return ForLeases.fileLocker(os);
+    }
+
+    /**
+     * What only leases need, picked here so that loading {@link Platform} to pick an introspector
+     * does not load these types too (the verifier loads the type a method returns when the value
+     * returned is of another class).
+     */
+    private static final class ForLeases {
+        static Descendants descendants(boolean linux) {
+            return linux ? dev.proclive.linux.LinuxDescendants.INSTANCE : Descendants.NONE;
+        }
+
+        static FileLocker fileLocker(Os os) {
+            return os == Os.WINDOWS ? new dev.proclive.windows.ChannelLocker() : new FlockOrExplain();
+        }
     }
 
     /** {@code flock}, loaded on the first lock: when JNA is not there, every lock says so. */

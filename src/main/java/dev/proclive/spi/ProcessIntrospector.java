@@ -49,9 +49,11 @@ public interface ProcessIntrospector {
     }
 
     /**
-     * Whether {@code recorded} is a start fingerprint as this platform writes them (Linux: clock
-     * ticks, decimal digits; macOS: {@code seconds.microseconds}): one that is not cannot be
-     * compared, so it proves nothing — never that the pid was reused. The default accepts any.
+     * Whether {@code recorded} is a start fingerprint as this platform writes them, spelled exactly
+     * so (Linux: clock ticks, decimal digits without a sign or a leading zero; macOS:
+     * {@code seconds.microseconds}, the seconds likewise): one that is not ({@code 0285663} for
+     * {@code 285663}) cannot be compared, so it proves nothing — never that the pid was reused. The
+     * default accepts any.
      */
     default boolean isFingerprint(String recorded) {
         return true;

@@ -103,6 +103,34 @@ class AncestryIT {
         assertThat(lines.get(7)).isEqualTo("exit=1");
     }
 
+    /**
+     * outer agent → sh → inner agent → sh → the CLI, the inner agent's identity recorded without its
+     * start, or with a start the kernel never writes (a leading zero): the outer agent is not known to
+     * be the nearest, so the answer is unknown, never the outer session.
+     */
+    @Test
+    void anInnerOwnerThatCannotBeJudgedMakesTheNearestUnknownNotTheOuterOne() throws Exception {
+        String line = "{\"key\":\"%s\",\"owner\":%s}\\n";
+        String pair = "printf '" + String.format(line, "outer", "%s") + String.format(line, "inner", "%s") + "' \"$OUTER\" ";
+        String inner = "BARE=$(printf '%s' \"$AGENT\" | sed 's/\"start\":\"[0-9]*\"/\"start\":\"\"/'); "
+                + "PADDED=$(printf '%s' \"$AGENT\" | sed 's/\"start\":\"/\"start\":\"0/'); "
+                + pair + "\"$BARE\" | " + cli("ancestor", "--nearest") + "; echo \"exit=$?\"; "
+                + pair + "\"$PADDED\" | " + cli("ancestor", "--nearest") + "; echo \"exit=$?\"; "
+                + pair + "\"$AGENT\" | " + cli("ancestor", "--nearest") + "; echo \"exit=$?\"";
+        Cli.Result r = Cli.exec(List.of(agent.toString(), "OUTER=\"$AGENT\" " + Cli.shellQuoted(List.of(agent.toString(), inner))), "");
+        List<String> lines = r.out().lines().toList();
+        assertThat(lines).as("%s %s", r.out(), r.err()).hasSize(8);
+        assertThat(mapper.readTree(lines.get(2))).isEqualTo(mapper.readTree(
+                "{\"nearest\":null,\"relation\":\"unknown\",\"reason\":\"no_fingerprint\"}"));
+        assertThat(lines.get(3)).isEqualTo("exit=2");
+        assertThat(mapper.readTree(lines.get(4))).isEqualTo(mapper.readTree(
+                "{\"nearest\":null,\"relation\":\"unknown\",\"reason\":\"no_fingerprint\"}"));
+        assertThat(lines.get(5)).isEqualTo("exit=2");
+        assertThat(mapper.readTree(lines.get(6))).as("judged, it is found").isEqualTo(
+                mapper.readTree("{\"nearest\":\"inner\",\"depth\":1}"));
+        assertThat(lines.get(7)).isEqualTo("exit=0");
+    }
+
     @Test
     void oneNotAncestorLineOrTwoExitAlikeOnStdin() throws Exception {
         Path lines = dir.resolve("owners.jsonl");

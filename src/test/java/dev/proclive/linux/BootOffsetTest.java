@@ -15,6 +15,19 @@ class BootOffsetTest {
     }
 
     @Test
+    void zeroOffsetsAreToldWithoutParsing() {
+        assertThat(ProcView.zeroBoottime("monotonic           0         0\nboottime            0         0\n")).isTrue();
+        assertThat(ProcView.zeroBoottime("boottime 0 0")).isTrue();
+        assertThat(ProcView.zeroBoottime("monotonic 5 0\nboottime 1000 0\n")).isFalse();
+        assertThat(ProcView.zeroBoottime("boottime 0 5")).isFalse();
+        assertThat(ProcView.zeroBoottime("boottime -0 0")).isFalse(); // left to the parser
+        assertThat(ProcView.zeroBoottime("boottime 0")).isFalse();
+        assertThat(ProcView.zeroBoottime("boottime 0 0 0")).isFalse();
+        assertThat(ProcView.zeroBoottime("monotonic 0 0\n")).isFalse();
+        assertThat(ProcView.zeroBoottime("")).isFalse();
+    }
+
+    @Test
     void wholeSecondsAreWholeTicks() {
         BootOffset offset = BootOffset.parse("monotonic 5 0\nboottime 1000 0\n").orElseThrow();
         assertThat(offset).isEqualTo(new BootOffset(100_000, false));

@@ -53,6 +53,18 @@ class LinuxLiveTest {
     }
 
     @Test
+    void aLiveProcesssStartWithALeadingZeroIsUnknownNeverDead() throws Exception {
+        Process sleeper = start("sleep", "60");
+        Identity id = ProcLive.identify(sleeper.pid()).orElseThrow();
+        Identity padded = new Identity(id.pid(), "0" + id.start(), id.boot(), id.host(), id.name(), id.pidns(),
+                id.machine());
+        assertThat(ProcLive.explain(padded).reason()).isEqualTo(Reason.NO_FINGERPRINT);
+        assertThat(ProcLive.check(padded)).isEqualTo(Liveness.UNKNOWN);
+        assertThat(ProcLive.ancestry().match(padded).reason()).contains("no_fingerprint");
+        assertThat(ProcLive.check(id)).isEqualTo(Liveness.ALIVE);
+    }
+
+    @Test
     void aSleeperIsAliveThenExited() throws Exception {
         Process sleeper = start("sleep", "60");
         Identity id = ProcLive.identify(sleeper.pid()).orElseThrow();

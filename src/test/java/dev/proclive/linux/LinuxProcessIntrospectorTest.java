@@ -59,6 +59,18 @@ class LinuxProcessIntrospectorTest {
     }
 
     @Test
+    void aStartTheKernelNeverWritesProvesNothing() {
+        proc.process(77, "spaces.stat"); // started at 4180
+        assertThat(reason(proc.introspector(NEVER), 77, "4180")).isEqualTo(Reason.MATCHED);
+        assertThat(reason(proc.introspector(NEVER), 77, "4181")).isEqualTo(Reason.PID_REUSED);
+        for (String unwritten : new String[] {"04180", "004180", "+4180", " 4180", "4180 ", "4180.0", "-4180",
+                "\u0664\u0661\u0668\u0660"}) {
+            assertThat(reason(proc.introspector(NEVER), 77, unwritten)).as(unwritten).isEqualTo(Reason.NO_FINGERPRINT);
+        }
+        assertThat(proc.introspector(NEVER).isFingerprint("0")).isTrue();
+    }
+
+    @Test
     void aMissingEntryIsGoneWhenNothingIsHidden() {
         assertThat(proc.introspector(NEVER).lookup(4242)).isInstanceOf(ProcessLookup.Gone.class);
         assertThat(reason(proc.introspector(NEVER), 4242, "1")).isEqualTo(Reason.EXITED);

@@ -107,6 +107,18 @@ class MacosProcessIntrospectorTest {
     }
 
     @Test
+    void aStartIsAFingerprintOnlyAsPercentDPointPercent06dWritesIt() {
+        MacosProcessIntrospector m = new MacosProcessIntrospector(new FakeSysctl());
+        for (String written : new String[] {"1700000000.000005", "0.000000", "5.123456"}) {
+            assertThat(m.isFingerprint(written)).as(written).isTrue();
+        }
+        for (String unwritten : new String[] {"01700000000.000005", "+1700000000.000005", "1700000000.5",
+                "1700000000.0000050", "1700000000", ".000005", "1700000000.-00005", " 1.000000"}) {
+            assertThat(m.isFingerprint(unwritten)).as(unwritten).isFalse();
+        }
+    }
+
+    @Test
     void aScanForATokenReadsTheEnvironmentOfProcessesStartedAfterTheFloor() {
         String value = "0123456789abcdef0123456789abcdef";
         String token = "PROCLIVE_LEASE_TOKEN=" + value;

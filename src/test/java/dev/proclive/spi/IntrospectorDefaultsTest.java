@@ -130,6 +130,20 @@ class IntrospectorDefaultsTest {
     }
 
     @Test
+    void aPlainDecimalIsWrittenAsCPrintsANumber() {
+        for (String plain : new String[] {"0", "7", "285663", "9223372036854775807"}) {
+            assertThat(KernelIntrospector.isPlainDecimal(plain, 0, plain.length(), 19)).as(plain).isTrue();
+        }
+        for (String other : new String[] {"", "0285663", "00", "+285663", "-1", " 1", "1 ", "1.0", "\u0661",
+                "\uff11", "12345678901234567890"}) {
+            assertThat(KernelIntrospector.isPlainDecimal(other, 0, other.length(), 19)).as(other).isFalse();
+        }
+        assertThat(KernelIntrospector.isPlainDecimal("x12.5", 1, 3, 19)).isTrue();
+        assertThat(KernelIntrospector.isPlainDecimal("x02.5", 1, 3, 19)).isFalse();
+        assertThat(KernelIntrospector.isPlainDecimal("12", 0, 3, 19)).isFalse();
+    }
+
+    @Test
     void noProgramNamesAreKnownByDefault() {
         assertThat(KernelIntrospector.of(MINIMAL).programNames(7)).isSameAs(ProgramNames.UNKNOWN);
     }

@@ -20,11 +20,51 @@ public interface KernelIntrospector extends ProcessIntrospector {
     }
 
     /**
+     * Whether {@code text[from, to)} is a whole number as C's {@code %d} and {@code %llu} write it:
+     * 1 to {@code maxDigits} ASCII digits, no sign, no blank, no leading zero ({@code 0} itself
+     * aside). A start fingerprint a platform writes this way is compared as text, so one spelled
+     * otherwise ({@code 0285663} for {@code 285663}) was never written by that platform and proves
+     * nothing: {@link ProcessIntrospector#isFingerprint} says no to it, never "another start".
+     * Pure, for every platform's {@code isFingerprint}.
+     */
+    static boolean isPlainDecimal(String text, int from, int to, int maxDigits) {
+        if (from < 0 || to > text.length() || to <= from || to - from > maxDigits) {
+            return false;
+        }
+        if (text.charAt(from) == '0' && to - from > 1) {
+            return false;
+        }
+        for (int i = from; i < to; i++) {
+            char c = text.charAt(i);
+            if (c < '0' || c > '9') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
      * The executable's and {@code argv[0]}'s file names of process {@code pid}, for an owner walk
      * that meets a process whose short name is not already skipped. The default knows none.
      */
     default ProgramNames programNames(long pid) {
         return ProgramNames.UNKNOWN;
+    }
+
+    /**
+     * Whether the file name of process {@code pid}'s executable or of its {@code argv[0]}, as
+     * {@link #programNames} gives them, is one of {@code names}: what an owner walk asks of a process
+     * whose short name is not skipped. The default asks {@link #programNames}; a platform may answer
+     * without making a {@link ProgramNames} (one class fewer in a hook's cold JVM).
+     */
+    default boolean programNamedAnyOf(long pid, String[] names) {
+        ProgramNames p = programNames(pid);
+        for (String name : names) {
+            if (!name.isEmpty() && (name.equals(p.executable()) || name.equals(p.argv0()))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
