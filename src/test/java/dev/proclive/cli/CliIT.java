@@ -166,10 +166,15 @@ class CliIT {
     @Test
     void waitSaysANonChildWasKilledBySigkill() throws Exception {
         assumeTrue(dev.proclive.Kernel.tellsExitStatus(), dev.proclive.Kernel.NO_EXIT_STATUS);
-        Process shell = new ProcessBuilder("sh", "-c", "sleep 60 & echo $!; wait").start();
+        // Its parent ignores SIGCHLD, so the kernel reaps it as it ends: its status is there at once, whenever
+        // the parent runs next (a parent that reaps it itself may not run within the watch's grace on a busy
+        // machine, and the end is then a zombie's, with no status). Stopped, the parent cannot run at all.
+        Process shell = new ProcessBuilder("sh", "-c", "sleep 60 & echo $!; exec env --ignore-signal=CHLD sleep 120").start();
         try {
             long pid = Long.parseLong(new java.io.BufferedReader(new java.io.InputStreamReader(shell.getInputStream(),
                     java.nio.charset.StandardCharsets.UTF_8)).readLine().strip());
+            Eventually.until("the parent ignores SIGCHLD", Duration.ofSeconds(60), () -> ignoresSigchld(shell.pid()));
+            Runtime.getRuntime().exec(new String[] {"kill", "-STOP", Long.toString(shell.pid())}).waitFor();
             String id = mapper.writeValueAsString(ProcLive.identify(pid).orElseThrow());
             Process waiting = new ProcessBuilder(Cli.command(Cli.jar(), "wait", id, "--timeout", "60")).start();
             java.io.BufferedReader said = new java.io.BufferedReader(new java.io.InputStreamReader(waiting.getInputStream(),
@@ -183,6 +188,16 @@ class CliIT {
         } finally {
             shell.destroyForcibly();
         }
+    }
+
+    /** Whether process {@code pid} ignores SIGCHLD (17: bit 16 of its {@code SigIgn} mask). */
+    private static boolean ignoresSigchld(long pid) throws java.io.IOException {
+        for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
+            if (line.startsWith("SigIgn:")) {
+                return (Long.parseUnsignedLong(line.substring("SigIgn:".length()).strip(), 16) & (1L << 16)) != 0;
+            }
+        }
+        return false;
     }
 
     /** Waits until {@code proclive wait} in {@code p} watches: its exit-watch thread exists (its pidfd is open then). */
