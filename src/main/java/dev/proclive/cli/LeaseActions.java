@@ -4,6 +4,7 @@ import dev.proclive.lease.book.LeaseJson;
 import dev.proclive.Identity;
 import dev.proclive.OwnerResolver;
 import dev.proclive.ProcLive;
+import dev.proclive.lease.Acquisition;
 import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeaseLostException;
 import dev.proclive.lease.LeasePolicy;
@@ -227,7 +228,9 @@ final class LeaseActions {
             if (holder.isEmpty()) {
                 return ExitCode.NONE.code();
             }
-            return io.report().acquisition(store.acquire(c.name(), holder.get(), c.waitFor()), c.printFence(), true);
+            Acquisition a = io.report().waiting(c.name(), c.waitFor(), wait -> store.acquire(c.name(), holder.get(), wait),
+                    asked -> asked instanceof Acquisition.Granted ? null : asked);
+            return io.report().acquisition(a, c.printFence(), true);
         }
     }
 
