@@ -137,7 +137,7 @@ final class LeaseActions {
                 try {
                     store = open(c.store(), policy.build());
                 } catch (IllegalArgumentException e) {
-                    Say.line(io.err(), e.getMessage() + " (see proclive lease --help)");
+                    Say.line(io.err(), e.getMessage() + " (see proclive lease " + name + " --help)");
                     return ExitCode.USAGE.code();
                 }
                 try (store) { // what it holds open is let go; what it granted lives on for its TTL
@@ -401,10 +401,11 @@ final class LeaseActions {
         @Override
         String about() {
             return """
-                    The operator's override: ends the grant whoever holds it (fence kept, the
-                    record says broken) and prints the record written. A record that cannot be
-                    trusted (not JSON, contradictory, rolled back, a link in its place) is
-                    removed instead, and what was wrong with it said; fences keep growing.
+                    The operator's override: ends the grant whoever holds it (fence kept; the
+                    record says released, with ended.how broken) and prints the record written.
+                    A record that cannot be trusted (not JSON, contradictory, rolled back, a link
+                    in its place) is removed instead, and what was wrong with it said; fences
+                    keep growing.
                     exit: 0 broken or removed, 3 no record
                     """;
         }

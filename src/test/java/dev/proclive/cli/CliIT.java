@@ -308,6 +308,38 @@ class CliIT {
     }
 
     @Test
+    void anOwnerThatCannotBeFoundIsWordedOneWayTracedOrNot() {
+        Cli.Result plain = Cli.run("owner", "--of", "999999999");
+        Cli.Result traced = Cli.run("owner", "--of", "999999999", "--trace");
+        assertThat(traced.exit()).isEqualTo(plain.exit()).isEqualTo(3);
+        String[] said = traced.err().split("\n");
+        assertThat(said[said.length - 1]).isEqualTo("proclive: no owner could be determined");
+        assertThat(plain.err()).startsWith("proclive: no owner could be determined (");
+    }
+
+    @Test
+    void aLeaseUsageErrorPointsToItsActionsHelpAndAMissingDashDashIsHinted(@org.junit.jupiter.api.io.TempDir Path tmp) {
+        String dir = tmp.resolve("leases").toString();
+        Cli.Result run = Cli.run("lease", "run", "build", "--dir", dir, "sleep", "1");
+        assertThat(run.exit()).isEqualTo(64);
+        assertThat(run.err()).isEqualTo("proclive: lease run takes one NAME, got another: sleep; did you mean: lease run build"
+                + " -- sleep 1? (see proclive lease run --help)\n");
+        assertThat(tmp.resolve("leases")).as("nothing made").doesNotExist();
+        Cli.Result acquire = Cli.run("lease", "acquire", "build", "--dir", dir, "--wait", "x");
+        assertThat(acquire.exit()).isEqualTo(64);
+        assertThat(acquire.err()).endsWith(" (see proclive lease acquire --help)\n");
+        assertThat(Cli.run("lease", "frob").err()).endsWith(" (see proclive lease --help)\n");
+    }
+
+    @Test
+    void helpSaysWhatBreakWritesAndEveryOptionOfRun() {
+        assertThat(Cli.run("lease", "break", "--help").out()).contains("record says released, with ended.how broken")
+                .doesNotContain("record says broken");
+        assertThat(Cli.run("--help").out()).contains("run [--wait SECONDS] [--ttl SECONDS] [--take-unknown] [--on-lost term|warn]")
+                .contains("the record (break: released, ended.how broken, fence");
+    }
+
+    @Test
     void noIdentityExits3() {
         Cli.Result r = Cli.run("identify", "0");
         assertThat(r.exit()).isEqualTo(3);
