@@ -91,7 +91,10 @@ final class Report {
         T last = ask.with(left.isNegative() ? Duration.ZERO : left);
         Acquisition after = refusal.apply(last);
         if (after instanceof Acquisition.Held || after instanceof Acquisition.Undecided) {
-            Say.line(err, "gave up waiting for lease " + name + " after " + Say.seconds(wait));
+            // the whole wait, or less when a wait could no longer change the answer (an undecided end it cannot prove)
+            Duration waited = Duration.ofNanos(System.nanoTime() - start);
+            Say.line(err, "gave up waiting for lease " + name + " after " + Say.seconds(
+                    waited.plusMillis(100).compareTo(wait) >= 0 ? wait : Duration.ofMillis(waited.toMillis() / 100 * 100)));
         }
         return last;
     }
