@@ -57,7 +57,7 @@ public final class EtcdBench {
                     System.getProperty("java.vm.name"), System.getProperty("java.version"), System.getProperty("os.name"),
                     System.getProperty("os.version"), Runtime.getRuntime().availableProcessors()));
             report.append("| measure | result | target |\n|---|---|---|\n");
-            LeaseStore onEtcd = LeaseStore.etcd(List.of(URI.create(url)), "bench/");
+            LeaseStore onEtcd = LeaseStore.builder().etcd(List.of(URI.create(url))).prefix("bench/").build();
             LeaseStore onFiles = LeaseStore.open(data.resolve("files"));
             Identity me = ProcLive.current().orElseThrow();
             for (int i = 0; i < 200; i++) { // warm both
@@ -100,7 +100,7 @@ public final class EtcdBench {
             report.append(String.format(Locale.ROOT, "| etcd / by hand, per round (median; min–max of %d) | %.2f (%.2f–%.2f) | |%n",
                     rounds, overRaw[rounds / 2], overRaw[0], overRaw[rounds - 1]));
 
-            LeaseStore keeper = LeaseStore.etcd(List.of(URI.create(url)), "bench/");
+            LeaseStore keeper = LeaseStore.builder().etcd(List.of(URI.create(url))).prefix("bench/").build();
             Thread keeping = new Thread(() -> {
                 try {
                     keeper.keepHolders(Duration.ofMillis(100), line -> { });
@@ -116,10 +116,10 @@ public final class EtcdBench {
             for (int i = 0; i < kills; i++) {
                 Process holder = new ProcessBuilder("sleep", "60").start();
                 Identity h = ProcLive.identify(holder.pid()).orElseThrow();
-                LeaseStore.etcd(List.of(URI.create(url)), "bench/", policy).acquire("killed", h);
+                LeaseStore.builder().etcd(List.of(URI.create(url))).prefix("bench/").policy(policy).build().acquire("killed", h);
                 Thread.sleep(300); // the keeper has picked it up
                 Identity waiter = ProcLive.current().orElseThrow();
-                LeaseStore newcomer = LeaseStore.etcd(List.of(URI.create(url)), "bench/", policy);
+                LeaseStore newcomer = LeaseStore.builder().etcd(List.of(URI.create(url))).prefix("bench/").policy(policy).build();
                 CompletableFuture<Long> at = CompletableFuture.supplyAsync(() -> {
                     try {
                         Acquisition a = newcomer.acquire("killed", waiter, Duration.ofSeconds(20));

@@ -7,6 +7,7 @@ import dev.proclive.ProcLive;
 import dev.proclive.Verdict;
 import dev.proclive.linux.LinuxProcessIntrospector;
 import dev.proclive.spi.internal.ExitEvents;
+import dev.proclive.spi.internal.KernelIntrospector;
 import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
 import dev.proclive.spi.internal.ProgramNames;
@@ -236,11 +237,11 @@ public final class ExitWatchBench {
     }
 
     /** The system introspector with its exit events withheld: every watch polls. */
-    private static final class WithoutExitEvents implements ProcessIntrospector {
-        private final ProcessIntrospector system;
+    private static final class WithoutExitEvents implements KernelIntrospector {
+        private final KernelIntrospector system;
 
         WithoutExitEvents(ProcessIntrospector system) {
-            this.system = system;
+            this.system = KernelIntrospector.of(system);
         }
 
         @Override

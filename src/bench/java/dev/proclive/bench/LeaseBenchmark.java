@@ -55,8 +55,8 @@ public class LeaseBenchmark {
     public void setUp() throws IOException {
         dir = Files.createTempDirectory("proclive-lease-bench");
         store = LeaseStore.open(dir.resolve("store"));
-        tracked = LeaseStore.open(dir.resolve("tracked"), dev.proclive.lease.LeasePolicy.builder().trackDescendants(true)
-                .build());
+        tracked = LeaseStore.builder().directory(dir.resolve("tracked"))
+                .policy(dev.proclive.lease.LeasePolicy.builder().trackDescendants(true).build()).build();
         holder = ProcLive.current().orElseThrow();
         Files.createDirectories(dir.resolve("hand"));
     }

@@ -2,7 +2,7 @@ package dev.proclive.bench;
 
 import dev.proclive.LivenessChecker;
 import dev.proclive.spi.internal.EnvironmentScan;
-import dev.proclive.spi.ProcessIntrospector;
+import dev.proclive.spi.internal.KernelIntrospector;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -34,7 +34,7 @@ public final class ReservationScanBench {
             try (var s = Files.list(Path.of("/proc"))) {
                 processes = s.filter(p -> p.getFileName().toString().matches("[0-9]+")).count();
             }
-            ProcessIntrospector system = LivenessChecker.system().introspector();
+            KernelIntrospector system = KernelIntrospector.of(LivenessChecker.system().introspector());
             Optional<String> floor = system.startFloor();
             String token = "0123456789abcdef0123456789abcdef";
             long uid = system.userId(ProcessHandle.current().pid()).orElse(0);

@@ -4,6 +4,7 @@ import dev.proclive.lease.book.LeaseJson;
 import dev.proclive.Identity;
 import dev.proclive.OwnerResolver;
 import dev.proclive.ProcLive;
+import dev.proclive.lease.Acquisition;
 import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeaseLostException;
 import dev.proclive.lease.LeasePolicy;
@@ -136,7 +137,7 @@ final class LeaseActions {
                 try {
                     store = open(c.store(), policy.build());
                 } catch (IllegalArgumentException e) {
-                    Say.line(io.err(), e.getMessage() + " (see proclive lease --help)");
+                    Say.line(io.err(), e.getMessage() + " (see proclive lease " + name + " --help)");
                     return ExitCode.USAGE.code();
                 }
                 try (store) { // what it holds open is let go; what it granted lives on for its TTL
@@ -227,7 +228,9 @@ final class LeaseActions {
             if (holder.isEmpty()) {
                 return ExitCode.NONE.code();
             }
-            return io.report().acquisition(store.acquire(c.name(), holder.get(), c.waitFor()), c.printFence(), true);
+            Acquisition a = io.report().waiting(c.name(), c.waitFor(), wait -> store.acquire(c.name(), holder.get(), wait),
+                    asked -> asked instanceof Acquisition.Granted ? null : asked);
+            return io.report().acquisition(a, c.printFence(), true);
         }
     }
 
@@ -398,10 +401,11 @@ final class LeaseActions {
         @Override
         String about() {
             return """
-                    The operator's override: ends the grant whoever holds it (fence kept, the
-                    record says broken) and prints the record written. A record that cannot be
-                    trusted (not JSON, contradictory, rolled back, a link in its place) is
-                    removed instead, and what was wrong with it said; fences keep growing.
+                    The operator's override: ends the grant whoever holds it (fence kept; the
+                    record says released, with ended.how broken) and prints the record written.
+                    A record that cannot be trusted (not JSON, contradictory, rolled back, a link
+                    in its place) is removed instead, and what was wrong with it said; fences
+                    keep growing.
                     exit: 0 broken or removed, 3 no record
                     """;
         }

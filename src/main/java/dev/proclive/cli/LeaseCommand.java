@@ -52,7 +52,8 @@ final class LeaseCommand implements Command {
         try {
             c = parse(args);
         } catch (Options.Usage e) {
-            Say.line(io.err(), e.getMessage() + " (see proclive lease --help)");
+            Say.line(io.err(), e.getMessage() + " (see proclive lease " + (!args.isEmpty() && ACTIONS.containsKey(args.get(0))
+                    ? args.get(0) + " " : "") + "--help)");
             return ExitCode.USAGE.code();
         }
         return c.action().perform(c, new LeaseActions.Io(io.out(), io.err()));
@@ -82,6 +83,10 @@ final class LeaseCommand implements Command {
                 throw new Options.Usage("lease keep takes no NAME (it keeps every grant under the prefix), got "
                         + o.words().get(0));
             }
+        } else if (o.words().size() > 1 && action.equals("run")) {
+            // the command's words before a missing --: say where it goes
+            throw new Options.Usage("lease run takes one NAME, got another: " + o.words().get(1) + "; did you mean: lease run "
+                    + o.words().get(0) + " -- " + String.join(" ", o.words().subList(1, o.words().size())) + "?");
         } else if (o.words().size() > 1) {
             throw new Options.Usage("lease " + action + " takes one NAME, got another: " + o.words().get(1));
         } else if (o.words().isEmpty()) {

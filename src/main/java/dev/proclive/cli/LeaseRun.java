@@ -42,7 +42,8 @@ final class LeaseRun {
         SignalRelay signals = new SignalRelay(Thread.currentThread()); // before the child starts: one now ends the wait
         Spawn spawned;
         try {
-            spawned = store.spawn(name, builder, wait);
+            spawned = report.waiting(name, wait, w -> store.spawn(name, builder, w),
+                    asked -> asked instanceof Spawn.Refused refused ? refused.refusal() : null);
         } catch (IOException e) {
             ExitCode gone = CommandLookup.check(command.get(0), System.getenv("PATH"));
             return signals.endedWait() >= 0 ? signals.endedWait() : gone != null ? unrunnable(command.get(0), gone) : rethrow(e);

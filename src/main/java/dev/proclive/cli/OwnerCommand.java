@@ -30,19 +30,22 @@ final class OwnerCommand implements Command {
         }
         Long of = o.has("--of") ? Arguments.pid(o.value("--of").get()) : null; // no lambda on a hook's path
         OwnerResolver resolver = builder.build();
-        if (!o.has("--trace")) {
-            Optional<Identity> owner = of == null ? resolver.resolve() : resolver.resolveFor(of);
-            if (owner.isEmpty()) {
-                Say.line(io.err(), "no owner could be determined (proclive owner --trace shows each step of the walk)");
-                return ExitCode.NONE.code();
+        Optional<Identity> owner;
+        if (o.has("--trace")) {
+            OwnerResolver.Trace walk = of == null ? resolver.trace() : resolver.traceFor(of);
+            for (OwnerResolver.Step step : walk.steps()) {
+                io.err().println(traceLine(step));
             }
-            return Input.print(owner, io);
+            owner = walk.owner();
+        } else {
+            owner = of == null ? resolver.resolve() : resolver.resolveFor(of);
         }
-        OwnerResolver.Trace walk = of == null ? resolver.trace() : resolver.traceFor(of);
-        for (OwnerResolver.Step step : walk.steps()) {
-            io.err().println(traceLine(step));
+        if (owner.isEmpty()) { // one wording, traced or not
+            Say.line(io.err(), "no owner could be determined"
+                    + (o.has("--trace") ? "" : " (proclive owner --trace shows each step of the walk)"));
+            return ExitCode.NONE.code();
         }
-        return Input.print(walk.owner(), io);
+        return Input.print(owner, io);
     }
 
     /** One step of {@code owner --trace}: {@code proclive: skipped  4241 hook.sh (exe dash, argv0 sh): why}. */

@@ -59,6 +59,11 @@ final class VerdictCommands {
             Identity identity = o.words().isEmpty() ? Input.identity(io.in()) : Input.identity("wait", o.words().get(0));
             CompletableFuture<Verdict> end = ProcLive.onExit(identity);
             Verdict verdict;
+            String limit = timeoutMillis == null ? "" : Say.seconds(java.time.Duration.ofMillis(timeoutMillis));
+            boolean waits = !end.isDone() && (timeoutMillis == null || timeoutMillis > 0); // --timeout 0 only looks
+            if (waits) { // said at once: a person (or a log) sees what the command is doing, and for whom
+                Say.line(io.err(), "waiting for " + Say.process(identity) + " to end" + (limit.isEmpty() ? "" : ", up to " + limit));
+            }
             try {
                 verdict = timeoutMillis == null ? end.get() : end.get(timeoutMillis, TimeUnit.MILLISECONDS);
             } catch (TimeoutException e) {
@@ -66,6 +71,10 @@ final class VerdictCommands {
                 verdict = ProcLive.explain(identity);
             } catch (InterruptedException | ExecutionException e) {
                 verdict = ProcLive.explain(identity);
+            }
+            if (waits && verdict.liveness() == dev.proclive.Liveness.ALIVE) {
+                Say.line(io.err(), "gave up waiting" + (limit.isEmpty() ? "" : " after " + limit) + ": "
+                        + Say.process(identity) + " is still alive");
             }
             io.out().println(IdentityJson.verdict(verdict));
             switch (verdict.liveness()) { // the end came: 0; still alive at the timeout: 1

@@ -46,4 +46,25 @@ public record LeaseEvent(Kind kind, LeaseRecord record, Optional<LeaseRecord> pr
         Objects.requireNonNull(record, "record");
         Objects.requireNonNull(previous, "previous");
     }
+
+    /** What happened to the lease. */
+    @Override
+    public Kind kind() {
+        return kind;
+    }
+
+    /**
+     * The record that shows it, as it was written; for {@link Kind#EXPIRED}, the last one the watch
+     * saw before it went.
+     */
+    @Override
+    public LeaseRecord record() {
+        return record;
+    }
+
+    /** The record the watch saw before this one; empty when this is the first it saw. */
+    @Override
+    public Optional<LeaseRecord> previous() {
+        return previous;
+    }
 }

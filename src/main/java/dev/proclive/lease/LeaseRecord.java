@@ -145,6 +145,108 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
         Objects.requireNonNull(cgroup, "cgroup");
     }
 
+    /** The lease's name, as the store was asked for it. */
+    @Override
+    public String name() {
+        return name;
+    }
+
+    /** The fence of the grant this record belongs to: it only grows, one per grant. */
+    @Override
+    public long fence() {
+        return fence;
+    }
+
+    /** Whether the lease is held, released or reserved. */
+    @Override
+    public State state() {
+        return state;
+    }
+
+    /** The process the lease is (or was) held for; of a reservation, its reserver. */
+    @Override
+    public Identity holder() {
+        return holder;
+    }
+
+    /** The process that wrote this record (a hook may write for its owner). */
+    @Override
+    public Identity writer() {
+        return writer;
+    }
+
+    /** When this fence was granted. */
+    @Override
+    public Instant acquiredAt() {
+        return acquiredAt;
+    }
+
+    /** When this grant was last granted or renewed: with {@link #ttl()}, how long its holder stays fresh. */
+    @Override
+    public Instant renewedAt() {
+        return renewedAt;
+    }
+
+    /** How long the holder promised to stay fresh after {@link #renewedAt()}. */
+    @Override
+    public Duration ttl() {
+        return ttl;
+    }
+
+    /** The holder this grant took the lease over from, and why; empty when it took it over from nobody. */
+    @Override
+    public Optional<Takeover> previous() {
+        return previous;
+    }
+
+    /**
+     * The reservation's token as SHA-256 (64 lowercase hex digits); empty when the grant was never a
+     * reservation. The token itself is never written.
+     */
+    @Override
+    public Optional<String> tokenDigest() {
+        return tokenDigest;
+    }
+
+    /**
+     * The user a reservation's process runs as: a process of another user that carries its token is never its
+     * holder; empty when the grant was never a reservation.
+     */
+    @Override
+    public OptionalLong reserverUid() {
+        return reserverUid;
+    }
+
+    /**
+     * How a reservation found its holder when it was not handed off: {@code "token"}, {@code "subreaper"} or
+     * {@code "cgroup"}; empty otherwise.
+     */
+    @Override
+    public Optional<String> adoptedBy() {
+        return adoptedBy;
+    }
+
+    /**
+     * A start fingerprint no later than that of any process started after the reservation (a scan for its
+     * token skips older ones); empty when there was no reservation.
+     */
+    @Override
+    public Optional<String> startedAfter() {
+        return startedAfter;
+    }
+
+    /** How this grant ended (released, broken, exited, spawn_failed); empty while it lasts. */
+    @Override
+    public Optional<Ending> ended() {
+        return ended;
+    }
+
+    /** The cgroup (v2) the reservation's command was started in, where one could be made; empty otherwise. */
+    @Override
+    public Optional<Cgroup> cgroup() {
+        return cgroup;
+    }
+
     /**
      * A cgroup a reservation's command runs in.
      *

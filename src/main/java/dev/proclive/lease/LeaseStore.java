@@ -28,7 +28,9 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * A directory of named single-writer leases, each held by a process identity.
+ * Named single-writer leases, each held by a process identity, kept in a directory on this machine
+ * ({@link Builder#directory(Path)}, {@link #open(Path)}) or in etcd for holders on several machines
+ * ({@link Builder#etcd(List)}): the same methods and rules on both.
  *
  * <pre>{@code
  * LeaseStore store = LeaseStore.open(Path.of(".state/leases"));
@@ -57,7 +59,7 @@ import java.util.Optional;
  * token: the process that carries it becomes the holder, and only a complete scan that finds none
  * (with the reserver DEAD) frees the reservation.
  *
- * <p>Files in the directory: {@code NAME.lease}, the record, replaced atomically (a reader never
+ * <p>In a directory, its files: {@code NAME.lease}, the record, replaced atomically (a reader never
  * sees half a record, and a process killed at any step leaves the old record or the new one);
  * {@code NAME.guard}, never deleted, locked while a record is read, judged and replaced, and
  * holding the highest fence ever granted; {@code .NAME.PID-START.RANDOM.tmp}, a record being

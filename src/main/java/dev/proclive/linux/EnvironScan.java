@@ -39,8 +39,13 @@ final class EnvironScan {
     private EnvironScan() {
     }
 
-    /** What one process's environment says, or why it could not be read. */
-    private enum Read { HOLDS, LACKS, EMPTY, VANISHED, UNREADABLE }
+    /**
+     * What one process's environment says, or why it could not be read: {@code DENIED} by its
+     * permissions (EACCES), {@code UNREADABLE} for any other failure (ESRCH, once an exiting
+     * process's memory is released; EIO). Told apart by the JDK's exception type, never by its
+     * message, which is strerror in the user's locale.
+     */
+    private enum Read { HOLDS, LACKS, EMPTY, VANISHED, DENIED, UNREADABLE }
 
 
     /** A scan as a proof ({@link EnvironmentScan#asProof}): one pass after another while processes end under it. */
@@ -99,7 +104,7 @@ final class EnvironScan {
                     continue;
                 }
                 Read read = read(dir.resolve("environ"), prefix, value, error);
-                if (read != Read.UNREADABLE && !sameProcess(proc, info)) {
+                if (read != Read.UNREADABLE && read != Read.DENIED && !sameProcess(proc, info)) {
                     read = Read.VANISHED; // the environment read may be a later process's under the same pid
                 }
                 if (read == Read.EMPTY) {
@@ -115,13 +120,14 @@ final class EnvironScan {
                             usersVanished.add(ended);
                         }
                         break;
+                    case DENIED:
                     case UNREADABLE:
                         if (proc.lookup(pid) instanceof ProcessLookup.Gone) {
                             vanished.add("pid " + pid + " ended before its environment could be read");
                             usersVanished.add("pid " + pid + " ended before its environment could be read");
-                        } else if (error[0] != null && error[0].contains("No such process") && exiting(dir.resolve("stat"))) {
-                            // ESRCH: its memory was released as it exited, after the listing; another pass
-                            // lists what it forked
+                        } else if (read == Read.UNREADABLE && exiting(dir.resolve("stat"))) {
+                            // not a refusal, and its stat says it is ending (ESRCH: its memory was released as
+                            // it exited, after the listing): another pass lists what it forked
                             String released = "pid " + pid + " ended before its environment could be read";
                             vanished.add(released);
                             if (mayBeUsers(proc, pid, uid)) {
@@ -208,7 +214,7 @@ final class EnvironScan {
         String[] error = new String[1];
         Read read = read(Path.of(procRoot, Long.toString(pid), "environ"),
                 (variable + "=").getBytes(StandardCharsets.UTF_8), value, error);
-        if (read == Read.UNREADABLE || read == Read.VANISHED || !sameProcess(proc, found.info())) {
+        if (read == Read.UNREADABLE || read == Read.DENIED || read == Read.VANISHED || !sameProcess(proc, found.info())) {
             return EnvironmentScan.incomplete("the environment of pid " + pid + " cannot be read"
                     + (error[0] == null ? "" : ": " + error[0]));
         }
@@ -229,8 +235,11 @@ final class EnvironScan {
             return holds(bytes, prefix, value) ? Read.HOLDS : Read.LACKS;
         } catch (NoSuchFileException e) {
             return Read.VANISHED;
+        } catch (AccessDeniedException e) {
+            error[0] = "its environment is not readable by this user";
+            return Read.DENIED;
         } catch (IOException e) {
-            error[0] = e instanceof AccessDeniedException ? "its environment is not readable by this user" : e.toString();
+            error[0] = e.toString();
             return Read.UNREADABLE;
         }
     }

@@ -166,10 +166,15 @@ class CliIT {
     @Test
     void waitSaysANonChildWasKilledBySigkill() throws Exception {
         assumeTrue(dev.proclive.Kernel.tellsExitStatus(), dev.proclive.Kernel.NO_EXIT_STATUS);
-        Process shell = new ProcessBuilder("sh", "-c", "sleep 60 & echo $!; wait").start();
+        // Its parent ignores SIGCHLD, so the kernel reaps it as it ends: its status is there at once, whenever
+        // the parent runs next (a parent that reaps it itself may not run within the watch's grace on a busy
+        // machine, and the end is then a zombie's, with no status). Stopped, the parent cannot run at all.
+        Process shell = new ProcessBuilder("sh", "-c", "sleep 60 & echo $!; exec env --ignore-signal=CHLD sleep 120").start();
         try {
             long pid = Long.parseLong(new java.io.BufferedReader(new java.io.InputStreamReader(shell.getInputStream(),
                     java.nio.charset.StandardCharsets.UTF_8)).readLine().strip());
+            Eventually.until("the parent ignores SIGCHLD", Duration.ofSeconds(60), () -> ignoresSigchld(shell.pid()));
+            Runtime.getRuntime().exec(new String[] {"kill", "-STOP", Long.toString(shell.pid())}).waitFor();
             String id = mapper.writeValueAsString(ProcLive.identify(pid).orElseThrow());
             Process waiting = new ProcessBuilder(Cli.command(Cli.jar(), "wait", id, "--timeout", "60")).start();
             java.io.BufferedReader said = new java.io.BufferedReader(new java.io.InputStreamReader(waiting.getInputStream(),
@@ -183,6 +188,16 @@ class CliIT {
         } finally {
             shell.destroyForcibly();
         }
+    }
+
+    /** Whether process {@code pid} ignores SIGCHLD (17: bit 16 of its {@code SigIgn} mask). */
+    private static boolean ignoresSigchld(long pid) throws java.io.IOException {
+        for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
+            if (line.startsWith("SigIgn:")) {
+                return (Long.parseUnsignedLong(line.substring("SigIgn:".length()).strip(), 16) & (1L << 16)) != 0;
+            }
+        }
+        return false;
     }
 
     /** Waits until {@code proclive wait} in {@code p} watches: its exit-watch thread exists (its pidfd is open then). */
@@ -290,6 +305,38 @@ class CliIT {
         assertThat(r.exit()).isEqualTo(3);
         assertThat(r.out()).isEmpty();
         assertThat(r.err()).contains("no owner could be determined").contains("owner --trace");
+    }
+
+    @Test
+    void anOwnerThatCannotBeFoundIsWordedOneWayTracedOrNot() {
+        Cli.Result plain = Cli.run("owner", "--of", "999999999");
+        Cli.Result traced = Cli.run("owner", "--of", "999999999", "--trace");
+        assertThat(traced.exit()).isEqualTo(plain.exit()).isEqualTo(3);
+        String[] said = traced.err().split("\n");
+        assertThat(said[said.length - 1]).isEqualTo("proclive: no owner could be determined");
+        assertThat(plain.err()).startsWith("proclive: no owner could be determined (");
+    }
+
+    @Test
+    void aLeaseUsageErrorPointsToItsActionsHelpAndAMissingDashDashIsHinted(@org.junit.jupiter.api.io.TempDir Path tmp) {
+        String dir = tmp.resolve("leases").toString();
+        Cli.Result run = Cli.run("lease", "run", "build", "--dir", dir, "sleep", "1");
+        assertThat(run.exit()).isEqualTo(64);
+        assertThat(run.err()).isEqualTo("proclive: lease run takes one NAME, got another: sleep; did you mean: lease run build"
+                + " -- sleep 1? (see proclive lease run --help)\n");
+        assertThat(tmp.resolve("leases")).as("nothing made").doesNotExist();
+        Cli.Result acquire = Cli.run("lease", "acquire", "build", "--dir", dir, "--wait", "x");
+        assertThat(acquire.exit()).isEqualTo(64);
+        assertThat(acquire.err()).endsWith(" (see proclive lease acquire --help)\n");
+        assertThat(Cli.run("lease", "frob").err()).endsWith(" (see proclive lease --help)\n");
+    }
+
+    @Test
+    void helpSaysWhatBreakWritesAndEveryOptionOfRun() {
+        assertThat(Cli.run("lease", "break", "--help").out()).contains("record says released, with ended.how broken")
+                .doesNotContain("record says broken");
+        assertThat(Cli.run("--help").out()).contains("run [--wait SECONDS] [--ttl SECONDS] [--take-unknown] [--on-lost term|warn]")
+                .contains("the record (break: released, ended.how broken, fence");
     }
 
     @Test

@@ -410,6 +410,39 @@ class LauncherIT {
         assertThat(usedArchive(log)).as("an install of user 4242's, run by nobody").isFalse();
     }
 
+    /**
+     * A directory made current before the switch to another user (root's {@code cd}, then {@code
+     * setpriv} or {@code su} to nobody) that this user may not enter: the launcher never needs to come
+     * back to it, and java runs in it, as the command was started there.
+     */
+    @Test
+    void runByNobodyFromADirectoryNobodyMayNotEnterItRunsThere() throws Exception {
+        assumeTrue("root".equals(System.getProperty("user.name")), "needs root to run the launcher as nobody");
+        Path shared = copy(tmp.resolve("shared"), false);
+        Path log = tmp.resolve("cwd");
+        Path java = tmp.resolve("java-in");
+        Files.writeString(java, "#!/bin/sh\npwd -P > " + Cli.shellQuoted(List.of(log.toString()))
+                + "\nexec " + Cli.shellQuoted(List.of(Cli.java())) + " \"$@\"\n");
+        Files.writeString(log, "");
+        for (Path p : List.of(tmp, shared.getParent(), shared, shared.resolveSibling("proclive-cli.jar"),
+                shared.resolveSibling("proclive-cli.jsa"), shared.resolveSibling("proclive-cli.jsa.size"), java, log)) {
+            p.toFile().setReadable(true, false);
+            p.toFile().setExecutable(true, false);
+        }
+        log.toFile().setWritable(true, false);
+        Path locked = Files.createDirectories(tmp.resolve("locked"));
+        Files.setPosixFilePermissions(locked, PosixFilePermissions.fromString("rwx------"));
+        String asNobody = "cd " + Cli.shellQuoted(List.of(locked.toString())) + " && exec " + Cli.shellQuoted(List.of(
+                "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", "PROCLIVE_JAVA=" + java,
+                shared.toString(), "--version"));
+        Cli.Result r = Cli.exec(List.of("sh", "-c", asNobody), "");
+        assertThat(r.exit()).as(r.err()).isZero();
+        assertThat(r.out()).isEqualTo(Cli.run("--version").out());
+        assertThat(r.err()).isEmpty();
+        assertThat(Files.readString(log).strip()).as("java runs where the command was started")
+                .isEqualTo(locked.toRealPath().toString());
+    }
+
     private static Cli.Result asNobody(Path java, Path proclive) {
         return Cli.exec(List.of("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env",
                 "PROCLIVE_JAVA=" + java, proclive.toString(), "--version"), "");

@@ -361,13 +361,29 @@ class LeaseTrackingIT {
     void aDaemonThatBlanksItsEnvironmentHoldsTheLeaseUntilItEnds() throws Exception {
         Cli.Result after = daemonHolds(List.of());
         assertThat(after.exit()).as(after.err()).isIn(0, 2);
+        assumeOtherUsersReadable(after);
         if (after.exit() == 2) {
             assertThat(after.err()).contains("cannot be proven: ", "ended ", "passes"); // processes ended under the scan
         }
         stopChurn(); // a newcomer then proves the daemon's end
         Cli.Result quiet = lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(children.sleeper().pid()), "--wait", "20");
         dev.proclive.BusyMachine.assumeScanNotOutrun(quiet);
+        assumeOtherUsersReadable(quiet);
         assertThat(quiet.exit()).as(quiet.err()).isZero();
+    }
+
+    /**
+     * Skips the rest of a test, saying why, when {@code answered} is undecided because a process of
+     * another user, started since the lease was reserved (a cron job, another login, a build of
+     * root's), could not be read: as a normal user that is the library's honest answer, as {@code
+     * LeaseSpawnIT} skips on it too. Root reads every process, so there (and in CI) the test goes on.
+     */
+    private static void assumeOtherUsersReadable(Cli.Result answered) {
+        String said = answered.err();
+        boolean otherUsers = said.contains("not readable by this user") || said.contains(" runs as uid ")
+                || said.contains("a user that cannot be read") || said.contains("hides other users' processes");
+        assumeTrue(answered.exit() != 2 || !otherUsers || "root".equals(System.getProperty("user.name")),
+                "another user's process made the scan incomplete, as it must for a normal user: " + said.strip());
     }
 
     /**

@@ -91,8 +91,12 @@ class LeaseSpawnIT {
         return line;
     }
 
+    /**
+     * A live process asking for the lease, alive until the test ends it ({@code children}, after each
+     * test): however long a busy machine makes the test, it never asks as a dead process.
+     */
     private Identity newcomer() throws IOException {
-        return ProcLive.identify(children.start("sleep", "60").pid()).orElseThrow();
+        return ProcLive.identify(children.start("sleep", "infinity").pid()).orElseThrow();
     }
 
     @Test

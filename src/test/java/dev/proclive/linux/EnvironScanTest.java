@@ -217,4 +217,71 @@ class EnvironScanTest {
         assertThat(proc.introspector(null).userId(70)).hasValue(0);
         assertThat(proc.introspector(null).userId(99)).isEmpty();
     }
+
+    @org.junit.jupiter.api.extension.RegisterExtension
+    final dev.proclive.Children children = new dev.proclive.Children();
+
+    /**
+     * Fake process 71, exiting, whose {@code environ} is a real zombie's: opening it fails with ESRCH
+     * (its memory is released), as an exiting process's does between the listing and the read.
+     */
+    private void releasedAsItExits() throws Exception {
+        assertThat(Path.of("/proc/self/environ")).as("a Linux /proc").exists();
+        long zombie = children.zombieToBe("0");
+        dev.proclive.Eventually.until("pid " + zombie + " is a zombie", java.time.Duration.ofSeconds(10),
+                () -> java.nio.file.Files.readString(Path.of("/proc/" + zombie + "/stat")).contains(") Z "));
+        process(70, 1000, "HOME=/");
+        proc.process(71, "exiting.stat");
+        proc.link("71/environ", "/proc/" + zombie + "/environ");
+    }
+
+    @Test
+    @org.junit.jupiter.api.condition.EnabledOnOs(OS.LINUX)
+    void anExitingProcessWhoseMemoryIsReleasedMakesThePassInconclusive() throws Exception {
+        releasedAsItExits();
+        EnvironmentScan scan = scan(1000, Optional.empty());
+        assertThat(scan.complete()).isFalse();
+        assertThat(scan.passAgain()).as("ended, not unreadable: %s", scan.detail()).isTrue();
+    }
+
+    /**
+     * The same under a German locale, where the JDK says ESRCH as "Kein passender Prozess gefunden":
+     * the failure is told apart by its kind and the process's stat, never by the message's words.
+     */
+    @Test
+    @org.junit.jupiter.api.condition.EnabledOnOs(OS.LINUX)
+    void anExitingProcessWhoseMemoryIsReleasedMakesThePassInconclusiveInAGermanLocale() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(java.nio.file.Files.isRegularFile(Path.of("/usr/share/i18n/locales/de_DE"))
+                        && java.nio.file.Files.isRegularFile(Path.of("/usr/share/locale/de/LC_MESSAGES/libc.mo")),
+                "needs the locales and libc-l10n packages to build de_DE.UTF-8 and translate strerror; .ci/run installs them");
+        releasedAsItExits();
+        Path locales = java.nio.file.Files.createDirectories(dir.resolve("locales"));
+        Process localedef = new ProcessBuilder("localedef", "-i", "de_DE", "-f", "UTF-8",
+                locales.resolve("de_DE.UTF-8").toString()).redirectErrorStream(true).start();
+        localedef.getInputStream().readAllBytes();
+        assertThat(localedef.waitFor()).isIn(0, 1); // 1: built, with warnings
+        ProcessBuilder child = new ProcessBuilder(dev.proclive.JavaMain.command(List.of(), InALocale.class, dir.toString()));
+        child.environment().put("LOCPATH", locales.toString());
+        child.environment().put("LC_ALL", "de_DE.UTF-8");
+        Process p = child.redirectErrorStream(true).start();
+        String said = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(p.waitFor()).as(said).isZero();
+        assertThat(said).as("strerror is translated").contains("Kein passender Prozess");
+        assertThat(said).contains("complete=false", "passAgain=true");
+    }
+
+    /** Scans the fake {@code /proc} at {@code args[0]} for the token; prints how ESRCH reads here and what the scan said. */
+    static final class InALocale {
+        public static void main(String[] args) throws Exception {
+            Path root = Path.of(args[0]);
+            try (java.io.InputStream in = java.nio.file.Files.newInputStream(root.resolve("71/environ"))) {
+                in.read();
+            } catch (java.io.IOException e) {
+                System.out.println(e.getMessage());
+            }
+            EnvironmentScan scan = new FakeProc(root).introspector(null).scanEnvironments("PROCLIVE_LEASE_TOKEN", IS_TOKEN,
+                    1000, Optional.empty());
+            System.out.println("complete=" + scan.complete() + " passAgain=" + scan.passAgain() + " " + scan.detail());
+        }
+    }
 }
