@@ -73,7 +73,7 @@ class ReadmeTest {
             }
         }
         assertThat(commands).containsExactly(
-                "mvn -q -Dmaven.test.skip=true -Dmaven.javadoc.skip=true package && java -jar target/proclive-cli.jar demo",
+                "mvn -B -Dmaven.test.skip=true -Dmaven.javadoc.skip=true package && java -jar target/proclive-cli.jar demo",
                 "mvn -B verify");
         assertThat(Files.readString(Path.of(".ci/run"))).containsPattern("(?m)^mvn -B verify$");
     }
