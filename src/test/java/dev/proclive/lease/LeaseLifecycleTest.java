@@ -162,6 +162,19 @@ class LeaseLifecycleTest {
         public Instant instant() {
             return now;
         }
+
+        /** Monotonic time: moved on only by the time waits take, never by setting {@link #now}. */
+        volatile long nanos;
+
+        long nanos() {
+            return nanos;
+        }
+
+        /** Time passes: {@code d} on the wall clock and on the monotonic one. */
+        void advance(Duration d) {
+            now = now.plus(d);
+            nanos += d.toNanos();
+        }
     }
 
     @BeforeEach
@@ -230,19 +243,24 @@ class LeaseLifecycleTest {
                 end.get(most.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
                 return;
             } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
-                clock.now = clock.now.plus(most);
+                clock.advance(most);
             }
         }
 
         @Override
         public void sleep(Duration d) {
             pauses.add(d);
-            clock.now = clock.now.plus(d);
+            clock.advance(d);
         }
 
         @Override
         public void sleep(Duration d, java.util.concurrent.CompletableFuture<?> wake) {
             sleep(d);
+        }
+
+        @Override
+        public long nanoTime() {
+            return clock.nanos();
         }
     };
 
@@ -729,10 +747,15 @@ class LeaseLifecycleTest {
             @Override
             public void sleep(Duration d) {
                 pauses.add(d);
-                clock.now = clock.now.plus(d);
+                clock.advance(d);
                 if (++looks[0] == 3) {
                     host.scan = new EnvironmentScan(List.of(), true, "");
                 }
+            }
+
+            @Override
+            public long nanoTime() {
+                return clock.nanos();
             }
         };
         LeaseStore waiting = open(LeasePolicy.defaults(), counting);
