@@ -139,6 +139,9 @@ class LeaseLockOutIT {
                 .as("alice's wait of 3 s ends though bob tried to hold her guard").isTrue();
         assertThat(waiter.exitValue()).as("held by its live holder").isEqualTo(1);
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Eventually.scaled(Duration.ofSeconds(10)));
+        Cli.Result shown = Cli.exec(as(BOB, Cli.command(jar, "lease", "show", "build", "--dir", own.toString())), "");
+        assertThat(shown.exit()).as("bob still reads the record: %s", shown).isZero();
+        assertThat(mode(own.resolve("build.guard"))).as("the guard is alice's alone").isEqualTo("rw-------");
     }
 
     /** A process of this user holding {@code guard}'s lock as a writer stopped inside its section does. */
