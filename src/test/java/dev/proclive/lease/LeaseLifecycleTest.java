@@ -781,6 +781,36 @@ class LeaseLifecycleTest {
         assertThat(clock.now).isEqualTo(start.plusMillis(4500));
     }
 
+    @Test
+    void aWallClockSteppedBackWhileWaitingNeverStretchesTheWait() throws Exception {
+        granted(store.acquire("build", host.start(60, 50, "600")));
+        long start = clock.nanos();
+        // the wall clock goes back an hour at each pause, the monotonic one on by what was waited
+        Pause steppingBack = new Pause() {
+            @Override
+            public void await(java.util.concurrent.CompletableFuture<?> end, Duration most) {
+                sleep(most);
+            }
+
+            @Override
+            public void sleep(Duration d) {
+                pauses.add(d);
+                clock.advance(d);
+                clock.now = clock.now.minus(Duration.ofHours(1));
+                assertThat(pauses).as("pauses of a wait of 4.5 s").hasSizeLessThan(10);
+            }
+
+            @Override
+            public long nanoTime() {
+                return clock.nanos();
+            }
+        };
+        Acquisition a = open(LeasePolicy.defaults(), steppingBack).acquire("build", host.start(70, 50, "700"),
+                Duration.ofMillis(4500));
+        assertThat(a).isInstanceOf(Acquisition.Held.class);
+        assertThat(Duration.ofNanos(clock.nanos() - start)).isEqualTo(Duration.ofMillis(4500));
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"\"state\":5", "\"state\":\"reserved\"", "\"token\":12", "\"token\":\"abc\"",
             "\"tokenDigest\":\"abc\"", "\"tokenDigest\":5", "\"reserverUid\":-1", "\"reserverUid\":\"0\"",
