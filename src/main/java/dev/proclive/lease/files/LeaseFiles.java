@@ -8,9 +8,11 @@ import dev.proclive.lease.book.LeaseBook;
 import dev.proclive.lease.book.LeaseBook.Waiter;
 import dev.proclive.lease.book.LeaseJson;
 import dev.proclive.lease.book.LeaseNames;
+import dev.proclive.spi.internal.Elapsed;
 import dev.proclive.spi.internal.FileLocker;
 import dev.proclive.text.OneLine;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -20,7 +22,6 @@ import java.nio.file.DirectoryIteratorException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.FileAlreadyExistsException;
-import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
@@ -31,8 +32,10 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.Objects;
@@ -54,7 +57,7 @@ public final class LeaseFiles implements LeaseBook {
      * takes milliseconds (a token scan under load, seconds); a writer stopped inside it (^Z,
      * SIGSTOP) or hung makes others fail after this, never hang.
      */
-    public static final java.time.Duration LOCK_WAIT = java.time.Duration.ofSeconds(5);
+    public static final Duration LOCK_WAIT = Duration.ofSeconds(5);
 
     /** The largest record read: a record is a few hundred bytes. */
     private static final int MAX_RECORD_BYTES = 1 << 20;
@@ -97,8 +100,6 @@ public final class LeaseFiles implements LeaseBook {
      * for three quarters of its TTL is {@link #lost}.
      */
     private final ConcurrentHashMap<String, Confirmed> confirmed = new ConcurrentHashMap<>();
-    /** Monotonic time in nanoseconds: a seam for tests. */
-    private volatile java.util.function.LongSupplier nanoTime = System::nanoTime;
 
     /** A grant's write that went through, at {@code nanos} on the monotonic clock. */
     private record Confirmed(long fence, long nanos, long ttlNanos) {
@@ -213,13 +214,9 @@ public final class LeaseFiles implements LeaseBook {
     @Override
     public boolean lost(String name, long fence) {
         Confirmed c = confirmed.get(name);
-        return c != null && c.fence() == fence && nanoTime.getAsLong() - c.nanos() > c.ttlNanos() / 4 * 3;
+        return c != null && c.fence() == fence && System.nanoTime() - c.nanos() > c.ttlNanos() / 4 * 3;
     }
 
-    /** Tells time by {@code nanos} (monotonic nanoseconds) from now on: a seam for tests. */
-    public void nanoTime(java.util.function.LongSupplier nanos) {
-        this.nanoTime = Objects.requireNonNull(nanos);
-    }
 
     @Override
     public void close() {
@@ -242,8 +239,8 @@ public final class LeaseFiles implements LeaseBook {
      * @throws FileLocker.Busy when another writer kept it locked for all of {@code most}
      */
     @Override
-    public <T> T locked(String name, java.time.Duration most, Locked<T> work) throws IOException {
-        dev.proclive.spi.internal.Elapsed waited = dev.proclive.spi.internal.Elapsed.bounded(most);
+    public <T> T locked(String name, Duration most, Locked<T> work) throws IOException {
+        Elapsed waited = Elapsed.bounded(most);
         Path guard = dir.resolve(name + ".guard");
         BasicFileAttributes attributes = guardAttributes(name, guard);
         Object key = attributes.fileKey() != null ? attributes.fileKey() : guard.toRealPath();
@@ -268,8 +265,8 @@ public final class LeaseFiles implements LeaseBook {
      * Takes {@code inJvm}, tried again with a growing pause (never a timed wait, whose deadline a
      * clock stepped back would stretch) until {@code waited} says {@code most} has passed.
      */
-    private static void lockInJvm(ReentrantLock inJvm, Path guard, java.time.Duration most,
-                                  dev.proclive.spi.internal.Elapsed waited) throws IOException {
+    private static void lockInJvm(ReentrantLock inJvm, Path guard, Duration most,
+                                  Elapsed waited) throws IOException {
         long nap = 1;
         while (!inJvm.tryLock()) {
             long left = waited.leftNanos();
@@ -280,7 +277,7 @@ public final class LeaseFiles implements LeaseBook {
                 Thread.sleep(Math.max(1, Math.min(nap, left / 1_000_000)));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new java.io.InterruptedIOException("interrupted while waiting for the lock on " + guard);
+                throw new InterruptedIOException("interrupted while waiting for the lock on " + guard);
             }
             nap = Math.min(20, nap * 2);
         }
@@ -299,8 +296,8 @@ public final class LeaseFiles implements LeaseBook {
                     refuseNonRegular(name, guard, a);
                     return a;
                 }
-                java.nio.file.attribute.PosixFileAttributes a = Files.readAttributes(guard,
-                        java.nio.file.attribute.PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+                PosixFileAttributes a = Files.readAttributes(guard,
+                        PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
                 refuseNonRegular(name, guard, a);
                 if (!a.permissions().equals(sharedGuard.get())) {
                     try {
@@ -601,7 +598,7 @@ public final class LeaseFiles implements LeaseBook {
             forceDirectory();
         }
         if (record.granted()) {
-            confirmed.put(name, new Confirmed(record.fence(), nanoTime.getAsLong(), record.ttl().toNanos()));
+            confirmed.put(name, new Confirmed(record.fence(), System.nanoTime(), record.ttl().toNanos()));
         } else {
             confirmed.remove(name);
         }
