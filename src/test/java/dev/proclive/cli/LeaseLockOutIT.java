@@ -339,4 +339,26 @@ class LeaseLockOutIT {
         assertThat(waiter.exitValue()).as("still held by its live holder").isEqualTo(1);
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Eventually.scaled(Duration.ofSeconds(20)));
     }
+
+    @Test
+    void aWallClockSteppedBackNeverStretchesTheTimeoutOfWait() throws Exception {
+        assumeTrue(onPath("faketime"), "faketime (libfaketime) is needed");
+        String lib = libfaketime();
+        assumeTrue(lib.contains("libfaketime"), "faketime sets no LD_PRELOAD of libfaketime here: " + lib);
+        Path offset = Files.writeString(tmp.resolve("offset"), "+0\n");
+        ProcessBuilder builder = new ProcessBuilder(Cli.command(Cli.jar(), "wait", identity(children.sleeper().pid()),
+                "--timeout", "8")).redirectError(ProcessBuilder.Redirect.DISCARD);
+        builder.environment().put("LD_PRELOAD", lib);
+        builder.environment().put("FAKETIME_TIMESTAMP_FILE", offset.toString());
+        builder.environment().put("FAKETIME_NO_CACHE", "1");
+        long start = System.nanoTime();
+        Process waiter = builder.start();
+        started.add(waiter);
+        assertThat(waiter.waitFor(3, TimeUnit.SECONDS)).as("still waiting, for a live process").isFalse(); // time itself is tested
+        Files.writeString(offset, "-1h\n");
+        assertThat(waiter.waitFor(Eventually.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS))
+                .as("--timeout 8 ends though the clock went back an hour").isTrue();
+        assertThat(waiter.exitValue()).as("still alive at the timeout").isEqualTo(1);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Eventually.scaled(Duration.ofSeconds(20)));
+    }
 }

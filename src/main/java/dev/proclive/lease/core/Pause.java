@@ -3,7 +3,6 @@ package dev.proclive.lease.core;
 import java.time.Duration;
 import dev.proclive.spi.internal.Elapsed;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 
 /**
  * How a wait waits: for a future (a holder's exit) or for a while, at most {@code most}, and the
@@ -31,39 +30,19 @@ public interface Pause {
     }
 
     /**
-     * Real time: {@link Object#wait(long)} woken by the future, and {@link Thread#sleep(long)}, each a
-     * relative wait of at most {@value #SLICE_MS} ms, the whole bounded by {@link Elapsed} — never a
-     * timed {@code get}, whose deadline on {@code nanoTime} a clock stepped back (as {@code libfaketime}
-     * steps it) would stretch by the step.
+     * Real time, as {@link Elapsed#await} and {@link Elapsed#sleep} wait: short relative waits, the
+     * whole bounded on a monotonic clock that counts no step back (as {@code libfaketime} steps it)
+     * — never a timed {@code get}, whose deadline a clock stepped back would stretch by the step.
      */
     Pause REAL = new Pause() {
         @Override
         public void await(CompletableFuture<?> end, Duration most) throws InterruptedException {
-            Elapsed waited = Elapsed.bounded(most);
-            Object woken = new Object();
-            end.whenComplete((v, e) -> {
-                synchronized (woken) {
-                    woken.notifyAll();
-                }
-            });
-            synchronized (woken) {
-                long left;
-                while (!end.isDone() && (left = waited.leftNanos()) > 0) {
-                    woken.wait(Math.max(1, Math.min(SLICE_MS, TimeUnit.NANOSECONDS.toMillis(left))));
-                }
-            }
+            Elapsed.await(end, most);
         }
 
         @Override
         public void sleep(Duration d) throws InterruptedException {
-            Elapsed waited = Elapsed.bounded(d);
-            long left;
-            while ((left = waited.leftNanos()) > 0) {
-                Thread.sleep(Math.max(1, Math.min(SLICE_MS, TimeUnit.NANOSECONDS.toMillis(left))));
-            }
+            Elapsed.sleep(d);
         }
     };
-
-    /** The longest single relative wait of {@link #REAL}. */
-    long SLICE_MS = 250;
 }

@@ -1,6 +1,8 @@
 package dev.proclive.spi.internal;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
@@ -52,5 +54,41 @@ public final class Elapsed {
     /** Whether the bound has passed. */
     public boolean over() {
         return leftNanos() <= 0;
+    }
+
+    /** The longest single relative wait of {@link #await}. */
+    private static final long SLICE_MS = 250;
+
+    /**
+     * Waits until {@code end} completes or {@code most} has passed, counted as {@link Elapsed}
+     * counts: {@link Object#wait(long)} slices of at most {@value #SLICE_MS} ms, woken by the
+     * future — never a timed {@code get}, whose deadline on {@code nanoTime} a clock stepped back
+     * would stretch by the step.
+     *
+     * @throws InterruptedException if the thread is interrupted while waiting
+     */
+    public static void await(CompletableFuture<?> end, Duration most) throws InterruptedException {
+        Elapsed waited = bounded(most);
+        Object woken = new Object();
+        end.whenComplete((v, e) -> {
+            synchronized (woken) {
+                woken.notifyAll();
+            }
+        });
+        synchronized (woken) {
+            long left;
+            while (!end.isDone() && (left = waited.leftNanos()) > 0) {
+                woken.wait(Math.max(1, Math.min(SLICE_MS, TimeUnit.NANOSECONDS.toMillis(left))));
+            }
+        }
+    }
+
+    /** Sleeps {@code d}, counted as {@link Elapsed} counts, in slices of at most {@value #SLICE_MS} ms. */
+    public static void sleep(Duration d) throws InterruptedException {
+        Elapsed waited = bounded(d);
+        long left;
+        while ((left = waited.leftNanos()) > 0) {
+            Thread.sleep(Math.max(1, Math.min(SLICE_MS, TimeUnit.NANOSECONDS.toMillis(left))));
+        }
     }
 }
