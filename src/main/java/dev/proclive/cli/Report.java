@@ -50,7 +50,12 @@ final class Report {
         if (a instanceof Acquisition.Held held) {
             record = held.record();
             json = LeaseJson.write(record, Optional.of(held.verdict()), Optional.empty());
-            why = "held by pid " + record.holder().pid() + " at fence " + record.fence() + ", which is alive";
+            why = held.verdict().liveness() == dev.proclive.Liveness.ALIVE && record.granted()
+                    ? "held by pid " + record.holder().pid() + " at fence " + record.fence() + ", which is alive"
+                    // free, but a waiter that came first takes its turn: the holder's own verdict, and the queue's
+                    : record.state().json() + " by pid " + record.holder().pid() + " at fence " + record.fence()
+                            + ", which is " + held.verdict().liveness().name().toLowerCase(java.util.Locale.ROOT) + ": "
+                            + held.verdict().detail();
             code = ExitCode.NO.code();
         } else {
             Acquisition.Undecided undecided = (Acquisition.Undecided) a;

@@ -6,8 +6,6 @@ import dev.proclive.Verdict;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /** The commands that record a process or judge one: {@code identify}, {@code check}, {@code wait}. */
 final class VerdictCommands {
@@ -65,11 +63,16 @@ final class VerdictCommands {
                 Say.line(io.err(), "waiting for " + Say.process(identity) + " to end" + (limit.isEmpty() ? "" : ", up to " + limit));
             }
             try {
-                verdict = timeoutMillis == null ? end.get() : end.get(timeoutMillis, TimeUnit.MILLISECONDS);
-            } catch (TimeoutException e) {
-                end.cancel(false);
-                verdict = ProcLive.explain(identity);
-            } catch (InterruptedException | ExecutionException e) {
+                if (timeoutMillis != null) {
+                    // on a monotonic clock that counts no step back: a wall clock stepped back never stretches it
+                    dev.proclive.spi.internal.Elapsed.await(end, java.time.Duration.ofMillis(timeoutMillis));
+                }
+                verdict = end.isDone() || timeoutMillis == null ? end.get() : null;
+                if (verdict == null) {
+                    end.cancel(false);
+                    verdict = ProcLive.explain(identity);
+                }
+            } catch (InterruptedException | ExecutionException | java.util.concurrent.CancellationException e) {
                 verdict = ProcLive.explain(identity);
             }
             if (waits && verdict.liveness() == dev.proclive.Liveness.ALIVE) {

@@ -64,18 +64,24 @@ import java.util.Optional;
  * {@code NAME.guard}, never deleted, locked while a record is read, judged and replaced, and
  * holding the highest fence ever granted; {@code .NAME.PID-START.RANDOM.tmp}, a record being
  * written by that process, created exclusively, removed by its writer if the write fails and by a
- * later writer once that process is proven DEAD. A directory the store creates is owner-only
- * (0700); files are owner-only (0600) whenever the directory grants no group or other access,
- * whoever writes them; an existing shared directory is used as it is, so a hook and its agent
- * running as different users can share a group-writable one.
+ * later writer once that process is proven DEAD; {@code NAME.queue}, the waiters' tickets. A
+ * directory the store creates is owner-only (0700); files are owner-only (0600) whenever the
+ * directory grants no group or other access, whoever writes them; in an existing shared directory
+ * each file the store makes is given, explicitly (past the umask), read and write for each class of
+ * users that may write the directory and read for one that may only read it — but no access to the
+ * guard — so a hook and its agent running as different users can share a group-writable one
+ * (records 0664, guards 0660 in a {@code 02775} directory).
  *
  * <p>Judging and writing happen one process at a time: within a JVM under one lock per guard file
  * (by its device and inode, so two paths to one directory share it), across processes under a
  * {@code flock(2)} lock on a descriptor the store opens for it ({@code LockFileEx} on Windows). Such
  * a lock belongs to that descriptor alone: other code opening and closing the guard, a second copy
  * of this library in another class loader, or the same directory reached through a bind mount
- * cannot drop it. On Linux and macOS locking loads JNA. {@link #read} takes no lock and needs no
- * write access. Instances are thread-safe.
+ * cannot drop it. On Linux and macOS locking loads JNA. The lock is taken through a descriptor
+ * opened for writing (a reader of the directory cannot hold writers out) and waited for no longer
+ * than the caller waits (5 s for a call without a wait, {@link #breakLease} included): a process
+ * stopped or hung while it holds it makes the others fail with an {@link IOException}, never hang.
+ * {@link #read} takes no lock and needs no write access. Instances are thread-safe.
  *
  * <p>What a lease does not promise: holders on other hosts are never judged DEAD (their liveness is
  * UNKNOWN, taken over only by a policy that says so, after their TTL); a directory with the sticky

@@ -109,9 +109,9 @@ public final class Platform {
     /** {@code flock}, loaded on the first lock: when JNA is not there, every lock says so. */
     private static final class FlockOrExplain implements FileLocker {
         @Override
-        public Lock lock(Path file) throws IOException {
+        public Lock lock(Path file, java.time.Duration most) throws IOException {
             try {
-                return new dev.proclive.posix.Flock().lock(file);
+                return new dev.proclive.posix.Flock().lock(file, most);
             } catch (LinkageError e) { // JNA is not on the class or module path
                 throw new FileSystemException(file.toString(), null, "cannot lock: " + jnaMissing(e));
             }

@@ -3,7 +3,8 @@ package dev.proclive.posix;
 import java.util.OptionalInt;
 
 /**
- * {@code O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK} for {@code open(2)}, per OS and CPU
+ * {@code O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK} (and the same with {@code O_RDWR}) for
+ * {@code open(2)}, per OS and CPU
  * (the values differ: {@code O_NOFOLLOW} is {@code 0400000} on x86 Linux, {@code 0100000} on arm).
  * Pure: names in, flags out, so every OS's table is tested on every OS.
  */
@@ -42,5 +43,14 @@ public final class OpenFlags {
             default:
                 return OptionalInt.empty();
         }
+    }
+
+    /**
+     * {@link #readOnlyNoFollow} with {@code O_RDWR} (2 on Linux and macOS) in place of
+     * {@code O_RDONLY}: a descriptor only a process that may write the file can open.
+     */
+    public static OptionalInt readWriteNoFollow(String os, String arch) {
+        OptionalInt readOnly = readOnlyNoFollow(os, arch);
+        return readOnly.isPresent() ? OptionalInt.of(readOnly.getAsInt() | 2) : readOnly;
     }
 }

@@ -162,6 +162,19 @@ class LeaseLifecycleTest {
         public Instant instant() {
             return now;
         }
+
+        /** Monotonic time: moved on only by the time waits take, never by setting {@link #now}. */
+        volatile long nanos;
+
+        long nanos() {
+            return nanos;
+        }
+
+        /** Time passes: {@code d} on the wall clock and on the monotonic one. */
+        void advance(Duration d) {
+            now = now.plus(d);
+            nanos += d.toNanos();
+        }
     }
 
     @BeforeEach
@@ -230,19 +243,24 @@ class LeaseLifecycleTest {
                 end.get(most.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
                 return;
             } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
-                clock.now = clock.now.plus(most);
+                clock.advance(most);
             }
         }
 
         @Override
         public void sleep(Duration d) {
             pauses.add(d);
-            clock.now = clock.now.plus(d);
+            clock.advance(d);
         }
 
         @Override
         public void sleep(Duration d, java.util.concurrent.CompletableFuture<?> wake) {
             sleep(d);
+        }
+
+        @Override
+        public long nanoTime() {
+            return clock.nanos();
         }
     };
 
@@ -729,10 +747,15 @@ class LeaseLifecycleTest {
             @Override
             public void sleep(Duration d) {
                 pauses.add(d);
-                clock.now = clock.now.plus(d);
+                clock.advance(d);
                 if (++looks[0] == 3) {
                     host.scan = new EnvironmentScan(List.of(), true, "");
                 }
+            }
+
+            @Override
+            public long nanoTime() {
+                return clock.nanos();
             }
         };
         LeaseStore waiting = open(LeasePolicy.defaults(), counting);
@@ -756,6 +779,36 @@ class LeaseLifecycleTest {
         assertThat(a).isInstanceOf(Acquisition.Held.class);
         assertThat(pauses).containsExactly(Duration.ofSeconds(2), Duration.ofSeconds(2), Duration.ofMillis(500));
         assertThat(clock.now).isEqualTo(start.plusMillis(4500));
+    }
+
+    @Test
+    void aWallClockSteppedBackWhileWaitingNeverStretchesTheWait() throws Exception {
+        granted(store.acquire("build", host.start(60, 50, "600")));
+        long start = clock.nanos();
+        // the wall clock goes back an hour at each pause, the monotonic one on by what was waited
+        Pause steppingBack = new Pause() {
+            @Override
+            public void await(java.util.concurrent.CompletableFuture<?> end, Duration most) {
+                sleep(most);
+            }
+
+            @Override
+            public void sleep(Duration d) {
+                pauses.add(d);
+                clock.advance(d);
+                clock.now = clock.now.minus(Duration.ofHours(1));
+                assertThat(pauses).as("pauses of a wait of 4.5 s").hasSizeLessThan(10);
+            }
+
+            @Override
+            public long nanoTime() {
+                return clock.nanos();
+            }
+        };
+        Acquisition a = open(LeasePolicy.defaults(), steppingBack).acquire("build", host.start(70, 50, "700"),
+                Duration.ofMillis(4500));
+        assertThat(a).isInstanceOf(Acquisition.Held.class);
+        assertThat(Duration.ofNanos(clock.nanos() - start)).isEqualTo(Duration.ofMillis(4500));
     }
 
     @ParameterizedTest

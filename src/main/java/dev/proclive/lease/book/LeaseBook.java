@@ -25,6 +25,16 @@ public interface LeaseBook {
      */
     <T> T locked(String name, Locked<T> work) throws IOException;
 
+    /**
+     * {@link #locked(String, Locked)}, waiting for another writer's lock at most {@code most} (a
+     * caller's wait bounds the lock too); a book that cannot lock ignores the bound.
+     *
+     * @throws IOException when another writer kept the lease locked for all of {@code most}
+     */
+    default <T> T locked(String name, java.time.Duration most, Locked<T> work) throws IOException {
+        return locked(name, work);
+    }
+
     /** A granted record, and the expiring lease it is attached to (etcd's; 0 where records do not expire). */
     record Grant(LeaseRecord record, long etcdLease) {
     }
@@ -44,6 +54,15 @@ public interface LeaseBook {
      * book cannot tell (a directory: the waiter looks again on its own).
      */
     Optional<CompletableFuture<Void>> changed(String name);
+
+    /**
+     * This JVM still waits for lease {@code name}: where its waiters' tickets live on an expiring
+     * lease (etcd), keeps it alive, so that a ticket goes away by itself once its waiter is gone
+     * (killed, or on a machine cut off). Called by each waiter at least every few seconds; nothing
+     * where tickets do not expire (a directory: a dead waiter's ticket is dropped by its identity).
+     */
+    default void stillWaiting(String name) throws IOException {
+    }
 
     /** Whether this book already knows the grant at {@code fence} lost (etcd: its keep-alive failed for too long). */
     boolean lost(String name, long fence);
@@ -69,13 +88,22 @@ public interface LeaseBook {
      * A process waiting for a lease, in a book's queue.
      *
      * @param who   the process the lease is wanted for (a holder, or a reserver)
+     * @param by    the process that waits (the one that wrote the ticket and takes it out): often
+     *              not {@code who} (a CLI waiting for its shell); a ticket whose waiting process is
+     *              DEAD is dropped, whoever it names as {@code who}
      * @param until when it stops waiting: a ticket past it is dropped, whoever wrote it
      */
-    record Waiter(dev.proclive.Identity who, Instant until) {
+    record Waiter(dev.proclive.Identity who, dev.proclive.Identity by, Instant until) {
         /** @throws NullPointerException if an argument is null */
         public Waiter {
             java.util.Objects.requireNonNull(who, "who");
+            java.util.Objects.requireNonNull(by, "by");
             java.util.Objects.requireNonNull(until, "until");
+        }
+
+        /** A ticket of {@code who} waiting for itself. */
+        public Waiter(dev.proclive.Identity who, Instant until) {
+            this(who, who, until);
         }
     }
 

@@ -193,7 +193,10 @@ public final class LeaseJson {
                 previous, digest, reserverUid, adoptedBy, startedAfter, ended, cgroup);
     }
 
-    /** A waiter as a queue line holds it: {@code {"until":"…","who":{IDENTITY}}}. */
+    /**
+     * A waiter as a queue line holds it: {@code {"until":"…","who":{IDENTITY},"by":{IDENTITY}}}
+     * ({@code by} left out when it is {@code who}).
+     */
     public static String waiter(LeaseBook.Waiter w) {
         java.io.StringWriter text = new java.io.StringWriter(256);
         try (JsonGenerator g = IdentityStream.FACTORY.createGenerator(text)) {
@@ -201,6 +204,10 @@ public final class LeaseJson {
             g.writeStringField("until", Records.timestamp(w.until()));
             g.writeFieldName("who");
             IdentityStream.write(g, w.who());
+            if (!w.by().equals(w.who())) {
+                g.writeFieldName("by");
+                IdentityStream.write(g, w.by());
+            }
             g.writeEndObject();
         } catch (IOException e) {
             throw new java.io.UncheckedIOException("a StringWriter does not fail", e);
@@ -209,17 +216,21 @@ public final class LeaseJson {
     }
 
     /**
-     * The waiter in a queue line.
+     * The waiter in a queue line; a line without {@code by} (written before tickets named their
+     * waiting process) is {@code who}'s own.
      *
      * @throws IOException if the line is not one
      */
     public static LeaseBook.Waiter waiter(String line) throws IOException {
         JsonNode o = StrictJson.tree(line.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-        if (o == null || !o.isObject() || !o.path("who").isObject()) {
+        if (o == null || !o.isObject() || !o.path("who").isObject()
+                || (o.has("by") && !o.get("by").isObject())) {
             throw new IOException("not a waiter: " + OneLine.quote(line));
         }
         try {
-            return new LeaseBook.Waiter(identity(o.get("who")), Instant.parse(o.path("until").asText()));
+            dev.proclive.Identity who = identity(o.get("who"));
+            return new LeaseBook.Waiter(who, o.has("by") ? identity(o.get("by")) : who,
+                    Instant.parse(o.path("until").asText()));
         } catch (DateTimeParseException | IllegalArgumentException e) {
             throw new IOException("not a waiter: " + OneLine.quote(line), e);
         }

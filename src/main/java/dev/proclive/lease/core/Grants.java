@@ -418,10 +418,15 @@ final class Grants {
         return scan.scan().complete() || !scan.scan().passAgain() ? Carriers.GONE : Carriers.PERHAPS;
     }
 
-    /** The operator's override: ends the grant whoever holds it, as broken; the released record, or empty. */
+    /**
+     * The operator's override: ends the grant whoever holds it, as broken, and empties its queue of
+     * waiters (waiters still waiting keep asking, the order they came in forgotten); the released record,
+     * or empty.
+     */
     Optional<LeaseRecord> breakLease(String name) throws IOException {
         return book.locked(name, guard -> {
             guard.repair(); // a guard that is no fence is rewritten from what the record proves
+            WaiterQueue.clear(guard);
             Optional<LeaseRecord> current;
             try {
                 current = guard.record();

@@ -13,6 +13,7 @@ import dev.proclive.lease.book.ExpiringBook;
 import dev.proclive.lease.book.LeaseBook;
 import dev.proclive.lease.book.LeaseNames;
 import dev.proclive.spi.internal.Descendants;
+import dev.proclive.spi.internal.Elapsed;
 import dev.proclive.spi.ProcessIntrospector;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -59,6 +60,11 @@ public final class LeaseKeeper implements AutoCloseable {
     private final RecordWatches events;
     /** The waiters of each lease, served in the order they came. */
     private final WaiterQueue queue;
+    /**
+     * The deadline ({@link Pause#nanoTime}) of the wait this thread is in, if any: a lock on the
+     * lease is waited for no longer than the caller waits.
+     */
+    private final ThreadLocal<Elapsed> waitingUntil = new ThreadLocal<>();
 
     /**
      * An engine over {@code book}, judging with {@code checker}, writing as {@code writer} (this
@@ -80,7 +86,7 @@ public final class LeaseKeeper implements AutoCloseable {
         this.renewals = new Renewals(grants);
         this.watches = new HolderWatches(grants, checker, writer);
         this.parts = new GrantedLease.Parts(grants, renewals, watches);
-        this.queue = new WaiterQueue(book, checker);
+        this.queue = new WaiterQueue(book, checker, writer);
         this.events = new RecordWatches(grants, checker);
     }
 
@@ -138,43 +144,73 @@ public final class LeaseKeeper implements AutoCloseable {
     /**
      * Asks, and while the answer is {@link Acquisition.Held} (or {@link Acquisition.Undecided}
      * with an {@code eligibleAt} within the wait, or over a DEAD holder whose token could not be
-     * proven unused), waits and asks again, until {@code wait} has passed by the store's clock.
-     * Waiting goes through the pause: the exit watch for a held lease's holder, a sleep until an
-     * undecided one's {@code eligibleAt}.
+     * proven unused), waits and asks again, until {@code wait} has passed on the pause's monotonic
+     * clock ({@link Pause#nanoTime}: a wall clock stepped back never stretches it). Waiting goes
+     * through the pause: the exit watch for a held lease's holder, a sleep until an undecided one's
+     * {@code eligibleAt}. The lease's lock is waited for within the same bound: a writer stopped
+     * inside its section makes the wait end with an {@link IOException} at the deadline, never later.
      *
      * @throws InterruptedIOException if the thread is interrupted while waiting
      */
     public Acquisition waiting(String name, Identity who, Duration wait, Ask ask) throws IOException {
-        Instant deadline = now().plus(wait.isNegative() ? Duration.ZERO : wait);
-        Acquisition a = ask.get();
-        if (a instanceof Acquisition.Granted) {
-            return a; // asked again, it would answer this same grant "again", with itself as the previous record
-        }
+        Duration bound = wait.isNegative() ? Duration.ZERO : wait;
+        Elapsed deadline = Elapsed.bounded(bound, pause::nanoTime);
+        Elapsed outer = waitingUntil.get();
+        waitingUntil.set(deadline);
         boolean queued = false;
         try {
-            if (!(a instanceof Acquisition.Granted) && deadline.isAfter(now()) && checker.explain(who).liveness() == Liveness.ALIVE) {
-                queue.enqueue(name, who, deadline); // served in order from now on: nobody who asks later jumps ahead
+            Acquisition a = ask.get();
+            if (a instanceof Acquisition.Granted) {
+                return a; // asked again, it would answer this same grant "again", with itself as the previous record
+            }
+            if (!(a instanceof Acquisition.Granted) && !deadline.over()
+                    && checker.explain(who).liveness() == Liveness.ALIVE) {
+                // served in order from now on: nobody who asks later jumps ahead. The ticket's end is
+                // a date (other processes read it); its waiter's own deadline stays monotonic.
+                queue.enqueue(name, who, now().plus(bound), lockBound().orElseThrow());
                 queued = true;
             }
             a = waitInQueue(name, deadline, a, ask);
             return a;
         } finally {
+            waitingUntil.set(outer);
+            if (outer == null) {
+                waitingUntil.remove();
+            }
             if (queued) {
                 queue.dequeue(name, who); // granted, or gave up (or was interrupted): the next in line is not held up
             }
         }
     }
 
+    /** The least a lock is waited for in a wait's last moment: a section takes milliseconds. */
+    private static final Duration LAST_LOCK = Duration.ofMillis(100);
+
+    /** How long a lock may be waited for now: the rest of this thread's wait (at least {@link #LAST_LOCK}); empty outside a wait. */
+    private Optional<Duration> lockBound() {
+        Elapsed until = waitingUntil.get();
+        if (until == null) {
+            return Optional.empty();
+        }
+        Duration left = until.left();
+        return Optional.of(left.compareTo(LAST_LOCK) < 0 ? LAST_LOCK : left);
+    }
+
     /** How often a waiter queued behind another looks again, at most. */
     private static final Duration QUEUED_RECHECK = Duration.ofMillis(200);
 
-    private Acquisition waitInQueue(String name, Instant deadline, Acquisition first, Ask ask) throws IOException {
+    private Acquisition waitInQueue(String name, Elapsed deadline, Acquisition first, Ask ask) throws IOException {
         Acquisition a = first;
         Duration recheck = Duration.ofMillis(25);
         while (true) {
-            Duration left = Duration.between(now(), deadline);
+            Duration left = deadline.left();
             if (left.isNegative() || left.isZero()) {
                 return a;
+            }
+            try {
+                book.stillWaiting(name); // a ticket on an expiring lease stays while its waiter waits
+            } catch (IOException e) {
+                // it may lapse: the waiter still asks, and is served when nobody is ahead
             }
             Duration nap = left.compareTo(RECHECK) < 0 ? left : RECHECK;
             // Where the book tells of changes (etcd), its watch starts after the latest revision this
@@ -371,36 +407,39 @@ public final class LeaseKeeper implements AutoCloseable {
 
     /** Decides {@code request} for lease {@code name}, writes what was decided, and answers. */
     Acquisition request(String name, LeaseRules.Request request) throws IOException {
-        return book.locked(name, guard -> {
-            Optional<LeaseRecord> current = guard.record();
-            if (current.isPresent() && current.get().granted()) {
-                grants.trusted(name, current.get(), guard);
-            }
-            Instant now = now();
-            Optional<Verdict> verdict = Optional.empty();
-            Optional<TokenCarriers.Carried> scan = Optional.empty();
-            while (true) {
-                LeaseRules.Decision d = LeaseRules.decide(request, current, verdict, scan.map(TokenCarriers.Carried::scan),
-                        policy, now);
-                if (d instanceof LeaseRules.NeedVerdict) {
-                    verdict = Optional.of(checker.explain(current.orElseThrow().holder()));
-                } else if (d instanceof LeaseRules.NeedScan) {
-                    guard.confirm(); // a scan is costly: never over a record that may be stale
-                    scan = Optional.of(carriers.scan(name, current.orElseThrow()));
-                } else {
-                    if (d instanceof LeaseRules.Grant && request.kind() != LeaseRules.Kind.CLAIM) {
-                        Optional<LeaseBook.Waiter> first = queue.ahead(guard, request.who(), current, now);
-                        if (first.isPresent() && current.isPresent()) {
-                            // Free, but served in order: a waiter that came first is granted first.
-                            return new Acquisition.Held(current.get(), Verdict.of(dev.proclive.Reason.MATCHED,
-                                    "the lease is free, and pid " + first.get().who().pid() + " has waited for it longer:"
-                                    + " waiters are served in the order they came"));
-                        }
+        Optional<Duration> bound = lockBound();
+        LeaseBook.Locked<Acquisition> work = guard -> decide(name, request, guard);
+        return bound.isPresent() ? book.locked(name, bound.get(), work) : book.locked(name, work);
+    }
+
+    private Acquisition decide(String name, LeaseRules.Request request, LeaseBook.Guard guard) throws IOException {
+        Optional<LeaseRecord> current = guard.record();
+        if (current.isPresent() && current.get().granted()) {
+            grants.trusted(name, current.get(), guard);
+        }
+        Instant now = now();
+        Optional<Verdict> verdict = Optional.empty();
+        Optional<TokenCarriers.Carried> scan = Optional.empty();
+        while (true) {
+            LeaseRules.Decision d = LeaseRules.decide(request, current, verdict, scan.map(TokenCarriers.Carried::scan),
+                    policy, now);
+            if (d instanceof LeaseRules.NeedVerdict) {
+                verdict = Optional.of(checker.explain(current.orElseThrow().holder()));
+            } else if (d instanceof LeaseRules.NeedScan) {
+                guard.confirm(); // a scan is costly: never over a record that may be stale
+                scan = Optional.of(carriers.scan(name, current.orElseThrow()));
+            } else {
+                if (d instanceof LeaseRules.Grant && request.kind() != LeaseRules.Kind.CLAIM) {
+                    Optional<LeaseBook.Waiter> first = queue.ahead(guard, request.who(), current, now);
+                    if (first.isPresent() && current.isPresent()) {
+                        // Free, but served in order: a waiter that came first is granted first.
+                        return new Acquisition.Held(current.get(), WaiterQueue.turnOf(first.get(),
+                                verdict.orElseGet(() -> checker.explain(current.get().holder()))));
                     }
-                    return grants.decided(this::granted, name, guard, request, current, d, scan, now);
                 }
+                return grants.decided(this::granted, name, guard, request, current, d, scan, now);
             }
-        });
+        }
     }
 
     /** A grant written here, as the caller's lease: kept by the store, its holder watched where it must be. */

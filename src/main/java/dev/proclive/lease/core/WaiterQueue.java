@@ -3,8 +3,10 @@ package dev.proclive.lease.core;
 import dev.proclive.Identity;
 import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
+import dev.proclive.Verdict;
 import dev.proclive.lease.book.LeaseBook;
 import java.io.IOException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,27 +14,38 @@ import java.util.Optional;
 
 /**
  * The processes waiting for each lease, served in the order they came: a ticket per waiter in the
- * book ({@link LeaseBook.Guard#waiters}), written under the lease's lock. A new grant goes to the
- * longest-waiting live waiter; tickets past their time, and of DEAD processes, are dropped, so a
- * waiter that died or gave up never holds the others up. Where the book keeps no queue (etcd),
- * nothing is queued.
+ * book ({@link LeaseBook.Guard#waiters}), written under the lease's lock. A ticket names the
+ * process the lease is wanted for and the process that waits (this store's, which takes it out
+ * again). A new grant goes to the longest-waiting live waiter; tickets past their time, and those
+ * whose waiting process or whose holder-to-be is DEAD, are dropped, so a waiter that died (killed
+ * -9 while it waited for a live shell) or gave up never holds the others up. Where the book keeps
+ * no queue, nothing is queued.
  */
 final class WaiterQueue {
 
+    /** How long taking a ticket out waits for the lock: a ticket left behind lapses with its waiter. */
+    private static final Duration DEQUEUE_LOCK = Duration.ofMillis(250);
+
     private final LeaseBook book;
     private final LivenessChecker checker;
+    /** The process that waits: this store's. */
+    private final Identity waiter;
 
-    WaiterQueue(LeaseBook book, LivenessChecker checker) {
+    WaiterQueue(LeaseBook book, LivenessChecker checker, Identity waiter) {
         this.book = book;
         this.checker = checker;
+        this.waiter = waiter;
     }
 
-    /** Puts {@code who} at the end of lease {@code name}'s queue (once), until {@code until}. */
-    void enqueue(String name, Identity who, Instant until) throws IOException {
-        book.locked(name, guard -> {
+    /**
+     * Puts {@code who} at the end of lease {@code name}'s queue (once), until {@code until}, waiting
+     * for the lease's lock at most {@code lock}.
+     */
+    void enqueue(String name, Identity who, Instant until, Duration lock) throws IOException {
+        book.locked(name, lock, guard -> {
             List<LeaseBook.Waiter> queue = new ArrayList<>(guard.waiters());
             if (queue.stream().noneMatch(w -> LeaseRules.sameProcess(w.who(), who))) {
-                queue.add(new LeaseBook.Waiter(who, until));
+                queue.add(new LeaseBook.Waiter(who, waiter, until));
                 guard.waiters(queue);
             }
             return null;
@@ -42,7 +55,7 @@ final class WaiterQueue {
     /** Takes {@code who} out of lease {@code name}'s queue. */
     void dequeue(String name, Identity who) {
         try {
-            book.locked(name, guard -> {
+            book.locked(name, DEQUEUE_LOCK, guard -> {
                 List<LeaseBook.Waiter> queue = new ArrayList<>(guard.waiters());
                 if (queue.removeIf(w -> LeaseRules.sameProcess(w.who(), who))) {
                     guard.waiters(queue);
@@ -50,8 +63,20 @@ final class WaiterQueue {
                 return null;
             });
         } catch (IOException | RuntimeException e) {
-            // its ticket lapses at its deadline, or when its process is DEAD
+            // its ticket lapses at its deadline, or when its waiting process is DEAD
         }
+    }
+
+    /** Empties the queue of the lease {@code guard} holds: the operator's {@code break} clears it. */
+    static void clear(LeaseBook.Guard guard) throws IOException {
+        try {
+            if (guard.waiters().isEmpty()) {
+                return;
+            }
+        } catch (dev.proclive.lease.LeaseCorruptException corrupt) {
+            // something else stands where the queue should be: removed below, as break removes a corrupt record
+        }
+        guard.waiters(List.of());
     }
 
     /**
@@ -66,9 +91,10 @@ final class WaiterQueue {
             return Optional.empty();
         }
         int before = queue.size();
-        // A ticket lapses at its deadline, when its process is DEAD, or once it was granted (its
-        // waiter takes it out then; should that fail, the lease's holder does not wait for it).
-        queue.removeIf(w -> now.isAfter(w.until()) || checker.explain(w.who()).liveness() == Liveness.DEAD
+        // A ticket lapses at its deadline, when its waiting process or its holder-to-be is DEAD, or
+        // once it was granted (its waiter takes it out then; should that fail, the lease's holder
+        // does not wait for it).
+        queue.removeIf(w -> now.isAfter(w.until()) || dead(w.by()) || (!w.by().equals(w.who()) && dead(w.who()))
                 || current.map(r -> LeaseRules.sameProcess(r.holder(), w.who())).orElse(false));
         Optional<LeaseBook.Waiter> first = queue.isEmpty() ? Optional.empty() : Optional.of(queue.get(0));
         if (first.isPresent() && LeaseRules.sameProcess(first.get().who(), who)) {
@@ -78,5 +104,21 @@ final class WaiterQueue {
             guard.waiters(queue);
         }
         return first;
+    }
+
+    private boolean dead(Identity process) {
+        return checker.explain(process).liveness() == Liveness.DEAD;
+    }
+
+    /**
+     * Why a free lease is refused to a caller while {@code first} waits ahead of it: the record's
+     * holder's own verdict ({@code holder}: DEAD, or whatever it is; never said alive when it is
+     * not), and the waiter whose turn it is.
+     */
+    static Verdict turnOf(LeaseBook.Waiter first, Verdict holder) {
+        String waiting = first.by().equals(first.who()) ? "pid " + first.who().pid()
+                : "pid " + first.by().pid() + " (for pid " + first.who().pid() + ")";
+        return new Verdict(holder.reason(), holder.detail() + "; the lease is free to the queue, and " + waiting
+                + " has waited for it longer: waiters are served in the order they came", holder.exit());
     }
 }

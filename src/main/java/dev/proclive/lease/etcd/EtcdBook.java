@@ -53,6 +53,11 @@ public final class EtcdBook implements ExpiringBook {
     private final String prefix;
     private final Clock clock;
     private final EtcdKeepAlive keepAlive;
+    /** The TTL of the etcd lease this JVM's waiters' tickets live on. */
+    private static final java.time.Duration TICKET_TTL = java.time.Duration.ofSeconds(10);
+    /** The etcd lease this JVM's waiters' tickets live on (0: none yet), and when it was last confirmed alive. */
+    private long ticketLease;
+    private long ticketLeaseConfirmed;
     /** The latest snapshot known of each lease this JVM wrote or read, at most {@code 1024} of them. */
     private final Map<String, Snapshot> known = new ConcurrentHashMap<>();
 
@@ -236,6 +241,42 @@ public final class EtcdBook implements ExpiringBook {
         return keepAlive.lost(name, fence);
     }
 
+    /**
+     * Keeps the etcd lease of this JVM's waiters' tickets alive (at most one call a third of its
+     * TTL): while a waiter of this JVM waits, its ticket stays; once none does, or this JVM is gone,
+     * the tickets expire with it within {@link #TICKET_TTL}.
+     */
+    @Override
+    public void stillWaiting(String name) throws IOException {
+        ticketLease(false);
+    }
+
+    /**
+     * The etcd lease for a new ticket: this JVM's, confirmed alive now (granted anew when it
+     * expired), or, when {@code forTicket} is false, only kept alive if there is one.
+     */
+    private synchronized long ticketLease(boolean forTicket) throws IOException {
+        long now = System.nanoTime();
+        if (ticketLease != 0 && now - ticketLeaseConfirmed < TICKET_TTL.toNanos() / 3) {
+            return ticketLease;
+        }
+        if (ticketLease != 0 && etcd.keepAlive(ticketLease) > 0) {
+            ticketLeaseConfirmed = now;
+            return ticketLease;
+        }
+        ticketLease = 0;
+        if (!forTicket) {
+            return 0;
+        }
+        long granted = etcd.grant(TICKET_TTL);
+        if (granted <= 0) {
+            throw new IOException("etcd granted no lease for a waiter's ticket (ID " + granted + ")");
+        }
+        ticketLease = granted;
+        ticketLeaseConfirmed = now;
+        return granted;
+    }
+
     @Override
     public boolean keeping(String name, long fence) {
         return keepAlive.keeping(name, fence);
@@ -354,9 +395,10 @@ public final class EtcdBook implements ExpiringBook {
         }
 
         /**
-         * Creates the keys of waiters new to the queue (at its end) and deletes those read and no
-         * longer in it; a key another process created since the read is left alone (nothing here
-         * locks the queue: each waiter's key is its own).
+         * Creates the keys of waiters new to the queue (at its end), on this JVM's tickets' etcd
+         * lease (so that they expire once nobody here waits), and deletes those read and no longer
+         * in it; a key another process created since the read is left alone (nothing here locks the
+         * queue: each waiter's key is its own).
          */
         @Override
         public void waiters(List<LeaseBook.Waiter> queue) throws IOException {
@@ -371,7 +413,8 @@ public final class EtcdBook implements ExpiringBook {
             }
             for (LeaseBook.Waiter w : queue) {
                 if (!read.contains(waiterKey(name, w))) {
-                    ops.add(new Etcd.Put(waiterKey(name, w), LeaseJson.waiter(w).getBytes(StandardCharsets.UTF_8), 0));
+                    ops.add(new Etcd.Put(waiterKey(name, w), LeaseJson.waiter(w).getBytes(StandardCharsets.UTF_8),
+                            ticketLease(true)));
                 }
             }
             if (!ops.isEmpty()) {

@@ -8,9 +8,11 @@ import dev.proclive.lease.book.LeaseBook;
 import dev.proclive.lease.book.LeaseBook.Waiter;
 import dev.proclive.lease.book.LeaseJson;
 import dev.proclive.lease.book.LeaseNames;
+import dev.proclive.spi.internal.Elapsed;
 import dev.proclive.spi.internal.FileLocker;
 import dev.proclive.text.OneLine;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -20,7 +22,6 @@ import java.nio.file.DirectoryIteratorException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.FileAlreadyExistsException;
-import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
@@ -31,8 +32,10 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.Objects;
@@ -49,7 +52,12 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class LeaseFiles implements LeaseBook {
 
-    /** The cross-process lock this platform takes on guard files. */
+    /**
+     * How long a call that does not wait waits for another writer's lock on a guard: a section
+     * takes milliseconds (a token scan under load, seconds); a writer stopped inside it (^Z,
+     * SIGSTOP) or hung makes others fail after this, never hang.
+     */
+    public static final Duration LOCK_WAIT = Duration.ofSeconds(5);
 
     /** The largest record read: a record is a few hundred bytes. */
     private static final int MAX_RECORD_BYTES = 1 << 20;
@@ -57,8 +65,7 @@ public final class LeaseFiles implements LeaseBook {
     /** The largest guard read: 19 digits and a newline, with room for spaces. */
     private static final int MAX_GUARD_BYTES = 40;
 
-    private static final FileAttribute<Set<PosixFilePermission>> OWNER_ONLY_FILE =
-            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"));
+    private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
 
     /**
      * One lock per guard file in this JVM, keyed by the file's identity (device and inode, or its
@@ -75,6 +82,29 @@ public final class LeaseFiles implements LeaseBook {
     /** Whether the directory grants no group or other access: then every file written is 0600 too. */
     private final boolean ownerOnly;
     /**
+     * The permissions of a record, queue or temporary file this store makes, where the directory
+     * is shared (empty where it is owner-only or not POSIX): read and write for each class of users
+     * that may write the directory, read for a class that may only read it. Set explicitly, never
+     * left to the umask, so that every writer of a group-writable directory can use what another made.
+     */
+    private final Optional<Set<PosixFilePermission>> shared;
+    /**
+     * The permissions of a guard this store makes, where the directory is shared: read and write for
+     * each class of users that may write the directory, nothing for a class that may only read it —
+     * the guard is what writers lock, and a process that cannot open it cannot hold them out.
+     */
+    private final Optional<Set<PosixFilePermission>> sharedGuard;
+    /**
+     * The last confirmed write of each grant this store wrote or renewed, by lease name: when it was
+     * written ({@link System#nanoTime()}), at which fence, for how long a TTL. A grant not confirmed
+     * for three quarters of its TTL is {@link #lost}.
+     */
+    private final ConcurrentHashMap<String, Confirmed> confirmed = new ConcurrentHashMap<>();
+
+    /** A grant's write that went through, at {@code nanos} on the monotonic clock. */
+    private record Confirmed(long fence, long nanos, long ttlNanos) {
+    }
+    /**
      * Whether each replace also forces the directory. Not needed where holders record a boot id: a
      * record that a power loss rolled back then names a holder of an earlier boot, proven DEAD.
      */
@@ -83,13 +113,38 @@ public final class LeaseFiles implements LeaseBook {
     private volatile Runnable beforeReplace = () -> { };
 
     private LeaseFiles(Path dir, Identity writer, java.util.function.Predicate<Identity> provenDead, boolean ownerOnly,
-                       boolean forceDirectory, FileLocker locker) {
+                       Optional<Set<PosixFilePermission>> directoryPermissions, boolean forceDirectory, FileLocker locker) {
         this.dir = dir;
         this.writer = writer;
         this.locker = locker;
         this.provenDead = provenDead;
         this.ownerOnly = ownerOnly;
+        this.shared = directoryPermissions.filter(d -> !ownerOnly).map(d -> filePermissions(d, true));
+        this.sharedGuard = directoryPermissions.filter(d -> !ownerOnly).map(d -> filePermissions(d, false));
         this.forceDirectory = forceDirectory;
+    }
+
+    /**
+     * The permissions of a file in a shared directory of permissions {@code d}: the owner reads and
+     * writes; a class of users that may write the directory (write and search) reads and writes too;
+     * one that may only read it reads, when {@code readers} (a record: {@code read} and {@code show}
+     * need no write access), or gets nothing (the guard).
+     */
+    static Set<PosixFilePermission> filePermissions(Set<PosixFilePermission> d, boolean readers) {
+        Set<PosixFilePermission> p = EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
+        if (d.contains(PosixFilePermission.GROUP_WRITE) && d.contains(PosixFilePermission.GROUP_EXECUTE)) {
+            p.add(PosixFilePermission.GROUP_READ);
+            p.add(PosixFilePermission.GROUP_WRITE);
+        } else if (readers && d.contains(PosixFilePermission.GROUP_EXECUTE)) {
+            p.add(PosixFilePermission.GROUP_READ);
+        }
+        if (d.contains(PosixFilePermission.OTHERS_WRITE) && d.contains(PosixFilePermission.OTHERS_EXECUTE)) {
+            p.add(PosixFilePermission.OTHERS_READ);
+            p.add(PosixFilePermission.OTHERS_WRITE);
+        } else if (readers && d.contains(PosixFilePermission.OTHERS_EXECUTE)) {
+            p.add(PosixFilePermission.OTHERS_READ);
+        }
+        return p;
     }
 
     /**
@@ -116,10 +171,12 @@ public final class LeaseFiles implements LeaseBook {
             throw new NotDirectoryException(dir.toString());
         }
         Path real = dir.toRealPath();
-        boolean ownerOnly = posix && Files.getPosixFilePermissions(real).stream()
+        Optional<Set<PosixFilePermission>> permissions = posix ? Optional.of(Files.getPosixFilePermissions(real))
+                : Optional.empty();
+        boolean ownerOnly = permissions.map(set -> set.stream()
                 .allMatch(p -> EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE,
-                        PosixFilePermission.OWNER_EXECUTE).contains(p));
-        return new LeaseFiles(real, writer, provenDead, ownerOnly, forceDirectory, locker);
+                        PosixFilePermission.OWNER_EXECUTE).contains(p))).orElse(false);
+        return new LeaseFiles(real, writer, provenDead, ownerOnly, permissions, forceDirectory, locker);
     }
 
     /** The directory, resolved. */
@@ -147,10 +204,19 @@ public final class LeaseFiles implements LeaseBook {
         return Optional.empty();
     }
 
+    /**
+     * Whether the grant at {@code fence}, last written or renewed by this store, has gone
+     * unconfirmed for three quarters of its TTL (its writes fail: a directory turned read-only, full,
+     * failing, or a lock it cannot get): a newcomer that takes an UNKNOWN holder's lease after the TTL
+     * may be granted soon, so the holder hears it first. Measured on the monotonic clock. A grant this
+     * store never wrote is not judged here.
+     */
     @Override
     public boolean lost(String name, long fence) {
-        return false;
+        Confirmed c = confirmed.get(name);
+        return c != null && c.fence() == fence && System.nanoTime() - c.nanos() > c.ttlNanos() / 4 * 3;
     }
+
 
     @Override
     public void close() {
@@ -163,6 +229,18 @@ public final class LeaseFiles implements LeaseBook {
      */
     @Override
     public <T> T locked(String name, Locked<T> work) throws IOException {
+        return locked(name, LOCK_WAIT, work);
+    }
+
+    /**
+     * Runs {@code work} while lease {@code name} is locked, waiting for another writer's lock at
+     * most {@code most} (on the monotonic clock).
+     *
+     * @throws FileLocker.Busy when another writer kept it locked for all of {@code most}
+     */
+    @Override
+    public <T> T locked(String name, Duration most, Locked<T> work) throws IOException {
+        Elapsed waited = Elapsed.bounded(most);
         Path guard = dir.resolve(name + ".guard");
         BasicFileAttributes attributes = guardAttributes(name, guard);
         Object key = attributes.fileKey() != null ? attributes.fileKey() : guard.toRealPath();
@@ -170,36 +248,86 @@ public final class LeaseFiles implements LeaseBook {
         if (inJvm.isHeldByCurrentThread()) {
             throw new IllegalStateException("lease " + name + " is already locked by this thread");
         }
-        inJvm.lock();
-        try (FileLocker.Lock across = locker.lock(guard);
+        lockInJvm(inJvm, guard, most, waited);
+        try (FileLocker.Lock across = locker.lock(guard, waited.left());
              FileChannel own = across.channel().isPresent() ? null
                      : open(name, guard, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             cleanTemporaryFiles(name);
             return work.run(new ChannelGuard(name, own != null ? own : across.channel().get()));
-        } catch (FileSystemException e) {
+        } catch (IOException e) {
             throw linkInPlace(name, guard, e);
         } finally {
             inJvm.unlock();
         }
     }
 
-    /** The guard's attributes, the guard created first if it is missing; refused if not a regular file. */
+    /**
+     * Takes {@code inJvm}, tried again with a growing pause (never a timed wait, whose deadline a
+     * clock stepped back would stretch) until {@code waited} says {@code most} has passed.
+     */
+    private static void lockInJvm(ReentrantLock inJvm, Path guard, Duration most,
+                                  Elapsed waited) throws IOException {
+        long nap = 1;
+        while (!inJvm.tryLock()) {
+            long left = waited.leftNanos();
+            if (left <= 0) {
+                throw new FileLocker.Busy(guard, most);
+            }
+            try {
+                Thread.sleep(Math.max(1, Math.min(nap, left / 1_000_000)));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new InterruptedIOException("interrupted while waiting for the lock on " + guard);
+            }
+            nap = Math.min(20, nap * 2);
+        }
+    }
+
+    /**
+     * The guard's attributes, the guard created first if it is missing; refused if not a regular
+     * file. In a shared directory a guard of this store's user whose permissions are not what a
+     * guard there must have (made by an older version under a umask, or by hand) is given them.
+     */
     private BasicFileAttributes guardAttributes(String name, Path guard) throws IOException {
         for (int attempt = 0; ; attempt++) {
             try {
-                BasicFileAttributes a = Files.readAttributes(guard, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+                if (sharedGuard.isEmpty()) {
+                    BasicFileAttributes a = Files.readAttributes(guard, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+                    refuseNonRegular(name, guard, a);
+                    return a;
+                }
+                PosixFileAttributes a = Files.readAttributes(guard,
+                        PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
                 refuseNonRegular(name, guard, a);
+                if (!a.permissions().equals(sharedGuard.get())) {
+                    try {
+                        Files.setPosixFilePermissions(guard, sharedGuard.get()); // a regular file: no link to follow
+                    } catch (IOException notOurs) {
+                        // another user's: only its owner can change it
+                    }
+                }
                 return a;
             } catch (NoSuchFileException e) {
                 if (attempt > 0) {
                     throw e;
                 }
                 try {
-                    Files.newByteChannel(guard, createNew(StandardOpenOption.WRITE), permissions()).close();
+                    Files.newByteChannel(guard, createNew(StandardOpenOption.WRITE), permissions(sharedGuard)).close();
+                    share(guard, sharedGuard);
                 } catch (FileAlreadyExistsException raced) {
                     // another process made it: read it again
                 }
             }
+        }
+    }
+
+    /**
+     * Gives {@code file}, just made by this store, the permissions a shared directory's files must
+     * have, whatever the umask took away.
+     */
+    private static void share(Path file, Optional<Set<PosixFilePermission>> permissions) throws IOException {
+        if (permissions.isPresent()) {
+            Files.setPosixFilePermissions(file, permissions.get());
         }
     }
 
@@ -361,15 +489,24 @@ public final class LeaseFiles implements LeaseBook {
                 + " highest fence the record proves, and fences go on above it");
     }
 
-    /** The guard's fence, read without the lock (it only grows); empty when there is no guard. */
+    /**
+     * The guard's fence, read without the lock (it only grows); empty when there is no guard, or
+     * when this process may not read it (a reader of a shared directory that may not write it: a
+     * guard is open only to the directory's writers).
+     */
     @Override
     public java.util.OptionalLong highestFence(String name) throws IOException {
         Path guard = dir.resolve(name + ".guard");
-        try (SeekableByteChannel in = Files.newByteChannel(guard, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
-            return java.util.OptionalLong.of(guardFence(name, in));
+        try {
+            refuseNonRegular(name, guard, Files.readAttributes(guard, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS));
         } catch (NoSuchFileException e) {
             return java.util.OptionalLong.empty();
-        } catch (FileSystemException e) {
+        }
+        try (SeekableByteChannel in = Files.newByteChannel(guard, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+            return java.util.OptionalLong.of(guardFence(name, in));
+        } catch (NoSuchFileException | java.nio.file.AccessDeniedException e) {
+            return java.util.OptionalLong.empty();
+        } catch (IOException e) {
             throw linkInPlace(name, guard, e);
         }
     }
@@ -416,7 +553,7 @@ public final class LeaseFiles implements LeaseBook {
             bytes = buffer.array();
         } catch (NoSuchFileException e) {
             return Optional.empty();
-        } catch (FileSystemException e) {
+        } catch (IOException e) {
             throw linkInPlace(name, file, e);
         }
         return Optional.of(LeaseJson.read(name, bytes));
@@ -435,8 +572,9 @@ public final class LeaseFiles implements LeaseBook {
         try {
             for (int attempt = 0; tmp == null; attempt++) {
                 Path candidate = dir.resolve(TemporaryName.of(name, writer).toString());
-                try (FileChannel out = FileChannel.open(candidate, createNew(StandardOpenOption.WRITE), permissions())) {
+                try (FileChannel out = FileChannel.open(candidate, createNew(StandardOpenOption.WRITE), permissions(shared))) {
                     tmp = candidate;
+                    share(tmp, shared);
                     ByteBuffer b = ByteBuffer.wrap(bytes);
                     while (b.hasRemaining()) {
                         out.write(b);
@@ -459,18 +597,32 @@ public final class LeaseFiles implements LeaseBook {
         if (forceDirectory) {
             forceDirectory();
         }
+        if (record.granted()) {
+            confirmed.put(name, new Confirmed(record.fence(), System.nanoTime(), record.ttl().toNanos()));
+        } else {
+            confirmed.remove(name);
+        }
     }
 
     /**
-     * The waiters of lease {@code name} ({@code NAME.queue}: one {@code {"until":…,"who":{IDENTITY}}}
-     * a line, longest-waiting first). Fairness, not safety, rests on it: a queue that cannot be read
-     * (damaged, a link in its place) reads as empty, and the next write replaces it.
+     * The waiters of lease {@code name} ({@code NAME.queue}: one
+     * {@code {"until":…,"who":{IDENTITY},"by":{IDENTITY}}} a line, longest-waiting first). Fairness,
+     * not safety, rests on its contents: a queue whose lines cannot be read reads as empty, and the
+     * next write replaces it. A link, directory or other non-regular file in its place is refused
+     * as at the record and the guard (corrupt: {@code break} removes it), never followed.
+     *
+     * @throws LeaseCorruptException if something other than a regular file stands in its place
      */
-    private java.util.List<Waiter> readQueue(String name) {
+    private java.util.List<Waiter> readQueue(String name) throws IOException {
         Path file = dir.resolve(name + ".queue");
         java.util.List<Waiter> queue = new java.util.ArrayList<>();
         try {
-            if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS) || Files.size(file) > MAX_RECORD_BYTES) {
+            refuseNonRegular(name, file, Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS));
+        } catch (NoSuchFileException e) {
+            return queue;
+        }
+        try {
+            if (Files.size(file) > MAX_RECORD_BYTES) {
                 return queue;
             }
             for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
@@ -484,11 +636,19 @@ public final class LeaseFiles implements LeaseBook {
         }
     }
 
-    /** Replaces the queue of lease {@code name} atomically (removed when empty). */
+    /**
+     * Replaces the queue of lease {@code name} atomically (removed when empty: a link itself, never
+     * what it points to, or an empty directory in its place).
+     */
     private void writeQueue(String name, java.util.List<Waiter> queue) throws IOException {
         Path file = dir.resolve(name + ".queue");
         if (queue.isEmpty()) {
-            Files.deleteIfExists(file);
+            try {
+                Files.deleteIfExists(file);
+            } catch (DirectoryNotEmptyException e) {
+                throw new LeaseCorruptException(name, "a directory that is not empty stands where the queue should be ("
+                        + file + "): remove it by hand");
+            }
             return;
         }
         StringBuilder text = new StringBuilder();
@@ -497,7 +657,8 @@ public final class LeaseFiles implements LeaseBook {
         }
         Path tmp = dir.resolve(TemporaryName.of(name, writer).toString());
         try {
-            try (FileChannel out = FileChannel.open(tmp, createNew(StandardOpenOption.WRITE), permissions())) {
+            try (FileChannel out = FileChannel.open(tmp, createNew(StandardOpenOption.WRITE), permissions(shared))) {
+                share(tmp, shared);
                 ByteBuffer b = ByteBuffer.wrap(text.toString().getBytes(StandardCharsets.UTF_8));
                 while (b.hasRemaining()) {
                     out.write(b);
@@ -565,8 +726,13 @@ public final class LeaseFiles implements LeaseBook {
         return set;
     }
 
-    private FileAttribute<?>[] permissions() {
-        return ownerOnly ? new FileAttribute<?>[] {OWNER_ONLY_FILE} : new FileAttribute<?>[0];
+    /** What a file is created with: owner-only where the directory is, else {@code sharedAs} (set again after, past the umask). */
+    private FileAttribute<?>[] permissions(Optional<Set<PosixFilePermission>> sharedAs) {
+        if (ownerOnly) {
+            return new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(OWNER_ONLY)};
+        }
+        return sharedAs.<FileAttribute<?>[]>map(p -> new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(p)})
+                .orElse(new FileAttribute<?>[0]);
     }
 
     /** Opens an existing file of the store without following a link; a link in its place is corrupt. */
@@ -574,18 +740,20 @@ public final class LeaseFiles implements LeaseBook {
         Set<OpenOption> set = new HashSet<>(Set.of(options));
         set.add(LinkOption.NOFOLLOW_LINKS);
         try {
-            return FileChannel.open(file, set, permissions());
-        } catch (FileSystemException e) {
+            return FileChannel.open(file, set);
+        } catch (IOException e) {
             throw linkInPlace(name, file, e);
         }
     }
 
     /**
-     * What a failed open with NOFOLLOW_LINKS means: a link in the file's place (ELOOP) is a corrupt
-     * lease; anything else is the I/O failure it was.
+     * What a failed open with NOFOLLOW_LINKS means: a link in the file's place (ELOOP, which the
+     * JDK reports as a plain {@link IOException} in its own words) is a corrupt lease; anything else
+     * is the I/O failure it was.
      */
-    private static IOException linkInPlace(String name, Path file, FileSystemException e) {
-        if (!(e instanceof NoSuchFileException) && Files.isSymbolicLink(file)) {
+    private static IOException linkInPlace(String name, Path file, IOException e) {
+        if (!(e instanceof NoSuchFileException) && !(e instanceof dev.proclive.lease.LeaseException)
+                && Files.isSymbolicLink(file)) {
             return new LeaseCorruptException(name, "a symbolic link stands where " + file.getFileName() + " should be", e);
         }
         return e;

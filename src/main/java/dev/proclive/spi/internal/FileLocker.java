@@ -2,7 +2,9 @@ package dev.proclive.spi.internal;
 
 import java.io.IOException;
 import java.nio.channels.FileChannel;
+import java.nio.file.FileSystemException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Optional;
 
 /**
@@ -15,13 +17,28 @@ import java.util.Optional;
 public interface FileLocker {
 
     /**
-     * Locks {@code file}, a regular file that exists, waiting for it as long as it takes; the lock
-     * also excludes another locker of this process on the same file.
+     * Locks {@code file}, a regular file that exists and that this process may write (a process
+     * that may only read it cannot take the lock, so a reader never holds writers out), waiting
+     * for it at most {@code most} (measured on a monotonic clock); the lock also excludes another
+     * locker of this process on the same file.
      *
+     * @throws Busy        when another holder kept it locked for all of {@code most}
      * @throws IOException when the file cannot be opened or locked, or this platform cannot lock
      *                     (the message says why and what to do)
      */
-    Lock lock(Path file) throws IOException;
+    Lock lock(Path file, Duration most) throws IOException;
+
+    /** The lock stayed taken by another holder for as long as the caller would wait. */
+    final class Busy extends FileSystemException {
+        private static final long serialVersionUID = 1L;
+
+        /** {@code file} stayed locked for {@code most}. */
+        public Busy(Path file, Duration most) {
+            super(file.toString(), null, "locked by another process for longer than " + most.toMillis() + " ms (one"
+                    + " stopped or hung while it held the lock, e.g. by ^Z or SIGSTOP); nothing was changed: try again"
+                    + " once it goes on or ends (fuser " + file + " names it)");
+        }
+    }
 
     /** A lock held; {@link #close()} releases it. */
     interface Lock extends AutoCloseable {

@@ -92,4 +92,18 @@ class LeaseJsonTest {
             assertThatThrownBy(() -> LeaseJson.waiter(bad)).as(bad).isInstanceOf(IOException.class);
         }
     }
+
+    @Test
+    void aWaiterLineNamesTheProcessThatWaitsWhenItIsNotTheHolderItAsksFor() throws Exception {
+        dev.proclive.Identity cli = new dev.proclive.Identity(4243, HOLDER.start(), HOLDER.boot(), HOLDER.host(), "java",
+                HOLDER.pidns());
+        LeaseBook.Waiter w = new LeaseBook.Waiter(HOLDER, cli, AT);
+        String line = LeaseJson.waiter(w);
+        assertThat(line).contains("\"by\":{\"pid\":4243");
+        assertThat(LeaseJson.waiter(line)).isEqualTo(w);
+        assertThat(LeaseJson.waiter(LeaseJson.waiter(new LeaseBook.Waiter(HOLDER, AT)))).as("an older line: its own waiter")
+                .isEqualTo(new LeaseBook.Waiter(HOLDER, HOLDER, AT));
+        assertThatThrownBy(() -> LeaseJson.waiter(line.replace("\"by\":{", "\"by\":[{").replace("}}", "}]}")))
+                .isInstanceOf(IOException.class);
+    }
 }

@@ -1,0 +1,364 @@
+package dev.proclive.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.proclive.Children;
+import dev.proclive.Cli;
+import dev.proclive.Eventually;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The lock-outs of a directory store, each tried the way it was met: no user of a shared directory
+ * is locked out by another or by a reader, a writer stopped inside its section makes others fail in
+ * bounded time instead of hanging them, a killed waiter's ticket holds nobody up, something planted
+ * where a lease's file should be is corrupt (65, in our words) and {@code break} clears the queue,
+ * and a wall clock stepped back never stretches a wait. The runs as other users need root
+ * ({@code setpriv} to any uid); the others run as anyone.
+ */
+@EnabledOnOs(OS.LINUX)
+class LeaseLockOutIT {
+
+    /** A group shared by two users that exist only as numbers here: setpriv needs no account. */
+    private static final int GROUP = 64_170;
+    private static final int ALICE = 64_171;
+    private static final int BOB = 64_172;
+
+    @RegisterExtension
+    final Children children = new Children();
+
+    @TempDir
+    Path tmp;
+    final List<Process> started = new ArrayList<>();
+
+    @AfterEach
+    void stop() throws InterruptedException {
+        for (Process p : started) {
+            p.destroyForcibly();
+            p.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    private static boolean onPath(String tool) {
+        for (String d : System.getenv().getOrDefault("PATH", "/usr/bin:/bin").split(":")) {
+            if (Files.isExecutable(Path.of(d, tool))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static void needsRoot() {
+        assumeTrue("root".equals(System.getProperty("user.name")), "needs root to run as other users (setpriv); runs in CI as root");
+        assumeTrue(onPath("setpriv"), "setpriv (util-linux) is needed");
+    }
+
+    /** {@code command} run as {@code uid} in group {@code GROUP}, under umask 022 as most users have. */
+    private static List<String> as(int uid, List<String> command) {
+        List<String> all = new ArrayList<>(List.of("setpriv", "--reuid=" + uid, "--regid=" + GROUP, "--groups=" + GROUP,
+                "--", "sh", "-c", "umask 022; exec \"$@\"", "sh"));
+        all.addAll(command);
+        return all;
+    }
+
+    /** A directory the users of {@code GROUP} share: {@code 02775 root:GROUP}, as README recommends. */
+    private Path sharedDirectory() throws IOException, InterruptedException {
+        tmp.toFile().setExecutable(true, false);
+        Path shared = Files.createDirectory(tmp.resolve("shared"));
+        Files.setAttribute(shared, "unix:gid", GROUP);
+        Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxrwxr-x"));
+        new ProcessBuilder("chmod", "g+s", shared.toString()).start().waitFor(); // setgid: files join the group
+        return shared;
+    }
+
+    private static String mode(Path file) throws IOException {
+        return PosixFilePermissions.toString(Files.getPosixFilePermissions(file, java.nio.file.LinkOption.NOFOLLOW_LINKS));
+    }
+
+    @Test
+    void everyUserOfASharedGroupWritableDirectoryCanTakeWhatAnotherLeft() throws Exception {
+        needsRoot();
+        Path jar = Cli.worldReadableCopy(Files.createDirectory(tmp.resolve("jar")));
+        String dir = sharedDirectory().toString();
+        String first = Long.toString(children.sleeper().pid());
+        Cli.Result alice = Cli.exec(as(ALICE, Cli.command(jar, "lease", "acquire", "build", "--dir", dir, "--holder", first)), "");
+        assertThat(alice.exit()).as("alice takes it: %s", alice).isZero();
+        Path shared = Path.of(dir);
+        assertThat(mode(shared.resolve("build.guard"))).as("the guard, writable by the group as the directory is")
+                .isEqualTo("rw-rw----");
+        assertThat(mode(shared.resolve("build.lease"))).as("the record").isEqualTo("rw-rw-r--");
+
+        Cli.Result broken = Cli.exec(as(BOB, Cli.command(jar, "lease", "break", "build", "--dir", dir)), "");
+        assertThat(broken.exit()).as("bob breaks alice's lease: %s", broken).isZero();
+        String second = Long.toString(children.sleeper().pid());
+        Cli.Result bob = Cli.exec(as(BOB, Cli.command(jar, "lease", "acquire", "build", "--dir", dir, "--holder", second)), "");
+        assertThat(bob.exit()).as("bob takes it: %s", bob).isZero();
+        Cli.Result ran = Cli.exec(as(ALICE, Cli.command(jar, "lease", "run", "other", "--dir", dir, "--", "true")), "");
+        assertThat(ran.exit()).as("alice runs under another lease: %s", ran).isZero();
+        Cli.Result bobRan = Cli.exec(as(BOB, Cli.command(jar, "lease", "run", "other", "--dir", dir, "--", "true")), "");
+        assertThat(bobRan.exit()).as("and bob after her: %s", bobRan).isZero();
+    }
+
+    @Test
+    void aReaderOfTheDirectoryCannotHoldItsWritersOut() throws Exception {
+        needsRoot();
+        assumeTrue(onPath("flock"), "flock (util-linux) is needed");
+        Path jar = Cli.worldReadableCopy(Files.createDirectory(tmp.resolve("jar")));
+        tmp.toFile().setExecutable(true, false);
+        Path own = Files.createDirectory(tmp.resolve("alices"));
+        Files.setAttribute(own, "unix:uid", ALICE);
+        Files.setPosixFilePermissions(own, PosixFilePermissions.fromString("rwxr-xr-x")); // others may read
+        String holder = Long.toString(children.sleeper().pid());
+        Cli.Result taken = Cli.exec(as(ALICE, Cli.command(jar, "lease", "acquire", "build", "--dir", own.toString(),
+                "--holder", holder)), "");
+        assertThat(taken.exit()).as("alice takes it: %s", taken).isZero();
+        // bob may read the directory, not write it: he locks the guard, or tries to
+        Process reader = new ProcessBuilder(as(BOB, List.of("flock", "-s", own.resolve("build.guard").toString(), "sleep", "60")))
+                .redirectErrorStream(true).start();
+        started.add(reader);
+        reader.waitFor(Eventually.scaled(Duration.ofSeconds(1)).toMillis(), TimeUnit.MILLISECONDS);
+        long start = System.nanoTime();
+        Process waiter = new ProcessBuilder(as(ALICE, Cli.command(jar, "lease", "acquire", "build", "--dir", own.toString(),
+                "--holder", Long.toString(children.sleeper().pid()), "--wait", "3"))).start();
+        started.add(waiter);
+        assertThat(waiter.waitFor(Eventually.scaled(Duration.ofSeconds(15)).toMillis(), TimeUnit.MILLISECONDS))
+                .as("alice's wait of 3 s ends though bob tried to hold her guard").isTrue();
+        assertThat(waiter.exitValue()).as("held by its live holder").isEqualTo(1);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Eventually.scaled(Duration.ofSeconds(10)));
+        Cli.Result shown = Cli.exec(as(BOB, Cli.command(jar, "lease", "show", "build", "--dir", own.toString())), "");
+        assertThat(shown.exit()).as("bob still reads the record: %s", shown).isZero();
+        assertThat(mode(own.resolve("build.guard"))).as("the guard is alice's alone").isEqualTo("rw-------");
+    }
+
+    /** A process of this user holding {@code guard}'s lock as a writer stopped inside its section does. */
+    private Process holdingTheLock(Path guard) throws Exception {
+        Process p = new ProcessBuilder("flock", "-x", guard.toString(), "sh", "-c", "echo locked; exec sleep 120").start();
+        started.add(p);
+        String said = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))
+                .readLine();
+        assertThat(said).isEqualTo("locked");
+        return p;
+    }
+
+    @Test
+    void aWriterStoppedInsideItsSectionMakesOthersFailInBoundedTimeNotHang() throws Exception {
+        assumeTrue(onPath("flock"), "flock (util-linux) is needed");
+        String dir = tmp.resolve("leases").toString();
+        assertThat(Cli.run("lease", "acquire", "build", "--dir", dir, "--holder", Long.toString(children.sleeper().pid()))
+                .exit()).isZero();
+        holdingTheLock(Path.of(dir, "build.guard"));
+
+        long start = System.nanoTime();
+        Process waiter = new ProcessBuilder(Cli.command(Cli.jar(), "lease", "acquire", "build", "--dir", dir, "--holder",
+                Long.toString(children.sleeper().pid()), "--wait", "3")).start();
+        started.add(waiter);
+        assertThat(waiter.waitFor(Eventually.scaled(Duration.ofSeconds(20)).toMillis(), TimeUnit.MILLISECONDS))
+                .as("acquire --wait 3 ends").isTrue();
+        String said = new String(waiter.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(waiter.exitValue()).as("an I/O failure (it said: %s)", said).isEqualTo(74);
+        assertThat(said).contains("locked by another process");
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Eventually.scaled(Duration.ofSeconds(12)));
+
+        Cli.Result broken = Cli.run("lease", "break", "build", "--dir", dir);
+        assertThat(broken.exit()).as("break is bounded too: %s", broken).isEqualTo(74);
+        assertThat(broken.err()).contains("locked by another process");
+    }
+
+    /** The identity {@code proclive identify PID} prints. */
+    private static String identity(long pid) {
+        Cli.Result r = Cli.run("identify", Long.toString(pid));
+        assertThat(r.exit()).isZero();
+        return r.line();
+    }
+
+    @Test
+    void aKilledWaitersTicketHoldsNobodyUpAndBreakClearsTheQueue() throws Exception {
+        String dir = tmp.resolve("leases").toString();
+        Path queue = Path.of(dir, "build.queue");
+        Process first = children.sleeper();
+        assertThat(Cli.run("lease", "acquire", "build", "--dir", dir, "--holder", Long.toString(first.pid())).exit()).isZero();
+        // a waiter for a shell that lives on is killed -9 while it waits
+        Process waitedFor = children.sleeper();
+        Process dying = new ProcessBuilder(Cli.command(Cli.jar(), "lease", "acquire", "build", "--dir", dir, "--holder",
+                Long.toString(waitedFor.pid()), "--wait", "999999999")).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        started.add(dying);
+        Eventually.until("the waiter queued", Duration.ofSeconds(60), () -> Files.exists(queue));
+        dying.destroyForcibly().waitFor();
+        first.destroyForcibly().waitFor();
+        Cli.Result next = Cli.run("lease", "acquire", "build", "--dir", dir, "--holder", Long.toString(children.sleeper().pid()));
+        assertThat(next.exit()).as("the dead waiter's ticket is dropped though the process it waited for lives: %s", next)
+                .isZero();
+
+        // a live waiter's ticket: break clears it
+        Process live = new ProcessBuilder(Cli.command(Cli.jar(), "lease", "acquire", "build", "--dir", dir, "--holder",
+                Long.toString(children.sleeper().pid()), "--wait", "120")).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        started.add(live);
+        Eventually.until("the live waiter queued", Duration.ofSeconds(60), () -> Files.exists(queue));
+        Cli.Result broken = Cli.run("lease", "break", "build", "--dir", dir);
+        assertThat(broken.exit()).as("%s", broken).isZero();
+        assertThat(queue).as("break clears the queue").doesNotExist();
+    }
+
+    /** {@code lease ACTION build} on {@code store}, then {@code more}. */
+    private static String[] on(List<String> store, String action, String... more) {
+        List<String> all = new ArrayList<>(List.of("lease", action, "build"));
+        all.addAll(store);
+        all.addAll(List.of(more));
+        return all.toArray(String[]::new);
+    }
+
+    @Test
+    void onEtcdAKilledWaitersTicketGoesWithItAndBreakClearsTheQueue() throws Exception {
+        try (dev.proclive.lease.EtcdCluster etcd = dev.proclive.lease.EtcdCluster.start(
+                Files.createDirectories(tmp.resolve("etcd")), 1);
+             dev.proclive.lease.etcd.v3.EtcdGateway raw = dev.proclive.lease.etcd.v3.EtcdGateway.open(etcd.endpoints(),
+                     java.util.Optional.empty(), Duration.ofSeconds(5), dev.proclive.lease.book.StrictJson.mapper())) {
+            List<String> store = List.of("--etcd", etcd.endpoints().get(0).toString(), "--prefix", "doors/");
+            assertThat(Cli.run(on(store, "acquire", "--holder", Long.toString(children.sleeper().pid()))).exit()).isZero();
+            Process dying = new ProcessBuilder(Cli.command(Cli.jar(), on(store, "acquire", "--holder",
+                    Long.toString(children.sleeper().pid()), "--wait", "999999999")))
+                    .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            started.add(dying);
+            Eventually.until("the waiter queued", Duration.ofSeconds(60), () -> raw.list("doors/build.queue/").size() == 1);
+            dying.destroyForcibly().waitFor(); // killed -9 while the process it waited for lives on
+            Eventually.until("its ticket expires with it, though nobody asks", Duration.ofSeconds(30),
+                    () -> raw.list("doors/build.queue/").isEmpty());
+
+            Process live = new ProcessBuilder(Cli.command(Cli.jar(), on(store, "acquire", "--holder",
+                    Long.toString(children.sleeper().pid()), "--wait", "120")))
+                    .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            started.add(live);
+            Eventually.until("the live waiter queued", Duration.ofSeconds(60), () -> raw.list("doors/build.queue/").size() == 1);
+            Cli.Result broken = Cli.run(on(store, "break"));
+            assertThat(broken.exit()).as("%s", broken).isZero();
+            assertThat(raw.list("doors/build.queue/")).as("break clears the queue").isEmpty();
+        }
+    }
+
+    @Test
+    void theRefusalForATicketAheadNeverCallsADeadHolderAlive() throws Exception {
+        String dir = tmp.resolve("leases").toString();
+        Process first = children.sleeper();
+        assertThat(Cli.run("lease", "acquire", "build", "--dir", dir, "--holder", Long.toString(first.pid())).exit()).isZero();
+        first.destroyForcibly().waitFor();
+        // a ticket of a live process that came first (written as an older version wrote it)
+        Files.writeString(Path.of(dir, "build.queue"), "{\"until\":\"2999-01-01T00:00:00.000Z\",\"who\":"
+                + identity(children.sleeper().pid()) + "}\n");
+        Cli.Result refused = Cli.run("lease", "acquire", "build", "--dir", dir, "--holder", Long.toString(children.sleeper().pid()));
+        assertThat(refused.exit()).as("%s", refused).isEqualTo(1);
+        assertThat(refused.out()).as("the verdict on the record's holder, which is dead")
+                .contains("\"liveness\":\"dead\"").doesNotContain("\"liveness\":\"alive\"");
+        assertThat(refused.err()).as("why, in words").contains("which is dead").contains("has waited for it longer")
+                .doesNotContain("alive");
+    }
+
+    @Test
+    void aDirectoryWhereTheQueueShouldBeIsCorruptAndBreakRemovesIt() throws Exception {
+        String dir = tmp.resolve("leases").toString();
+        assertThat(Cli.run("lease", "acquire", "build", "--dir", dir, "--holder", Long.toString(children.sleeper().pid()))
+                .exit()).isZero();
+        Files.createDirectory(Path.of(dir, "build.queue"));
+        Cli.Result waited = Cli.run("lease", "acquire", "build", "--dir", dir, "--holder",
+                Long.toString(children.sleeper().pid()), "--wait", "1");
+        assertThat(waited.exit()).as("corrupt, as a directory at the record is: %s", waited).isEqualTo(65);
+        assertThat(waited.err()).contains("a directory stands where build.queue should be");
+        Cli.Result broken = Cli.run("lease", "break", "build", "--dir", dir);
+        assertThat(broken.exit()).as("%s", broken).isZero();
+        assertThat(Path.of(dir, "build.queue")).as("break removes it").doesNotExist();
+        Cli.Result again = Cli.run("lease", "acquire", "build", "--dir", dir, "--holder",
+                Long.toString(children.sleeper().pid()), "--wait", "1");
+        assertThat(again.exit()).as("%s", again).isZero();
+    }
+
+    @Test
+    void aLinkPlantedAsTheGuardIsCorruptAndItsTargetUntouched() throws Exception {
+        Path dir = Files.createDirectory(tmp.resolve("leases"));
+        Path target = Files.writeString(tmp.resolve("target"), "precious\n");
+        Files.createSymbolicLink(dir.resolve("build.guard"), target);
+        String holder = Long.toString(children.sleeper().pid());
+        List<List<String>> calls = List.of(
+                List.of("lease", "acquire", "build", "--dir", dir.toString(), "--holder", holder),
+                List.of("lease", "acquire", "build", "--dir", dir.toString(), "--holder", holder, "--wait", "1"),
+                List.of("lease", "show", "build", "--dir", dir.toString()),
+                List.of("lease", "break", "build", "--dir", dir.toString()),
+                List.of("lease", "run", "build", "--dir", dir.toString(), "--", "true"));
+        for (List<String> call : calls) {
+            Cli.Result r = Cli.run(call.toArray(String[]::new));
+            assertThat(r.exit()).as("%s: %s", call, r).isEqualTo(65);
+            assertThat(r.err()).as("%s", call).contains("a symbolic link stands where build.guard should be")
+                    .doesNotContain("NOFOLLOW_LINKS");
+        }
+        assertThat(Files.readString(target)).isEqualTo("precious\n");
+        assertThat(Files.isSymbolicLink(dir.resolve("build.guard"))).isTrue();
+    }
+
+    /** Where {@code faketime} preloads its library from: what it sets {@code LD_PRELOAD} to. */
+    private static String libfaketime() throws Exception {
+        Process p = new ProcessBuilder("faketime", "-f", "+0", "printenv", "LD_PRELOAD").start();
+        String lib = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        p.waitFor();
+        return lib;
+    }
+
+    @Test
+    void aWallClockSteppedBackNeverStretchesAWait() throws Exception {
+        assumeTrue(onPath("faketime"), "faketime (libfaketime) is needed");
+        String lib = libfaketime();
+        assumeTrue(lib.contains("libfaketime"), "faketime sets no LD_PRELOAD of libfaketime here: " + lib);
+        String dir = tmp.resolve("leases").toString();
+        assertThat(Cli.run("lease", "acquire", "build", "--dir", dir, "--holder", Long.toString(children.sleeper().pid()))
+                .exit()).isZero();
+        Path offset = Files.writeString(tmp.resolve("offset"), "+0\n");
+        ProcessBuilder builder = new ProcessBuilder(Cli.command(Cli.jar(), "lease", "acquire", "build", "--dir", dir,
+                "--holder", Long.toString(children.sleeper().pid()), "--wait", "8"))
+                .redirectError(ProcessBuilder.Redirect.DISCARD);
+        builder.environment().put("LD_PRELOAD", lib);
+        builder.environment().put("FAKETIME_TIMESTAMP_FILE", offset.toString());
+        builder.environment().put("FAKETIME_NO_CACHE", "1");
+        long start = System.nanoTime();
+        Process waiter = builder.start();
+        started.add(waiter);
+        Eventually.until("the waiter queued", Duration.ofSeconds(30), () -> Files.exists(Path.of(dir, "build.queue")));
+        Files.writeString(offset, "-1h\n"); // the wall clock (and with it libfaketime's monotonic one) goes back an hour
+        assertThat(waiter.waitFor(Eventually.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS))
+                .as("--wait 8 ends though the clock went back an hour").isTrue();
+        assertThat(waiter.exitValue()).as("still held by its live holder").isEqualTo(1);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Eventually.scaled(Duration.ofSeconds(20)));
+    }
+
+    @Test
+    void aWallClockSteppedBackNeverStretchesTheTimeoutOfWait() throws Exception {
+        assumeTrue(onPath("faketime"), "faketime (libfaketime) is needed");
+        String lib = libfaketime();
+        assumeTrue(lib.contains("libfaketime"), "faketime sets no LD_PRELOAD of libfaketime here: " + lib);
+        Path offset = Files.writeString(tmp.resolve("offset"), "+0\n");
+        ProcessBuilder builder = new ProcessBuilder(Cli.command(Cli.jar(), "wait", identity(children.sleeper().pid()),
+                "--timeout", "8")).redirectError(ProcessBuilder.Redirect.DISCARD);
+        builder.environment().put("LD_PRELOAD", lib);
+        builder.environment().put("FAKETIME_TIMESTAMP_FILE", offset.toString());
+        builder.environment().put("FAKETIME_NO_CACHE", "1");
+        long start = System.nanoTime();
+        Process waiter = builder.start();
+        started.add(waiter);
+        assertThat(waiter.waitFor(3, TimeUnit.SECONDS)).as("still waiting, for a live process").isFalse(); // time itself is tested
+        Files.writeString(offset, "-1h\n");
+        assertThat(waiter.waitFor(Eventually.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS))
+                .as("--timeout 8 ends though the clock went back an hour").isTrue();
+        assertThat(waiter.exitValue()).as("still alive at the timeout").isEqualTo(1);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Eventually.scaled(Duration.ofSeconds(20)));
+    }
+}

@@ -1,0 +1,58 @@
+package dev.proclive.lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.proclive.Children;
+import dev.proclive.Eventually;
+import dev.proclive.Identity;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A directory holder whose renewals fail (its directory turned read-only, full, failing) hears that
+ * its grant is unconfirmed at three quarters of its TTL after its last renewal that went through,
+ * as on etcd: before a newcomer that takes an UNKNOWN holder's lease after the TTL can take it.
+ */
+@EnabledOnOs({OS.LINUX, OS.MAC})
+class DirectoryUnconfirmedTest {
+
+    @TempDir
+    Path tmp;
+    final Children children = new Children();
+
+    @AfterEach
+    void kill() throws InterruptedException {
+        children.killAll();
+    }
+
+    @Test
+    void aHolderWhoseRenewalsFailIsUnconfirmedAtThreeQuartersOfItsTtl() throws Exception {
+        Duration ttl = Duration.ofSeconds(4);
+        try (LeaseStore store = LeaseStore.builder().directory(tmp.resolve("leases"))
+                .policy(LeasePolicy.builder().ttl(ttl).build()).build()) {
+            Identity holder = children.sleeping();
+            Lease lease = ((Acquisition.Granted) store.acquire("build", holder)).lease();
+            // its writes start failing, as on a file system remounted read-only
+            store.files().beforeReplace(() -> {
+                throw new UncheckedIOException(new IOException("Read-only file system"));
+            });
+            LeaseLost lost = lease.lost().get(Eventually.scaled(Duration.ofSeconds(20)).toMillis(), TimeUnit.MILLISECONDS);
+            Instant heard = Instant.now();
+            assertThat(lost.why()).isEqualTo(LeaseLost.Why.UNCONFIRMED);
+            Instant lastRenewed = store.read("build").orElseThrow().renewedAt();
+            assertThat(Duration.between(lastRenewed, heard)).as("heard before its TTL ran out since its last renewal")
+                    .isGreaterThanOrEqualTo(ttl.multipliedBy(3).dividedBy(4).minusMillis(50))
+                    .isLessThan(ttl);
+            assertThat(lease.isValid()).as("no write under it once it is unconfirmed").isFalse();
+        }
+    }
+}
