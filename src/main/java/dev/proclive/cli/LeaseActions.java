@@ -228,7 +228,7 @@ final class LeaseActions {
             if (holder.isEmpty()) {
                 return ExitCode.NONE.code();
             }
-            Acquisition a = io.report().waiting(c.name(), c.waitFor(), wait -> store.acquire(c.name(), holder.get(), wait),
+            Acquisition a = io.report().waiting(c.name(), c.waitFor(), () -> store.read(c.name()), wait -> store.acquire(c.name(), holder.get(), wait),
                     asked -> asked instanceof Acquisition.Granted ? null : asked);
             return io.report().acquisition(a, c.printFence(), true);
         }

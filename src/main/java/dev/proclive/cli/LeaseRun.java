@@ -42,7 +42,7 @@ final class LeaseRun {
         SignalRelay signals = new SignalRelay(Thread.currentThread()); // before the child starts: one now ends the wait
         Spawn spawned;
         try {
-            spawned = report.waiting(name, wait, w -> store.spawn(name, builder, w),
+            spawned = report.waiting(name, wait, () -> store.read(name), w -> store.spawn(name, builder, w),
                     asked -> asked instanceof Spawn.Refused refused ? refused.refusal() : null);
         } catch (IOException e) {
             ExitCode gone = CommandLookup.check(command.get(0), System.getenv("PATH"));

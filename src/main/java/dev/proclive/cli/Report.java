@@ -4,7 +4,6 @@ import dev.proclive.lease.book.LeaseJson;
 import dev.proclive.lease.book.Records;
 import dev.proclive.lease.Acquisition;
 import dev.proclive.lease.LeaseRecord;
-import dev.proclive.Liveness;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -78,24 +77,22 @@ final class Report {
     }
 
     /**
-     * Asks for lease {@code name} at once, and when the answer is one a wait may change, says (one
-     * line on stderr) that it waits, how long and for whom, then asks again waiting what is left of
-     * {@code wait}; a wait that ends without the lease says it waited. {@code ask} takes the wait;
-     * {@code refusal} reads what it answered: the refusal, or null when it got the lease.
+     * Asks for lease {@code name}, waiting up to {@code wait}; when the lease is held as the wait
+     * begins (a look at its record, {@code look}, taking no lock) says so first, one line on stderr:
+     * that it waits, how long and for whom. A wait that ends without the lease says it waited.
+     * {@code ask} takes the wait; {@code refusal} reads what it answered: the refusal, or null when
+     * it got the lease. The lease is asked for once, with the whole wait, so that the lease's lock
+     * too is waited for within the wait, and for no more.
      */
-    <T> T waiting(String name, Duration wait, Ask<T> ask, java.util.function.Function<T, Acquisition> refusal)
+    <T> T waiting(String name, Duration wait, Look look, Ask<T> ask, java.util.function.Function<T, Acquisition> refusal)
             throws IOException {
         long start = System.nanoTime();
-        T first = ask.with(Duration.ZERO);
-        Acquisition a = refusal.apply(first);
-        if (wait.isZero() || a == null || !waitable(a)) {
-            return first;
+        if (!wait.isZero()) {
+            whom(look).ifPresent(w -> Say.line(err, "waiting up to " + Say.seconds(wait) + " for lease " + name + ": " + w));
         }
-        Say.line(err, "waiting up to " + Say.seconds(wait) + " for lease " + name + ": " + whom(a));
-        Duration left = wait.minusNanos(System.nanoTime() - start);
-        T last = ask.with(left.isNegative() ? Duration.ZERO : left);
+        T last = ask.with(wait);
         Acquisition after = refusal.apply(last);
-        if (after instanceof Acquisition.Held || after instanceof Acquisition.Undecided) {
+        if (!wait.isZero() && (after instanceof Acquisition.Held || after instanceof Acquisition.Undecided)) {
             // the whole wait, or less when a wait could no longer change the answer (an undecided end it cannot prove)
             Duration waited = Duration.ofNanos(System.nanoTime() - start);
             Say.line(err, "gave up waiting for lease " + name + " after " + Say.seconds(
@@ -104,25 +101,38 @@ final class Report {
         return last;
     }
 
+    /** A look at a lease's record, without its lock. */
+    interface Look {
+        Optional<LeaseRecord> record() throws IOException;
+    }
+
+    /**
+     * For whom a wait will wait, as the record {@code look} finds says: its holder, unless the lease
+     * is free or its holder is proven gone (then the lease is most likely granted at once); empty
+     * when the record cannot be read now (the request that follows says why).
+     */
+    private static Optional<String> whom(Look look) {
+        Optional<LeaseRecord> record;
+        try {
+            record = look.record();
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
+        if (record.isEmpty() || !record.get().granted()) {
+            return Optional.empty();
+        }
+        LeaseRecord r = record.get();
+        dev.proclive.Verdict verdict = dev.proclive.ProcLive.explain(r.holder());
+        String holder = r.state().json() + " by " + Say.process(r.holder()) + " at fence " + r.fence();
+        return switch (verdict.liveness()) {
+            case ALIVE -> Optional.of(holder);
+            case UNKNOWN -> Optional.of(holder + ", whose end cannot be proven here (" + verdict.reason().json() + ")");
+            case DEAD -> Optional.empty();
+        };
+    }
+
     /** A request for a lease that waits up to the time it is given. */
     interface Ask<T> {
         T with(Duration wait) throws IOException;
-    }
-
-    /** Whether a wait may change what {@code a} says: a live holder (or a waiter ahead), or an undecided end a wait may prove. */
-    private static boolean waitable(Acquisition a) {
-        return a instanceof Acquisition.Held || a instanceof Acquisition.Undecided u
-                && (u.eligibleAt().isPresent() || u.verdict().liveness() == Liveness.DEAD);
-    }
-
-    /** For whom a wait waits, as {@code acquisition} says it. */
-    private static String whom(Acquisition a) {
-        LeaseRecord r = a instanceof Acquisition.Held held ? held.record() : ((Acquisition.Undecided) a).record();
-        String holder = Say.process(r.holder()) + " at fence " + r.fence();
-        if (a instanceof Acquisition.Held held) {
-            return r.granted() && held.verdict().liveness() == Liveness.ALIVE ? r.state().json() + " by " + holder
-                    : "free, and served in order: " + held.verdict().detail();
-        }
-        return r.state().json() + " by " + holder + ", whose end cannot be proven yet";
     }
 }

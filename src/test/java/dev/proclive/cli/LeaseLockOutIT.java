@@ -178,6 +178,44 @@ class LeaseLockOutIT {
         assertThat(broken.err()).contains("locked by another process");
     }
 
+    /** A process of this user holding {@code guard}'s lock for {@code seconds}, as a writer busy in its section (a scan). */
+    private Process holdingTheLockFor(Path guard, String seconds) throws Exception {
+        Process p = new ProcessBuilder("flock", "-x", guard.toString(), "sh", "-c", "echo locked; exec sleep " + seconds).start();
+        started.add(p);
+        String said = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))
+                .readLine();
+        assertThat(said).isEqualTo("locked");
+        return p;
+    }
+
+    @Test
+    void aWriterBusyInItsSectionForAMomentIsWaitedForByCallsThatDoNotWaitAndByWaits() throws Exception {
+        assumeTrue(onPath("flock"), "flock (util-linux) is needed");
+        Path dir = tmp.resolve("leases");
+        dev.proclive.Identity me = dev.proclive.ProcLive.current().orElseThrow();
+        try (dev.proclive.lease.LeaseStore store = dev.proclive.lease.LeaseStore.open(dir)) {
+            for (String name : List.of("build", "spawned")) {
+                assertThat(store.acquire(name, me)).isInstanceOf(dev.proclive.lease.Acquisition.Granted.class);
+                assertThat(store.breakLease(name)).isPresent(); // free, its guard made
+            }
+
+            holdingTheLockFor(dir.resolve("build.guard"), "1.5");
+            assertThat(store.acquire("build", me, Duration.ZERO)).as("an acquire that does not wait waits for the lock as one"
+                    + " without a wait does").isInstanceOf(dev.proclive.lease.Acquisition.Granted.class);
+
+            holdingTheLockFor(dir.resolve("spawned.guard"), "1.5");
+            dev.proclive.lease.Spawn spawned = store.spawn("spawned", new ProcessBuilder("true"));
+            assertThat(spawned).as("spawn without a wait").isInstanceOf(dev.proclive.lease.Spawn.Started.class);
+            ((dev.proclive.lease.Spawn.Started) spawned).process().waitFor();
+            assertThat(store.breakLease("build")).isPresent();
+        }
+
+        holdingTheLockFor(dir.resolve("build.guard"), "1.5");
+        Cli.Result waited = Cli.run("lease", "acquire", "build", "--dir", dir.toString(), "--holder",
+                Long.toString(children.sleeper().pid()), "--wait", "10");
+        assertThat(waited.exit()).as("a wait of 10 s outwaits a lock held for 1.5 s: %s", waited).isZero();
+    }
+
     /** The identity {@code proclive identify PID} prints. */
     private static String identity(long pid) {
         Cli.Result r = Cli.run("identify", Long.toString(pid));

@@ -156,14 +156,15 @@ public final class LeaseKeeper implements AutoCloseable {
         Duration bound = wait.isNegative() ? Duration.ZERO : wait;
         Elapsed deadline = Elapsed.bounded(bound, pause::nanoTime);
         Elapsed outer = waitingUntil.get();
-        waitingUntil.set(deadline);
+        // a call that does not wait waits for the lease's lock as long as any such call (LeaseFiles.LOCK_WAIT)
+        waitingUntil.set(bound.isZero() ? null : deadline);
         boolean queued = false;
         try {
             Acquisition a = ask.get();
             if (a instanceof Acquisition.Granted) {
                 return a; // asked again, it would answer this same grant "again", with itself as the previous record
             }
-            if (!(a instanceof Acquisition.Granted) && !deadline.over()
+            if (!deadline.over()
                     && checker.explain(who).liveness() == Liveness.ALIVE) {
                 // served in order from now on: nobody who asks later jumps ahead. The ticket's end is
                 // a date (other processes read it); its waiter's own deadline stays monotonic.
