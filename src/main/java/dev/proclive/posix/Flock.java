@@ -11,7 +11,6 @@ import java.io.InterruptedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.OptionalInt;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The lease's lock on Linux and macOS: {@code flock(2)} on a descriptor opened here through JNA
@@ -21,14 +20,11 @@ import java.util.concurrent.TimeUnit;
  * exclude each other as two processes do. Only a process that may write the file can open it so
  * (the store gives its guards no permission to a class of users that cannot write the directory):
  * a mere reader cannot hold writers out. The lock is tried without blocking
- * ({@code LOCK_EX | LOCK_NB}) and tried again, backing off up to {@value #MAX_NAP_MS} ms, until the
- * caller's bound has passed ({@link Elapsed}: no clock step stretches it): a holder stopped inside its section
- * makes others fail with {@link Busy}, never hang. EINTR is retried.
+ * ({@code LOCK_EX | LOCK_NB}); when another holds it, a blocking {@code flock} is waited for until
+ * the caller's bound has passed ({@link Elapsed}: no clock step stretches it): a holder stopped
+ * inside its section makes others fail with {@link Busy}, never hang. EINTR is retried.
  */
 public final class Flock implements FileLocker {
-
-    /** The longest pause between two tries of a lock another holder has. */
-    static final long MAX_NAP_MS = 50;
 
     @Override
     public Lock lock(Path file, Duration most) throws IOException {
@@ -40,8 +36,8 @@ public final class Flock implements FileLocker {
         } catch (LastErrorException e) {
             throw failure(file, "open for writing", e);
         }
+        boolean handedOver = false;
         try {
-            long nap = 1;
             while (true) {
                 try {
                     Calls.flock(fd, Calls.LOCK_EX | Calls.LOCK_NB);
@@ -54,20 +50,99 @@ public final class Flock implements FileLocker {
                         throw failure(file, "flock", e);
                     }
                 }
-                long left = waited.leftNanos();
-                if (left <= 0) {
-                    throw new Busy(file, most);
-                }
-                Thread.sleep(Math.max(1, Math.min(nap, TimeUnit.NANOSECONDS.toMillis(left))));
-                nap = Math.min(MAX_NAP_MS, nap * 2);
+                break;
             }
-        } catch (InterruptedException e) {
-            closeQuietly(fd);
-            Thread.currentThread().interrupt();
-            throw new InterruptedIOException("interrupted while waiting for the lock on " + file);
+            if (waited.over()) {
+                throw new Busy(file, most);
+            }
+            Waiter w = new Waiter(fd);
+            handedOver = true; // from here the descriptor is the waiter's until it is told the outcome
+            return w.await(file, most, waited);
         } catch (IOException | RuntimeException | Error e) {
-            closeQuietly(fd);
+            if (!handedOver) {
+                closeQuietly(fd);
+            }
             throw e;
+        }
+    }
+
+    /**
+     * A blocking {@code flock(2)} on a thread of its own ({@code proclive-lock-wait}): the kernel
+     * wakes a blocked waiter the moment the lock is let go, as it does not wake one that tries again
+     * later (a holder that takes the lock again at once would shut a polling waiter out for good).
+     * The caller waits for it within its bound; one that gives up leaves the descriptor to the
+     * thread, which closes it (and with it the lock) when its {@code flock} returns — the
+     * descriptor is never closed under a call still using it, so its number cannot be reused under
+     * the lock. Until then the thread waits for the holder, however long it is stopped.
+     */
+    private static final class Waiter implements Runnable {
+        private final int fd;
+        private final java.util.concurrent.CompletableFuture<Void> locked = new java.util.concurrent.CompletableFuture<>();
+        /** Guarded by this: whether the caller gave up, so that the thread lets the lock go. */
+        private boolean abandoned;
+
+        Waiter(int fd) {
+            this.fd = fd;
+            Thread t = new Thread(this, "proclive-lock-wait");
+            t.setDaemon(true);
+            t.start();
+        }
+
+        @Override
+        public void run() {
+            LastErrorException failed = null;
+            while (true) {
+                try {
+                    Calls.flock(fd, Calls.LOCK_EX);
+                    break;
+                } catch (LastErrorException e) {
+                    if (e.getErrorCode() != Calls.EINTR) {
+                        failed = e;
+                        break;
+                    }
+                }
+            }
+            synchronized (this) {
+                if (abandoned || failed != null) {
+                    closeQuietly(fd);
+                }
+                if (failed != null) {
+                    locked.completeExceptionally(failed);
+                } else {
+                    locked.complete(null);
+                }
+            }
+        }
+
+        Lock await(Path file, Duration most, Elapsed waited) throws IOException {
+            boolean interrupted = false;
+            try {
+                Elapsed.await(locked, waited.left());
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+            synchronized (this) {
+                if (locked.isDone() && !locked.isCompletedExceptionally() && !interrupted) {
+                    return new Held(fd);
+                }
+                if (locked.isDone() && !locked.isCompletedExceptionally()) {
+                    closeQuietly(fd); // taken as the interrupt came: let go at once
+                } else if (!locked.isDone()) {
+                    abandoned = true;
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+                throw new InterruptedIOException("interrupted while waiting for the lock on " + file);
+            }
+            if (locked.isCompletedExceptionally()) {
+                try {
+                    locked.join();
+                } catch (java.util.concurrent.CompletionException e) {
+                    throw failure(file, "flock", (LastErrorException) e.getCause());
+                }
+            }
+            throw new Busy(file, most);
         }
     }
 
