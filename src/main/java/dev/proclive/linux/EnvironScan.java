@@ -125,9 +125,11 @@ final class EnvironScan {
                         if (proc.lookup(pid) instanceof ProcessLookup.Gone) {
                             vanished.add("pid " + pid + " ended before its environment could be read");
                             usersVanished.add("pid " + pid + " ended before its environment could be read");
-                        } else if (read == Read.UNREADABLE && exiting(dir.resolve("stat"))) {
-                            // not a refusal, and its stat says it is ending (ESRCH: its memory was released as
-                            // it exited, after the listing): another pass lists what it forked
+                        } else if (exiting(dir.resolve("stat"))) {
+                            // its stat says it is ending: its memory was released as it exited, after the
+                            // listing (ESRCH as root; EACCES for another, as the kernel refuses an exiting
+                            // process's memory to anyone who may not trace it): it runs nothing any more,
+                            // and another pass lists what it forked
                             String released = "pid " + pid + " ended before its environment could be read";
                             vanished.add(released);
                             if (mayBeUsers(proc, pid, uid)) {
