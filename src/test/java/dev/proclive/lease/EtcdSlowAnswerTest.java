@@ -125,9 +125,28 @@ class EtcdSlowAnswerTest {
                 command.destroy();
             }
             command.waitFor();
-            dev.proclive.Eventually.until("its end written once it stopped", Duration.ofSeconds(30),
-                    () -> etcd.get("slow/build").map(kv -> new String(kv.value(), StandardCharsets.UTF_8)
-                            .contains("\"how\":\"exited\"")).orElse(false));
+            try {
+                dev.proclive.Eventually.until("its end written once it stopped", Duration.ofSeconds(10),
+                        () -> etcd.get("slow/build").map(kv -> new String(kv.value(), StandardCharsets.UTF_8)
+                                .contains("\"how\":\"exited\"")).orElse(false));
+            } catch (AssertionError notWritten) {
+                assumeEndCouldBeProven(store.acquire("build", ProcLive.current().orElseThrow()));
+                throw notWritten;
+            }
+        }
+    }
+
+    /**
+     * An untracked command's end is proven by the token scan, which a normal user's cannot be when
+     * another user's process started since (a cron job, a build as root), and nobody's can be while
+     * processes of the same user end under every pass: the lease is then rightly Undecided. Root
+     * reads every process, so on a quiet machine (and in CI) the assertion before this holds.
+     */
+    private static void assumeEndCouldBeProven(Acquisition a) {
+        if (a instanceof Acquisition.Undecided u) {
+            org.junit.jupiter.api.Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
+                    "another user's process made the scan incomplete, as it must for a normal user: " + a);
+            dev.proclive.BusyMachine.assumeScanNotOutrun(u.why());
         }
     }
 
