@@ -173,7 +173,9 @@ public final class LivenessChecker {
         try {
             here = here();
         } catch (RuntimeException e) {
-            ids.forEach(id -> verdicts.add(failed(e)));
+            for (int i = 0; i < ids.size(); i++) { // a loop, not a lambda: its bootstrap data would load with the class
+                verdicts.add(failed(e));
+            }
             return verdicts;
         }
         Map<Long, ProcessLookup> lookups = new HashMap<>();
