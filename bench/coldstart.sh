@@ -22,6 +22,8 @@ fi
 version=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -1)
 libs="target/proclive-$version.jar:$(cat target/runtime.classpath)"
 mkdir -p target/coldstart
+sizes=target/coldstart/sizes # the library jar's entries: size first, name last
+jar --list --verbose --file "target/proclive-$version.jar" >"$sizes"
 (cd target/test-classes && jar --create --file ../coldstart/mains.jar \
     dev/proclive/EmptyMain.class dev/proclive/ColdStartMain.class)
 
@@ -47,10 +49,16 @@ measure() { # layout name, class path
     cold+=("$(run_ns "$cp" dev.proclive.ColdStartMain)")
   done
   e=$(median_ms "${empty[@]}"); c=$(median_ms "${cold[@]}")
-  # proclive classes the path loads, the main itself aside (ColdStartIT holds it to 15 at most)
-  n=$("$java" "${jvm_opts[@]}" -verbose:class -cp "$cp" dev.proclive.ColdStartMain | grep -c ' dev\.proclive\.' || true)
-  printf '%-4s  empty main %7s ms   resolveOwner + check %7s ms   cost %5s ms   %s proclive classes\n' \
-    "$1" "$e" "$c" "$(awk -v a="$c" -v b="$e" 'BEGIN {printf "%.1f", a-b}')" "$((n - 1))"
+  # proclive classes the path loads, the main itself aside, and the bytes of their class files
+  # (ColdStartIT holds them to 15 and 80,000 at most)
+  local classes n bytes
+  classes=$("$java" "${jvm_opts[@]}" -verbose:class -cp "$cp" dev.proclive.ColdStartMain |
+    sed -n 's/.* \(dev\.proclive\.[^ ]*\) source: .*/\1/p' | grep -vx 'dev\.proclive\.ColdStartMain' || true)
+  n=$(printf '%s\n' "$classes" | grep -c . || true)
+  bytes=$(printf '%s\n' "$classes" | tr . / | sed 's/$/.class/' |
+    awk 'NR == FNR {want[$0] = 1; next} ($NF in want) {sum += $1} END {print sum + 0}' - "$sizes")
+  printf '%-4s  empty main %7s ms   resolveOwner + check %7s ms   cost %5s ms   %s proclive classes, %s bytes\n' \
+    "$1" "$e" "$c" "$(awk -v a="$c" -v b="$e" 'BEGIN {printf "%.1f", a-b}')" "$n" "$bytes"
 }
 
 echo "cold start, medians of $runs runs each ($("$java" -version 2>&1 | sed -n 1p); target: cost <= 5 ms)"
