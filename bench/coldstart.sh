@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cold start: whole-process wall time of a fresh JVM that calls ProcLive.resolveOwner() and one
+# Cold start: whole-process wall and CPU time of a fresh JVM that calls ProcLive.resolveOwner() and one
 # check (dev.proclive.ColdStartMain) against an empty main (dev.proclive.EmptyMain) on the same
 # class path, runs alternating so both see the same machine. Two layouts:
 #   dir: the mains in a class directory, proclive and its dependencies as jars;
@@ -22,35 +22,58 @@ fi
 version=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -1)
 libs="target/proclive-$version.jar:$(cat target/runtime.classpath)"
 mkdir -p target/coldstart
+sizes=target/coldstart/sizes # the library jar's entries: size first, name last
+jar --list --verbose --file "target/proclive-$version.jar" >"$sizes"
 (cd target/test-classes && jar --create --file ../coldstart/mains.jar \
     dev/proclive/EmptyMain.class dev/proclive/ColdStartMain.class)
 
 jvm_opts=()
-run_ns() { # class path, main class: prints the wall time of one run in nanoseconds
-  local start end
+# CPU time of a run, all threads: perf's task-clock where perf may count (to the microsecond),
+# else the shell's user + system time (to the millisecond)
+perf_ok=$(perf stat -x, -e task-clock true 2>&1 >/dev/null | grep -c task-clock || true)
+run_ns() { # class path, main class: prints one run's wall time in ns and its CPU time (all threads) in ns
+  local start end cpu
   start=$(date +%s%N)
-  "$java" "${jvm_opts[@]}" -cp "$1" "$2" >/dev/null
+  if [ "$perf_ok" = 1 ]; then
+    cpu=$(perf stat -x, -e task-clock "$java" "${jvm_opts[@]}" -cp "$1" "$2" 2>&1 >/dev/null |
+      awk -F, '/task-clock/ {printf "%d", $1 * 1e6}')
+  else
+    cpu=$({ TIMEFORMAT='%3U %3S'; time "$java" "${jvm_opts[@]}" -cp "$1" "$2" >/dev/null 2>&1; } 2>&1 |
+      awk '{printf "%d", ($1 + $2) * 1e9}')
+  fi
   end=$(date +%s%N)
-  echo $((end - start))
+  echo "$((end - start)) $cpu"
 }
 
-median_ms() {
-  printf '%s\n' "$@" | sort -n |
+median_ms() { # column (1 wall, 2 CPU), then runs as run_ns printed them
+  local col=$1
+  shift
+  printf '%s\n' "$@" | awk -v c="$col" '{print $c}' | sort -n |
     awk '{v[NR]=$1} END {m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2; printf "%.1f", m/1e6}'
 }
 
 measure() { # layout name, class path
-  local cp=$2 empty=() cold=() e c
+  local cp=$2 empty=() cold=() e c ec cc
   for _ in 1 2 3 4 5; do run_ns "$cp" dev.proclive.EmptyMain >/dev/null; run_ns "$cp" dev.proclive.ColdStartMain >/dev/null; done
   for _ in $(seq "$runs"); do
     empty+=("$(run_ns "$cp" dev.proclive.EmptyMain)")
     cold+=("$(run_ns "$cp" dev.proclive.ColdStartMain)")
   done
-  e=$(median_ms "${empty[@]}"); c=$(median_ms "${cold[@]}")
-  # proclive classes the path loads, the main itself aside (ColdStartIT holds it to 15 at most)
-  n=$("$java" "${jvm_opts[@]}" -verbose:class -cp "$cp" dev.proclive.ColdStartMain | grep -c ' dev\.proclive\.' || true)
-  printf '%-4s  empty main %7s ms   resolveOwner + check %7s ms   cost %5s ms   %s proclive classes\n' \
-    "$1" "$e" "$c" "$(awk -v a="$c" -v b="$e" 'BEGIN {printf "%.1f", a-b}')" "$((n - 1))"
+  e=$(median_ms 1 "${empty[@]}"); c=$(median_ms 1 "${cold[@]}")
+  # CPU time is steadier than wall time on a shared machine: a busy neighbour delays a run, it
+  # does not make it work more
+  ec=$(median_ms 2 "${empty[@]}"); cc=$(median_ms 2 "${cold[@]}")
+  # proclive classes the path loads, the main itself aside, and the bytes of their class files
+  # (ColdStartIT holds them to 15 and 80,000 at most)
+  local classes n bytes
+  classes=$("$java" "${jvm_opts[@]}" -verbose:class -cp "$cp" dev.proclive.ColdStartMain |
+    sed -n 's/.* \(dev\.proclive\.[^ ]*\) source: .*/\1/p' | grep -vx 'dev\.proclive\.ColdStartMain' || true)
+  n=$(printf '%s\n' "$classes" | grep -c . || true)
+  bytes=$(printf '%s\n' "$classes" | tr . / | sed 's/$/.class/' |
+    awk 'NR == FNR {want[$0] = 1; next} ($NF in want) {sum += $1} END {print sum + 0}' - "$sizes")
+  printf '%-4s  empty main %6s ms   resolveOwner + check %6s ms   cost %5s ms   CPU cost %5s ms   %s proclive classes, %s bytes\n' \
+    "$1" "$e" "$c" "$(awk -v a="$c" -v b="$e" 'BEGIN {printf "%.1f", a-b}')" \
+    "$(awk -v a="$cc" -v b="$ec" 'BEGIN {printf "%.1f", a-b}')" "$n" "$bytes"
 }
 
 echo "cold start, medians of $runs runs each ($("$java" -version 2>&1 | sed -n 1p); target: cost <= 5 ms)"

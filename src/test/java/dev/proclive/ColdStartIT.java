@@ -1,6 +1,7 @@
 package dev.proclive;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.File;
 import java.nio.charset.StandardCharsets;
@@ -39,18 +40,43 @@ class ColdStartIT {
     /** The most proclive classes {@code resolveOwner()} + {@code check} may load in a fresh JVM. */
     static final int CLASS_LIMIT = 15;
 
-    /** What a fresh JVM on {@code classPath} loads running {@code main}: class names, a hidden class's address dropped. */
-    private static java.util.Set<String> loaded(Path dir, String classPath, Class<?> main) throws Exception {
+    /**
+     * The most bytes of proclive class files {@code resolveOwner()} + {@code check} may load. Past
+     * a fixed cost per class, a cold JVM's application class loader reads, and its verifier checks,
+     * every byte of every class it loads, cold methods included (about 0.02 ms a kilobyte here):
+     * about 77,000 bytes now, 82,400 before a verdict's words and a failed read's meaning left the
+     * path; the margin is for other compilers' class files.
+     */
+    static final int BYTE_LIMIT = 80_000;
+
+    /** What {@code -Xlog:class+load} says a class came from when it came from the JVM's class-data archive. */
+    private static final String ARCHIVED = "shared objects file";
+
+    /**
+     * What a fresh JVM on {@code classPath} loads running {@code main}: class name (a hidden class's
+     * address dropped) to where it came from ({@code source:} of {@code -Xlog:class+load}).
+     */
+    private static java.util.Map<String, String> loaded(Path dir, String classPath, Class<?> main) throws Exception {
         Path log = dir.resolve(main.getSimpleName() + ".classes");
         run(List.of(java(), "-Xlog:class+load=info:file=" + log + ":none", "-cp", classPath, main.getName()));
-        java.util.Set<String> names = new java.util.TreeSet<>();
+        java.util.Map<String, String> classes = new java.util.TreeMap<>();
         for (String line : java.nio.file.Files.readAllLines(log)) {
-            String name = line.strip().split(" ", 2)[0];
+            String[] parts = line.strip().split(" source: ", 2);
+            String name = parts[0];
             int hidden = name.indexOf("/0x");
-            names.add(hidden < 0 ? name : name.substring(0, hidden));
+            classes.put(hidden < 0 ? name : name.substring(0, hidden), parts.length > 1 ? parts[1] : "");
         }
-        assertThat(names).as("the log of " + main.getSimpleName()).contains(main.getName());
-        return names;
+        assertThat(classes).as("the log of " + main.getSimpleName()).containsKey(main.getName());
+        return classes;
+    }
+
+    /** The size of the class file of {@code name}, as the build wrote it. */
+    private static int classFileBytes(String name) throws Exception {
+        try (java.io.InputStream in = ColdStartIT.class.getClassLoader()
+                .getResourceAsStream(name.replace('.', '/') + ".class")) {
+            assertThat(in).as(name).isNotNull();
+            return in.readAllBytes().length;
+        }
     }
 
     @Test
@@ -58,16 +84,22 @@ class ColdStartIT {
         // the library with JNA and Jackson beside it, as an application has them: the CLI jar holds all three
         String classPath = Path.of(System.getProperty("proclive.cliJar")).toAbsolutePath() + File.pathSeparator
                 + testClasses();
-        java.util.Set<String> empty = loaded(dir, classPath, EmptyMain.class);
-        java.util.Set<String> cold = loaded(dir, classPath, ColdStartMain.class);
-        java.util.Set<String> added = new java.util.TreeSet<>(cold);
-        added.removeAll(empty);
+        java.util.Map<String, String> empty = loaded(dir, classPath, EmptyMain.class);
+        java.util.Map<String, String> cold = loaded(dir, classPath, ColdStartMain.class);
+        java.util.Set<String> added = new java.util.TreeSet<>(cold.keySet());
+        added.removeAll(empty.keySet());
 
         List<String> proclive = added.stream().filter(c -> c.startsWith("dev.proclive."))
                 .filter(c -> !c.equals(ColdStartMain.class.getName())).toList();
         assertThat(proclive).as("proclive classes on the hook path").hasSizeLessThanOrEqualTo(CLASS_LIMIT)
                 .noneMatch(c -> c.startsWith("dev.proclive.lease.") || c.startsWith("dev.proclive.cli."))
                 .noneMatch(c -> c.contains("Lambda") || c.endsWith("$1"));
+        int bytes = 0;
+        for (String c : proclive) {
+            bytes += classFileBytes(c);
+        }
+        assertThat(bytes).as("bytes of the proclive class files the hook path loads: " + proclive)
+                .isLessThanOrEqualTo(BYTE_LIMIT);
         assertThat(added).as("classes the hook path loads that an empty main does not")
                 .noneMatch(c -> c.startsWith("com.sun.jna.") || c.startsWith("com.fasterxml.jackson."))
                 .noneMatch(c -> c.startsWith("java.lang.invoke.")) // lambdas, method handles, indy concatenation
@@ -77,6 +109,25 @@ class ColdStartIT {
         java.util.Set<String> thrown = thrown(dir, classPath, ColdStartMain.class);
         thrown.removeAll(thrown(dir, classPath, EmptyMain.class));
         assertThat(thrown).as("exceptions thrown on the hook path (-Xlog:exceptions)").isEmpty();
+    }
+
+    /**
+     * A JDK class the JVM's class-data archive holds costs next to nothing to load; one it must find
+     * in the run-time image, parse and link (or spin, as a lambda's forms) costs a good part of a
+     * millisecond. The hook path loads none beyond what an empty main loads.
+     */
+    @Test
+    void theHookPathLoadsNoJdkClassFromOutsideTheArchive(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        String classPath = Path.of(System.getProperty("proclive.cliJar")).toAbsolutePath() + File.pathSeparator
+                + testClasses();
+        java.util.Map<String, String> empty = loaded(dir, classPath, EmptyMain.class);
+        assumeTrue(empty.containsValue(ARCHIVED), "this JDK runs without its default class-data archive");
+        java.util.Map<String, String> cold = loaded(dir, classPath, ColdStartMain.class);
+        List<String> unarchived = cold.keySet().stream().filter(c -> !empty.containsKey(c))
+                .filter(c -> !c.startsWith("dev.proclive.")).filter(c -> !ARCHIVED.equals(cold.get(c)))
+                .map(c -> c + " (" + cold.get(c) + ")").toList();
+        assertThat(unarchived).as("JDK classes the hook path loads from outside the JVM's class-data archive")
+                .isEmpty();
     }
 
     /** The classes of the exceptions a fresh JVM throws running {@code main}, as -Xlog:exceptions names them. */

@@ -118,9 +118,9 @@ class MachineRuleTest {
 
     @Test
     void shortValuesAreQuotedWhole() {
-        assertThat(LivenessChecker.shown("x".repeat(LivenessChecker.SHOWN))).hasSize(LivenessChecker.SHOWN);
-        assertThat(LivenessChecker.shown("x".repeat(LivenessChecker.SHOWN + 1)))
-                .startsWith("x".repeat(LivenessChecker.SHOWN) + "…").endsWith("(81 characters)");
+        assertThat(VerdictDetail.shown("x".repeat(VerdictDetail.SHOWN))).hasSize(VerdictDetail.SHOWN);
+        assertThat(VerdictDetail.shown("x".repeat(VerdictDetail.SHOWN + 1)))
+                .startsWith("x".repeat(VerdictDetail.SHOWN) + "…").endsWith("(81 characters)");
     }
 
     // JSON: "machine" is one more field, written last, left out when empty, strict as the others.

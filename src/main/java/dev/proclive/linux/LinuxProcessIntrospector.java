@@ -60,7 +60,7 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
     /** What this {@code /proc} looks like; null until read (a read that may pass is not kept). */
     private volatile ProcView view;
     /**
-     * {@link ProcView#hidesPids}, null until a missing entry first asks. Apart from the view so that
+     * {@link Missing#hidesPids}, null until a missing entry first asks. Apart from the view so that
      * a check of a live process never reads mountinfo; it depends on nothing else read before it.
      */
     private volatile Boolean hidesPids;
@@ -138,7 +138,7 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
         String path = r.path(procRoot, pid, "stat");
         int status = r.read(path, false);
         if (status != ProcReader.OK) {
-            return failure(pid, path, status, r);
+            return Missing.lookup(this, pid, path, status, r);
         }
         String problem = r.locate(r.buffer(), r.length());
         if (problem != null) {
@@ -179,7 +179,7 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
         String path = r.path(procRoot, pid, "status");
         int status = r.read(path, true);
         if (status != ProcReader.OK) {
-            return failure(pid, path, status, r);
+            return Missing.lookup(this, pid, path, status, r);
         }
         StatusFile s = StatusFile.parse(r.buffer(), r.length());
         if (processOnly && s.tgid() != pid) {
@@ -191,46 +191,8 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
         return new ProcessLookup.Found(info);
     }
 
-    /** A failed read of a process's file, told apart: gone, hidden, denied, or broken. */
-    private ProcessLookup failure(long pid, String path, int status, ProcReader r) {
-        if (status == ProcReader.DENIED) {
-            return new ProcessLookup.Unknown(Reason.ACCESS_DENIED, r.error());
-        }
-        if (status != ProcReader.ABSENT) {
-            return new ProcessLookup.Unknown(Reason.IO_ERROR, r.error());
-        }
-        if (!hidesPids()) {
-            return new ProcessLookup.Gone(path + " does not exist");
-        }
-        PidPresence.Presence presence = presence(pid);
-        if (presence == PidPresence.Presence.ABSENT) {
-            return new ProcessLookup.Gone("kill(" + pid + ", 0) says no such process");
-        }
-        if (presence == PidPresence.Presence.PRESENT) {
-            return new ProcessLookup.Unknown(Reason.ACCESS_DENIED,
-                    "pid " + pid + " exists but " + procRoot + " hides it (hidepid)");
-        }
-        return new ProcessLookup.Unknown(Reason.ACCESS_DENIED,
-                procRoot + " hides pids (hidepid) and kill(2) could not be called to look past it");
-    }
-
     private static ProcessLookup.Unknown malformed(String path, String problem) {
         return new ProcessLookup.Unknown(Reason.IO_ERROR, "malformed " + path + ": " + problem);
-    }
-
-    /**
-     * Asks kill(2), or the test's stand-in. Without JNA on the class path even loading
-     * {@code Kill} fails (its signature names JNA types): that is "cannot ask", not an error.
-     */
-    private PidPresence.Presence presence(long pid) {
-        if (presence != null) {
-            return presence.probe(pid);
-        }
-        try {
-            return Kill.INSTANCE.probe(pid);
-        } catch (LinkageError e) {
-            return PidPresence.Presence.UNAVAILABLE;
-        }
     }
 
     /** This thread's reader; a plain ThreadLocal, so no subclass is loaded for it. */
@@ -246,7 +208,7 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
     private boolean hidesPids() {
         Boolean h = hidesPids;
         if (h == null) {
-            h = ProcView.hidesPids(procRoot, reader());
+            h = Missing.hidesPids(procRoot, reader());
             hidesPids = h;
         }
         return h;
@@ -466,4 +428,74 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
         return "LinuxProcessIntrospector[" + procRoot + "]";
     }
 
+    /**
+     * What a failed read of a process's file means: gone, hidden by {@code hidepid}, denied, or
+     * broken. A class of its own, loaded on the first failed read: a check of a live process — a
+     * hook's cold JVM — neither loads nor verifies it (as {@code ProcReader}'s errno reader).
+     */
+    private static final class Missing {
+
+        /** The inode of the initial user namespace (PROC_USER_INIT_INO, include/linux/proc_ns.h). */
+        static final String INITIAL_USER_NS = "4026531837";
+
+        /** A failed read of {@code path}, process {@code pid}'s file, told apart. */
+        static ProcessLookup lookup(LinuxProcessIntrospector os, long pid, String path, int status, ProcReader r) {
+            if (status == ProcReader.DENIED) {
+                return new ProcessLookup.Unknown(Reason.ACCESS_DENIED, r.error());
+            }
+            if (status != ProcReader.ABSENT) {
+                return new ProcessLookup.Unknown(Reason.IO_ERROR, r.error());
+            }
+            if (!os.hidesPids()) {
+                return new ProcessLookup.Gone(path + " does not exist");
+            }
+            PidPresence.Presence presence = presence(os.presence, pid);
+            if (presence == PidPresence.Presence.ABSENT) {
+                return new ProcessLookup.Gone("kill(" + pid + ", 0) says no such process");
+            }
+            if (presence == PidPresence.Presence.PRESENT) {
+                return new ProcessLookup.Unknown(Reason.ACCESS_DENIED,
+                        "pid " + pid + " exists but " + os.procRoot + " hides it (hidepid)");
+            }
+            return new ProcessLookup.Unknown(Reason.ACCESS_DENIED,
+                    os.procRoot + " hides pids (hidepid) and kill(2) could not be called to look past it");
+        }
+
+        /**
+         * Asks kill(2), or the test's stand-in (null for kill). Without JNA on the class path even
+         * loading {@code Kill} fails (its signature names JNA types): that is "cannot ask", not an error.
+         */
+        private static PidPresence.Presence presence(PidPresence standIn, long pid) {
+            if (standIn != null) {
+                return standIn.probe(pid);
+            }
+            try {
+                return Kill.INSTANCE.probe(pid);
+            } catch (LinkageError e) {
+                return PidPresence.Presence.UNAVAILABLE;
+            }
+        }
+
+        /**
+         * Whether a missing {@code /proc/PID} may be a live process hidden from us: the procfs at
+         * {@code procRoot} hides pids ({@code hidepid=}, {@code subset=pid}) and we cannot see past
+         * that. Asked only when an entry is missing, so a check of a live process never reads
+         * mountinfo; it reads what it needs itself and cannot change while the process lives.
+         */
+        static boolean hidesPids(String procRoot, ProcReader r) {
+            // Unreadable mountinfo: assume hiding, so that a missing entry is double-checked.
+            if (r.read(procRoot + "/self/mountinfo", true) == ProcReader.OK
+                    && !MountInfo.hidesPids(r.text(), procRoot)) {
+                return false;
+            }
+            if (r.read(procRoot + "/self/status", true) != ProcReader.OK) {
+                return true;
+            }
+            // CAP_SYS_PTRACE sees past hidepid only where it counts: a child user namespace shows every
+            // capability in CapEff, but they do not reach a procfs mounted by an outer namespace.
+            boolean seesAll = StatusFile.parse(r.buffer(), r.length()).canPtraceAny()
+                    && INITIAL_USER_NS.equals(ProcView.namespace(procRoot, "user").orElse(""));
+            return !seesAll;
+        }
+    }
 }

@@ -9,8 +9,8 @@ import java.util.Optional;
 /**
  * What this process's {@code /proc} looks like, read once: whether its numbers are this process's
  * at all, how its start times are shifted, the boot id, the PID namespace, and beside them the
- * machine id. Whether it hides
- * other users' processes is read apart, only when an entry is missing ({@link #hidesPids}).
+ * machine id. Whether it hides other users' processes is read apart, only when an entry is missing
+ * ({@code LinuxProcessIntrospector.Missing}).
  * None of it can change while the process lives (a process cannot leave its PID, user or time
  * namespace), so one value serves every later lookup.
  *
@@ -37,9 +37,6 @@ record ProcView(Optional<ProcessLookup.Unknown> distrust, BootOffset shift,
         this(distrust, shift == null || shift.none() ? null : shift, bootId, pidNamespace, machineId, settled,
                 pidNamespace.isEmpty() || LinuxProcessIntrospector.INITIAL_PID_NAMESPACE.equals(pidNamespace.get()));
     }
-
-    /** The inode of the initial user namespace (PROC_USER_INIT_INO, include/linux/proc_ns.h). */
-    static final String INITIAL_USER_NS = "4026531837";
 
     /** Where the machine id is looked for, first to last, below the filesystem root (machine-id(5)). */
     static final String[] MACHINE_ID_PATHS = {"/etc/machine-id", "/var/lib/dbus/machine-id"};
@@ -122,28 +119,6 @@ record ProcView(Optional<ProcessLookup.Unknown> distrust, BootOffset shift,
     /** Whether a recorded fingerprint names the process whose fingerprint reads {@code current} here ({@link BootOffset#sameStart}). */
     boolean sameStart(String recorded, String current) {
         return shift == null ? recorded.equals(current) : shift.sameStart(recorded, current);
-    }
-
-    /**
-     * Whether a missing {@code /proc/PID} may be a live process hidden from us: the procfs at
-     * {@code procRoot} hides pids ({@code hidepid=}, {@code subset=pid}) and we cannot see past
-     * that. Asked only when an entry is missing, so a check of a live process never reads
-     * mountinfo; it reads what it needs itself and cannot change while the process lives.
-     */
-    static boolean hidesPids(String procRoot, ProcReader r) {
-        // Unreadable mountinfo: assume hiding, so that a missing entry is double-checked.
-        if (r.read(procRoot + "/self/mountinfo", true) == ProcReader.OK
-                && !MountInfo.hidesPids(r.text(), procRoot)) {
-            return false;
-        }
-        if (r.read(procRoot + "/self/status", true) != ProcReader.OK) {
-            return true;
-        }
-        // CAP_SYS_PTRACE sees past hidepid only where it counts: a child user namespace shows every
-        // capability in CapEff, but they do not reach a procfs mounted by an outer namespace.
-        boolean seesAll = StatusFile.parse(r.buffer(), r.length()).canPtraceAny()
-                && INITIAL_USER_NS.equals(namespace(procRoot, "user").orElse(""));
-        return !seesAll;
     }
 
     private static ProcView untrusted(Reason reason, String detail, Optional<String> boot, Optional<String> pidns,
