@@ -373,24 +373,61 @@ public final class LinuxDescendants implements Descendants {
                 ? Optional.of(List.of()) : Optional.empty();
     }
 
+    /** SIGKILL, which {@code cgroup.kill} sends. */
+    private static final int SIGKILL = 9;
+
     @Override
     public void signal(String cgroup, String id, int signal) {
+        Optional<List<Long>> pids = members(cgroup, id); // proves the cgroup is the one made, before anything is sent
+        if (pids.isEmpty()) {
+            return;
+        }
+        if (signal == SIGKILL && killAll(Path.of(cgroup))) {
+            return;
+        }
         // read at once and signalled at once: a pid that ended in between and was used again within
         // that moment is the race every reader of cgroup.procs has (a service manager's too)
-        members(cgroup, id).ifPresent(pids -> pids.forEach(pid -> dev.proclive.posix.Signals.send(pid, signal)));
+        pids.get().forEach(pid -> dev.proclive.posix.Signals.send(pid, signal));
     }
 
     /**
-     * Removes {@code cgroup} if its subtree is empty: the cgroups a process made below it first,
-     * deepest first (the kernel removes only a cgroup with no process and no cgroup below it).
-     * One still populated stays, with everything above it.
+     * Kills every process of {@code dir}'s subtree through its {@code cgroup.kill} (Linux 5.14+):
+     * the kernel's own walk, which also kills what is forked meanwhile; whether it was written.
+     */
+    private static boolean killAll(Path dir) {
+        Path kill = dir.resolve("cgroup.kill");
+        if (!Files.isRegularFile(kill)) {
+            return false;
+        }
+        try {
+            Files.writeString(kill, "1", StandardCharsets.US_ASCII);
+            return true;
+        } catch (IOException | RuntimeException e) {
+            return false; // not writable here: each pid as read, below
+        }
+    }
+
+    /**
+     * Removes {@code cgroup} if its subtree is empty ({@code populated 0} in its
+     * {@code cgroup.events}): the cgroups a process made below it first, deepest first (the kernel
+     * removes only a cgroup with no process and no cgroup below it). A subtree still populated, or
+     * whose state cannot be read, stays whole: a program inside that manages cgroups of its own
+     * below keeps every one of them, the empty ones too.
      */
     @Override
     public void remove(String cgroup) {
         Path dir = Path.of(cgroup);
-        if (dir.getFileName() != null && dir.getFileName().toString().startsWith(PREFIX)) {
-            removeTree(dir, 0);
+        if (dir.getFileName() == null || !dir.getFileName().toString().startsWith(PREFIX)) {
+            return;
         }
+        try {
+            if (!populated(dir).equals(Optional.of(false))) {
+                return;
+            }
+        } catch (IOException | RuntimeException e) {
+            return; // removed already, or not a cgroup
+        }
+        removeTree(dir, 0);
     }
 
     /** Removes {@code dir} after every cgroup below it, deepest first; whether it is gone. */

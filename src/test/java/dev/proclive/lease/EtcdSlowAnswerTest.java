@@ -98,6 +98,37 @@ class EtcdSlowAnswerTest {
     }
 
     /**
+     * A grant answered too late leaves no record held for its caller behind, though another grant
+     * of this JVM keeps the shared etcd lease alive: nobody was told of it, so it is freed at once,
+     * and a newcomer is granted (it was left held, never renewed, 4 TTLs on: {@code Held}, its
+     * caller alive).
+     */
+    @Test
+    void aLateGrantIsFreedThoughAnotherGrantKeepsItsEtcdLeaseAlive() throws Exception {
+        FakeEtcd etcd = new FakeEtcd();
+        etcd.leasedAnswerDelayMillis = ofTtl(0.83);
+        Identity me = ProcLive.current().orElseThrow();
+        try (LeaseStore store = store(etcd)) {
+            assertThatThrownBy(() -> store.acquire("build", me)).isInstanceOf(LeaseLostException.class);
+            etcd.leasedAnswerDelayMillis = 0;
+            Lease other = ((Acquisition.Granted) store.acquire("other", me)).lease(); // on the same etcd lease, kept alive
+            assertThat(etcd.get("slow/build")).as("the record of the grant nobody was told of").isEmpty();
+            Process newcomer = new ProcessBuilder("sleep", "600").start();
+            try {
+                Acquisition a = store.acquire("build", ProcLive.identify(newcomer.pid()).orElseThrow());
+                assertThat(a).isInstanceOfSatisfying(Acquisition.Granted.class,
+                        g -> assertThat(g.previous()).as("no phantom before it").isEmpty());
+                assertThat(((Acquisition.Granted) a).lease().release()).isTrue();
+            } finally {
+                newcomer.destroy();
+                newcomer.waitFor();
+            }
+            assertThat(other.isValid()).isTrue();
+            assertThat(other.release()).isTrue();
+        }
+    }
+
+    /**
      * A command whose lease is lost keeps its etcd lease in use until it has stopped: a renewal
      * answered too late says lost, and nothing this JVM does (no revoke) frees the lease for a
      * newcomer while the command may still write; once it exits, its end is written.

@@ -120,6 +120,47 @@ class SilentStopsTest {
     }
 
     /**
+     * An interrupt ends the etcd keep-alive thread it reaches, not the keeping: another thread
+     * takes over at once and keeps the grant alive (the ended thread was never replaced, and every
+     * grant on it was said lost three quarters of a TTL later).
+     */
+    @Test
+    void anInterruptedEtcdKeepAliveThreadIsReplaced() throws Exception {
+        FakeEtcd fake = new FakeEtcd();
+        String threadName = "proclive-etcd-keepalive interrupted/";
+        AtomicInteger fromTheThread = new AtomicInteger();
+        Etcd counting = (Etcd) Proxy.newProxyInstance(Etcd.class.getClassLoader(), new Class<?>[] {Etcd.class},
+                (proxy, method, args) -> {
+                    if (method.getName().equals("keepAlive") && Thread.currentThread().getName().equals(threadName)) {
+                        fromTheThread.incrementAndGet();
+                    }
+                    try {
+                        return method.invoke(fake, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        LeasePolicy policy = LeasePolicy.builder().ttl(Duration.ofSeconds(4)).build();
+        try (LeaseStore store = LeaseStore.builder().etcdClient(counting).prefix("interrupted/").policy(policy).build()) {
+            Lease lease = ((Acquisition.Granted) store.acquire("build", self())).lease();
+            Eventually.until("a keep-alive sent by its thread", Duration.ofSeconds(30), () -> fromTheThread.get() >= 1);
+            Thread keeper = Thread.getAllStackTraces().keySet().stream()
+                    .filter(t -> t.isAlive() && t.getName().equals(threadName)).findFirst().orElseThrow();
+            keeper.interrupt();
+            keeper.join(Eventually.scaled(Duration.ofSeconds(10)).toMillis());
+            assertThat(keeper.isAlive()).as("the interrupted thread ended").isFalse();
+            int before = fromTheThread.get();
+            Eventually.until("keep-alives sent after it ended", Duration.ofSeconds(30), () -> fromTheThread.get() >= before + 3);
+            CompletableFuture<LeaseLost> lost = lease.lost();
+            assertThat(lost).as("still kept: %s", lost).isNotDone();
+            lease.ensureValid();
+            lease.release();
+        }
+        Eventually.until("no keep-alive thread once the store is closed", Duration.ofSeconds(30),
+                () -> Thread.getAllStackTraces().keySet().stream().noneMatch(t -> t.isAlive() && t.getName().equals(threadName)));
+    }
+
+    /**
      * A directory's book that throws an {@code Error} once in the store's renewal (a locked write)
      * and once in its look (a read), each on its own thread, once armed.
      */

@@ -482,6 +482,7 @@ public final class EtcdBook implements ExpiringBook {
             }
             if (!inUse) {
                 keepAlive.ended(r.name(), r.fence());
+                free(read.recordRevision());
             }
             long ttl = r.ttl().toMillis();
             String mine = "fence " + r.fence() + " of pid " + r.holder().pid() + ": ";
@@ -491,6 +492,26 @@ public final class EtcdBook implements ExpiringBook {
                             + " ms): a newcomer may take it any moment"
                     : mine + "the answer to its write came later than its etcd lease can be trusted to live (" + ttl
                             + " ms less a quarter): the record may be gone already"));
+        }
+
+        /**
+         * Deletes the record of a grant nobody was told of, if it is still the one written at
+         * {@code revision}: left, it would stay held for its caller as long as anything else keeps
+         * this JVM's etcd lease alive, and nobody could take it while the caller lives. One that
+         * cannot be deleted now (etcd does not answer) goes with its etcd lease, or is taken as any
+         * other whose holder has not renewed it.
+         */
+        private void free(long revision) {
+            try {
+                Etcd.Outcome o = etcd.txn(List.of(new Etcd.Compare(recordKey(name), revision)),
+                        List.of(new Etcd.Delete(recordKey(name)))); // the fence key stays: fences keep growing
+                if (o.succeeded()) {
+                    read = remember(name, new Snapshot(Optional.empty(), Optional.empty(), read.fenceRevision(),
+                            o.revision(), Optional.empty()));
+                }
+            } catch (IOException | RuntimeException e) {
+                // left as written: the caller is told it has no grant all the same
+            }
         }
 
         @Override

@@ -228,42 +228,65 @@ final class EtcdKeepAlive implements Runnable {
         notifyAll();
     }
 
+    /**
+     * Rounds until stopped or nothing is left to keep. Nothing ends it silently: a failure in a round
+     * (an {@code Error} the application lives through, an assertion) is followed by the next round,
+     * and a thread ended otherwise (interrupted) is replaced at once while anything is kept: a
+     * thread that ended here would keep nothing alive while every grant on it waited to be told.
+     */
     @Override
     public void run() {
+        try {
+            rounds();
+        } finally {
+            synchronized (this) {
+                if (thread == Thread.currentThread()) {
+                    thread = null;
+                    if (!stopped && !(kept.isEmpty() && own.isEmpty() && stillWriting.isEmpty())) {
+                        start(); // ended by something other than stop() with grants to keep: another takes over
+                    }
+                }
+            }
+        }
+    }
+
+    private void rounds() {
         long due = System.nanoTime() + TimeUnit.DAYS.toNanos(1); // the next round: a period from now, below
         while (true) {
-            synchronized (this) {
-                if (stopped) {
-                    return;
-                }
-                long now = System.nanoTime();
-                if (kept.isEmpty() && own.isEmpty() && stillWriting.isEmpty()) {
-                    thread = null; // nothing to keep: the thread ends, and the next grant starts one
-                    return;
-                }
-                // A new grant wakes this thread: it keeps the rhythm of the shortest TTL, it does not call early.
-                long period = leases.values().stream().mapToLong(t -> t.ttlMillis).min().orElse(3000) / 3;
-                long cap = now + TimeUnit.MILLISECONDS.toNanos(Math.max(50, period));
-                if (due - cap > 0) {
-                    due = cap;
-                }
-                if (due - now > 0) {
-                    try {
-                        TimeUnit.NANOSECONDS.timedWait(this, due - now);
-                    } catch (InterruptedException e) {
+            try {
+                synchronized (this) {
+                    if (stopped) {
                         return;
                     }
-                    continue;
+                    long now = System.nanoTime();
+                    if (kept.isEmpty() && own.isEmpty() && stillWriting.isEmpty()) {
+                        thread = null; // nothing to keep: the thread ends, and the next grant starts one
+                        return;
+                    }
+                    // A new grant wakes this thread: it keeps the rhythm of the shortest TTL, it does not call early.
+                    long period = leases.values().stream().mapToLong(t -> t.ttlMillis).min().orElse(3000) / 3;
+                    long cap = now + TimeUnit.MILLISECONDS.toNanos(Math.max(50, period));
+                    if (due - cap > 0) {
+                        due = cap;
+                    }
+                    if (due - now > 0) {
+                        try {
+                            TimeUnit.NANOSECONDS.timedWait(this, due - now);
+                        } catch (InterruptedException e) {
+                            return; // another thread takes over (run())
+                        }
+                        continue;
+                    }
+                    due = now + TimeUnit.MILLISECONDS.toNanos(Math.max(50, period));
                 }
-                due = now + TimeUnit.MILLISECONDS.toNanos(Math.max(50, period));
-            }
-            try {
                 tick();
             } catch (Throwable e) {
-                // One round's failure (an OutOfMemoryError the application lives through, an
-                // assertion): the thread goes on with the next round, and a lease not confirmed
-                // meanwhile is said lost as any other. A thread that ended here would keep nothing
-                // alive while every grant on it waited to be told.
+                // One round's failure: the next round follows (not at once, should it fail again), and
+                // a lease not confirmed meanwhile is said lost as any other.
+                long soonest = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(50);
+                if (due - soonest < 0) {
+                    due = soonest;
+                }
             }
         }
     }

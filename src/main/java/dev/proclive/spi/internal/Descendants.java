@@ -85,7 +85,8 @@ public interface Descendants {
     /**
      * Sends {@code signal} to every process in {@code cgroup}'s subtree as {@link #members} reads it
      * (what of a command stayed inside: its whole tree, as a service manager stops one); nothing
-     * where the members prove nothing, or nothing can be signalled.
+     * where the members prove nothing, or nothing can be signalled. A SIGKILL goes through the
+     * cgroup's {@code cgroup.kill} where the kernel has one, which also kills what is forked meanwhile.
      */
     default void signal(String cgroup, String id, int signal) {
     }
