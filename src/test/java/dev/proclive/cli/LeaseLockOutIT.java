@@ -216,6 +216,32 @@ class LeaseLockOutIT {
         assertThat(waited.exit()).as("a wait of 10 s outwaits a lock held for 1.5 s: %s", waited).isZero();
     }
 
+    @Test
+    void aWaitWhoseLastLookFindsTheLockBusyAnswersWhatItLastSawNotAnIoFailure() throws Exception {
+        assumeTrue(onPath("flock"), "flock (util-linux) is needed");
+        Path dir = tmp.resolve("leases");
+        dev.proclive.Identity holder = dev.proclive.ProcLive.identify(children.sleeper().pid()).orElseThrow();
+        dev.proclive.Identity me = dev.proclive.ProcLive.current().orElseThrow();
+        try (dev.proclive.lease.LeaseStore store = dev.proclive.lease.LeaseStore.open(dir)) {
+            assertThat(store.acquire("build", holder)).isInstanceOf(dev.proclive.lease.Acquisition.Granted.class);
+            java.util.concurrent.CompletableFuture<dev.proclive.lease.Acquisition> waited =
+                    java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                        try {
+                            return store.acquire("build", me, Duration.ofSeconds(2));
+                        } catch (IOException e) {
+                            throw new java.io.UncheckedIOException(e);
+                        }
+                    });
+            Eventually.until("the waiter asked and took its ticket", Duration.ofSeconds(10), () -> {
+                Path queue = dir.resolve("build.queue");
+                return Files.isRegularFile(queue) && Files.size(queue) > 0;
+            }); // it waits for the holder's end now, the lock let go
+            holdingTheLockFor(dir.resolve("build.guard"), "6"); // past the wait's end
+            assertThat(waited.get(30, TimeUnit.SECONDS)).as("the wait's answer: held by its live holder")
+                    .isInstanceOf(dev.proclive.lease.Acquisition.Held.class);
+        }
+    }
+
     /** The identity {@code proclive identify PID} prints. */
     private static String identity(long pid) {
         Cli.Result r = Cli.run("identify", Long.toString(pid));

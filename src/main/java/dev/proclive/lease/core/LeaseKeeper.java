@@ -184,6 +184,18 @@ public final class LeaseKeeper implements AutoCloseable {
         }
     }
 
+    /**
+     * Asks again while waiting: when the lease's lock stays another's for the rest of the wait, the
+     * wait is over and its answer is the last one, {@code last} — not an I/O failure.
+     */
+    private static Acquisition askAgain(Ask ask, Acquisition last) throws IOException {
+        try {
+            return ask.get();
+        } catch (dev.proclive.spi.internal.FileLocker.Busy busy) {
+            return last;
+        }
+    }
+
     /** The least a lock is waited for in a wait's last moment: a section takes milliseconds. */
     private static final Duration LAST_LOCK = Duration.ofMillis(100);
 
@@ -221,7 +233,7 @@ public final class LeaseKeeper implements AutoCloseable {
             Optional<CompletableFuture<Void>> changed = book.changed(name);
             try {
                 if (changed.isPresent()) {
-                    a = ask.get();
+                    a = askAgain(ask, a);
                 }
                 if (a instanceof Acquisition.Held held && (!held.record().granted()
                         || checker.explain(held.record().holder()).liveness() != Liveness.ALIVE)) {
@@ -252,7 +264,7 @@ public final class LeaseKeeper implements AutoCloseable {
                 changed.ifPresent(c -> c.cancel(false));
             }
             if (changed.isEmpty()) {
-                a = ask.get();
+                a = askAgain(ask, a);
             }
         }
     }
