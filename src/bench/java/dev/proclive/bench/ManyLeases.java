@@ -38,6 +38,7 @@ import java.util.regex.Pattern;
  * </ul>
  * Run it beside what the machine normally does (the figures of interest were taken beside two
  * loops of short-lived processes); ratios against N = 1 are what compare across machines.
+ * {@code bench.backends} names the backends measured ({@code directory,etcd} by default).
  * {@code mvn -B -Pbench verify -Dbench.main=dev.proclive.bench.ManyLeases}; written to
  * {@code target/many-leases.md} too.
  */
@@ -55,12 +56,17 @@ public final class ManyLeases {
         Path target = Path.of(args.length > 0 ? args[0] : "target");
         int many = Integer.getInteger("bench.leases", 1000);
         int hold = Integer.getInteger("bench.hold", 30);
+        List<String> backends = List.of(System.getProperty("bench.backends", "directory,etcd").split(","));
         List<Figures> all = new ArrayList<>();
         Path dirs = Files.createTempDirectory("proclive-many-leases");
-        for (int n : new int[] {1, many}) {
+        for (int n : backends.contains("directory") ? new int[] {1, many} : new int[0]) {
             try (LeaseStore store = LeaseStore.builder().directory(dirs.resolve("n" + n)).policy(policy()).build()) {
                 all.add(measure("directory", store, n, hold, null));
             }
+        }
+        if (!backends.contains("etcd")) {
+            write(target, all, many, hold);
+            return;
         }
         Path data = Files.createTempDirectory("proclive-many-leases-etcd");
         int client = freePort();
@@ -85,6 +91,10 @@ public final class ManyLeases {
                 etcd.destroyForcibly();
             }
         }
+        write(target, all, many, hold);
+    }
+
+    private static void write(Path target, List<Figures> all, int many, int hold) throws IOException {
         String report = table(all, many, hold);
         System.out.print(report);
         Files.createDirectories(target);
