@@ -131,6 +131,9 @@ public final class ManyLeases {
         for (Lease lease : leases) {
             if (lease.knownLost() || lease.lost().isDone()) {
                 lost++;
+                if (lost <= 3 && lease.lost().isDone()) {
+                    System.err.println(lease.name() + " lost: " + lease.lost().getNow(null));
+                }
             }
         }
         for (Lease lease : leases) {
