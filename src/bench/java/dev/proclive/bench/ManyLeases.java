@@ -38,7 +38,8 @@ import java.util.regex.Pattern;
  * </ul>
  * Run it beside what the machine normally does (the figures of interest were taken beside two
  * loops of short-lived processes); ratios against N = 1 are what compare across machines.
- * {@code bench.backends} names the backends measured ({@code directory,etcd} by default).
+ * {@code bench.backends} names the backends measured ({@code directory,etcd} by default), and
+ * {@code bench.ttl} the TTL in seconds (a TTL past the hold leaves renewals out of the figures).
  * {@code mvn -B -Pbench verify -Dbench.main=dev.proclive.bench.ManyLeases}; written to
  * {@code target/many-leases.md} too.
  */
@@ -102,7 +103,7 @@ public final class ManyLeases {
     }
 
     private static LeasePolicy policy() {
-        return LeasePolicy.builder().ttl(Duration.ofSeconds(15)).build();
+        return LeasePolicy.builder().ttl(Duration.ofSeconds(Integer.getInteger("bench.ttl", 15))).build();
     }
 
     private static Figures measure(String backend, LeaseStore store, int n, int holdSeconds, URI etcd) throws Exception {
@@ -170,9 +171,10 @@ public final class ManyLeases {
 
     private static String table(List<Figures> all, int many, int hold) {
         StringBuilder out = new StringBuilder();
-        out.append(String.format(Locale.ROOT, "%s %s, %s %s, %d cores; TTL 15 s, held %d s%n%n",
+        out.append(String.format(Locale.ROOT, "%s %s, %s %s, %d cores; TTL %d s, held %d s%n%n",
                 System.getProperty("java.vm.name"), System.getProperty("java.version"), System.getProperty("os.name"),
-                System.getProperty("os.version"), Runtime.getRuntime().availableProcessors(), hold));
+                System.getProperty("os.version"), Runtime.getRuntime().availableProcessors(),
+                Integer.getInteger("bench.ttl", 15), hold));
         out.append("| backend | leases | acquire, ms a lease | CPU while holding (one core) | lost | writes/s | new watch streams/s |\n");
         out.append("|---|---:|---:|---:|---:|---:|---:|\n");
         for (Figures f : all) {
