@@ -38,6 +38,8 @@ import java.util.regex.Pattern;
  * </ul>
  * Run it beside what the machine normally does (the figures of interest were taken beside two
  * loops of short-lived processes); ratios against N = 1 are what compare across machines.
+ * {@code bench.backends} names the backends measured ({@code directory,etcd} by default), and
+ * {@code bench.ttl} the TTL in seconds (a TTL past the hold leaves renewals out of the figures).
  * {@code mvn -B -Pbench verify -Dbench.main=dev.proclive.bench.ManyLeases}; written to
  * {@code target/many-leases.md} too.
  */
@@ -55,12 +57,17 @@ public final class ManyLeases {
         Path target = Path.of(args.length > 0 ? args[0] : "target");
         int many = Integer.getInteger("bench.leases", 1000);
         int hold = Integer.getInteger("bench.hold", 30);
+        List<String> backends = List.of(System.getProperty("bench.backends", "directory,etcd").split(","));
         List<Figures> all = new ArrayList<>();
         Path dirs = Files.createTempDirectory("proclive-many-leases");
-        for (int n : new int[] {1, many}) {
+        for (int n : backends.contains("directory") ? new int[] {1, many} : new int[0]) {
             try (LeaseStore store = LeaseStore.builder().directory(dirs.resolve("n" + n)).policy(policy()).build()) {
                 all.add(measure("directory", store, n, hold, null));
             }
+        }
+        if (!backends.contains("etcd")) {
+            write(target, all, many, hold);
+            return;
         }
         Path data = Files.createTempDirectory("proclive-many-leases-etcd");
         int client = freePort();
@@ -85,6 +92,10 @@ public final class ManyLeases {
                 etcd.destroyForcibly();
             }
         }
+        write(target, all, many, hold);
+    }
+
+    private static void write(Path target, List<Figures> all, int many, int hold) throws IOException {
         String report = table(all, many, hold);
         System.out.print(report);
         Files.createDirectories(target);
@@ -92,7 +103,7 @@ public final class ManyLeases {
     }
 
     private static LeasePolicy policy() {
-        return LeasePolicy.builder().ttl(Duration.ofSeconds(15)).build();
+        return LeasePolicy.builder().ttl(Duration.ofSeconds(Integer.getInteger("bench.ttl", 15))).build();
     }
 
     private static Figures measure(String backend, LeaseStore store, int n, int holdSeconds, URI etcd) throws Exception {
@@ -121,6 +132,9 @@ public final class ManyLeases {
         for (Lease lease : leases) {
             if (lease.knownLost() || lease.lost().isDone()) {
                 lost++;
+                if (lost <= 3 && lease.lost().isDone()) {
+                    System.err.println(lease.name() + " lost: " + lease.lost().getNow(null));
+                }
             }
         }
         for (Lease lease : leases) {
@@ -157,9 +171,10 @@ public final class ManyLeases {
 
     private static String table(List<Figures> all, int many, int hold) {
         StringBuilder out = new StringBuilder();
-        out.append(String.format(Locale.ROOT, "%s %s, %s %s, %d cores; TTL 15 s, held %d s%n%n",
+        out.append(String.format(Locale.ROOT, "%s %s, %s %s, %d cores; TTL %d s, held %d s%n%n",
                 System.getProperty("java.vm.name"), System.getProperty("java.version"), System.getProperty("os.name"),
-                System.getProperty("os.version"), Runtime.getRuntime().availableProcessors(), hold));
+                System.getProperty("os.version"), Runtime.getRuntime().availableProcessors(),
+                Integer.getInteger("bench.ttl", 15), hold));
         out.append("| backend | leases | acquire, ms a lease | CPU while holding (one core) | lost | writes/s | new watch streams/s |\n");
         out.append("|---|---:|---:|---:|---:|---:|---:|\n");
         for (Figures f : all) {

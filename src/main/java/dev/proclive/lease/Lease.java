@@ -101,7 +101,8 @@ public interface Lease extends AutoCloseable {
      * Completes the moment this JVM knows the grant is gone — taken over, broken, expired,
      * unconfirmed for three quarters of its TTL, its holder ended, its record removed — with why
      * ({@link LeaseLost#why()}) and the record that shows it. The store looks for it while it keeps
-     * the lease: a directory's record is read every quarter second, an etcd record when its watch
+     * the lease: a directory's record is looked at every quarter second (read when its file was
+     * replaced since), an etcd record read when its watch
      * says it changed, so a loss is known within a second of its write. Never completes for a lease
      * released or handed off through this JVM, nor after its store is closed. Each call returns a
      * new future: cancelling one cancels nothing else.

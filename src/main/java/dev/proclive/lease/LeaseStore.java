@@ -580,7 +580,8 @@ public final class LeaseStore implements AutoCloseable {
      * process: {@link LeaseEvent.Kind#GRANTED}, {@code RELEASED}, {@code EXITED}, {@code TAKEN_OVER},
      * {@code BROKEN}, {@code EXPIRED}, each after the write is durable, and {@code HOLDER_DIED} when
      * this machine's exit watch sees the holder the record names end, in order, on the store's one
-     * event thread ({@code proclive-lease-events}). A directory's record is read every 100 ms, an
+     * event thread ({@code proclive-lease-events}). A directory's record is looked at every 100 ms
+     * (read when its file was replaced since), an
      * etcd record when its watch says it changed (and every second besides); a grant that came and
      * went between two reads is told as granted, then how it ended. For a status screen or a waiter,
      * instead of polling.

@@ -64,6 +64,17 @@ public interface LeaseBook {
     default void stillWaiting(String name) throws IOException {
     }
 
+    /**
+     * What changes whenever lease {@code name}'s record is replaced or removed, found without
+     * reading the record (a directory: the file's identity, size and modification time), for a
+     * reader that asks often to read again only what changed: two equal stamps taken apart say the
+     * record was not replaced between them. Empty where the book cannot tell so cheaply (etcd: its
+     * watch tells), or not now: then read the record.
+     */
+    default Optional<Object> stamp(String name) throws IOException {
+        return Optional.empty();
+    }
+
     /** Whether this book already knows the grant at {@code fence} lost (etcd: its keep-alive failed for too long). */
     boolean lost(String name, long fence);
 

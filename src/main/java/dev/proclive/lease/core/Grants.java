@@ -95,6 +95,11 @@ final class Grants {
         return book.lost(name, fence);
     }
 
+    /** What changes whenever lease {@code name}'s record is replaced, where the book can tell without reading it. */
+    Optional<Object> stamp(String name) throws IOException {
+        return book.stamp(name);
+    }
+
     /** A future that completes when lease {@code name}'s record may have changed, where the book can tell. */
     Optional<java.util.concurrent.CompletableFuture<Void>> changed(String name) {
         return book.changed(name);

@@ -19,7 +19,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * The store's watches on leases' records, for listeners: one daemon thread
  * ({@code proclive-lease-events}, made with the first watch) reads each watched record when it may
- * have changed — a directory's every {@value #POLL_MS} ms, an etcd record when its watch says so
+ * have changed — a directory's when its {@linkplain Grants#stamp stamp}, asked every
+ * {@value #POLL_MS} ms, shows it replaced since it was read; an etcd record when its watch says so
  * (and every second besides) — and tells each listener what changed since its last read
  * ({@link #between}), in order. The holder a granted record names is followed through the exit
  * watch, so that its death is told ({@link LeaseEvent.Kind#HOLDER_DIED}) though nobody writes it.
@@ -50,7 +51,9 @@ final class RecordWatches {
         if (closed) {
             throw new IllegalStateException("the lease store is closed");
         }
+        Optional<Object> stamp = stamp(name);
         Watch w = new Watch(name, listener, read(name));
+        w.seen = stamp.orElse(null);
         watches.add(w);
         ScheduledExecutorService t = thread();
         t.execute(w::followHolder);
@@ -59,6 +62,15 @@ final class RecordWatches {
             w.arm();
         }
         return w;
+    }
+
+    /** The record's stamp, taken before it is read: empty when the book cannot tell (then it is read). */
+    private Optional<Object> stamp(String name) {
+        try {
+            return grants.stamp(name);
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
     }
 
     private Optional<LeaseRecord> read(String name) throws IOException {
@@ -74,6 +86,8 @@ final class RecordWatches {
         final String name;
         final LeaseListener listener;
         Optional<LeaseRecord> last;
+        /** The record's stamp when {@link #last} was read; null: read it at the next look. */
+        Object seen;
         volatile ScheduledFuture<?> poll;
         volatile CompletableFuture<Void> changed;
         volatile boolean stopped;
@@ -92,12 +106,18 @@ final class RecordWatches {
             if (stopped) {
                 return;
             }
+            Optional<Object> stamp = stamp(name);
+            if (stamp.isPresent() && stamp.get().equals(seen)) {
+                return; // not replaced since it was read: nothing to tell
+            }
             Optional<LeaseRecord> now;
             try {
                 now = read(name);
             } catch (IOException | RuntimeException e) {
+                seen = null;
                 return; // looked at again next time
             }
+            seen = stamp.orElse(null);
             List<LeaseEvent> events = between(last, now);
             last = now; // told once each, whatever the listener does with them
             for (LeaseEvent e : events) {

@@ -5,6 +5,9 @@ import dev.proclive.lease.LeaseLost;
 import dev.proclive.lease.LeaseLostException;
 import dev.proclive.lease.LeaseRecord;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -15,19 +18,24 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The grants a store keeps: each is renewed every third of its TTL on one daemon thread
- * ({@code proclive-lease-renew}, made with the first), and looked at on another
- * ({@code proclive-lease-look}, never behind a renewal that waits for an answer) often enough that
- * its loss is known within a second — a directory's record read every {@value #LOOK_MS} ms, an etcd record when its
- * watch says it changed, and the book asked whether its keep-alive went unconfirmed. A grant is
- * kept until it is released or handed off here, found lost, replaced by another grant of the same
- * name here, or the store is closed; the renewal of one whose holder ended stops at once, and its
- * loss ({@link LeaseLost.Why#HOLDER_DIED}) is still told. A renewal that fails for a while is tried
- * again the next period.
+ * The grants a store keeps, all of them on two daemon threads made with the first, whatever their
+ * number: on {@code proclive-lease-renew} one pass renews every grant whose renewal is due (each
+ * every third of its TTL), and waits for the next one due; on {@code proclive-lease-look} (never
+ * behind a renewal that waits for an answer) one look every {@value #LOOK_MS} ms goes over every
+ * kept grant, so that its loss is known within a second: the book asked whether its keep-alive
+ * went unconfirmed, and a directory's record read when its {@linkplain Grants#stamp stamp} shows it
+ * replaced since it was last read and found the grant's (an etcd record is read when its watch says
+ * it changed). This store's own renewal replaces the record too, so each kept record is read again
+ * after each of its renewals: a change by another writer is never taken for one of this store's.
+ * A grant is kept until it is released or handed off here, found lost, replaced by another grant
+ * of the same name here, or the store is closed; the renewal of one whose holder ended stops at
+ * once, and its loss ({@link LeaseLost.Why#HOLDER_DIED}) is still told. A renewal that fails for a
+ * while is tried again the next period; what one grant's renewal or look throws is that grant's
+ * alone, and the passes go on.
  */
 final class Renewals {
 
-    /** How often a kept grant's record in a directory is read, and an etcd one's keep-alive asked about. */
+    /** How often the kept grants are looked at: a directory's records changed since, and every keep-alive. */
     static final long LOOK_MS = 250;
 
     private final Grants grants;
@@ -42,6 +50,11 @@ final class Renewals {
     /** Where the looks run: never behind a renewal that waits for an answer. */
     private volatile ScheduledExecutorService looker;
     private volatile boolean closed;
+    /** The next renewal pass, set to run at {@link #passAt} ({@link System#nanoTime()}); null when none is. */
+    private ScheduledFuture<?> pass;
+    private long passAt;
+    /** Whether the looks were started. */
+    private boolean looking;
 
     Renewals(Grants grants) {
         this.grants = grants;
@@ -51,27 +64,28 @@ final class Renewals {
     private record Grant(String name, long fence, Identity holder) {
     }
 
-    /** A grant kept here: its renewal, its look, and (etcd) the watch on its record. */
+    /** A grant kept here: when it is renewed next, what its record was when last read, and (etcd) the watch on it. */
     private static final class Kept {
         final Grant grant;
-        volatile ScheduledFuture<?> renewal;
-        volatile ScheduledFuture<?> look;
+        /** A third of its TTL, in nanoseconds. */
+        final long period;
+        /** When its next renewal is due ({@link System#nanoTime()}). */
+        volatile long due;
+        /** Whether it is still renewed (not once its holder ended). */
+        volatile boolean renewing = true;
+        /** The record's stamp when it was last read and found this grant's; null: read it at the next look. */
+        volatile Object seen;
         volatile CompletableFuture<Void> watch;
 
-        Kept(Grant grant) {
+        Kept(Grant grant, long period) {
             this.grant = grant;
+            this.period = period;
+            this.due = System.nanoTime() + period;
         }
 
         void cancel() {
-            ScheduledFuture<?> r = renewal;
-            ScheduledFuture<?> l = look;
+            renewing = false;
             CompletableFuture<Void> w = watch;
-            if (r != null) {
-                r.cancel(false);
-            }
-            if (l != null) {
-                l.cancel(false);
-            }
             if (w != null) {
                 w.cancel(false);
             }
@@ -83,17 +97,15 @@ final class Renewals {
         if (closed || !granted.granted()) {
             return;
         }
-        long period = Math.max(10, granted.ttl().toMillis() / 3);
-        Kept k = new Kept(new Grant(granted.name(), granted.fence(), granted.holder()));
-        ScheduledExecutorService t = thread();
-        k.renewal = t.scheduleAtFixedRate(() -> renewOnce(k), period, period, TimeUnit.MILLISECONDS);
-        k.look = looker().scheduleWithFixedDelay(() -> look(k, !grants.expires()), LOOK_MS, LOOK_MS,
-                TimeUnit.MILLISECONDS);
+        long period = TimeUnit.MILLISECONDS.toNanos(Math.max(10, granted.ttl().toMillis() / 3));
+        Kept k = new Kept(new Grant(granted.name(), granted.fence(), granted.holder()), period);
         Kept before = kept.put(granted.name(), k);
         if (before != null) {
             before.cancel();
         }
         losses.values().removeIf(ref -> ref.get() == null); // of leases nobody holds any more
+        renewBy(k.due);
+        startLooking();
         if (grants.expires()) {
             watch(k);
         }
@@ -128,13 +140,16 @@ final class Renewals {
     void stopRenewing(String name, long fence, Identity holder) {
         Kept k = kept.get(name);
         if (k != null && k.grant.equals(new Grant(name, fence, holder))) {
-            k.renewal.cancel(false);
+            k.renewing = false;
         }
     }
 
     /** Looks at the grant's record now, and tells its loss if it shows one (its end, the carrier it went to). */
     void lookNow(String name, long fence, Identity holder) {
-        look(new Kept(new Grant(name, fence, holder)), true);
+        Grant g = new Grant(name, fence, holder);
+        if (!unconfirmed(g)) {
+            judge(g);
+        }
     }
 
     /** The grant is released or handed off here: no longer kept, and its loss never told. */
@@ -225,6 +240,91 @@ final class Renewals {
         };
     }
 
+    /** Sets the next renewal pass to run by {@code at} ({@link System#nanoTime()}), unless one already is. */
+    private synchronized void renewBy(long at) {
+        if (closed || (pass != null && passAt - at <= 0)) {
+            return;
+        }
+        if (pass != null) {
+            pass.cancel(false); // a later one, not begun: this one renews what it would have
+        }
+        try {
+            pass = thread().schedule(this::renewDue, Math.max(0, at - System.nanoTime()), TimeUnit.NANOSECONDS);
+            passAt = at;
+        } catch (java.util.concurrent.RejectedExecutionException closedNow) {
+            pass = null; // the store was closed
+        }
+    }
+
+    /**
+     * One pass on the renewal thread: renews the kept grants whose renewal is due, the longest due
+     * first, then sets the next pass for the first renewal due after it. A pass that has renewed for
+     * {@value #LOOK_MS} ms (writes that wait for a busy disk) stops there, and the next one, at once,
+     * takes up what came due meanwhile in its turn: a renewal waits for those due before it, never
+     * for a whole pass.
+     */
+    private void renewDue() {
+        synchronized (this) {
+            pass = null; // from here a grant kept meanwhile sets its own pass, or is met below
+        }
+        try {
+            long start = System.nanoTime();
+            List<Kept> due = new ArrayList<>();
+            for (Kept k : kept.values()) {
+                if (k.renewing && start - k.due >= 0) {
+                    due.add(k);
+                }
+            }
+            due.sort(Comparator.comparingLong(k -> k.due - start));
+            for (Kept k : due) {
+                long now = System.nanoTime();
+                if (now - start > TimeUnit.MILLISECONDS.toNanos(LOOK_MS)) {
+                    break; // the rest in the next pass, with what came due meanwhile
+                }
+                if (k.renewing && kept.get(k.grant.name()) == k) {
+                    k.due = now - (k.due + k.period) >= 0 ? now + k.period : k.due + k.period;
+                    surviving(() -> renewOnce(k)).run();
+                }
+            }
+        } finally {
+            renewNext();
+        }
+    }
+
+    /** Sets a pass for the first renewal due among the kept grants. */
+    private void renewNext() {
+        long first = 0;
+        boolean any = false;
+        for (Kept k : kept.values()) {
+            if (k.renewing && (!any || k.due - first < 0)) {
+                first = k.due;
+                any = true;
+            }
+        }
+        if (any) {
+            renewBy(first);
+        }
+    }
+
+    private synchronized void startLooking() {
+        if (!looking && !closed) {
+            looking = true;
+            looker().scheduleWithFixedDelay(this::lookAtAll, LOOK_MS, LOOK_MS, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /**
+     * One look on the look thread at every kept grant, each on its own: what one throws is its own
+     * and the others are looked at all the same. It also sets a renewal pass if none is (one that
+     * threw before it could set the next).
+     */
+    private void lookAtAll() {
+        for (Kept k : kept.values()) {
+            surviving(() -> look(k)).run();
+        }
+        renewNext();
+    }
+
     private void renewOnce(Kept k) {
         Grant g = k.grant;
         try {
@@ -236,28 +336,57 @@ final class Renewals {
         }
     }
 
-    /** Asks the book whether the grant went unconfirmed, and when {@code read}, what its record says now. */
-    private void look(Kept k, boolean read) {
+    /**
+     * Asks the book whether the grant went unconfirmed, and, on a directory, reads its record when
+     * it was replaced since it was last read and found the grant's (or the book cannot tell).
+     */
+    private void look(Kept k) {
         Grant g = k.grant;
-        if (grants.unconfirmed(g.name(), g.fence())) {
-            found(g.name(), g.fence(), g.holder(), Losses.unconfirmed(g.fence(), Optional.of(g.holder())));
+        if (kept.get(g.name()) != k) {
             return;
         }
-        if (!read) {
+        if (unconfirmed(g) || grants.expires()) { // an etcd record is read when its watch says it changed
             return;
         }
+        Optional<Object> stamp;
+        try {
+            stamp = grants.stamp(g.name());
+        } catch (IOException | RuntimeException e) {
+            stamp = Optional.empty(); // read it
+        }
+        if (stamp.isPresent() && stamp.get().equals(k.seen)) {
+            return;
+        }
+        k.seen = judge(g) ? stamp.orElse(null) : null; // taken before the read: a write after it is read next time
+    }
+
+    /** Whether the book knows the grant unconfirmed: then its loss is told. */
+    private boolean unconfirmed(Grant g) {
+        if (!grants.unconfirmed(g.name(), g.fence())) {
+            return false;
+        }
+        found(g.name(), g.fence(), g.holder(), Losses.unconfirmed(g.fence(), Optional.of(g.holder())));
+        return true;
+    }
+
+    /**
+     * Reads the grant's record, and tells its loss if it shows one; whether it is still the grant's
+     * (false too when it cannot be told now).
+     */
+    private boolean judge(Grant g) {
         Optional<LeaseRecord> now;
         try {
             now = grants.read(g.name());
         } catch (IOException | RuntimeException e) {
-            return; // cannot tell now (a corrupt record is a lost one only once a writer proves it): next look
+            return false; // cannot tell now (a corrupt record is a lost one only once a writer proves it): next look
         }
         if (now.isPresent() && now.get().granted() && now.get().fence() == g.fence()
                 && LeaseRules.sameProcess(now.get().holder(), g.holder())) {
-            return;
+            return true;
         }
         Losses.of(g.fence(), Optional.of(g.holder()), now, grants.expires())
                 .ifPresent(why -> found(g.name(), g.fence(), g.holder(), why));
+        return false;
     }
 
     /** An etcd record is read when its watch says it changed, and watched again while kept. */
@@ -274,7 +403,9 @@ final class Renewals {
             try {
                 thread().schedule(() -> {
                     try {
-                        look(k, true);
+                        if (!unconfirmed(k.grant)) {
+                            judge(k.grant);
+                        }
                     } finally {
                         if (kept.get(k.grant.name()) == k) {
                             watch(k); // whatever the look met, the next change is watched for
@@ -289,7 +420,9 @@ final class Renewals {
 
     /** Keeps nothing more; the thread ends. Losses not yet known are never told. */
     void close() {
-        closed = true;
+        synchronized (this) {
+            closed = true;
+        }
         kept.values().forEach(Kept::cancel);
         kept.clear();
         for (ScheduledExecutorService pool : new ScheduledExecutorService[] {thread, looker}) {

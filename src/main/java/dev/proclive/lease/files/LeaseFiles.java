@@ -560,6 +560,33 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
+     * The record file's identity (device and inode), size and modification time, without following
+     * a link; {@link #ABSENT} when there is none. Every replace moves a new file into place, so the
+     * identity changes with each write (and the time and size, should an inode be reused). Empty
+     * where the platform names no file identity.
+     */
+    @Override
+    public Optional<Object> stamp(String name) throws IOException {
+        BasicFileAttributes a;
+        try {
+            a = Files.readAttributes(dir.resolve(name + ".lease"), BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (NoSuchFileException e) {
+            return Optional.of(ABSENT);
+        }
+        if (a.fileKey() == null) {
+            return Optional.empty();
+        }
+        return Optional.of(new Stamp(a.fileKey(), a.lastModifiedTime(), a.size(), a.isRegularFile()));
+    }
+
+    /** The stamp of a record that is not there. */
+    private static final Object ABSENT = new Object();
+
+    /** What {@link #stamp} compares of a record file. */
+    private record Stamp(Object fileKey, java.nio.file.attribute.FileTime modified, long size, boolean regular) {
+    }
+
+    /**
      * Writes {@code record} to a new temporary file, forces it, and moves it over the record
      * atomically: a reader sees the old record or the new one, and the new one's bytes are on disk
      * before it is named. The directory is forced too only where rolled-back records cannot be told
