@@ -186,7 +186,7 @@ final class AncestorWalk {
      * walk.
      */
     static Optional<Identity> owner(LivenessChecker checker, String[] skip, int maxDepth, long from,
-                                    List<OwnerResolver.Step> steps) {
+                                    List<Seen> steps) {
         try {
             return ownerOrThrow(checker, skip, maxDepth, from, steps);
         } catch (RuntimeException e) { // a plugged-in introspector that throws: no owner, never a guess
@@ -198,7 +198,7 @@ final class AncestorWalk {
     }
 
     private static Optional<Identity> ownerOrThrow(LivenessChecker checker, String[] skip, int maxDepth, long from,
-                                                  List<OwnerResolver.Step> steps) {
+                                                  List<Seen> steps) {
         ProcessIntrospector os = checker.introspector();
         ProcessLookup start = from == 0 ? os.self() : os.lookupProcess(from);
         if (!(start instanceof ProcessLookup.Found first) || first.info().state() != ProcessState.LIVE) {
@@ -209,8 +209,8 @@ final class AncestorWalk {
         }
         if (steps != null) {
             ProcessInfo info = first.info();
-            steps.add(new OwnerResolver.Step(info.pid(), info.name(), KernelIntrospector.of(os).programNames(info.pid()),
-                    OwnerResolver.Step.Outcome.START, from == 0 ? "the calling process" : "the process asked about"));
+            steps.add(new Seen(info.pid(), info.name(), KernelIntrospector.of(os).programNames(info.pid()),
+                    Seen.Kind.START, from == 0 ? "the calling process" : "the process asked about"));
         }
         // A loop over a cursor, not a visitor or a lambda, and ifs, not a switch on an enum: nothing
         // more loads or bootstraps on a hook's cold path.
@@ -238,7 +238,7 @@ final class AncestorWalk {
                     return Optional.empty();
                 }
                 if (steps != null) {
-                    steps.add(new OwnerResolver.Step(pid, info.name(), names, OwnerResolver.Step.Outcome.SKIPPED, skippedFor));
+                    steps.add(new Seen(pid, info.name(), names, Seen.Kind.SKIPPED, skippedFor));
                 }
                 continue;
             }
@@ -247,7 +247,7 @@ final class AncestorWalk {
                 if (recorded.isEmpty()) {
                     stop(steps, info, names, "the owner, but this host's name cannot be read to record it");
                 } else {
-                    steps.add(new OwnerResolver.Step(pid, info.name(), names, OwnerResolver.Step.Outcome.OWNER,
+                    steps.add(new Seen(pid, info.name(), names, Seen.Kind.OWNER,
                             pid == 1 ? "pid 1 of this container, its entry point" : "none of its names is in the skip set"));
                 }
             }
@@ -259,8 +259,17 @@ final class AncestorWalk {
         return Optional.empty();
     }
 
+    /**
+     * One step of an owner walk as a trace tells it: the process, its names, what the walk did with
+     * it and why. {@link OwnerResolver} turns each into its public {@code Step}; loaded only for a trace.
+     */
+    record Seen(long pid, String name, ProgramNames names, Kind kind, String why) {
+        /** What the walk did with the process, as {@code OwnerResolver.Step.Outcome} names it. */
+        enum Kind { START, SKIPPED, OWNER, STOPPED }
+    }
+
     /** Says why a walk ended without an owner. */
-    private static void stopped(List<OwnerResolver.Step> steps, AncestorWalk walk, int maxDepth) {
+    private static void stopped(List<Seen> steps, AncestorWalk walk, int maxDepth) {
         End end = walk.end();
         long pid = walk.stopPid();
         if (end == End.NO_PARENT) {
@@ -279,12 +288,12 @@ final class AncestorWalk {
     }
 
     /** Notes where and why the walk ended without an owner. */
-    private static void stop(List<OwnerResolver.Step> steps, long pid, String why) {
-        steps.add(new OwnerResolver.Step(pid, "", ProgramNames.UNKNOWN, OwnerResolver.Step.Outcome.STOPPED, why));
+    private static void stop(List<Seen> steps, long pid, String why) {
+        steps.add(new Seen(pid, "", ProgramNames.UNKNOWN, Seen.Kind.STOPPED, why));
     }
 
-    private static void stop(List<OwnerResolver.Step> steps, ProcessInfo info, ProgramNames names, String why) {
-        steps.add(new OwnerResolver.Step(info.pid(), info.name(), names, OwnerResolver.Step.Outcome.STOPPED, why));
+    private static void stop(List<Seen> steps, ProcessInfo info, ProgramNames names, String why) {
+        steps.add(new Seen(info.pid(), info.name(), names, Seen.Kind.STOPPED, why));
     }
 
     private static boolean commSkipped(ProcessIntrospector os, String[] skip, String comm) {

@@ -67,19 +67,12 @@ final class ExitWatch {
     private long pollInterval = FIRST_POLL_MILLIS;
     private long nextPoll;
 
-    /** The watch of {@code checker}'s verdicts, over its introspector's exit events. */
-    static ExitWatch over(LivenessChecker checker) {
-        return new ExitWatch(new Judge() {
-            @Override
-            public Verdict explain(Identity identity) {
-                return checker.explain(identity);
-            }
-
-            @Override
-            public List<Verdict> checkAll(List<Identity> identities) {
-                return checker.checkAll(identities);
-            }
-        }, () -> dev.proclive.spi.internal.KernelIntrospector.of(checker.introspector()).openExitEvents());
+    /** Opens the exit events of an introspector's OS, where it has them. */
+    record Opener(dev.proclive.spi.ProcessIntrospector introspector) implements Supplier<Optional<ExitEvents>> {
+        @Override
+        public Optional<ExitEvents> get() {
+            return dev.proclive.spi.internal.KernelIntrospector.of(introspector).openExitEvents();
+        }
     }
 
     ExitWatch(Judge checker, Supplier<Optional<ExitEvents>> opener) {

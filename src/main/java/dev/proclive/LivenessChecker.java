@@ -89,9 +89,15 @@ public final class LivenessChecker {
         return new LivenessChecker(Objects.requireNonNull(introspector, "introspector"), null);
     }
 
+    /** The checker over the introspector for the running OS, made on first use; guarded by the class. */
+    private static LivenessChecker system;
+
     /** The checker {@link ProcLive} uses: over the introspector for the running OS. */
-    public static LivenessChecker system() {
-        return ProcLive.CHECKER;
+    public static synchronized LivenessChecker system() {
+        if (system == null) {
+            system = of(dev.proclive.platform.Platform.introspector());
+        }
+        return system;
     }
 
     /** The introspector this checker reads processes with. */
@@ -148,7 +154,7 @@ public final class LivenessChecker {
             synchronized (this) {
                 w = exitWatch;
                 if (w == null) {
-                    w = ExitWatch.over(this); // made there: a judge built here would load with this class
+                    w = Watching.over(this);
                     exitWatch = w;
                 }
             }
@@ -169,7 +175,7 @@ public final class LivenessChecker {
             Objects.requireNonNull(ids.get(i), "identities[" + i + "] is null");
         }
         List<Verdict> verdicts = new ArrayList<>(ids.size());
-        Here here;
+        VerdictDetail.Here here;
         try {
             here = here();
         } catch (RuntimeException e) {
@@ -198,7 +204,7 @@ public final class LivenessChecker {
     }
 
     /** The verdict and its words; {@code lookups}, when given, keeps each pid's read for the batch. */
-    private Verdict explain(Identity id, Here here, Map<Long, ProcessLookup> lookups) {
+    private Verdict explain(Identity id, VerdictDetail.Here here, Map<Long, ProcessLookup> lookups) {
         Optional<Reason> guard = guard(id, here.host(), here.machine(), here.pidns(), here.boot());
         if (guard.isPresent()) {
             return Verdict.of(guard.get(), VerdictDetail.guard(guard.get(), id, here, introspector));
@@ -269,11 +275,6 @@ public final class LivenessChecker {
                 info.name(), introspector.pidNamespace().orElse(""), introspector.machineId().orElse("")));
     }
 
-    /** What rows 2 to 4 compare an identity with, read once for a verdict or a batch. */
-    record Here(Optional<String> host, Optional<String> machine, Optional<String> boot,
-                Optional<String> pidns, boolean initialPidns) {
-    }
-
     /**
      * Row 3's second half: an identity that records no PID namespace, judged from a namespace
      * other than the initial one, may come from the host or another container.
@@ -282,8 +283,8 @@ public final class LivenessChecker {
         return id.pidns().isEmpty() && !initialPidns;
     }
 
-    private Here here() {
-        return new Here(hostName(), introspector.machineId(), introspector.bootId(), introspector.pidNamespace(),
+    private VerdictDetail.Here here() {
+        return new VerdictDetail.Here(hostName(), introspector.machineId(), introspector.bootId(), introspector.pidNamespace(),
                 introspector.inInitialPidNamespace());
     }
 
@@ -349,5 +350,29 @@ public final class LivenessChecker {
             return null; // MATCHED
         }
         return info.state() == ProcessState.ZOMBIE ? Reason.ZOMBIE : Reason.EXITED;
+    }
+
+    /**
+     * The exit watch of a checker's verdicts, made here and not in the checker's own methods: the
+     * verifier of a method that hands a judge to the watch loads the judge's interface, and a hook's
+     * cold JVM loads this class only when it watches.
+     */
+    private static final class Watching {
+        private Watching() {
+        }
+
+        static ExitWatch over(LivenessChecker checker) {
+            return new ExitWatch(new ExitWatch.Judge() {
+                @Override
+                public Verdict explain(Identity identity) {
+                    return checker.explain(identity);
+                }
+
+                @Override
+                public List<Verdict> checkAll(List<Identity> identities) {
+                    return checker.checkAll(identities);
+                }
+            }, new ExitWatch.Opener(checker.introspector()));
+        }
     }
 }

@@ -97,8 +97,8 @@ public final class OwnerResolver {
 
     /** What {@link #resolve()} finds, with each step of the walk and why it went on or stopped there. */
     public Trace trace() {
-        List<Step> steps = new ArrayList<>();
-        return new Trace(AncestorWalk.owner(checker, skip, maxDepth, 0, steps), steps);
+        List<AncestorWalk.Seen> seen = new ArrayList<>();
+        return new Trace(AncestorWalk.owner(checker, skip, maxDepth, 0, seen), steps(seen));
     }
 
     /** What {@link #resolveFor(long)} finds, step by step. */
@@ -108,7 +108,17 @@ public final class OwnerResolver {
             steps.add(new Step(pid, "", ProgramNames.UNKNOWN, Step.Outcome.STOPPED, "no process has pid " + pid));
             return new Trace(Optional.empty(), steps);
         }
-        return new Trace(AncestorWalk.owner(checker, skip, maxDepth, pid, steps), steps);
+        List<AncestorWalk.Seen> seen = new ArrayList<>();
+        return new Trace(AncestorWalk.owner(checker, skip, maxDepth, pid, seen), steps(seen));
+    }
+
+    /** The steps a walk saw, as a trace tells them. */
+    private static List<Step> steps(List<AncestorWalk.Seen> seen) {
+        List<Step> steps = new ArrayList<>(seen.size());
+        for (AncestorWalk.Seen s : seen) {
+            steps.add(new Step(s.pid(), s.name(), s.names(), Step.Outcome.valueOf(s.kind().name()), s.why()));
+        }
+        return steps;
     }
 
     /** The names this resolver skips, in no particular order. */

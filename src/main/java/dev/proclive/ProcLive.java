@@ -26,11 +26,8 @@ import java.util.Optional;
  */
 public final class ProcLive {
 
-    /**
-     * The checker over the introspector for the running OS ({@link LivenessChecker#system()}): kept
-     * here, where every entry point loads it anyway, so a hook's cold JVM loads no holder class.
-     */
-    static final LivenessChecker CHECKER = LivenessChecker.of(dev.proclive.platform.Platform.introspector());
+    /** The checker over the introspector for the running OS ({@link LivenessChecker#system()}). */
+    static final LivenessChecker CHECKER = LivenessChecker.system();
 
     private ProcLive() {
     }

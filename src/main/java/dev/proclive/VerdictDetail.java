@@ -12,11 +12,17 @@ import java.util.Optional;
  */
 final class VerdictDetail {
 
+    /** What rows 2 to 4 compare an identity with, read once for a verdict or a batch. */
+    record Here(Optional<String> host, Optional<String> machine, Optional<String> boot,
+                Optional<String> pidns, boolean initialPidns) {
+    }
+
+
     private VerdictDetail() {
     }
 
     /** The words for a reason rows 1 to 4 gave; {@code os} is asked why it cannot look, for UNSUPPORTED_PLATFORM. */
-    static String guard(Reason reason, Identity id, LivenessChecker.Here here, ProcessIntrospector os) {
+    static String guard(Reason reason, Identity id, Here here, ProcessIntrospector os) {
         switch (reason) {
             case NO_IDENTITY:
                 return "no pid recorded (pid " + id.pid() + ")";
@@ -58,7 +64,7 @@ final class VerdictDetail {
     }
 
     /** The words for a reason rows 5 to 9 gave. */
-    static String process(Reason reason, Identity id, ProcessLookup lookup, LivenessChecker.Here here) {
+    static String process(Reason reason, Identity id, ProcessLookup lookup, Here here) {
         if (lookup instanceof ProcessLookup.Unknown unknown) {
             return unknown.detail();
         }
