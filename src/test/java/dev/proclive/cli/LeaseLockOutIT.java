@@ -146,12 +146,7 @@ class LeaseLockOutIT {
 
     /** A process of this user holding {@code guard}'s lock as a writer stopped inside its section does. */
     private Process holdingTheLock(Path guard) throws Exception {
-        Process p = new ProcessBuilder("flock", "-x", guard.toString(), "sh", "-c", "echo locked; exec sleep 120").start();
-        started.add(p);
-        String said = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))
-                .readLine();
-        assertThat(said).isEqualTo("locked");
-        return p;
+        return holdingTheLockFor(guard, "120");
     }
 
     @Test
