@@ -161,8 +161,13 @@ class EtcdSlowAnswerTest {
                         () -> etcd.get("slow/build").map(kv -> new String(kv.value(), StandardCharsets.UTF_8)
                                 .contains("\"how\":\"exited\"")).orElse(false));
             } catch (AssertionError notWritten) {
-                assumeEndCouldBeProven(store.acquire("build", ProcLive.current().orElseThrow()));
-                throw notWritten;
+                // Not written: the command's scan for what it left behind was outrun (a busy machine) or
+                // could not read another user's process. The lease is not kept for it all the same: a
+                // newcomer is granted it, or told why the end cannot be proven yet.
+                Acquisition newcomer = store.acquire("build", ProcLive.current().orElseThrow());
+                assumeEndCouldBeProven(newcomer);
+                assertThat(newcomer).as("%s; a newcomer after it", notWritten.getMessage())
+                        .isInstanceOfSatisfying(Acquisition.Granted.class, g -> assertThat(g.previous()).isPresent());
             }
         }
     }
