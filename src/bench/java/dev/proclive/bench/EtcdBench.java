@@ -188,13 +188,15 @@ public final class EtcdBench {
         return v[v.length / 2];
     }
 
-    private static int freePort() throws IOException {
+    /** A loopback port nobody listens on now. */
+    static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();
         }
     }
 
-    private static void awaitUp(URI url) throws Exception {
+    /** Waits until the etcd member at {@code url} answers a read. */
+    static void awaitUp(URI url) throws Exception {
         HttpClient http = HttpClient.newHttpClient();
         for (int i = 0; i < 300; i++) {
             try {

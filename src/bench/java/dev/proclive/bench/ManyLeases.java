@@ -8,7 +8,6 @@ import dev.proclive.lease.LeasePolicy;
 import dev.proclive.lease.LeaseStore;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -70,8 +69,8 @@ public final class ManyLeases {
             return;
         }
         Path data = Files.createTempDirectory("proclive-many-leases-etcd");
-        int client = freePort();
-        int peer = freePort();
+        int client = EtcdBench.freePort();
+        int peer = EtcdBench.freePort();
         String url = "http://127.0.0.1:" + client;
         Process etcd = new ProcessBuilder("etcd", "--name", "bench", "--data-dir", data.resolve("data").toString(),
                 "--listen-client-urls", url, "--advertise-client-urls", url,
@@ -79,7 +78,7 @@ public final class ManyLeases {
                 "--initial-cluster", "bench=http://127.0.0.1:" + peer)
                 .redirectErrorStream(true).redirectOutput(data.resolve("etcd.log").toFile()).start();
         try {
-            awaitUp(URI.create(url));
+            EtcdBench.awaitUp(URI.create(url));
             for (int n : new int[] {1, many}) {
                 try (LeaseStore store = LeaseStore.builder().etcd(List.of(URI.create(url))).prefix("bench/n" + n + "/")
                         .policy(policy()).build()) {
@@ -207,27 +206,5 @@ public final class ManyLeases {
 
     private static String number(double d) {
         return Double.isNaN(d) ? "—" : String.format(Locale.ROOT, "%.1f", d);
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
-
-    private static void awaitUp(URI url) throws Exception {
-        HttpClient http = HttpClient.newHttpClient();
-        for (int i = 0; i < 300; i++) {
-            try {
-                if (http.send(HttpRequest.newBuilder(url.resolve("/v3/kv/range")).POST(HttpRequest.BodyPublishers
-                        .ofString("{\"key\":\"eA==\"}")).build(), HttpResponse.BodyHandlers.ofString()).statusCode() == 200) {
-                    return;
-                }
-            } catch (IOException e) {
-                // not yet
-            }
-            Thread.sleep(100);
-        }
-        throw new IllegalStateException("etcd did not start");
     }
 }
