@@ -1,5 +1,6 @@
 package dev.proclive.cli;
 
+import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.Lease;
 import dev.proclive.lease.LeaseLost;
 import dev.proclive.lease.LeaseStore;
@@ -58,7 +59,7 @@ final class LeaseRun {
                         ? "it stays reserved, and the command can claim it" : "it is " + lease.state().json()) + "): " + f));
         signals.started(started.process());
         lease.lost().thenAccept(lost -> {
-            if (lost.why() != LeaseLost.Why.HOLDER_DIED && started.process().isAlive()) {
+            if (lost.why() != LeaseChange.HOLDER_DIED && started.process().isAlive()) {
                 lost(lease, lost, signals);
             }
         });

@@ -7,32 +7,23 @@ import java.util.Optional;
  * Why a granted lease is no longer its holder's, as this JVM learned it: {@link Lease#lost()}
  * completes with one, and {@link LeaseLostException#lost()} carries one.
  *
- * @param why    what happened to the grant
+ * @param why    what happened to the grant: {@code TAKEN_OVER}, {@code BROKEN}, {@code EXPIRED},
+ *               {@code UNCONFIRMED}, {@code HOLDER_DIED} or {@code REMOVED}
  * @param record the record that shows it, when there is one (a takeover's, a break's, an end's);
  *               empty when the record is gone or was not read (an unconfirmed keep-alive)
  * @param detail one line for a person: whose grant, what the record says now
  */
-public record LeaseLost(Why why, Optional<LeaseRecord> record, String detail) {
+public record LeaseLost(LeaseChange why, Optional<LeaseRecord> record, String detail) {
 
-    /** What happened to a grant that is lost. */
-    public enum Why {
-        /** Another holder was granted it: its holder was judged DEAD (or UNKNOWN past its TTL), or it was claimed. */
-        TAKEN_OVER,
-        /** An operator broke it ({@code proclive lease break}, {@link LeaseStore#breakLease}). */
-        BROKEN,
-        /** Its record went away by itself: an etcd lease that nobody kept alive. */
-        EXPIRED,
-        /** Its keep-alive or its renewal was not confirmed for three quarters of its TTL: anyone may be granted it soon. */
-        UNCONFIRMED,
-        /** Its holder ended, and the record says so ({@code exited}). */
-        HOLDER_DIED,
-        /** Its record was removed, or released by another process. */
-        REMOVED
-    }
-
-    /** @throws NullPointerException if an argument is null */
+    /**
+     * @throws NullPointerException     if an argument is null
+     * @throws IllegalArgumentException if {@code why} says the grant was granted, not lost
+     */
     public LeaseLost {
         Objects.requireNonNull(why, "why");
+        if (why == LeaseChange.GRANTED) {
+            throw new IllegalArgumentException("a grant is not lost by being granted");
+        }
         Objects.requireNonNull(record, "record");
         Objects.requireNonNull(detail, "detail");
     }

@@ -100,31 +100,21 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
      * @param verdict  the holder's verdict then
      * @param exitCode the holder's exit status, when it is known (a child this process started)
      */
-    public record Ending(How how, Instant at, Verdict verdict, OptionalLong exitCode) {
-        /** @throws NullPointerException if an argument is null */
+    public record Ending(LeaseChange how, Instant at, Verdict verdict, OptionalLong exitCode) {
+        /**
+         * @throws NullPointerException     if an argument is null
+         * @throws IllegalArgumentException if {@code how} is not a way a record ends
+         */
         public Ending {
             Objects.requireNonNull(how, "how");
+            if (!how.endsARecord()) {
+                throw new IllegalArgumentException("a record ends released, broken, exited or spawn_failed, not " + how.json());
+            }
             Objects.requireNonNull(at, "at");
             Objects.requireNonNull(verdict, "verdict");
             Objects.requireNonNull(exitCode, "exitCode");
         }
 
-        /** How a grant ended. */
-        public enum How {
-            /** Its holder released it. */
-            RELEASED,
-            /** An operator broke it. */
-            BROKEN,
-            /** The process it was spawned for exited; its status is in the record. */
-            EXITED,
-            /** The process it was reserved for could not be started. */
-            SPAWN_FAILED;
-
-            /** The word in the JSON: {@code released}, {@code broken}, {@code exited}, {@code spawn_failed}. */
-            public String json() {
-                return name().toLowerCase(java.util.Locale.ROOT);
-            }
-        }
     }
 
     /** @throws NullPointerException if an argument is null */

@@ -577,7 +577,7 @@ public final class LeaseStore implements AutoCloseable {
 
     /**
      * Tells {@code listener} each change of lease {@code name}'s record from now on, written by any
-     * process: {@link LeaseEvent.Kind#GRANTED}, {@code RELEASED}, {@code EXITED}, {@code TAKEN_OVER},
+     * process: {@link LeaseChange#GRANTED}, {@code RELEASED}, {@code EXITED}, {@code TAKEN_OVER},
      * {@code BROKEN}, {@code EXPIRED}, each after the write is durable, and {@code HOLDER_DIED} when
      * this machine's exit watch sees the holder the record names end, in order, on the store's one
      * event thread ({@code proclive-lease-events}). A directory's record is looked at every 100 ms

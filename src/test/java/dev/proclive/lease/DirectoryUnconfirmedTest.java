@@ -47,7 +47,7 @@ class DirectoryUnconfirmedTest {
             });
             LeaseLost lost = lease.lost().get(Eventually.scaled(Duration.ofSeconds(20)).toMillis(), TimeUnit.MILLISECONDS);
             Instant heard = Instant.now();
-            assertThat(lost.why()).isEqualTo(LeaseLost.Why.UNCONFIRMED);
+            assertThat(lost.why()).isEqualTo(LeaseChange.UNCONFIRMED);
             Instant lastRenewed = store.read("build").orElseThrow().renewedAt();
             assertThat(Duration.between(lastRenewed, heard)).as("heard before its TTL ran out since its last renewal")
                     .isGreaterThanOrEqualTo(ttl.multipliedBy(3).dividedBy(4).minusMillis(50))

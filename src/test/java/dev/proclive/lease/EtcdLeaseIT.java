@@ -286,7 +286,7 @@ class EtcdLeaseIT {
         assertThat(broke.exit()).as(broke.toString()).isZero();
         LeaseLost lost = lease.lost().get(30, java.util.concurrent.TimeUnit.SECONDS);
         long after = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - broken);
-        assertThat(lost.why()).isEqualTo(LeaseLost.Why.BROKEN);
+        assertThat(lost.why()).isEqualTo(LeaseChange.BROKEN);
         assertThat(after).as("known %d ms after the break's process ended", after).isLessThanOrEqualTo(1_000);
         org.assertj.core.api.Assertions.assertThatThrownBy(lease::ensureValid).isInstanceOf(LeaseLostException.class)
                 .hasMessageContaining("broken");
@@ -308,9 +308,9 @@ class EtcdLeaseIT {
             assertThat(released.exit()).as(released.toString()).isZero();
             LeaseEvent first = events.poll(10, java.util.concurrent.TimeUnit.SECONDS);
             LeaseEvent second = events.poll(10, java.util.concurrent.TimeUnit.SECONDS);
-            assertThat(first).isNotNull().extracting(LeaseEvent::kind).isEqualTo(LeaseEvent.Kind.GRANTED);
+            assertThat(first).isNotNull().extracting(LeaseEvent::kind).isEqualTo(LeaseChange.GRANTED);
             assertThat(first.record().fence()).isEqualTo(fence);
-            assertThat(second).isNotNull().extracting(LeaseEvent::kind).isEqualTo(LeaseEvent.Kind.RELEASED);
+            assertThat(second).isNotNull().extracting(LeaseEvent::kind).isEqualTo(LeaseChange.RELEASED);
             assertThat(second.record().fence()).isEqualTo(fence);
         }
     }
@@ -383,7 +383,7 @@ class EtcdLeaseIT {
         LeaseRecord r = Eventually.until("the child's end recorded", Duration.ofSeconds(10),
                 () -> store.read("build").orElseThrow(), now -> !now.granted());
         assertThat(r.ended()).get().satisfies(e -> {
-            assertThat(e.how()).isEqualTo(LeaseRecord.Ending.How.EXITED);
+            assertThat(e.how()).isEqualTo(LeaseChange.EXITED);
             assertThat(e.exitCode()).hasValue(7);
         });
     }

@@ -150,7 +150,7 @@ class EtcdLifecycleTest extends LeaseLifecycleTest {
         org.assertj.core.api.Assertions.assertThatThrownBy(lease::renew).isInstanceOf(LeaseLostException.class)
                 .hasMessageContaining("its renewal was not confirmed for three quarters of its TTL")
                 .satisfies(e -> org.assertj.core.api.Assertions.assertThat(((LeaseLostException) e).lost().why())
-                        .isEqualTo(LeaseLost.Why.UNCONFIRMED));
+                        .isEqualTo(LeaseChange.UNCONFIRMED));
     }
 
     @Test
@@ -207,7 +207,7 @@ class EtcdLifecycleTest extends LeaseLifecycleTest {
         });
         keeping.start();
         try {
-            assertThat(endedWithin(keeper, "gone").how()).isEqualTo(LeaseRecord.Ending.How.EXITED);
+            assertThat(endedWithin(keeper, "gone").how()).isEqualTo(LeaseChange.EXITED);
             assertThat(keeper.read("alive").orElseThrow().granted()).as("a live holder's grant is kept").isTrue();
             host.exit(alive); // dies while kept: ended through the exit watch
             LeaseRecord.Ending end = endedWithin(keeper, "alive");

@@ -124,7 +124,7 @@ class EtcdLostIT {
             try {
                 proxy.leasedWriteAnswerDelayMillis = ttlMs * 83 / 100; // 2.5 s of a TTL of 3 s
                 LeaseLost lost = started.lease().lost().get(ttlMs * 10, TimeUnit.MILLISECONDS);
-                assertThat(lost.why()).isEqualTo(LeaseLost.Why.UNCONFIRMED);
+                assertThat(lost.why()).isEqualTo(LeaseChange.UNCONFIRMED);
                 int before = proxy.calls.get("/v3/lease/keepalive").get();
                 List<Acquisition> answers = new CopyOnWriteArrayList<>();
                 dev.proclive.Eventually.until("three keep-alive rounds after the loss, or the newcomer granted",

@@ -90,7 +90,7 @@ class EtcdSlowAnswerTest {
         try (LeaseStore store = store(etcd)) {
             assertThatThrownBy(() -> store.acquire("build", me)).isInstanceOf(LeaseLostException.class)
                     .hasMessageContaining("later than three quarters of its TTL")
-                    .satisfies(e -> assertThat(((LeaseLostException) e).lost().why()).isEqualTo(LeaseLost.Why.UNCONFIRMED));
+                    .satisfies(e -> assertThat(((LeaseLostException) e).lost().why()).isEqualTo(LeaseChange.UNCONFIRMED));
             etcd.leasedAnswerDelayMillis = 0;
             dev.proclive.Eventually.until("the record nobody was told of is freed", Duration.ofSeconds(30),
                     () -> etcd.get("slow/build").isEmpty());
@@ -143,7 +143,7 @@ class EtcdSlowAnswerTest {
                 Lease lease = started.lease();
                 etcd.leasedAnswerDelayMillis = ofTtl(0.83); // its next renewal is answered too late
                 LeaseLost lost = lease.lost().get(TTL_MS * 10, java.util.concurrent.TimeUnit.MILLISECONDS);
-                assertThat(lost.why()).isEqualTo(LeaseLost.Why.UNCONFIRMED);
+                assertThat(lost.why()).isEqualTo(LeaseChange.UNCONFIRMED);
                 etcd.leasedAnswerDelayMillis = 0;
                 int before = etcd.keepAlives.get();
                 dev.proclive.Eventually.until("three keep-alive rounds after the loss, or the record freed",

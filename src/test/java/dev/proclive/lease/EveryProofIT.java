@@ -107,7 +107,7 @@ class EveryProofIT {
         assertThat(store.acquire("build", newcomer)).as("no second writer while the daemon runs")
                 .isInstanceOf(Acquisition.Held.class);
         LeaseRecord ended = until(store, "build", r -> !r.granted());
-        assertThat(ended.ended().orElseThrow().how()).as("%s", ended).isEqualTo(LeaseRecord.Ending.How.EXITED);
+        assertThat(ended.ended().orElseThrow().how()).as("%s", ended).isEqualTo(LeaseChange.EXITED);
         Instant grantedAt = Instant.now();
         assertThat(store.acquire("build", newcomer)).isInstanceOf(Acquisition.Granted.class);
         List<String> writes = Files.readAllLines(Path.of(pidFile + ".log"));
@@ -203,7 +203,7 @@ class EveryProofIT {
                             new ProcessBuilder("no-such-program-" + System.nanoTime())))
                     .isInstanceOf(IOException.class).hasMessageContaining("Cannot run program");
             LeaseRecord r = store.read("build").orElseThrow();
-            assertThat(r.ended().orElseThrow().how()).isEqualTo(LeaseRecord.Ending.How.SPAWN_FAILED);
+            assertThat(r.ended().orElseThrow().how()).isEqualTo(LeaseChange.SPAWN_FAILED);
             removed(r.cgroup());
         }
     }

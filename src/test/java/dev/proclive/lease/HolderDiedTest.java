@@ -19,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A status screen hears that a holder died though nobody writes it: a holder killed with SIGKILL
- * (not a child of the store's JVM) is told to a watch's listener as {@link LeaseEvent.Kind#HOLDER_DIED}
+ * (not a child of the store's JVM) is told to a watch's listener as {@link LeaseChange#HOLDER_DIED}
  * within a second, on a directory and on etcd alike.
  */
 @EnabledOnOs(OS.LINUX)
@@ -57,13 +57,13 @@ class HolderDiedTest {
             LeaseEvent e = heard.poll(Eventually.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS);
             long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
             assertThat(e).as("an event after the kill").isNotNull();
-            assertThat(e.kind()).as("%s", e).isEqualTo(LeaseEvent.Kind.HOLDER_DIED);
+            assertThat(e.kind()).as("%s", e).isEqualTo(LeaseChange.HOLDER_DIED);
             assertThat(e.record().holder().pid()).isEqualTo(holder.pid());
             assertThat(tookMs).as("heard %d ms after the kill", tookMs)
                     .isLessThan(Eventually.scaled(Duration.ofSeconds(1)).toMillis());
             // on etcd this store, which wrote the grant, then ends it as exited: told after, as it is
             LeaseEvent next = heard.poll(300, TimeUnit.MILLISECONDS);
-            assertThat(next == null ? null : next.kind()).as("told once: %s", next).isNotEqualTo(LeaseEvent.Kind.HOLDER_DIED);
+            assertThat(next == null ? null : next.kind()).as("told once: %s", next).isNotEqualTo(LeaseChange.HOLDER_DIED);
         }
     }
 

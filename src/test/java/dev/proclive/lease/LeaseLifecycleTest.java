@@ -280,9 +280,9 @@ class LeaseLifecycleTest {
         assertThat(store.breakLease("build")).isPresent();
         assertThatThrownBy(broken::ensureValid).isInstanceOf(LeaseLostException.class)
                 .hasMessageContaining("was broken by an operator (lease break)").hasMessageNotContaining("reserved")
-                .satisfies(e -> assertThat(((LeaseLostException) e).lost().why()).isEqualTo(LeaseLost.Why.BROKEN));
+                .satisfies(e -> assertThat(((LeaseLostException) e).lost().why()).isEqualTo(LeaseChange.BROKEN));
         assertThat(broken.lost()).as("ensureValid's finding is the lease's loss").isCompletedWithValueMatching(
-                l -> l.why() == LeaseLost.Why.BROKEN && l.record().orElseThrow().ended().isPresent());
+                l -> l.why() == LeaseChange.BROKEN && l.record().orElseThrow().ended().isPresent());
         assertThat(broken.knownLost()).isTrue();
 
         Lease taken = granted(store.acquire("build", holder));
@@ -290,7 +290,7 @@ class LeaseLifecycleTest {
         Lease next;
         if (endsDeadHolders()) { // the store ends the grant itself the moment its holder dies
             LeaseLost died = taken.lost().get(Eventually.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS);
-            assertThat(died.why()).as("the store watched its holder end").isEqualTo(LeaseLost.Why.HOLDER_DIED);
+            assertThat(died.why()).as("the store watched its holder end").isEqualTo(LeaseChange.HOLDER_DIED);
             assertThat(died.detail()).contains("fence " + taken.fence() + " of pid 70 ended as exited");
             next = granted(store.acquire("build", host.start(71, 50, "710")));
             assertThatThrownBy(taken::ensureValid).as("lost once, for the first reason, though another holds it now")
@@ -301,7 +301,7 @@ class LeaseLifecycleTest {
             assertThatThrownBy(taken::ensureValid).isInstanceOf(LeaseLostException.class)
                     .hasMessageContaining("was taken over by pid 71 at fence " + next.fence())
                     .hasMessageContaining("its holder was dead (exited)")
-                    .satisfies(e -> assertThat(((LeaseLostException) e).lost().why()).isEqualTo(LeaseLost.Why.TAKEN_OVER));
+                    .satisfies(e -> assertThat(((LeaseLostException) e).lost().why()).isEqualTo(LeaseChange.TAKEN_OVER));
         }
         assertThat(next.release()).isTrue();
         assertThatThrownBy(next::ensureValid).hasMessageContaining("was released");
@@ -635,14 +635,14 @@ class LeaseLifecycleTest {
         Lease lease = granted(store.acquire("build", holder));
         assertThat(lease.release()).isTrue();
         LeaseRecord.Ending released = store.read("build").orElseThrow().ended().orElseThrow();
-        assertThat(released.how()).isEqualTo(LeaseRecord.Ending.How.RELEASED);
+        assertThat(released.how()).isEqualTo(LeaseChange.RELEASED);
         assertThat(released.verdict().liveness()).isEqualTo(Liveness.ALIVE);
         assertThat(released.exitCode()).isEmpty();
 
         Lease second = granted(store.acquire("build", holder));
         assertThat(second.record().ended()).as("a new grant has not ended").isEmpty();
         LeaseRecord broken = store.breakLease("build").orElseThrow();
-        assertThat(broken.ended().orElseThrow().how()).isEqualTo(LeaseRecord.Ending.How.BROKEN);
+        assertThat(broken.ended().orElseThrow().how()).isEqualTo(LeaseChange.BROKEN);
         assertThat(broken.ended().orElseThrow().verdict().liveness()).as("a live holder's lease broken shows as such")
                 .isEqualTo(Liveness.ALIVE);
         assertThat(LeaseJson.write(broken)).contains("\"ended\":{\"how\":\"broken\"", "\"liveness\":\"alive\"");
@@ -651,7 +651,7 @@ class LeaseLifecycleTest {
         host.exit(holder);
         assertThat(third.exited(3)).isTrue();
         LeaseRecord exited = store.read("build").orElseThrow();
-        assertThat(exited.ended().orElseThrow().how()).isEqualTo(LeaseRecord.Ending.How.EXITED);
+        assertThat(exited.ended().orElseThrow().how()).isEqualTo(LeaseChange.EXITED);
         assertThat(exited.ended().orElseThrow().exitCode()).hasValue(3);
         assertThat(exited.ended().orElseThrow().verdict().reason()).isEqualTo(Reason.EXITED);
         assertThat(LeaseJson.write(exited)).contains("\"how\":\"exited\"", "\"exitCode\":3");

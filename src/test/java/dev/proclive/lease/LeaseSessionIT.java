@@ -61,12 +61,12 @@ class LeaseSessionIT {
             assertThat(broke.exit()).as(broke.toString()).isZero();
             LeaseLost lost = lease.lost().get(30, TimeUnit.SECONDS);
             long after = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - broken);
-            assertThat(lost.why()).isEqualTo(LeaseLost.Why.BROKEN);
+            assertThat(lost.why()).isEqualTo(LeaseChange.BROKEN);
             assertThat(after).as("known %d ms after the break's process ended", after).isLessThanOrEqualTo(1_000);
             assertThat(lease.knownLost()).isTrue();
             assertThatThrownBy(lease::ensureValid).isInstanceOf(LeaseLostException.class)
                     .hasMessageContaining("broken")
-                    .satisfies(e -> assertThat(((LeaseLostException) e).lost().why()).isEqualTo(LeaseLost.Why.BROKEN));
+                    .satisfies(e -> assertThat(((LeaseLostException) e).lost().why()).isEqualTo(LeaseChange.BROKEN));
         }
     }
 
@@ -87,10 +87,10 @@ class LeaseSessionIT {
                 LeaseEvent first = events.poll(10, TimeUnit.SECONDS);
                 LeaseEvent second = events.poll(10, TimeUnit.SECONDS);
                 assertThat(first).isNotNull();
-                assertThat(first.kind()).isEqualTo(LeaseEvent.Kind.GRANTED);
+                assertThat(first.kind()).isEqualTo(LeaseChange.GRANTED);
                 assertThat(first.record().fence()).isEqualTo(fence);
                 assertThat(second).isNotNull();
-                assertThat(second.kind()).isEqualTo(LeaseEvent.Kind.RELEASED);
+                assertThat(second.kind()).isEqualTo(LeaseChange.RELEASED);
                 assertThat(second.record().fence()).isEqualTo(fence);
                 assertThat(second.record().holder().pid()).isEqualTo(holder.pid());
             }

@@ -120,7 +120,7 @@ class LeaseSpawnIT {
         assertThat(((Spawn.Refused) second).refusal()).isInstanceOf(Acquisition.Held.class);
         started.process().destroyForcibly();
         assertThat(started.process().waitFor(10, TimeUnit.SECONDS)).isTrue();
-        assertThat(ended(store).ended().orElseThrow().how()).isEqualTo(LeaseRecord.Ending.How.EXITED);
+        assertThat(ended(store).ended().orElseThrow().how()).isEqualTo(LeaseChange.EXITED);
     }
 
     @Test
@@ -247,7 +247,7 @@ class LeaseSpawnIT {
                     .findFirst().orElseThrow();
             child.destroyForcibly();
             assertThat(child.waitFor(10, TimeUnit.SECONDS)).isTrue();
-            assertThat(ended(store).ended().orElseThrow().how()).isEqualTo(LeaseRecord.Ending.How.EXITED);
+            assertThat(ended(store).ended().orElseThrow().how()).isEqualTo(LeaseChange.EXITED);
         } finally {
             two.shutdownNow();
         }
@@ -280,7 +280,7 @@ class LeaseSpawnIT {
         assertThat(started.process().waitFor(10, TimeUnit.SECONDS)).isTrue();
         LeaseRecord r = ended(store);
         assertThat(r.ended()).as("the claimed lease ends with the child, recorded by the library").isPresent();
-        assertThat(r.ended().get().how()).isEqualTo(LeaseRecord.Ending.How.EXITED);
+        assertThat(r.ended().get().how()).isEqualTo(LeaseChange.EXITED);
         assertThat(r.ended().get().exitCode()).hasValue(137);
         assertThat(r.holder().pid()).isEqualTo(started.process().pid());
     }
@@ -375,7 +375,7 @@ class LeaseSpawnIT {
         // whether it exited before the hand-off or after, the record says so, with the status, once waitFor returns
         LeaseRecord r = store.read("build").orElseThrow();
         assertThat(r.state()).isEqualTo(LeaseRecord.State.RELEASED);
-        assertThat(r.ended().orElseThrow().how()).isEqualTo(LeaseRecord.Ending.How.EXITED);
+        assertThat(r.ended().orElseThrow().how()).isEqualTo(LeaseChange.EXITED);
         assertThat(r.ended().orElseThrow().exitCode()).hasValue(7);
     }
 
@@ -389,7 +389,7 @@ class LeaseSpawnIT {
         assertThat(s.process().onExit().isDone()).isTrue();
         LeaseRecord r = store.read("build").orElseThrow(); // written before waitFor returned
         assertThat(r.ended()).as("ended by the library, not by this test").isPresent();
-        assertThat(r.ended().get().how()).isEqualTo(LeaseRecord.Ending.How.EXITED);
+        assertThat(r.ended().get().how()).isEqualTo(LeaseChange.EXITED);
         assertThat(r.ended().get().exitCode()).hasValue(137); // 128 + SIGKILL, as the JDK reports it
         assertThat(s.lease().exited(137)).as("a caller that waits itself may still say so").isTrue();
     }
@@ -401,7 +401,7 @@ class LeaseSpawnIT {
                 .isInstanceOf(IOException.class);
         LeaseRecord r = store.read("build").orElseThrow();
         assertThat(r.state()).isEqualTo(LeaseRecord.State.RELEASED);
-        assertThat(r.ended().orElseThrow().how()).isEqualTo(LeaseRecord.Ending.How.SPAWN_FAILED);
+        assertThat(r.ended().orElseThrow().how()).isEqualTo(LeaseChange.SPAWN_FAILED);
         assertThat(LeaseJson.write(r)).contains("\"how\":\"spawn_failed\"");
         assertThat(store.acquire("build", newcomer())).isInstanceOf(Acquisition.Granted.class);
     }

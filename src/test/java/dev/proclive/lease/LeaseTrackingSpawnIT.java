@@ -85,7 +85,7 @@ class LeaseTrackingSpawnIT {
             assertThat(started.process().waitFor()).isEqualTo(7);
             LeaseRecord r = released(store, "build");
             assertThat(r.fence()).isEqualTo(started.lease().fence());
-            assertThat(r.ended().orElseThrow().how()).as("round %d: %s", round, r).isEqualTo(LeaseRecord.Ending.How.EXITED);
+            assertThat(r.ended().orElseThrow().how()).as("round %d: %s", round, r).isEqualTo(LeaseChange.EXITED);
             assertThat(r.ended().orElseThrow().exitCode()).as("round %d: %s", round, r).hasValue(7);
         }
     }
@@ -142,7 +142,7 @@ class LeaseTrackingSpawnIT {
                     assertThat(s.process().waitFor(10, TimeUnit.SECONDS)).isTrue();
                     LeaseRecord r = released(store, "build");
                     assertThat(r.holder().pid()).as("the child's own claim, ended with it: %s", r).isEqualTo(child.pid());
-                    assertThat(r.ended().orElseThrow().how()).isEqualTo(LeaseRecord.Ending.How.EXITED);
+                    assertThat(r.ended().orElseThrow().how()).isEqualTo(LeaseChange.EXITED);
                     assertThat(r.ended().orElseThrow().exitCode()).hasValue(137);
                 } finally {
                     starter.shutdown();
@@ -176,7 +176,7 @@ class LeaseTrackingSpawnIT {
                 assertThat(newcomer).as("no second writer while the daemon runs").isInstanceOf(Acquisition.Held.class);
                 LeaseRecord ended = released(store, "build");
                 assertThat(ended.fence()).isEqualTo(s.lease().fence());
-                assertThat(ended.ended().orElseThrow().how()).isEqualTo(LeaseRecord.Ending.How.EXITED);
+                assertThat(ended.ended().orElseThrow().how()).isEqualTo(LeaseChange.EXITED);
                 assertThat(ProcessHandle.of(daemon).map(ProcessHandle::isAlive).orElse(false)).isFalse();
             }
         }

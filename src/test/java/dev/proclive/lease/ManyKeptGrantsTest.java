@@ -72,7 +72,7 @@ class ManyKeptGrantsTest {
             long broken = System.nanoTime();
             LeaseLost lost = leases.get(57).lost().get(Eventually.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS);
             long toldMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - broken);
-            assertThat(lost.why()).isEqualTo(LeaseLost.Why.BROKEN);
+            assertThat(lost.why()).isEqualTo(LeaseChange.BROKEN);
             assertThat(toldMillis).as("told within a second (scaled to this machine)")
                     .isLessThanOrEqualTo(Eventually.scaled(Duration.ofSeconds(1)).toMillis());
             assertThat(book.reads.get() - readsAtBreak).as("records read to tell it").isLessThan(many / 4);

@@ -47,7 +47,7 @@ class SilentStopsTest {
     @Test
     void aListenerThatThrowsAnErrorIsStillToldEveryLaterChange() throws Exception {
         try (LeaseStore store = LeaseStore.open(tmp.resolve("leases"))) {
-            List<LeaseEvent.Kind> heard = new CopyOnWriteArrayList<>();
+            List<LeaseChange> heard = new CopyOnWriteArrayList<>();
             try (AutoCloseable w = store.watch("build", e -> {
                 heard.add(e.kind());
                 if (heard.size() == 1) {
@@ -65,8 +65,8 @@ class SilentStopsTest {
                     Eventually.until("event " + (granted + 1) + " heard", Duration.ofSeconds(10), () -> heard.size() >= granted + 1);
                 }
             }
-            assertThat(heard).containsExactly(LeaseEvent.Kind.GRANTED, LeaseEvent.Kind.RELEASED, LeaseEvent.Kind.GRANTED,
-                    LeaseEvent.Kind.RELEASED, LeaseEvent.Kind.GRANTED, LeaseEvent.Kind.RELEASED);
+            assertThat(heard).containsExactly(LeaseChange.GRANTED, LeaseChange.RELEASED, LeaseChange.GRANTED,
+                    LeaseChange.RELEASED, LeaseChange.GRANTED, LeaseChange.RELEASED);
         }
     }
 
@@ -86,7 +86,7 @@ class SilentStopsTest {
                 assertThat(operator.breakLease("build")).isPresent();
             }
             LeaseLost lost = lease.lost().get(Eventually.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS);
-            assertThat(lost.why()).isEqualTo(LeaseLost.Why.BROKEN);
+            assertThat(lost.why()).isEqualTo(LeaseChange.BROKEN);
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.proclive.lease.book;
 
+import dev.proclive.lease.LeaseChange;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -290,7 +291,7 @@ public final class LeaseJson {
             if (end.at().isBefore(acquiredAt)) {
                 throw new LeaseCorruptException(name, "\"ended.at\" is before \"acquiredAt\": the grant ended before it began");
             }
-            if (end.exitCode().isPresent() && end.how() != LeaseRecord.Ending.How.EXITED) {
+            if (end.exitCode().isPresent() && end.how() != LeaseChange.EXITED) {
                 throw new LeaseCorruptException(name, "\"ended.exitCode\" is given for a grant that ended as "
                         + end.how().json() + ", not exited");
             }
@@ -306,9 +307,9 @@ public final class LeaseJson {
         throw new LeaseCorruptException(name, "\"state\" is " + OneLine.quote(word) + ", not held, released or reserved");
     }
 
-    private static LeaseRecord.Ending.How how(String name, String word) throws LeaseCorruptException {
-        for (LeaseRecord.Ending.How h : LeaseRecord.Ending.How.values()) {
-            if (h.json().equals(word)) {
+    private static LeaseChange how(String name, String word) throws LeaseCorruptException {
+        for (LeaseChange h : LeaseChange.values()) {
+            if (h.endsARecord() && h.json().equals(word)) {
                 return h;
             }
         }

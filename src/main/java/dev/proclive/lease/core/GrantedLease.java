@@ -1,5 +1,6 @@
 package dev.proclive.lease.core;
 
+import dev.proclive.lease.LeaseChange;
 import dev.proclive.Identity;
 import dev.proclive.lease.Lease;
 import dev.proclive.lease.LeaseLost;
@@ -104,7 +105,7 @@ final class GrantedLease implements Lease {
         parts.renewals().release(name, fence, holder);
         boolean released = false;
         try {
-            released = parts.grants().end(name, fence, Optional.of(holder), LeaseRecord.Ending.How.RELEASED,
+            released = parts.grants().end(name, fence, Optional.of(holder), LeaseChange.RELEASED,
                     OptionalLong.empty());
         } finally {
             if (!released) {
@@ -121,7 +122,7 @@ final class GrantedLease implements Lease {
         parts.renewals().stopRenewing(name, fence, holder); // its holder is gone: what it left behind is judged, not renewed
         boolean ended = tracking.tracks()
                 ? parts.grants().commandExited(name, fence, holder, OptionalLong.of(exitCode), tracking)
-                : parts.grants().end(name, fence, Optional.of(holder), LeaseRecord.Ending.How.EXITED,
+                : parts.grants().end(name, fence, Optional.of(holder), LeaseChange.EXITED,
                         OptionalLong.of(exitCode));
         parts.renewals().lookNow(name, fence, holder); // told at once: ended, or gone to what it left behind
         return ended;

@@ -1,5 +1,6 @@
 package dev.proclive.lease.core;
 
+import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.book.Records;
 import dev.proclive.Identity;
 import dev.proclive.Liveness;
@@ -239,7 +240,7 @@ final class Grants {
             return current.get();
         }
         throw new LeaseLostException(name, Losses.of(fence, holder, current, expires()).orElseGet(() -> new LeaseLost(
-                LeaseLost.Why.TAKEN_OVER, current, "fence " + fence + " is reserved for pid " + current.get().holder().pid())));
+                LeaseChange.TAKEN_OVER, current, "fence " + fence + " is reserved for pid " + current.get().holder().pid())));
     }
 
     /** Whether a record of this book goes away by itself unless kept (etcd). */
@@ -282,13 +283,13 @@ final class Grants {
      * @return true if it is ended at that fence now (also when it already was); false, and nothing
      *         written, when there is no record, it is at another fence or another holder's
      */
-    boolean end(String name, long fence, Optional<Identity> holder, LeaseRecord.Ending.How how,
+    boolean end(String name, long fence, Optional<Identity> holder, LeaseChange how,
                 java.util.OptionalLong exitCode) throws IOException {
         return end(name, fence, holder, how, exitCode, Optional.empty());
     }
 
     /** As {@link #end}, with the verdict to record (the holder's end as its watch or a keeper saw it). */
-    boolean end(String name, long fence, Optional<Identity> holder, LeaseRecord.Ending.How how,
+    boolean end(String name, long fence, Optional<Identity> holder, LeaseChange how,
                 java.util.OptionalLong exitCode, Optional<Verdict> verdict) throws IOException {
         return end(name, fence, holder, how, exitCode, verdict, Optional.empty());
     }
@@ -305,7 +306,7 @@ final class Grants {
      */
     boolean childExited(String name, long fence, Identity reserver, Identity child, java.util.OptionalLong exitCode,
                         Verdict verdict, Tracking tracking) throws IOException {
-        return end(name, fence, Optional.of(reserver), LeaseRecord.Ending.How.EXITED, exitCode, Optional.of(verdict),
+        return end(name, fence, Optional.of(reserver), LeaseChange.EXITED, exitCode, Optional.of(verdict),
                 Optional.of(child), tracking);
     }
 
@@ -318,20 +319,20 @@ final class Grants {
      */
     boolean commandExited(String name, long fence, Identity holder, java.util.OptionalLong exitCode, Tracking tracking)
             throws IOException {
-        return end(name, fence, Optional.of(holder), LeaseRecord.Ending.How.EXITED, exitCode, Optional.empty(),
+        return end(name, fence, Optional.of(holder), LeaseChange.EXITED, exitCode, Optional.empty(),
                 Optional.empty(), tracking);
     }
 
-    private boolean end(String name, long fence, Optional<Identity> holder, LeaseRecord.Ending.How how,
+    private boolean end(String name, long fence, Optional<Identity> holder, LeaseChange how,
                         java.util.OptionalLong exitCode, Optional<Verdict> verdict, Optional<Identity> child)
             throws IOException {
         return end(name, fence, holder, how, exitCode, verdict, child, Tracking.NONE);
     }
 
-    private boolean end(String name, long fence, Optional<Identity> holder, LeaseRecord.Ending.How how,
+    private boolean end(String name, long fence, Optional<Identity> holder, LeaseChange how,
                         java.util.OptionalLong exitCode, Optional<Verdict> verdict, Optional<Identity> child,
                         Tracking tracking) throws IOException {
-        Optional<List<Long>> kernel = how == LeaseRecord.Ending.How.EXITED && tracking.tracks()
+        Optional<List<Long>> kernel = how == LeaseChange.EXITED && tracking.tracks()
                 ? tracking.leftBehind() : Optional.empty();
         boolean[] notThere = {false};
         boolean ended = book.locked(name, guard -> {
@@ -358,7 +359,7 @@ final class Grants {
             } else if (kernel.isPresent()) {
                 tracking.removeIfEmpty(); // nothing of the command is left: nothing can enter it again
             }
-            if (how == LeaseRecord.Ending.How.EXITED && r.tokenDigest().isPresent()
+            if (how == LeaseChange.EXITED && r.tokenDigest().isPresent()
                     && !(kernel.isPresent() && kernel.get().isEmpty())) {
                 Carriers left = carriers(name, guard, r);
                 if (left == Carriers.PERHAPS && child.isPresent() && r.state() == LeaseRecord.State.RESERVED) {
@@ -444,7 +445,7 @@ final class Grants {
             }
             LeaseRecord r = current.get();
             LeaseRecord broken = r.granted()
-                    ? Records.ended(r, writer, new LeaseRecord.Ending(LeaseRecord.Ending.How.BROKEN, notBefore(r.acquiredAt()),
+                    ? Records.ended(r, writer, new LeaseRecord.Ending(LeaseChange.BROKEN, notBefore(r.acquiredAt()),
                             checker.explain(r.holder()), java.util.OptionalLong.empty()))
                     : Records.with(r, LeaseRecord.State.RELEASED, r.holder(), writer, r.ended());
             guard.replace(broken); // a guard found below the record's fence is raised to it

@@ -1,5 +1,6 @@
 package dev.proclive.lease.core;
 
+import dev.proclive.lease.LeaseChange;
 import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
 import dev.proclive.Verdict;
@@ -110,7 +111,7 @@ final class HolderKeeper {
         if (now.liveness() == Liveness.DEAD) {
             // Proven here: ended now, as a newcomer here would take it over, so that nobody
             // elsewhere waits out a TTL that another grant on the same etcd lease keeps renewing.
-            grants.end(r.name(), r.fence(), Optional.of(r.holder()), LeaseRecord.Ending.How.EXITED,
+            grants.end(r.name(), r.fence(), Optional.of(r.holder()), LeaseChange.EXITED,
                     OptionalLong.empty(), Optional.of(now));
             return;
         }
@@ -124,7 +125,7 @@ final class HolderKeeper {
         renewIfDue(r);
         checker.onExit(r.holder()).thenAccept(end -> {
             try {
-                grants.end(r.name(), r.fence(), Optional.of(r.holder()), LeaseRecord.Ending.How.EXITED,
+                grants.end(r.name(), r.fence(), Optional.of(r.holder()), LeaseChange.EXITED,
                         OptionalLong.empty(), Optional.of(end));
             } catch (IOException | RuntimeException e) {
                 // its keep-alive stopped with its holder: it expires by itself

@@ -1,5 +1,6 @@
 package dev.proclive.lease.core;
 
+import dev.proclive.lease.LeaseChange;
 import dev.proclive.Identity;
 import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
@@ -59,7 +60,7 @@ final class HolderWatches {
                         .map(x -> OptionalLong.of(x.code().getAsInt())).orElse(OptionalLong.empty());
                 Verdict said = verdict.exit().map(x -> new Verdict(verdict.reason(), verdict.detail() + "; its holder "
                         + x, verdict.exit())).orElse(verdict);
-                grants.end(granted.name(), granted.fence(), Optional.of(granted.holder()), LeaseRecord.Ending.How.EXITED,
+                grants.end(granted.name(), granted.fence(), Optional.of(granted.holder()), LeaseChange.EXITED,
                         code, Optional.of(said));
             } catch (IOException | RuntimeException e) {
                 // not kept any more: it expires by itself

@@ -1,5 +1,6 @@
 package dev.proclive.lease.core;
 
+import dev.proclive.lease.LeaseChange;
 import dev.proclive.Identity;
 import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
@@ -343,7 +344,7 @@ public final class LeaseKeeper implements AutoCloseable {
     /** Releases lease {@code name} at {@code fence}, whoever holds it. */
     public boolean release(String name, long fence) throws IOException {
         Optional<LeaseRecord> before = book.read(name);
-        boolean released = grants.end(name, fence, Optional.empty(), LeaseRecord.Ending.How.RELEASED, OptionalLong.empty());
+        boolean released = grants.end(name, fence, Optional.empty(), LeaseChange.RELEASED, OptionalLong.empty());
         if (released && before.isPresent() && before.get().fence() == fence) {
             renewals.release(name, fence, before.get().holder()); // released here: not lost
         }

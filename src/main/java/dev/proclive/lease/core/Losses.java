@@ -1,5 +1,6 @@
 package dev.proclive.lease.core;
 
+import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.book.Records;
 import dev.proclive.Identity;
 import dev.proclive.lease.LeaseLost;
@@ -19,7 +20,7 @@ final class Losses {
     /**
      * What became of the grant at {@code fence} held by {@code holder}, when {@code now} is the
      * record (empty: none); empty while the grant is still held. A grant still reserved is
-     * {@link LeaseLost.Why#UNCONFIRMED} (no writer is confirmed under its fence until the hand-off).
+     * {@link LeaseChange#UNCONFIRMED} (no writer is confirmed under its fence until the hand-off).
      *
      * @param expires whether a record goes away by itself (etcd): a missing one expired, else it was removed
      */
@@ -27,8 +28,8 @@ final class Losses {
         String mine = "fence " + fence + holder.map(h -> " of pid " + h.pid()).orElse("");
         if (now.isEmpty()) {
             return Optional.of(expires
-                    ? new LeaseLost(LeaseLost.Why.EXPIRED, now, mine + " is gone: its record expired, nobody kept it alive")
-                    : new LeaseLost(LeaseLost.Why.REMOVED, now, mine + " is gone: there is no record (it was removed)"));
+                    ? new LeaseLost(LeaseChange.EXPIRED, now, mine + " is gone: its record expired, nobody kept it alive")
+                    : new LeaseLost(LeaseChange.REMOVED, now, mine + " is gone: there is no record (it was removed)"));
         }
         LeaseRecord r = now.get();
         boolean same = r.fence() == fence && holder.map(h -> LeaseRules.sameProcess(r.holder(), h)).orElse(true);
@@ -36,16 +37,16 @@ final class Losses {
             return Optional.empty();
         }
         if (same && r.state() == LeaseRecord.State.RESERVED) {
-            return Optional.of(new LeaseLost(LeaseLost.Why.UNCONFIRMED, now, mine
+            return Optional.of(new LeaseLost(LeaseChange.UNCONFIRMED, now, mine
                     + " is reserved: a reserved lease admits no write until it is handed off"));
         }
         if (r.fence() == fence && r.ended().isPresent()) {
             LeaseRecord.Ending e = r.ended().get();
             String at = " at " + Records.timestamp(e.at()) + " (written by pid " + r.writer().pid() + ")";
             return Optional.of(switch (e.how()) {
-                case BROKEN -> new LeaseLost(LeaseLost.Why.BROKEN, now, mine + " was broken by an operator (lease break)" + at);
-                case RELEASED -> new LeaseLost(LeaseLost.Why.REMOVED, now, mine + " was released" + at);
-                case EXITED, SPAWN_FAILED -> new LeaseLost(LeaseLost.Why.HOLDER_DIED, now, mine + " ended as "
+                case BROKEN -> new LeaseLost(LeaseChange.BROKEN, now, mine + " was broken by an operator (lease break)" + at);
+                case RELEASED -> new LeaseLost(LeaseChange.REMOVED, now, mine + " was released" + at);
+                default -> new LeaseLost(LeaseChange.HOLDER_DIED, now, mine + " ended as " // exited, spawn_failed
                         + e.how().json() + at + e.exitCode().stream().mapToObj(c -> ", status " + c).findFirst().orElse(""));
             });
         }
@@ -55,25 +56,25 @@ final class Losses {
             return Optional.empty();
         }
         if (r.fence() == fence) {
-            return Optional.of(new LeaseLost(LeaseLost.Why.TAKEN_OVER, now, mine + " was handed to pid " + r.holder().pid()));
+            return Optional.of(new LeaseLost(LeaseChange.TAKEN_OVER, now, mine + " was handed to pid " + r.holder().pid()));
         }
         if (r.previous().map(p -> p.fence() == fence).orElse(false)) {
             LeaseRecord.Takeover t = r.previous().get();
-            return Optional.of(new LeaseLost(LeaseLost.Why.TAKEN_OVER, now, mine + " was taken over by pid "
+            return Optional.of(new LeaseLost(LeaseChange.TAKEN_OVER, now, mine + " was taken over by pid "
                     + r.holder().pid() + " at fence " + r.fence() + " because its holder was "
                     + t.verdict().liveness().json() + " (" + t.verdict().reason().json() + ")"));
         }
         if (r.fence() > fence) {
-            return Optional.of(new LeaseLost(LeaseLost.Why.TAKEN_OVER, now, mine + " is no longer the record's: it is "
+            return Optional.of(new LeaseLost(LeaseChange.TAKEN_OVER, now, mine + " is no longer the record's: it is "
                     + r.state().json() + " at fence " + r.fence() + " for pid " + r.holder().pid()));
         }
-        return Optional.of(new LeaseLost(LeaseLost.Why.REMOVED, now, mine + " is no longer the record's: it was replaced"
+        return Optional.of(new LeaseLost(LeaseChange.REMOVED, now, mine + " is no longer the record's: it was replaced"
                 + " by one at fence " + r.fence() + " (" + r.state().json() + ", pid " + r.holder().pid() + ")"));
     }
 
     /** A grant whose keep-alive or renewal went unconfirmed for three quarters of its TTL. */
     static LeaseLost unconfirmed(long fence, Optional<Identity> holder) {
-        return new LeaseLost(LeaseLost.Why.UNCONFIRMED, Optional.empty(), "fence " + fence + holder.map(h -> " of pid " + h.pid()).orElse("")
+        return new LeaseLost(LeaseChange.UNCONFIRMED, Optional.empty(), "fence " + fence + holder.map(h -> " of pid " + h.pid()).orElse("")
                 + " is lost: its keep-alive or its renewal was not confirmed for three quarters of its TTL, and someone"
                 + " else may be granted it");
     }

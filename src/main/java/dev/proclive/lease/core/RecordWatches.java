@@ -1,5 +1,6 @@
 package dev.proclive.lease.core;
 
+import dev.proclive.lease.LeaseChange;
 import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
 import dev.proclive.Verdict;
@@ -23,7 +24,7 @@ import java.util.concurrent.TimeUnit;
  * {@value #POLL_MS} ms, shows it replaced since it was read; an etcd record when its watch says so
  * (and every second besides) — and tells each listener what changed since its last read
  * ({@link #between}), in order. The holder a granted record names is followed through the exit
- * watch, so that its death is told ({@link LeaseEvent.Kind#HOLDER_DIED}) though nobody writes it.
+ * watch, so that its death is told ({@link LeaseChange#HOLDER_DIED}) though nobody writes it.
  */
 final class RecordWatches {
 
@@ -31,7 +32,7 @@ final class RecordWatches {
     static final long POLL_MS = 100;
 
     private final Grants grants;
-    /** What watches a record's holder for its end ({@link LeaseEvent.Kind#HOLDER_DIED}). */
+    /** What watches a record's holder for its end ({@link LeaseChange#HOLDER_DIED}). */
     private final LivenessChecker checker;
     private volatile ScheduledExecutorService thread;
     private volatile boolean closed;
@@ -155,7 +156,7 @@ final class RecordWatches {
                 try {
                     thread().execute(() -> {
                         if (!stopped && sameGrant(followed, Optional.of(granted))) {
-                            tell(new LeaseEvent(LeaseEvent.Kind.HOLDER_DIED, granted, Optional.empty()));
+                            tell(new LeaseEvent(LeaseChange.HOLDER_DIED, granted, Optional.empty()));
                             look(); // what was written since, after it
                         }
                     });
@@ -232,14 +233,14 @@ final class RecordWatches {
 
     /**
      * What happened between two reads of one lease's record, oldest first: nothing for a renewal; a
-     * grant that came and went between them is told as {@link LeaseEvent.Kind#GRANTED} with the
+     * grant that came and went between them is told as {@link LeaseChange#GRANTED} with the
      * later record, then how it ended. Pure.
      */
     static List<LeaseEvent> between(Optional<LeaseRecord> before, Optional<LeaseRecord> after) {
         List<LeaseEvent> events = new ArrayList<>();
         if (after.isEmpty()) {
             if (before.isPresent() && before.get().granted()) {
-                events.add(new LeaseEvent(LeaseEvent.Kind.EXPIRED, before.get(), Optional.empty()));
+                events.add(new LeaseEvent(LeaseChange.EXPIRED, before.get(), Optional.empty()));
             }
             return events;
         }
@@ -251,12 +252,12 @@ final class RecordWatches {
         if (a.granted()) {
             if (sameGrant && before.get().granted()) {
                 if (!LeaseRules.sameProcess(before.get().holder(), a.holder())) {
-                    events.add(new LeaseEvent(LeaseEvent.Kind.GRANTED, a, before)); // handed off, claimed, adopted
+                    events.add(new LeaseEvent(LeaseChange.GRANTED, a, before)); // handed off, claimed, adopted
                 }
             } else if (a.previous().isPresent() && before.isPresent() && before.get().granted()) {
-                events.add(new LeaseEvent(LeaseEvent.Kind.TAKEN_OVER, a, before));
+                events.add(new LeaseEvent(LeaseChange.TAKEN_OVER, a, before));
             } else {
-                events.add(new LeaseEvent(LeaseEvent.Kind.GRANTED, a, before));
+                events.add(new LeaseEvent(LeaseChange.GRANTED, a, before));
             }
             return events;
         }
@@ -264,13 +265,10 @@ final class RecordWatches {
             return events; // ended before, and still (written again by a late writer): nothing new
         }
         if (!sameGrant) {
-            events.add(new LeaseEvent(LeaseEvent.Kind.GRANTED, a, before)); // came and went between two reads
+            events.add(new LeaseEvent(LeaseChange.GRANTED, a, before)); // came and went between two reads
         }
-        LeaseEvent.Kind how = a.ended().map(e -> switch (e.how()) {
-            case RELEASED -> LeaseEvent.Kind.RELEASED;
-            case BROKEN -> LeaseEvent.Kind.BROKEN;
-            case EXITED, SPAWN_FAILED -> LeaseEvent.Kind.EXITED;
-        }).orElse(LeaseEvent.Kind.RELEASED);
+        LeaseChange how = a.ended().map(e -> e.how() == LeaseChange.SPAWN_FAILED ? LeaseChange.EXITED : e.how())
+                .orElse(LeaseChange.RELEASED);
         events.add(new LeaseEvent(how, a, sameGrant ? before : Optional.empty()));
         return events;
     }

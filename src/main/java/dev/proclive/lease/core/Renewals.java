@@ -1,5 +1,6 @@
 package dev.proclive.lease.core;
 
+import dev.proclive.lease.LeaseChange;
 import dev.proclive.Identity;
 import dev.proclive.lease.LeaseLost;
 import dev.proclive.lease.LeaseLostException;
@@ -29,7 +30,7 @@ import java.util.concurrent.TimeUnit;
  * after each of its renewals: a change by another writer is never taken for one of this store's.
  * A grant is kept until it is released or handed off here, found lost, replaced by another grant
  * of the same name here, or the store is closed; the renewal of one whose holder ended stops at
- * once, and its loss ({@link LeaseLost.Why#HOLDER_DIED}) is still told. A renewal that fails for a
+ * once, and its loss ({@link LeaseChange#HOLDER_DIED}) is still told. A renewal that fails for a
  * while is tried again the next period; what one grant's renewal or look throws is that grant's
  * alone, and the passes go on.
  */

@@ -1,5 +1,6 @@
 package dev.proclive.lease.core;
 
+import dev.proclive.lease.LeaseChange;
 import dev.proclive.Identity;
 import dev.proclive.LivenessChecker;
 import dev.proclive.Reason;
@@ -57,7 +58,7 @@ final class Spawner {
         } catch (IOException | RuntimeException e) {
             tracking.removeIfEmpty();
             try {
-                grants.end(name, reserved.fence(), Optional.of(reserved.holder()), LeaseRecord.Ending.How.SPAWN_FAILED,
+                grants.end(name, reserved.fence(), Optional.of(reserved.holder()), LeaseChange.SPAWN_FAILED,
                         OptionalLong.empty());
             } catch (IOException | RuntimeException ending) {
                 e.addSuppressed(ending);
@@ -254,7 +255,7 @@ final class Spawner {
             OptionalLong exitCode = OptionalLong.of(status);
             return tracking.tracks()
                     ? grants.commandExited(lease.name(), lease.fence(), child.get(), exitCode, tracking)
-                    : grants.end(lease.name(), lease.fence(), child, LeaseRecord.Ending.How.EXITED, exitCode);
+                    : grants.end(lease.name(), lease.fence(), child, LeaseChange.EXITED, exitCode);
         }
         return false;
     }

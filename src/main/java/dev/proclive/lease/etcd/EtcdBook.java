@@ -1,5 +1,6 @@
 package dev.proclive.lease.etcd;
 
+import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.book.Records;
 import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeaseLost;
@@ -486,7 +487,7 @@ public final class EtcdBook implements ExpiringBook {
             }
             long ttl = r.ttl().toMillis();
             String mine = "fence " + r.fence() + " of pid " + r.holder().pid() + ": ";
-            throw new LeaseLostException(name, new LeaseLost(LeaseLost.Why.UNCONFIRMED, Optional.empty(), leaseAlive
+            throw new LeaseLostException(name, new LeaseLost(LeaseChange.UNCONFIRMED, Optional.empty(), leaseAlive
                     ? mine + "the answer to its write came " + java.time.Duration.between(r.renewedAt(), clock.instant())
                             .toMillis() + " ms after it was sent, later than three quarters of its TTL (" + ttl
                             + " ms): a newcomer may take it any moment"

@@ -1,5 +1,6 @@
 package dev.proclive.lease.book;
 
+import dev.proclive.lease.LeaseChange;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -37,7 +38,7 @@ class LeaseJsonTest {
                         Optional.of(AT.minusSeconds(2)))),
                 Optional.of(Records.digest("0123456789abcdef0123456789abcdef")), OptionalLong.of(1000), Optional.of("cgroup"),
                 Optional.of("1113309"),
-                Optional.of(new LeaseRecord.Ending(LeaseRecord.Ending.How.EXITED, AT.plusSeconds(1),
+                Optional.of(new LeaseRecord.Ending(LeaseChange.EXITED, AT.plusSeconds(1),
                         Verdict.of(Reason.EXITED, "pid 4242 (sh) is gone \"quoted\" \u00e9"), OptionalLong.of(3))),
                 Optional.of(new LeaseRecord.Cgroup("/sys/fs/cgroup/proclive.build.51f3a3eac8bd", "4026531835:29019")));
     }

@@ -1,5 +1,6 @@
 package dev.proclive.lease.core;
 
+import dev.proclive.lease.LeaseChange;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.proclive.Identity;
@@ -31,9 +32,9 @@ class SessionRulesTest {
                 Optional.empty(), Optional.empty(), OptionalLong.empty(), Optional.empty(), Optional.empty(), Optional.empty());
     }
 
-    static LeaseRecord ended(LeaseRecord r, LeaseRecord.Ending.How how) {
+    static LeaseRecord ended(LeaseRecord r, LeaseChange how) {
         return Records.ended(r, r.holder(), new LeaseRecord.Ending(how, T.plusSeconds(1), Verdict.of(Reason.MATCHED, ""),
-                how == LeaseRecord.Ending.How.EXITED ? OptionalLong.of(3) : OptionalLong.empty()));
+                how == LeaseChange.EXITED ? OptionalLong.of(3) : OptionalLong.empty()));
     }
 
     static LeaseRecord takenOver(LeaseRecord from, long fence, Identity by) {
@@ -43,23 +44,23 @@ class SessionRulesTest {
                 Optional.empty(), OptionalLong.empty(), Optional.empty(), Optional.empty(), Optional.empty());
     }
 
-    static List<LeaseEvent.Kind> kinds(Optional<LeaseRecord> before, Optional<LeaseRecord> after) {
+    static List<LeaseChange> kinds(Optional<LeaseRecord> before, Optional<LeaseRecord> after) {
         return RecordWatches.between(before, after).stream().map(LeaseEvent::kind).toList();
     }
 
     @Test
     void aGrantThenItsEndAreToldOnceEach() {
         LeaseRecord one = held(1, A);
-        assertThat(kinds(Optional.empty(), Optional.of(one))).containsExactly(LeaseEvent.Kind.GRANTED);
-        assertThat(kinds(Optional.of(one), Optional.of(ended(one, LeaseRecord.Ending.How.RELEASED))))
-                .containsExactly(LeaseEvent.Kind.RELEASED);
-        assertThat(kinds(Optional.of(one), Optional.of(ended(one, LeaseRecord.Ending.How.BROKEN))))
-                .containsExactly(LeaseEvent.Kind.BROKEN);
-        assertThat(kinds(Optional.of(one), Optional.of(ended(one, LeaseRecord.Ending.How.EXITED))))
-                .containsExactly(LeaseEvent.Kind.EXITED);
-        assertThat(kinds(Optional.of(one), Optional.of(ended(one, LeaseRecord.Ending.How.SPAWN_FAILED))))
-                .containsExactly(LeaseEvent.Kind.EXITED);
-        LeaseRecord gone = ended(one, LeaseRecord.Ending.How.RELEASED);
+        assertThat(kinds(Optional.empty(), Optional.of(one))).containsExactly(LeaseChange.GRANTED);
+        assertThat(kinds(Optional.of(one), Optional.of(ended(one, LeaseChange.RELEASED))))
+                .containsExactly(LeaseChange.RELEASED);
+        assertThat(kinds(Optional.of(one), Optional.of(ended(one, LeaseChange.BROKEN))))
+                .containsExactly(LeaseChange.BROKEN);
+        assertThat(kinds(Optional.of(one), Optional.of(ended(one, LeaseChange.EXITED))))
+                .containsExactly(LeaseChange.EXITED);
+        assertThat(kinds(Optional.of(one), Optional.of(ended(one, LeaseChange.SPAWN_FAILED))))
+                .containsExactly(LeaseChange.EXITED);
+        LeaseRecord gone = ended(one, LeaseChange.RELEASED);
         assertThat(kinds(Optional.of(gone), Optional.of(gone))).as("nothing new").isEmpty();
     }
 
@@ -69,7 +70,7 @@ class SessionRulesTest {
         assertThat(kinds(Optional.of(one), Optional.of(Records.renewed(one, A, T.plusSeconds(10), one.ttl())))).isEmpty();
         LeaseEvent handed = RecordWatches.between(Optional.of(one),
                 Optional.of(Records.with(one, LeaseRecord.State.HELD, B, A, Optional.empty()))).get(0);
-        assertThat(handed.kind()).isEqualTo(LeaseEvent.Kind.GRANTED);
+        assertThat(handed.kind()).isEqualTo(LeaseChange.GRANTED);
         assertThat(handed.previous()).contains(one);
     }
 
@@ -77,34 +78,34 @@ class SessionRulesTest {
     void aTakeoverOverTheGrantSeenIsToldAsOne() {
         LeaseRecord one = held(1, A);
         LeaseEvent e = RecordWatches.between(Optional.of(one), Optional.of(takenOver(one, 2, B))).get(0);
-        assertThat(e.kind()).isEqualTo(LeaseEvent.Kind.TAKEN_OVER);
+        assertThat(e.kind()).isEqualTo(LeaseChange.TAKEN_OVER);
         assertThat(e.record().holder()).isEqualTo(B);
         assertThat(e.previous()).contains(one);
-        assertThat(kinds(Optional.of(ended(one, LeaseRecord.Ending.How.RELEASED)), Optional.of(held(2, B))))
-                .as("a new grant after an end").containsExactly(LeaseEvent.Kind.GRANTED);
+        assertThat(kinds(Optional.of(ended(one, LeaseChange.RELEASED)), Optional.of(held(2, B))))
+                .as("a new grant after an end").containsExactly(LeaseChange.GRANTED);
     }
 
     @Test
     void aGrantThatCameAndWentBetweenTwoReadsIsToldAsGrantedThenItsEnd() {
-        LeaseRecord one = ended(held(1, A), LeaseRecord.Ending.How.RELEASED);
-        LeaseRecord two = ended(held(2, B), LeaseRecord.Ending.How.RELEASED);
+        LeaseRecord one = ended(held(1, A), LeaseChange.RELEASED);
+        LeaseRecord two = ended(held(2, B), LeaseChange.RELEASED);
         assertThat(kinds(Optional.of(one), Optional.of(two)))
-                .containsExactly(LeaseEvent.Kind.GRANTED, LeaseEvent.Kind.RELEASED);
+                .containsExactly(LeaseChange.GRANTED, LeaseChange.RELEASED);
         assertThat(kinds(Optional.empty(), Optional.of(two)))
-                .containsExactly(LeaseEvent.Kind.GRANTED, LeaseEvent.Kind.RELEASED);
+                .containsExactly(LeaseChange.GRANTED, LeaseChange.RELEASED);
     }
 
     @Test
     void aGrantedRecordThatIsGoneExpiredAndAnEndedOneThatIsGoneSaysNothing() {
         LeaseRecord one = held(1, A);
         LeaseEvent e = RecordWatches.between(Optional.of(one), Optional.empty()).get(0);
-        assertThat(e.kind()).isEqualTo(LeaseEvent.Kind.EXPIRED);
+        assertThat(e.kind()).isEqualTo(LeaseChange.EXPIRED);
         assertThat(e.record()).isEqualTo(one);
-        assertThat(kinds(Optional.of(ended(one, LeaseRecord.Ending.How.RELEASED)), Optional.empty())).isEmpty();
+        assertThat(kinds(Optional.of(ended(one, LeaseChange.RELEASED)), Optional.empty())).isEmpty();
         assertThat(kinds(Optional.empty(), Optional.empty())).isEmpty();
     }
 
-    static LeaseLost.Why why(LeaseRecord now, boolean expires) {
+    static LeaseChange why(LeaseRecord now, boolean expires) {
         return Losses.of(1, Optional.of(A), Optional.ofNullable(now), expires).orElseThrow().why();
     }
 
@@ -114,31 +115,31 @@ class SessionRulesTest {
         assertThat(Losses.of(1, Optional.of(A), Optional.of(one), false)).as("still held").isEmpty();
         assertThat(Losses.of(1, Optional.of(A), Optional.of(Records.renewed(one, A, T.plusSeconds(5), one.ttl())), false))
                 .as("renewed").isEmpty();
-        assertThat(why(null, false)).isEqualTo(LeaseLost.Why.REMOVED);
-        assertThat(why(null, true)).isEqualTo(LeaseLost.Why.EXPIRED);
-        assertThat(why(ended(one, LeaseRecord.Ending.How.BROKEN), false)).isEqualTo(LeaseLost.Why.BROKEN);
-        assertThat(why(ended(one, LeaseRecord.Ending.How.RELEASED), false)).isEqualTo(LeaseLost.Why.REMOVED);
-        assertThat(why(ended(one, LeaseRecord.Ending.How.EXITED), false)).isEqualTo(LeaseLost.Why.HOLDER_DIED);
-        assertThat(why(ended(one, LeaseRecord.Ending.How.SPAWN_FAILED), false)).isEqualTo(LeaseLost.Why.HOLDER_DIED);
-        assertThat(why(takenOver(one, 2, B), false)).isEqualTo(LeaseLost.Why.TAKEN_OVER);
-        assertThat(why(held(5, B), false)).as("a later grant").isEqualTo(LeaseLost.Why.TAKEN_OVER);
+        assertThat(why(null, false)).isEqualTo(LeaseChange.REMOVED);
+        assertThat(why(null, true)).isEqualTo(LeaseChange.EXPIRED);
+        assertThat(why(ended(one, LeaseChange.BROKEN), false)).isEqualTo(LeaseChange.BROKEN);
+        assertThat(why(ended(one, LeaseChange.RELEASED), false)).isEqualTo(LeaseChange.REMOVED);
+        assertThat(why(ended(one, LeaseChange.EXITED), false)).isEqualTo(LeaseChange.HOLDER_DIED);
+        assertThat(why(ended(one, LeaseChange.SPAWN_FAILED), false)).isEqualTo(LeaseChange.HOLDER_DIED);
+        assertThat(why(takenOver(one, 2, B), false)).isEqualTo(LeaseChange.TAKEN_OVER);
+        assertThat(why(held(5, B), false)).as("a later grant").isEqualTo(LeaseChange.TAKEN_OVER);
         assertThat(why(Records.with(one, LeaseRecord.State.HELD, B, B, Optional.empty()), false))
-                .as("handed to another at its fence").isEqualTo(LeaseLost.Why.TAKEN_OVER);
+                .as("handed to another at its fence").isEqualTo(LeaseChange.TAKEN_OVER);
         assertThat(Losses.of(3, Optional.of(A), Optional.of(held(2, B)), false).orElseThrow().why())
-                .as("a record below the fence").isEqualTo(LeaseLost.Why.REMOVED);
+                .as("a record below the fence").isEqualTo(LeaseChange.REMOVED);
         LeaseRecord reserved = Records.with(one, LeaseRecord.State.RESERVED, A, A, Optional.empty());
-        assertThat(why(reserved, false)).as("a reservation admits no write").isEqualTo(LeaseLost.Why.UNCONFIRMED);
-        assertThat(Losses.of(1, Optional.of(A), Optional.of(ended(one, LeaseRecord.Ending.How.BROKEN)), false).orElseThrow()
+        assertThat(why(reserved, false)).as("a reservation admits no write").isEqualTo(LeaseChange.UNCONFIRMED);
+        assertThat(Losses.of(1, Optional.of(A), Optional.of(ended(one, LeaseChange.BROKEN)), false).orElseThrow()
                 .detail()).contains("fence 1 of pid 100", "broken by an operator");
         assertThat(Losses.of(1, Optional.of(A), Optional.of(takenOver(one, 2, B)), false).orElseThrow().detail())
                 .isEqualTo("fence 1 of pid 100 was taken over by pid 200 at fence 2 because its holder was dead (exited)");
-        assertThat(Losses.of(1, Optional.of(A), Optional.of(ended(one, LeaseRecord.Ending.How.EXITED)), false).orElseThrow()
+        assertThat(Losses.of(1, Optional.of(A), Optional.of(ended(one, LeaseChange.EXITED)), false).orElseThrow()
                 .detail()).startsWith("fence 1 of pid 100 ended as exited at ").endsWith(", status 3");
         assertThat(Losses.of(1, Optional.of(A), Optional.of(takenOver(held(4, B), 5, A)), false).orElseThrow().detail())
                 .as("taken over from another grant: not said as this one's takeover")
                 .isEqualTo("fence 1 of pid 100 is no longer the record's: it is held at fence 5 for pid 100");
         LeaseLost unconfirmed = Losses.unconfirmed(7, Optional.of(A));
-        assertThat(unconfirmed.why()).isEqualTo(LeaseLost.Why.UNCONFIRMED);
+        assertThat(unconfirmed.why()).isEqualTo(LeaseChange.UNCONFIRMED);
         assertThat(unconfirmed.record()).isEmpty();
         assertThat(unconfirmed.detail()).startsWith("fence 7 of pid 100 is lost: its keep-alive or its renewal was not confirmed");
         assertThat(Losses.unconfirmed(7, Optional.empty()).detail()).startsWith("fence 7 is lost: ");

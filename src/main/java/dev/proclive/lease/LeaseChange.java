@@ -1,0 +1,49 @@
+package dev.proclive.lease;
+
+import java.util.Locale;
+
+/**
+ * What happened to a grant: it was granted, or one of the ways a grant ends or is lost. One
+ * vocabulary for all three places that say it: a record's {@linkplain LeaseRecord.Ending#how() end}
+ * (released, broken, exited, spawn_failed), a {@linkplain LeaseLost#why() loss} as this JVM learned
+ * it, and a watch's {@linkplain LeaseEvent#kind() event}.
+ */
+public enum LeaseChange {
+    /** Granted (held or reserved) to a holder: a new grant, or one handed to a new holder at its fence. */
+    GRANTED,
+    /** Its holder released it. */
+    RELEASED,
+    /** Its holder ended (the process it was spawned for exited): the record says {@code exited}, with its status when known. */
+    EXITED,
+    /** The process it was reserved for could not be started. */
+    SPAWN_FAILED,
+    /** Another holder was granted it over a holder proven gone (DEAD, or UNKNOWN past its TTL), or it was claimed. */
+    TAKEN_OVER,
+    /** An operator broke it ({@code proclive lease break}, {@link LeaseStore#breakLease}). */
+    BROKEN,
+    /** Its record went away by itself (etcd: nobody kept it alive) or was removed while granted. */
+    EXPIRED,
+    /** Its keep-alive or its renewal was not confirmed for three quarters of its TTL: anyone may be granted it soon. */
+    UNCONFIRMED,
+    /**
+     * Its holder ended: for a loss, the record says so ({@code exited}); for a watch, this machine's
+     * exit watch saw it while the record still named it (nobody had written its end yet): told once
+     * per grant and holder, and only for a holder this machine can judge; the record may still say
+     * granted until someone writes the end or a newcomer takes it over (told then as
+     * {@code EXITED} or {@code TAKEN_OVER}); on etcd a holder elsewhere is heard of when its record
+     * expires ({@code EXPIRED}).
+     */
+    HOLDER_DIED,
+    /** Its record was removed, or released by another process. */
+    REMOVED;
+
+    /** The word in JSON and in the CLI's words: the name in lower case ({@code spawn_failed}, {@code taken_over}). */
+    public String json() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+
+    /** Whether a record's {@code ended.how} may say it: released, broken, exited, spawn_failed. */
+    public boolean endsARecord() {
+        return this == RELEASED || this == BROKEN || this == EXITED || this == SPAWN_FAILED;
+    }
+}
