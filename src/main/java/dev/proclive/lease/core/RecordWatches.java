@@ -275,7 +275,7 @@ final class RecordWatches {
 
     private synchronized ScheduledExecutorService thread() {
         if (thread == null) {
-            thread = Renewals.daemon("proclive-lease-events");
+            thread = dev.proclive.lease.book.Daemons.scheduler("proclive-lease-events");
         }
         return thread;
     }

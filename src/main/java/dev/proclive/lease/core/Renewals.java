@@ -5,6 +5,7 @@ import dev.proclive.Identity;
 import dev.proclive.lease.LeaseLost;
 import dev.proclive.lease.LeaseLostException;
 import dev.proclive.lease.LeaseRecord;
+import dev.proclive.lease.book.Daemons;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -15,7 +16,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -178,67 +178,16 @@ final class Renewals {
 
     private synchronized ScheduledExecutorService thread() {
         if (thread == null) {
-            thread = daemon("proclive-lease-renew");
+            thread = Daemons.scheduler("proclive-lease-renew");
         }
         return thread;
     }
 
     private synchronized ScheduledExecutorService looker() {
         if (looker == null) {
-            looker = daemon("proclive-lease-look");
+            looker = Daemons.scheduler("proclive-lease-look");
         }
         return looker;
-    }
-
-    /**
-     * One daemon thread called {@code name}, running what is scheduled on it; a cancelled task is
-     * dropped at once. A task survives what it throws: a {@link ScheduledThreadPoolExecutor} never
-     * runs a periodic task again once a run threw, so each run is {@linkplain #surviving guarded}
-     * (an {@code OutOfMemoryError} the application lives through, an {@code AssertionError}, a
-     * listener's mistake), and the next run comes as scheduled.
-     */
-    static ScheduledExecutorService daemon(String name) {
-        ScheduledThreadPoolExecutor pool = new ScheduledThreadPoolExecutor(1, r -> {
-            Thread t = new Thread(r, name);
-            t.setDaemon(true);
-            return t;
-        }) {
-            @Override
-            public ScheduledFuture<?> schedule(Runnable task, long delay, TimeUnit unit) {
-                return super.schedule(surviving(task), delay, unit);
-            }
-
-            @Override
-            public ScheduledFuture<?> scheduleAtFixedRate(Runnable task, long initialDelay, long period, TimeUnit unit) {
-                return super.scheduleAtFixedRate(surviving(task), initialDelay, period, unit);
-            }
-
-            @Override
-            public ScheduledFuture<?> scheduleWithFixedDelay(Runnable task, long initialDelay, long delay, TimeUnit unit) {
-                return super.scheduleWithFixedDelay(surviving(task), initialDelay, delay, unit);
-            }
-
-            @Override
-            public void execute(Runnable task) {
-                super.execute(surviving(task));
-            }
-        };
-        pool.setRemoveOnCancelPolicy(true);
-        return pool;
-    }
-
-    /**
-     * {@code task}, run so that nothing it throws ends the thread's work: what a run throws is
-     * dropped and the next run comes.
-     */
-    static Runnable surviving(Runnable task) {
-        return () -> {
-            try {
-                task.run();
-            } catch (Throwable e) {
-                // one run's failure: the next run is the retry (a grant not confirmed meanwhile is said lost)
-            }
-        };
     }
 
     /** Sets the next renewal pass to run by {@code at} ({@link System#nanoTime()}), unless one already is. */
@@ -284,7 +233,7 @@ final class Renewals {
                 }
                 if (k.renewing && kept.get(k.grant.name()) == k) {
                     k.due = now - (k.due + k.period) >= 0 ? now + k.period : k.due + k.period;
-                    surviving(() -> renewOnce(k)).run();
+                    Daemons.surviving(() -> renewOnce(k)).run();
                 }
             }
         } finally {
@@ -321,7 +270,7 @@ final class Renewals {
      */
     private void lookAtAll() {
         for (Kept k : kept.values()) {
-            surviving(() -> look(k)).run();
+            Daemons.surviving(() -> look(k)).run();
         }
         renewNext();
     }

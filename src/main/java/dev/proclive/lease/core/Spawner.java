@@ -102,7 +102,7 @@ final class Spawner {
     private static <T> T apart(java.util.function.Supplier<T> work) {
         boolean interrupted = Thread.interrupted();
         CompletableFuture<T> done = new CompletableFuture<>();
-        onThreadOf("proclive-hand-off").execute(() -> {
+        dev.proclive.lease.book.Daemons.start("proclive-hand-off", () -> {
             try {
                 done.complete(work.get());
             } catch (Throwable e) {
@@ -121,15 +121,6 @@ final class Spawner {
                 Thread.currentThread().interrupt();
             }
         }
-    }
-
-    /** Runs each task on a new daemon thread named {@code name}, so that a thread dump (or a test) tells the library's work apart. */
-    private static java.util.concurrent.Executor onThreadOf(String name) {
-        return task -> {
-            Thread thread = new Thread(task, name);
-            thread.setDaemon(true);
-            thread.start();
-        };
     }
 
     /**
@@ -232,7 +223,7 @@ final class Spawner {
             } finally {
                 recorded.complete(null);
             }
-        }, onThreadOf("proclive-ending")); // a name of its own: the JDK's exit threads have none to tell
+        }, dev.proclive.lease.book.Daemons.onThreadOf("proclive-ending")); // a name of its own: the JDK's exit threads have none to tell
         return recorded;
     }
 
@@ -287,7 +278,7 @@ final class Spawner {
             } catch (IOException | RuntimeException e) {
                 // the record stays as it is: its holder is DEAD, and the next newcomer proves it
             }
-        }, onThreadOf("proclive-ending"));
+        }, dev.proclive.lease.book.Daemons.onThreadOf("proclive-ending"));
         return true;
     }
 }

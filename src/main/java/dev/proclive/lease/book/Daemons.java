@@ -1,0 +1,81 @@
+package dev.proclive.lease.book;
+
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The one place the lease wing makes threads: each a daemon named for its work, so that a thread
+ * dump (or a test) tells the library's work apart, and none of them keeps a JVM from exiting.
+ */
+public final class Daemons {
+
+    private Daemons() {
+    }
+
+    /** Starts {@code work} on a new daemon thread called {@code name}. */
+    public static Thread start(String name, Runnable work) {
+        Thread t = daemon(name, work);
+        t.start();
+        return t;
+    }
+
+    /** Runs each task on a new daemon thread called {@code name}. */
+    public static java.util.concurrent.Executor onThreadOf(String name) {
+        return task -> start(name, task);
+    }
+
+    private static Thread daemon(String name, Runnable work) {
+        Thread t = new Thread(work, name);
+        t.setDaemon(true);
+        return t;
+    }
+
+    /**
+     * One daemon thread called {@code name}, made with its first task, running what is scheduled on
+     * it; a cancelled task is dropped at once. A task survives what it throws: a
+     * {@link ScheduledThreadPoolExecutor} never runs a periodic task again once a run threw, so each
+     * run is {@linkplain #surviving guarded} (an {@code OutOfMemoryError} the application lives
+     * through, an {@code AssertionError}, a listener's mistake), and the next run comes as scheduled.
+     */
+    public static ScheduledExecutorService scheduler(String name) {
+        ScheduledThreadPoolExecutor pool = new ScheduledThreadPoolExecutor(1, r -> daemon(name, r)) {
+            @Override
+            public ScheduledFuture<?> schedule(Runnable task, long delay, TimeUnit unit) {
+                return super.schedule(surviving(task), delay, unit);
+            }
+
+            @Override
+            public ScheduledFuture<?> scheduleAtFixedRate(Runnable task, long initialDelay, long period, TimeUnit unit) {
+                return super.scheduleAtFixedRate(surviving(task), initialDelay, period, unit);
+            }
+
+            @Override
+            public ScheduledFuture<?> scheduleWithFixedDelay(Runnable task, long initialDelay, long delay, TimeUnit unit) {
+                return super.scheduleWithFixedDelay(surviving(task), initialDelay, delay, unit);
+            }
+
+            @Override
+            public void execute(Runnable task) {
+                super.execute(surviving(task));
+            }
+        };
+        pool.setRemoveOnCancelPolicy(true);
+        return pool;
+    }
+
+    /**
+     * {@code task}, run so that nothing it throws ends the thread's work: what a run throws is
+     * dropped and the next run comes.
+     */
+    public static Runnable surviving(Runnable task) {
+        return () -> {
+            try {
+                task.run();
+            } catch (Throwable e) {
+                // one run's failure: the next run is the retry (a grant not confirmed meanwhile is said lost)
+            }
+        };
+    }
+}
