@@ -2,7 +2,7 @@ package dev.proclive.linux;
 
 import dev.proclive.spi.internal.EnvironmentScan;
 import dev.proclive.spi.ProcessInfo;
-import dev.proclive.spi.ProcessIntrospector;
+import dev.proclive.spi.internal.KernelIntrospector;
 import dev.proclive.spi.ProcessLookup;
 import dev.proclive.spi.ProcessState;
 import java.io.IOException;
@@ -49,14 +49,14 @@ final class EnvironScan {
 
 
     /** A scan as a proof ({@link EnvironmentScan#asProof}): one pass after another while processes end under it. */
-    static EnvironmentScan scan(ProcessIntrospector proc, String procRoot, boolean hidesPids, String variable,
+    static EnvironmentScan scan(KernelIntrospector proc, String procRoot, boolean hidesPids, String variable,
                                 Predicate<String> value, long uid, Optional<String> startedAfter) {
         return EnvironmentScan.asProof(zombies -> pass(proc, procRoot, hidesPids, variable, value, uid, startedAfter,
                 zombies));
     }
 
     /** One pass; {@code zombies}: the zombies (pid:start) met in passes before, and this one's added. */
-    private static EnvironmentScan pass(ProcessIntrospector proc, String procRoot, boolean hidesPids, String variable,
+    private static EnvironmentScan pass(KernelIntrospector proc, String procRoot, boolean hidesPids, String variable,
                                         Predicate<String> value, long uid, Optional<String> startedAfter,
                                         Set<String> zombies) {
         if (hidesPids) {
@@ -181,7 +181,7 @@ final class EnvironScan {
     }
 
     /** Whether process {@code pid}, which ended, may have been {@code uid}'s: it was, or it cannot be told. */
-    private static boolean mayBeUsers(ProcessIntrospector proc, long pid, long uid) {
+    private static boolean mayBeUsers(KernelIntrospector proc, long pid, long uid) {
         OptionalLong owner = proc.userId(pid);
         return owner.isEmpty() || owner.getAsLong() == uid;
     }
@@ -207,7 +207,7 @@ final class EnvironScan {
     }
 
     /** Process {@code pid}'s environment alone: whether it holds {@code variable} with a value {@code value} accepts. */
-    static EnvironmentScan one(ProcessIntrospector proc, String procRoot, long pid, String variable,
+    static EnvironmentScan one(KernelIntrospector proc, String procRoot, long pid, String variable,
                                Predicate<String> value) {
         ProcessLookup lookup = proc.lookupProcess(pid);
         if (!(lookup instanceof ProcessLookup.Found found)) {
@@ -224,7 +224,7 @@ final class EnvironScan {
     }
 
     /** Whether {@code pid} still runs the process {@code info} read (not a later one under its pid). */
-    private static boolean sameProcess(ProcessIntrospector proc, ProcessInfo info) {
+    private static boolean sameProcess(KernelIntrospector proc, ProcessInfo info) {
         return proc.lookup(info.pid()) instanceof ProcessLookup.Found again && again.info().start().equals(info.start());
     }
 

@@ -104,19 +104,6 @@ public interface ProcessIntrospector {
     }
 
     /**
-     * A start fingerprint no later than that of any process started from now on, or empty when
-     * the platform cannot say: a scan for a reservation's token skips processes started before it.
-     */
-    default Optional<String> startFloor() {
-        return Optional.empty();
-    }
-
-    /** The (effective) user id process {@code pid} runs as, or empty when it cannot be read. The default cannot. */
-    default java.util.OptionalLong userId(long pid) {
-        return java.util.OptionalLong.empty();
-    }
-
-    /**
      * Whether a process called {@code processName} (as {@link ProcessInfo#name()} reports it) is
      * the program a caller named {@code name}. The default is equality; a platform that keeps only
      * the first bytes of a name answers with {@link #matchesTruncated}.

@@ -139,8 +139,8 @@ final class Grants {
             LeaseRecord granted = guard.grant(new LeaseRecord(name, 0,
                     reserve ? LeaseRecord.State.RESERVED : LeaseRecord.State.HELD, request.who(), writer, now, now,
                     policy.ttl(), grant.previous(), token.map(Records::digest),
-                    reserve ? introspector.userId(request.who().pid()) : java.util.OptionalLong.empty(),
-                    Optional.empty(), reserve ? introspector.startFloor() : Optional.empty(), Optional.empty(),
+                    reserve ? dev.proclive.spi.internal.KernelIntrospector.of(introspector).userId(request.who().pid()) : java.util.OptionalLong.empty(),
+                    Optional.empty(), reserve ? dev.proclive.spi.internal.KernelIntrospector.of(introspector).startFloor() : Optional.empty(), Optional.empty(),
                     Optional.empty()));
             current.flatMap(LeaseRecord::cgroup).ifPresent(this::removeIfEmpty); // its grant ended: nothing enters it again
             return new Acquisition.Granted(leases.lease(granted, token), current, false);

@@ -280,7 +280,7 @@ public final class LeaseKeeper implements AutoCloseable {
         GrantedLease reserved = (GrantedLease) granted.lease();
         Optional<LeaseRecord.Cgroup> cgroup = policy.trackDescendants() ? cgroupFor(reserved) : Optional.empty();
         return Spawner.start(grants, checker, book.environment(), name, reserved, command,
-                new Tracking(descendants, subreaper, cgroup, introspector.startFloor()));
+                new Tracking(descendants, subreaper, cgroup, dev.proclive.spi.internal.KernelIntrospector.of(introspector).startFloor()));
     }
 
     /** How old an empty, unnamed cgroup of this library must be before a sweep removes it. */

@@ -156,7 +156,7 @@ final class TokenCarriers {
     private Optional<String> floor(String name, LeaseRecord reserved) throws LeaseCorruptException {
         Optional<String> floor = reserved.startedAfter();
         if (floor.isPresent()) {
-            Optional<String> now = introspector.startFloor();
+            Optional<String> now = KernelIntrospector.of(introspector).startFloor();
             if (now.isPresent() && !LeaseRules.floorWithin(floor.get(), now.get())) {
                 throw new LeaseCorruptException(name, "\"startedAfter\" is " + OneLine.quote(floor.get())
                         + ", which is no start time of this boot (processes start after " + now.get()

@@ -104,6 +104,20 @@ public interface KernelIntrospector extends ProcessIntrospector {
         return Optional.empty();
     }
 
+    /**
+     * A start fingerprint no later than that of any process started from now on, or empty when
+     * the platform cannot say: a scan for a reservation's token skips processes started before it. What only a lease asks,
+     * as {@link #userId}: not part of the platform SPI.
+     */
+    default Optional<String> startFloor() {
+        return Optional.empty();
+    }
+
+    /** The (effective) user id process {@code pid} runs as, or empty when it cannot be read. The default cannot. */
+    default java.util.OptionalLong userId(long pid) {
+        return java.util.OptionalLong.empty();
+    }
+
     /** A plain introspector, with the defaults of everything above. */
     record Defaults(ProcessIntrospector inner) implements KernelIntrospector {
         @Override
@@ -159,16 +173,6 @@ public interface KernelIntrospector extends ProcessIntrospector {
         @Override
         public boolean supported() {
             return inner.supported();
-        }
-
-        @Override
-        public Optional<String> startFloor() {
-            return inner.startFloor();
-        }
-
-        @Override
-        public java.util.OptionalLong userId(long pid) {
-            return inner.userId(pid);
         }
 
         @Override
