@@ -27,35 +27,144 @@ public final class Records {
     private Records() {
     }
 
-    /** {@code r} in {@code state}, held by {@code holder}, written by {@code writer}, ended as {@code ended} says. */
-    public static LeaseRecord with(LeaseRecord r, LeaseRecord.State state, Identity holder, Identity writer,
-                                   Optional<LeaseRecord.Ending> ended) {
-        return new LeaseRecord(r.name(), r.fence(), state, holder, writer, r.acquiredAt(), r.renewedAt(), r.ttl(),
-                r.previous(), r.tokenDigest(), r.reserverUid(), r.adoptedBy(), r.startedAfter(), ended, r.cgroup());
+    /**
+     * A record being changed: a copy of one, field by field, made back into a record once. Every
+     * named change below goes through it, so that no change copies fifteen fields by hand.
+     */
+    private static final class Draft {
+        private final LeaseRecord r;
+        long fence;
+        LeaseRecord.State state;
+        Identity holder;
+        Identity writer;
+        Instant acquiredAt;
+        Instant renewedAt;
+        Duration ttl;
+        Optional<LeaseRecord.Takeover> previous;
+        Optional<String> tokenDigest;
+        OptionalLong reserverUid;
+        Optional<String> adoptedBy;
+        Optional<String> startedAfter;
+        Optional<LeaseRecord.Ending> ended;
+        Optional<LeaseRecord.Cgroup> cgroup;
+
+        Draft(LeaseRecord r) {
+            this.r = r;
+            fence = r.fence();
+            state = r.state();
+            holder = r.holder();
+            writer = r.writer();
+            acquiredAt = r.acquiredAt();
+            renewedAt = r.renewedAt();
+            ttl = r.ttl();
+            previous = r.previous();
+            tokenDigest = r.tokenDigest();
+            reserverUid = r.reserverUid();
+            adoptedBy = r.adoptedBy();
+            startedAfter = r.startedAfter();
+            ended = r.ended();
+            cgroup = r.cgroup();
+        }
+
+        LeaseRecord done() {
+            return new LeaseRecord(r.name(), fence, state, holder, writer, acquiredAt, renewedAt, ttl, previous,
+                    tokenDigest, reserverUid, adoptedBy, startedAfter, ended, cgroup);
+        }
+    }
+
+    /**
+     * A new grant of lease {@code name} to {@code holder} in {@code state}, written by {@code writer}
+     * at {@code now} for {@code ttl}, over {@code previous} (a takeover's); its fence is the book's
+     * to give ({@link #fenced}). A reservation gives the digest of its token, its reserver's user and
+     * the start floor of its scans.
+     */
+    public static LeaseRecord granted(String name, LeaseRecord.State state, Identity holder, Identity writer, Instant now,
+                                      Duration ttl, Optional<LeaseRecord.Takeover> previous, Optional<String> tokenDigest,
+                                      OptionalLong reserverUid, Optional<String> startedAfter) {
+        return new LeaseRecord(name, 0, state, holder, writer, now, now, ttl, previous, tokenDigest, reserverUid,
+                Optional.empty(), startedAfter, Optional.empty(), Optional.empty());
+    }
+
+    /**
+     * The next grant after {@code r}, to {@code holder}, written by {@code writer} at {@code now}: a
+     * held lease handed off, its reservation's token, user, start floor and cgroup kept, its TTL too.
+     */
+    public static LeaseRecord regranted(LeaseRecord r, Identity holder, Identity writer, Instant now) {
+        Draft d = new Draft(r);
+        d.fence = 0;
+        d.state = LeaseRecord.State.HELD;
+        d.holder = holder;
+        d.writer = writer;
+        d.acquiredAt = now;
+        d.renewedAt = now;
+        d.previous = Optional.empty();
+        d.adoptedBy = Optional.empty();
+        d.ended = Optional.empty();
+        return d.done();
     }
 
     /** {@code r} at another fence: the one a new grant was given when it was written. */
     public static LeaseRecord fenced(LeaseRecord r, long fence) {
-        return new LeaseRecord(r.name(), fence, r.state(), r.holder(), r.writer(), r.acquiredAt(), r.renewedAt(), r.ttl(),
-                r.previous(), r.tokenDigest(), r.reserverUid(), r.adoptedBy(), r.startedAfter(), r.ended(), r.cgroup());
+        Draft d = new Draft(r);
+        d.fence = fence;
+        return d.done();
     }
 
     /** {@code r} renewed at {@code now} for {@code ttl}, by {@code writer}. */
     public static LeaseRecord renewed(LeaseRecord r, Identity writer, Instant now, Duration ttl) {
-        return new LeaseRecord(r.name(), r.fence(), r.state(), r.holder(), writer, r.acquiredAt(), now, ttl,
-                r.previous(), r.tokenDigest(), r.reserverUid(), r.adoptedBy(), r.startedAfter(), r.ended(), r.cgroup());
+        Draft d = new Draft(r);
+        d.writer = writer;
+        d.renewedAt = now;
+        d.ttl = ttl;
+        return d.done();
+    }
+
+    /**
+     * {@code r}'s grant, fence kept, handed to {@code holder} in {@code state} by {@code writer} at
+     * {@code now}, fresh for {@code ttl}: a grant asked for again, a claimed reservation, a
+     * reservation handed off.
+     */
+    public static LeaseRecord handedTo(LeaseRecord r, LeaseRecord.State state, Identity holder, Identity writer,
+                                       Instant now, Duration ttl) {
+        Draft d = new Draft(r);
+        d.state = state;
+        d.holder = holder;
+        d.writer = writer;
+        d.renewedAt = now;
+        d.ttl = ttl;
+        d.ended = Optional.empty();
+        return d.done();
+    }
+
+    /** {@code r}'s grant, fence kept, adopted by {@code carrier} (found as {@code how} says), written by {@code writer} at {@code now}. */
+    public static LeaseRecord adoptedBy(LeaseRecord r, Identity carrier, String how, Identity writer, Instant now) {
+        Draft d = new Draft(handedTo(r, LeaseRecord.State.HELD, carrier, writer, now, r.ttl()));
+        d.adoptedBy = Optional.of(how);
+        return d.done();
     }
 
     /** {@code r}'s grant ended as {@code ending}: released, the fence kept. */
     public static LeaseRecord ended(LeaseRecord r, Identity writer, LeaseRecord.Ending ending) {
-        return with(r, LeaseRecord.State.RELEASED, r.holder(), writer, Optional.of(ending));
+        Draft d = new Draft(r);
+        d.state = LeaseRecord.State.RELEASED;
+        d.writer = writer;
+        d.ended = Optional.of(ending);
+        return d.done();
+    }
+
+    /** {@code r} released by {@code writer} as it is otherwise: a reservation broken before anything held it. */
+    public static LeaseRecord released(LeaseRecord r, Identity writer) {
+        Draft d = new Draft(r);
+        d.state = LeaseRecord.State.RELEASED;
+        d.writer = writer;
+        return d.done();
     }
 
     /** {@code r} naming the cgroup its command runs in. */
     public static LeaseRecord inCgroup(LeaseRecord r, LeaseRecord.Cgroup cgroup) {
-        return new LeaseRecord(r.name(), r.fence(), r.state(), r.holder(), r.writer(), r.acquiredAt(), r.renewedAt(),
-                r.ttl(), r.previous(), r.tokenDigest(), r.reserverUid(), r.adoptedBy(), r.startedAfter(), r.ended(),
-                Optional.of(cgroup));
+        Draft d = new Draft(r);
+        d.cgroup = Optional.of(cgroup);
+        return d.done();
     }
 
     /**
@@ -63,9 +172,11 @@ public final class Records {
      * retired (no digest, no reserver's user, no start floor), so that its end is its holder's.
      */
     public static LeaseRecord withoutToken(LeaseRecord r) {
-        return new LeaseRecord(r.name(), r.fence(), r.state(), r.holder(), r.writer(), r.acquiredAt(), r.renewedAt(),
-                r.ttl(), r.previous(), Optional.empty(), OptionalLong.empty(), r.adoptedBy(), Optional.empty(), r.ended(),
-                r.cgroup());
+        Draft d = new Draft(r);
+        d.tokenDigest = Optional.empty();
+        d.reserverUid = OptionalLong.empty();
+        d.startedAfter = Optional.empty();
+        return d.done();
     }
 
     /** Whether {@code token} is a token as reservations make them: 32 lowercase hex digits. */

@@ -1,6 +1,5 @@
 package dev.proclive.lease.core;
 
-import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.book.Records;
 import dev.proclive.Identity;
 import dev.proclive.Liveness;
@@ -8,6 +7,7 @@ import dev.proclive.LivenessChecker;
 import dev.proclive.Verdict;
 import dev.proclive.lease.Acquisition;
 import dev.proclive.lease.Lease;
+import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeaseLost;
 import dev.proclive.lease.LeaseLostException;
@@ -16,6 +16,7 @@ import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.ExpiringBook;
 import dev.proclive.lease.book.LeaseBook;
 import dev.proclive.spi.internal.Descendants;
+import dev.proclive.spi.internal.KernelIntrospector;
 import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessIntrospector;
 import java.io.IOException;
@@ -116,9 +117,7 @@ final class Grants {
         if (carrier.isEmpty()) {
             return Optional.empty();
         }
-        LeaseRecord adopted = new LeaseRecord(name, r.fence(), LeaseRecord.State.HELD, carrier.get(), writer,
-                r.acquiredAt(), now, r.ttl(), r.previous(), r.tokenDigest(), r.reserverUid(), Optional.of(how),
-                r.startedAfter(), Optional.empty(), r.cgroup());
+        LeaseRecord adopted = Records.adoptedBy(r, carrier.get(), how, writer, now);
         guard.replace(adopted);
         return Optional.of(adopted);
     }
@@ -136,24 +135,23 @@ final class Grants {
         if (d instanceof LeaseRules.Grant grant) {
             boolean reserve = request.kind() == LeaseRules.Kind.RESERVE;
             Optional<String> token = reserve ? Optional.of(newToken()) : Optional.empty();
-            LeaseRecord granted = guard.grant(new LeaseRecord(name, 0,
-                    reserve ? LeaseRecord.State.RESERVED : LeaseRecord.State.HELD, request.who(), writer, now, now,
+            KernelIntrospector os = KernelIntrospector.of(introspector);
+            LeaseRecord granted = guard.grant(Records.granted(name,
+                    reserve ? LeaseRecord.State.RESERVED : LeaseRecord.State.HELD, request.who(), writer, now,
                     policy.ttl(), grant.previous(), token.map(Records::digest),
-                    reserve ? dev.proclive.spi.internal.KernelIntrospector.of(introspector).userId(request.who().pid()) : java.util.OptionalLong.empty(),
-                    Optional.empty(), reserve ? dev.proclive.spi.internal.KernelIntrospector.of(introspector).startFloor() : Optional.empty(), Optional.empty(),
-                    Optional.empty()));
+                    reserve ? os.userId(request.who().pid()) : java.util.OptionalLong.empty(),
+                    reserve ? os.startFloor() : Optional.empty()));
             current.flatMap(LeaseRecord::cgroup).ifPresent(this::removeIfEmpty); // its grant ended: nothing enters it again
             return new Acquisition.Granted(leases.lease(granted, token), current, false);
         }
         LeaseRecord r = current.orElseThrow();
         if (d instanceof LeaseRules.Again) {
-            LeaseRecord again = Records.renewed(Records.with(r, r.state(), request.who(), writer, Optional.empty()), writer, now, policy.ttl());
+            LeaseRecord again = Records.handedTo(r, r.state(), request.who(), writer, now, policy.ttl());
             guard.replace(again);
             return new Acquisition.Granted(leases.lease(again, Optional.empty()), current, true);
         }
         if (d instanceof LeaseRules.Claim) {
-            LeaseRecord claimed = Records.renewed(Records.with(r, LeaseRecord.State.HELD, request.who(), writer, Optional.empty()),
-                    writer, now, r.ttl());
+            LeaseRecord claimed = Records.handedTo(r, LeaseRecord.State.HELD, request.who(), writer, now, r.ttl());
             guard.replace(claimed);
             return new Acquisition.Granted(leases.lease(claimed, request.token()), current, false);
         }
@@ -363,8 +361,7 @@ final class Grants {
                     && !(kernel.isPresent() && kernel.get().isEmpty())) {
                 Carriers left = carriers(name, guard, r);
                 if (left == Carriers.PERHAPS && child.isPresent() && r.state() == LeaseRecord.State.RESERVED) {
-                    guard.replace(Records.renewed(Records.with(r, LeaseRecord.State.HELD, child.get(), writer,
-                            Optional.empty()), writer, now(), r.ttl()));
+                    guard.replace(Records.handedTo(r, LeaseRecord.State.HELD, child.get(), writer, now(), r.ttl()));
                 }
                 if (left != Carriers.GONE) {
                     return false; // the token lives on in a process the child started: the lease is still in use
@@ -447,7 +444,7 @@ final class Grants {
             LeaseRecord broken = r.granted()
                     ? Records.ended(r, writer, new LeaseRecord.Ending(LeaseChange.BROKEN, notBefore(r.acquiredAt()),
                             checker.explain(r.holder()), java.util.OptionalLong.empty()))
-                    : Records.with(r, LeaseRecord.State.RELEASED, r.holder(), writer, r.ended());
+                    : Records.released(r, writer);
             guard.replace(broken); // a guard found below the record's fence is raised to it
             return Optional.of(broken);
         });
@@ -470,8 +467,7 @@ final class Grants {
             trusted(name, r, guard);
             Instant now = now();
             if (r.state() == LeaseRecord.State.RESERVED) {
-                LeaseRecord held = Records.renewed(Records.with(r, LeaseRecord.State.HELD, to, writer, Optional.empty()), writer, now,
-                        r.ttl());
+                LeaseRecord held = Records.handedTo(r, LeaseRecord.State.HELD, to, writer, now, r.ttl());
                 if (r.tokenDigest().isPresent() && !carriers.carriesDigest(to, r.tokenDigest().get()).orElse(true)) {
                     // Its environment was read and holds no token: what it starts never carries it,
                     // and its end is its own death, told by its verdict, never by a scan.
@@ -480,9 +476,7 @@ final class Grants {
                 guard.replace(held);
                 return held;
             }
-            return guard.grant(new LeaseRecord(name, 0, LeaseRecord.State.HELD, to, writer, now, now, r.ttl(),
-                    Optional.empty(), r.tokenDigest(), r.reserverUid(), Optional.empty(), r.startedAfter(), Optional.empty(),
-                    r.cgroup()));
+            return guard.grant(Records.regranted(r, to, writer, now));
         });
     }
 }

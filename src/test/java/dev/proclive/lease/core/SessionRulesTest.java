@@ -1,11 +1,11 @@
 package dev.proclive.lease.core;
 
-import dev.proclive.lease.LeaseChange;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.proclive.Identity;
 import dev.proclive.Reason;
 import dev.proclive.Verdict;
+import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.LeaseEvent;
 import dev.proclive.lease.LeaseLost;
 import dev.proclive.lease.LeaseRecord;
@@ -69,7 +69,7 @@ class SessionRulesTest {
         LeaseRecord one = held(1, A);
         assertThat(kinds(Optional.of(one), Optional.of(Records.renewed(one, A, T.plusSeconds(10), one.ttl())))).isEmpty();
         LeaseEvent handed = RecordWatches.between(Optional.of(one),
-                Optional.of(Records.with(one, LeaseRecord.State.HELD, B, A, Optional.empty()))).get(0);
+                Optional.of(Records.handedTo(one, LeaseRecord.State.HELD, B, A, one.renewedAt(), one.ttl()))).get(0);
         assertThat(handed.kind()).isEqualTo(LeaseChange.GRANTED);
         assertThat(handed.previous()).contains(one);
     }
@@ -123,11 +123,11 @@ class SessionRulesTest {
         assertThat(why(ended(one, LeaseChange.SPAWN_FAILED), false)).isEqualTo(LeaseChange.HOLDER_DIED);
         assertThat(why(takenOver(one, 2, B), false)).isEqualTo(LeaseChange.TAKEN_OVER);
         assertThat(why(held(5, B), false)).as("a later grant").isEqualTo(LeaseChange.TAKEN_OVER);
-        assertThat(why(Records.with(one, LeaseRecord.State.HELD, B, B, Optional.empty()), false))
+        assertThat(why(Records.handedTo(one, LeaseRecord.State.HELD, B, B, one.renewedAt(), one.ttl()), false))
                 .as("handed to another at its fence").isEqualTo(LeaseChange.TAKEN_OVER);
         assertThat(Losses.of(3, Optional.of(A), Optional.of(held(2, B)), false).orElseThrow().why())
                 .as("a record below the fence").isEqualTo(LeaseChange.REMOVED);
-        LeaseRecord reserved = Records.with(one, LeaseRecord.State.RESERVED, A, A, Optional.empty());
+        LeaseRecord reserved = Records.handedTo(one, LeaseRecord.State.RESERVED, A, A, one.renewedAt(), one.ttl());
         assertThat(why(reserved, false)).as("a reservation admits no write").isEqualTo(LeaseChange.UNCONFIRMED);
         assertThat(Losses.of(1, Optional.of(A), Optional.of(ended(one, LeaseChange.BROKEN)), false).orElseThrow()
                 .detail()).contains("fence 1 of pid 100", "broken by an operator");
@@ -144,7 +144,7 @@ class SessionRulesTest {
         assertThat(unconfirmed.detail()).startsWith("fence 7 of pid 100 is lost: its keep-alive or its renewal was not confirmed");
         assertThat(Losses.unconfirmed(7, Optional.empty()).detail()).startsWith("fence 7 is lost: ");
         assertThat(Losses.of(1, Optional.empty(), Optional.of(held(1, B)), false)).as("any holder").isEmpty();
-        LeaseRecord reservedByLauncher = Records.with(held(1, B), LeaseRecord.State.RESERVED, B, B, Optional.empty());
+        LeaseRecord reservedByLauncher = Records.handedTo(held(1, B), LeaseRecord.State.RESERVED, B, B, held(1, B).renewedAt(), held(1, B).ttl());
         assertThat(Losses.of(1, Optional.of(A), Optional.of(reservedByLauncher), false))
                 .as("the reservation it was handed from, read before the hand-off: no proof").isEmpty();
     }
