@@ -244,7 +244,7 @@ public final class LeaseFiles implements LeaseBook {
         Path guard = dir.resolve(name + ".guard");
         BasicFileAttributes attributes = guardAttributes(name, guard);
         Object key = attributes.fileKey() != null ? attributes.fileKey() : guard.toRealPath();
-        ReentrantLock inJvm = LOCKS.computeIfAbsent(key, k -> new ReentrantLock());
+        ReentrantLock inJvm = LOCKS.computeIfAbsent(key, k -> new ReentrantLock(true));
         if (inJvm.isHeldByCurrentThread()) {
             throw new IllegalStateException("lease " + name + " is already locked by this thread");
         }
@@ -262,26 +262,28 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * Takes {@code inJvm}, tried again with a growing pause (never a timed wait, whose deadline a
-     * clock stepped back would stretch) until {@code waited} says {@code most} has passed.
+     * Takes {@code inJvm}, a fair lock: its waiters are served in the order they came, so that
+     * threads that take it over and over in a loop never keep one out. Waited for in slices of at
+     * most {@value #LOCK_SLICE_MS} ms, each measured on the monotonic clock, until {@code waited}
+     * says {@code most} has passed (a clock stepped back stretches no slice by more than that).
      */
     private static void lockInJvm(ReentrantLock inJvm, Path guard, Duration most,
                                   Elapsed waited) throws IOException {
-        long nap = 1;
-        while (!inJvm.tryLock()) {
-            long left = waited.leftNanos();
-            if (left <= 0) {
-                throw new FileLocker.Busy(guard, most);
+        try {
+            while (!inJvm.tryLock(Math.max(0, Math.min(waited.leftNanos(), LOCK_SLICE_MS * 1_000_000)),
+                    java.util.concurrent.TimeUnit.NANOSECONDS)) {
+                if (waited.leftNanos() <= 0) {
+                    throw new FileLocker.Busy(guard, most);
+                }
             }
-            try {
-                Thread.sleep(Math.max(1, Math.min(nap, left / 1_000_000)));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new InterruptedIOException("interrupted while waiting for the lock on " + guard);
-            }
-            nap = Math.min(20, nap * 2);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while waiting for the lock on " + guard);
         }
     }
+
+    /** The longest one wait for the in-JVM lock lasts before the caller's bound is looked at again. */
+    private static final long LOCK_SLICE_MS = 50;
 
     /**
      * The guard's attributes, the guard created first if it is missing; refused if not a regular
