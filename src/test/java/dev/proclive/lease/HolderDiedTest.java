@@ -29,19 +29,26 @@ class HolderDiedTest {
     Path tmp;
 
     private long holderPid = -1;
+    private Process parent;
 
     @AfterEach
     void killHolder() {
         if (holderPid > 0) {
             ProcessHandle.of(holderPid).ifPresent(ProcessHandle::destroyForcibly);
         }
+        if (parent != null) {
+            parent.destroyForcibly();
+        }
     }
 
-    /** A {@code sleep} whose parent has exited: no child of this JVM. */
+    /**
+     * A {@code sleep} whose parent is another process that lives on (it never reaps it): no child of
+     * this JVM, even where an earlier test made this JVM a subreaper (an orphan would be its child).
+     */
     private Identity notAChild() throws Exception {
-        Process sh = new ProcessBuilder("sh", "-c", "sleep 300 >/dev/null 2>&1 & echo $!").start();
-        String pid = new String(sh.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).strip();
-        assertThat(sh.waitFor()).isZero();
+        parent = new ProcessBuilder("sh", "-c", "sleep 300 >/dev/null 2>&1 & echo $!; exec sleep 300 >/dev/null").start();
+        String pid = new java.io.BufferedReader(new java.io.InputStreamReader(parent.getInputStream(),
+                StandardCharsets.US_ASCII)).readLine().strip();
         holderPid = Long.parseLong(pid);
         assertThat(ProcessHandle.current().children().anyMatch(c -> c.pid() == holderPid)).isFalse();
         return ProcLive.identify(holderPid).orElseThrow();
