@@ -1,8 +1,8 @@
 package dev.proclive.lease.core;
 
-import dev.proclive.lease.LeaseChange;
 import dev.proclive.Identity;
 import dev.proclive.lease.Lease;
+import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.LeaseLost;
 import dev.proclive.lease.LeaseLostException;
 import dev.proclive.lease.LeaseRecord;
@@ -52,9 +52,15 @@ final class GrantedLease implements Lease {
         this.lost = parts.renewals().lost(name, fence, holder);
     }
 
-    /** This lease, its holder's descendants tracked by {@code how}: its {@link #exited} asks the kernel first. */
+    /**
+     * This lease, its holder's descendants tracked by {@code how}: its {@link #exited} asks the
+     * kernel first, and its record names the cgroup {@code how} reads, as the record written when the
+     * cgroup was made does (this lease was granted before that).
+     */
     GrantedLease tracked(Tracking how) {
-        return new GrantedLease(parts, record, token, how);
+        LeaseRecord named = how.cgroup().filter(c -> record.cgroup().isEmpty())
+                .map(c -> dev.proclive.lease.book.Records.inCgroup(record, c)).orElse(record);
+        return new GrantedLease(parts, named, token, how);
     }
 
     @Override
