@@ -1,7 +1,7 @@
 package dev.proclive.cli;
 
-import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.Lease;
+import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.LeaseLost;
 import dev.proclive.lease.LeaseStore;
 import dev.proclive.lease.Spawn;

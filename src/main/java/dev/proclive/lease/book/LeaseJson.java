@@ -1,12 +1,12 @@
 package dev.proclive.lease.book;
 
-import dev.proclive.lease.LeaseChange;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.proclive.Identity;
 import dev.proclive.Reason;
 import dev.proclive.Verdict;
+import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.text.IdentityStream;

@@ -1,10 +1,10 @@
 package dev.proclive.lease.core;
 
-import dev.proclive.lease.LeaseChange;
 import dev.proclive.Identity;
 import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
 import dev.proclive.Verdict;
+import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.LeaseRecord;
 import java.io.IOException;
 import java.util.Map;

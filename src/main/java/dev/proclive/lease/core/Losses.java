@@ -1,8 +1,8 @@
 package dev.proclive.lease.core;
 
-import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.book.Records;
 import dev.proclive.Identity;
+import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.LeaseLost;
 import dev.proclive.lease.LeaseRecord;
 import java.util.Optional;

@@ -1,9 +1,9 @@
 package dev.proclive.lease.core;
 
-import dev.proclive.lease.LeaseChange;
 import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
 import dev.proclive.Verdict;
+import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.LeaseEvent;
 import dev.proclive.lease.LeaseListener;
 import dev.proclive.lease.LeaseRecord;

@@ -1,11 +1,11 @@
 package dev.proclive.lease.core;
 
-import dev.proclive.lease.LeaseChange;
 import dev.proclive.Identity;
 import dev.proclive.LivenessChecker;
 import dev.proclive.Reason;
 import dev.proclive.Verdict;
 import dev.proclive.lease.Lease;
+import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.Spawn;
 import dev.proclive.lease.book.LeaseNames;

@@ -1,7 +1,7 @@
 package dev.proclive.lease.etcd;
 
-import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.book.Records;
+import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeaseLost;
 import dev.proclive.lease.LeaseLostException;
