@@ -36,6 +36,9 @@ final class EnvironScan {
     /** The largest environment read; one larger makes the scan incomplete rather than guessed at. */
     static final int MAX_ENVIRON_BYTES = 8 << 20;
 
+    /** How often {@link #one} reads an environment that reads empty before it says it cannot tell. */
+    private static final int EMPTY_READS = 5;
+
     private EnvironScan() {
     }
 
@@ -206,7 +209,15 @@ final class EnvironScan {
         return located.locate(line, line.length) == null ? Optional.of(located) : Optional.empty();
     }
 
-    /** Process {@code pid}'s environment alone: whether it holds {@code variable} with a value {@code value} accepts. */
+    /**
+     * Process {@code pid}'s environment alone: whether it holds {@code variable} with a value
+     * {@code value} accepts. An environment that reads empty proves nothing: a process in the middle
+     * of an {@code execve} reads so (the kernel sets the new image's environment only after it closed
+     * the descriptors marked close-on-exec, which is when the JDK's {@code start()} returns), as an
+     * exiting one does: read then, a process just started with the token would pass for one that
+     * never carried it. It is read again a few times, a millisecond apart (an exec is over in far
+     * less, on a machine that lets it run).
+     */
     static EnvironmentScan one(KernelIntrospector proc, String procRoot, long pid, String variable,
                                Predicate<String> value) {
         ProcessLookup lookup = proc.lookupProcess(pid);
@@ -214,8 +225,17 @@ final class EnvironScan {
             return EnvironmentScan.incomplete("pid " + pid + " cannot be read: " + lookup);
         }
         String[] error = new String[1];
-        Read read = read(Path.of(procRoot, Long.toString(pid), "environ"),
-                (variable + "=").getBytes(StandardCharsets.UTF_8), value, error);
+        Path environ = Path.of(procRoot, Long.toString(pid), "environ");
+        byte[] prefix = (variable + "=").getBytes(StandardCharsets.UTF_8);
+        Read read = read(environ, prefix, value, error);
+        for (int again = 1; read == Read.EMPTY && again < EMPTY_READS; again++) {
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+            read = read(environ, prefix, value, error);
+        }
+        if (read == Read.EMPTY) {
+            return EnvironmentScan.incomplete("the environment of pid " + pid + " reads empty (it is starting a program,"
+                    + " or ending, or has none)");
+        }
         if (read == Read.UNREADABLE || read == Read.DENIED || read == Read.VANISHED || !sameProcess(proc, found.info())) {
             return EnvironmentScan.incomplete("the environment of pid " + pid + " cannot be read"
                     + (error[0] == null ? "" : ": " + error[0]));

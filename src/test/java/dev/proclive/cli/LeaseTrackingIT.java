@@ -258,6 +258,40 @@ class LeaseTrackingIT {
     }
 
     /**
+     * The hand-off to {@code lease run}'s command reads its environment for the token, and a command
+     * read between the two halves of an exec (the JDK's {@code start()} returns once the descriptors
+     * marked close-on-exec are closed, before the kernel sets the new image's environment) reads
+     * empty: the token was retired (1 of 400 spawns under two churn loops), and once {@code lease
+     * run} and its command were killed a newcomer was granted while a daemon the command left in its
+     * cgroup, its environment blanked, ran on. The record that left is made here as it was (no
+     * token, the cgroup named): the cgroup still says who is inside, and the daemon holds the lease.
+     */
+    @Test
+    void aDaemonInTheCommandsCgroupKeepsTheLeaseWhenTheHandOffRetiredTheToken() throws Exception {
+        assumeTrue(dev.proclive.Cgroups.canBeMade(), "no writable cgroup v2 hierarchy here");
+        Path pidFile = tmp.resolve("daemon.pid");
+        Process run = background("run", "build", "--dir", dir(), "--", "sh", "-c",
+                "sh -c 'echo $$ > \"$0.tmp\" && mv \"$0.tmp\" \"$0\" && exec env -i sleep 120' \"$0\" & exec sleep 120",
+                pidFile.toString());
+        JsonNode held = heldInACgroup(run);
+        long daemon = Long.parseLong(waitFor(pidFile).strip());
+        run.destroyForcibly(); // SIGKILL: nothing follows the command any more
+        assertThat(run.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        com.fasterxml.jackson.databind.node.ObjectNode retired = (com.fasterxml.jackson.databind.node.ObjectNode) record();
+        assertThat(retired.path("cgroup").asText()).isEqualTo(held.path("cgroup").asText());
+        retired.remove(List.of("tokenDigest", "reserverUid", "startedAfter")); // as Records.withoutToken writes it
+        Files.writeString(Path.of(dir(), "build.lease"), mapper.writeValueAsString(retired) + "\n");
+        ProcessHandle command = ProcessHandle.of(held.path("holder").path("pid").asLong()).orElseThrow();
+        command.destroyForcibly();
+        command.onExit().get(30, TimeUnit.SECONDS);
+        Cli.Result newcomer = lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(children.sleeper().pid()));
+        assertThat(newcomer.exit()).as("no second writer: %s %s", newcomer.out(), newcomer.err()).isEqualTo(1);
+        assertThat(record().path("holder").path("pid").asLong()).as("the daemon holds it: %s", record()).isEqualTo(daemon);
+        assertThat(record().path("adoptedBy").asText()).isEqualTo("cgroup");
+        ProcessHandle.of(daemon).ifPresent(ProcessHandle::destroyForcibly);
+    }
+
+    /**
      * {@code lease run} ended by {@code lease break}: the command is told to stop with everything
      * it started in its cgroup (a shell's {@code sleep} too), and once {@code lease run} has exited
      * no cgroup of it is left, for a command alone or one with a child.

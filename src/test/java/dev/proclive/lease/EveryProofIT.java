@@ -381,6 +381,9 @@ class EveryProofIT {
                 assertThat(a).isInstanceOf(Acquisition.Granted.class);
                 Process plain = new ProcessBuilder("sleep", "120").start();
                 started.add(plain);
+                // its environment shown: read between the two halves of its exec, it reads empty and proves nothing
+                Eventually.until("the environment of pid " + plain.pid() + " shown", Duration.ofSeconds(30),
+                        () -> Files.readAllBytes(Path.of("/proc", Long.toString(plain.pid()), "environ")).length > 0);
                 Lease held = ((Acquisition.Granted) a).lease().handOff(ProcLive.identify(plain.pid()).orElseThrow());
                 assertThat(held.record().tokenDigest()).as("the token is retired: %s", held.record()).isEmpty();
                 plain.destroyForcibly();

@@ -210,6 +210,24 @@ class EnvironScanTest {
         assertThat(linux.readEnvironment(99, "PROCLIVE_LEASE_TOKEN", IS_TOKEN).complete()).isFalse();
     }
 
+    /**
+     * One process read alone (a hand-off, a claim): an environment that reads empty is what a process
+     * between the two halves of an exec shows (its new image's environment is not set yet, and the
+     * JDK's {@code start()} has already returned), so it proves nothing, as the scan proves nothing of
+     * an exiting one; only a read that shows the environment tells that the token is not in it.
+     */
+    @Test
+    void oneProcessWhoseEnvironmentReadsEmptyIsNotSaidToLackTheToken() {
+        process(70, 1000);
+        EnvironmentScan empty = proc.introspector(null).readEnvironment(70, "PROCLIVE_LEASE_TOKEN", IS_TOKEN);
+        assertThat(empty.complete()).as("a proof that it never carried it: %s", empty).isFalse();
+        assertThat(empty.detail()).contains("pid 70", "reads empty");
+        process(71, 1000, "HOME=/");
+        EnvironmentScan lacks = proc.introspector(null).readEnvironment(71, "PROCLIVE_LEASE_TOKEN", IS_TOKEN);
+        assertThat(lacks.complete()).as(lacks.detail()).isTrue();
+        assertThat(lacks.carriers()).isEmpty();
+    }
+
     @Test
     void theUserIsTheEffectiveUidOfStatus() {
         process(70, 1000);

@@ -125,8 +125,10 @@ final class LeaseRules {
         }
         // A reservation, and a grant that came from one whose holder is DEAD, belong to the processes
         // that carry its token: a child that re-forks (as a daemon does) or left a grandchild writing
-        // still writes under the fence. A holder whose machine rebooted took them with that boot.
-        boolean carried = r.tokenDigest().isPresent()
+        // still writes under the fence. So does a grant whose command started in a cgroup of its own,
+        // token or not (one retired at the hand-off): what it left inside is the kernel's to tell. A
+        // holder whose machine rebooted took them with that boot.
+        boolean carried = (r.tokenDigest().isPresent() || r.cgroup().isPresent())
                 && (r.state() == LeaseRecord.State.RESERVED || v.liveness() == Liveness.DEAD);
         if (carried && v.reason() != dev.proclive.Reason.REBOOTED) {
             if (scan.isEmpty()) {

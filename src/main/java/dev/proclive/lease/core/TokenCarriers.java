@@ -97,7 +97,8 @@ final class TokenCarriers {
      * The carriers of {@code reserved}'s token. Every proof at hand, not the first: where its
      * command started in a cgroup that can be judged here (this machine, this boot, the cgroup
      * namespace and directory it was made in), its members, read at once, are carriers whatever
-     * a daemon did to its environment; but a cgroup proves who is inside, never who left, so when
+     * a daemon did to its environment (also once the token was retired at the hand-off); but a
+     * cgroup proves who is inside, never who left, so when
      * it reads empty (it is then removed) the token is scanned for as well, as a proof (the
      * introspector passes over the process list again while processes end under it); only carriers
      * of the reserver's user count.
@@ -110,6 +111,12 @@ final class TokenCarriers {
         Optional<EnvironmentScan> members = reserved.cgroup().filter(c -> local(reserved)).flatMap(this::members);
         if (members.isPresent() && !members.get().carriers().isEmpty()) {
             return new Carried(members.get(), "cgroup");
+        }
+        if (reserved.tokenDigest().isEmpty()) {
+            // its token was retired at the hand-off (its holder's environment was read without it):
+            // nothing carries it, and a cgroup read here that holds nobody, or none, leaves the
+            // holder's death the proof, as it always was
+            return new Carried(new EnvironmentScan(List.of(), true, ""), "cgroup");
         }
         return new Carried(tokenScan(reserved, floor), "token");
     }

@@ -88,7 +88,8 @@ public interface KernelIntrospector extends ProcessIntrospector {
     /**
      * Whether process {@code pid}'s initial environment holds {@code variable} with a value
      * {@code value} accepts: a complete scan of that one process, which lists it when it does; an
-     * incomplete one when it cannot be read. The default cannot read environments.
+     * incomplete one when it cannot be read, or reads empty (a process between the two halves of an
+     * exec reads so). The default cannot read environments.
      */
     default EnvironmentScan readEnvironment(long pid, String variable, java.util.function.Predicate<String> value) {
         return EnvironmentScan.incomplete("this platform cannot read other processes' environments");

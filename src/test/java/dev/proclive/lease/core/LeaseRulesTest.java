@@ -216,4 +216,25 @@ class LeaseRulesTest {
         assertThat(LeaseRules.firstCarrier(List.of(macosLater, macos))).as("seconds.micros compare as numbers").contains(macos);
         assertThat(LeaseRules.firstCarrier(List.of())).isEmpty();
     }
+
+    /**
+     * A grant whose command started in a cgroup of its own and whose token was retired at the
+     * hand-off (its environment was read without it, e.g. between the two halves of an exec): a DEAD
+     * holder is not the end while the cgroup may hold what it left, a daemon that blanked its
+     * environment too. Its members are asked, and one found holds the lease.
+     */
+    @Test
+    void aDeadHoldersGrantInACgroupWithoutATokenAsksTheCgroupFirst() {
+        LeaseRecord inCgroup = new LeaseRecord("build", 7, LeaseRecord.State.HELD, HOLDER, HOLDER, NOW, NOW,
+                Duration.ofSeconds(30), Optional.empty(), Optional.empty(), java.util.OptionalLong.empty(), Optional.empty(),
+                Optional.empty(), Optional.empty(), Optional.of(new LeaseRecord.Cgroup("/cg/proclive.build.s.1", "1:2")));
+        LeaseRules.Request newcomer = LeaseRules.Request.acquire(NEWCOMER);
+        assertThat(decide(newcomer, inCgroup, DEAD, null, NEVER)).isInstanceOf(LeaseRules.NeedScan.class);
+        ProcessInfo daemon = process(300, 1, "700");
+        assertThat(decide(newcomer, inCgroup, DEAD, complete(daemon), NEVER)).isEqualTo(new LeaseRules.Adopt(daemon));
+        assertThat(decide(newcomer, inCgroup, DEAD, complete(), NEVER)).isInstanceOf(LeaseRules.Grant.class);
+        assertThat(decide(newcomer, inCgroup, ALIVE, null, NEVER)).isInstanceOf(LeaseRules.Held.class);
+        assertThat(decide(newcomer, held(), DEAD, null, NEVER)).as("no token, no cgroup: its holder's death ends it")
+                .isInstanceOf(LeaseRules.Grant.class);
+    }
 }
