@@ -1,7 +1,9 @@
 package dev.proclive;
 
+import dev.proclive.platform.Platform;
 import java.util.Collection;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -26,9 +28,6 @@ import java.util.Optional;
  */
 public final class ProcLive {
 
-    /** The checker over the introspector for the running OS ({@link LivenessChecker#system()}). */
-    static final LivenessChecker CHECKER = LivenessChecker.system();
-
     private ProcLive() {
     }
 
@@ -39,7 +38,12 @@ public final class ProcLive {
      * @throws NullPointerException if {@code identity} is null
      */
     public static Liveness check(Identity identity) {
-        return CHECKER.check(identity);
+        Objects.requireNonNull(identity, "identity");
+        // the plain case first: a hook's cold JVM then loads no class of the checker or the SPI
+        if (Platform.plainlyAlive(identity)) {
+            return Liveness.ALIVE;
+        }
+        return LivenessChecker.system().check(identity);
     }
 
     /**
@@ -125,8 +129,14 @@ public final class ProcLive {
      * the walk), or empty when none can be determined.
      */
     public static Optional<Identity> resolveOwner() {
-        // OwnerResolver.DEFAULT's walk, without loading OwnerResolver: a hook's cold JVM loads each class at a cost
-        return AncestorWalk.owner(CHECKER, AncestorWalk.DEFAULT_SKIP, OwnerResolver.DEFAULT_MAX_DEPTH, 0, null);
+        // OwnerResolver.DEFAULT's walk; its plain case first, with neither OwnerResolver nor the walk
+        // and the SPI loaded (two constants that javac copies here): a hook's cold JVM loads each class at a cost
+        Identity plain = Platform.plainOwner(AncestorWalk.DEFAULT_SKIP_NAMES, OwnerResolver.DEFAULT_MAX_DEPTH);
+        if (plain != null) {
+            return Optional.of(plain);
+        }
+        return AncestorWalk.owner(LivenessChecker.system(), AncestorWalk.DEFAULT_SKIP, OwnerResolver.DEFAULT_MAX_DEPTH,
+                0, null);
     }
 
     /**
