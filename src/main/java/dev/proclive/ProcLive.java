@@ -40,11 +40,21 @@ public final class ProcLive {
     public static Liveness check(Identity identity) {
         Objects.requireNonNull(identity, "identity");
         // the plain case first: a hook's cold JVM then loads no class of the checker or the SPI
-        if (Platform.plainlyAlive(identity)) {
-            return Liveness.ALIVE;
+        if (!checkerNeeded) {
+            if (Platform.plainlyAlive(identity)) {
+                return Liveness.ALIVE;
+            }
+            checkerNeeded = true;
         }
         return LivenessChecker.system().check(identity);
     }
+
+    /**
+     * Whether a check has needed the general checker: later ones go straight to it, since its
+     * classes are loaded by then and a check the plain case cannot answer (a dead process: a failed
+     * open, its exception) would otherwise be paid twice. The answers are the same either way.
+     */
+    private static volatile boolean checkerNeeded;
 
     /**
      * Like {@link #check(Identity)}, with the {@link Reason} and a short detail for a person.
