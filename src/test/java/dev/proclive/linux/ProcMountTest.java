@@ -63,7 +63,7 @@ class ProcMountTest {
                 .file("25/cmdline", "/bin/sh\0./hook.sh\0")
                 .link("25/exe", "/usr/bin/dash")
                 .file("20/stat", stat(20, "node", 1, 600))
-                .file("20/cmdline", "node\0agent.js\0")
+                .file("20/cmdline", "node\0server.js\0")
                 .link("20/exe", "/usr/bin/node");
     }
 
