@@ -48,12 +48,18 @@ final class AncestorWalk {
         LIMIT
     }
 
-    /** Shells, launchers and init shims: never an owner ({@link OwnerResolver}'s default skip set). */
-    static final String[] DEFAULT_SKIP = {
-        "sh", "bash", "zsh", "dash", "fish", "ash", "ksh", "mksh", "tcsh", "csh", "pwsh",
-        "env", "time", "timeout", "nice", "nohup", "setsid", "stdbuf", "sudo", "su", "doas", "runuser",
-        "setpriv", "xargs", "flock", "ionice", "chrt", "taskset", "git",
-        "tini", "dumb-init", "catatonit", "s6-svscan"};
+    /**
+     * Shells, launchers and init shims: never an owner ({@link OwnerResolver}'s default skip set),
+     * separated by single spaces. A constant, which a class that names it holds itself: {@link
+     * ProcLive#resolveOwner()} hands it to the platform's plain walk without loading this class.
+     */
+    static final String DEFAULT_SKIP_NAMES = "sh bash zsh dash fish ash ksh mksh tcsh csh pwsh"
+            + " env time timeout nice nohup setsid stdbuf sudo su doas runuser"
+            + " setpriv xargs flock ionice chrt taskset git"
+            + " tini dumb-init catatonit s6-svscan";
+
+    /** {@link #DEFAULT_SKIP_NAMES}, one name an element. */
+    static final String[] DEFAULT_SKIP = DEFAULT_SKIP_NAMES.split(" ");
 
     private final ProcessIntrospector os;
     private final int maxDepth;

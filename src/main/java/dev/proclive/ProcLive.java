@@ -1,7 +1,9 @@
 package dev.proclive;
 
+import dev.proclive.platform.Platform;
 import java.util.Collection;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -26,9 +28,6 @@ import java.util.Optional;
  */
 public final class ProcLive {
 
-    /** The checker over the introspector for the running OS ({@link LivenessChecker#system()}). */
-    static final LivenessChecker CHECKER = LivenessChecker.system();
-
     private ProcLive() {
     }
 
@@ -39,8 +38,23 @@ public final class ProcLive {
      * @throws NullPointerException if {@code identity} is null
      */
     public static Liveness check(Identity identity) {
-        return CHECKER.check(identity);
+        Objects.requireNonNull(identity, "identity");
+        // the plain case first: a hook's cold JVM then loads no class of the checker or the SPI
+        if (!checkerNeeded) {
+            if (Platform.plainlyAlive(identity)) {
+                return Liveness.ALIVE;
+            }
+            checkerNeeded = true;
+        }
+        return LivenessChecker.system().check(identity);
     }
+
+    /**
+     * Whether a check has needed the general checker: later ones go straight to it, since its
+     * classes are loaded by then and a check the plain case cannot answer (a dead process: a failed
+     * open, its exception) would otherwise be paid twice. The answers are the same either way.
+     */
+    private static volatile boolean checkerNeeded;
 
     /**
      * Like {@link #check(Identity)}, with the {@link Reason} and a short detail for a person.
@@ -125,8 +139,14 @@ public final class ProcLive {
      * the walk), or empty when none can be determined.
      */
     public static Optional<Identity> resolveOwner() {
-        // OwnerResolver.DEFAULT's walk, without loading OwnerResolver: a hook's cold JVM loads each class at a cost
-        return AncestorWalk.owner(CHECKER, AncestorWalk.DEFAULT_SKIP, OwnerResolver.DEFAULT_MAX_DEPTH, 0, null);
+        // OwnerResolver.DEFAULT's walk; its plain case first, with neither OwnerResolver nor the walk
+        // and the SPI loaded (two constants that javac copies here): a hook's cold JVM loads each class at a cost
+        Identity plain = Platform.plainOwner(AncestorWalk.DEFAULT_SKIP_NAMES, OwnerResolver.DEFAULT_MAX_DEPTH);
+        if (plain != null) {
+            return Optional.of(plain);
+        }
+        return AncestorWalk.owner(LivenessChecker.system(), AncestorWalk.DEFAULT_SKIP, OwnerResolver.DEFAULT_MAX_DEPTH,
+                0, null);
     }
 
     /**

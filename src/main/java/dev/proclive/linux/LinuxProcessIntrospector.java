@@ -9,9 +9,6 @@ import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.ProcessLookup;
 import dev.proclive.spi.ProcessState;
 import dev.proclive.spi.internal.ProgramNames;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.function.Consumer;
@@ -46,19 +43,15 @@ import java.util.function.Predicate;
  */
 public final class LinuxProcessIntrospector implements KernelIntrospector {
 
-    private static final LinuxProcessIntrospector SYSTEM = new LinuxProcessIntrospector("/proc", "", null, null);
+    private static final LinuxProcessIntrospector SYSTEM = new LinuxProcessIntrospector(ProcMount.system(), "/proc", null);
 
     /** TASK_COMM_LEN (16) less the terminating NUL: the kernel keeps this many bytes of a name. */
     static final int COMM_BYTES = 15;
 
+    /** The {@code /proc} read: its view and readers. */
+    private final ProcMount mount;
     private final String procRoot;
-    private final String machineRoot;
     private final PidPresence presence;
-    private final Consumer<String> opened;
-    private final ThreadLocal<ProcReader> readers = new ThreadLocal<>();
-
-    /** What this {@code /proc} looks like; null until read (a read that may pass is not kept). */
-    private volatile ProcView view;
     /**
      * {@link Missing#hidesPids}, null until a missing entry first asks. Apart from the view so that
      * a check of a live process never reads mountinfo; it depends on nothing else read before it.
@@ -72,10 +65,13 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
      * @param opened   told every path opened or link read; null but in tests that count them
      */
     LinuxProcessIntrospector(String procRoot, String machineRoot, PidPresence presence, Consumer<String> opened) {
+        this(new ProcMount(procRoot, machineRoot, opened), procRoot, presence);
+    }
+
+    private LinuxProcessIntrospector(ProcMount mount, String procRoot, PidPresence presence) {
+        this.mount = mount;
         this.procRoot = procRoot;
-        this.machineRoot = machineRoot;
         this.presence = presence;
-        this.opened = opened;
     }
 
     /** The introspector for this machine's {@code /proc}. */
@@ -195,14 +191,8 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
         return new ProcessLookup.Unknown(Reason.IO_ERROR, "malformed " + path + ": " + problem);
     }
 
-    /** This thread's reader; a plain ThreadLocal, so no subclass is loaded for it. */
     private ProcReader reader() {
-        ProcReader r = readers.get();
-        if (r == null) {
-            r = new ProcReader(opened);
-            readers.set(r);
-        }
-        return r;
+        return mount.reader();
     }
 
     private boolean hidesPids() {
@@ -216,14 +206,7 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
 
     /** What this {@code /proc} looks like, read on first use and kept once it is settled. */
     ProcView view() {
-        ProcView v = view;
-        if (v == null) {
-            v = ProcView.read(procRoot, machineRoot, reader());
-            if (v.settled()) {
-                view = v;
-            }
-        }
-        return v;
+        return mount.view();
     }
 
     /**
@@ -235,7 +218,8 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
         if (pid <= 0 || view().distrust().isPresent()) {
             return ProgramNames.UNKNOWN;
         }
-        return new ProgramNames(executableName(pid), argv0Name(pid));
+        ProcReader r = reader();
+        return new ProgramNames(r.executableName(procRoot, pid), r.argv0Name(procRoot, pid));
     }
 
     /** As {@link #programNames} reads them, without making one: an owner walk in a cold JVM loads no ProgramNames. */
@@ -244,7 +228,8 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
         if (pid <= 0 || view().distrust().isPresent()) {
             return false;
         }
-        return oneOf(executableName(pid), names) || oneOf(argv0Name(pid), names);
+        ProcReader r = reader();
+        return oneOf(r.executableName(procRoot, pid), names) || oneOf(r.argv0Name(procRoot, pid), names);
     }
 
     private static boolean oneOf(String name, String[] names) {
@@ -257,50 +242,6 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
             }
         }
         return false;
-    }
-
-    /** The file name {@code /proc/PID/exe} links to, or empty when it cannot be read. */
-    private String executableName(long pid) {
-        try {
-            Path exe = Path.of(procRoot, Long.toString(pid), "exe");
-            if (opened != null) {
-                opened.accept(exe.toString());
-            }
-            String link = Files.readSymbolicLink(exe).toString();
-            if (link.endsWith(DELETED)) { // the program was replaced on disk (a shell upgraded under it)
-                link = link.substring(0, link.length() - DELETED.length());
-            }
-            return fileName(link);
-        } catch (Exception e) { // IOException or a runtime one; not named: the verifier would load it with this class
-            return ""; // unreadable: no executable name, which is no reason to stop a walk
-        }
-    }
-
-    /** The file name of {@code argv[0]} in {@code /proc/PID/cmdline}, or empty when it cannot be read. */
-    private String argv0Name(long pid) {
-        ProcReader r = reader();
-        if (r.read(r.path(procRoot, pid, "cmdline"), true) == ProcReader.OK) {
-            return argv0(r.buffer(), r.length());
-        }
-        return "";
-    }
-
-    /** {@link ProgramNames#fileName}, here so that reading a name loads no ProgramNames. */
-    private static String fileName(String path) {
-        return path.substring(path.lastIndexOf('/') + 1);
-    }
-
-    /** What {@code readlink(2)} of {@code /proc/PID/exe} appends when the file was unlinked. */
-    private static final String DELETED = " (deleted)";
-
-    /** The file name of the first word of a NUL-separated command line, without a login shell's {@code -}. */
-    static String argv0(byte[] cmdline, int length) {
-        int end = 0;
-        while (end < length && cmdline[end] != 0) {
-            end++;
-        }
-        String word = new String(cmdline, 0, end, StandardCharsets.UTF_8);
-        return fileName(word.startsWith("-") ? word.substring(1) : word);
     }
 
     /** Read once with the view: a boot id cannot change while this process lives. */

@@ -91,6 +91,28 @@ final class ProcReader {
      *         when not OK
      */
     int read(String path, boolean whole) {
+        try {
+            fill(path, whole);
+            return OK;
+        } catch (Exception e) { // IOException, not named: the verifier would load it with this class
+            return Errno.classify(this, path);
+        }
+    }
+
+    /**
+     * Reads {@code path} as {@link #read} does, without telling why a read failed: false then. For
+     * a caller with another way to go when a read fails, which need not pay for NIO's second read.
+     */
+    boolean tryRead(String path, boolean whole) {
+        try {
+            fill(path, whole);
+            return true;
+        } catch (Exception e) { // as in read
+            return false;
+        }
+    }
+
+    private void fill(String path, boolean whole) throws IOException {
         if (opened != null) {
             opened.accept(path);
         }
@@ -113,9 +135,6 @@ final class ProcReader {
                 }
             }
             length = n;
-            return OK;
-        } catch (Exception e) { // IOException, not named: the verifier would load it with this class
-            return Errno.classify(this, path);
         }
     }
 
@@ -180,6 +199,52 @@ final class ProcReader {
             line = end + 1;
         }
         return -1;
+    }
+
+    /**
+     * The file name {@code root/PID/exe} links to ({@code readlink(2)}: EACCES for another user's
+     * process), or empty when it cannot be read: no executable name, which is no reason to stop a walk.
+     */
+    String executableName(String root, long pid) {
+        try {
+            Path exe = Path.of(root, Long.toString(pid), "exe");
+            if (opened != null) {
+                opened.accept(exe.toString());
+            }
+            String link = Files.readSymbolicLink(exe).toString();
+            if (link.endsWith(DELETED)) { // the program was replaced on disk (a shell upgraded under it)
+                link = link.substring(0, link.length() - DELETED.length());
+            }
+            return fileName(link);
+        } catch (Exception e) { // IOException or a runtime one; not named: the verifier would load it with this class
+            return "";
+        }
+    }
+
+    /** What {@code readlink(2)} of {@code /proc/PID/exe} appends when the file was unlinked. */
+    private static final String DELETED = " (deleted)";
+
+    /** The file name of {@code argv[0]} in {@code root/PID/cmdline}, or empty when it cannot be read. */
+    String argv0Name(String root, long pid) {
+        if (read(path(root, pid, "cmdline"), true) == OK) {
+            return argv0(buffer, length);
+        }
+        return "";
+    }
+
+    /** The file name of the first word of a NUL-separated command line, without a login shell's {@code -}. */
+    static String argv0(byte[] cmdline, int length) {
+        int end = 0;
+        while (end < length && cmdline[end] != 0) {
+            end++;
+        }
+        String word = new String(cmdline, 0, end, StandardCharsets.UTF_8);
+        return fileName(word.startsWith("-") ? word.substring(1) : word);
+    }
+
+    /** {@code ProgramNames#fileName}, here so that reading a name loads no ProgramNames. */
+    private static String fileName(String path) {
+        return path.substring(path.lastIndexOf('/') + 1);
     }
 
     /** Whether {@code b[from, to)} starts with {@code prefix} (ASCII). */
@@ -309,6 +374,12 @@ final class ProcReader {
         return b[state];
     }
 
+    /** Whether the state of the located line is one {@link #state} reads as LIVE, asked without loading ProcessState. */
+    boolean live() {
+        byte s = b[state];
+        return s != 'Z' && s != 'X' && s != 'x';
+    }
+
     /**
      * Whether the located line is of a process that is ending: a zombie, dead, or in do_exit
      * ({@code PF_EXITING}; its memory, environment included, may be released already). Flags that
@@ -355,14 +426,29 @@ final class ProcReader {
         return true;
     }
 
+    /** The parent pid of the located line (a number: {@link #locate} checked it). */
+    long parentPid() {
+        return parseDigits(b, ppid, ppidEnd);
+    }
+
+    /** The comm of the located line, as {@link #info()} decodes it. */
+    String comm() {
+        return new String(b, open + 1, close - open - 1, StandardCharsets.UTF_8);
+    }
+
+    /** The starttime field of the located line as written there, as {@link #info()} keeps it. */
+    String startText() {
+        return new String(b, start, startEnd - start, StandardCharsets.ISO_8859_1);
+    }
+
+    /** Whether the starttime field of the located line is exactly {@code text}, compared in place. */
+    boolean startIs(String text) {
+        return asciiEquals(start, startEnd, text);
+    }
+
     /** The located line, decoded. */
     ProcessInfo info() {
-        return new ProcessInfo(
-                pid(),
-                parseDigits(b, ppid, ppidEnd),
-                new String(b, open + 1, close - open - 1, StandardCharsets.UTF_8),
-                new String(b, start, startEnd - start, StandardCharsets.ISO_8859_1),
-                state(b[state]));
+        return new ProcessInfo(pid(), parentPid(), comm(), startText(), state(b[state]));
     }
 
     /** proc(5) states: Z zombie, X/x dead (reaped, being released); everything else can run. */

@@ -1,6 +1,8 @@
 package dev.proclive.platform;
 
+import dev.proclive.Identity;
 import dev.proclive.linux.LinuxProcessIntrospector;
+import dev.proclive.linux.ProcMount;
 import dev.proclive.macos.MacosProcessIntrospector;
 import dev.proclive.spi.internal.Descendants;
 import dev.proclive.spi.internal.FileLocker;
@@ -28,6 +30,7 @@ public final class Platform {
      * class), and what only leases need is picked in a class of its own.
      */
     private static final String OS_NAME = System.getProperty("os.name", "");
+    private static final boolean LINUX = linux(OS_NAME);
 
     private Platform() {
     }
@@ -60,13 +63,27 @@ public final class Platform {
 
     /** The introspector for the OS {@code osName} names. */
     public static ProcessIntrospector introspector(String osName) {
-        if (linux(osName)) {
-            return LinuxProcessIntrospector.system();
-        }
-        if (os(osName) == Os.MAC) {
-            return MacosProcessIntrospector.system();
-        }
-        return new UnsupportedProcessIntrospector(osName);
+        return Introspectors.of(osName);
+    }
+
+    /**
+     * The owner of the calling process, when this OS finds it the plain way with the fewest classes
+     * loaded ({@link ProcMount#owner} on Linux); null when it does not, and the general owner walk
+     * decides. For a hook's cold JVM: {@code ProcLive.resolveOwner()}.
+     *
+     * @param skip the default skip set, its names separated by single spaces
+     */
+    public static Identity plainOwner(String skip, int maxDepth) {
+        return LINUX ? ProcMount.system().owner(skip, maxDepth) : null;
+    }
+
+    /**
+     * Whether {@code identity} is proven ALIVE the plain way with the fewest classes loaded
+     * ({@link ProcMount#alive} on Linux); false is no verdict: the general check decides. For a
+     * hook's cold JVM: {@code ProcLive.check}.
+     */
+    public static boolean plainlyAlive(Identity identity) {
+        return LINUX && ProcMount.system().alive(identity);
     }
 
     /**
@@ -89,6 +106,23 @@ public final class Platform {
     /** The lease's lock for {@code os}. */
     static FileLocker fileLocker(Os os) {
         return ForLeases.fileLocker(os);
+    }
+
+    /**
+     * The introspectors, picked in a class of their own: a method that returns one of them as a
+     * {@link ProcessIntrospector} makes the verifier load that interface with the class, and a hook's
+     * cold JVM loads this one ({@link #plainOwner}, {@link #plainlyAlive}) without it.
+     */
+    private static final class Introspectors {
+        static ProcessIntrospector of(String osName) {
+            if (linux(osName)) {
+                return LinuxProcessIntrospector.system();
+            }
+            if (os(osName) == Os.MAC) {
+                return MacosProcessIntrospector.system();
+            }
+            return new UnsupportedProcessIntrospector(osName);
+        }
     }
 
     /**

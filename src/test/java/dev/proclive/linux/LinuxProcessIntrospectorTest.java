@@ -346,6 +346,6 @@ class LinuxProcessIntrospectorTest {
 
     private static String argv0(String cmdline) {
         byte[] b = cmdline.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        return LinuxProcessIntrospector.argv0(b, b.length);
+        return ProcReader.argv0(b, b.length);
     }
 }

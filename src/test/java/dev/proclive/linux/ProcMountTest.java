@@ -1,0 +1,175 @@
+package dev.proclive.linux;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.proclive.Identity;
+import dev.proclive.LivenessChecker;
+import dev.proclive.Liveness;
+import dev.proclive.OwnerResolver;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.DisabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The plain owner walk and check of {@link ProcMount}, on trees of fixtures: where they answer,
+ * they answer what the general walk and checker answer over the same tree, reading the same files;
+ * where the case is not plain, they do not answer.
+ */
+@DisabledOnOs(OS.WINDOWS)
+class ProcMountTest {
+
+    @TempDir
+    Path dir;
+
+    @AfterEach
+    void removeLinks() throws java.io.IOException {
+        FakeProc.removeLinks(dir);
+    }
+
+    /** The default skip set as the plain walk takes it. */
+    private static final String SKIP = String.join(" ", OwnerResolver.builder().build().skipNames());
+
+    private static String stat(long pid, String name, char state, long ppid, long start) {
+        return pid + " (" + name + ") " + state + " " + ppid + " " + pid + " " + pid
+                + " 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 " + start + " 0 0\n";
+    }
+
+    private static String stat(long pid, String name, long ppid, long start) {
+        return stat(pid, name, 'S', ppid, start);
+    }
+
+    private ProcMount mount(FakeProc proc, List<String> opened) {
+        return new ProcMount(proc.root.toString(), proc.machineRoot(), opened::add);
+    }
+
+    private static Optional<Identity> general(FakeProc proc, List<String> opened) {
+        return OwnerResolver.builder().introspector(proc.introspector(LinuxProcessIntrospectorTest.NEVER, opened::add))
+                .build().resolve();
+    }
+
+    /** self (1000) -> sh (40) -> bash (30) -> hook.sh (25, run by dash) -> node (20) -> init. */
+    private FakeProc hookTree() {
+        return new FakeProc(dir)
+                .file("self/stat", stat(1000, "java", 40, 900))
+                .file("40/stat", stat(40, "sh", 30, 800))
+                .file("30/stat", stat(30, "bash", 25, 700))
+                .file("25/stat", stat(25, "hook.sh", 20, 650))
+                .file("25/cmdline", "/bin/sh\0./hook.sh\0")
+                .link("25/exe", "/usr/bin/dash")
+                .file("20/stat", stat(20, "node", 1, 600))
+                .file("20/cmdline", "node\0server.js\0")
+                .link("20/exe", "/usr/bin/node");
+    }
+
+    @Test
+    void thePlainOwnerIsTheGeneralWalksReadTheSameWay() {
+        FakeProc proc = hookTree();
+        List<String> plainOpened = new ArrayList<>();
+        List<String> generalOpened = new ArrayList<>();
+        Identity plain = mount(proc, plainOpened).owner(SKIP, OwnerResolver.DEFAULT_MAX_DEPTH);
+        Optional<Identity> general = general(proc, generalOpened);
+        assertThat(plain).isNotNull().isEqualTo(general.orElseThrow());
+        assertThat(plain.pid()).isEqualTo(20);
+        assertThat(plain.start()).isEqualTo("600");
+        assertThat(plain.host()).isEqualTo("fakehost");
+        assertThat(plain.machine()).isEqualTo(FakeProc.FAKE_MACHINE);
+        assertThat(plainOpened).as("the files the plain walk opens").isEqualTo(generalOpened);
+    }
+
+    @Test
+    void anArgv0InTheSkipSetIsSkippedToo() {
+        FakeProc proc = hookTree().file("25/cmdline", "-bash\0").link("25/exe", "/opt/hooks/run");
+        Identity plain = mount(proc, new ArrayList<>()).owner(SKIP, OwnerResolver.DEFAULT_MAX_DEPTH);
+        assertThat(plain).isEqualTo(general(proc, new ArrayList<>()).orElseThrow());
+        assertThat(plain.pid()).isEqualTo(20);
+    }
+
+    @Test
+    void whatIsNotPlainIsLeftToTheGeneralWalk() {
+        // init of the initial PID namespace is never an owner: both find none
+        FakeProc proc = hookTree().file("20/stat", stat(20, "env", 1, 600));
+        assertThat(mount(proc, new ArrayList<>()).owner(SKIP, 12)).isNull();
+        assertThat(general(proc, new ArrayList<>())).isEmpty();
+        // the depth limit
+        assertThat(mount(hookTree(), new ArrayList<>()).owner(SKIP, 3)).isNull();
+        // an ancestor that has exited
+        proc = hookTree().file("30/stat", stat(30, "bash", 'Z', 25, 700));
+        assertThat(mount(proc, new ArrayList<>()).owner(SKIP, 12)).isNull();
+        assertThat(general(proc, new ArrayList<>())).isEmpty();
+        // an ancestor that cannot be read
+        proc = hookTree().delete("30/stat");
+        assertThat(mount(proc, new ArrayList<>()).owner(SKIP, 12)).isNull();
+        // a time namespace: start times shown shifted
+        proc = hookTree().file("self/timens_offsets", "monotonic 0 0\nboottime 5 0\n");
+        assertThat(mount(proc, new ArrayList<>()).owner(SKIP, 12)).isNull();
+        assertThat(general(proc, new ArrayList<>())).isPresent();
+        // a /proc of another PID namespace
+        proc = hookTree().file("self/status", "Name:\tjava\nNSpid:\t1000\t7\n");
+        assertThat(mount(proc, new ArrayList<>()).owner(SKIP, 12)).isNull();
+        assertThat(general(proc, new ArrayList<>())).isEmpty();
+        // no host name to record
+        proc = hookTree().delete("sys/kernel/hostname");
+        assertThat(mount(proc, new ArrayList<>()).owner(SKIP, 12)).isNull();
+        assertThat(general(proc, new ArrayList<>())).isEmpty();
+    }
+
+    @Test
+    void inAContainerPid1IsAnOwnerUnlessItIsSkipped() {
+        FakeProc proc = hookTree().link("self/ns/pid", "pid:[4026532999]").file("20/stat", stat(20, "env", 1, 600))
+                .file("1/stat", stat(1, "node", 0, 10)).file("1/cmdline", "node\0");
+        Identity plain = mount(proc, new ArrayList<>()).owner(SKIP, 12);
+        assertThat(plain).isEqualTo(general(proc, new ArrayList<>()).orElseThrow());
+        assertThat(plain.pid()).isEqualTo(1);
+        assertThat(plain.pidns()).isEqualTo("4026532999");
+        proc.file("1/stat", stat(1, "tini", 0, 10));
+        assertThat(mount(proc, new ArrayList<>()).owner(SKIP, 12)).isNull();
+        assertThat(general(proc, new ArrayList<>())).isEmpty();
+    }
+
+    @Test
+    void plainlyAliveOnlyWhereTheCheckerSaysAlive() {
+        FakeProc proc = hookTree();
+        ProcMount mount = mount(proc, new ArrayList<>());
+        LivenessChecker checker = LivenessChecker.of(proc.introspector(LinuxProcessIntrospectorTest.NEVER));
+        Identity owner = mount.owner(SKIP, 12);
+        assertThat(mount.alive(owner)).isTrue();
+        assertThat(checker.check(owner)).isEqualTo(Liveness.ALIVE);
+        List<Identity> not = List.of(
+                new Identity(20, "601", owner.boot(), owner.host(), "", owner.pidns(), owner.machine()),
+                new Identity(20, "0600", owner.boot(), owner.host(), "", owner.pidns(), owner.machine()),
+                new Identity(20, "600", "another-boot", owner.host(), "", owner.pidns(), owner.machine()),
+                new Identity(20, "600", owner.boot(), "otherhost", "", owner.pidns(), owner.machine()),
+                new Identity(20, "600", owner.boot(), owner.host(), "", "4026532999", owner.machine()),
+                new Identity(20, "600", owner.boot(), owner.host(), "", owner.pidns(), "f".repeat(32)),
+                new Identity(21, "600", owner.boot(), owner.host(), "", owner.pidns(), owner.machine()),
+                new Identity(0, "600", "", "", "", ""));
+        for (Identity id : not) {
+            assertThat(mount.alive(id)).as(id.toString()).isFalse();
+            assertThat(checker.check(id)).as(id.toString()).isNotEqualTo(Liveness.ALIVE);
+        }
+        proc.file("20/stat", stat(20, "node", 'Z', 1, 600));
+        assertThat(mount.alive(owner)).as("a zombie").isFalse();
+    }
+
+    @Test
+    void aNameIsOneOfTheWordsOnlyWhole() {
+        String words = "sh bash env s6-svscan";
+        assertThat(ProcMount.named("sh", words)).isTrue();
+        assertThat(ProcMount.named("bash", words)).isTrue();
+        assertThat(ProcMount.named("s6-svscan", words)).isTrue();
+        assertThat(ProcMount.named("env", words)).isTrue();
+        assertThat(ProcMount.named("s", words)).isFalse();
+        assertThat(ProcMount.named("ash", words)).isFalse();
+        assertThat(ProcMount.named("bas", words)).isFalse();
+        assertThat(ProcMount.named("s6", words)).isFalse();
+        assertThat(ProcMount.named("sh bash", words)).as("a comm may hold spaces").isFalse();
+        assertThat(ProcMount.named("", words)).isFalse();
+        assertThat(ProcMount.named("python3", words)).isFalse();
+    }
+}
