@@ -51,7 +51,7 @@ class EtcdSlowAnswerTest {
             Lease lease = ((Acquisition.Granted) a).lease();
             etcd.leasedAnswerDelayMillis = 0;
             assertThat(lease.isValid()).as("the record the answer was for still exists").isTrue();
-            lease.renew(); // its record renewed too: a grant not renewed for 3/4 of its TTL is lost
+            lease.renew(); // its record rewritten as its holder asks: the same etcd lease
             int before = etcd.keepAlives.get();
             dev.proclive.Eventually.until("two keep-alive rounds later", java.time.Duration.ofSeconds(10),
                     () -> etcd.keepAlives.get() >= before + 2);
@@ -141,7 +141,8 @@ class EtcdSlowAnswerTest {
             Process command = started.process();
             try {
                 Lease lease = started.lease();
-                etcd.leasedAnswerDelayMillis = ofTtl(0.83); // its next renewal is answered too late
+                etcd.leasedAnswerDelayMillis = ofTtl(0.83); // its renewal (as its holder asks) is answered too late
+                assertThatThrownBy(lease::renew).isInstanceOf(LeaseLostException.class);
                 LeaseLost lost = lease.lost().get(TTL_MS * 10, java.util.concurrent.TimeUnit.MILLISECONDS);
                 assertThat(lost.why()).isEqualTo(LeaseLost.Why.UNCONFIRMED);
                 etcd.leasedAnswerDelayMillis = 0;
