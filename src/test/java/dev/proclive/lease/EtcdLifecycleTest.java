@@ -250,6 +250,25 @@ class EtcdLifecycleTest extends LeaseLifecycleTest {
         });
     }
 
+    /**
+     * A watch stream that breaks is opened again (from the revision each grant last read), and the
+     * kept grants are told of changes through it as before.
+     */
+    @Test
+    void aBrokenWatchStreamIsOpenedAgainAndStillTellsEveryKeptGrant() throws Exception {
+        java.util.List<Lease> leases = new java.util.ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            leases.add(((Acquisition.Granted) store.acquire("build-" + i, host.start(100 + i, 50, "10" + i))).lease());
+        }
+        int opened = etcd.watchStreams.get();
+        etcd.breakWatches();
+        Eventually.until("the stream opened again", java.time.Duration.ofSeconds(30), () -> etcd.watchStreams.get() > opened);
+        LeaseStore other = open(LeasePolicy.defaults(), pause); // another JVM's store
+        assertThat(other.breakLease("build-3")).isPresent();
+        Eventually.until("the broken grant is known lost", java.time.Duration.ofSeconds(30), () -> leases.get(3).knownLost());
+        assertThat(leases.get(4).isValid()).isTrue();
+    }
+
     @Test
     void aNameThatWouldBeAnotherLeasesFenceKeyIsRefusedTouchingNothing() {
         Identity holder = host.start(60, 50, "600");

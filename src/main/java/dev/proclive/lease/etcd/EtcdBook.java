@@ -63,7 +63,10 @@ public final class EtcdBook implements ExpiringBook {
     /** The etcd lease this JVM's waiters' tickets live on (0: none yet), and when it was last confirmed alive. */
     private long ticketLease;
     private long ticketLeaseConfirmed;
-    /** The latest snapshot known of each lease this JVM wrote or read, at most {@code 1024} of them. */
+    /**
+     * The latest snapshot known of each lease this JVM wrote or read, at most {@code 4096} of them
+     * (a kept grant's watch starts from its snapshot's revision: one forgotten is read again).
+     */
     private final Map<String, Snapshot> known = new ConcurrentHashMap<>();
 
     /** The records under {@code prefix} in {@code etcd}, timed by {@code clock}. */
@@ -176,7 +179,7 @@ public final class EtcdBook implements ExpiringBook {
      * a writer that started from an older snapshot would judge from what has changed since.
      */
     private Snapshot remember(String name, Snapshot s) {
-        if (known.size() > 1024) {
+        if (known.size() > 4096) {
             known.clear();
         }
         known.merge(name, s, (before, now) -> now.revision() >= before.revision() ? now : before);
