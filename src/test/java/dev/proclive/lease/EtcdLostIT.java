@@ -102,7 +102,7 @@ class EtcdLostIT {
                         .allMatch(a -> a instanceof Acquisition.Undecided);
                 assertThat(lease.knownLost()).as("nobody else may be granted: not lost").isFalse();
                 proxy.stall("/v3/lease/keepalive"); // now the session is not kept alive either
-                dev.proclive.Eventually.until("the newcomer is granted once the record is a TTL old", Duration.ofSeconds(60),
+                dev.proclive.Eventually.until("the newcomer is granted once the holder's session expired", Duration.ofSeconds(60),
                         () -> elsewhere.acquire("build", newcomer) instanceof Acquisition.Granted);
                 long grantedAt = System.currentTimeMillis();
                 assertThat(lostAt.get()).as("the holder was told it lost first").isNotZero().isLessThan(grantedAt);

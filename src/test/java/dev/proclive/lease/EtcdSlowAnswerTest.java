@@ -77,9 +77,8 @@ class EtcdSlowAnswerTest {
 
     /**
      * A record whose write is answered later than three quarters of its TTL after its
-     * {@code renewedAt} may be taken by a newcomer that takes an UNKNOWN holder's lease after its
-     * TTL a moment later, whatever the etcd lease's keep-alive says: a grant so answered is no
-     * grant (seen: {@code Granted} fence 381 after another was granted 389, and {@code lost()} 0.1
+     * {@code renewedAt} is not trusted to be alive, whatever the etcd lease's keep-alive says: a
+     * grant so answered is no grant (seen: {@code Granted} fence 381 after another was granted 389, and {@code lost()} 0.1
      * ms later), and nothing of it is left to hold the lease.
      */
     @Test
