@@ -131,26 +131,142 @@ class EtcdLifecycleTest extends LeaseLifecycleTest {
     }
 
     /**
-     * A newcomer that takes an UNKNOWN holder's lease once its record was not renewed for its TTL
-     * may be granted then, whatever the etcd lease's keep-alive says: the holder counts itself lost
-     * at three quarters of its TTL after the record's last renewal, and a renewal starts it again.
+     * A record is not rewritten to stay alive: the keep-alive of the etcd lease it is on (the
+     * store's session) is its renewal. Over more than its TTL of keep-alive rounds, and with the
+     * store's clock far past the record's {@code renewedAt}, nothing is written and the grant is
+     * not lost.
      */
     @Test
-    void aGrantWhoseRecordIsNotRenewedForThreeQuartersOfItsTtlIsLost() throws Exception {
-        Identity holder = host.start(60, 50, "600");
-        Lease lease = ((Acquisition.Granted) store.acquire("build", holder)).lease(); // TTL 30 s
-        clock.now = clock.now.plusMillis(22_000);
-        assertThat(lease.knownLost()).isFalse();
-        lease.renew();
-        clock.now = clock.now.plusMillis(22_500);
-        assertThat(lease.knownLost()).as("22.5 s after its renewal: not yet").isFalse();
-        clock.now = clock.now.plusMillis(1);
-        assertThat(lease.knownLost()).isTrue();
-        assertThat(lease.isValid()).isFalse();
-        org.assertj.core.api.Assertions.assertThatThrownBy(lease::renew).isInstanceOf(LeaseLostException.class)
-                .hasMessageContaining("its renewal was not confirmed for three quarters of its TTL")
-                .satisfies(e -> org.assertj.core.api.Assertions.assertThat(((LeaseLostException) e).lost().why())
-                        .isEqualTo(LeaseChange.UNCONFIRMED));
+    void aKeptGrantIsNotRewrittenToStayAliveAndIsNotLostForIt() throws Exception {
+        try (LeaseStore brief = LeaseStore.builder().etcdClient(etcd).prefix("kept/")
+                .policy(LeasePolicy.builder().ttl(java.time.Duration.ofSeconds(3)).build()).checker(LivenessChecker.of(host))
+                .clock(clock).pause(pause).descendants(Descendants.NONE).build()) {
+            Lease lease = ((Acquisition.Granted) brief.acquire("build", host.start(60, 50, "600"))).lease();
+            int puts = etcd.puts.get();
+            int keepAlives = etcd.keepAlives.get();
+            Eventually.until("more than a TTL of keep-alive rounds (one a third of it)", java.time.Duration.ofSeconds(60),
+                    () -> etcd.keepAlives.get() >= keepAlives + 4);
+            clock.now = clock.now.plus(java.time.Duration.ofMinutes(10)); // long past what its renewedAt promised
+            assertThat(etcd.puts.get()).as("nothing written to keep it alive").isEqualTo(puts);
+            assertThat(lease.knownLost()).isFalse();
+            assertThat(lease.isValid()).isTrue();
+            assertThat(lease.release()).isTrue();
+        }
+    }
+
+    /**
+     * On etcd a record lives as long as its holder's session (the etcd lease it is attached to),
+     * and is not rewritten to stay alive: a newcomer that takes an UNKNOWN holder's lease after its
+     * TTL takes it once that session has expired (and the record with it), however long ago its
+     * {@code renewedAt} is, and never while the session lives.
+     */
+    @Override
+    @Test
+    void anUnknownHoldersLeaseIsTakenAfterTheTtlItPromisedWithoutSleeping() throws Exception {
+        LeaseStore remote = open(LeasePolicy.builder().ttl(java.time.Duration.ofMinutes(2)).build(), pause);
+        ((Acquisition.Granted) remote.acquire("build", host.start(60, 50, "600"))).lease();
+        writeRecordText(recordText().replace("\"host\":\"here\"", "\"host\":\"another-host\""));
+        long session = etcd.get(PREFIX + "build").orElseThrow().lease();
+
+        LeaseStore lenient = open(LeasePolicy.builder().takeUnknownAfterTtl(true).build(), pause);
+        Identity taker = host.start(61, 50, "610");
+        clock.now = clock.now.plus(java.time.Duration.ofHours(1)); // an hour past what its renewedAt promised
+        Acquisition early = lenient.acquire("build", taker);
+        assertThat(early).as("its session lives").isInstanceOf(Acquisition.Undecided.class);
+        assertThat(((Acquisition.Undecided) early).eligibleAt()).as("when the session expires, as etcd says")
+                .hasValueSatisfying(at -> assertThat(at).isAfter(clock.now).isBeforeOrEqualTo(clock.now.plusSeconds(121)));
+        assertThat(recordExists()).isTrue();
+
+        etcd.expire(session); // nobody keeps the session alive any more: the record goes with it
+        Acquisition late = lenient.acquire("build", taker);
+        assertThat(late).isInstanceOf(Acquisition.Granted.class);
+        assertThat(((Acquisition.Granted) late).lease().fence()).isGreaterThan(session == 0 ? 0 : 1);
+    }
+
+    /**
+     * A waiting newcomer over an UNKNOWN holder's record is granted once the holder's session
+     * expires (told by the store's watch), not by the record's {@code renewedAt}; without sleeping.
+     */
+    @Override
+    @Test
+    void anUndecidedLeaseIsWaitedForUntilItsEligibleAtByTheStoresClockWithoutSleeping() throws Exception {
+        LeaseStore remote = open(LeasePolicy.builder().ttl(java.time.Duration.ofMinutes(2)).build(), pause);
+        ((Acquisition.Granted) remote.acquire("build", host.start(60, 50, "600"))).lease();
+        writeRecordText(recordText().replace("\"host\":\"here\"", "\"host\":\"another-host\""));
+        long session = etcd.get(PREFIX + "build").orElseThrow().lease();
+        java.util.concurrent.atomic.AtomicInteger naps = new java.util.concurrent.atomic.AtomicInteger();
+        Pause expiring = new Pause() { // the session expires while the newcomer waits
+            @Override
+            public void await(java.util.concurrent.CompletableFuture<?> end, java.time.Duration most) throws InterruptedException {
+                nap(most);
+            }
+
+            @Override
+            public void sleep(java.time.Duration d) {
+                nap(d);
+            }
+
+            private void nap(java.time.Duration d) {
+                pauses.add(d);
+                clock.advance(d);
+                if (naps.incrementAndGet() == 3) {
+                    etcd.expire(session);
+                }
+            }
+        };
+        LeaseStore lenient = open(LeasePolicy.builder().takeUnknownAfterTtl(true).build(), expiring);
+        long before = System.nanoTime();
+        Acquisition a = lenient.acquire("build", host.start(61, 50, "610"), java.time.Duration.ofMinutes(5));
+        assertThat(a).isInstanceOf(Acquisition.Granted.class);
+        assertThat(naps.get()).as("granted once the session expired").isGreaterThanOrEqualTo(3);
+        assertThat(pauses).allSatisfy(d -> assertThat(d).isLessThanOrEqualTo(java.time.Duration.ofSeconds(2)));
+        assertThat((System.nanoTime() - before) / 1_000_000).as("waited without sleeping").isLessThan(5_000);
+    }
+
+    /**
+     * One watch stream over the store's prefix tells every kept grant of a change of its record:
+     * many grants kept, one stream opened; a record taken behind the store's back is known lost
+     * through it.
+     */
+    @Test
+    void oneWatchStreamServesEveryKeptGrant() throws Exception {
+        java.util.List<Lease> leases = new java.util.ArrayList<>();
+        int before = etcd.watchStreams.get();
+        for (int i = 0; i < 50; i++) {
+            leases.add(((Acquisition.Granted) store.acquire("build-" + i, host.start(100 + i, 50, "10" + i))).lease());
+        }
+        Lease last = leases.get(leases.size() - 1);
+        LeaseStore other = open(LeasePolicy.defaults(), pause); // another JVM's store
+        assertThat(other.breakLease("build-7")).isPresent();
+        Eventually.until("the broken grant is known lost", java.time.Duration.ofSeconds(30), () -> leases.get(7).knownLost());
+        assertThat(etcd.watchStreams.get() - before).as("one stream for all 50 grants of this store").isEqualTo(1);
+        assertThat(last.isValid()).isTrue();
+        leases.forEach(l -> {
+            try {
+                l.release();
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+    }
+
+    /**
+     * A watch stream that breaks is opened again (from the revision each grant last read), and the
+     * kept grants are told of changes through it as before.
+     */
+    @Test
+    void aBrokenWatchStreamIsOpenedAgainAndStillTellsEveryKeptGrant() throws Exception {
+        java.util.List<Lease> leases = new java.util.ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            leases.add(((Acquisition.Granted) store.acquire("build-" + i, host.start(100 + i, 50, "10" + i))).lease());
+        }
+        int opened = etcd.watchStreams.get();
+        etcd.breakWatches();
+        Eventually.until("the stream opened again", java.time.Duration.ofSeconds(30), () -> etcd.watchStreams.get() > opened);
+        LeaseStore other = open(LeasePolicy.defaults(), pause); // another JVM's store
+        assertThat(other.breakLease("build-3")).isPresent();
+        Eventually.until("the broken grant is known lost", java.time.Duration.ofSeconds(30), () -> leases.get(3).knownLost());
+        assertThat(leases.get(4).isValid()).isTrue();
     }
 
     @Test

@@ -26,10 +26,11 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Lost is said whenever anyone else may be granted, against a real etcd member behind a proxy that
- * stalls the record writes ({@code /v3/kv/txn}) while keep-alives pass: the holder renews and
- * writes under its fence until it is told it lost; a newcomer on another machine that takes an
- * UNKNOWN holder's lease after its TTL is granted only after that, and no write of the old holder
- * comes after the grant.
+ * stalls the record writes ({@code /v3/kv/txn}) while keep-alives pass: a record is not rewritten
+ * to stay alive, so its holder keeps it while its session (the etcd lease it is on) lives, and
+ * writes under its fence; once the keep-alives stall too, it is told it lost; a newcomer on another
+ * machine that takes an UNKNOWN holder's lease after its TTL is granted only after that, and no
+ * write of the old holder comes after the grant.
  */
 @EnabledOnOs(OS.LINUX)
 class EtcdLostIT {
@@ -89,7 +90,19 @@ class EtcdLostIT {
                 assertThat(lease.knownLost()).as("renewed while nothing stalls").isFalse();
                 proxy.stall("/v3/kv/txn");
                 Identity newcomer = dev.proclive.ProcLive.current().orElseThrow();
-                dev.proclive.Eventually.until("the newcomer is granted once the record is a TTL old", Duration.ofSeconds(60),
+                // Its record not rewritten for twice its TTL, its session kept alive: the record stays
+                // the holder's, and a newcomer that takes an UNKNOWN holder's lease waits for the session.
+                long stalledAt = System.nanoTime();
+                List<Acquisition> meanwhile = new CopyOnWriteArrayList<>();
+                while (System.nanoTime() - stalledAt < ttl.toNanos() * 2) {
+                    meanwhile.add(elsewhere.acquire("build", newcomer));
+                    Thread.sleep(200);
+                }
+                assertThat(meanwhile).as("never granted while the holder's session lives").isNotEmpty()
+                        .allMatch(a -> a instanceof Acquisition.Undecided);
+                assertThat(lease.knownLost()).as("nobody else may be granted: not lost").isFalse();
+                proxy.stall("/v3/lease/keepalive"); // now the session is not kept alive either
+                dev.proclive.Eventually.until("the newcomer is granted once the holder's session expired", Duration.ofSeconds(60),
                         () -> elsewhere.acquire("build", newcomer) instanceof Acquisition.Granted);
                 long grantedAt = System.currentTimeMillis();
                 assertThat(lostAt.get()).as("the holder was told it lost first").isNotZero().isLessThan(grantedAt);
@@ -123,6 +136,8 @@ class EtcdLostIT {
             Identity newcomer = dev.proclive.ProcLive.current().orElseThrow();
             try {
                 proxy.leasedWriteAnswerDelayMillis = ttlMs * 83 / 100; // 2.5 s of a TTL of 3 s
+                org.assertj.core.api.Assertions.assertThatThrownBy(started.lease()::renew) // as its holder asks
+                        .isInstanceOf(LeaseLostException.class);
                 LeaseLost lost = started.lease().lost().get(ttlMs * 10, TimeUnit.MILLISECONDS);
                 assertThat(lost.why()).isEqualTo(LeaseChange.UNCONFIRMED);
                 int before = proxy.calls.get("/v3/lease/keepalive").get();

@@ -51,7 +51,7 @@ class EtcdSlowAnswerTest {
             Lease lease = ((Acquisition.Granted) a).lease();
             etcd.leasedAnswerDelayMillis = 0;
             assertThat(lease.isValid()).as("the record the answer was for still exists").isTrue();
-            lease.renew(); // its record renewed too: a grant not renewed for 3/4 of its TTL is lost
+            lease.renew(); // its record rewritten as its holder asks: the same etcd lease
             int before = etcd.keepAlives.get();
             dev.proclive.Eventually.until("two keep-alive rounds later", java.time.Duration.ofSeconds(10),
                     () -> etcd.keepAlives.get() >= before + 2);
@@ -77,9 +77,8 @@ class EtcdSlowAnswerTest {
 
     /**
      * A record whose write is answered later than three quarters of its TTL after its
-     * {@code renewedAt} may be taken by a newcomer that takes an UNKNOWN holder's lease after its
-     * TTL a moment later, whatever the etcd lease's keep-alive says: a grant so answered is no
-     * grant (seen: {@code Granted} fence 381 after another was granted 389, and {@code lost()} 0.1
+     * {@code renewedAt} is not trusted to be alive, whatever the etcd lease's keep-alive says: a
+     * grant so answered is no grant (seen: {@code Granted} fence 381 after another was granted 389, and {@code lost()} 0.1
      * ms later), and nothing of it is left to hold the lease.
      */
     @Test
@@ -141,7 +140,8 @@ class EtcdSlowAnswerTest {
             Process command = started.process();
             try {
                 Lease lease = started.lease();
-                etcd.leasedAnswerDelayMillis = ofTtl(0.83); // its next renewal is answered too late
+                etcd.leasedAnswerDelayMillis = ofTtl(0.83); // its renewal (as its holder asks) is answered too late
+                assertThatThrownBy(lease::renew).isInstanceOf(LeaseLostException.class);
                 LeaseLost lost = lease.lost().get(TTL_MS * 10, java.util.concurrent.TimeUnit.MILLISECONDS);
                 assertThat(lost.why()).isEqualTo(LeaseChange.UNCONFIRMED);
                 etcd.leasedAnswerDelayMillis = 0;

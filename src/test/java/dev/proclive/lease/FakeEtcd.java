@@ -14,17 +14,30 @@ import java.util.concurrent.CompletableFuture;
 /**
  * etcd's key space in memory, as the store sees it: one revision counter, keys with create and
  * mod revisions, leases that never expire unless {@link #expire expired} or revoked (revoking
- * deletes the keys attached), and watches that complete on the next change of their key. Every
- * call counts in {@link #calls}. For the rules, on every OS; the real member is in the {@code Etcd*IT} tests.
+ * deletes the keys attached), watches that complete on the next change of their key, and prefix
+ * watches that hand every change under their prefix on, in order, on a thread of their own. Every
+ * call counts in {@link #calls}, every put in {@link #puts}, every watch opened in {@link #watchStreams}. For the rules, on every OS; the real member is in the {@code Etcd*IT} tests.
  */
 final class FakeEtcd implements Etcd {
 
     private final TreeMap<String, KeyValue> keys = new TreeMap<>();
     private final Map<Long, Long> leases = new java.util.HashMap<>();
     private final List<Object[]> watches = new ArrayList<>();
+    /** The prefix watches open: prefix, what they hand changes to, and their future. */
+    private final List<Object[]> prefixWatches = new ArrayList<>();
+    /** Where prefix watches are answered, one answer after another (never on the writer's thread, as over a network). */
+    private final java.util.concurrent.ExecutorService answers = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "fake-etcd-watch");
+        t.setDaemon(true);
+        return t;
+    });
     private long revision = 1;
     private long nextLease = 100;
     int calls;
+    /** How many puts were done (in transactions or by hand). */
+    final java.util.concurrent.atomic.AtomicInteger puts = new java.util.concurrent.atomic.AtomicInteger();
+    /** How many watches (of a key or of a prefix) were opened. */
+    final java.util.concurrent.atomic.AtomicInteger watchStreams = new java.util.concurrent.atomic.AtomicInteger();
     /** How many keep-alives were asked for. */
     final java.util.concurrent.atomic.AtomicInteger keepAlives = new java.util.concurrent.atomic.AtomicInteger();
     /** When set, every call fails as an unreachable member would. */
@@ -73,6 +86,7 @@ final class FakeEtcd implements Etcd {
         List<Optional<KeyValue>> reads = new ArrayList<>();
         for (Op op : run) {
             if (op instanceof Put p) {
+                puts.incrementAndGet();
                 KeyValue old = keys.get(p.key());
                 keys.put(p.key(), new KeyValue(p.key(), p.value(), old == null ? revision : old.createRevision(), revision,
                         p.lease()));
@@ -129,16 +143,13 @@ final class FakeEtcd implements Etcd {
         if (leases.remove(id) == null) {
             return;
         }
-        boolean any = false;
-        for (KeyValue kv : new ArrayList<>(keys.values())) {
-            if (kv.lease() == id) {
-                any = true;
-                keys.remove(kv.key());
-                changed(kv.key());
-            }
+        List<KeyValue> attached = keys.values().stream().filter(kv -> kv.lease() == id).toList();
+        if (!attached.isEmpty()) {
+            revision++; // the deletions' revision
         }
-        if (any) {
-            revision++;
+        for (KeyValue kv : attached) {
+            keys.remove(kv.key());
+            changed(kv.key());
         }
     }
 
@@ -149,6 +160,7 @@ final class FakeEtcd implements Etcd {
 
     /** Writes {@code value} at {@code key} by hand (attached to what it was attached to), as an operator might. */
     synchronized void put(String key, String value) {
+        puts.incrementAndGet();
         revision++;
         KeyValue old = keys.get(key);
         keys.put(key, new KeyValue(key, value.getBytes(StandardCharsets.UTF_8), old == null ? revision : old.createRevision(),
@@ -163,6 +175,7 @@ final class FakeEtcd implements Etcd {
 
     @Override
     public synchronized CompletableFuture<Void> changed(String key, long afterRevision) {
+        watchStreams.incrementAndGet();
         CompletableFuture<Void> f = new CompletableFuture<>();
         KeyValue kv = keys.get(key);
         if (kv != null && kv.modRevision() > afterRevision) {
@@ -173,8 +186,63 @@ final class FakeEtcd implements Etcd {
         return f;
     }
 
+    /**
+     * Hands on every change under {@code prefix} from now; a key already changed after
+     * {@code afterRevision} is handed on first (a deletion since then is not: no history is kept).
+     */
+    @Override
+    public synchronized CompletableFuture<Void> watchPrefix(String prefix, long afterRevision, Changes changes) {
+        watchStreams.incrementAndGet();
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        List<Change> since = new ArrayList<>();
+        for (KeyValue kv : keys.subMap(prefix, prefix + Character.MAX_VALUE).values()) {
+            if (kv.modRevision() > afterRevision) {
+                since.add(new Change(kv.key(), kv.modRevision()));
+            }
+        }
+        since.sort(java.util.Comparator.comparingLong(Change::revision));
+        long at = revision;
+        if (down) {
+            answers.execute(() -> f.completeExceptionally(new IOException("no etcd member answered (fake): down")));
+            return f;
+        }
+        prefixWatches.add(new Object[] {prefix, changes, f});
+        f.whenComplete((v, e) -> {
+            synchronized (this) {
+                prefixWatches.removeIf(w -> w[2] == f);
+            }
+        });
+        answers.execute(() -> {
+            if (!f.isDone()) {
+                changes.seen(at, since);
+            }
+        });
+        return f;
+    }
+
+    /** Breaks every prefix watch open, as a member that goes away does. */
+    @SuppressWarnings("unchecked")
+    synchronized void breakWatches() {
+        for (Object[] w : new ArrayList<>(prefixWatches)) {
+            CompletableFuture<Void> f = (CompletableFuture<Void>) w[2];
+            answers.execute(() -> f.completeExceptionally(new IOException("the watch ended (fake)")));
+        }
+    }
+
     @SuppressWarnings("unchecked")
     private void changed(String key) {
+        for (Object[] w : prefixWatches) {
+            if (key.startsWith((String) w[0])) {
+                Changes to = (Changes) w[1];
+                CompletableFuture<Void> f = (CompletableFuture<Void>) w[2];
+                Change c = new Change(key, revision);
+                answers.execute(() -> {
+                    if (!f.isDone()) {
+                        to.seen(c.revision(), List.of(c));
+                    }
+                });
+            }
+        }
         for (Object[] w : new ArrayList<>(watches)) {
             if (w[0].equals(key)) {
                 ((CompletableFuture<Void>) w[1]).complete(null);

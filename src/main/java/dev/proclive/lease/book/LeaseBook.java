@@ -75,6 +75,16 @@ public interface LeaseBook {
         return Optional.empty();
     }
 
+    /**
+     * Whether a kept grant's record is rewritten (renewed) every third of its TTL to stay alive:
+     * true where a newcomer judges its freshness by its {@code renewedAt} (a directory); false
+     * where the book keeps its grants alive itself (etcd: the keep-alive of the etcd lease they
+     * are attached to is their renewal, and they are fresh as long as it lives).
+     */
+    default boolean keptByRewriting() {
+        return true;
+    }
+
     /** Whether this book already knows the grant at {@code fence} lost (etcd: its keep-alive failed for too long). */
     boolean lost(String name, long fence);
 
@@ -173,6 +183,16 @@ public interface LeaseBook {
          * rules call corrupt.
          */
         void remove() throws IOException;
+
+        /**
+         * Until when {@code record}, the record read, is fresh: a newcomer that takes an UNKNOWN
+         * holder's lease after its TTL takes it no earlier. Its {@code renewedAt} plus its TTL
+         * where records are rewritten to stay alive; where they are not, as long as what keeps
+         * them alive lives (etcd: the etcd lease it is attached to).
+         */
+        default Instant freshUntil(LeaseRecord record) throws IOException {
+            return record.freshUntil();
+        }
 
         /** When the record read goes away by itself unless someone keeps it (etcd); empty where it never does. */
         Optional<Instant> expiresAt() throws IOException;

@@ -102,6 +102,11 @@ final class Grants {
         return book.stamp(name);
     }
 
+    /** Whether a kept grant's record is rewritten every third of its TTL to stay alive (not where the book keeps it alive itself). */
+    boolean keptByRewriting() {
+        return book.keptByRewriting();
+    }
+
     /** A future that completes when lease {@code name}'s record may have changed, where the book can tell. */
     Optional<java.util.concurrent.CompletableFuture<Void>> changed(String name) {
         return book.changed(name);

@@ -86,12 +86,12 @@ final class HolderKeeper {
     }
 
     /**
-     * Renews {@code r}'s record once a third of its TTL has passed since it was: a newcomer elsewhere
-     * that takes an UNKNOWN holder's lease after its TTL judges by {@code renewedAt}, not by the etcd
-     * lease, so a grant kept alive is renewed too.
+     * Renews {@code r}'s record once a third of its TTL has passed since it was, where the book keeps
+     * grants by rewriting them; where it keeps them alive itself (etcd: the etcd lease's keep-alive),
+     * a newcomer judges by that, and the record is left as it is.
      */
     private void renewIfDue(LeaseRecord r) throws IOException {
-        if (grants.now().isAfter(r.renewedAt().plus(r.ttl().dividedBy(3)))) {
+        if (grants.keptByRewriting() && grants.now().isAfter(r.renewedAt().plus(r.ttl().dividedBy(3)))) {
             grants.keep(r.name(), r.fence(), r.holder());
         }
     }

@@ -434,14 +434,17 @@ public final class LeaseKeeper implements AutoCloseable {
         Instant now = now();
         Optional<Verdict> verdict = Optional.empty();
         Optional<TokenCarriers.Carried> scan = Optional.empty();
+        Optional<Instant> fresh = Optional.empty();
         while (true) {
             LeaseRules.Decision d = LeaseRules.decide(request, current, verdict, scan.map(TokenCarriers.Carried::scan),
-                    policy, now);
+                    fresh, policy, now);
             if (d instanceof LeaseRules.NeedVerdict) {
                 verdict = Optional.of(checker.explain(current.orElseThrow().holder()));
             } else if (d instanceof LeaseRules.NeedScan) {
                 guard.confirm(); // a scan is costly: never over a record that may be stale
                 scan = Optional.of(carriers.scan(name, current.orElseThrow()));
+            } else if (d instanceof LeaseRules.NeedFreshness) {
+                fresh = Optional.of(guard.freshUntil(current.orElseThrow()));
             } else {
                 if (d instanceof LeaseRules.Grant && request.kind() != LeaseRules.Kind.CLAIM) {
                     Optional<LeaseBook.Waiter> first = queue.ahead(guard, request.who(), current, now);

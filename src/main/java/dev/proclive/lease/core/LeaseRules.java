@@ -95,6 +95,10 @@ final class LeaseRules {
     record NeedScan() implements Decision {
     }
 
+    /** Ask again with until when the record is fresh, as its book tells it. */
+    record NeedFreshness() implements Decision {
+    }
+
     /**
      * Decides {@code request} over {@code current}.
      *
@@ -103,6 +107,18 @@ final class LeaseRules {
      */
     static Decision decide(Request request, Optional<LeaseRecord> current, Optional<Verdict> verdict,
                            Optional<EnvironmentScan> scan, LeasePolicy policy, Instant now) {
+        return decide(request, current, verdict, scan, current.map(LeaseRecord::freshUntil), policy, now);
+    }
+
+    /**
+     * Decides {@code request} over {@code current}, as above.
+     *
+     * @param fresh until when {@code current} is fresh, once {@link NeedFreshness} asked for it
+     *              (its book's word: a record kept alive without being rewritten is fresh while
+     *              what keeps it lives)
+     */
+    static Decision decide(Request request, Optional<LeaseRecord> current, Optional<Verdict> verdict,
+                           Optional<EnvironmentScan> scan, Optional<Instant> fresh, LeasePolicy policy, Instant now) {
         if (current.isEmpty() || !current.get().granted()) {
             return new Grant(Optional.empty());
         }
@@ -147,8 +163,11 @@ final class LeaseRules {
             if (!policy.takeUnknownAfterTtl()) {
                 return new Undecided(v, Optional.empty());
             }
-            if (now.isBefore(r.freshUntil())) {
-                return new Undecided(v, Optional.of(r.freshUntil()));
+            if (fresh.isEmpty()) {
+                return new NeedFreshness();
+            }
+            if (now.isBefore(fresh.get())) {
+                return new Undecided(v, fresh);
             }
         }
         if (request.kind() == Kind.CLAIM) {

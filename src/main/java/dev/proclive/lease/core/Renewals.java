@@ -21,7 +21,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * The grants a store keeps, all of them on two daemon threads made with the first, whatever their
  * number: on {@code proclive-lease-renew} one pass renews every grant whose renewal is due (each
- * every third of its TTL), and waits for the next one due; on {@code proclive-lease-look} (never
+ * every third of its TTL, where the book {@linkplain Grants#keptByRewriting keeps grants by
+ * rewriting them}; etcd keeps them alive itself), and waits for the next one due; on {@code proclive-lease-look} (never
  * behind a renewal that waits for an answer) one look every {@value #LOOK_MS} ms goes over every
  * kept grant, so that its loss is known within a second: the book asked whether its keep-alive
  * went unconfirmed, and a directory's record read when its {@linkplain Grants#stamp stamp} shows it
@@ -100,12 +101,15 @@ final class Renewals {
         }
         long period = TimeUnit.MILLISECONDS.toNanos(Math.max(10, granted.ttl().toMillis() / 3));
         Kept k = new Kept(new Grant(granted.name(), granted.fence(), granted.holder()), period);
+        k.renewing = grants.keptByRewriting(); // else its book keeps it alive: nothing to write
         Kept before = kept.put(granted.name(), k);
         if (before != null) {
             before.cancel();
         }
         losses.values().removeIf(ref -> ref.get() == null); // of leases nobody holds any more
-        renewBy(k.due);
+        if (k.renewing) {
+            renewBy(k.due);
+        }
         startLooking();
         if (grants.expires()) {
             watch(k);

@@ -37,12 +37,16 @@ import java.util.concurrent.ConcurrentHashMap;
  * came first it reads and decides again. Reads are linearizable, so a member cut off from its
  * majority answers nothing, and nothing is granted.
  *
- * <p>Every grant this JVM writes goes onto this JVM's own etcd lease of its TTL (one per TTL, shared)
- * and is kept alive by one thread ({@link EtcdKeepAlive}, every third of the TTL) until it is ended
- * (the engine ends a grant whose holder dies, so nobody waits out the TTL), or the keep-alive, or the
- * record's renewal, is not confirmed for longer than the TTL less a quarter: then it is
- * {@linkplain #lost lost}, before etcd can have let the lease expire, and before a newcomer that
- * takes an UNKNOWN holder's lease after its TTL can take it. When this JVM exits, nobody keeps its grants alive and they expire.
+ * <p>Every grant this JVM writes goes onto this JVM's own etcd lease of its TTL (one per TTL, shared:
+ * the store's session, as etcd's {@code concurrency.Session}) and is kept alive by one thread
+ * ({@link EtcdKeepAlive}, every third of the TTL) until it is ended (the engine ends a grant whose
+ * holder dies, so nobody waits out the TTL), or the keep-alive is not confirmed for longer than the
+ * TTL less a quarter: then it is {@linkplain #lost lost}, before etcd can have let the lease
+ * expire. A record is not rewritten to stay alive: it lives as long as its etcd lease, and a
+ * newcomer that takes an UNKNOWN holder's lease after its TTL waits for that etcd lease to expire
+ * ({@link LeaseBook.Guard#freshUntil}). When this JVM exits, nobody keeps its grants alive and they
+ * expire. One watch stream over the prefix ({@link PrefixWatch}) tells every kept grant and every
+ * waiter of this book that a record changed.
  */
 public final class EtcdBook implements ExpiringBook {
 
@@ -54,12 +58,16 @@ public final class EtcdBook implements ExpiringBook {
     private final String prefix;
     private final Clock clock;
     private final EtcdKeepAlive keepAlive;
+    private final PrefixWatch watch;
     /** The TTL of the etcd lease this JVM's waiters' tickets live on. */
     private static final java.time.Duration TICKET_TTL = java.time.Duration.ofSeconds(10);
     /** The etcd lease this JVM's waiters' tickets live on (0: none yet), and when it was last confirmed alive. */
     private long ticketLease;
     private long ticketLeaseConfirmed;
-    /** The latest snapshot known of each lease this JVM wrote or read, at most {@code 1024} of them. */
+    /**
+     * The latest snapshot known of each lease this JVM wrote or read, at most {@code 4096} of them
+     * (a kept grant's watch starts from its snapshot's revision: one forgotten is read again).
+     */
     private final Map<String, Snapshot> known = new ConcurrentHashMap<>();
 
     /** The records under {@code prefix} in {@code etcd}, timed by {@code clock}. */
@@ -68,6 +76,7 @@ public final class EtcdBook implements ExpiringBook {
         this.prefix = prefix;
         this.clock = clock;
         this.keepAlive = new EtcdKeepAlive(etcd, "proclive-etcd-keepalive " + prefix, clock);
+        this.watch = new PrefixWatch(etcd, prefix);
     }
 
     /**
@@ -171,7 +180,7 @@ public final class EtcdBook implements ExpiringBook {
      * a writer that started from an older snapshot would judge from what has changed since.
      */
     private Snapshot remember(String name, Snapshot s) {
-        if (known.size() > 1024) {
+        if (known.size() > 4096) {
             known.clear();
         }
         known.merge(name, s, (before, now) -> now.revision() >= before.revision() ? now : before);
@@ -233,8 +242,14 @@ public final class EtcdBook implements ExpiringBook {
 
     @Override
     public Optional<CompletableFuture<Void>> changed(String name) {
-        Snapshot last = known.get(name); // a watch from the revision of the latest read or write here
-        return Optional.of(etcd.changed(recordKey(name), last == null ? 0 : last.revision()));
+        Snapshot last = known.get(name); // news after the revision of the latest read or write here
+        return Optional.of(watch.changed(recordKey(name), last == null ? 0 : last.revision()));
+    }
+
+    /** A kept grant is not rewritten to stay alive: the keep-alive of the etcd lease it is on is its renewal. */
+    @Override
+    public boolean keptByRewriting() {
+        return false;
     }
 
     @Override
@@ -291,6 +306,7 @@ public final class EtcdBook implements ExpiringBook {
     @Override
     public void close() {
         keepAlive.stop();
+        watch.close();
         etcd.close();
     }
 
@@ -469,16 +485,16 @@ public final class EtcdBook implements ExpiringBook {
 
         /**
          * A grant whose etcd lease may have expired while its write was answered (an answer slower
-         * than the lease's TTL less a quarter) may have been deleted with it; one whose record was
-         * confirmed ({@code renewedAt}) longer ago than that may be taken by a newcomer that takes an
-         * UNKNOWN holder's lease after its TTL a moment later: either is lost, said now, before anyone
-         * acts on it — no grant, and a renewal lost. {@code inUse}: whether a holder may already write
+         * than the lease's TTL less a quarter) may have been deleted with it, and one whose answer
+         * came later than that after the write was stamped ({@code renewedAt}) is not trusted to be
+         * alive either: either is lost, said now, before anyone acts on it — no grant, and a
+         * renewal lost. {@code inUse}: whether a holder may already write
          * under the fence (a renewal, a claim), whose etcd lease then stays in use until it is ended
          * here; a new grant nobody was told of frees its lease at once.
          */
         private void answeredInTime(LeaseRecord r, long lease, boolean inUse) throws LeaseLostException {
             boolean leaseAlive = keepAlive.alive(lease);
-            if (!keepAlive.lost(r.name(), r.fence())) { // marks it lost when it is: isValid() is false from then on
+            if (!keepAlive.lost(r.name(), r.fence()) && !keepAlive.answeredLate(r)) { // marks it lost when it is: isValid() is false from then on
                 return;
             }
             if (!inUse) {
@@ -551,6 +567,21 @@ public final class EtcdBook implements ExpiringBook {
             }
             wrote = true;
             return o;
+        }
+
+        /**
+         * A record on an etcd lease is fresh while that etcd lease lives (its holder's session, kept
+         * alive without rewriting the record): until it expires as etcd says now, a second on for
+         * etcd's whole seconds; one on none is fresh as its {@code renewedAt} says.
+         */
+        @Override
+        public Instant freshUntil(LeaseRecord r) throws IOException {
+            long lease = read.etcdLease();
+            if (lease == 0) {
+                return r.freshUntil();
+            }
+            long left = etcd.timeToLive(lease);
+            return left < 0 ? clock.instant() : clock.instant().plusSeconds(left + 1);
         }
 
         @Override

@@ -12,10 +12,12 @@ import java.util.concurrent.TimeUnit;
 /**
  * One thread for every grant this JVM keeps alive, and the etcd leases they are attached to:
  * this JVM's own, one per TTL, shared by the grants it writes (a grant costs no call of its
- * own to etcd's lessor), and others' for grants it keeps for them ({@code lease keep}). A grant
- * is lost when anyone else may be granted soon: its etcd lease not confirmed alive for its TTL
- * less a quarter (said before etcd can have let the lease expire), or its record not renewed for
- * as long (said before a newcomer that takes an UNKNOWN holder's lease after its TTL can take it). It renews and nothing else: a grant whose
+ * own to etcd's lessor), and others' for grants it keeps for them ({@code lease keep}). A record
+ * is never rewritten to stay alive: its etcd lease's keep-alive is its renewal, and a newcomer
+ * that takes an UNKNOWN holder's lease waits for that etcd lease to expire. A grant is lost when
+ * anyone else may be granted soon: its etcd lease not confirmed alive for its TTL less a quarter
+ * (said before etcd can have let the lease expire), or the answer to its write come later than
+ * that after it was stamped ({@link #answeredLate}). It renews and nothing else: a grant whose
  * holder dies is ended by the engine, through the exit watch, and then no longer kept; an own
  * etcd lease no grant uses any more is revoked. A grant found lost still uses its etcd lease until
  * it is ended here (its command stopped, its lease released): whatever may still write under its
@@ -26,7 +28,7 @@ final class EtcdKeepAlive implements Runnable {
 
     private final Etcd etcd;
     private final String threadName;
-    /** The store's clock, which stamps a record's {@code renewedAt}: what a newcomer elsewhere measures its age by. */
+    /** The store's clock, which stamps a record's {@code renewedAt}: what a write's answer is measured against. */
     private final java.time.Clock clock;
 
     private final Map<String, Kept> kept = new ConcurrentHashMap<>();
@@ -193,7 +195,7 @@ final class EtcdKeepAlive implements Runnable {
             return false;
         }
         Tracked t = leases.get(k.lease());
-        if (t == null || t.overdue(System.nanoTime()) || unconfirmed(k.record())) {
+        if (t == null || t.overdue(System.nanoTime())) {
             markLost(k);
             return true;
         }
@@ -201,14 +203,22 @@ final class EtcdKeepAlive implements Runnable {
     }
 
     /**
-     * Whether the record's last confirmed write ({@code renewedAt}, as this store's clock stamped it)
-     * is older than its TTL less a quarter: a newcomer that takes an UNKNOWN holder's lease once it
-     * was not renewed for its TTL may then be granted soon, whatever the etcd lease's keep-alive
-     * says, so the holder is told it lost first.
+     * Whether the answer to the write of {@code r}, kept here, came later than its TTL less a
+     * quarter after the write was stamped ({@code renewedAt}, by this store's clock): then it is
+     * no grant (lost from now on, as {@link #lost} says), whatever its etcd lease's keep-alive says.
      */
-    private boolean unconfirmed(LeaseRecord r) {
+    boolean answeredLate(LeaseRecord r) {
         long ttl = r.ttl().toMillis();
-        return clock.instant().isAfter(r.renewedAt().plusMillis(ttl - ttl / 4));
+        if (!clock.instant().isAfter(r.renewedAt().plusMillis(ttl - ttl / 4))) {
+            return false;
+        }
+        Kept k = kept.get(r.name());
+        if (k != null && k.record().fence() == r.fence()) {
+            markLost(k);
+        } else {
+            lostFences.put(r.name(), r.fence());
+        }
+        return true;
     }
 
     private void markLost(Kept k) {

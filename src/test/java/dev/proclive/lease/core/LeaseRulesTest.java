@@ -59,6 +59,26 @@ class LeaseRulesTest {
         return new EnvironmentScan(List.of(carriers), true, "");
     }
 
+    /**
+     * Where a book tells a record's freshness apart from it (a record kept alive without being
+     * rewritten), an UNKNOWN holder's lease is taken by that, not by {@code renewedAt}: the rules
+     * ask for it, wait while it lasts, and take once it is past, however old {@code renewedAt} is.
+     */
+    @Test
+    void aFreshnessToldByTheBookDecidesWhenAnUnknownHoldersLeaseIsTaken() {
+        LeaseRules.Request newcomer = LeaseRules.Request.acquire(NEWCOMER);
+        Optional<LeaseRecord> old = Optional.of(record(LeaseRecord.State.HELD, NOW.minus(Duration.ofHours(1))));
+        assertThat(LeaseRules.decide(newcomer, old, Optional.of(UNKNOWN), Optional.empty(), Optional.empty(), AFTER_TTL, NOW))
+                .isInstanceOf(LeaseRules.NeedFreshness.class);
+        Instant sessionEnds = NOW.plusSeconds(12);
+        assertThat(LeaseRules.decide(newcomer, old, Optional.of(UNKNOWN), Optional.empty(), Optional.of(sessionEnds), AFTER_TTL, NOW))
+                .isEqualTo(new LeaseRules.Undecided(UNKNOWN, Optional.of(sessionEnds)));
+        assertThat(LeaseRules.decide(newcomer, old, Optional.of(UNKNOWN), Optional.empty(), Optional.of(NOW), AFTER_TTL, NOW))
+                .isInstanceOf(LeaseRules.Grant.class);
+        assertThat(LeaseRules.decide(newcomer, old, Optional.of(UNKNOWN), Optional.empty(), Optional.empty(), NEVER, NOW))
+                .as("not asked where UNKNOWN is never taken").isEqualTo(new LeaseRules.Undecided(UNKNOWN, Optional.empty()));
+    }
+
     @Test
     void aFreeOrReleasedLeaseIsGrantedToAnyone() {
         for (LeaseRules.Request r : List.of(LeaseRules.Request.acquire(NEWCOMER), LeaseRules.Request.reserve(NEWCOMER),

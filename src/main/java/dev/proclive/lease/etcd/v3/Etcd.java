@@ -9,7 +9,7 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * The etcd v3 calls a lease store makes: reads and compare-and-write transactions on keys, etcd
- * leases (a TTL that keys are attached to), and a watch on one key. Small enough to fake in a
+ * leases (a TTL that keys are attached to), and watches on one key or a prefix. Small enough to fake in a
  * test and to put another client behind. Every read is linearizable: a member that cannot reach a
  * majority answers nothing, and that is an {@link IOException}, never an old value.
  */
@@ -121,6 +121,30 @@ public interface Etcd extends AutoCloseable {
      * watch breaks, which a waiter takes as a reason to look again.
      */
     CompletableFuture<Void> changed(String key, long afterRevision);
+
+    /** A key written or deleted at {@code revision}, as a prefix watch saw it. */
+    record Change(String key, long revision) {
+        public Change {
+            Objects.requireNonNull(key, "key");
+        }
+    }
+
+    /** What a prefix watch hands on, answer by answer. */
+    interface Changes {
+        /**
+         * One answer: the changes it carries, in order (none: etcd says how far it has seen), and
+         * the revision etcd was at when it answered.
+         */
+        void seen(long revision, List<Change> changes);
+    }
+
+    /**
+     * Watches every key that starts with {@code prefix} from after {@code afterRevision} on one
+     * stream, handing each answer to {@code changes} in order. The future completes normally when
+     * etcd ends the watch so that anything may have changed unseen (compacted past
+     * {@code afterRevision}, canceled), exceptionally when the watch breaks; cancel it to stop.
+     */
+    CompletableFuture<Void> watchPrefix(String prefix, long afterRevision, Changes changes);
 
     /** Where this client connects, for messages and a child's environment; never a password. */
     String endpoints();

@@ -382,63 +382,104 @@ public final class EtcdGateway implements Etcd {
     }
 
     private void watch(String key, long afterRevision, CompletableFuture<Void> changed) {
+        ObjectNode create = json.createObjectNode().put("key", b64(key)).put("start_revision", Long.toString(afterRevision + 1));
+        stream(create, "the watch of " + key, changed, result -> {
+            if (result.path("events").size() > 0 || result.path("canceled").asBoolean(false)
+                    || result.has("compact_revision")) {
+                changed.complete(null);
+            } else {
+                brokenWatches.set(0); // a watch that answers as one: the next break waits briefly again
+            }
+        });
+    }
+
+    /**
+     * One watch stream over every key under {@code prefix} ({@code range_end}: the prefix's end):
+     * each answer's changes handed on in order, the header's revision with them; a compacted or
+     * canceled watch ends normally (anything may have changed), a broken one exceptionally.
+     */
+    @Override
+    public CompletableFuture<Void> watchPrefix(String prefix, long afterRevision, Changes changes) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        ObjectNode create = json.createObjectNode().put("key", b64(prefix))
+                .put("range_end", Base64.getEncoder().encodeToString(rangeEnd(prefix.getBytes(StandardCharsets.UTF_8))))
+                .put("start_revision", Long.toString(afterRevision + 1));
+        stream(create, "the watch of prefix " + prefix, done, result -> {
+            if (result.path("canceled").asBoolean(false) || result.path("compact_revision").asLong(0) > 0) {
+                done.complete(null);
+                return;
+            }
+            List<Change> seen = new ArrayList<>();
+            for (JsonNode event : result.path("events")) {
+                JsonNode kv = event.path("kv");
+                seen.add(new Change(new String(Base64.getDecoder().decode(kv.path("key").asText("")), StandardCharsets.UTF_8),
+                        kv.path("mod_revision").asLong(0)));
+            }
+            changes.seen(result.path("header").path("revision").asLong(0), seen);
+        });
+        return done;
+    }
+
+    /**
+     * Opens a watch stream made by {@code create} ({@code what} names it in messages), hands each
+     * answer's {@code result} to {@code onResult} until {@code done} completes (which closes it),
+     * and completes {@code done} exceptionally when the stream breaks or answers what no watch
+     * says, or a member of another cluster than the pinned one answers.
+     */
+    private void stream(ObjectNode create, String what, CompletableFuture<Void> done,
+                        java.util.function.Consumer<JsonNode> onResult) {
         ObjectNode body = json.createObjectNode();
-        body.putObject("create_request").put("key", b64(key)).put("start_revision", Long.toString(afterRevision + 1));
+        body.set("create_request", create);
         HttpRequest request;
         try {
             request = request(endpoints.get(current), "/v3/watch", body).timeout(Duration.ofDays(1)).build();
         } catch (IOException e) {
-            changed.completeExceptionally(e);
+            done.completeExceptionally(e);
             return;
         }
         http.sendAsync(request, HttpResponse.BodyHandlers.fromLineSubscriber(new Flow.Subscriber<String>() {
-            private Flow.Subscription subscription;
-
             @Override
             public void onSubscribe(Flow.Subscription s) {
-                subscription = s;
-                changed.whenComplete((v, e) -> s.cancel()); // done or cancelled: the stream is closed
+                done.whenComplete((v, e) -> s.cancel()); // done or cancelled: the stream is closed
                 s.request(Long.MAX_VALUE);
             }
 
             @Override
             public void onNext(String line) {
+                if (done.isDone()) {
+                    return;
+                }
                 try {
                     JsonNode answer = json.readTree(line);
                     if (answer == null || !answer.isObject() || !answer.has("result")) {
-                        throw new IOException("the watch of " + key + " answered what no watch says: "
+                        throw new IOException(what + " answered what no watch says: "
                                 + line.substring(0, Math.min(line.length(), 80)));
                     }
                     JsonNode result = answer.path("result");
                     String id = result.path("header").path("cluster_id").asText("");
                     String pinned = cluster;
                     if (!id.isEmpty() && pinned != null && !pinned.equals(id)) {
-                        throw new IOException("the watch of " + key + " was answered by a member of etcd cluster " + id
+                        throw new IOException(what + " was answered by a member of etcd cluster " + id
                                 + ", not of cluster " + pinned + ", which this store reached first");
                     }
-                    if (result.path("events").size() > 0 || result.path("canceled").asBoolean(false)
-                            || result.has("compact_revision")) {
-                        changed.complete(null);
-                    } else {
-                        brokenWatches.set(0); // a watch that answers as one: the next break waits briefly again
-                    }
-                } catch (IOException e) {
-                    changed.completeExceptionally(e);
+                    onResult.accept(result);
+                } catch (IOException | RuntimeException e) {
+                    done.completeExceptionally(e);
                 }
             }
 
             @Override
             public void onError(Throwable t) {
-                changed.completeExceptionally(t);
+                done.completeExceptionally(t);
             }
 
             @Override
             public void onComplete() {
-                changed.completeExceptionally(new IOException("the watch of " + key + " ended"));
+                done.completeExceptionally(new IOException(what + " ended"));
             }
         })).whenComplete((response, e) -> {
             if (e != null) {
-                changed.completeExceptionally(e);
+                done.completeExceptionally(e);
             }
         });
     }

@@ -370,6 +370,49 @@ class EtcdGatewayTest {
         assertThat(sent.path("start_revision").asText()).isEqualTo("42");
     }
 
+    /**
+     * A prefix watch is one stream over the prefix's range ({@code range_end}: the prefix's end),
+     * from after the revision given: every change of every answer handed on in order with the
+     * revision of its key, an answer without events (progress) handed on empty, and a watch etcd
+     * cancels as compacted ends normally (anything may have changed unseen).
+     */
+    @Test
+    void aPrefixWatchIsOneStreamOverTheRangeHandingOnEveryChangeAndEndsWhenCompacted() throws Exception {
+        HttpServer s = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        servers.add(s);
+        s.createContext("/v3/watch", x -> {
+            got.add(new String[] {"/v3/watch", null, new String(x.getRequestBody().readAllBytes(), StandardCharsets.UTF_8)});
+            x.sendResponseHeaders(200, 0);
+            OutputStream out = x.getResponseBody();
+            for (String line : List.of("{\"result\":{\"header\":{\"revision\":\"41\"},\"created\":true}}",
+                    "{\"result\":{\"header\":{\"revision\":\"44\"},\"events\":[{\"kv\":{\"key\":\"" + b64("p/a")
+                            + "\",\"mod_revision\":\"43\"}},{\"type\":\"DELETE\",\"kv\":{\"key\":\"" + b64("p/b")
+                            + "\",\"mod_revision\":\"44\"}}]}}",
+                    "{\"result\":{\"header\":{\"revision\":\"50\"}}}",
+                    "{\"result\":{\"header\":{\"revision\":\"50\"},\"canceled\":true,\"compact_revision\":\"45\"}}")) {
+                out.write((line + "\n").getBytes(StandardCharsets.UTF_8));
+                out.flush();
+            }
+            try {
+                Thread.sleep(10_000); // the stream stays open: only the client ends it
+            } catch (InterruptedException ignored) {
+                // the test ends
+            }
+        });
+        s.start();
+        EtcdGateway etcd = open(URI.create("http://127.0.0.1:" + s.getAddress().getPort()));
+        List<String> seen = new CopyOnWriteArrayList<>();
+        java.util.concurrent.CompletableFuture<Void> watch = etcd.watchPrefix("p/", 41, (revision, changes) -> {
+            seen.add(revision + ":" + changes.stream().map(c -> c.key() + "@" + c.revision()).toList());
+        });
+        watch.get(10, TimeUnit.SECONDS); // normally: compacted
+        assertThat(seen).containsExactly("41:[]", "44:[p/a@43, p/b@44]", "50:[]");
+        JsonNode sent = JSON.readTree(got.get(0)[2]).path("create_request");
+        assertThat(sent.path("key").asText()).isEqualTo(b64("p/"));
+        assertThat(sent.path("range_end").asText()).isEqualTo(b64("p0"));
+        assertThat(sent.path("start_revision").asText()).isEqualTo("42");
+    }
+
     @Test
     void endpointsThatAreNotHostAndPortAreRefusedWithoutTheirPassword() {
         for (String bad : List.of("ftp://h:1", "http://h", "http://h:1/v3", "http://h:1?x=1", "h:1")) {

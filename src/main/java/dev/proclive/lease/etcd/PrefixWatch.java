@@ -1,0 +1,184 @@
+package dev.proclive.lease.etcd;
+
+import dev.proclive.lease.etcd.v3.Etcd;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One etcd watch stream over a book's prefix, for every caller that waits for a key under it to
+ * change: opened when the first caller needs it (from after the revision that caller last read),
+ * and kept open until the book is closed; each change it sees completes the futures waiting for
+ * that key. A caller that read a key at an older revision than the stream can vouch for (it
+ * started later, or forgot a change it saw) is told at once, to read again. When the stream
+ * breaks, every waiting caller is told so (exceptionally), after a pause that grows with each
+ * break in a row (25 ms, doubling to about a second and a half, with jitter): it looks again and
+ * asks anew, and the stream is opened again by the first who does. When etcd ends the watch as
+ * one that may have missed changes (compacted), every waiting caller is told its key changed.
+ */
+final class PrefixWatch {
+
+    /** How many keys' last changes are remembered before they are forgotten, all at once. */
+    private static final int REMEMBERED = 4096;
+
+    private final Etcd etcd;
+    private final String prefix;
+    /** The callers waiting, by key, each with the revision after which a change of its key is news. */
+    private final Map<String, List<Waiting>> waiting = new HashMap<>();
+    /** The revision of the latest change the stream saw of each key, since {@link #coveredFrom}. */
+    private final Map<String, Long> lastChange = new HashMap<>();
+    /** Every change at this revision or later is in {@link #lastChange} (the stream saw it, or will). */
+    private long coveredFrom;
+    /** The stream, or null while there is none; {@link #generation} names the one opened last. */
+    private CompletableFuture<Void> stream;
+    private long generation;
+    /** Streams that broke in a row, without an answer between. */
+    private int broken;
+    private boolean closed;
+
+    private record Waiting(CompletableFuture<Void> future, long after) {
+    }
+
+    PrefixWatch(Etcd etcd, String prefix) {
+        this.etcd = etcd;
+        this.prefix = prefix;
+    }
+
+    /**
+     * Completes when {@code key} is written or deleted at a revision after {@code afterRevision}
+     * (at once when that cannot be ruled out: {@code afterRevision} 0, or older than the stream
+     * vouches for); exceptionally when the watch breaks. Cancel it to stop waiting.
+     */
+    CompletableFuture<Void> changed(String key, long afterRevision) {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        Waiting w = new Waiting(f, afterRevision);
+        boolean now;
+        synchronized (this) {
+            if (closed) {
+                f.completeExceptionally(new IOException("the store is closed: nothing is watched"));
+                return f;
+            }
+            // a stream opened now starts after this caller's revision: it sees every change news to it
+            now = afterRevision <= 0 || stream != null
+                    && (afterRevision + 1 < coveredFrom || lastChange.getOrDefault(key, 0L) > afterRevision);
+            if (!now) {
+                waiting.computeIfAbsent(key, k -> new ArrayList<>()).add(w);
+                if (stream == null) {
+                    open(afterRevision); // one that fails at once tells this caller too
+                }
+            }
+        }
+        if (now) {
+            f.complete(null);
+            return f;
+        }
+        f.whenComplete((v, e) -> {
+            if (e instanceof java.util.concurrent.CancellationException) {
+                forget(key, w);
+            }
+        });
+        return f;
+    }
+
+    private synchronized void forget(String key, Waiting w) {
+        List<Waiting> ws = waiting.get(key);
+        if (ws != null && ws.remove(w) && ws.isEmpty()) {
+            waiting.remove(key);
+        }
+    }
+
+    /** Opens the stream from after {@code afterRevision}; called with the lock held. */
+    private void open(long afterRevision) {
+        long mine = ++generation;
+        coveredFrom = afterRevision + 1;
+        lastChange.clear();
+        CompletableFuture<Void> s = etcd.watchPrefix(prefix, afterRevision, (revision, changes) -> seen(mine, changes));
+        stream = s;
+        s.whenComplete((v, e) -> ended(mine, e));
+    }
+
+    /** Changes the stream of generation {@code mine} saw: the callers waiting for them are told. */
+    private void seen(long mine, List<Etcd.Change> changes) {
+        List<CompletableFuture<Void>> tell = new ArrayList<>();
+        synchronized (this) {
+            if (mine != generation || stream == null) {
+                return;
+            }
+            broken = 0; // a stream that answers as one: the next break waits briefly again
+            for (Etcd.Change c : changes) {
+                if (lastChange.size() >= REMEMBERED && !lastChange.containsKey(c.key())) {
+                    lastChange.clear(); // forgotten: a caller who read before this change is told at once
+                    coveredFrom = c.revision();
+                }
+                lastChange.merge(c.key(), c.revision(), Math::max);
+                List<Waiting> ws = waiting.get(c.key());
+                if (ws == null) {
+                    continue;
+                }
+                ws.removeIf(w -> {
+                    if (c.revision() > w.after()) {
+                        tell.add(w.future());
+                        return true;
+                    }
+                    return false;
+                });
+                if (ws.isEmpty()) {
+                    waiting.remove(c.key());
+                }
+            }
+        }
+        tell.forEach(f -> f.complete(null));
+    }
+
+    /**
+     * The stream of generation {@code mine} ended, {@code e} why (null: etcd ended it as one that
+     * may have missed changes): every caller waiting is told, a break after a pause.
+     */
+    private void ended(long mine, Throwable e) {
+        List<Waiting> tell = new ArrayList<>();
+        long pause;
+        synchronized (this) {
+            if (mine != generation || stream == null) {
+                return;
+            }
+            stream = null;
+            waiting.values().forEach(tell::addAll);
+            waiting.clear();
+            if (e instanceof java.util.concurrent.CancellationException) {
+                return; // closed here
+            }
+            pause = e == null ? 0 : (25L << Math.min(6, broken++)) * (80 + ThreadLocalRandom.current().nextInt(41)) / 100;
+        }
+        // never on the caller's thread: it may hold what a waiter's callback needs
+        CompletableFuture.delayedExecutor(pause, TimeUnit.MILLISECONDS).execute(() -> tell.forEach(w -> {
+            if (e == null) {
+                w.future().complete(null);
+            } else {
+                w.future().completeExceptionally(e);
+            }
+        }));
+    }
+
+    /** Closes the stream; the callers still waiting are told (exceptionally) that nothing is watched any more. */
+    void close() {
+        List<Waiting> tell = new ArrayList<>();
+        CompletableFuture<Void> s;
+        synchronized (this) {
+            closed = true;
+            s = stream;
+            stream = null;
+            waiting.values().forEach(tell::addAll);
+            waiting.clear();
+        }
+        if (s != null) {
+            s.cancel(false);
+        }
+        IOException why = new IOException("the store is closed: nothing is watched");
+        tell.forEach(w -> w.future().completeExceptionally(why));
+    }
+}
