@@ -85,11 +85,46 @@ class ManyKeptGrantsTest {
         }
     }
 
+    @Test
+    void recordsThisStoreWroteAreNotReadBackByItsLooks() throws Exception {
+        Identity self = ProcLive.current().orElseThrow();
+        Counting book = new Counting(LeaseFiles.open(tmp.resolve("leases"), self, id -> false, false, Platform.fileLocker()));
+        // renewed every 2 s
+        LeasePolicy policy = LeasePolicy.builder().ttl(Duration.ofSeconds(6)).build();
+        int many = 50;
+        try (LeaseKeeper keeper = new LeaseKeeper(book, policy, self, LivenessChecker.system(), Clock.systemUTC(), Pause.REAL,
+                Descendants.NONE)) {
+            List<Lease> leases = new ArrayList<>();
+            for (int i = 0; i < many; i++) {
+                leases.add(((Acquisition.Granted) keeper.acquire("lease-" + i, self)).lease());
+            }
+            int readsBefore = book.reads.get();
+            int writesBefore = book.writes.get();
+            int stampsBefore = book.stamps.get();
+            Eventually.until("every grant renewed twice, and looked at after", Duration.ofSeconds(30),
+                    () -> book.writes.get() - writesBefore >= 2 * many && book.stamps.get() - stampsBefore >= 12 * many);
+            assertThat(book.reads.get() - readsBefore)
+                    .as("records read while this store granted them and renewed them %d times", book.writes.get() - writesBefore)
+                    .isLessThan(many / 4);
+            for (Lease lease : leases) {
+                assertThat(lease.lost()).as(lease.name()).isNotDone();
+            }
+
+            // another writer's change is still read, and told
+            try (LeaseStore operator = LeaseStore.open(tmp.resolve("leases"))) {
+                assertThat(operator.breakLease("lease-7")).isPresent();
+            }
+            assertThat(leases.get(7).lost().get(Eventually.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS)
+                    .why()).isEqualTo(LeaseLost.Why.BROKEN);
+        }
+    }
+
     /** A directory's book that counts what its store reads of it, and how often it asks what changed. */
     static final class Counting implements LeaseBook {
         final LeaseBook real;
         final AtomicInteger reads = new AtomicInteger();
         final AtomicInteger stamps = new AtomicInteger();
+        final AtomicInteger writes = new AtomicInteger();
 
         Counting(LeaseBook real) {
             this.real = real;
@@ -108,7 +143,13 @@ class ManyKeptGrantsTest {
         }
 
         @Override
+        public Optional<Object> writtenStamp(String name, long fence) {
+            return real.writtenStamp(name, fence);
+        }
+
+        @Override
         public <T> T locked(String name, Locked<T> work) throws IOException {
+            writes.incrementAndGet();
             return real.locked(name, work);
         }
 

@@ -24,9 +24,10 @@ import java.util.concurrent.TimeUnit;
  * behind a renewal that waits for an answer) one look every {@value #LOOK_MS} ms goes over every
  * kept grant, so that its loss is known within a second: the book asked whether its keep-alive
  * went unconfirmed, and a directory's record read when its {@linkplain Grants#stamp stamp} shows it
- * replaced since it was last read and found the grant's (an etcd record is read when its watch says
- * it changed). This store's own renewal replaces the record too, so each kept record is read again
- * after each of its renewals: a change by another writer is never taken for one of this store's.
+ * replaced since it was last read and found the grant's, or since this store wrote it (an etcd
+ * record is read when its watch says it changed). The stamp of a record this store wrote is taken
+ * by the book while it was the one writer, so a change by another writer, after it, is never taken
+ * for one of this store's.
  * A grant is kept until it is released or handed off here, found lost, replaced by another grant
  * of the same name here, or the store is closed; the renewal of one whose holder ended stops at
  * once, and its loss ({@link LeaseLost.Why#HOLDER_DIED}) is still told. A renewal that fails for a
@@ -99,6 +100,7 @@ final class Renewals {
         }
         long period = TimeUnit.MILLISECONDS.toNanos(Math.max(10, granted.ttl().toMillis() / 3));
         Kept k = new Kept(new Grant(granted.name(), granted.fence(), granted.holder()), period);
+        k.seen = grants.writtenStamp(granted.name(), granted.fence()).orElse(null); // written here: not read again
         Kept before = kept.put(granted.name(), k);
         if (before != null) {
             before.cancel();
@@ -329,6 +331,8 @@ final class Renewals {
         Grant g = k.grant;
         try {
             grants.renew(g.name(), g.fence(), Optional.of(g.holder()));
+            // the record this renewal wrote, stamped while it was the one writer: not read again
+            grants.writtenStamp(g.name(), g.fence()).ifPresent(written -> k.seen = written);
         } catch (LeaseLostException e) {
             found(g.name(), g.fence(), g.holder(), e.lost());
         } catch (IOException | RuntimeException e) {

@@ -110,8 +110,11 @@ public final class LeaseFiles implements LeaseBook {
      */
     private final ConcurrentHashMap<String, Confirmed> confirmed = new ConcurrentHashMap<>();
 
-    /** A grant's write that went through, at {@code nanos} on the monotonic clock. */
-    private record Confirmed(long fence, long nanos, long ttlNanos) {
+    /**
+     * A grant's write that went through, at {@code nanos} on the monotonic clock, and the
+     * {@link #stamp} of the record it put in place (null where there is none).
+     */
+    private record Confirmed(long fence, long nanos, long ttlNanos, Object stamp) {
     }
     /**
      * Whether each replace also forces the directory. Not needed where holders record a boot id: a
@@ -242,6 +245,12 @@ public final class LeaseFiles implements LeaseBook {
         return c != null && c.fence() == fence && System.nanoTime() - c.nanos() > c.ttlNanos() / 4 * 3;
     }
 
+
+    @Override
+    public Optional<Object> writtenStamp(String name, long fence) {
+        Confirmed c = confirmed.get(name);
+        return c != null && c.fence() == fence ? Optional.ofNullable(c.stamp()) : Optional.empty();
+    }
 
     @Override
     public void close() {
@@ -650,7 +659,13 @@ public final class LeaseFiles implements LeaseBook {
             forceDirectory();
         }
         if (record.granted()) {
-            confirmed.put(name, new Confirmed(record.fence(), System.nanoTime(), record.ttl().toNanos()));
+            Object written;
+            try {
+                written = stamp(name).orElse(null); // under the lock: the record just moved into place
+            } catch (IOException e) {
+                written = null; // a look reads it
+            }
+            confirmed.put(name, new Confirmed(record.fence(), System.nanoTime(), record.ttl().toNanos(), written));
         } else {
             confirmed.remove(name);
         }
