@@ -119,6 +119,34 @@ class ManyKeptGrantsTest {
         }
     }
 
+    @Test
+    void renewalsComingDueCloseTogetherAreWrittenInOnePass() throws Exception {
+        Identity self = ProcLive.current().orElseThrow();
+        LeaseBook book = LeaseFiles.open(tmp.resolve("leases"), self, id -> false, false, Platform.fileLocker());
+        // renewed every 5 s; a renewal due within a second of a pass is taken into it
+        LeasePolicy policy = LeasePolicy.builder().ttl(Duration.ofSeconds(15)).build();
+        try (LeaseKeeper keeper = new LeaseKeeper(book, policy, self, LivenessChecker.system(), Clock.systemUTC(), Pause.REAL,
+                Descendants.NONE)) {
+            for (int i = 0; i < 20; i++) {
+                keeper.acquire("warm-" + i, self); // what a first grant loads, loaded
+            }
+            Lease first = ((Acquisition.Granted) keeper.acquire("first", self)).lease();
+            long firstAt = System.nanoTime();
+            Eventually.until("400 ms apart", Duration.ofSeconds(5), () -> System.nanoTime() - firstAt >= 400_000_000L);
+            Lease second = ((Acquisition.Granted) keeper.acquire("second", self)).lease();
+            long apart = Duration.between(first.record().renewedAt(), second.record().renewedAt()).toMillis();
+            org.junit.jupiter.api.Assumptions.assumeTrue(apart <= 850,
+                    "the machine took " + apart + " ms between two grants: near the second a pass takes in");
+            Eventually.until("both renewed", Duration.ofSeconds(20),
+                    () -> book.read("first").orElseThrow().renewedAt().isAfter(first.record().renewedAt())
+                            && book.read("second").orElseThrow().renewedAt().isAfter(second.record().renewedAt()));
+            long between = Math.abs(Duration.between(book.read("first").orElseThrow().renewedAt(),
+                    book.read("second").orElseThrow().renewedAt()).toMillis());
+            assertThat(between).as("ms between the two renewals of grants made %d ms apart", apart)
+                    .isLessThan(apart / 2);
+        }
+    }
+
     /** A directory's book that counts what its store reads of it, and how often it asks what changed. */
     static final class Counting implements LeaseBook {
         final LeaseBook real;
