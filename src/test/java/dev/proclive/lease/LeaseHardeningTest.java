@@ -240,7 +240,9 @@ class LeaseHardeningTest {
         assertThat(temporaryFiles()).as("each failed write removed its own").isEmpty();
         store.files().beforeReplace(() -> { });
 
-        // ...and files left by a writer killed mid-write go with the next write of any kind.
+        // ...and files left by a writer killed mid-write go with the next write of any kind, once
+        // the store looks for them again (every CLEAN_EVERY: at once here).
+        store.files().cleanEvery(Duration.ZERO);
         Identity dead = deadProcess();
         Path leftover = dir.resolve(new TemporaryName("build", dead, "0123456789abcdef").toString());
         Path oldStyle = dir.resolve(".build." + dead.pid() + "-" + dead.start() + ".tmp");
@@ -248,6 +250,39 @@ class LeaseHardeningTest {
         Files.writeString(oldStyle, "{");
         Path live = dir.resolve(new TemporaryName("build", holder, "fedcba9876543210").toString());
         Files.writeString(live, "{");
+        assertThat(lease.renew().fence()).isEqualTo(lease.fence());
+        assertThat(temporaryFiles()).containsExactly(live.getFileName().toString());
+    }
+
+    @Test
+    void deadWritersFilesAreLookedForAtAStoresFirstWriteAndOnceInAWhileNotAtEveryWrite() throws Exception {
+        Identity holder = children.sleeping();
+        Lease lease = granted(store.acquire("build", holder));
+        Identity dead = deadProcess();
+        Path deadOfBuild = dir.resolve(new TemporaryName("build", dead, "0123456789abcdef").toString());
+        Path deadOfOther = dir.resolve(new TemporaryName("other", dead, "0123456789abcdef").toString());
+        Path live = dir.resolve(new TemporaryName("build", holder, "fedcba9876543210").toString());
+        for (Path p : List.of(deadOfBuild, deadOfOther, live)) {
+            Files.writeString(p, "{");
+        }
+        for (int i = 0; i < 3; i++) {
+            assertThat(lease.renew().fence()).isEqualTo(lease.fence());
+        }
+        assertThat(temporaryFiles()).as("a write does not list the directory each time")
+                .containsExactlyInAnyOrder(deadOfBuild.getFileName().toString(), deadOfOther.getFileName().toString(),
+                        live.getFileName().toString());
+
+        // A store's first write looks, for every lease of the directory in one listing.
+        try (LeaseStore another = LeaseStore.open(dir)) {
+            granted(another.acquire("third", holder));
+        }
+        assertThat(temporaryFiles()).containsExactly(live.getFileName().toString());
+
+        // A store that wrote before looks again once CLEAN_EVERY has passed (at once here).
+        Files.writeString(deadOfBuild, "{");
+        assertThat(lease.renew().fence()).isEqualTo(lease.fence());
+        assertThat(temporaryFiles()).as("within CLEAN_EVERY").hasSize(2);
+        store.files().cleanEvery(Duration.ZERO);
         assertThat(lease.renew().fence()).isEqualTo(lease.fence());
         assertThat(temporaryFiles()).containsExactly(live.getFileName().toString());
     }
@@ -289,6 +324,9 @@ class LeaseHardeningTest {
         assertThat(TemporaryName.parse("build", a.toString())).contains(a);
         assertThat(TemporaryName.parse("build", ".build.4242-123456.tmp").orElseThrow().writer()).isEqualTo(w);
         assertThat(TemporaryName.parse("other", a.toString())).isEmpty();
+        assertThat(TemporaryName.parse(a.toString())).contains(a);
+        assertThat(TemporaryName.parse(new TemporaryName("a.1-2", w, "0123456789abcdef").toString()).orElseThrow().lease())
+                .as("a name with a writer's shape in it").isEqualTo("a.1-2");
         assertThat(TemporaryName.parse("build", ".build.99999999999999999999-1.tmp")).isEmpty();
         assertThat(TemporaryName.parse("build", ".build.x-1.tmp")).isEmpty();
         assertThat(a.writtenBy(w)).isTrue();

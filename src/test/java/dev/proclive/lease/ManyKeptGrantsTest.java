@@ -85,11 +85,74 @@ class ManyKeptGrantsTest {
         }
     }
 
+    @Test
+    void recordsThisStoreWroteAreNotReadBackByItsLooks() throws Exception {
+        Identity self = ProcLive.current().orElseThrow();
+        Counting book = new Counting(LeaseFiles.open(tmp.resolve("leases"), self, id -> false, false, Platform.fileLocker()));
+        // renewed every 2 s
+        LeasePolicy policy = LeasePolicy.builder().ttl(Duration.ofSeconds(6)).build();
+        int many = 50;
+        try (LeaseKeeper keeper = new LeaseKeeper(book, policy, self, LivenessChecker.system(), Clock.systemUTC(), Pause.REAL,
+                Descendants.NONE)) {
+            List<Lease> leases = new ArrayList<>();
+            for (int i = 0; i < many; i++) {
+                leases.add(((Acquisition.Granted) keeper.acquire("lease-" + i, self)).lease());
+            }
+            int readsBefore = book.reads.get();
+            int writesBefore = book.writes.get();
+            int stampsBefore = book.stamps.get();
+            Eventually.until("every grant renewed twice, and looked at after", Duration.ofSeconds(30),
+                    () -> book.writes.get() - writesBefore >= 2 * many && book.stamps.get() - stampsBefore >= 12 * many);
+            assertThat(book.reads.get() - readsBefore)
+                    .as("records read while this store granted them and renewed them %d times", book.writes.get() - writesBefore)
+                    .isLessThan(many / 4);
+            for (Lease lease : leases) {
+                assertThat(lease.lost()).as(lease.name()).isNotDone();
+            }
+
+            // another writer's change is still read, and told
+            try (LeaseStore operator = LeaseStore.open(tmp.resolve("leases"))) {
+                assertThat(operator.breakLease("lease-7")).isPresent();
+            }
+            assertThat(leases.get(7).lost().get(Eventually.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS)
+                    .why()).isEqualTo(LeaseLost.Why.BROKEN);
+        }
+    }
+
+    @Test
+    void renewalsComingDueCloseTogetherAreWrittenInOnePass() throws Exception {
+        Identity self = ProcLive.current().orElseThrow();
+        LeaseBook book = LeaseFiles.open(tmp.resolve("leases"), self, id -> false, false, Platform.fileLocker());
+        // renewed every 5 s; a renewal due within a second of a pass is taken into it
+        LeasePolicy policy = LeasePolicy.builder().ttl(Duration.ofSeconds(15)).build();
+        try (LeaseKeeper keeper = new LeaseKeeper(book, policy, self, LivenessChecker.system(), Clock.systemUTC(), Pause.REAL,
+                Descendants.NONE)) {
+            for (int i = 0; i < 20; i++) {
+                keeper.acquire("warm-" + i, self); // what a first grant loads, loaded
+            }
+            Lease first = ((Acquisition.Granted) keeper.acquire("first", self)).lease();
+            long firstAt = System.nanoTime();
+            Eventually.until("400 ms apart", Duration.ofSeconds(5), () -> System.nanoTime() - firstAt >= 400_000_000L);
+            Lease second = ((Acquisition.Granted) keeper.acquire("second", self)).lease();
+            long apart = Duration.between(first.record().renewedAt(), second.record().renewedAt()).toMillis();
+            org.junit.jupiter.api.Assumptions.assumeTrue(apart <= 850,
+                    "the machine took " + apart + " ms between two grants: near the second a pass takes in");
+            Eventually.until("both renewed", Duration.ofSeconds(20),
+                    () -> book.read("first").orElseThrow().renewedAt().isAfter(first.record().renewedAt())
+                            && book.read("second").orElseThrow().renewedAt().isAfter(second.record().renewedAt()));
+            long between = Math.abs(Duration.between(book.read("first").orElseThrow().renewedAt(),
+                    book.read("second").orElseThrow().renewedAt()).toMillis());
+            assertThat(between).as("ms between the two renewals of grants made %d ms apart", apart)
+                    .isLessThan(apart / 2);
+        }
+    }
+
     /** A directory's book that counts what its store reads of it, and how often it asks what changed. */
     static final class Counting implements LeaseBook {
         final LeaseBook real;
         final AtomicInteger reads = new AtomicInteger();
         final AtomicInteger stamps = new AtomicInteger();
+        final AtomicInteger writes = new AtomicInteger();
 
         Counting(LeaseBook real) {
             this.real = real;
@@ -108,7 +171,13 @@ class ManyKeptGrantsTest {
         }
 
         @Override
+        public Optional<Object> writtenStamp(String name, long fence) {
+            return real.writtenStamp(name, fence);
+        }
+
+        @Override
         public <T> T locked(String name, Locked<T> work) throws IOException {
+            writes.incrementAndGet();
             return real.locked(name, work);
         }
 

@@ -85,6 +85,16 @@ public interface LeaseBook {
         return true;
     }
 
+    /**
+     * The {@link #stamp} of lease {@code name}'s record as this book last wrote it granted at
+     * {@code fence}, taken while it was the one writer: a reader that finds that stamp still there
+     * knows the record is what was written here, and need not read it. Empty where the book does
+     * not stamp, or its last write of the lease was not that grant's.
+     */
+    default Optional<Object> writtenStamp(String name, long fence) {
+        return Optional.empty();
+    }
+
     /** Whether this book already knows the grant at {@code fence} lost (etcd: its keep-alive failed for too long). */
     boolean lost(String name, long fence);
 

@@ -107,6 +107,11 @@ final class Grants {
         return book.keptByRewriting();
     }
 
+    /** The stamp of lease {@code name}'s record as the book last wrote it granted at {@code fence}, where it can tell. */
+    Optional<Object> writtenStamp(String name, long fence) {
+        return book.writtenStamp(name, fence);
+    }
+
     /** A future that completes when lease {@code name}'s record may have changed, where the book can tell. */
     Optional<java.util.concurrent.CompletableFuture<Void>> changed(String name) {
         return book.changed(name);

@@ -22,13 +22,14 @@ import java.util.concurrent.TimeUnit;
  * The grants a store keeps, all of them on two daemon threads made with the first, whatever their
  * number: on {@code proclive-lease-renew} one pass renews every grant whose renewal is due (each
  * every third of its TTL, where the book {@linkplain Grants#keptByRewriting keeps grants by
- * rewriting them}; etcd keeps them alive itself), and waits for the next one due; on {@code proclive-lease-look} (never
- * behind a renewal that waits for an answer) one look every {@value #LOOK_MS} ms goes over every
- * kept grant, so that its loss is known within a second: the book asked whether its keep-alive
+ * rewriting them}; etcd keeps them alive itself) or comes due soon after, and waits for the next one due; on
+ * {@code proclive-lease-look} (never behind a renewal that waits for an answer) one look every
+ * {@value #LOOK_MS} ms goes over every kept grant, so that its loss is known within a second: the book asked whether its keep-alive
  * went unconfirmed, and a directory's record read when its {@linkplain Grants#stamp stamp} shows it
- * replaced since it was last read and found the grant's (an etcd record is read when its watch says
- * it changed). This store's own renewal replaces the record too, so each kept record is read again
- * after each of its renewals: a change by another writer is never taken for one of this store's.
+ * replaced since it was last read and found the grant's, or since this store wrote it (an etcd
+ * record is read when its watch says it changed). The stamp of a record this store wrote is taken
+ * by the book while it was the one writer, so a change by another writer, after it, is never taken
+ * for one of this store's.
  * A grant is kept until it is released or handed off here, found lost, replaced by another grant
  * of the same name here, or the store is closed; the renewal of one whose holder ended stops at
  * once, and its loss ({@link LeaseChange#HOLDER_DIED}) is still told. A renewal that fails for a
@@ -57,6 +58,8 @@ final class Renewals {
     private long passAt;
     /** Whether the looks were started. */
     private boolean looking;
+    /** The size {@link #losses} may grow to before the entries of leases nobody holds are dropped. */
+    private int lossesSweptAt = 64;
 
     Renewals(Grants grants) {
         this.grants = grants;
@@ -102,11 +105,12 @@ final class Renewals {
         long period = TimeUnit.MILLISECONDS.toNanos(Math.max(10, granted.ttl().toMillis() / 3));
         Kept k = new Kept(new Grant(granted.name(), granted.fence(), granted.holder()), period);
         k.renewing = grants.keptByRewriting(); // else its book keeps it alive: nothing to write
+        k.seen = grants.writtenStamp(granted.name(), granted.fence()).orElse(null); // written here: not read again
         Kept before = kept.put(granted.name(), k);
         if (before != null) {
             before.cancel();
         }
-        losses.values().removeIf(ref -> ref.get() == null); // of leases nobody holds any more
+        sweepLosses();
         if (k.renewing) {
             renewBy(k.due);
         }
@@ -114,6 +118,19 @@ final class Renewals {
         if (grants.expires()) {
             watch(k);
         }
+    }
+
+    /**
+     * Drops what is known of the losses of leases nobody holds any more, once their number has
+     * doubled since it was last done: a thousand grants kept one after another cost a thousand
+     * steps, not a million.
+     */
+    private void sweepLosses() {
+        if (losses.size() < lossesSweptAt) {
+            return;
+        }
+        losses.values().removeIf(ref -> ref.get() == null);
+        lossesSweptAt = Math.max(64, 2 * losses.size());
     }
 
     /**
@@ -211,11 +228,13 @@ final class Renewals {
     }
 
     /**
-     * One pass on the renewal thread: renews the kept grants whose renewal is due, the longest due
-     * first, then sets the next pass for the first renewal due after it. A pass that has renewed for
-     * {@value #LOOK_MS} ms (writes that wait for a busy disk) stops there, and the next one, at once,
-     * takes up what came due meanwhile in its turn: a renewal waits for those due before it, never
-     * for a whole pass.
+     * One pass on the renewal thread: renews the kept grants whose renewal is due, or comes due
+     * within a fifth of its period (a second at most: renewed that much early, its next one stays
+     * a period after the one it took the place of), the longest due first, then sets the next pass
+     * for the first renewal due after it: a thousand grants are renewed in about one pass a second,
+     * not one pass each. A pass that has renewed for {@value #LOOK_MS} ms (writes that wait for a
+     * busy disk) stops there, and the next one, at once, takes up what came due meanwhile in its
+     * turn: a renewal waits for those due before it, never for a whole pass.
      */
     private void renewDue() {
         synchronized (this) {
@@ -225,7 +244,7 @@ final class Renewals {
             long start = System.nanoTime();
             List<Kept> due = new ArrayList<>();
             for (Kept k : kept.values()) {
-                if (k.renewing && start - k.due >= 0) {
+                if (k.renewing && start - (k.due - early(k)) >= 0) {
                     due.add(k);
                 }
             }
@@ -243,6 +262,11 @@ final class Renewals {
         } finally {
             renewNext();
         }
+    }
+
+    /** How early before it is due a grant's renewal is taken into a pass: a fifth of its period, a second at most. */
+    private static long early(Kept k) {
+        return Math.min(k.period / 5, TimeUnit.SECONDS.toNanos(1));
     }
 
     /** Sets a pass for the first renewal due among the kept grants. */
@@ -283,6 +307,8 @@ final class Renewals {
         Grant g = k.grant;
         try {
             grants.renew(g.name(), g.fence(), Optional.of(g.holder()));
+            // the record this renewal wrote, stamped while it was the one writer: not read again
+            grants.writtenStamp(g.name(), g.fence()).ifPresent(written -> k.seen = written);
         } catch (LeaseLostException e) {
             found(g.name(), g.fence(), g.holder(), e.lost());
         } catch (IOException | RuntimeException e) {

@@ -59,6 +59,15 @@ public final class LeaseFiles implements LeaseBook {
      */
     public static final Duration LOCK_WAIT = Duration.ofSeconds(5);
 
+    /**
+     * How often a store looks for the temporary files that dead writers left: at its first write,
+     * then at most once in this time, for every lease of the directory in one listing. A leftover
+     * costs only its room (its name is random, and nobody reads it), while a listing at every write
+     * costs a look at every file of the directory: a store renewing a thousand leases would list
+     * three thousand names at each of its renewals.
+     */
+    public static final Duration CLEAN_EVERY = Duration.ofMinutes(1);
+
     /** The largest record read: a record is a few hundred bytes. */
     private static final int MAX_RECORD_BYTES = 1 << 20;
 
@@ -101,8 +110,11 @@ public final class LeaseFiles implements LeaseBook {
      */
     private final ConcurrentHashMap<String, Confirmed> confirmed = new ConcurrentHashMap<>();
 
-    /** A grant's write that went through, at {@code nanos} on the monotonic clock. */
-    private record Confirmed(long fence, long nanos, long ttlNanos) {
+    /**
+     * A grant's write that went through, at {@code nanos} on the monotonic clock, and the
+     * {@link #stamp} of the record it put in place (null where there is none).
+     */
+    private record Confirmed(long fence, long nanos, long ttlNanos, Object stamp) {
     }
     /**
      * Whether each replace also forces the directory. Not needed where holders record a boot id: a
@@ -111,6 +123,14 @@ public final class LeaseFiles implements LeaseBook {
     private final boolean forceDirectory;
     /** Runs after a record was written and before it replaces the old one: a seam for tests. */
     private volatile Runnable beforeReplace = () -> { };
+    /** How often the dead writers' temporary files are looked for, in nanoseconds ({@link #CLEAN_EVERY}; a seam for tests). */
+    private volatile long cleanEveryNanos = CLEAN_EVERY.toNanos();
+    /**
+     * When the temporary files were last looked for ({@link System#nanoTime()}), and whether they
+     * ever were: guarded by {@code this}.
+     */
+    private long cleanedAt;
+    private boolean cleaned;
 
     private LeaseFiles(Path dir, Identity writer, java.util.function.Predicate<Identity> provenDead, boolean ownerOnly,
                        Optional<Set<PosixFilePermission>> directoryPermissions, boolean forceDirectory, FileLocker locker) {
@@ -194,6 +214,14 @@ public final class LeaseFiles implements LeaseBook {
         this.beforeReplace = Objects.requireNonNull(hook);
     }
 
+    /**
+     * Looks for dead writers' temporary files at most once in {@code every} from now on (at the
+     * next write, when it already did longer ago): a seam for tests.
+     */
+    public void cleanEvery(Duration every) {
+        this.cleanEveryNanos = every.toNanos();
+    }
+
     @Override
     public java.util.Map<String, String> environment() {
         return java.util.Map.of(LeaseNames.DIR_VARIABLE, dir.toString());
@@ -219,13 +247,19 @@ public final class LeaseFiles implements LeaseBook {
 
 
     @Override
+    public Optional<Object> writtenStamp(String name, long fence) {
+        Confirmed c = confirmed.get(name);
+        return c != null && c.fence() == fence ? Optional.ofNullable(c.stamp()) : Optional.empty();
+    }
+
+    @Override
     public void close() {
         // nothing is kept alive: a record stays until it is replaced
     }
 
     /**
-     * Runs {@code work} while lease {@code name} is locked, after removing the temporary files its
-     * dead writers left.
+     * Runs {@code work} while lease {@code name} is locked, after removing the temporary files dead
+     * writers left in the directory when this store has not looked for them for {@link #CLEAN_EVERY}.
      */
     @Override
     public <T> T locked(String name, Locked<T> work) throws IOException {
@@ -252,7 +286,7 @@ public final class LeaseFiles implements LeaseBook {
         try (FileLocker.Lock across = locker.lock(guard, waited.left());
              FileChannel own = across.channel().isPresent() ? null
                      : open(name, guard, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-            cleanTemporaryFiles(name);
+            cleanTemporaryFilesWhenDue();
             return work.run(new ChannelGuard(name, own != null ? own : across.channel().get()));
         } catch (IOException e) {
             throw linkInPlace(name, guard, e);
@@ -627,7 +661,13 @@ public final class LeaseFiles implements LeaseBook {
             forceDirectory();
         }
         if (record.granted()) {
-            confirmed.put(name, new Confirmed(record.fence(), System.nanoTime(), record.ttl().toNanos()));
+            Object written;
+            try {
+                written = stamp(name).orElse(null); // under the lock: the record just moved into place
+            } catch (IOException e) {
+                written = null; // a look reads it
+            }
+            confirmed.put(name, new Confirmed(record.fence(), System.nanoTime(), record.ttl().toNanos(), written));
         } else {
             confirmed.remove(name);
         }
@@ -712,22 +752,45 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * Removes the temporary files of lease {@code name} whose writer is proven DEAD (killed
-     * mid-write). Anything that is not a regular file is left alone; a file that cannot be removed
-     * is left for the next writer.
+     * Removes the temporary files of the directory whose writer is proven DEAD (killed mid-write),
+     * whatever lease they were written for: at this store's first write, then when it last did so
+     * {@link #CLEAN_EVERY} ago or more; one thread at a time, while the others go on. A listing
+     * that fails is tried again at the next write. Anything that is not a regular file is left
+     * alone; a file that cannot be removed is left for the next look.
      *
      * @throws IOException if the directory cannot be listed
      */
-    private void cleanTemporaryFiles(String name) throws IOException {
-        String prefix = "." + name + ".";
+    private void cleanTemporaryFilesWhenDue() throws IOException {
+        long start = System.nanoTime();
+        synchronized (this) {
+            if (cleaned && start - cleanedAt < cleanEveryNanos) {
+                return;
+            }
+            cleaned = true; // claimed: another thread does not list it too meanwhile
+            cleanedAt = start;
+        }
+        try {
+            cleanTemporaryFiles();
+        } catch (IOException | RuntimeException e) {
+            synchronized (this) {
+                if (cleanedAt == start) {
+                    cleaned = false; // the next write lists it again
+                }
+            }
+            throw e;
+        }
+    }
+
+    /** Removes the temporary files of the directory whose writer is proven DEAD, in one listing. */
+    private void cleanTemporaryFiles() throws IOException {
         DirectoryStream.Filter<Path> temporary = p -> {
             String file = p.getFileName().toString();
-            return file.startsWith(prefix) && file.endsWith(".tmp"); // a glob would compile a regex each time
+            return file.startsWith(".") && file.endsWith(".tmp"); // a glob would compile a regex each time
         };
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, temporary)) {
             for (Path file : files) {
-                Optional<TemporaryName> t = TemporaryName.parse(name, file.getFileName().toString());
-                if (t.isEmpty() || t.get().writtenBy(writer)
+                Optional<TemporaryName> t = TemporaryName.parse(file.getFileName().toString());
+                if (t.isEmpty() || !leaseName(t.get().lease()) || t.get().writtenBy(writer)
                         || !Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)
                         || !provenDead.test(t.get().writer())) {
                     continue;
@@ -736,6 +799,15 @@ public final class LeaseFiles implements LeaseBook {
             }
         } catch (DirectoryIteratorException e) {
             throw e.getCause();
+        }
+    }
+
+    private static boolean leaseName(String name) {
+        try {
+            LeaseNames.checkName(name);
+            return true;
+        } catch (IllegalArgumentException e) {
+            return false;
         }
     }
 

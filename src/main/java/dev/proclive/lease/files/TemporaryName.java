@@ -25,8 +25,13 @@ public record TemporaryName(String lease, Identity writer, String random) {
 
     /** The name's parts, if {@code file} is a temporary file of lease {@code lease}. */
     public static Optional<TemporaryName> parse(String lease, String file) {
+        return parse(file).filter(t -> t.lease().equals(lease));
+    }
+
+    /** The name's parts, if {@code file} is a temporary file of any lease. */
+    public static Optional<TemporaryName> parse(String file) {
         Matcher m = SHAPE.matcher(file);
-        if (!m.matches() || !m.group(1).equals(lease)) {
+        if (!m.matches()) {
             return Optional.empty();
         }
         long pid;
@@ -35,7 +40,7 @@ public record TemporaryName(String lease, Identity writer, String random) {
         } catch (NumberFormatException e) {
             return Optional.empty();
         }
-        return Optional.of(new TemporaryName(lease, new Identity(pid, m.group(3), "", "", "", ""),
+        return Optional.of(new TemporaryName(m.group(1), new Identity(pid, m.group(3), "", "", "", ""),
                 m.group(4) == null ? "" : m.group(4)));
     }
 
