@@ -115,7 +115,7 @@ class ManyKeptGrantsTest {
                 assertThat(operator.breakLease("lease-7")).isPresent();
             }
             assertThat(leases.get(7).lost().get(Eventually.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS)
-                    .why()).isEqualTo(LeaseLost.Why.BROKEN);
+                    .why()).isEqualTo(LeaseChange.BROKEN);
         }
     }
 
