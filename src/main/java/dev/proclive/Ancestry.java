@@ -332,7 +332,7 @@ public final class Ancestry {
             return Optional.of(Reason.OTHER_PID_NAMESPACE);
         }
         if (!id.boot().isEmpty() && !id.boot().equals(boot)) {
-            return Optional.of(Reason.REBOOTED);
+            return Optional.of(checker.introspector().isBootId(id.boot()) ? Reason.REBOOTED : Reason.NO_FINGERPRINT);
         }
         if (id.start().isEmpty() || !checker.introspector().isFingerprint(id.start())) {
             return Optional.of(Reason.NO_FINGERPRINT);

@@ -26,7 +26,8 @@ import java.util.concurrent.CompletableFuture;
  *       this machine's id unreadable): a host name is no proof of a machine</li>
  *   <li>{@code pidns} recorded and not this process's PID namespace → UNKNOWN
  *       {@link Reason#OTHER_PID_NAMESPACE}</li>
- *   <li>{@code boot} recorded: unreadable now → UNKNOWN {@link Reason#IO_ERROR}; another boot →
+ *   <li>{@code boot} recorded: unreadable now → UNKNOWN {@link Reason#IO_ERROR}; not a boot id
+ *       as this platform writes them → UNKNOWN {@link Reason#NO_FINGERPRINT}; another boot →
  *       DEAD {@link Reason#REBOOTED} (with {@code machine} recorded, row 2 has proved it is this
  *       machine; without it, the host name is taken as proof)</li>
  *   <li>the process: proven gone → DEAD {@link Reason#EXITED}; unreadable → UNKNOWN with the
@@ -304,7 +305,11 @@ public final class LivenessChecker {
             return Optional.of(unreadable(Reason.OTHER_PID_NAMESPACE, pidns));
         }
         if (!id.boot().isEmpty() && !is(boot, id.boot())) {
-            return Optional.of(boot.isEmpty() ? unreadable(Reason.IO_ERROR, boot) : Reason.REBOOTED);
+            if (boot.isEmpty()) {
+                return Optional.of(unreadable(Reason.IO_ERROR, boot));
+            }
+            // a boot id this platform never writes is no other boot's: it proves nothing
+            return Optional.of(introspector.isBootId(id.boot()) ? Reason.REBOOTED : Reason.NO_FINGERPRINT);
         }
         return Optional.empty();
     }

@@ -43,6 +43,9 @@ final class VerdictDetail {
                 return "recorded in boot " + shown(id.boot()) + ", this is boot " + here.boot().orElse("");
             case IO_ERROR:
                 return "the current boot id cannot be read";
+            case NO_FINGERPRINT:
+                return "recorded in boot " + shown(id.boot()) + ", which is not a boot id as this platform writes them"
+                        + " (this is boot " + here.boot().orElse("") + "): it proves no reboot";
             default: // UNSUPPORTED_PLATFORM
                 return os.self() instanceof ProcessLookup.Unknown u ? u.detail() : reason.toString();
         }

@@ -117,6 +117,22 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
         return KernelIntrospector.isPlainDecimal(recorded, 0, recorded.length(), 19);
     }
 
+    /** A boot id as the kernel writes it: a UUID in lowercase, {@code 8-4-4-4-12} hex digits. */
+    @Override
+    public boolean isBootId(String recorded) {
+        if (recorded.length() != 36) {
+            return false;
+        }
+        for (int i = 0; i < 36; i++) {
+            char c = recorded.charAt(i);
+            boolean ok = i == 8 || i == 13 || i == 18 || i == 23 ? c == '-' : c >= '0' && c <= '9' || c >= 'a' && c <= 'f';
+            if (!ok) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     @Override
     public boolean sameStart(String recorded, String current) {
         return view().sameStart(recorded, current);

@@ -60,6 +60,16 @@ public interface ProcessIntrospector {
     }
 
     /**
+     * Whether {@code recorded} is a boot id as this platform writes them, spelled exactly so (Linux:
+     * {@code /proc/sys/kernel/random/boot_id}, 36 characters of lowercase hex digits and dashes): one
+     * that is not (upper-cased, with a space) is no other boot's, so it proves nothing — never a
+     * reboot. The default accepts any.
+     */
+    default boolean isBootId(String recorded) {
+        return true;
+    }
+
+    /**
      * The id of the current boot, or empty when the platform records none or it cannot be read.
      * It is compared for equality only.
      */

@@ -65,6 +65,25 @@ class LinuxLiveTest {
     }
 
     @Test
+    void aLiveProcesssBootIdSpelledOtherwiseIsUnknownNeverRebooted() throws Exception {
+        Process sleeper = start("sleep", "60");
+        Identity id = ProcLive.identify(sleeper.pid()).orElseThrow();
+        org.junit.jupiter.api.Assumptions.assumeFalse(id.boot().isEmpty(), "this kernel gives a boot id");
+        for (String boot : List.of(id.boot().toUpperCase(java.util.Locale.ROOT), " " + id.boot(), id.boot() + " ",
+                id.boot().replace("-", ""))) {
+            Identity respelled = new Identity(id.pid(), id.start(), boot, id.host(), id.name(), id.pidns(), id.machine());
+            assertThat(ProcLive.explain(respelled).reason()).as(boot).isEqualTo(Reason.NO_FINGERPRINT);
+            assertThat(ProcLive.explain(respelled).detail()).as(boot).contains("not a boot id");
+            assertThat(ProcLive.check(respelled)).as(boot).isEqualTo(Liveness.UNKNOWN);
+            assertThat(ProcLive.ancestry().match(respelled).reason()).as(boot).contains("no_fingerprint");
+        }
+        Identity otherBoot = new Identity(id.pid(), id.start(), "00000000-0000-4000-8000-000000000000", id.host(),
+                id.name(), id.pidns(), id.machine());
+        assertThat(ProcLive.explain(otherBoot).reason()).as("a boot id as the kernel writes them").isEqualTo(Reason.REBOOTED);
+        assertThat(ProcLive.check(id)).isEqualTo(Liveness.ALIVE);
+    }
+
+    @Test
     void aSleeperIsAliveThenExited() throws Exception {
         Process sleeper = start("sleep", "60");
         Identity id = ProcLive.identify(sleeper.pid()).orElseThrow();

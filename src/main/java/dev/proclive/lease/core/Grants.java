@@ -232,7 +232,7 @@ final class Grants {
     LeaseRecord trusted(String name, LeaseRecord granted, long highest) throws LeaseCorruptException {
         Optional<String> boot = introspector.bootId();
         boolean earlierBoot = boot.isPresent() && !granted.holder().boot().isEmpty()
-                && !granted.holder().boot().equals(boot.get());
+                && !granted.holder().boot().equals(boot.get()) && introspector.isBootId(granted.holder().boot());
         if (granted.fence() < highest && !earlierBoot) {
             throw new LeaseCorruptException(name, "the record is " + granted.state().json() + " at fence " + granted.fence()
                     + " but fence " + highest + " was granted since: it was rolled back; break the lease to go on");

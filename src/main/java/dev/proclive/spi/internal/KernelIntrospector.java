@@ -147,6 +147,11 @@ public interface KernelIntrospector extends ProcessIntrospector {
         }
 
         @Override
+        public boolean isBootId(String recorded) {
+            return inner.isBootId(recorded);
+        }
+
+        @Override
         public Optional<String> bootId() {
             return inner.bootId();
         }
