@@ -165,7 +165,7 @@ class LeaseStoreTest {
         assertThat(granted(store.acquire("build", children.sleeping())).record().previous().orElseThrow().verdict().reason())
                 .isEqualTo(Reason.PID_REUSED);
         if (!live.boot().isEmpty()) {
-            writeRecord(with(live, live.start(), "another-boot", live.host()), 7, Instant.now());
+            writeRecord(with(live, live.start(), "00000000-1111-2222-3333-444444444444", live.host()), 7, Instant.now());
             assertThat(granted(store.acquire("build", children.sleeping())).record().previous().orElseThrow().verdict().reason())
                     .isEqualTo(Reason.REBOOTED);
         }

@@ -239,21 +239,21 @@ public final class LeaseKeeper implements AutoCloseable {
                 if (a instanceof Acquisition.Held held && (!held.record().granted()
                         || checker.explain(held.record().holder()).liveness() != Liveness.ALIVE)) {
                     // Free, but another waiter is ahead in the queue: look again soon, as it takes its turn.
-                    sleep(recheck.compareTo(nap) < 0 ? recheck : nap, changed);
+                    sleep(deadline, recheck.compareTo(nap) < 0 ? recheck : nap, changed);
                     recheck = recheck.multipliedBy(2).compareTo(QUEUED_RECHECK) > 0 ? QUEUED_RECHECK : recheck.multipliedBy(2);
                 } else if (a instanceof Acquisition.Held held) {
-                    awaitEnd(held.record().holder(), nap, changed);
+                    awaitEnd(deadline, held.record().holder(), nap, changed);
                 } else if (a instanceof Acquisition.Undecided u && u.eligibleAt().isPresent()) {
                     Duration until = Duration.between(now(), u.eligibleAt().get()).plusMillis(1);
                     if (until.compareTo(left) > 0) {
                         return a;
                     }
-                    sleep(until.compareTo(nap) < 0 ? until : nap, changed);
+                    sleep(deadline, until.compareTo(nap) < 0 ? until : nap, changed);
                 } else if (a instanceof Acquisition.Undecided u && u.verdict().liveness() == Liveness.DEAD) {
                     // Its holder is DEAD but a scan could not prove its token unused: its launcher
                     // may be ending the record this moment, or the processes that made the scan
                     // incomplete may end. Look again, soon at first.
-                    sleep(recheck.compareTo(nap) < 0 ? recheck : nap, changed);
+                    sleep(deadline, recheck.compareTo(nap) < 0 ? recheck : nap, changed);
                     recheck = recheck.multipliedBy(2);
                 } else {
                     return a;
@@ -395,22 +395,44 @@ public final class LeaseKeeper implements AutoCloseable {
      * Waits at most {@code most} for {@code holder} to end, through the exit watch, or for the
      * lease's record to change ({@code changed}, where the book can tell).
      */
-    private void awaitEnd(Identity holder, Duration most, Optional<CompletableFuture<Void>> changed)
+    private void awaitEnd(Elapsed deadline, Identity holder, Duration most, Optional<CompletableFuture<Void>> changed)
             throws InterruptedException {
         CompletableFuture<Verdict> end = checker.onExit(holder);
         try {
-            pause.await(changed.isPresent() ? CompletableFuture.anyOf(end, changed.get()) : end, most);
+            nap(deadline, most, changed.isPresent() ? CompletableFuture.anyOf(end, changed.get()) : end);
         } finally {
             end.cancel(false);
         }
     }
 
     /** Waits {@code d}, or until the lease's record changes ({@code changed}, where the book can tell). */
-    private void sleep(Duration d, Optional<CompletableFuture<Void>> changed) throws InterruptedException {
-        if (changed.isEmpty()) {
-            pause.sleep(d);
-        } else {
-            pause.sleep(d, changed.get());
+    private void sleep(Elapsed deadline, Duration d, Optional<CompletableFuture<Void>> changed) throws InterruptedException {
+        nap(deadline, d, changed.orElse(null));
+    }
+
+    /** The longest one wait of a nap lasts before the wait's own deadline is looked at again. */
+    private static final Duration NAP_SLICE = Duration.ofMillis(250);
+
+    /**
+     * Waits at most {@code most}, or until {@code wake} (if any) completes, in slices of at most
+     * {@link #NAP_SLICE}, between which the whole wait's {@code deadline} is counted too: a clock
+     * seen going back (libfaketime steps the monotonic clock with the wall clock) costs a deadline
+     * at most one slice of what passed, never a whole nap, so that a wall clock stepped back again
+     * and again never keeps a wait from ending.
+     */
+    private void nap(Elapsed deadline, Duration most, CompletableFuture<?> wake) throws InterruptedException {
+        Elapsed napped = Elapsed.bounded(most, pause::nanoTime);
+        while (wake == null || !wake.isDone()) {
+            long left = Math.min(napped.leftNanos(), deadline.leftNanos());
+            if (left <= 0) {
+                return;
+            }
+            Duration slice = left < NAP_SLICE.toNanos() ? Duration.ofNanos(left) : NAP_SLICE;
+            if (wake == null) {
+                pause.sleep(slice);
+            } else {
+                pause.await(wake, slice);
+            }
         }
     }
 
