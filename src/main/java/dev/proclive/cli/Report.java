@@ -94,9 +94,11 @@ final class Report {
         Acquisition after = refusal.apply(last);
         if (!wait.isZero() && (after instanceof Acquisition.Held || after instanceof Acquisition.Undecided)) {
             // the whole wait, or less when a wait could no longer change the answer (an undecided end it cannot prove)
+            // a clock seen going back (libfaketime steps the monotonic one too) measured nothing: the whole wait
             Duration waited = Duration.ofNanos(System.nanoTime() - start);
             Say.line(err, "gave up waiting for lease " + name + " after " + Say.seconds(
-                    waited.plusMillis(100).compareTo(wait) >= 0 ? wait : Duration.ofMillis(waited.toMillis() / 100 * 100)));
+                    waited.isNegative() || waited.plusMillis(100).compareTo(wait) >= 0 ? wait
+                            : Duration.ofMillis(waited.toMillis() / 100 * 100)));
         }
         return last;
     }
