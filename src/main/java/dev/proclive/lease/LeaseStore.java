@@ -4,7 +4,6 @@ import dev.proclive.lease.book.Records;
 import dev.proclive.Identity;
 import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
-import dev.proclive.lease.book.ExpiringBook;
 import dev.proclive.lease.book.StrictJson;
 import dev.proclive.lease.book.LeaseNames;
 import dev.proclive.lease.core.LeaseKeeper;

@@ -35,8 +35,42 @@ public interface LeaseBook {
         return locked(name, work);
     }
 
-    /** A granted record, and the expiring lease it is attached to (etcd's; 0 where records do not expire). */
-    record Grant(LeaseRecord record, long etcdLease) {
+    /**
+     * A granted record, and what the book keeps it alive by ({@link #keep}): the expiring session it
+     * is attached to, 0 where records do not expire.
+     */
+    record Grant(LeaseRecord record, long session) {
+    }
+
+    /**
+     * Whether a record goes away by itself unless the book keeps it alive (etcd: each record is
+     * attached to an expiring session); false where records stay until written (a directory).
+     */
+    default boolean expires() {
+        return false;
+    }
+
+    /**
+     * Keeps {@code grant} (another process's, found in this book) alive from now on, until it is
+     * ended or lost; nothing where records do not expire.
+     */
+    default void keep(Grant grant) {
+    }
+
+    /**
+     * Whether the grant at {@code fence} of {@code name} is kept alive by this book now (not ended,
+     * not given up); true where records do not expire (nothing to keep).
+     */
+    default boolean keeping(String name, long fence) {
+        return true;
+    }
+
+    /**
+     * The grant at {@code fence} of {@code name} is ended, or its record is no longer that grant's:
+     * if it was lost, nothing of it may still write, and what the book kept for it may go (until
+     * then a lost grant's record is never freed by this book). Nothing where records do not expire.
+     */
+    default void ended(String name, long fence) {
     }
 
     /**

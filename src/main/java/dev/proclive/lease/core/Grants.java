@@ -13,7 +13,6 @@ import dev.proclive.lease.LeaseLost;
 import dev.proclive.lease.LeaseLostException;
 import dev.proclive.lease.LeasePolicy;
 import dev.proclive.lease.LeaseRecord;
-import dev.proclive.lease.book.ExpiringBook;
 import dev.proclive.lease.book.LeaseBook;
 import dev.proclive.spi.internal.Descendants;
 import dev.proclive.spi.internal.KernelIntrospector;
@@ -253,7 +252,7 @@ final class Grants {
 
     /** Whether a record of this book goes away by itself unless kept (etcd). */
     boolean expires() {
-        return book instanceof ExpiringBook;
+        return book.expires();
     }
 
     /** Renews the grant at {@code fence} (of {@code holder}, when given); the record's TTL kept unless the policy sets one. */
@@ -381,8 +380,8 @@ final class Grants {
             guard.replace(Records.ended(r, writer, new LeaseRecord.Ending(how, notBefore(r.acquiredAt()), then, exitCode)));
             return true;
         });
-        if ((ended || notThere[0]) && book instanceof ExpiringBook expiring) {
-            expiring.ended(name, fence); // a lost grant's etcd lease is held in use only until now
+        if (ended || notThere[0]) {
+            book.ended(name, fence); // a lost grant's etcd lease is held in use only until now
         }
         return ended;
     }

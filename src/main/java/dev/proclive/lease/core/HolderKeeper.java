@@ -5,7 +5,6 @@ import dev.proclive.LivenessChecker;
 import dev.proclive.Verdict;
 import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.LeaseRecord;
-import dev.proclive.lease.book.ExpiringBook;
 import dev.proclive.lease.book.LeaseBook;
 import dev.proclive.text.OneLine;
 import java.io.IOException;
@@ -101,8 +100,8 @@ final class HolderKeeper {
         LeaseRecord r = g.record();
         String key = r.name() + "@" + r.fence();
         if (watched.contains(key)) {
-            if (book instanceof ExpiringBook etcd && !etcd.keeping(r.name(), r.fence())) {
-                etcd.keep(r, g.etcdLease()); // given up while etcd did not answer, and still there: kept again
+            if (!book.keeping(r.name(), r.fence())) {
+                book.keep(g); // given up while etcd did not answer, and still there: kept again
             }
             renewIfDue(r);
             return;
@@ -119,9 +118,7 @@ final class HolderKeeper {
             return; // another machine's, or not to be judged from here: its own keeper's
         }
         watched.add(key);
-        if (book instanceof ExpiringBook etcd) {
-            etcd.keep(r, g.etcdLease());
-        }
+        book.keep(g);
         renewIfDue(r);
         checker.onExit(r.holder()).thenAccept(end -> {
             try {

@@ -10,7 +10,6 @@ import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeasePolicy;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.Spawn;
-import dev.proclive.lease.book.ExpiringBook;
 import dev.proclive.lease.book.LeaseBook;
 import dev.proclive.lease.book.LeaseNames;
 import dev.proclive.spi.internal.Descendants;

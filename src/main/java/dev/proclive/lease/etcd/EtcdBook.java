@@ -6,7 +6,6 @@ import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeaseLost;
 import dev.proclive.lease.LeaseLostException;
 import dev.proclive.lease.LeaseRecord;
-import dev.proclive.lease.book.ExpiringBook;
 import dev.proclive.lease.book.LeaseBook;
 import dev.proclive.lease.book.LeaseJson;
 import dev.proclive.lease.book.LeaseNames;
@@ -48,7 +47,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * expire. One watch stream over the prefix ({@link PrefixWatch}) tells every kept grant and every
  * waiter of this book that a record changed.
  */
-public final class EtcdBook implements ExpiringBook {
+public final class EtcdBook implements LeaseBook {
 
     private static final String FENCE_SUFFIX = ".fence";
     /** How often a writer reads and tries again before it says the lease is too contended. */
@@ -310,10 +309,16 @@ public final class EtcdBook implements ExpiringBook {
         etcd.close();
     }
 
-    /** Keeps {@code r}, attached to {@code etcdLease}, alive from now on (see {@link EtcdKeepAlive}). */
+    /** Every record is attached to an etcd lease: it goes away unless kept alive. */
     @Override
-    public void keep(LeaseRecord r, long etcdLease) {
-        keepAlive.keep(r, etcdLease);
+    public boolean expires() {
+        return true;
+    }
+
+    /** Keeps {@code g}'s record, attached to its etcd lease, alive from now on (see {@link EtcdKeepAlive}). */
+    @Override
+    public void keep(Grant g) {
+        keepAlive.keep(g.record(), g.session());
     }
 
     /**
