@@ -19,7 +19,7 @@ public enum LeaseChange {
     SPAWN_FAILED,
     /** Another holder was granted it over a holder proven gone (DEAD, or UNKNOWN past its TTL), or it was claimed. */
     TAKEN_OVER,
-    /** An operator broke it ({@code proclive lease break}, {@link LeaseStore#breakLease}). */
+    /** An operator broke it ({@code proclive lease break}, or the store's {@code breakLease}). */
     BROKEN,
     /** Its record went away by itself (etcd: nobody kept it alive) or was removed while granted. */
     EXPIRED,

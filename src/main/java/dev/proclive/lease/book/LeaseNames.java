@@ -8,7 +8,7 @@ import java.util.regex.Pattern;
 
 /**
  * The names every layer of the lease agrees on: the rule a lease name follows, and the variables
- * a spawned process finds its reservation and its store in. {@code LeaseStore} repeats the
+ * a spawned process finds its reservation and its store in. The store's facade repeats the
  * variables as its public constants; the engine and the books read them here.
  */
 public final class LeaseNames {
