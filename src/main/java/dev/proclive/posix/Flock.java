@@ -7,6 +7,10 @@ import dev.proclive.spi.internal.FileLocker;
 import java.io.IOException;
 import java.nio.charset.Charset;
 import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.io.InterruptedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -22,7 +26,10 @@ import java.util.OptionalInt;
  * a mere reader cannot hold writers out. The lock is tried without blocking
  * ({@code LOCK_EX | LOCK_NB}); when another holds it, a blocking {@code flock} is waited for until
  * the caller's bound has passed ({@link Elapsed}: no clock step stretches it): a holder stopped
- * inside its section makes others fail with {@link Busy}, never hang. EINTR is retried.
+ * inside its section makes others fail with {@link Busy}, never hang. EINTR is retried. A lock
+ * taken on a file that was replaced meanwhile (another file renamed over its path: a store replaces
+ * a guard so, holding its lock, to shut out descriptors opened before) is let go and the file in
+ * its place locked instead, within the same bound: what the lock returns is on the file at the path.
  */
 public final class Flock implements FileLocker {
 
@@ -30,6 +37,20 @@ public final class Flock implements FileLocker {
     public Lock lock(Path file, Duration most) throws IOException {
         Calls.ensureLoaded(file);
         Elapsed waited = Elapsed.bounded(most);
+        while (true) {
+            Held held = lockOnce(file, most, waited);
+            if (held.isAt(file)) {
+                return held;
+            }
+            held.close(); // replaced while this waited: the lock that counts is the one on the file in its place
+            if (waited.over()) {
+                throw new Busy(file, most);
+            }
+        }
+    }
+
+    /** Opens {@code file} and locks what it opened, within {@code waited}. */
+    private static Held lockOnce(Path file, Duration most, Elapsed waited) throws IOException {
         int fd;
         try {
             fd = Calls.open(Calls.path(file), Calls.OPEN_FLAGS);
@@ -114,7 +135,7 @@ public final class Flock implements FileLocker {
             }
         }
 
-        Lock await(Path file, Duration most, Elapsed waited) throws IOException {
+        Held await(Path file, Duration most, Elapsed waited) throws IOException {
             boolean interrupted = false;
             try {
                 Elapsed.await(locked, waited.left());
@@ -163,6 +184,27 @@ public final class Flock implements FileLocker {
 
         Held(int fd) {
             this.fd = fd;
+        }
+
+        /**
+         * Whether the locked descriptor is still the file at {@code file} (device and inode, the
+         * link not followed): a file renamed over it since it was opened is the one writers lock
+         * now. Where the descriptor's identity cannot be read (no {@code /proc}), taken as yes.
+         */
+        boolean isAt(Path file) throws IOException {
+            Object locked;
+            try {
+                locked = Files.readAttributes(Path.of(Platform.isMac() ? "/dev/fd" : "/proc/self/fd", Integer.toString(fd)),
+                        BasicFileAttributes.class).fileKey();
+            } catch (IOException e) {
+                return true;
+            }
+            try {
+                return locked == null || locked.equals(Files.readAttributes(file, BasicFileAttributes.class,
+                        LinkOption.NOFOLLOW_LINKS).fileKey());
+            } catch (NoSuchFileException e) {
+                return false; // removed meanwhile: opened again, it is made anew or its absence is said
+            }
         }
 
         @Override

@@ -32,6 +32,8 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.GroupPrincipal;
+import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -104,6 +106,13 @@ public final class LeaseFiles implements LeaseBook {
      */
     private final Optional<Set<PosixFilePermission>> sharedGuard;
     /**
+     * The directory's group, where it is shared: every file this store makes joins it, as in a
+     * setgid directory, so that a group-writable directory without the setgid bit locks no member
+     * out (a file would otherwise be in its maker's primary group). Empty where the directory is
+     * owner-only or not POSIX.
+     */
+    private final Optional<GroupPrincipal> group;
+    /**
      * The last confirmed write of each grant this store wrote or renewed, by lease name: when it was
      * written ({@link System#nanoTime()}), at which fence, for how long a TTL. A grant not confirmed
      * for three quarters of its TTL is {@link #lost}.
@@ -133,7 +142,8 @@ public final class LeaseFiles implements LeaseBook {
     private boolean cleaned;
 
     private LeaseFiles(Path dir, Identity writer, java.util.function.Predicate<Identity> provenDead, boolean ownerOnly,
-                       Optional<Set<PosixFilePermission>> directoryPermissions, boolean forceDirectory, FileLocker locker) {
+                       Optional<PosixFileAttributes> directory, boolean forceDirectory, FileLocker locker) {
+        Optional<Set<PosixFilePermission>> directoryPermissions = directory.map(PosixFileAttributes::permissions);
         this.dir = dir;
         this.writer = writer;
         this.locker = locker;
@@ -141,6 +151,7 @@ public final class LeaseFiles implements LeaseBook {
         this.ownerOnly = ownerOnly;
         this.shared = directoryPermissions.filter(d -> !ownerOnly).map(d -> filePermissions(d, true));
         this.sharedGuard = directoryPermissions.filter(d -> !ownerOnly).map(d -> filePermissions(d, false));
+        this.group = directory.filter(d -> !ownerOnly).map(PosixFileAttributes::group);
         this.forceDirectory = forceDirectory;
     }
 
@@ -191,12 +202,12 @@ public final class LeaseFiles implements LeaseBook {
             throw new NotDirectoryException(dir.toString());
         }
         Path real = dir.toRealPath();
-        Optional<Set<PosixFilePermission>> permissions = posix ? Optional.of(Files.getPosixFilePermissions(real))
+        Optional<PosixFileAttributes> attributes = posix ? Optional.of(Files.readAttributes(real, PosixFileAttributes.class))
                 : Optional.empty();
-        boolean ownerOnly = permissions.map(set -> set.stream()
+        boolean ownerOnly = attributes.map(a -> a.permissions().stream()
                 .allMatch(p -> EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE,
                         PosixFilePermission.OWNER_EXECUTE).contains(p))).orElse(false);
-        return new LeaseFiles(real, writer, provenDead, ownerOnly, permissions, forceDirectory, locker);
+        return new LeaseFiles(real, writer, provenDead, ownerOnly, attributes, forceDirectory, locker);
     }
 
     /** The directory, resolved. */
@@ -276,23 +287,128 @@ public final class LeaseFiles implements LeaseBook {
     public <T> T locked(String name, Duration most, Locked<T> work) throws IOException {
         Elapsed waited = Elapsed.bounded(most);
         Path guard = dir.resolve(name + ".guard");
-        BasicFileAttributes attributes = guardAttributes(name, guard);
+        GuardFound found = guardAttributes(name, guard);
+        BasicFileAttributes attributes = found.attributes();
         Object key = attributes.fileKey() != null ? attributes.fileKey() : guard.toRealPath();
         ReentrantLock inJvm = LOCKS.computeIfAbsent(key, k -> new ReentrantLock(true));
         if (inJvm.isHeldByCurrentThread()) {
             throw new IllegalStateException("lease " + name + " is already locked by this thread");
         }
         lockInJvm(inJvm, guard, most, waited);
-        try (FileLocker.Lock across = locker.lock(guard, waited.left());
-             FileChannel own = across.channel().isPresent() ? null
-                     : open(name, guard, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+        FileLocker.Lock across = null;
+        FileChannel own = null;
+        try {
+            try {
+                across = locker.lock(guard, waited.left());
+            } catch (FileLocker.Busy busy) {
+                if (found.exposed()) {
+                    throw new FileLocker.Busy(guard, most, guard.getFileName() + " may be opened by users who may only"
+                            + " read the directory (an older version left it so), and one of them may hold its lock:"
+                            + " nothing tells that from a writer's; once it lets go, the next call replaces the guard"
+                            + " with one that no reader can open");
+                }
+                throw busy;
+            }
+            own = across.channel().isPresent() ? null : open(name, guard, StandardOpenOption.READ, StandardOpenOption.WRITE);
+            if (found.exposed() && own != null && attributes.fileKey() != null && attributes.fileKey().equals(
+                    Files.readAttributes(guard, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).fileKey())) {
+                Optional<FileLocker.Lock> replaced = replaceGuard(name, guard, own);
+                if (replaced.isPresent()) {
+                    FileLocker.Lock old = across;
+                    FileChannel oldChannel = own;
+                    across = replaced.get();
+                    own = null;
+                    closeAll(oldChannel, old);
+                    own = open(name, guard, StandardOpenOption.READ, StandardOpenOption.WRITE);
+                }
+            }
             cleanTemporaryFilesWhenDue();
             return work.run(new ChannelGuard(name, own != null ? own : across.channel().get()));
         } catch (IOException e) {
             throw linkInPlace(name, guard, e);
         } finally {
-            inJvm.unlock();
+            try {
+                closeAll(own, across);
+            } finally {
+                inJvm.unlock();
+            }
         }
+    }
+
+    /** Closes {@code channel}, then lets {@code lock} go (either may be null). */
+    private static void closeAll(FileChannel channel, FileLocker.Lock lock) throws IOException {
+        try {
+            if (channel != null) {
+                channel.close();
+            }
+        } finally {
+            if (lock != null) {
+                lock.close();
+            }
+        }
+    }
+
+    /** What a guard of a shared directory holds once another replaced it: no fence, so every version refuses it. */
+    static final String REPLACED = "replaced; call again";
+
+    /**
+     * Replaces the guard, whose lock this process holds through {@code old} and which users other
+     * than the directory's writers may have opened (an older version made it 0644, or it was in
+     * another group): a fresh guard with the same contents, made owner-only, given the directory's
+     * group and a guard's permissions, is locked, then renamed over it, and the directory forced
+     * (a power loss never brings the old one back after fences went on in the new one). A
+     * descriptor to the old guard opened before — a reader's — then holds nobody out: every locker
+     * makes sure the file it locked is the one at the path ({@link FileLocker#lock}), and a writer
+     * that locked the old one meanwhile locks the new one instead. The old one is left holding
+     * {@link #REPLACED}, which no version reads as a fence. Best effort: where any step fails, the
+     * old guard stays, still locked, and the next call tries again.
+     *
+     * @return the lock on the new guard, held: the caller lets the old one go
+     */
+    private Optional<FileLocker.Lock> replaceGuard(String name, Path guard, FileChannel old) throws IOException {
+        if (old.size() > MAX_GUARD_BYTES) {
+            return Optional.empty(); // corrupt: break rewrites it first
+        }
+        ByteBuffer content = ByteBuffer.allocate((int) old.size());
+        old.position(0);
+        while (content.hasRemaining() && old.read(content) >= 0) {
+            // read it all
+        }
+        content.flip();
+        Path fresh = dir.resolve(TemporaryName.of(name, writer).toString());
+        FileLocker.Lock lock = null;
+        try {
+            try (FileChannel out = FileChannel.open(fresh, createNew(StandardOpenOption.WRITE),
+                    PosixFilePermissions.asFileAttribute(OWNER_ONLY))) {
+                while (content.hasRemaining()) {
+                    out.write(content);
+                }
+                out.force(true);
+            }
+            share(fresh, sharedGuard);
+            lock = locker.lock(fresh, Duration.ZERO); // nobody else locks a temporary file
+            Files.move(fresh, guard, StandardCopyOption.ATOMIC_MOVE);
+            fresh = null;
+        } catch (IOException e) {
+            if (lock != null) {
+                lock.close();
+            }
+            return Optional.empty();
+        } finally {
+            if (fresh != null) {
+                deleteQuietly(fresh);
+            }
+        }
+        forceDirectory();
+        byte[] replaced = (REPLACED + "\n").getBytes(StandardCharsets.US_ASCII);
+        try {
+            old.write(ByteBuffer.wrap(replaced), 0);
+            old.truncate(replaced.length);
+            old.force(false);
+        } catch (IOException e) {
+            // the new guard is in place; the old one's fence is only ever read by a writer that locked it before
+        }
+        return Optional.of(lock);
     }
 
     /**
@@ -320,35 +436,47 @@ public final class LeaseFiles implements LeaseBook {
     private static final long LOCK_SLICE_MS = 50;
 
     /**
-     * The guard's attributes, the guard created first if it is missing; refused if not a regular
-     * file. In a shared directory a guard of this store's user whose permissions are not what a
-     * guard there must have (made by an older version under a umask, or by hand) is given them.
+     * The guard's attributes, and whether it is {@linkplain #exposed exposed}.
      */
-    private BasicFileAttributes guardAttributes(String name, Path guard) throws IOException {
+    private record GuardFound(BasicFileAttributes attributes, boolean exposed) {
+    }
+
+    /**
+     * The guard's attributes, the guard created first if it is missing (owner-only, then given the
+     * directory's group and a guard's permissions: nobody else can open it before it is right);
+     * refused if not a regular file. In a shared directory a guard of this store's user whose group
+     * or permissions are not what a guard there must have (made by an older version under a umask,
+     * or by hand) is given them — unless it is exposed: then only its replacement shuts out what
+     * was opened before, done under its lock ({@link #replaceGuard}).
+     */
+    private GuardFound guardAttributes(String name, Path guard) throws IOException {
         for (int attempt = 0; ; attempt++) {
             try {
                 if (sharedGuard.isEmpty()) {
                     BasicFileAttributes a = Files.readAttributes(guard, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
                     refuseNonRegular(name, guard, a);
-                    return a;
+                    return new GuardFound(a, false);
                 }
                 PosixFileAttributes a = Files.readAttributes(guard,
                         PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
                 refuseNonRegular(name, guard, a);
-                if (!a.permissions().equals(sharedGuard.get())) {
+                boolean exposed = exposed(a);
+                boolean otherGroup = group.filter(g -> !g.equals(a.group())).isPresent();
+                if (!exposed && (otherGroup || !a.permissions().equals(sharedGuard.get()))) {
                     try {
-                        Files.setPosixFilePermissions(guard, sharedGuard.get()); // a regular file: no link to follow
+                        share(guard, sharedGuard); // a regular file: no link to follow
                     } catch (IOException notOurs) {
                         // another user's: only its owner can change it
                     }
                 }
-                return a;
+                return new GuardFound(a, exposed);
             } catch (NoSuchFileException e) {
                 if (attempt > 0) {
                     throw e;
                 }
                 try {
-                    Files.newByteChannel(guard, createNew(StandardOpenOption.WRITE), permissions(sharedGuard)).close();
+                    Files.newByteChannel(guard, createNew(StandardOpenOption.WRITE),
+                            permissions(sharedGuard.map(p -> OWNER_ONLY))).close();
                     share(guard, sharedGuard);
                 } catch (FileAlreadyExistsException raced) {
                     // another process made it: read it again
@@ -358,13 +486,42 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * Gives {@code file}, just made by this store, the permissions a shared directory's files must
-     * have, whatever the umask took away.
+     * Whether a guard of a shared directory may have been opened by someone a guard there is not
+     * open to — a class of users its permissions let read or write it that the directory's guards
+     * give nothing, or the members of a group other than the directory's — who could hold its lock
+     * through that descriptor for as long as it likes, whatever its permissions become.
      */
-    private static void share(Path file, Optional<Set<PosixFilePermission>> permissions) throws IOException {
-        if (permissions.isPresent()) {
-            Files.setPosixFilePermissions(file, permissions.get());
+    private boolean exposed(PosixFileAttributes a) {
+        Set<PosixFilePermission> allowed = sharedGuard.orElseThrow();
+        boolean otherGroup = group.filter(g -> !g.equals(a.group())).isPresent();
+        for (PosixFilePermission p : a.permissions()) {
+            boolean groups = p == PosixFilePermission.GROUP_READ || p == PosixFilePermission.GROUP_WRITE;
+            boolean others = p == PosixFilePermission.OTHERS_READ || p == PosixFilePermission.OTHERS_WRITE;
+            if ((groups && (otherGroup || !allowed.contains(p))) || (others && !allowed.contains(p))) {
+                return true;
+            }
         }
+        return false;
+    }
+
+    /**
+     * Gives {@code file}, just made by this store, the directory's group and the permissions a
+     * shared directory's files must have, whatever the umask took away: the group first, so that
+     * the permissions a group gets are never its maker's group's. A group this process is not a
+     * member of cannot be given (the file stays in its maker's group; README says so).
+     */
+    private void share(Path file, Optional<Set<PosixFilePermission>> permissions) throws IOException {
+        if (permissions.isEmpty()) {
+            return;
+        }
+        if (group.isPresent()) {
+            try {
+                Files.getFileAttributeView(file, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS).setGroup(group.get());
+            } catch (IOException notAMember) {
+                // only the owner, a member of that group, or root may give it
+            }
+        }
+        Files.setPosixFilePermissions(file, permissions.get());
     }
 
     private final class ChannelGuard implements Guard {

@@ -20,7 +20,9 @@ public interface FileLocker {
      * Locks {@code file}, a regular file that exists and that this process may write (a process
      * that may only read it cannot take the lock, so a reader never holds writers out), waiting
      * for it at most {@code most} (measured on a monotonic clock); the lock also excludes another
-     * locker of this process on the same file.
+     * locker of this process on the same file. The lock returned is on the file at {@code file}
+     * when it returns: where a file can be renamed over another that is open (POSIX), a lock taken
+     * on a file replaced while it was waited for is let go and the new one locked, within the bound.
      *
      * @throws Busy        when another holder kept it locked for all of {@code most}
      * @throws IOException when the file cannot be opened or locked, or this platform cannot lock
@@ -34,9 +36,14 @@ public interface FileLocker {
 
         /** {@code file} stayed locked for {@code most}. */
         public Busy(Path file, Duration most) {
+            this(file, most, "");
+        }
+
+        /** {@code file} stayed locked for {@code most}; {@code more} (a sentence or empty) says what else may hold it. */
+        public Busy(Path file, Duration most, String more) {
             super(file.toString(), null, "locked by another process for longer than " + most.toMillis() + " ms (one"
                     + " stopped or hung while it held the lock, e.g. by ^Z or SIGSTOP); nothing was changed: try again"
-                    + " once it goes on or ends (fuser " + file + " names it)");
+                    + " once it goes on or ends (fuser " + file + " names it)" + (more.isEmpty() ? "" : ". " + more));
         }
     }
 
