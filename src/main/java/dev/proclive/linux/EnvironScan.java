@@ -110,9 +110,18 @@ final class EnvironScan {
                 if (read != Read.UNREADABLE && read != Read.DENIED && !sameProcess(proc, info)) {
                     read = Read.VANISHED; // the environment read may be a later process's under the same pid
                 }
+                for (int again = 1; read == Read.EMPTY && again < EMPTY_READS && !exiting(dir.resolve("stat")); again++) {
+                    // one in the middle of an execve reads empty for a moment too (see one()): read it again
+                    java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+                    read = read(dir.resolve("environ"), prefix, value, error);
+                    if (read != Read.UNREADABLE && read != Read.DENIED && !sameProcess(proc, info)) {
+                        read = Read.VANISHED;
+                    }
+                }
                 if (read == Read.EMPTY) {
                     // An exiting process's memory is gone before it is a zombie: its environment reads
-                    // empty, and what it forked after the listing is not listed. Only a live one lacks it.
+                    // empty, and what it forked after the listing is not listed. Only a live one that
+                    // still reads empty when read again (started with none: env -i) lacks it.
                     read = exiting(dir.resolve("stat")) ? Read.VANISHED : Read.LACKS;
                 }
                 switch (read) {

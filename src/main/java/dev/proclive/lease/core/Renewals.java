@@ -198,6 +198,9 @@ final class Renewals {
     }
 
     private synchronized ScheduledExecutorService thread() {
+        if (closed) {
+            throw new java.util.concurrent.RejectedExecutionException("the store is closed"); // no thread made after close
+        }
         if (thread == null) {
             thread = Daemons.scheduler("proclive-lease-renew");
         }
@@ -205,6 +208,9 @@ final class Renewals {
     }
 
     private synchronized ScheduledExecutorService looker() {
+        if (closed) {
+            throw new java.util.concurrent.RejectedExecutionException("the store is closed");
+        }
         if (looker == null) {
             looker = Daemons.scheduler("proclive-lease-look");
         }

@@ -165,9 +165,7 @@ final class EtcdKeepAlive implements Runnable {
 
     private void start() {
         if (thread == null && !stopped) {
-            thread = new Thread(this, threadName);
-            thread.setDaemon(true);
-            thread.start();
+            thread = dev.proclive.lease.book.Daemons.start(threadName, this); // it waits for this lock before it looks at thread
         }
         notifyAll();
     }

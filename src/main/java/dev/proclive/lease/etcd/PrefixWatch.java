@@ -20,11 +20,17 @@ import java.util.concurrent.TimeUnit;
  * break in a row (25 ms, doubling to about a second and a half, with jitter): it looks again and
  * asks anew, and the stream is opened again by the first who does. When etcd ends the watch as
  * one that may have missed changes (compacted), every waiting caller is told its key changed.
+ * Every {@value #RENEW_MS} ms the stream is opened anew from after the latest change it delivered,
+ * and the old one closed: a connection that died without a word (a NAT or a proxy that dropped it
+ * while idle) hides a change for no longer than that, and what changed meanwhile is delivered
+ * then. One new stream a half minute, whatever the number of callers.
  */
 final class PrefixWatch {
 
     /** How many keys' last changes are remembered before they are forgotten, all at once. */
     private static final int REMEMBERED = 4096;
+    /** How long one stream serves before it is opened anew. */
+    static final long RENEW_MS = 30_000;
 
     private final Etcd etcd;
     private final String prefix;
@@ -40,6 +46,8 @@ final class PrefixWatch {
     /** Streams that broke in a row, without an answer between. */
     private int broken;
     private boolean closed;
+    /** The revision of the latest change the streams delivered, or the one the first was opened after. */
+    private long lastEvent;
 
     private record Waiting(CompletableFuture<Void> future, long after) {
     }
@@ -94,12 +102,35 @@ final class PrefixWatch {
 
     /** Opens the stream from after {@code afterRevision}; called with the lock held. */
     private void open(long afterRevision) {
-        long mine = ++generation;
         coveredFrom = afterRevision + 1;
         lastChange.clear();
+        lastEvent = afterRevision;
+        start(afterRevision);
+    }
+
+    /** Starts a stream from after {@code afterRevision} as the one in use; called with the lock held. */
+    private void start(long afterRevision) {
+        long mine = ++generation;
         CompletableFuture<Void> s = etcd.watchPrefix(prefix, afterRevision, (revision, changes) -> seen(mine, changes));
         stream = s;
         s.whenComplete((v, e) -> ended(mine, e));
+        CompletableFuture.delayedExecutor(RENEW_MS, TimeUnit.MILLISECONDS).execute(() -> renew(mine));
+    }
+
+    /**
+     * Opens the stream anew from after the latest change delivered, if the one of generation
+     * {@code mine} still serves, and closes that one: what it remembers and who waits stay.
+     */
+    private void renew(long mine) {
+        CompletableFuture<Void> old;
+        synchronized (this) {
+            if (closed || mine != generation || stream == null) {
+                return;
+            }
+            old = stream;
+            start(lastEvent); // from here the old stream's answers and end are not heard
+        }
+        old.cancel(false);
     }
 
     /** Changes the stream of generation {@code mine} saw: the callers waiting for them are told. */
@@ -113,9 +144,10 @@ final class PrefixWatch {
             for (Etcd.Change c : changes) {
                 if (lastChange.size() >= REMEMBERED && !lastChange.containsKey(c.key())) {
                     lastChange.clear(); // forgotten: a caller who read before this change is told at once
-                    coveredFrom = c.revision();
+                    coveredFrom = c.revision() + 1; // what came before it in this answer, at the same revision, was forgotten too
                 }
                 lastChange.merge(c.key(), c.revision(), Math::max);
+                lastEvent = Math.max(lastEvent, c.revision());
                 List<Waiting> ws = waiting.get(c.key());
                 if (ws == null) {
                     continue;
@@ -149,9 +181,6 @@ final class PrefixWatch {
             stream = null;
             waiting.values().forEach(tell::addAll);
             waiting.clear();
-            if (e instanceof java.util.concurrent.CancellationException) {
-                return; // closed here
-            }
             pause = e == null ? 0 : (25L << Math.min(6, broken++)) * (80 + ThreadLocalRandom.current().nextInt(41)) / 100;
         }
         // never on the caller's thread: it may hold what a waiter's callback needs

@@ -395,8 +395,9 @@ public final class EtcdGateway implements Etcd {
 
     /**
      * One watch stream over every key under {@code prefix} ({@code range_end}: the prefix's end):
-     * each answer's changes handed on in order, the header's revision with them; a compacted or
-     * canceled watch ends normally (anything may have changed), a broken one exceptionally.
+     * each answer's changes handed on in order, the header's revision with them; a compacted watch
+     * ends normally (anything may have changed), a broken one exceptionally, and so does one etcd
+     * canceled for another reason (it would be canceled again: the caller backs off).
      */
     @Override
     public CompletableFuture<Void> watchPrefix(String prefix, long afterRevision, Changes changes) {
@@ -405,8 +406,13 @@ public final class EtcdGateway implements Etcd {
                 .put("range_end", Base64.getEncoder().encodeToString(rangeEnd(prefix.getBytes(StandardCharsets.UTF_8))))
                 .put("start_revision", Long.toString(afterRevision + 1));
         stream(create, "the watch of prefix " + prefix, done, result -> {
-            if (result.path("canceled").asBoolean(false) || result.path("compact_revision").asLong(0) > 0) {
+            if (result.path("compact_revision").asLong(0) > 0) {
                 done.complete(null);
+                return;
+            }
+            if (result.path("canceled").asBoolean(false)) {
+                done.completeExceptionally(new IOException("etcd canceled the watch of prefix " + prefix + ": "
+                        + reason(result.path("cancel_reason").asText("no reason given"))));
                 return;
             }
             List<Change> seen = new ArrayList<>();
@@ -709,6 +715,12 @@ public final class EtcdGateway implements Etcd {
         return new KeyValue(new String(Base64.getDecoder().decode(kv.path("key").asText()), StandardCharsets.UTF_8),
                 Base64.getDecoder().decode(kv.path("value").asText("")), kv.path("create_revision").asLong(),
                 kv.path("mod_revision").asLong(), kv.path("lease").asLong());
+    }
+
+    /** What etcd said, as one line of at most 200 characters for a message. */
+    private static String reason(String said) {
+        String line = said.replaceAll("\\p{Cntrl}", " ");
+        return line.length() <= 200 ? line : line.substring(0, 200) + "…";
     }
 
     private static String b64(String key) {

@@ -1,0 +1,55 @@
+package dev.proclive.lease.etcd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.proclive.lease.etcd.v3.Etcd;
+import java.lang.reflect.Proxy;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Test;
+
+/** The one watch stream of a store: what it remembers, and what it tells a caller who asks late. */
+class PrefixWatchTest {
+
+    /** An etcd whose streams are opened here and answered by the test, through {@code sink}. */
+    private static Etcd streams(List<Etcd.Changes> sink, List<CompletableFuture<Void>> opened) {
+        return (Etcd) Proxy.newProxyInstance(PrefixWatchTest.class.getClassLoader(), new Class<?>[] {Etcd.class},
+                (p, m, a) -> {
+                    if (m.getName().equals("watchPrefix")) {
+                        sink.add((Etcd.Changes) a[2]);
+                        CompletableFuture<Void> s = new CompletableFuture<>();
+                        opened.add(s);
+                        return s;
+                    }
+                    throw new UnsupportedOperationException(m.getName());
+                });
+    }
+
+    @Test
+    void aChangeForgottenWhenTheMemoryFilledIsStillNewsToAReaderJustBeforeIt() {
+        List<Etcd.Changes> sink = new ArrayList<>();
+        PrefixWatch w = new PrefixWatch(streams(sink, new ArrayList<>()), "p/");
+        w.changed("p/first", 10); // opens the stream from after 10
+        List<Etcd.Change> fill = new ArrayList<>();
+        for (int i = 0; i < 4095; i++) {
+            fill.add(new Etcd.Change("p/k" + i, 11 + i));
+        }
+        sink.get(0).seen(0, fill);
+        long x = 11 + 4095;
+        // one transaction at revision x: the record, then its fence key (new: the memory is full and cleared)
+        sink.get(0).seen(x, List.of(new Etcd.Change("p/build", x), new Etcd.Change("p/build.fence", x)));
+        // a caller that read p/build at x-1 asks only now
+        assertThat(w.changed("p/build", x - 1)).as("the change at x is news to a reader at x-1").isDone();
+        assertThat(w.changed("p/build", x)).as("not to one that read at x").isNotDone();
+    }
+
+    @Test
+    void aCallerWaitingWhenTheStreamIsCanceledIsTold() {
+        List<CompletableFuture<Void>> opened = new ArrayList<>();
+        PrefixWatch w = new PrefixWatch(streams(new ArrayList<>(), opened), "p/");
+        CompletableFuture<Void> f = w.changed("p/build", 10);
+        opened.get(0).cancel(false); // by anything but the book's close
+        assertThat(f).as("told (exceptionally), never left waiting").failsWithin(java.time.Duration.ofSeconds(10));
+    }
+}
