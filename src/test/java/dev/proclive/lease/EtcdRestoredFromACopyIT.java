@@ -1,0 +1,102 @@
+package dev.proclive.lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.proclive.Children;
+import dev.proclive.Identity;
+import dev.proclive.ProcLive;
+import dev.proclive.lease.etcd.v3.Etcd;
+import dev.proclive.lease.etcd.v3.EtcdGateway;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * etcd restored from an older copy of its data (the same cluster, its revisions back) while a
+ * holder keeps its grant: a store opened after the restore (a newcomer's fresh process) has no
+ * revision to compare with, so it must not be the only guard. No newcomer is granted while the
+ * holder has not been told its grant is lost.
+ */
+@EnabledOnOs(OS.LINUX)
+class EtcdRestoredFromACopyIT {
+
+    @TempDir
+    Path dir;
+
+    @RegisterExtension
+    final Children children = new Children();
+
+    private static LeaseStore store(EtcdCluster etcd) throws IOException {
+        return LeaseStore.builder().etcd(etcd.endpoints()).prefix("restored/")
+                .policy(LeasePolicy.builder().ttl(Duration.ofSeconds(30)).build()).build();
+    }
+
+    private static void moveRevisionOn(EtcdCluster etcd, int writes) throws IOException {
+        try (Etcd raw = EtcdGateway.open(etcd.endpoints(), Optional.empty(), Duration.ofSeconds(5),
+                dev.proclive.lease.book.StrictJson.mapper())) {
+            for (int i = 0; i < writes; i++) {
+                raw.txn(List.of(), List.of(new Etcd.Put("elsewhere/" + i, "x".getBytes(StandardCharsets.UTF_8), 0)));
+            }
+        }
+    }
+
+    private static void copy(Path from, Path to) throws IOException {
+        try (Stream<Path> files = Files.walk(from)) {
+            for (Path p : files.sorted().toList()) {
+                Files.copy(p, to.resolve(from.relativize(p).toString()));
+            }
+        }
+    }
+
+    private static void delete(Path tree) throws IOException {
+        try (Stream<Path> files = Files.walk(tree)) {
+            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
+    }
+
+    @Test
+    void aStoreOpenedAfterARestoreIsNotGrantedWhileTheHolderIsKept() throws Exception {
+        try (EtcdCluster etcd = EtcdCluster.start(dir, 1)) {
+            EtcdCluster.Member m = etcd.members.get(0);
+            moveRevisionOn(etcd, 3);
+            m.kill();
+            Path older = dir.resolve("older-copy");
+            copy(m.data, older);
+            m.start();
+            etcd.awaitLeader(Duration.ofSeconds(30));
+            moveRevisionOn(etcd, 10);
+
+            Identity me = ProcLive.current().orElseThrow();
+            try (LeaseStore holders = store(etcd)) {
+                Lease held = ((Acquisition.Granted) holders.acquire("build", me)).lease();
+
+                m.kill();
+                delete(m.data);
+                copy(older, m.data); // restored from the older copy: same cluster, revisions back
+                m.start();
+                etcd.awaitLeader(Duration.ofSeconds(30));
+
+                try (LeaseStore newcomers = store(etcd)) { // a newcomer's process, started after the restore
+                    Acquisition second = newcomers.acquire("build", children.sleeping());
+                    if (second instanceof Acquisition.Granted granted) {
+                        assertThat(held.lost()).as("fence %d granted to a newcomer while the holder of fence %d was not told"
+                                + " its grant is lost", granted.lease().fence(), held.fence()).isDone();
+                    }
+                }
+            }
+        }
+    }
+}
