@@ -39,8 +39,39 @@ class EtcdRestoredFromACopyIT {
 
     /** A store as a process of this user opens it: with this user's revision marks (here, the test's own). */
     private LeaseStore store(EtcdCluster etcd) throws IOException {
+        return store(etcd, Duration.ofSeconds(30));
+    }
+
+    private LeaseStore store(EtcdCluster etcd, Duration ttl) throws IOException {
         return LeaseStore.builder().etcd(etcd.endpoints()).prefix("restored/").revisionMarks(dir.resolve("state"))
-                .policy(LeasePolicy.builder().ttl(Duration.ofSeconds(30)).build()).build();
+                .policy(LeasePolicy.builder().ttl(ttl).build()).build();
+    }
+
+    /** A TTL whose keep-alive period (a third of it) is far longer than a holder may go on after a restore. */
+    private static final Duration LONG_TTL = Duration.ofSeconds(90);
+
+    /** How soon after etcd answers again a holder is told its grant is lost, on a quiet machine. */
+    private static final Duration TOLD_WITHIN = Duration.ofSeconds(3);
+
+    /** Kills the member, puts the older copy of its data in place of its own, and starts it again. */
+    private static void restore(EtcdCluster etcd, Path older) throws Exception {
+        EtcdCluster.Member m = etcd.members.get(0);
+        m.kill();
+        delete(m.data);
+        copy(older, m.data);
+        m.start();
+        etcd.awaitLeader(Duration.ofSeconds(30));
+    }
+
+    /** Takes a copy of the member's data (killed for it, then started again). */
+    private Path copyOf(EtcdCluster etcd) throws Exception {
+        EtcdCluster.Member m = etcd.members.get(0);
+        m.kill();
+        Path older = dir.resolve("older-copy");
+        copy(m.data, older);
+        m.start();
+        etcd.awaitLeader(Duration.ofSeconds(30));
+        return older;
     }
 
     private static void moveRevisionOn(EtcdCluster etcd, int writes) throws IOException {
@@ -104,6 +135,40 @@ class EtcdRestoredFromACopyIT {
                                 + " its grant is lost", granted.lease().fence(), held.fence()).isDone();
                     }
                 }
+            }
+        }
+    }
+
+    @Test
+    void aHolderWhoseEtcdLeaseIsNotInTheCopyIsToldSoonAfterTheRestore() throws Exception {
+        try (EtcdCluster etcd = EtcdCluster.start(dir, 1)) {
+            moveRevisionOn(etcd, 3);
+            Path older = copyOf(etcd);
+            moveRevisionOn(etcd, 10);
+            try (LeaseStore holders = store(etcd, LONG_TTL)) {
+                Lease held = ((Acquisition.Granted) holders.acquire("build", ProcLive.current().orElseThrow())).lease();
+                restore(etcd, older);
+                dev.proclive.Eventually.until("the holder of fence " + held.fence() + " told its grant is lost after the restore"
+                        + " (its next keep-alive round is " + LONG_TTL.toSeconds() / 3 + " s after the last)", TOLD_WITHIN,
+                        () -> held.lost().isDone());
+            }
+        }
+    }
+
+    @Test
+    void aHolderWhoseEtcdLeaseIsInTheCopyIsToldSoonAfterTheRestore() throws Exception {
+        try (EtcdCluster etcd = EtcdCluster.start(dir, 1)) {
+            moveRevisionOn(etcd, 3);
+            Identity me = ProcLive.current().orElseThrow();
+            try (LeaseStore holders = store(etcd, LONG_TTL)) {
+                Lease early = ((Acquisition.Granted) holders.acquire("early", me)).lease(); // on this JVM's etcd lease
+                Path older = copyOf(etcd); // the etcd lease is in the copy
+                moveRevisionOn(etcd, 10);
+                Lease held = ((Acquisition.Granted) holders.acquire("build", me)).lease(); // on the same etcd lease
+                restore(etcd, older); // the etcd lease lives on, the record of build is gone, revisions back
+                dev.proclive.Eventually.until("the holder of fence " + held.fence() + " told its grant is lost after the restore,"
+                        + " though its etcd lease is still there", TOLD_WITHIN, () -> held.lost().isDone());
+                assertThat(early.fence()).isLessThan(held.fence());
             }
         }
     }

@@ -618,10 +618,10 @@ public final class EtcdGateway implements Etcd {
         String id = header(r).path("cluster_id").asText("");
         long mark = marked.getOrDefault(id, 0L);
         if (at < floor && floor >= mark) {
-            return Optional.of(new WentBack(floor, at, base, Optional.empty()));
+            return Optional.of(wentBack(floor, at, base, Optional.empty()));
         }
         if (at < mark) {
-            return Optional.of(new WentBack(mark, at, base, marks.file(id)));
+            return Optional.of(wentBack(mark, at, base, marks.file(id)));
         }
         revision.accumulateAndGet(at, Math::max);
         if (!id.isEmpty()) {
@@ -634,21 +634,17 @@ public final class EtcdGateway implements Etcd {
         return r.has("header") ? r.path("header") : r.path("result").path("header");
     }
 
-    /** etcd's revision went back: the cluster was restored or wiped, and nothing it says is a fence. */
-    static final class WentBack extends IOException {
-        private static final long serialVersionUID = 1L;
-
-        WentBack(long from, long to, URI base, Optional<Path> mark) {
-            super("etcd's revision went back from " + from + " to " + to + " (" + base + "): the cluster was restored"
-                    + " from an older snapshot or its data was wiped, so the fences it hands out from now on would"
-                    + " repeat ones already given, and nothing is granted. An operator must bring the revision past every"
-                    + " fence handed out before leases are taken again (restore with etcdutl snapshot restore"
-                    + " --bump-revision N --mark-compacted, N above the highest fence in use), or make every resource the"
-                    + " leases protect forget the fences it saw. This store refuses until the revision is past " + from
-                    + " again" + mark.map(f -> "; " + from + " is the highest revision of this cluster this user's clients"
-                    + " saw, kept in " + f + ": if the restore was meant and nothing relies on the fences handed out"
-                    + " before it, delete that file").orElse(""));
-        }
+    /** etcd's revision went back from {@code from} to {@code to}: the cluster was restored or wiped, and nothing it says is a fence. */
+    private static WentBack wentBack(long from, long to, URI base, Optional<Path> mark) {
+        return new WentBack("etcd's revision went back from " + from + " to " + to + " (" + base + "): the cluster was restored"
+                + " from an older snapshot or its data was wiped, so the fences it hands out from now on would"
+                + " repeat ones already given, and nothing is granted. An operator must bring the revision past every"
+                + " fence handed out before leases are taken again (restore with etcdutl snapshot restore"
+                + " --bump-revision N --mark-compacted, N above the highest fence in use), or make every resource the"
+                + " leases protect forget the fences it saw. This store refuses until the revision is past " + from
+                + " again" + mark.map(f -> "; " + from + " is the highest revision of this cluster this user's clients"
+                + " saw, kept in " + f + ": if the restore was meant and nothing relies on the fences handed out"
+                + " before it, delete that file").orElse(""));
     }
 
     /** What went wrong with a call, in words: the JDK leaves some messages out. */
