@@ -26,8 +26,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>When etcd may have changed under the grants kept here (the prefix's watch broke, as it does
  * when a member restarts; a keep-alive went unanswered), rounds come soon (a tenth of a second,
- * doubling up to the usual period) until one is answered whole, and such a round reads a key as
- * well: an etcd restored from an older copy of its data answers below the revision this JVM saw
+ * doubling up to the usual period) until one is answered whole, and such a round also makes a
+ * key-value call (an empty transaction): an etcd restored from an older copy of its data answers below the revision this JVM saw
  * ({@link Etcd.WentBack}), and every grant kept here is lost at once, as it is when etcd says its
  * etcd lease is gone; not a third of the TTL later.
  */
@@ -138,7 +138,7 @@ final class EtcdKeepAlive implements Runnable {
 
     /**
      * etcd may have changed under the grants kept here (a watch of it broke): the next rounds come
-     * soon, each also reading a key, until one is answered.
+     * soon, each also making a key-value call, until one is answered.
      */
     synchronized void unsure() {
         if (unsureMillis == 0) {
@@ -370,8 +370,8 @@ final class EtcdKeepAlive implements Runnable {
     }
 
     /**
-     * Reads a key, as a check that etcd's revision did not go back under this JVM: whether it was
-     * answered. When it went back, every grant kept here is lost (its holder may still write: its
+     * An empty transaction, whose answer's revision the client compares with what this JVM saw (a
+     * key-value answer is linearizable): whether it was answered. When it went back, every grant kept here is lost (its holder may still write: its
      * etcd lease is kept in use until it is ended here).
      */
     private boolean probe() {
