@@ -11,6 +11,7 @@ import dev.proclive.lease.core.Pause;
 import dev.proclive.lease.etcd.EtcdBook;
 import dev.proclive.lease.etcd.v3.Etcd;
 import dev.proclive.lease.etcd.v3.EtcdGateway;
+import dev.proclive.lease.etcd.v3.RevisionMarks;
 import dev.proclive.lease.files.LeaseFiles;
 import dev.proclive.platform.Platform;
 import dev.proclive.spi.internal.Descendants;
@@ -175,6 +176,7 @@ public final class LeaseStore implements AutoCloseable {
         private Optional<Path> caFile = Optional.empty();
         private Optional<String> user = Optional.empty();
         private char[] password = new char[0];
+        private Optional<Path> revisionMarks = Optional.empty();
         private LeasePolicy policy = LeasePolicy.defaults();
         // The seams for tests in this package: what judges, what tells time, how a wait waits, what tracks a spawn.
         private Optional<LivenessChecker> checker = Optional.empty();
@@ -256,6 +258,21 @@ public final class LeaseStore implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Where a store on etcd keeps the highest revision it saw of each etcd cluster, for the stores
+         * opened after it (default: this user's state directory, {@code $PROCLIVE_STATE_DIR}, else
+         * {@code $XDG_STATE_HOME/proclive}, else {@code ~/.local/state/proclive}; {@code
+         * PROCLIVE_STATE_DIR=off} keeps none). A store that reaches a cluster below its mark refuses,
+         * as one whose revision went back under it: the cluster was restored from an older copy of its
+         * data, and its fences would repeat ones already handed out. Made owner-only if missing; one
+         * that is a link, another user's or writable by others is not used, and nothing fails for want
+         * of it.
+         */
+        public Builder revisionMarks(Path dir) {
+            this.revisionMarks = Optional.of(Objects.requireNonNull(dir, "dir"));
+            return this;
+        }
+
         /** The policy grants follow (default {@link LeasePolicy#defaults()}). */
         public Builder policy(LeasePolicy policy) {
             this.policy = Objects.requireNonNull(policy, "policy");
@@ -303,8 +320,9 @@ public final class LeaseStore implements AutoCloseable {
                 throw new IllegalStateException(onEtcd ? "a lease store is over a directory or on etcd, not both"
                         : "a lease store needs directory(Path) or etcd(List<URI>)");
             }
-            if (!onEtcd && (prefix.isPresent() || caFile.isPresent() || user.isPresent())) {
-                throw new IllegalStateException("prefix, caFile and credentials are for a store on etcd, not over a directory");
+            if (!onEtcd && (prefix.isPresent() || caFile.isPresent() || user.isPresent() || revisionMarks.isPresent())) {
+                throw new IllegalStateException("prefix, caFile, credentials and revisionMarks are for a store on etcd,"
+                        + " not over a directory");
             }
             LivenessChecker judge = checker.orElseGet(LivenessChecker::system);
             Descendants tracks = descendants.orElseGet(Platform::descendants);
@@ -315,7 +333,8 @@ public final class LeaseStore implements AutoCloseable {
                 return new LeaseStore(new LeaseKeeper(files, policy, self, judge, clock, pause, tracks), Optional.of(files));
             }
             Etcd etcd = etcdClient.isPresent() ? etcdClient.get() : EtcdGateway.open(endpoints.get(), caFile,
-                    user.map(u -> new EtcdGateway.Login(u, password.clone())), ETCD_CALL, StrictJson.mapper());
+                    user.map(u -> new EtcdGateway.Login(u, password.clone())), ETCD_CALL, StrictJson.mapper(),
+                    revisionMarks.map(RevisionMarks::in).orElseGet(RevisionMarks::forUser));
             EtcdBook book = new EtcdBook(etcd, prefix.orElse(DEFAULT_PREFIX), clock);
             return new LeaseStore(new LeaseKeeper(book, policy, self, judge, clock, pause, tracks), Optional.empty());
         }

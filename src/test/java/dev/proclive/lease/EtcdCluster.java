@@ -38,6 +38,11 @@ public final class EtcdCluster implements AutoCloseable {
             this.data = data;
         }
 
+        /** Its data directory, for a test that copies it or puts another copy in its place while it is stopped. */
+        public Path data() {
+            return data;
+        }
+
         public URI endpoint() {
             return URI.create(scheme + "://127.0.0.1:" + clientPort);
         }

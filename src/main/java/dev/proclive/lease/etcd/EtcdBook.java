@@ -75,7 +75,7 @@ public final class EtcdBook implements LeaseBook {
         this.prefix = prefix;
         this.clock = clock;
         this.keepAlive = new EtcdKeepAlive(etcd, "proclive-etcd-keepalive " + prefix, clock);
-        this.watch = new PrefixWatch(etcd, prefix);
+        this.watch = new PrefixWatch(etcd, prefix, keepAlive::unsure);
     }
 
     /**

@@ -23,6 +23,13 @@ import java.util.concurrent.TimeUnit;
  * it is ended here (its command stopped, its lease released): whatever may still write under its
  * fence, nothing this JVM does frees the lease for another before that — the lease is kept alive,
  * never revoked.
+ *
+ * <p>When etcd may have changed under the grants kept here (the prefix's watch broke, as it does
+ * when a member restarts; a keep-alive went unanswered), rounds come soon (a tenth of a second,
+ * doubling up to the usual period) until one is answered whole, and such a round also makes a
+ * key-value call (an empty transaction): an etcd restored from an older copy of its data answers below the revision this JVM saw
+ * ({@link Etcd.WentBack}), and every grant kept here is lost at once, as it is when etcd says its
+ * etcd lease is gone; not a third of the TTL later.
  */
 final class EtcdKeepAlive implements Runnable {
 
@@ -43,6 +50,9 @@ final class EtcdKeepAlive implements Runnable {
     private final Map<Long, Long> own = new ConcurrentHashMap<>();
     private Thread thread;
     private volatile boolean stopped;
+    /** How soon the next round comes while etcd may have changed under the grants (0: it is not in doubt). */
+    private volatile long unsureMillis;
+    private static final long FIRST_RETRY_MILLIS = 100;
 
     EtcdKeepAlive(Etcd etcd, String threadName, java.time.Clock clock) {
         this.etcd = etcd;
@@ -124,6 +134,17 @@ final class EtcdKeepAlive implements Runnable {
         own.values().remove(t.id);
         leases.remove(t.id);
         return true;
+    }
+
+    /**
+     * etcd may have changed under the grants kept here (a watch of it broke): the next rounds come
+     * soon, each also making a key-value call, until one is answered.
+     */
+    synchronized void unsure() {
+        if (unsureMillis == 0) {
+            unsureMillis = FIRST_RETRY_MILLIS;
+            notifyAll();
+        }
     }
 
     /** Whether {@code lease} is one this JVM keeps alive and surely is. */
@@ -273,7 +294,9 @@ final class EtcdKeepAlive implements Runnable {
                     }
                     // A new grant wakes this thread: it keeps the rhythm of the shortest TTL, it does not call early.
                     long period = leases.values().stream().mapToLong(t -> t.ttlMillis).min().orElse(3000) / 3;
-                    long cap = now + TimeUnit.MILLISECONDS.toNanos(Math.max(50, period));
+                    long unsure = unsureMillis;
+                    long cap = now + TimeUnit.MILLISECONDS.toNanos(unsure > 0 ? Math.min(unsure, Math.max(50, period))
+                            : Math.max(50, period));
                     if (due - cap > 0) {
                         due = cap;
                     }
@@ -300,6 +323,8 @@ final class EtcdKeepAlive implements Runnable {
     }
 
     private void tick() {
+        long unsure = unsureMillis;
+        boolean answered = unsure == 0 || probe();
         java.util.Set<Long> used = new java.util.HashSet<>();
         for (Kept k : new ArrayList<>(kept.values())) {
             used.add(k.lease());
@@ -322,9 +347,16 @@ final class EtcdKeepAlive implements Runnable {
                     t.confirmedAt = sent;
                 }
             } catch (IOException | RuntimeException e) {
+                answered = false;
                 if (t.overdue(System.nanoTime())) {
                     forget(t.id);
                 }
+            }
+        }
+        // in doubt until a round is answered whole: the next one soon, each a little later than the last
+        synchronized (this) {
+            if (unsureMillis == unsure) { // else a watch broke during this round: the next one comes soon
+                unsureMillis = answered ? 0 : Math.max(FIRST_RETRY_MILLIS, Math.min(2 * unsure, TimeUnit.DAYS.toMillis(1)));
             }
         }
         for (Kept k : new ArrayList<>(kept.values())) {
@@ -332,6 +364,28 @@ final class EtcdKeepAlive implements Runnable {
             if (t == null || t.lost) {
                 markLost(k);
             }
+        }
+    }
+
+    /**
+     * An empty transaction, whose answer's revision the client compares with what this JVM saw (a
+     * key-value answer is linearizable): whether it was answered. When it went back, every grant kept here is lost (its holder may still write: its
+     * etcd lease is kept in use until it is ended here).
+     */
+    private boolean probe() {
+        if (kept.isEmpty()) {
+            return true;
+        }
+        try {
+            etcd.txn(java.util.List.of(), java.util.List.of());
+            return true;
+        } catch (Etcd.WentBack e) {
+            for (Kept k : new ArrayList<>(kept.values())) {
+                markLost(k);
+            }
+            return true;
+        } catch (IOException | RuntimeException e) {
+            return false;
         }
     }
 

@@ -34,6 +34,8 @@ final class PrefixWatch {
 
     private final Etcd etcd;
     private final String prefix;
+    /** Told when the stream breaks: etcd may have changed under what it watched (a member restarted, restored). */
+    private final Runnable broke;
     /** The callers waiting, by key, each with the revision after which a change of its key is news. */
     private final Map<String, List<Waiting>> waiting = new HashMap<>();
     /** The revision of the latest change the stream saw of each key, since {@link #coveredFrom}. */
@@ -52,9 +54,10 @@ final class PrefixWatch {
     private record Waiting(CompletableFuture<Void> future, long after) {
     }
 
-    PrefixWatch(Etcd etcd, String prefix) {
+    PrefixWatch(Etcd etcd, String prefix, Runnable broke) {
         this.etcd = etcd;
         this.prefix = prefix;
+        this.broke = broke;
     }
 
     /**
@@ -182,6 +185,9 @@ final class PrefixWatch {
             waiting.values().forEach(tell::addAll);
             waiting.clear();
             pause = e == null ? 0 : (25L << Math.min(6, broken++)) * (80 + ThreadLocalRandom.current().nextInt(41)) / 100;
+        }
+        if (e != null) {
+            broke.run();
         }
         // never on the caller's thread: it may hold what a waiter's callback needs
         CompletableFuture.delayedExecutor(pause, TimeUnit.MILLISECONDS).execute(() -> tell.forEach(w -> {

@@ -84,6 +84,19 @@ public interface Etcd extends AutoCloseable {
     }
 
     /**
+     * etcd's revision went back under this client (below one it or, through its revision marks, an
+     * earlier client of this user saw): the cluster was restored from an older copy of its data, or
+     * wiped, and nothing it says is a fence.
+     */
+    final class WentBack extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        public WentBack(String message) {
+            super(message);
+        }
+    }
+
+    /**
      * Runs {@code ops} if every compare holds, atomically; nothing at all otherwise.
      *
      * @throws LeaseNotFound if a put names an etcd lease that is gone

@@ -23,6 +23,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -50,8 +51,10 @@ import javax.net.ssl.TrustManagerFactory;
  * pins it, and a member of any other cluster is a failed member. So is one whose key-value answer is
  * at a revision below one already known when the call was sent (a cluster restored from an older
  * snapshot, or wiped): when no member answers past it, the call fails saying that the revision went
- * back and what an operator must do. A client started after such a change has nothing to compare
- * with, and does not notice it.
+ * back and what an operator must do. A client started after such a change compares with the
+ * {@link RevisionMarks} it was opened with: the highest revision this user's clients saw of that
+ * cluster, kept on disk ({@link RevisionMarks#forUser()} for a lease store), read before each
+ * call and raised by its answers.
  */
 public final class EtcdGateway implements Etcd {
 
@@ -80,8 +83,12 @@ public final class EtcdGateway implements Etcd {
      * older snapshot, or whose data was wiped (its fences would repeat ones already handed out).
      */
     private final java.util.concurrent.atomic.AtomicLong revision = new java.util.concurrent.atomic.AtomicLong();
+    /** What this user's clients saw of each cluster before: a floor for this client's first answer too. */
+    private final RevisionMarks marks;
 
-    private EtcdGateway(List<URI> endpoints, Optional<String[]> user, HttpClient http, Duration timeout, ObjectMapper json) {
+    private EtcdGateway(List<URI> endpoints, Optional<String[]> user, HttpClient http, Duration timeout, ObjectMapper json,
+                        RevisionMarks marks) {
+        this.marks = marks;
         this.json = json;
         this.endpoints = endpoints;
         this.user = user;
@@ -100,7 +107,7 @@ public final class EtcdGateway implements Etcd {
      */
     public static EtcdGateway open(List<URI> endpoints, Optional<Path> caFile, Duration timeout, ObjectMapper json)
             throws IOException {
-        return open(endpoints, caFile, Optional.empty(), timeout, json);
+        return open(endpoints, caFile, Optional.empty(), timeout, json, RevisionMarks.none());
     }
 
     /** A user of etcd's authentication and its password. */
@@ -117,6 +124,16 @@ public final class EtcdGateway implements Etcd {
      */
     public static EtcdGateway open(List<URI> endpoints, Optional<Path> caFile, Optional<Login> login, Duration timeout,
                                    ObjectMapper json) throws IOException {
+        return open(endpoints, caFile, login, timeout, json, RevisionMarks.none());
+    }
+
+    /**
+     * As {@link #open(List, Optional, Optional, Duration, ObjectMapper)}, comparing every key-value
+     * answer also with the mark {@code marks} keeps of its cluster, and raising it.
+     */
+    public static EtcdGateway open(List<URI> endpoints, Optional<Path> caFile, Optional<Login> login, Duration timeout,
+                                   ObjectMapper json, RevisionMarks marks) throws IOException {
+        Objects.requireNonNull(marks, "marks");
         Objects.requireNonNull(json, "json");
         Objects.requireNonNull(endpoints, "endpoints");
         Objects.requireNonNull(caFile, "caFile");
@@ -158,7 +175,7 @@ public final class EtcdGateway implements Etcd {
         if (caFile.isPresent()) {
             http.sslContext(trusting(caFile.get()));
         }
-        return new EtcdGateway(List.copyOf(bases), user, http.build(), timeout, json);
+        return new EtcdGateway(List.copyOf(bases), user, http.build(), timeout, json, marks);
     }
 
     /** An endpoint as a message may show it: without its user and password. */
@@ -492,6 +509,7 @@ public final class EtcdGateway implements Etcd {
 
     @Override
     public void close() {
+        marks.flush();
         // java.net.http's client on JDK 17 has no close: its threads are daemons and end when idle
     }
 
@@ -509,6 +527,11 @@ public final class EtcdGateway implements Etcd {
         IOException last = null;
         WentBack back = null;
         long floor = revision.get(); // what any answer to a call sent from now on is at, at least
+        // So are the marks on disk, each raised by an answer received before they are read: the pinned
+        // cluster's, or, before any answer named one, every cluster's.
+        String pinned = cluster;
+        Map<String, Long> marked = !path.startsWith("/v3/kv/") ? Map.of()
+                : pinned == null ? marks.all() : Map.of(pinned, marks.mark(pinned));
         for (int tried = 0; tried < endpoints.size(); tried++) {
             int at = (current + tried) % endpoints.size();
             URI base = endpoints.get(at);
@@ -537,7 +560,7 @@ public final class EtcdGateway implements Etcd {
                     continue;
                 }
                 if (path.startsWith("/v3/kv/")) {
-                    Optional<WentBack> behind = wentBack(base, r, floor);
+                    Optional<WentBack> behind = wentBack(base, r, floor, marked);
                     if (behind.isPresent()) {
                         back = behind.get();
                         last = back;
@@ -593,15 +616,23 @@ public final class EtcdGateway implements Etcd {
      * (Key-value reads and writes are linearizable: answered at a revision at least as new as any
      * committed before the call; a lease call's header is only the answering member's.)
      */
-    private Optional<WentBack> wentBack(URI base, JsonNode r, long floor) {
+    private Optional<WentBack> wentBack(URI base, JsonNode r, long floor, Map<String, Long> marked) {
         long at = header(r).path("revision").asLong(0);
         if (at <= 0) {
             return Optional.empty();
         }
-        if (at < floor) {
-            return Optional.of(new WentBack(floor, at, base));
+        String id = header(r).path("cluster_id").asText("");
+        long mark = marked.getOrDefault(id, 0L);
+        if (at < floor && floor >= mark) {
+            return Optional.of(wentBack(floor, at, base, Optional.empty()));
+        }
+        if (at < mark) {
+            return Optional.of(wentBack(mark, at, base, marks.file(id)));
         }
         revision.accumulateAndGet(at, Math::max);
+        if (!id.isEmpty()) {
+            marks.saw(id, at);
+        }
         return Optional.empty();
     }
 
@@ -609,19 +640,17 @@ public final class EtcdGateway implements Etcd {
         return r.has("header") ? r.path("header") : r.path("result").path("header");
     }
 
-    /** etcd's revision went back: the cluster was restored or wiped, and nothing it says is a fence. */
-    static final class WentBack extends IOException {
-        private static final long serialVersionUID = 1L;
-
-        WentBack(long from, long to, URI base) {
-            super("etcd's revision went back from " + from + " to " + to + " (" + base + "): the cluster was restored"
-                    + " from an older snapshot or its data was wiped, so the fences it hands out from now on would"
-                    + " repeat ones already given, and nothing is granted. An operator must bring the revision past every"
-                    + " fence handed out before leases are taken again (restore with etcdutl snapshot restore"
-                    + " --bump-revision N --mark-compacted, N above the highest fence in use), or make every resource the"
-                    + " leases protect forget the fences it saw. This store refuses until the revision is past " + from
-                    + " again; a store opened after the restore cannot see that it went back");
-        }
+    /** etcd's revision went back from {@code from} to {@code to}: the cluster was restored or wiped, and nothing it says is a fence. */
+    private static WentBack wentBack(long from, long to, URI base, Optional<Path> mark) {
+        return new WentBack("etcd's revision went back from " + from + " to " + to + " (" + base + "): the cluster was restored"
+                + " from an older snapshot or its data was wiped, so the fences it hands out from now on would"
+                + " repeat ones already given, and nothing is granted. An operator must bring the revision past every"
+                + " fence handed out before leases are taken again (restore with etcdutl snapshot restore"
+                + " --bump-revision N --mark-compacted, N above the highest fence in use), or make every resource the"
+                + " leases protect forget the fences it saw. This store refuses until the revision is past " + from
+                + " again" + mark.map(f -> "; " + from + " is the highest revision of this cluster this user's clients"
+                + " saw, kept in " + f + ": if the restore was meant and nothing relies on the fences handed out"
+                + " before it, delete that file").orElse(""));
     }
 
     /** What went wrong with a call, in words: the JDK leaves some messages out. */
