@@ -260,9 +260,9 @@ public final class LeaseStore implements AutoCloseable {
 
         /**
          * Where a store on etcd keeps the highest revision it saw of each etcd cluster, for the stores
-         * opened after it (default: this user's state directory, {@code $PROCLIVE_STATE_DIR}, else
-         * {@code $XDG_STATE_HOME/proclive}, else {@code ~/.local/state/proclive}; {@code
-         * PROCLIVE_STATE_DIR=off} keeps none). A store that reaches a cluster below its mark refuses,
+         * opened after it (default: {@code $PROCLIVE_STATE_DIR} where that is an absolute path, else
+         * none: a cluster wiped and made again with the same member names and addresses has the same
+         * id, and would be refused until its mark was deleted). A store that reaches a cluster below its mark refuses,
          * as one whose revision went back under it: the cluster was restored from an older copy of its
          * data, and its fences would repeat ones already handed out. Made owner-only if missing; one
          * that is a link, another user's or writable by others is not used, and nothing fails for want

@@ -29,7 +29,7 @@ class PrefixWatchTest {
     @Test
     void aChangeForgottenWhenTheMemoryFilledIsStillNewsToAReaderJustBeforeIt() {
         List<Etcd.Changes> sink = new ArrayList<>();
-        PrefixWatch w = new PrefixWatch(streams(sink, new ArrayList<>()), "p/");
+        PrefixWatch w = new PrefixWatch(streams(sink, new ArrayList<>()), "p/", () -> { });
         w.changed("p/first", 10); // opens the stream from after 10
         List<Etcd.Change> fill = new ArrayList<>();
         for (int i = 0; i < 4095; i++) {
@@ -47,7 +47,7 @@ class PrefixWatchTest {
     @Test
     void aCallerWaitingWhenTheStreamIsCanceledIsTold() {
         List<CompletableFuture<Void>> opened = new ArrayList<>();
-        PrefixWatch w = new PrefixWatch(streams(new ArrayList<>(), opened), "p/");
+        PrefixWatch w = new PrefixWatch(streams(new ArrayList<>(), opened), "p/", () -> { });
         CompletableFuture<Void> f = w.changed("p/build", 10);
         opened.get(0).cancel(false); // by anything but the book's close
         assertThat(f).as("told (exceptionally), never left waiting").failsWithin(java.time.Duration.ofSeconds(10));

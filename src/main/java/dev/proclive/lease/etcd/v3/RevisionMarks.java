@@ -28,9 +28,10 @@ import java.util.regex.Pattern;
  * handed out, also when the client itself was started after the restore.
  *
  * <p>One file per cluster, {@code etcd-CLUSTERID} (the decimal {@code cluster_id} of etcd's
- * answers), holding the revision: in {@code $PROCLIVE_STATE_DIR} where that is an absolute path
- * ({@code off}, or anything else, keeps none), else in {@code $XDG_STATE_HOME/proclive}, else in
- * {@code ~/.local/state/proclive}. The directory is made owner-only; one that is a link, another
+ * answers), holding the revision: in {@code $PROCLIVE_STATE_DIR} where that is an absolute path,
+ * and nowhere otherwise (an operator turns it on: a cluster wiped and made again with the same
+ * member names and peer addresses has the same id, and every call to it would be refused until
+ * the mark was deleted). The directory is made owner-only; one that is a link, another
  * user's, or writable by others is not used. A mark is written at once when the first answer
  * raises it, then at most once a second while revisions move, and when the client closes; by a
  * temporary file renamed over it (a link in its place is replaced, never followed), and never
@@ -81,16 +82,7 @@ public final class RevisionMarks {
 
     /** The directory of this user's marks, from its environment and home; empty for none. */
     static Optional<Path> userDirectory(Map<String, String> env, String home) {
-        String named = env.get(STATE_DIR);
-        if (named != null) {
-            return absolute(named);
-        }
-        Optional<Path> xdg = Optional.ofNullable(env.get("XDG_STATE_HOME")).flatMap(RevisionMarks::absolute);
-        if (xdg.isPresent()) {
-            return Optional.of(xdg.get().resolve("proclive"));
-        }
-        return Optional.ofNullable(home).flatMap(RevisionMarks::absolute)
-                .map(h -> h.resolve(".local").resolve("state").resolve("proclive"));
+        return Optional.ofNullable(env.get(STATE_DIR)).flatMap(RevisionMarks::absolute);
     }
 
     private static Optional<Path> absolute(String text) {
