@@ -2,6 +2,8 @@ package dev.proclive.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
+import static dev.proclive.Tools.onPath;
+import static dev.proclive.Tools.libfaketime;
 
 import dev.proclive.Children;
 import dev.proclive.Cli;
@@ -47,15 +49,6 @@ class DoorVariantsIT {
             p.destroyForcibly();
             p.waitFor(10, TimeUnit.SECONDS);
         }
-    }
-
-    private static boolean onPath(String tool) {
-        for (String d : System.getenv().getOrDefault("PATH", "/usr/bin:/bin").split(":")) {
-            if (Files.isExecutable(Path.of(d, tool))) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private static final Pattern BOOT = Pattern.compile("\"boot\":\"([^\"]*)\"");
@@ -116,14 +109,6 @@ class DoorVariantsIT {
         Cli.Result r = Cli.exec(List.of("sh", "-c", script), new byte[0], Map.of("OUTER", outer));
         assertThat(r.out()).as("the inner owner (sh) may be the nearest: %s", r).doesNotContain("\"nearest\":\"outer\"");
         assertThat(r.exit()).as("unknown: %s", r).isEqualTo(2);
-    }
-
-    /** Where {@code faketime} preloads its library from: what it sets {@code LD_PRELOAD} to. */
-    private static String libfaketime() throws Exception {
-        Process p = new ProcessBuilder("faketime", "-f", "+0", "printenv", "LD_PRELOAD").start();
-        String lib = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-        p.waitFor();
-        return lib;
     }
 
     @Test

@@ -2,6 +2,8 @@ package dev.proclive.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
+import static dev.proclive.Tools.onPath;
+import static dev.proclive.Tools.libfaketime;
 
 import dev.proclive.Children;
 import dev.proclive.Cli;
@@ -51,15 +53,6 @@ class LeaseLockOutIT {
             p.destroyForcibly();
             p.waitFor(10, TimeUnit.SECONDS);
         }
-    }
-
-    private static boolean onPath(String tool) {
-        for (String d : System.getenv().getOrDefault("PATH", "/usr/bin:/bin").split(":")) {
-            if (Files.isExecutable(Path.of(d, tool))) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private static void needsRoot() {
@@ -363,14 +356,6 @@ class LeaseLockOutIT {
         }
         assertThat(Files.readString(target)).isEqualTo("precious\n");
         assertThat(Files.isSymbolicLink(dir.resolve("build.guard"))).isTrue();
-    }
-
-    /** Where {@code faketime} preloads its library from: what it sets {@code LD_PRELOAD} to. */
-    private static String libfaketime() throws Exception {
-        Process p = new ProcessBuilder("faketime", "-f", "+0", "printenv", "LD_PRELOAD").start();
-        String lib = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-        p.waitFor();
-        return lib;
     }
 
     @Test

@@ -3,6 +3,7 @@ package dev.proclive.cli;
 import dev.proclive.Cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
+import static dev.proclive.Tools.onPath;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.proclive.Identity;
@@ -64,15 +65,6 @@ class PrivilegedIT {
             p.destroyForcibly();
             p.waitFor(10, TimeUnit.SECONDS);
         }
-    }
-
-    private static boolean onPath(String tool) {
-        for (String d : System.getenv().getOrDefault("PATH", "/usr/bin:/bin").split(":")) {
-            if (Files.isExecutable(Path.of(d, tool))) {
-                return true;
-            }
-        }
-        return false;
     }
 
 

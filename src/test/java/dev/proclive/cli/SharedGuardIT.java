@@ -2,6 +2,7 @@ package dev.proclive.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
+import static dev.proclive.Tools.onPath;
 
 import dev.proclive.Children;
 import dev.proclive.Cli;
@@ -55,15 +56,6 @@ class SharedGuardIT {
             p.destroyForcibly();
             p.waitFor(10, TimeUnit.SECONDS);
         }
-    }
-
-    private static boolean onPath(String tool) {
-        for (String d : System.getenv().getOrDefault("PATH", "/usr/bin:/bin").split(":")) {
-            if (Files.isExecutable(Path.of(d, tool))) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private static void needsRoot() {

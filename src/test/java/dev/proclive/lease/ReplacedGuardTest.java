@@ -3,6 +3,7 @@ package dev.proclive.lease;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
+import static dev.proclive.Tools.onPath;
 
 import dev.proclive.Children;
 import dev.proclive.Eventually;
@@ -50,15 +51,6 @@ class ReplacedGuardTest {
             p.waitFor(10, TimeUnit.SECONDS);
         }
         children.killAll();
-    }
-
-    private static boolean onPath(String tool) {
-        for (String d : System.getenv().getOrDefault("PATH", "/usr/bin:/bin").split(":")) {
-            if (Files.isExecutable(Path.of(d, tool))) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private static boolean aLockWaiterRuns() {
