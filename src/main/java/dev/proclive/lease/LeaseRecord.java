@@ -35,7 +35,8 @@ import java.util.OptionalLong;
  * @param holder       the process the lease is (or was) held for; of a reservation, its reserver
  * @param writer       the process that wrote this record (a hook may write for its owner)
  * @param acquiredAt   when this fence was granted
- * @param renewedAt    when it was last granted or renewed
+ * @param renewedAt    when it was last granted or renewed by a write of the record (a kept grant is
+ *                     fresh longer where its store keeps it: a session file, an etcd lease)
  * @param ttl          how long the holder promised to stay fresh after {@code renewedAt}
  * @param previous     the holder this grant took the lease over from, and why, if it did
  * @param tokenDigest  the reservation's token as SHA-256, 64 lowercase hex digits (its digest, as {@code lease.book.Records} makes it)

@@ -330,6 +330,7 @@ public final class LeaseStore implements AutoCloseable {
             if (directory.isPresent()) {
                 LeaseFiles files = LeaseFiles.open(directory.get(), self, id -> judge.check(id) == Liveness.DEAD,
                         judge.introspector().bootId().isEmpty(), Platform.fileLocker());
+                files.clock(clock);
                 return new LeaseStore(new LeaseKeeper(files, policy, self, judge, clock, pause, tracks), Optional.of(files));
             }
             Etcd etcd = etcdClient.isPresent() ? etcdClient.get() : EtcdGateway.open(endpoints.get(), caFile,

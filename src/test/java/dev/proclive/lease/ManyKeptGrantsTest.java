@@ -13,9 +13,11 @@ import dev.proclive.lease.files.LeaseFiles;
 import dev.proclive.platform.Platform;
 import dev.proclive.spi.internal.Descendants;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -120,31 +122,69 @@ class ManyKeptGrantsTest {
     }
 
     @Test
-    void renewalsComingDueCloseTogetherAreWrittenInOnePass() throws Exception {
-        Identity self = ProcLive.current().orElseThrow();
-        LeaseBook book = LeaseFiles.open(tmp.resolve("leases"), self, id -> false, false, Platform.fileLocker());
-        // renewed every 5 s; a renewal due within a second of a pass is taken into it
-        LeasePolicy policy = LeasePolicy.builder().ttl(Duration.ofSeconds(15)).build();
-        try (LeaseKeeper keeper = new LeaseKeeper(book, policy, self, LivenessChecker.system(), Clock.systemUTC(), Pause.REAL,
-                Descendants.NONE)) {
-            for (int i = 0; i < 20; i++) {
-                keeper.acquire("warm-" + i, self); // what a first grant loads, loaded
+    void keptGrantsAreNotRewrittenAndOneSessionFileKeepsThemFreshPastTheirOwnTtl() throws Exception {
+        LeaseLifecycleTest.Host host = new LeaseLifecycleTest.Host();
+        LeaseLifecycleTest.MutableClock clock = new LeaseLifecycleTest.MutableClock(Instant.parse("2026-12-01T10:00:00Z"));
+        Path leases = tmp.resolve("leases");
+        LeasePolicy policy = LeasePolicy.builder().ttl(Duration.ofSeconds(3)).build(); // the session file: every second
+        try (LeaseStore keeper = LeaseStore.builder().directory(leases).policy(policy).checker(LivenessChecker.of(host))
+                .clock(clock).descendants(Descendants.NONE).build()) {
+            List<LeaseRecord> granted = new ArrayList<>();
+            for (int i = 0; i < 50; i++) {
+                granted.add(((Acquisition.Granted) keeper.acquire("lease-" + i, host.start(60 + i, 50, "6" + i))).lease().record());
             }
-            Lease first = ((Acquisition.Granted) keeper.acquire("first", self)).lease();
-            long firstAt = System.nanoTime();
-            Eventually.until("400 ms apart", Duration.ofSeconds(5), () -> System.nanoTime() - firstAt >= 400_000_000L);
-            Lease second = ((Acquisition.Granted) keeper.acquire("second", self)).lease();
-            long apart = Duration.between(first.record().renewedAt(), second.record().renewedAt()).toMillis();
-            org.junit.jupiter.api.Assumptions.assumeTrue(apart <= 850,
-                    "the machine took " + apart + " ms between two grants: near the second a pass takes in");
-            Eventually.until("both renewed", Duration.ofSeconds(20),
-                    () -> book.read("first").orElseThrow().renewedAt().isAfter(first.record().renewedAt())
-                            && book.read("second").orElseThrow().renewedAt().isAfter(second.record().renewedAt()));
-            long between = Math.abs(Duration.between(book.read("first").orElseThrow().renewedAt(),
-                    book.read("second").orElseThrow().renewedAt()).toMillis());
-            assertThat(between).as("ms between the two renewals of grants made %d ms apart", apart)
-                    .isLessThan(apart / 2);
+            clock.now = clock.now.plusSeconds(60); // long past every record's own renewedAt plus its TTL
+            Eventually.until("a session file written at 10:01 that names all 50", Duration.ofSeconds(20),
+                    () -> sessions(leases).stream().anyMatch(text -> text.contains("\"renewedAt\":\"2026-12-01T10:01:00.000Z\"")
+                            && text.split("\"lease-", -1).length == 51));
+            assertThat(sessions(leases)).as("one file for all the store's grants").hasSize(1);
+            for (LeaseRecord r : granted) {
+                assertThat(keeper.read(r.name())).as("not rewritten to stay fresh").contains(r);
+            }
+
+            // Seen from elsewhere, lease-0's holder is UNKNOWN (the record now names another host): a
+            // newcomer that takes such a lease after its TTL waits for the session's, not the record's.
+            Path file = leases.resolve("lease-0.lease");
+            Files.writeString(file, Files.readString(file).replace("\"host\":\"here\"", "\"host\":\"another-host\""));
+            try (LeaseStore lenient = LeaseStore.builder().directory(leases)
+                    .policy(LeasePolicy.builder().ttl(Duration.ofSeconds(3)).takeUnknownAfterTtl(true).build())
+                    .checker(LivenessChecker.of(host)).clock(clock).descendants(Descendants.NONE).build()) {
+                assertThat(lenient.acquire("lease-0", host.start(200, 50, "2000")))
+                        .isInstanceOfSatisfying(Acquisition.Undecided.class,
+                                u -> assertThat(u.eligibleAt()).contains(Instant.parse("2026-12-01T10:01:03Z")));
+                keeper.close(); // its file stays, and is written no more
+                clock.now = clock.now.plusSeconds(4);
+                assertThat(lenient.acquire("lease-0", host.start(201, 50, "2010"))).isInstanceOf(Acquisition.Granted.class);
+            }
         }
+    }
+
+    @Test
+    void aGrantKeptByItsSessionFileIsNotUnconfirmedAtThreeQuartersOfItsTtl() throws Exception {
+        Duration ttl = Duration.ofSeconds(4);
+        try (LeaseStore store = LeaseStore.builder().directory(tmp.resolve("leases"))
+                .policy(LeasePolicy.builder().ttl(ttl).build()).build()) {
+            Lease lease = ((Acquisition.Granted) store.acquire("build", ProcLive.current().orElseThrow())).lease();
+            LeaseRecord granted = lease.record();
+            long start = System.nanoTime();
+            Eventually.until("two TTLs held", Duration.ofSeconds(30), () -> System.nanoTime() - start > 2 * ttl.toNanos());
+            assertThat(lease.lost()).as("its record was never rewritten; its session file was").isNotDone();
+            assertThat(lease.isValid()).isTrue();
+            assertThat(store.read("build")).contains(granted);
+        }
+    }
+
+    /** The text of each session file in {@code leases}. */
+    private static List<String> sessions(Path leases) throws IOException {
+        List<String> texts = new ArrayList<>();
+        try (java.util.stream.Stream<Path> files = Files.list(leases)) {
+            for (Path f : (Iterable<Path>) files::iterator) {
+                if (f.getFileName().toString().startsWith(".session.")) {
+                    texts.add(Files.readString(f));
+                }
+            }
+        }
+        return texts;
     }
 
     /** A directory's book that counts what its store reads of it, and how often it asks what changed. */

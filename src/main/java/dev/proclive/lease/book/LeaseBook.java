@@ -51,8 +51,10 @@ public interface LeaseBook {
     }
 
     /**
-     * Keeps {@code grant} (another process's, found in this book) alive from now on, until it is
-     * ended or lost; nothing where records do not expire.
+     * Keeps {@code grant} fresh from now on, until it is ended or lost: another process's, found in
+     * this book (etcd: attached to {@code grant.session()}), or, where records do not expire and are
+     * not {@linkplain #keptByRewriting rewritten}, this store's own (a directory's session file
+     * names it). Nothing by default.
      */
     default void keep(Grant grant) {
     }
@@ -110,10 +112,11 @@ public interface LeaseBook {
     }
 
     /**
-     * Whether a kept grant's record is rewritten (renewed) every third of its TTL to stay alive:
-     * true where a newcomer judges its freshness by its {@code renewedAt} (a directory); false
-     * where the book keeps its grants alive itself (etcd: the keep-alive of the etcd lease they
-     * are attached to is their renewal, and they are fresh as long as it lives).
+     * Whether a kept grant's record is rewritten (renewed) every third of its TTL to stay alive
+     * (true by default: a newcomer judges its freshness by its {@code renewedAt}); false where the
+     * book keeps its grants fresh itself and tells a newcomer through {@link Guard#freshUntil}
+     * (etcd: the keep-alive of the etcd lease they are attached to; a directory: the store's
+     * session file, which names them all).
      */
     default boolean keptByRewriting() {
         return true;

@@ -106,6 +106,11 @@ final class Grants {
         return book.keptByRewriting();
     }
 
+    /** Has the book keep {@code granted} (this store's own grant) fresh from now on, where it does so itself. */
+    void keepAlive(LeaseRecord granted) {
+        book.keep(new LeaseBook.Grant(granted, 0));
+    }
+
     /** The stamp of lease {@code name}'s record as the book last wrote it granted at {@code fence}, where it can tell. */
     Optional<Object> writtenStamp(String name, long fence) {
         return book.writtenStamp(name, fence);

@@ -22,7 +22,8 @@ import java.util.concurrent.TimeUnit;
  * The grants a store keeps, all of them on two daemon threads made with the first, whatever their
  * number: on {@code proclive-lease-renew} one pass renews every grant whose renewal is due (each
  * every third of its TTL, where the book {@linkplain Grants#keptByRewriting keeps grants by
- * rewriting them}; etcd keeps them alive itself) or comes due soon after, and waits for the next one due; on
+ * rewriting them}; etcd and a directory keep them fresh themselves, by one keep-alive or one
+ * session file for all) or comes due soon after, and waits for the next one due; on
  * {@code proclive-lease-look} (never behind a renewal that waits for an answer) one look every
  * {@value #LOOK_MS} ms goes over every kept grant, so that its loss is known within a second: the book asked whether its keep-alive
  * went unconfirmed, and a directory's record read when its {@linkplain Grants#stamp stamp} shows it
@@ -105,6 +106,9 @@ final class Renewals {
         long period = TimeUnit.MILLISECONDS.toNanos(Math.max(10, granted.ttl().toMillis() / 3));
         Kept k = new Kept(new Grant(granted.name(), granted.fence(), granted.holder()), period);
         k.renewing = grants.keptByRewriting(); // else its book keeps it alive: nothing to write
+        if (!k.renewing && !grants.expires()) {
+            grants.keepAlive(granted); // a directory's session file names it (an etcd record is attached when granted)
+        }
         k.seen = grants.writtenStamp(granted.name(), granted.fence()).orElse(null); // written here: not read again
         Kept before = kept.put(granted.name(), k);
         if (before != null) {

@@ -118,6 +118,10 @@ public final class LeaseFiles implements LeaseBook {
      * for three quarters of its TTL is {@link #lost}.
      */
     private final ConcurrentHashMap<String, Confirmed> confirmed = new ConcurrentHashMap<>();
+    /** What keeps this store's grants fresh without rewriting them: one file written every third of a TTL. */
+    private final SessionFile session;
+    /** The store's clock: what a session file's {@code renewedAt} and a dead writer's file's age are read by. */
+    private volatile java.time.Clock clock = java.time.Clock.systemUTC();
 
     /**
      * A grant's write that went through, at {@code nanos} on the monotonic clock, and the
@@ -153,6 +157,7 @@ public final class LeaseFiles implements LeaseBook {
         this.sharedGuard = directoryPermissions.filter(d -> !ownerOnly).map(d -> filePermissions(d, false));
         this.group = directory.filter(d -> !ownerOnly).map(PosixFileAttributes::group);
         this.forceDirectory = forceDirectory;
+        this.session = new SessionFile(dir, writer, (file, bytes) -> writeOver(SessionFile.TEMPORARY, file, bytes));
     }
 
     /**
@@ -253,7 +258,43 @@ public final class LeaseFiles implements LeaseBook {
     @Override
     public boolean lost(String name, long fence) {
         Confirmed c = confirmed.get(name);
-        return c != null && c.fence() == fence && System.nanoTime() - c.nanos() > c.ttlNanos() / 4 * 3;
+        if (c == null || c.fence() != fence) {
+            return false;
+        }
+        long last = c.nanos();
+        java.util.OptionalLong kept = session.confirmed(name, fence);
+        if (kept.isPresent() && kept.getAsLong() - last > 0) {
+            last = kept.getAsLong();
+        }
+        return System.nanoTime() - last > c.ttlNanos() / 4 * 3;
+    }
+
+    /**
+     * False: a grant this store keeps is not rewritten to stay fresh; its {@link SessionFile}, one
+     * file for all of them written every third of a TTL, names it, and a newcomer judges its
+     * freshness by that file ({@link Guard#freshUntil}).
+     */
+    @Override
+    public boolean keptByRewriting() {
+        return false;
+    }
+
+    /** Names {@code grant} in this store's session file from now on: fresh while this store lives, and a TTL after. */
+    @Override
+    public void keep(Grant grant) {
+        LeaseRecord r = grant.record();
+        session.keep(r.name(), r.fence(), r.ttl());
+    }
+
+    @Override
+    public void ended(String name, long fence) {
+        session.drop(name, fence);
+    }
+
+    /** The clock of the store over this book: a session file's {@code renewedAt} is its time. */
+    public void clock(java.time.Clock c) {
+        this.clock = c;
+        session.clock(c);
     }
 
 
@@ -263,9 +304,10 @@ public final class LeaseFiles implements LeaseBook {
         return c != null && c.fence() == fence ? Optional.ofNullable(c.stamp()) : Optional.empty();
     }
 
+    /** Stops writing the session file; what it names stays fresh for one TTL more, as after a last renewal. */
     @Override
     public void close() {
-        // nothing is kept alive: a record stays until it is replaced
+        session.close();
     }
 
     /**
@@ -596,6 +638,13 @@ public final class LeaseFiles implements LeaseBook {
             return Optional.empty();
         }
 
+        /** Its own {@code renewedAt} plus its TTL, or the newest session file's that names it, whichever is later. */
+        @Override
+        public java.time.Instant freshUntil(LeaseRecord r) throws IOException {
+            java.time.Instant own = r.freshUntil();
+            return SessionFile.renewedAt(dir, name, r.fence()).map(at -> at.plus(r.ttl())).filter(own::isBefore).orElse(own);
+        }
+
         @Override
         public java.util.List<Waiter> waiters() throws IOException {
             return readQueue(name);
@@ -787,11 +836,33 @@ public final class LeaseFiles implements LeaseBook {
      * record, never a fence (the guard is forced). A write that fails removes its temporary file.
      */
     private void replace(String name, LeaseRecord record) throws IOException {
-        byte[] bytes = (LeaseJson.write(record) + "\n").getBytes(StandardCharsets.UTF_8);
+        writeOver(name, dir.resolve(name + ".lease"), (LeaseJson.write(record) + "\n").getBytes(StandardCharsets.UTF_8));
+        if (forceDirectory) {
+            forceDirectory();
+        }
+        if (record.granted()) {
+            Object written;
+            try {
+                written = stamp(name).orElse(null); // under the lock: the record just moved into place
+            } catch (IOException e) {
+                written = null; // a look reads it
+            }
+            confirmed.put(name, new Confirmed(record.fence(), System.nanoTime(), record.ttl().toNanos(), written));
+        } else {
+            confirmed.remove(name);
+        }
+    }
+
+    /**
+     * Writes {@code bytes} to a new temporary file named for lease {@code lease}, forces it, and
+     * moves it over {@code file} atomically: a reader sees the old file or the new one, and the new
+     * one's bytes are on disk before it is named. A write that fails removes its temporary file.
+     */
+    private void writeOver(String lease, Path file, byte[] bytes) throws IOException {
         Path tmp = null;
         try {
             for (int attempt = 0; tmp == null; attempt++) {
-                Path candidate = dir.resolve(TemporaryName.of(name, writer).toString());
+                Path candidate = dir.resolve(TemporaryName.of(lease, writer).toString());
                 try (FileChannel out = FileChannel.open(candidate, createNew(StandardOpenOption.WRITE), permissions(shared))) {
                     tmp = candidate;
                     share(tmp, shared);
@@ -807,26 +878,12 @@ public final class LeaseFiles implements LeaseBook {
                 }
             }
             beforeReplace.run();
-            Files.move(tmp, dir.resolve(name + ".lease"), StandardCopyOption.ATOMIC_MOVE);
+            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
             tmp = null;
         } finally {
             if (tmp != null) {
                 deleteQuietly(tmp);
             }
-        }
-        if (forceDirectory) {
-            forceDirectory();
-        }
-        if (record.granted()) {
-            Object written;
-            try {
-                written = stamp(name).orElse(null); // under the lock: the record just moved into place
-            } catch (IOException e) {
-                written = null; // a look reads it
-            }
-            confirmed.put(name, new Confirmed(record.fence(), System.nanoTime(), record.ttl().toNanos(), written));
-        } else {
-            confirmed.remove(name);
         }
     }
 
@@ -940,6 +997,7 @@ public final class LeaseFiles implements LeaseBook {
 
     /** Removes the temporary files of the directory whose writer is proven DEAD, in one listing. */
     private void cleanTemporaryFiles() throws IOException {
+        SessionFile.clean(dir, provenDead, clock.instant());
         DirectoryStream.Filter<Path> temporary = p -> {
             String file = p.getFileName().toString();
             return file.startsWith(".") && file.endsWith(".tmp"); // a glob would compile a regex each time

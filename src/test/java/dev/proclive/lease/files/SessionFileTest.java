@@ -1,0 +1,85 @@
+package dev.proclive.lease.files;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.proclive.Identity;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A directory store's session file: what it says, what a newcomer reads of it, and when it is removed. */
+class SessionFileTest {
+
+    @TempDir
+    Path dir;
+
+    static final Instant AT = Instant.parse("2026-12-01T10:00:00Z");
+
+    private static byte[] bytes(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void whatItSaysIsReadBack() {
+        Optional<SessionFile.Read> r = SessionFile.parse(bytes(
+                "{\"renewedAt\":\"2026-12-01T10:00:00.000Z\",\"ttlMillis\":30000,\"grants\":{\"a\":3,\"b\":7}}\n"));
+        assertThat(r).contains(new SessionFile.Read(AT, 30000, Map.of("a", 3L, "b", 7L)));
+    }
+
+    @Test
+    void bytesThatAreNotOneAreNothing() {
+        for (String text : new String[] {"", "[]", "{}", "not json",
+                "{\"renewedAt\":\"2026-12-01T10:00:00.000Z\",\"ttlMillis\":30000}",
+                "{\"renewedAt\":\"2026-12-01T10:00:00.000Z\",\"ttlMillis\":30000,\"grants\":{\"a\":3,\"a\":4}}",
+                "{\"renewedAt\":\"2026-12-01T10:00:00.000Z\",\"ttlMillis\":30000,\"grants\":{\"a\":\"3\"}}",
+                "{\"renewedAt\":\"2026-12-01T10:00:00.000Z\",\"ttlMillis\":30000,\"grants\":{},\"more\":1}",
+                "{\"renewedAt\":\"yesterday\",\"ttlMillis\":30000,\"grants\":{}}",
+                "{\"renewedAt\":\"2026-12-01T10:00:00.000Z\",\"ttlMillis\":30000,\"grants\":{}} {}"}) {
+            assertThat(SessionFile.parse(bytes(text))).as(text).isEmpty();
+        }
+    }
+
+    @Test
+    void itsNameSaysWhichProcessWroteIt() {
+        assertThat(SessionFile.writer(".session.4242-98765.0123456789abcdef"))
+                .contains(new Identity(4242, "98765", "", "", "", ""));
+        assertThat(SessionFile.writer(".session.4242-1700000000.123456.0123456789abcdef"))
+                .map(Identity::start).contains("1700000000.123456");
+        assertThat(SessionFile.writer("build.lease")).isEmpty();
+        assertThat(SessionFile.writer(".session.x-1.0123")).isEmpty();
+    }
+
+    @Test
+    void aNewcomerReadsTheLatestFileThatNamesTheGrantAtItsFence() throws Exception {
+        Files.writeString(dir.resolve(".session.1-1.aa"),
+                "{\"renewedAt\":\"2026-12-01T10:00:00.000Z\",\"ttlMillis\":3000,\"grants\":{\"build\":3}}");
+        Files.writeString(dir.resolve(".session.2-2.bb"),
+                "{\"renewedAt\":\"2026-12-01T10:05:00.000Z\",\"ttlMillis\":3000,\"grants\":{\"build\":2}}");
+        Files.writeString(dir.resolve(".session.3-3.cc"), "torn");
+        assertThat(SessionFile.renewedAt(dir, "build", 3)).contains(AT);
+        assertThat(SessionFile.renewedAt(dir, "build", 2)).contains(AT.plusSeconds(300));
+        assertThat(SessionFile.renewedAt(dir, "build", 4)).isEmpty();
+        assertThat(SessionFile.renewedAt(dir, "other", 3)).isEmpty();
+    }
+
+    @Test
+    void aDeadWritersFileIsRemovedOnceItKeepsNothingFresh() throws Exception {
+        Path stale = dir.resolve(".session.1-1.aa");
+        Path fresh = dir.resolve(".session.2-2.bb");
+        Path alive = dir.resolve(".session.3-3.cc");
+        String old = "{\"renewedAt\":\"2026-12-01T10:00:00.000Z\",\"ttlMillis\":3000,\"grants\":{\"build\":3}}";
+        Files.writeString(stale, old);
+        Files.writeString(fresh, old.replace("3000", "3600000"));
+        Files.writeString(alive, old);
+        SessionFile.clean(dir, id -> id.pid() != 3, AT.plus(Duration.ofMinutes(1)));
+        assertThat(stale).doesNotExist();
+        assertThat(fresh).as("its TTL of an hour has not passed").exists();
+        assertThat(alive).as("its writer is not proven DEAD").exists();
+    }
+}
