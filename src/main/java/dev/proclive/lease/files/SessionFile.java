@@ -98,7 +98,9 @@ final class SessionFile {
 
     /** No longer keeps the grant at {@code fence} of {@code name} (another fence's stays). */
     void drop(String name, long fence) {
-        kept.computeIfPresent(name, (n, k) -> k.fence() == fence ? null : k);
+        if (kept.computeIfPresent(name, (n, k) -> k.fence() == fence ? null : k) == null && written) {
+            schedule(); // written once more, so that the file names only what is kept
+        }
     }
 
     /**
@@ -134,11 +136,11 @@ final class SessionFile {
         return shortest == Long.MAX_VALUE ? 1000 : Math.max(10, shortest / 3);
     }
 
-    /** One write on the session thread, then the next one set; nothing written when nothing is kept. */
+    /** One write on the session thread, then the next one set while anything is kept; nothing written before a first grant. */
     private void writeNow() {
         long period = period();
         try {
-            if (!kept.isEmpty()) {
+            if (!kept.isEmpty() || written) {
                 long start = System.nanoTime();
                 writer.write(file, json(kept, clock.instant()));
                 writtenAt = start;
