@@ -9,7 +9,6 @@ import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeasePolicy;
 import dev.proclive.lease.LeaseRecord;
-import dev.proclive.lease.Spawn;
 import dev.proclive.lease.book.LeaseBook;
 import dev.proclive.lease.book.LeaseNames;
 import dev.proclive.spi.internal.Descendants;
@@ -270,11 +269,11 @@ public final class LeaseKeeper implements AutoCloseable {
     }
 
     /** Reserves lease {@code name}, waiting up to {@code wait}, and starts {@code command} under it: {@code LeaseStore.spawn}. */
-    public Spawn spawn(String name, ProcessBuilder command, Duration wait) throws IOException {
+    public Acquisition spawn(String name, ProcessBuilder command, Duration wait) throws IOException {
         boolean subreaper = policy.trackDescendants() && descendants.becomeSubreaper();
         Acquisition a = waiting(name, writer, wait, () -> ask(name, writer, LeaseRules.Request.reserve(writer)));
         if (!(a instanceof Acquisition.Granted granted)) {
-            return new Spawn.Refused(a);
+            return a;
         }
         GrantedLease reserved = (GrantedLease) granted.lease();
         Optional<LeaseRecord.Cgroup> cgroup = policy.trackDescendants() ? cgroupFor(reserved) : Optional.empty();
