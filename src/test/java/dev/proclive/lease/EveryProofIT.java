@@ -63,11 +63,11 @@ class EveryProofIT {
     }
 
     /** Asserts that the cgroup a record named is removed, within 30 s (its supervisor removes it as its command ends). */
-    static void removed(Optional<LeaseRecord.Cgroup> named) throws Exception {
+    static void removed(Optional<String> named) throws Exception {
         if (named.isEmpty()) {
             return;
         }
-        Path dir = Path.of(named.get().path());
+        Path dir = Path.of(named.get());
         Eventually.until("no cgroup left behind: " + dir, Duration.ofSeconds(30), () -> !Files.exists(dir));
     }
 
@@ -92,7 +92,7 @@ class EveryProofIT {
      * The daemon holds the lease while it writes, and a newcomer is held off until its last write;
      * then the lease ends by itself and the newcomer is granted.
      */
-    private Optional<LeaseRecord.Cgroup> daemonHoldsUntilItEnds(LeaseStore store, List<String> daemonArgs) throws Exception {
+    private Optional<String> daemonHoldsUntilItEnds(LeaseStore store, List<String> daemonArgs) throws Exception {
         Path lingerd = Files.exists(tmp.resolve("lingerd")) ? tmp.resolve("lingerd") : CPrograms.compile(tmp, "lingerd");
         Path pidFile = tmp.resolve("daemon" + System.nanoTime() + ".pid");
         List<String> command = new ArrayList<>(List.of(lingerd.toString(), "3", pidFile.toString()));
@@ -124,7 +124,7 @@ class EveryProofIT {
         assumeTrue(own.isPresent() && Files.isWritable(own.get().resolve("cgroup.procs")),
                 "no writable cgroup v2 hierarchy here (root, or a delegated subtree): no cgroup to leave");
         try (LeaseStore store = store(Platform.descendants())) {
-            Optional<LeaseRecord.Cgroup> cgroup = daemonHoldsUntilItEnds(store,
+            Optional<String> cgroup = daemonHoldsUntilItEnds(store,
                     List.of("--leave", own.get().resolve("cgroup.procs").toString()));
             assertThat(cgroup).as("made: the cgroup is the proof this daemon slips past").isPresent();
             assertThat(store.read("build").orElseThrow().cgroup()).isEmpty(); // the newcomer's grant names none
@@ -222,12 +222,12 @@ class EveryProofIT {
             assertThat(s.process().waitFor()).isZero();
             LeaseRecord ended = until(failing, "build", r -> !r.granted());
             assumeTrue(ended.cgroup().isPresent(), "no cgroup can be made here (the cgroup v2 hierarchy is not writable)");
-            assertThat(Path.of(ended.cgroup().get().path())).as("still named: %s", ended).isDirectory();
+            assertThat(Path.of(ended.cgroup().get())).as("still named: %s", ended).isDirectory();
         }
         try (LeaseStore next = store(Platform.descendants())) {
             LeaseRecord before = next.read("build").orElseThrow();
             assertThat(next.acquire("build", children.sleeping())).isInstanceOf(Acquisition.Granted.class);
-            assertThat(Path.of(before.cgroup().orElseThrow().path())).as("the grant after it removed it").doesNotExist();
+            assertThat(Path.of(before.cgroup().orElseThrow())).as("the grant after it removed it").doesNotExist();
         }
     }
 
