@@ -36,63 +36,6 @@ public final class Ancestry {
     /** How many ancestors a snapshot holds at most: a commit hook's chain of hook managers, shims and nested agents runs past 12. */
     public static final int MAX_DEPTH = 64;
 
-    /** What a match found, for the command line and for a person. */
-    public enum Relation {
-        /** It is one of the ancestors: {@link Match#depth()} says which. */
-        ANCESTOR,
-        /** It is provably not one. */
-        NOT_ANCESTOR,
-        /** It cannot be told from here: {@link Match#reason()} says why. */
-        UNKNOWN;
-
-        /** The word in the JSON: {@code ancestor}, {@code not_ancestor}, {@code unknown}. */
-        public String json() {
-            return this == ANCESTOR ? "ancestor" : this == NOT_ANCESTOR ? "not_ancestor" : "unknown";
-        }
-    }
-
-    /**
-     * What {@link #match} found.
-     *
-     * @param relation ancestor, not one, or unknown
-     * @param depth    for an ancestor, its depth (0: the parent); else empty
-     * @param reason   for unknown, why, as a {@link Reason}'s JSON word or {@code chain_incomplete};
-     *                 else empty
-     */
-    public record Match(Relation relation, OptionalInt depth, Optional<String> reason) {
-        /**
-         * @throws NullPointerException     if an argument is null
-         * @throws IllegalArgumentException unless the depth is there (not negative) exactly for an
-         *                                  ancestor and the reason exactly for unknown
-         */
-        public Match {
-            Objects.requireNonNull(relation, "relation");
-            Objects.requireNonNull(depth, "depth");
-            Objects.requireNonNull(reason, "reason");
-            if (depth.isPresent() != (relation == Relation.ANCESTOR) || depth.isPresent() && depth.getAsInt() < 0) {
-                throw new IllegalArgumentException("an ancestor has a depth of 0 or more, and nothing else has one");
-            }
-            if (reason.isPresent() != (relation == Relation.UNKNOWN)) {
-                throw new IllegalArgumentException("an unknown relation has a reason, and nothing else has one");
-            }
-        }
-
-        /** An ancestor at {@code depth}. */
-        public static Match ancestor(int depth) {
-            return new Match(Relation.ANCESTOR, OptionalInt.of(depth), Optional.empty());
-        }
-
-        /** Provably not an ancestor. */
-        public static Match notAncestor() {
-            return new Match(Relation.NOT_ANCESTOR, OptionalInt.empty(), Optional.empty());
-        }
-
-        /** Unknown, for {@code reason}. */
-        public static Match unknown(String reason) {
-            return new Match(Relation.UNKNOWN, OptionalInt.empty(), Optional.of(reason));
-        }
-    }
-
     /**
      * Which of several sessions' owners is this process's nearest ancestor: what {@link #nearest}
      * found.
@@ -266,7 +209,8 @@ public final class Ancestry {
      * identity, one without a start fingerprint, one absent from an incomplete chain that still lives.
      */
     public boolean excludes(Identity id) {
-        return match(id).relation() == Relation.NOT_ANCESTOR;
+        Match m = match(id);
+        return m.depth().isEmpty() && m.unknown().isEmpty();
     }
 
     /** Whether {@code id} is one of the ancestors (as {@link #depthOf} finds it). Reads nothing. */
@@ -275,12 +219,45 @@ public final class Ancestry {
     }
 
     /**
-     * What {@code id} is to this process: an ancestor (with its depth), not one, or unknown (with
-     * why). As {@link #depthOf} and {@link #excludes} decide it; may read, as {@link #excludes} does.
+     * Why it cannot be told whether {@code id} is an ancestor: a {@link Reason}'s JSON word
+     * (such as {@code other_host}, {@code other_pid_namespace}, {@code no_fingerprint})
+     * when it cannot be judged here, or {@code chain_incomplete} when it is absent from an incomplete
+     * chain and still lives. Empty when it can be told: {@link #depthOf} finds it, or
+     * {@link #excludes} holds. May read, as {@link #excludes} does.
+     *
+     * <pre>{@code
+     * Ancestry here = ProcLive.ancestry();
+     * if (here.depthOf(owner).isEmpty()) {
+     *     here.whyUnknown(owner).ifPresentOrElse(why -> log("cannot tell: " + why), () -> log("not ours"));
+     * }
+     * }</pre>
      */
-    public Match match(Identity id) {
+    public Optional<String> whyUnknown(Identity id) {
+        return match(id).unknown();
+    }
+
+    /**
+     * What {@code id} is to this process: an ancestor at {@code depth}, unknown for a reason, or
+     * (neither) provably not one.
+     */
+    private record Match(OptionalInt depth, Optional<String> unknown) {
+        static Match ancestor(int depth) {
+            return new Match(OptionalInt.of(depth), Optional.empty());
+        }
+
+        static Match notAncestor() {
+            return new Match(OptionalInt.empty(), Optional.empty());
+        }
+
+        static Match unknown(String reason) {
+            return new Match(OptionalInt.empty(), Optional.of(reason));
+        }
+    }
+
+    /** As {@link #depthOf} and {@link #excludes} decide it; may read, as {@link #excludes} does. */
+    private Match match(Identity id) {
         Match m = matchChain(id);
-        if (m.relation() != Relation.UNKNOWN) {
+        if (m.unknown().isEmpty()) {
             return m;
         }
         // What the chain cannot tell, the process's end can: a DEAD identity is nobody's ancestor.

@@ -95,30 +95,44 @@ public final class OwnerResolver {
         return pid <= 0 ? Optional.empty() : AncestorWalk.owner(checker, skip, maxDepth, pid, null);
     }
 
-    /** What {@link #resolve()} finds, with each step of the walk and why it went on or stopped there. */
-    public Trace trace() {
+    /**
+     * The walk {@link #resolve()} takes, step by step, in walking order: a {@link Step.Outcome#START},
+     * then each ancestor and why the walk went on or stopped there. The last step is the
+     * {@link Step.Outcome#OWNER}, whose {@link Step#owner()} is what {@link #resolve()} returns, or
+     * a {@link Step.Outcome#STOPPED} that says why there is none. Each step's {@code toString()} is a
+     * line of {@code proclive owner --trace}.
+     *
+     * <pre>{@code
+     * List<OwnerResolver.Step> steps = ProcLive.traceOwner();
+     * Optional<Identity> owner = steps.get(steps.size() - 1).owner();
+     * }</pre>
+     *
+     * @return the steps, never empty, unmodifiable
+     */
+    public List<Step> trace() {
         List<AncestorWalk.Seen> seen = new ArrayList<>();
-        return new Trace(AncestorWalk.owner(checker, skip, maxDepth, 0, seen), steps(seen));
+        return steps(seen, AncestorWalk.owner(checker, skip, maxDepth, 0, seen));
     }
 
-    /** What {@link #resolveFor(long)} finds, step by step. */
-    public Trace traceFor(long pid) {
-        List<Step> steps = new ArrayList<>();
+    /** What {@link #resolveFor(long)} finds, step by step, as {@link #trace()} tells it. */
+    public List<Step> traceFor(long pid) {
         if (pid <= 0) {
-            steps.add(new Step(pid, "", ProgramNames.UNKNOWN, Step.Outcome.STOPPED, "no process has pid " + pid));
-            return new Trace(Optional.empty(), steps);
+            return List.of(new Step(pid, "", ProgramNames.UNKNOWN, Step.Outcome.STOPPED, "no process has pid " + pid,
+                    Optional.empty()));
         }
         List<AncestorWalk.Seen> seen = new ArrayList<>();
-        return new Trace(AncestorWalk.owner(checker, skip, maxDepth, pid, seen), steps(seen));
+        return steps(seen, AncestorWalk.owner(checker, skip, maxDepth, pid, seen));
     }
 
-    /** The steps a walk saw, as a trace tells them. */
-    private static List<Step> steps(List<AncestorWalk.Seen> seen) {
+    /** The steps a walk saw, as a trace tells them: the owner it found on its own step. */
+    private static List<Step> steps(List<AncestorWalk.Seen> seen, Optional<Identity> owner) {
         List<Step> steps = new ArrayList<>(seen.size());
         for (AncestorWalk.Seen s : seen) {
-            steps.add(new Step(s.pid(), s.name(), s.names(), Step.Outcome.valueOf(s.kind().name()), s.why()));
+            boolean isOwner = s.kind() == AncestorWalk.Seen.Kind.OWNER;
+            steps.add(new Step(s.pid(), s.name(), s.names(), Step.Outcome.valueOf(s.kind().name()), s.why(),
+                    isOwner ? owner : Optional.empty()));
         }
-        return steps;
+        return List.copyOf(steps);
     }
 
     /** The names this resolver skips, in no particular order. */
@@ -137,32 +151,6 @@ public final class OwnerResolver {
     }
 
     /**
-     * A walk, step by step: where it started, each ancestor it skipped and why, and the owner it
-     * chose or why it stopped.
-     *
-     * @param owner what {@link #resolve()} or {@link #resolveFor(long)} returns
-     * @param steps in walking order: a {@link Step.Outcome#START}, then ancestors; the last step
-     *              is the {@link Step.Outcome#OWNER} or a {@link Step.Outcome#STOPPED}
-     */
-    public record Trace(Optional<Identity> owner, List<Step> steps) {
-        /** @throws NullPointerException if an argument is null */
-        public Trace {
-            Objects.requireNonNull(owner, "owner");
-            steps = List.copyOf(steps);
-        }
-
-        /** One step a line, as {@code proclive owner --trace} prints them. */
-        @Override
-        public String toString() {
-            StringBuilder b = new StringBuilder();
-            for (Step step : steps) {
-                b.append(b.length() == 0 ? "" : "\n").append(step);
-            }
-            return b.toString();
-        }
-    }
-
-    /**
      * One process of a walk.
      *
      * @param pid     the process, or the pid the walk could not go past
@@ -171,8 +159,10 @@ public final class OwnerResolver {
      * @param argv0   its {@code argv[0]}'s file name, empty when not read
      * @param outcome what the walk did with it
      * @param why     why, for a person
+     * @param owner   the owner as recorded, on the {@link Outcome#OWNER} step; empty on every other
      */
-    public record Step(long pid, String name, String executable, String argv0, Outcome outcome, String why) {
+    public record Step(long pid, String name, String executable, String argv0, Outcome outcome, String why,
+                       Optional<Identity> owner) {
 
         /** What a walk did with a process. */
         public enum Outcome {
@@ -186,17 +176,24 @@ public final class OwnerResolver {
             STOPPED
         }
 
-        /** @throws NullPointerException if an argument is null */
+        /**
+         * @throws NullPointerException     if an argument is null
+         * @throws IllegalArgumentException unless the owner is there exactly on the owner's step
+         */
         public Step {
             Objects.requireNonNull(name, "name");
             Objects.requireNonNull(executable, "executable");
             Objects.requireNonNull(argv0, "argv0");
             Objects.requireNonNull(outcome, "outcome");
             Objects.requireNonNull(why, "why");
+            Objects.requireNonNull(owner, "owner");
+            if (owner.isPresent() != (outcome == Outcome.OWNER)) {
+                throw new IllegalArgumentException("the owner's step, and only it, names the owner");
+            }
         }
 
-        Step(long pid, String name, ProgramNames names, Outcome outcome, String why) {
-            this(pid, name, names.executable(), names.argv0(), outcome, why);
+        Step(long pid, String name, ProgramNames names, Outcome outcome, String why, Optional<Identity> owner) {
+            this(pid, name, names.executable(), names.argv0(), outcome, why, owner);
         }
 
         /** {@code skipped  4241 hook.sh (exe dash, argv0 sh): why}, as {@code proclive owner --trace} prints it. */

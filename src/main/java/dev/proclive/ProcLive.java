@@ -150,10 +150,12 @@ public final class ProcLive {
     }
 
     /**
-     * The walk {@link #resolveOwner()} takes, step by step, and the owner it chose or why it found
-     * none: what {@code proclive owner --trace} prints ({@code toString()} reads the same way).
+     * The walk {@link #resolveOwner()} takes, step by step, ending at the owner it chose (its
+     * {@link OwnerResolver.Step#owner()}) or where and why it found none: what
+     * {@code proclive owner --trace} prints, a step's {@code toString()} a line (see
+     * {@link OwnerResolver#trace()}).
      */
-    public static OwnerResolver.Trace traceOwner() {
+    public static List<OwnerResolver.Step> traceOwner() {
         return OwnerResolver.DEFAULT.trace();
     }
 

@@ -118,16 +118,12 @@ class AncestryTest {
     @Test
     void aMatchSaysItsDepthOrItsReasonAsOptionalsNeverSentinels() {
         Ancestry a = toInit();
-        assertThat(a.match(id(30, "300"))).isEqualTo(Ancestry.Match.ancestor(1));
-        assertThat(a.match(id(30, "300")).depth()).hasValue(1);
-        assertThat(a.match(id(30, "300")).reason()).isEmpty();
-        assertThat(a.match(id(77, "770")).depth()).isEmpty();
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new Ancestry.Match(Ancestry.Relation.ANCESTOR,
-                OptionalInt.empty(), java.util.Optional.empty())).isInstanceOf(IllegalArgumentException.class);
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new Ancestry.Match(Ancestry.Relation.UNKNOWN,
-                OptionalInt.empty(), java.util.Optional.empty())).isInstanceOf(IllegalArgumentException.class);
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Ancestry.Match.ancestor(-1))
-                .isInstanceOf(IllegalArgumentException.class);
+        assertThat(a.depthOf(id(30, "300"))).hasValue(1);
+        assertThat(a.whyUnknown(id(30, "300"))).as("an ancestor is known").isEmpty();
+        assertThat(a.depthOf(id(77, "770"))).isEmpty();
+        assertThat(a.whyUnknown(id(77, "770"))).as("absent from a complete chain: known not to be one").isEmpty();
+        assertThat(a.whyUnknown(new Identity(30, "300", FakeIntrospector.BOOT, "elsewhere", "", FakeIntrospector.PIDNS)))
+                .contains("other_host");
     }
 
     /** java(50) → sh(40) → inner agent(30) → outer agent(20) → init(1): complete. */
@@ -226,19 +222,19 @@ class AncestryTest {
         Ancestry cut = Ancestry.of(LivenessChecker.of(os), 0);
         Identity exited = id(88, "880"); // not in the table: gone
         assertThat(cut.excludes(exited)).as("DEAD now, so nobody's ancestor").isTrue();
-        assertThat(cut.match(exited).relation()).isEqualTo(Ancestry.Relation.NOT_ANCESTOR);
+        assertThat(cut.whyUnknown(exited)).as("known: not an ancestor").isEmpty();
         os.put(89, new ProcessLookup.Found(new ProcessInfo(89, 1, "z", "890", ProcessState.ZOMBIE)));
         assertThat(cut.excludes(id(89, "890"))).as("a zombie is DEAD too").isTrue();
         os.process(90, 1, "alive", "900");
         assertThat(cut.excludes(id(90, "900"))).as("alive and maybe above the cut: not excluded").isFalse();
-        assertThat(cut.match(id(90, "900"))).isEqualTo(Ancestry.Match.unknown("chain_incomplete"));
+        assertThat(cut.whyUnknown(id(90, "900"))).contains("chain_incomplete");
     }
 
     @Test
     void anotherPidNamespacesIdentityIsUnknownNeverNotAnAncestor() {
         Ancestry a = toInit();
         Identity outer = new Identity(30, "300", FakeIntrospector.BOOT, FakeIntrospector.HOST, "", "4026532000");
-        assertThat(a.match(outer)).isEqualTo(Ancestry.Match.unknown("other_pid_namespace"));
+        assertThat(a.whyUnknown(outer)).contains("other_pid_namespace");
         assertThat(a.excludes(outer)).isFalse();
     }
 

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessLookup;
 import dev.proclive.spi.ProcessState;
+import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
@@ -213,45 +214,55 @@ class OwnerResolverTest {
     void aTraceSaysWhyForEveryStep() {
         os.process(40, 30, "hook.sh", "4").names(40, "dash", "/bin/sh".substring(5)).process(30, 20, "sh", "3")
                 .process(20, 1, "python3", "2").names(20, "python3.11", "python3");
-        OwnerResolver.Trace trace = OwnerResolver.builder().introspector(os).build().trace();
-        assertThat(trace.owner()).map(Identity::pid).contains(20L);
-        assertThat(trace.steps()).extracting(OwnerResolver.Step::pid).containsExactly(50L, 40L, 30L, 20L);
-        assertThat(trace.steps()).extracting(OwnerResolver.Step::outcome).containsExactly(
+        List<OwnerResolver.Step> trace = OwnerResolver.builder().introspector(os).build().trace();
+        assertThat(trace.get(3).owner()).map(Identity::pid).contains(20L);
+        assertThat(trace.subList(0, 3)).allSatisfy(s -> assertThat(s.owner()).isEmpty());
+        assertThat(trace).extracting(OwnerResolver.Step::pid).containsExactly(50L, 40L, 30L, 20L);
+        assertThat(trace).extracting(OwnerResolver.Step::outcome).containsExactly(
                 OwnerResolver.Step.Outcome.START, OwnerResolver.Step.Outcome.SKIPPED,
                 OwnerResolver.Step.Outcome.SKIPPED, OwnerResolver.Step.Outcome.OWNER);
-        assertThat(trace.steps().get(1).why()).contains("executable \"dash\"");
-        assertThat(trace.steps().get(1).executable()).isEqualTo("dash");
-        assertThat(trace.steps().get(2).why()).contains("name \"sh\"");
-        assertThat(trace.steps().get(3).executable()).isEqualTo("python3.11");
-        assertThat(trace.steps().get(1)).as("a step reads as --trace prints it, not as a record dump")
-                .hasToString("skipped  40 hook.sh (exe dash, argv0 sh): " + trace.steps().get(1).why());
-        assertThat(trace.toString().lines()).hasSize(4).last().asString().startsWith("owner    20 python3 (exe python3.11");
-        assertThat(trace.toString()).doesNotContain("Step[", "Optional");
+        assertThat(trace.get(1).why()).contains("executable \"dash\"");
+        assertThat(trace.get(1).executable()).isEqualTo("dash");
+        assertThat(trace.get(2).why()).contains("name \"sh\"");
+        assertThat(trace.get(3).executable()).isEqualTo("python3.11");
+        assertThat(trace.get(1)).as("a step reads as --trace prints it, not as a record dump")
+                .hasToString("skipped  40 hook.sh (exe dash, argv0 sh): " + trace.get(1).why());
+        assertThat(trace.get(3).toString()).startsWith("owner    20 python3 (exe python3.11");
+        assertThat(trace).allSatisfy(s -> assertThat(s.toString()).doesNotContain("Step[", "Optional").doesNotContain("\n"));
+    }
+
+    @Test
+    void onlyTheOwnersStepNamesTheOwner() {
+        Identity someone = new Identity(20, "2", FakeIntrospector.BOOT, FakeIntrospector.HOST, "", FakeIntrospector.PIDNS);
+        assertThatThrownBy(() -> new OwnerResolver.Step(20, "node", "", "", OwnerResolver.Step.Outcome.OWNER, "why",
+                Optional.empty())).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new OwnerResolver.Step(20, "sh", "", "", OwnerResolver.Step.Outcome.SKIPPED, "why",
+                Optional.of(someone))).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
     void aTraceSaysWhereAndWhyAWalkStopped() {
         os.process(40, 30, "sh", "4").process(30, 20, "sh", "3").process(20, 1, "sh", "2");
         OwnerResolver resolver = OwnerResolver.builder().introspector(os).maxDepth(2).build();
-        OwnerResolver.Trace trace = resolver.trace();
-        assertThat(trace.owner()).isEmpty();
-        OwnerResolver.Step last = trace.steps().get(trace.steps().size() - 1);
+        List<OwnerResolver.Step> trace = resolver.trace();
+        OwnerResolver.Step last = trace.get(trace.size() - 1);
+        assertThat(last.owner()).isEmpty();
         assertThat(last.outcome()).isEqualTo(OwnerResolver.Step.Outcome.STOPPED);
         assertThat(last.pid()).isEqualTo(20L);
         assertThat(last.why()).contains("depth limit (2");
 
-        assertThat(OwnerResolver.builder().introspector(os).build().trace().steps())
+        assertThat(OwnerResolver.builder().introspector(os).build().trace())
                 .last().satisfies(s -> assertThat(s.why()).contains("init"));
-        assertThat(resolver.traceFor(-3).steps()).singleElement()
+        assertThat(resolver.traceFor(-3)).singleElement()
                 .satisfies(s -> assertThat(s.outcome()).isEqualTo(OwnerResolver.Step.Outcome.STOPPED));
         os.put(30, new ProcessLookup.Unknown(Reason.ACCESS_DENIED, "hidden by hidepid"));
-        assertThat(resolver.trace().steps()).last().satisfies(s -> assertThat(s.why()).contains("hidden by hidepid"));
+        assertThat(resolver.trace()).last().satisfies(s -> assertThat(s.why()).contains("hidden by hidepid"));
     }
 
     private OwnerResolver.Step lastStep(OwnerResolver resolver) {
-        OwnerResolver.Trace trace = resolver.trace();
-        assertThat(trace.owner()).isEmpty();
-        OwnerResolver.Step last = trace.steps().get(trace.steps().size() - 1);
+        List<OwnerResolver.Step> trace = resolver.trace();
+        OwnerResolver.Step last = trace.get(trace.size() - 1);
+        assertThat(last.owner()).isEmpty();
         assertThat(last.outcome()).isEqualTo(OwnerResolver.Step.Outcome.STOPPED);
         return last;
     }
@@ -298,9 +309,9 @@ class OwnerResolverTest {
         assertThat(last.name()).isEqualTo("tini");
         assertThat(last.why()).contains("pid 1 of this container", "\"tini\"");
         os.process(1, 0, "agent", "1");
-        OwnerResolver.Trace owned = OwnerResolver.builder().introspector(os).build().trace();
-        assertThat(owned.owner()).map(Identity::pid).contains(1L);
-        assertThat(owned.steps()).last().satisfies(s -> assertThat(s.why()).contains("entry point"));
+        List<OwnerResolver.Step> owned = OwnerResolver.builder().introspector(os).build().trace();
+        assertThat(owned.get(owned.size() - 1).owner()).map(Identity::pid).contains(1L);
+        assertThat(owned).last().satisfies(s -> assertThat(s.why()).contains("entry point"));
     }
 
     @Test
@@ -308,21 +319,21 @@ class OwnerResolverTest {
         OwnerResolver resolver = OwnerResolver.builder().introspector(os).build();
         os.lookups = 0;
         for (long pid : new long[] {0, -1}) {
-            OwnerResolver.Trace trace = resolver.traceFor(pid);
-            assertThat(trace.owner()).isEmpty();
-            assertThat(trace.steps()).singleElement().satisfies(s -> assertThat(s.why()).contains("no process has pid"));
+            List<OwnerResolver.Step> trace = resolver.traceFor(pid);
+            assertThat(trace).singleElement().satisfies(s -> assertThat(s.owner()).isEmpty());
+            assertThat(trace).singleElement().satisfies(s -> assertThat(s.why()).contains("no process has pid"));
         }
         assertThat(os.lookups).isZero();
         os.process(70, 40, "python3", "7").process(40, 1, "agent", "4");
-        assertThat(resolver.traceFor(70).steps()).extracting(OwnerResolver.Step::outcome)
+        assertThat(resolver.traceFor(70)).extracting(OwnerResolver.Step::outcome)
                 .containsExactly(OwnerResolver.Step.Outcome.START, OwnerResolver.Step.Outcome.OWNER);
-        assertThat(resolver.traceFor(70).steps().get(0).why()).contains("asked about");
+        assertThat(resolver.traceFor(70).get(0).why()).contains("asked about");
     }
 
     @Test
     void aSkipByNameSaysSo() {
         os.process(40, 30, "sh", "4").process(30, 1, "node", "3");
-        assertThat(OwnerResolver.builder().introspector(os).build().trace().steps().get(1).why())
+        assertThat(OwnerResolver.builder().introspector(os).build().trace().get(1).why())
                 .isEqualTo("its name \"sh\" is in the skip set");
     }
 

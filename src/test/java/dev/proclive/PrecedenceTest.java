@@ -448,9 +448,9 @@ class PrecedenceTest {
                 .extracting(Verdict::reason).containsExactly(Reason.IO_ERROR, Reason.NO_IDENTITY);
         assertThat(broken.identify(PID)).isEmpty();
         assertThat(broken.current()).isEmpty();
-        OwnerResolver.Trace trace = OwnerResolver.builder().introspector(new Throwing()).build().trace();
-        assertThat(trace.owner()).isEmpty();
-        assertThat(trace.steps()).last().satisfies(s -> assertThat(s.why()).contains("broken backend"));
+        List<OwnerResolver.Step> trace = OwnerResolver.builder().introspector(new Throwing()).build().trace();
+        assertThat(trace).last().satisfies(s -> assertThat(s.owner()).isEmpty());
+        assertThat(trace).last().satisfies(s -> assertThat(s.why()).contains("broken backend"));
 
         FakeIntrospector hostless = new FakeIntrospector() {
             @Override

@@ -4,7 +4,6 @@ import dev.proclive.Identity;
 import dev.proclive.ProcLive;
 import dev.proclive.lease.Acquisition;
 import dev.proclive.lease.LeaseStore;
-import dev.proclive.lease.Spawn;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -81,7 +80,7 @@ public class LeaseBenchmark {
     /** A command under the lease: reserve, start, hand off, wait for its exit, end the lease as exited. */
     @Benchmark
     public int spawnUnderLease() throws Exception {
-        Spawn.Started s = (Spawn.Started) store.spawn("spawned", new ProcessBuilder("true"));
+        Acquisition.Started s = (Acquisition.Started) store.spawn("spawned", new ProcessBuilder("true"));
         int status = s.process().waitFor();
         s.lease().exited(status);
         return status;
@@ -93,7 +92,7 @@ public class LeaseBenchmark {
      */
     @Benchmark
     public int spawnTracked() throws Exception {
-        Spawn.Started s = (Spawn.Started) tracked.spawn("spawned", new ProcessBuilder("true"));
+        Acquisition.Started s = (Acquisition.Started) tracked.spawn("spawned", new ProcessBuilder("true"));
         int status = s.process().waitFor();
         s.lease().exited(status);
         return status;

@@ -10,6 +10,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
 
 /** The commands that walk this command's ancestry: {@code ancestry} and {@code ancestor}. */
 final class AncestryCommands {
@@ -70,10 +72,11 @@ final class AncestryCommands {
             boolean any = false;
             boolean allNot = true;
             for (Identity id : ids) {
-                Ancestry.Match m = a.match(id);
-                any |= m.relation() == Ancestry.Relation.ANCESTOR;
-                allNot &= m.relation() == Ancestry.Relation.NOT_ANCESTOR;
-                answers.append(IdentityJson.match(m)).append('\n');
+                OptionalInt depth = a.depthOf(id);
+                Optional<String> unknown = depth.isPresent() ? Optional.empty() : a.whyUnknown(id);
+                any |= depth.isPresent();
+                allNot &= depth.isEmpty() && unknown.isEmpty();
+                answers.append(IdentityJson.match(depth, unknown)).append('\n');
             }
             io.out().print(answers);
             io.out().flush();

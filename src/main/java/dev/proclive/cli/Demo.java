@@ -42,8 +42,7 @@ final class Demo implements Command {
 
     private void owner() {
         section("1. The owner of this command: its first ancestor that is not a shell or a launcher");
-        OwnerResolver.Trace walk = OwnerResolver.builder().build().trace();
-        List<OwnerResolver.Step> steps = walk.steps();
+        List<OwnerResolver.Step> steps = OwnerResolver.builder().build().trace();
         OwnerResolver.Step last = steps.get(steps.size() - 1);
         String skipped = steps.stream().filter(s -> s.outcome() == OwnerResolver.Step.Outcome.SKIPPED)
                 .map(OwnerResolver.Step::name).collect(Collectors.joining(", "));
@@ -51,7 +50,7 @@ final class Demo implements Command {
                 + (last.outcome() == OwnerResolver.Step.Outcome.OWNER
                         ? last.name() + " (pid " + last.pid() + ") is the owner: " : "stopped at pid " + last.pid() + ": ")
                 + last.why() + " (proclive owner --trace tells each step)");
-        Optional<Identity> owner = walk.owner();
+        Optional<Identity> owner = last.owner();
         if (owner.isEmpty()) {
             say("no owner could be determined here: the walk's last step, above, says why");
             return;

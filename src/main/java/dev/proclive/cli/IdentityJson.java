@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
 import java.util.Optional;
+import java.util.OptionalInt;
 
 /**
  * An {@link Identity} read and written with jackson-core's streaming parser and generator
@@ -155,19 +156,22 @@ final class IdentityJson {
         return text.toString();
     }
 
-    /** {@code {"relation":"ancestor","depth":1}}, {@code {"relation":"not_ancestor"}}, {@code {"relation":"unknown","reason":"other_host"}}. */
-    static String match(dev.proclive.Ancestry.Match m) {
+    /**
+     * {@code {"relation":"ancestor","depth":1}}, {@code {"relation":"not_ancestor"}}, {@code {"relation":"unknown","reason":"other_host"}}:
+     * an ancestor at {@code depth}, else unknown for {@code unknown}'s reason, else provably not one.
+     */
+    static String match(OptionalInt depth, Optional<String> unknown) {
         StringWriter text = new StringWriter(48);
         try (JsonGenerator g = FACTORY.createGenerator(text)) {
             g.writeStartObject();
-            if (m.relation() == dev.proclive.Ancestry.Relation.ANCESTOR) {
+            if (depth.isPresent()) {
                 g.writeStringField("relation", "ancestor");
-                g.writeNumberField("depth", m.depth().getAsInt());
-            } else if (m.relation() == dev.proclive.Ancestry.Relation.NOT_ANCESTOR) {
+                g.writeNumberField("depth", depth.getAsInt());
+            } else if (unknown.isEmpty()) {
                 g.writeStringField("relation", "not_ancestor");
             } else {
                 g.writeStringField("relation", "unknown");
-                g.writeStringField("reason", m.reason().orElse(""));
+                g.writeStringField("reason", unknown.get());
             }
             g.writeEndObject();
         } catch (IOException e) {

@@ -1,10 +1,10 @@
 package dev.proclive.cli;
 
+import dev.proclive.lease.Acquisition;
 import dev.proclive.lease.Lease;
 import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.LeaseLost;
 import dev.proclive.lease.LeaseStore;
-import dev.proclive.lease.Spawn;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -41,18 +41,17 @@ final class LeaseRun {
         ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
         builder.environment().remove(LeaseHelp.PASSWORD_VARIABLE); // the command's, never etcd's password
         SignalRelay signals = new SignalRelay(Thread.currentThread()); // before the child starts: one now ends the wait
-        Spawn spawned;
+        Acquisition spawned;
         try {
             spawned = report.waiting(name, wait, () -> store.read(name), w -> store.spawn(name, builder, w),
-                    asked -> asked instanceof Spawn.Refused refused ? refused.refusal() : null);
+                    asked -> asked instanceof Acquisition.Started ? null : asked);
         } catch (IOException e) {
             ExitCode gone = CommandLookup.check(command.get(0), System.getenv("PATH"));
             return signals.endedWait() >= 0 ? signals.endedWait() : gone != null ? unrunnable(command.get(0), gone) : rethrow(e);
         }
-        if (spawned instanceof Spawn.Refused refused) {
-            return signals.endedWait() >= 0 ? signals.endedWait() : report.acquisition(refused.refusal(), false, false);
+        if (!(spawned instanceof Acquisition.Started started)) {
+            return signals.endedWait() >= 0 ? signals.endedWait() : report.acquisition(spawned, false, false);
         }
-        Spawn.Started started = (Spawn.Started) spawned;
         Lease lease = started.lease();
         started.handOffFailure().ifPresent(f -> Say.line(err, "warning: the lease could not be handed to the command ("
                 + (lease.state() == dev.proclive.lease.LeaseRecord.State.RESERVED

@@ -32,11 +32,11 @@ final class OwnerCommand implements Command {
         OwnerResolver resolver = builder.build();
         Optional<Identity> owner;
         if (o.has("--trace")) {
-            OwnerResolver.Trace walk = of == null ? resolver.trace() : resolver.traceFor(of);
-            for (OwnerResolver.Step step : walk.steps()) {
+            List<OwnerResolver.Step> walk = of == null ? resolver.trace() : resolver.traceFor(of);
+            for (OwnerResolver.Step step : walk) {
                 io.err().println(traceLine(step));
             }
-            owner = walk.owner();
+            owner = walk.get(walk.size() - 1).owner();
         } else {
             owner = of == null ? resolver.resolve() : resolver.resolveFor(of);
         }

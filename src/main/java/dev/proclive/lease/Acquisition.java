@@ -1,15 +1,18 @@
 package dev.proclive.lease;
 
 import dev.proclive.Verdict;
+import java.io.IOException;
 import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
 
 /**
- * What {@link LeaseStore#acquire}, {@link LeaseStore#reserve} or {@link LeaseStore#claim} decided:
- * {@link Granted}, {@link Held} by a live holder, {@link Undecided} because the holder's end
- * cannot be proven, {@link NotAlive} because the process it was asked for is not alive itself, or
- * (of a claim) {@link NotCarrier} because that process does not carry the reservation's token.
+ * What {@link LeaseStore#acquire}, {@link LeaseStore#reserve}, {@link LeaseStore#claim} or
+ * {@link LeaseStore#spawn} decided: {@link Granted} (of a spawn: {@link Started}), {@link Held} by a
+ * live holder, {@link Undecided} because the holder's end cannot be proven, {@link NotAlive} because
+ * the process it was asked for is not alive itself, or (of a claim) {@link NotCarrier} because that
+ * process does not carry the reservation's token. One answer for every way of asking: a spawn that
+ * started nothing says why with the same cases as a reservation.
  *
  * <pre>{@code
  * Acquisition a = store.acquire("build", owner);
@@ -39,6 +42,45 @@ public sealed interface Acquisition {
         public Granted {
             Objects.requireNonNull(lease, "lease");
             Objects.requireNonNull(previous, "previous");
+        }
+    }
+
+    /**
+     * Of {@link LeaseStore#spawn} only: the process runs under the lease. Once
+     * {@link ProcessBuilder#start()} has returned, this is what {@code spawn} answers, whatever
+     * fails after: the caller always gets the {@code Process} it must look after. A spawn that
+     * started nothing answers with the reservation's refusal ({@link Held}, {@link Undecided},
+     * {@link NotAlive}); it is never {@link Granted}.
+     *
+     * <p>{@link #lease()} is the lease as it then is: normally {@linkplain LeaseRecord.State#HELD
+     * held} by the process. If the hand-off failed ({@link #handOffFailure()}: an I/O error, a claim
+     * that raced it) it may still be {@linkplain LeaseRecord.State#RESERVED reserved}: the process
+     * carries the token and can {@linkplain LeaseStore#claim claim} it, and a newcomer's scan finds
+     * it. If the process exited before the hand-off, the lease is already ended as {@code exited}.
+     * While this JVM lives, the lease is ended as {@code exited}, with the status, when the process
+     * exits; {@link #process()}'s {@code waitFor} and {@code onExit} return once that end is written
+     * (or could not be: its holder is then gone, and the next newcomer proves it), so a record read
+     * after them says how the process ended.
+     *
+     * <pre>{@code
+     * Acquisition a = store.spawn("build", new ProcessBuilder("make"));
+     * if (a instanceof Acquisition.Started started) {
+     *     started.process().waitFor();   // the lease ends as "exited" by itself when make exits
+     * } else if (a instanceof Acquisition.Held held) {
+     *     System.err.println("held by pid " + held.record().holder().pid());
+     * }
+     * }</pre>
+     *
+     * @param lease          the lease
+     * @param process        the process; its {@code waitFor} and {@code onExit} wait for its end to be recorded
+     * @param handOffFailure why the lease could not be handed to the process, if it could not
+     */
+    record Started(Lease lease, Process process, Optional<IOException> handOffFailure) implements Acquisition {
+        /** @throws NullPointerException if an argument is null */
+        public Started {
+            Objects.requireNonNull(lease, "lease");
+            Objects.requireNonNull(process, "process");
+            Objects.requireNonNull(handOffFailure, "handOffFailure");
         }
     }
 

@@ -51,12 +51,17 @@ import java.util.OptionalLong;
  * @param cgroup       the cgroup (v2) the reservation's command was started in, where one could be
  *                     made, named before anything entered it and until it is removed: its members
  *                     are what of the command stayed inside, for a reader in the namespace it was
- *                     made in
+ *                     made in: its directory, as the process that made it saw it
+ * @param cgroupId     what tells that cgroup apart from another at its path, as
+ *                     {@code "NAMESPACE:INODE"} (the cgroup namespace it was made in and its
+ *                     directory's inode); only with a {@code cgroup}, and empty in a record written
+ *                     before it was kept (then only who is inside is a proof)
  */
 public record LeaseRecord(String name, long fence, State state, Identity holder, Identity writer,
                           Instant acquiredAt, Instant renewedAt, Duration ttl, Optional<Takeover> previous,
                           Optional<String> tokenDigest, OptionalLong reserverUid, Optional<String> adoptedBy,
-                          Optional<String> startedAfter, Optional<Ending> ended, Optional<Cgroup> cgroup) {
+                          Optional<String> startedAfter, Optional<Ending> ended, Optional<String> cgroup,
+                          Optional<String> cgroupId) {
 
     /** A record's state. */
     public enum State {
@@ -118,7 +123,10 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
 
     }
 
-    /** @throws NullPointerException if an argument is null */
+    /**
+     * @throws NullPointerException     if an argument is null
+     * @throws IllegalArgumentException if it has a {@code cgroupId} without a {@code cgroup}
+     */
     public LeaseRecord {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(state, "state");
@@ -134,6 +142,10 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
         Objects.requireNonNull(startedAfter, "startedAfter");
         Objects.requireNonNull(ended, "ended");
         Objects.requireNonNull(cgroup, "cgroup");
+        Objects.requireNonNull(cgroupId, "cgroupId");
+        if (cgroupId.isPresent() && cgroup.isEmpty()) {
+            throw new IllegalArgumentException("a cgroupId names a cgroup: there is none");
+        }
     }
 
     /** The lease's name, as the store was asked for it. */
@@ -232,26 +244,22 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
         return ended;
     }
 
-    /** The cgroup (v2) the reservation's command was started in, where one could be made; empty otherwise. */
+    /**
+     * The directory of the cgroup (v2) the reservation's command was started in, where one could be
+     * made; empty otherwise.
+     */
     @Override
-    public Optional<Cgroup> cgroup() {
+    public Optional<String> cgroup() {
         return cgroup;
     }
 
     /**
-     * A cgroup a reservation's command runs in.
-     *
-     * @param path its directory, as the process that made it saw it
-     * @param id   what tells it apart from another at that path, as {@code "NAMESPACE:INODE"}: the
-     *             cgroup namespace it was made in and its directory's inode; empty in a record written
-     *             before it was kept (then only who is inside is a proof)
+     * What tells {@link #cgroup()} apart from another at its path, as {@code "NAMESPACE:INODE"}; empty
+     * without a cgroup, and in a record written before it was kept.
      */
-    public record Cgroup(String path, String id) {
-        /** @throws NullPointerException if an argument is null */
-        public Cgroup {
-            Objects.requireNonNull(path, "path");
-            Objects.requireNonNull(id, "id");
-        }
+    @Override
+    public Optional<String> cgroupId() {
+        return cgroupId;
     }
 
     /** A record without a cgroup, as records were before cgroups tracked a command. */
@@ -260,7 +268,7 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
                        OptionalLong reserverUid, Optional<String> adoptedBy, Optional<String> startedAfter,
                        Optional<Ending> ended) {
         this(name, fence, state, holder, writer, acquiredAt, renewedAt, ttl, previous, tokenDigest, reserverUid,
-                adoptedBy, startedAfter, ended, Optional.empty());
+                adoptedBy, startedAfter, ended, Optional.empty(), Optional.empty());
     }
 
     /** A record without a reservation's fields or an ending, as records were before reservations. */

@@ -34,7 +34,7 @@ import java.util.Optional;
  *
  * <pre>{@code
  * LeaseStore store = LeaseStore.open(Path.of(".state/leases"));
- * if (store.spawn("build", new ProcessBuilder("make")) instanceof Spawn.Started started) {
+ * if (store.spawn("build", new ProcessBuilder("make")) instanceof Acquisition.Started started) {
  *     started.process().waitFor();       // the child holds the lease; this process may exit any time
  * }                                      // the record says "exited", with make's status
  * }</pre>
@@ -474,7 +474,7 @@ public final class LeaseStore implements AutoCloseable {
      * {@link Process#onExit()}); {@link Lease#exited} is for a caller that waits itself.
      *
      * <pre>{@code
-     * if (store.spawn("build", new ProcessBuilder("make").inheritIO()) instanceof Spawn.Started started) {
+     * if (store.spawn("build", new ProcessBuilder("make").inheritIO()) instanceof Acquisition.Started started) {
      *     int status = started.process().waitFor();   // the record says exited, with the status
      * }
      * }</pre>
@@ -487,24 +487,26 @@ public final class LeaseStore implements AutoCloseable {
      * scan of this machine's environments for the token (a command that daemonised still carries
      * it), which processes of the same user ending under every pass can leave undecided.
      *
-     * <p>Once the command has started this returns {@link Spawn.Started}, whatever fails after
-     * (see {@link Spawn.Started#handOffFailure()}): a running child is never left without the
+     * <p>Once the command has started this returns {@link Acquisition.Started}, whatever fails after
+     * (see {@link Acquisition.Started#handOffFailure()}): a running child is never left without the
      * {@code Process} that looks after it. If the command cannot be started the reservation ends
      * as {@code spawn_failed} and the exception is thrown. A reservation is one intent: while this
      * lease is reserved by a live process (this one included) another spawn is refused as
      * {@link Acquisition.Held}.
      *
-     * @return {@link Spawn.Started}, or {@link Spawn.Refused} with the reservation's answer
+     * @return {@link Acquisition.Started}, or the reservation's refusal as it answered
+     *         ({@link Acquisition.Held}, {@link Acquisition.Undecided}, {@link Acquisition.NotAlive});
+     *         never {@link Acquisition.Granted}
      * @throws IllegalArgumentException if {@code name} is not a lease name
      * @throws IOException              as for {@link #acquire} (before anything started), or as
      *                                  {@link ProcessBuilder#start()} throws
      */
-    public Spawn spawn(String name, ProcessBuilder command) throws IOException {
+    public Acquisition spawn(String name, ProcessBuilder command) throws IOException {
         return spawn(name, command, Duration.ZERO);
     }
 
     /** {@link #spawn(String, ProcessBuilder)}, waiting for the lease as {@link #acquire(String, Identity, Duration)} does. */
-    public Spawn spawn(String name, ProcessBuilder command, Duration wait) throws IOException {
+    public Acquisition spawn(String name, ProcessBuilder command, Duration wait) throws IOException {
         Objects.requireNonNull(command, "command");
         Objects.requireNonNull(wait, "wait");
         checkName(name);

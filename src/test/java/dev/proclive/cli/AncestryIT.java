@@ -142,6 +142,7 @@ class AncestryIT {
             Files.writeString(lines, s + "\n" + s + "\n");
             Cli.Result two = Cli.exec(List.of("sh", "-c", cli("ancestor") + " < " + Cli.shellQuoted(List.of(lines.toString()))), "");
             assertThat(one.exit()).as("one line, not an ancestor: %s", one.err()).isEqualTo(1);
+            assertThat(one.out()).isEqualTo("{\"relation\":\"not_ancestor\"}\n");
             assertThat(two.exit()).as("two such lines mean the same: %s", two.err()).isEqualTo(1);
             assertThat(two.out().lines()).hasSize(2);
         } finally {

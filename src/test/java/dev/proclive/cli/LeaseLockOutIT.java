@@ -192,9 +192,9 @@ class LeaseLockOutIT {
                     + " without a wait does").isInstanceOf(dev.proclive.lease.Acquisition.Granted.class);
 
             holdingTheLockFor(dir.resolve("spawned.guard"), "1.5");
-            dev.proclive.lease.Spawn spawned = store.spawn("spawned", new ProcessBuilder("true"));
-            assertThat(spawned).as("spawn without a wait").isInstanceOf(dev.proclive.lease.Spawn.Started.class);
-            ((dev.proclive.lease.Spawn.Started) spawned).process().waitFor();
+            dev.proclive.lease.Acquisition spawned = store.spawn("spawned", new ProcessBuilder("true"));
+            assertThat(spawned).as("spawn without a wait").isInstanceOf(dev.proclive.lease.Acquisition.Started.class);
+            ((dev.proclive.lease.Acquisition.Started) spawned).process().waitFor();
             assertThat(store.breakLease("build")).isPresent();
         }
 

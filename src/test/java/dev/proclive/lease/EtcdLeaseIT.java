@@ -377,11 +377,11 @@ class EtcdLeaseIT {
         // untracked, a token scan decides, which same-user processes that live a millisecond keep
         // inconclusive on a busy machine (LeaseSpawnIT covers that path where a scan can complete).
         LeaseStore store = store(LeasePolicy.builder().ttl(Duration.ofSeconds(30)).trackDescendants(true).build());
-        Spawn s = store.spawn("build", new ProcessBuilder("sh", "-c",
+        Acquisition s = store.spawn("build", new ProcessBuilder("sh", "-c",
                 "[ \"$PROCLIVE_LEASE_ETCD\" = \"$0\" ] && [ \"$PROCLIVE_LEASE_PREFIX\" = \"$1\" ] && exit 7; exit 1",
                 etcd.endpoints().get(0).toString(), prefix));
-        assertThat(s).isInstanceOf(Spawn.Started.class);
-        Process child = ((Spawn.Started) s).process();
+        assertThat(s).isInstanceOf(Acquisition.Started.class);
+        Process child = ((Acquisition.Started) s).process();
         assertThat(child.waitFor(10, TimeUnit.SECONDS)).isTrue();
         LeaseRecord r = Eventually.until("the child's end recorded", Duration.ofSeconds(10),
                 () -> store.read("build").orElseThrow(), now -> !now.granted());

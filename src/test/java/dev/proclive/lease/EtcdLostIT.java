@@ -131,7 +131,7 @@ class EtcdLostIT {
                      Duration.ofMillis(ttlMs * 2), dev.proclive.lease.book.StrictJson.mapper())).prefix("late/").policy(policy)
                      .build();
              LeaseStore newcomers = LeaseStore.builder().etcd(etcd.endpoints()).prefix("late/").policy(policy).build()) {
-            Spawn.Started started = (Spawn.Started) holders.spawn("build", new ProcessBuilder("sleep", "600"));
+            Acquisition.Started started = (Acquisition.Started) holders.spawn("build", new ProcessBuilder("sleep", "600"));
             Process command = started.process();
             Identity newcomer = dev.proclive.ProcLive.current().orElseThrow();
             try {

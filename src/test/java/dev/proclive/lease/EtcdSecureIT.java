@@ -132,8 +132,8 @@ class EtcdSecureIT {
     void theEndpointsInAChildsEnvironmentNameNoPassword() throws Exception {
         LeaseStore store = LeaseStore.builder().etcd(List.of(plain)).prefix("secure/")
                 .credentials("root", "s3cret".toCharArray()).caFile(ca).build();
-        Spawn s = store.spawn("spawned", new ProcessBuilder("sh", "-c", "echo \"$PROCLIVE_LEASE_ETCD\""));
-        Process child = ((Spawn.Started) s).process();
+        Acquisition s = store.spawn("spawned", new ProcessBuilder("sh", "-c", "echo \"$PROCLIVE_LEASE_ETCD\""));
+        Process child = ((Acquisition.Started) s).process();
         String seen = new String(child.getInputStream().readAllBytes()).strip();
         assertThat(child.waitFor(10, TimeUnit.SECONDS)).isTrue();
         assertThat(seen).isEqualTo("https://127.0.0.1:" + plain.getPort()).doesNotContain("s3cret");

@@ -136,7 +136,7 @@ class EtcdSlowAnswerTest {
     void aLostCommandsLeaseIsNotFreedWhileTheCommandRuns() throws Exception {
         FakeEtcd etcd = new FakeEtcd();
         try (LeaseStore store = store(etcd)) {
-            Spawn.Started started = (Spawn.Started) store.spawn("build", new ProcessBuilder("sleep", "600"));
+            Acquisition.Started started = (Acquisition.Started) store.spawn("build", new ProcessBuilder("sleep", "600"));
             Process command = started.process();
             try {
                 Lease lease = started.lease();

@@ -63,11 +63,11 @@ class EveryProofIT {
     }
 
     /** Asserts that the cgroup a record named is removed, within 30 s (its supervisor removes it as its command ends). */
-    static void removed(Optional<LeaseRecord.Cgroup> named) throws Exception {
+    static void removed(Optional<String> named) throws Exception {
         if (named.isEmpty()) {
             return;
         }
-        Path dir = Path.of(named.get().path());
+        Path dir = Path.of(named.get());
         Eventually.until("no cgroup left behind: " + dir, Duration.ofSeconds(30), () -> !Files.exists(dir));
     }
 
@@ -92,12 +92,12 @@ class EveryProofIT {
      * The daemon holds the lease while it writes, and a newcomer is held off until its last write;
      * then the lease ends by itself and the newcomer is granted.
      */
-    private Optional<LeaseRecord.Cgroup> daemonHoldsUntilItEnds(LeaseStore store, List<String> daemonArgs) throws Exception {
+    private Optional<String> daemonHoldsUntilItEnds(LeaseStore store, List<String> daemonArgs) throws Exception {
         Path lingerd = Files.exists(tmp.resolve("lingerd")) ? tmp.resolve("lingerd") : CPrograms.compile(tmp, "lingerd");
         Path pidFile = tmp.resolve("daemon" + System.nanoTime() + ".pid");
         List<String> command = new ArrayList<>(List.of(lingerd.toString(), "3", pidFile.toString()));
         command.addAll(daemonArgs);
-        Spawn.Started s = (Spawn.Started) store.spawn("build", new ProcessBuilder(command));
+        Acquisition.Started s = (Acquisition.Started) store.spawn("build", new ProcessBuilder(command));
         assertThat(s.process().waitFor()).isZero();
         long daemon = pidIn(pidFile);
         LeaseRecord held = until(store, "build", r -> r.holder().pid() == daemon || !r.granted());
@@ -124,7 +124,7 @@ class EveryProofIT {
         assumeTrue(own.isPresent() && Files.isWritable(own.get().resolve("cgroup.procs")),
                 "no writable cgroup v2 hierarchy here (root, or a delegated subtree): no cgroup to leave");
         try (LeaseStore store = store(Platform.descendants())) {
-            Optional<LeaseRecord.Cgroup> cgroup = daemonHoldsUntilItEnds(store,
+            Optional<String> cgroup = daemonHoldsUntilItEnds(store,
                     List.of("--leave", own.get().resolve("cgroup.procs").toString()));
             assertThat(cgroup).as("made: the cgroup is the proof this daemon slips past").isPresent();
             assertThat(store.read("build").orElseThrow().cgroup()).isEmpty(); // the newcomer's grant names none
@@ -162,7 +162,7 @@ class EveryProofIT {
                 "no writable cgroup v2 hierarchy here (root, or a delegated subtree)");
         Path marker = tmp.resolve("ran");
         try (LeaseStore store = store(CANNOT_ENTER)) {
-            Spawn.Started s = (Spawn.Started) store.spawn("build",
+            Acquisition.Started s = (Acquisition.Started) store.spawn("build",
                     new ProcessBuilder("sh", "-c", "touch '" + marker + "'; sleep 30"));
             assertThat(s.process().waitFor(30, TimeUnit.SECONDS)).isTrue();
             assertThat(s.process().exitValue()).isEqualTo(Descendants.CANNOT_ENTER);
@@ -185,7 +185,7 @@ class EveryProofIT {
                     throw new java.io.UncheckedIOException(new IOException("EIO: the disk failed the naming"));
                 }
             });
-            Spawn.Started s = (Spawn.Started) store.spawn("unnamed", new ProcessBuilder("sh", "-c", "exit 4"));
+            Acquisition.Started s = (Acquisition.Started) store.spawn("unnamed", new ProcessBuilder("sh", "-c", "exit 4"));
             assertThat(s.handOffFailure()).isEmpty();
             assertThat(s.process().waitFor()).isEqualTo(4);
             LeaseRecord ended = until(store, "unnamed", r -> !r.granted());
@@ -218,23 +218,23 @@ class EveryProofIT {
     @Test
     void aCgroupWhoseRemovalFailedIsRemovedByWhoeverFindsItEmpty() throws Exception {
         try (LeaseStore failing = store(CANNOT_REMOVE)) {
-            Spawn.Started s = (Spawn.Started) failing.spawn("build", new ProcessBuilder("true"));
+            Acquisition.Started s = (Acquisition.Started) failing.spawn("build", new ProcessBuilder("true"));
             assertThat(s.process().waitFor()).isZero();
             LeaseRecord ended = until(failing, "build", r -> !r.granted());
             assumeTrue(ended.cgroup().isPresent(), "no cgroup can be made here (the cgroup v2 hierarchy is not writable)");
-            assertThat(Path.of(ended.cgroup().get().path())).as("still named: %s", ended).isDirectory();
+            assertThat(Path.of(ended.cgroup().get())).as("still named: %s", ended).isDirectory();
         }
         try (LeaseStore next = store(Platform.descendants())) {
             LeaseRecord before = next.read("build").orElseThrow();
             assertThat(next.acquire("build", children.sleeping())).isInstanceOf(Acquisition.Granted.class);
-            assertThat(Path.of(before.cgroup().orElseThrow().path())).as("the grant after it removed it").doesNotExist();
+            assertThat(Path.of(before.cgroup().orElseThrow())).as("the grant after it removed it").doesNotExist();
         }
     }
 
     @Test
     void aCgroupOfALeaseBrokenWhileItsCommandRanIsRemovedWhenTheCommandEnds() throws Exception {
         try (LeaseStore store = store(Platform.descendants())) {
-            Spawn.Started s = (Spawn.Started) store.spawn("build", new ProcessBuilder("sleep", "1"));
+            Acquisition.Started s = (Acquisition.Started) store.spawn("build", new ProcessBuilder("sleep", "1"));
             LeaseRecord held = store.read("build").orElseThrow();
             assumeTrue(held.cgroup().isPresent(), "no cgroup can be made here (the cgroup v2 hierarchy is not writable)");
             assertThat(store.breakLease("build")).isPresent();
@@ -257,7 +257,7 @@ class EveryProofIT {
         Files.writeString(prog, "#!/bin/sh\nprintf '%s|' \"$@\" > out\n");
         assertThat(prog.toFile().setExecutable(true)).isTrue();
         try (LeaseStore store = store(Platform.descendants())) {
-            Spawn.Started s = (Spawn.Started) store.spawn("build",
+            Acquisition.Started s = (Acquisition.Started) store.spawn("build",
                     new ProcessBuilder("-d/prog", "-x", "two words", "--", "$HOME").directory(work.toFile()));
             assertThat(s.lease().record().cgroup()).as("started through the cgroup wrapper").isPresent();
             assertThat(s.process().waitFor()).as("it ran").isZero();
@@ -291,7 +291,7 @@ class EveryProofIT {
             }
         };
         try (LeaseStore store = store(sweepsAtOnce)) {
-            Spawn.Started s = (Spawn.Started) store.spawn("build", new ProcessBuilder("true"));
+            Acquisition.Started s = (Acquisition.Started) store.spawn("build", new ProcessBuilder("true"));
             assertThat(s.process().waitFor()).isZero();
             until(store, "build", r -> !r.granted());
             assertThat(stray).as("swept").doesNotExist();
@@ -356,7 +356,7 @@ class EveryProofIT {
                 @Override
                 public List<String> enter(String cgroup, List<String> command) {
                     try {
-                        Spawn.Started s = (Spawn.Started) other.spawn("build", new ProcessBuilder("true"));
+                        Acquisition.Started s = (Acquisition.Started) other.spawn("build", new ProcessBuilder("true"));
                         assertThat(s.process().waitFor()).isZero();
                     } catch (Exception e) {
                         throw new AssertionError(e);
@@ -365,7 +365,7 @@ class EveryProofIT {
                 }
             };
             try (LeaseStore store = store(sweptBeforeEntering)) {
-                Spawn.Started s = (Spawn.Started) store.spawn("build", new ProcessBuilder("true"));
+                Acquisition.Started s = (Acquisition.Started) store.spawn("build", new ProcessBuilder("true"));
                 assertThat(s.process().waitFor()).as("the command ran (125: its cgroup was swept from under it)").isZero();
                 assertThat(s.lease().record().cgroup()).as("a cgroup was made and named").isPresent();
                 removed(s.lease().record().cgroup());

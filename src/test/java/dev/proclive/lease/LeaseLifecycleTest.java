@@ -464,7 +464,7 @@ class LeaseLifecycleTest {
         // Every pass of the scan sees processes end under it: a chain the child started that re-forks may carry the token.
         host.scan = new EnvironmentScan(List.of(), false, "pid 61 ended during the pass, in each of 4 passes", true);
         // The child exits before it can be identified (this host's table never lists it).
-        Spawn.Started s = (Spawn.Started) store.spawn("build", new ProcessBuilder("sh", "-c", "exit 3"));
+        Acquisition.Started s = (Acquisition.Started) store.spawn("build", new ProcessBuilder("sh", "-c", "exit 3"));
         assertThat(s.process().waitFor(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
         LeaseRecord r = store.read("build").orElseThrow();
         assertThat(r.ended()).as("not ended while the token may live on").isEmpty();

@@ -102,9 +102,9 @@ class LeaseSpawnIT {
     @Test
     void spawnStartsTheChildUnderTheLeaseWithItsReservationInItsEnvironment() throws Exception {
         LeaseStore store = LeaseStore.builder().directory(leases()).policy(TRACKED).build(); // an end the kernel can prove, also on a busy box
-        Spawn s = store.spawn("build", new ProcessBuilder("sleep", "60"));
-        assertThat(s).isInstanceOf(Spawn.Started.class);
-        Spawn.Started started = (Spawn.Started) s;
+        Acquisition s = store.spawn("build", new ProcessBuilder("sleep", "60"));
+        assertThat(s).isInstanceOf(Acquisition.Started.class);
+        Acquisition.Started started = (Acquisition.Started) s;
         orphans.add(started.process().pid());
         LeaseRecord r = store.read("build").orElseThrow();
         assertThat(r.state()).isEqualTo(LeaseRecord.State.HELD);
@@ -115,9 +115,8 @@ class LeaseSpawnIT {
                 "PROCLIVE_LEASE_NAME=build", "PROCLIVE_LEASE_DIR=" + store.directory().orElseThrow(), "PROCLIVE_LEASE_FENCE=1");
         assertThat(Records.hasToken(r, started.lease().token().orElseThrow())).isTrue();
         assertThat(started.handOffFailure()).isEmpty();
-        Spawn second = store.spawn("build", new ProcessBuilder("sleep", "60"));
-        assertThat(second).as("a second writer is not started").isInstanceOf(Spawn.Refused.class);
-        assertThat(((Spawn.Refused) second).refusal()).isInstanceOf(Acquisition.Held.class);
+        Acquisition second = store.spawn("build", new ProcessBuilder("sleep", "60"));
+        assertThat(second).as("a second writer is not started").isInstanceOf(Acquisition.Held.class);
         started.process().destroyForcibly();
         assertThat(started.process().waitFor(10, TimeUnit.SECONDS)).isTrue();
         assertThat(ended(store).ended().orElseThrow().how()).isEqualTo(LeaseChange.EXITED);
@@ -173,7 +172,7 @@ class LeaseSpawnIT {
     void aChildThatDaemonisesDoesNotEndItsLeaseWhileItsTokenLivesOn() throws Exception {
         Path refork = dev.proclive.CPrograms.compile(tmp, "refork");
         LeaseStore store = LeaseStore.open(leases());
-        Spawn.Started s = (Spawn.Started) store.spawn("build",
+        Acquisition.Started s = (Acquisition.Started) store.spawn("build",
                 new ProcessBuilder(refork.toString()).redirectError(ProcessBuilder.Redirect.INHERIT));
         long group = Long.parseLong(new BufferedReader(new InputStreamReader(s.process().getInputStream(),
                 StandardCharsets.US_ASCII)).readLine().strip());
@@ -227,23 +226,23 @@ class LeaseSpawnIT {
     void twoThreadsOfOneProcessSpawningOneNameStartOneChild() throws Exception {
         LeaseStore store = LeaseStore.builder().directory(leases()).policy(TRACKED).build(); // an end the kernel can prove, also on a busy box
         java.util.concurrent.CyclicBarrier together = new java.util.concurrent.CyclicBarrier(2);
-        java.util.concurrent.Callable<Spawn> spawn = () -> {
+        java.util.concurrent.Callable<Acquisition> spawn = () -> {
             together.await();
             return store.spawn("build", new ProcessBuilder("sleep", "60"));
         };
         java.util.concurrent.ExecutorService two = java.util.concurrent.Executors.newFixedThreadPool(2);
         try {
-            List<java.util.concurrent.Future<Spawn>> results = two.invokeAll(List.of(spawn, spawn));
-            List<Spawn> spawns = new ArrayList<>();
-            for (java.util.concurrent.Future<Spawn> f : results) {
+            List<java.util.concurrent.Future<Acquisition>> results = two.invokeAll(List.of(spawn, spawn));
+            List<Acquisition> spawns = new ArrayList<>();
+            for (java.util.concurrent.Future<Acquisition> f : results) {
                 spawns.add(f.get(60, TimeUnit.SECONDS));
             }
-            spawns.stream().filter(Spawn.Started.class::isInstance)
-                    .forEach(s -> orphans.add(((Spawn.Started) s).process().pid()));
-            assertThat(spawns).filteredOn(Spawn.Started.class::isInstance).as("one child, one token").hasSize(1);
-            assertThat(spawns).filteredOn(Spawn.Refused.class::isInstance).singleElement()
-                    .satisfies(r -> assertThat(((Spawn.Refused) r).refusal()).isInstanceOf(Acquisition.Held.class));
-            Process child = spawns.stream().filter(Spawn.Started.class::isInstance).map(x -> ((Spawn.Started) x).process())
+            spawns.stream().filter(Acquisition.Started.class::isInstance)
+                    .forEach(s -> orphans.add(((Acquisition.Started) s).process().pid()));
+            assertThat(spawns).filteredOn(Acquisition.Started.class::isInstance).as("one child, one token").hasSize(1);
+            assertThat(spawns).filteredOn(s -> !(s instanceof Acquisition.Started)).singleElement()
+                    .isInstanceOf(Acquisition.Held.class);
+            Process child = spawns.stream().filter(Acquisition.Started.class::isInstance).map(x -> ((Acquisition.Started) x).process())
                     .findFirst().orElseThrow();
             child.destroyForcibly();
             assertThat(child.waitFor(10, TimeUnit.SECONDS)).isTrue();
@@ -263,9 +262,9 @@ class LeaseSpawnIT {
                 throw new java.io.UncheckedIOException(new IOException("EIO: the disk failed the hand-off"));
             }
         });
-        Spawn s = store.spawn("build", new ProcessBuilder("sleep", "60"));
-        assertThat(s).as("a child that runs is never lost").isInstanceOf(Spawn.Started.class);
-        Spawn.Started started = (Spawn.Started) s;
+        Acquisition s = store.spawn("build", new ProcessBuilder("sleep", "60"));
+        assertThat(s).as("a child that runs is never lost").isInstanceOf(Acquisition.Started.class);
+        Acquisition.Started started = (Acquisition.Started) s;
         orphans.add(started.process().pid());
         assertThat(started.process().isAlive()).isTrue();
         assertThat(started.handOffFailure()).hasValueSatisfying(e -> assertThat(e).hasMessageContaining("EIO"));
@@ -307,9 +306,9 @@ class LeaseSpawnIT {
                 }
             });
             interrupter.start();
-            Spawn.Started started;
+            Acquisition.Started started;
             try {
-                started = (Spawn.Started) store.spawn("build" + i, new ProcessBuilder("sleep", "60"));
+                started = (Acquisition.Started) store.spawn("build" + i, new ProcessBuilder("sleep", "60"));
             } finally {
                 returned.set(true);
                 while (interrupter.isAlive()) {
@@ -370,7 +369,7 @@ class LeaseSpawnIT {
     @Test
     void aChildThatExitsAtOnceEndsTheLeaseWithItsStatus() throws Exception {
         LeaseStore store = LeaseStore.builder().directory(leases()).policy(TRACKED).build(); // an end the kernel can prove, also on a busy box
-        Spawn.Started s = (Spawn.Started) store.spawn("build", new ProcessBuilder("sh", "-c", "exit 7"));
+        Acquisition.Started s = (Acquisition.Started) store.spawn("build", new ProcessBuilder("sh", "-c", "exit 7"));
         assertThat(s.process().waitFor()).isEqualTo(7);
         // whether it exited before the hand-off or after, the record says so, with the status, once waitFor returns
         LeaseRecord r = store.read("build").orElseThrow();
@@ -382,7 +381,7 @@ class LeaseSpawnIT {
     @Test
     void theLibraryEndsASpawnedChildsLeaseWhenItExitsWithoutTheCallerAsking() throws Exception {
         LeaseStore store = LeaseStore.builder().directory(leases()).policy(TRACKED).build(); // an end the kernel can prove, also on a busy box
-        Spawn.Started s = (Spawn.Started) store.spawn("build", new ProcessBuilder("sleep", "60"));
+        Acquisition.Started s = (Acquisition.Started) store.spawn("build", new ProcessBuilder("sleep", "60"));
         assertThat(store.read("build").orElseThrow().state()).isEqualTo(LeaseRecord.State.HELD);
         s.process().destroyForcibly(); // SIGKILL
         assertThat(s.process().waitFor(10, TimeUnit.SECONDS)).isTrue();

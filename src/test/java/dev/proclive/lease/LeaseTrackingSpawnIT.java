@@ -79,9 +79,9 @@ class LeaseTrackingSpawnIT {
 
     private void endsRecorded(LeaseStore store) throws Exception {
         for (int round = 0; round < 10; round++) {
-            Spawn s = store.spawn("build", new ProcessBuilder("sh", "-c", "exit 7"));
-            assertThat(s).as("round %d", round).isInstanceOf(Spawn.Started.class);
-            Spawn.Started started = (Spawn.Started) s;
+            Acquisition s = store.spawn("build", new ProcessBuilder("sh", "-c", "exit 7"));
+            assertThat(s).as("round %d", round).isInstanceOf(Acquisition.Started.class);
+            Acquisition.Started started = (Acquisition.Started) s;
             assertThat(started.process().waitFor()).isEqualTo(7);
             LeaseRecord r = released(store, "build");
             assertThat(r.fence()).isEqualTo(started.lease().fence());
@@ -117,7 +117,7 @@ class LeaseTrackingSpawnIT {
                         throw new java.io.UncheckedIOException(new IOException("EIO: the disk failed the hand-off"));
                     }
                 });
-                Spawn.Started s = (Spawn.Started) store.spawn("build", new ProcessBuilder("sleep", "60"));
+                Acquisition.Started s = (Acquisition.Started) store.spawn("build", new ProcessBuilder("sleep", "60"));
                 started.add(s.process());
                 assertThat(s.handOffFailure()).isPresent();
                 store.files().beforeReplace(() -> { });
@@ -160,7 +160,7 @@ class LeaseTrackingSpawnIT {
             Path pidFile = tmp.resolve("daemon.pid");
             Files.deleteIfExists(pidFile);
             try (LeaseStore store = store(descendants)) {
-                Spawn.Started s = (Spawn.Started) store.spawn("build",
+                Acquisition.Started s = (Acquisition.Started) store.spawn("build",
                         new ProcessBuilder(blankd.toString(), "3", pidFile.toString()));
                 assertThat(s.process().waitFor()).isZero();
                 // the daemon writes it after its double fork, however busy the machine
@@ -188,13 +188,13 @@ class LeaseTrackingSpawnIT {
         try (LeaseStore store = store(Platform.descendants())) {
             java.util.concurrent.ExecutorService two = java.util.concurrent.Executors.newFixedThreadPool(2);
             try {
-                List<java.util.concurrent.Future<Spawn>> spawned = new ArrayList<>();
+                List<java.util.concurrent.Future<Acquisition>> spawned = new ArrayList<>();
                 for (int round = 0; round < 20; round++) {
                     String name = "lease" + round;
                     spawned.add(two.submit(() -> store.spawn(name, new ProcessBuilder("sh", "-c", "exit 3"))));
                 }
                 for (int round = 0; round < 20; round++) {
-                    Spawn.Started s = (Spawn.Started) spawned.get(round).get(60, TimeUnit.SECONDS);
+                    Acquisition.Started s = (Acquisition.Started) spawned.get(round).get(60, TimeUnit.SECONDS);
                     assertThat(s.process().waitFor()).isEqualTo(3);
                     LeaseRecord r = released(store, "lease" + round);
                     assertThat(r.ended().orElseThrow().exitCode()).as("%s", r).hasValue(3);

@@ -89,7 +89,7 @@ public final class LeaseWorker {
             case "launch" -> {
                 String stage = args[3];
                 if (stage.equals("after-handoff")) {
-                    Spawn.Started started = (Spawn.Started) store.spawn(name, new ProcessBuilder("sleep", "60"));
+                    Acquisition.Started started = (Acquisition.Started) store.spawn(name, new ProcessBuilder("sleep", "60"));
                     System.out.println(started.process().pid());
                 } else {
                     Lease reserved = ((Acquisition.Granted) store.reserve(name, self)).lease();

@@ -60,7 +60,7 @@ class LinuxLiveTest {
                 id.machine());
         assertThat(ProcLive.explain(padded).reason()).isEqualTo(Reason.NO_FINGERPRINT);
         assertThat(ProcLive.check(padded)).isEqualTo(Liveness.UNKNOWN);
-        assertThat(ProcLive.ancestry().match(padded).reason()).contains("no_fingerprint");
+        assertThat(ProcLive.ancestry().whyUnknown(padded)).contains("no_fingerprint");
         assertThat(ProcLive.check(id)).isEqualTo(Liveness.ALIVE);
     }
 
@@ -75,7 +75,7 @@ class LinuxLiveTest {
             assertThat(ProcLive.explain(respelled).reason()).as(boot).isEqualTo(Reason.NO_FINGERPRINT);
             assertThat(ProcLive.explain(respelled).detail()).as(boot).contains("not a boot id");
             assertThat(ProcLive.check(respelled)).as(boot).isEqualTo(Liveness.UNKNOWN);
-            assertThat(ProcLive.ancestry().match(respelled).reason()).as(boot).contains("no_fingerprint");
+            assertThat(ProcLive.ancestry().whyUnknown(respelled)).as(boot).contains("no_fingerprint");
         }
         Identity otherBoot = new Identity(id.pid(), id.start(), "00000000-0000-4000-8000-000000000000", id.host(),
                 id.name(), id.pidns(), id.machine());

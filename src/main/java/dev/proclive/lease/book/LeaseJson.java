@@ -95,9 +95,9 @@ public final class LeaseJson {
             g.writeStringField("startedAfter", r.startedAfter().get());
         }
         if (r.cgroup().isPresent()) {
-            g.writeStringField("cgroup", r.cgroup().get().path());
-            if (!r.cgroup().get().id().isEmpty()) {
-                g.writeStringField("cgroupId", r.cgroup().get().id());
+            g.writeStringField("cgroup", r.cgroup().get());
+            if (r.cgroupId().isPresent()) {
+                g.writeStringField("cgroupId", r.cgroupId().get());
             }
         }
         if (r.ended().isPresent()) {
@@ -182,7 +182,6 @@ public final class LeaseJson {
             throw new LeaseCorruptException(name, "\"cgroupId\" is " + OneLine.quote(cgroupId.get())
                     + (cgroupPath.isEmpty() ? " without a \"cgroup\"" : ", not NAMESPACE:INODE (two decimal numbers)"));
         }
-        Optional<LeaseRecord.Cgroup> cgroup = cgroupPath.map(path -> new LeaseRecord.Cgroup(path, cgroupId.orElse("")));
         Optional<LeaseRecord.Ending> ended = Optional.empty();
         JsonNode e = object(name, o, "ended");
         if (e != null) {
@@ -191,7 +190,7 @@ public final class LeaseJson {
         }
         consistent(name, acquiredAt, previous, ended);
         return new LeaseRecord(name, fence, state, holder, writer, acquiredAt, renewedAt, Duration.ofMillis(ttl),
-                previous, digest, reserverUid, adoptedBy, startedAfter, ended, cgroup);
+                previous, digest, reserverUid, adoptedBy, startedAfter, ended, cgroupPath, cgroupId);
     }
 
     /**

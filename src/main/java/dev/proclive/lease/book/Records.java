@@ -46,7 +46,8 @@ public final class Records {
         Optional<String> adoptedBy;
         Optional<String> startedAfter;
         Optional<LeaseRecord.Ending> ended;
-        Optional<LeaseRecord.Cgroup> cgroup;
+        Optional<String> cgroup;
+        Optional<String> cgroupId;
 
         Draft(LeaseRecord r) {
             this.r = r;
@@ -64,11 +65,12 @@ public final class Records {
             startedAfter = r.startedAfter();
             ended = r.ended();
             cgroup = r.cgroup();
+            cgroupId = r.cgroupId();
         }
 
         LeaseRecord done() {
             return new LeaseRecord(r.name(), fence, state, holder, writer, acquiredAt, renewedAt, ttl, previous,
-                    tokenDigest, reserverUid, adoptedBy, startedAfter, ended, cgroup);
+                    tokenDigest, reserverUid, adoptedBy, startedAfter, ended, cgroup, cgroupId);
         }
     }
 
@@ -82,7 +84,7 @@ public final class Records {
                                       Duration ttl, Optional<LeaseRecord.Takeover> previous, Optional<String> tokenDigest,
                                       OptionalLong reserverUid, Optional<String> startedAfter) {
         return new LeaseRecord(name, 0, state, holder, writer, now, now, ttl, previous, tokenDigest, reserverUid,
-                Optional.empty(), startedAfter, Optional.empty(), Optional.empty());
+                Optional.empty(), startedAfter, Optional.empty(), Optional.empty(), Optional.empty());
     }
 
     /**
@@ -161,9 +163,10 @@ public final class Records {
     }
 
     /** {@code r} naming the cgroup its command runs in. */
-    public static LeaseRecord inCgroup(LeaseRecord r, LeaseRecord.Cgroup cgroup) {
+    public static LeaseRecord inCgroup(LeaseRecord r, Cgroup cgroup) {
         Draft d = new Draft(r);
-        d.cgroup = Optional.of(cgroup);
+        d.cgroup = Optional.of(cgroup.path());
+        d.cgroupId = cgroup.id().isEmpty() ? Optional.empty() : Optional.of(cgroup.id());
         return d.done();
     }
 

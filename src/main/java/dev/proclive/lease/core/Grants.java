@@ -13,6 +13,7 @@ import dev.proclive.lease.LeaseLost;
 import dev.proclive.lease.LeaseLostException;
 import dev.proclive.lease.LeasePolicy;
 import dev.proclive.lease.LeaseRecord;
+import dev.proclive.lease.book.Cgroup;
 import dev.proclive.lease.book.LeaseBook;
 import dev.proclive.spi.internal.Descendants;
 import dev.proclive.spi.internal.KernelIntrospector;
@@ -155,7 +156,7 @@ final class Grants {
                     policy.ttl(), grant.previous(), token.map(Records::digest),
                     reserve ? os.userId(request.who().pid()) : java.util.OptionalLong.empty(),
                     reserve ? os.startFloor() : Optional.empty()));
-            current.flatMap(LeaseRecord::cgroup).ifPresent(this::removeIfEmpty); // its grant ended: nothing enters it again
+            current.flatMap(Cgroup::of).ifPresent(this::removeIfEmpty); // its grant ended: nothing enters it again
             return new Acquisition.Granted(leases.lease(granted, token), current, false);
         }
         LeaseRecord r = current.orElseThrow();
@@ -194,7 +195,7 @@ final class Grants {
     }
 
     /** Removes {@code cgroup}, named by a record whose grant ended, if it proves empty here. */
-    private void removeIfEmpty(LeaseRecord.Cgroup cgroup) {
+    private void removeIfEmpty(Cgroup cgroup) {
         if (descendants.members(cgroup.path(), cgroup.id()).map(List::isEmpty).orElse(false)) {
             descendants.remove(cgroup.path());
         }
@@ -206,7 +207,7 @@ final class Grants {
      *
      * @throws LeaseLostException if the reservation is no longer that
      */
-    LeaseRecord nameCgroup(String name, long fence, Identity reserver, LeaseRecord.Cgroup cgroup) throws IOException {
+    LeaseRecord nameCgroup(String name, long fence, Identity reserver, Cgroup cgroup) throws IOException {
         return book.locked(name, guard -> {
             LeaseRecord r = still(name, guard.record(), fence, Optional.of(reserver));
             trusted(name, r, guard);

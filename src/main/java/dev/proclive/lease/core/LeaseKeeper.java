@@ -9,7 +9,7 @@ import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeasePolicy;
 import dev.proclive.lease.LeaseRecord;
-import dev.proclive.lease.Spawn;
+import dev.proclive.lease.book.Cgroup;
 import dev.proclive.lease.book.LeaseBook;
 import dev.proclive.lease.book.LeaseNames;
 import dev.proclive.spi.internal.Descendants;
@@ -270,14 +270,14 @@ public final class LeaseKeeper implements AutoCloseable {
     }
 
     /** Reserves lease {@code name}, waiting up to {@code wait}, and starts {@code command} under it: {@code LeaseStore.spawn}. */
-    public Spawn spawn(String name, ProcessBuilder command, Duration wait) throws IOException {
+    public Acquisition spawn(String name, ProcessBuilder command, Duration wait) throws IOException {
         boolean subreaper = policy.trackDescendants() && descendants.becomeSubreaper();
         Acquisition a = waiting(name, writer, wait, () -> ask(name, writer, LeaseRules.Request.reserve(writer)));
         if (!(a instanceof Acquisition.Granted granted)) {
-            return new Spawn.Refused(a);
+            return a;
         }
         GrantedLease reserved = (GrantedLease) granted.lease();
-        Optional<LeaseRecord.Cgroup> cgroup = policy.trackDescendants() ? cgroupFor(reserved) : Optional.empty();
+        Optional<Cgroup> cgroup = policy.trackDescendants() ? cgroupFor(reserved) : Optional.empty();
         return Spawner.start(grants, checker, book.environment(), name, reserved, command,
                 new Tracking(descendants, subreaper, cgroup, dev.proclive.spi.internal.KernelIntrospector.of(introspector).startFloor()));
     }
@@ -291,7 +291,7 @@ public final class LeaseKeeper implements AutoCloseable {
      * command then runs without one). Empty cgroups of this store under the same parent that no
      * record names (left by a starter killed before it could remove one) are swept then.
      */
-    private Optional<LeaseRecord.Cgroup> cgroupFor(GrantedLease reserved) {
+    private Optional<Cgroup> cgroupFor(GrantedLease reserved) {
         String store = LeaseNames.storeTag(book.environment());
         Optional<String> path = descendants.newCgroup(reserved.name(), store);
         if (path.isEmpty()) {
@@ -301,7 +301,7 @@ public final class LeaseKeeper implements AutoCloseable {
         Optional<String> id = descendants.cgroupId(path.get());
         try {
             if (id.isPresent()) {
-                LeaseRecord.Cgroup cgroup = new LeaseRecord.Cgroup(path.get(), id.get());
+                Cgroup cgroup = new Cgroup(path.get(), id.get());
                 grants.nameCgroup(reserved.name(), reserved.fence(), reserved.holder(), cgroup);
                 return Optional.of(cgroup);
             }
@@ -325,7 +325,7 @@ public final class LeaseKeeper implements AutoCloseable {
             }
             try {
                 Optional<LeaseRecord> r = book.read(lease.get());
-                if (r.flatMap(LeaseRecord::cgroup).map(c -> c.path().equals(stray)).orElse(false) && r.get().granted()) {
+                if (r.flatMap(LeaseRecord::cgroup).map(c -> c.equals(stray)).orElse(false) && r.get().granted()) {
                     continue; // named by a grant that lives: its judges remove it
                 }
             } catch (IOException | RuntimeException e) {

@@ -4,10 +4,10 @@ import dev.proclive.Identity;
 import dev.proclive.LivenessChecker;
 import dev.proclive.Reason;
 import dev.proclive.Verdict;
+import dev.proclive.lease.Acquisition;
 import dev.proclive.lease.Lease;
 import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.LeaseRecord;
-import dev.proclive.lease.Spawn;
 import dev.proclive.lease.book.LeaseNames;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -22,7 +22,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * {@code LeaseStore.spawn}'s part after the reservation: the command started with the reservation
  * in its environment, handed the lease, and its end recorded when it exits. Once the command has
- * started, the answer is {@link Spawn.Started}, whatever fails after.
+ * started, the answer is {@link Acquisition.Started}, whatever fails after.
  */
 final class Spawner {
 
@@ -43,8 +43,8 @@ final class Spawner {
      * @throws IOException as {@link ProcessBuilder#start()} throws (the reservation then ends as
      *                     {@code spawn_failed})
      */
-    static Spawn.Started start(Grants grants, LivenessChecker checker, Map<String, String> book, String name,
-                               GrantedLease reserved, ProcessBuilder command, Tracking tracking) throws IOException {
+    static Acquisition.Started start(Grants grants, LivenessChecker checker, Map<String, String> book, String name,
+                                     GrantedLease reserved, ProcessBuilder command, Tracking tracking) throws IOException {
         Map<String, String> env = command.environment();
         // An outer lease's variables (lease run inside lease run) are not this lease's: none is inherited.
         env.keySet().removeIf(variable -> variable.startsWith("PROCLIVE_LEASE_"));
@@ -69,7 +69,7 @@ final class Spawner {
         CompletableFuture<Void> recorded = handed.watched().isPresent()
                 ? endWhenExited(grants, checker, handed.watched().get(), handed.child(), p, tracking)
                 : CompletableFuture.completedFuture(null); // recorded in the hand-off
-        return new Spawn.Started(handed.watched().orElse(reserved.tracked(tracking)), new RecordedProcess(p, recorded, tracking),
+        return new Acquisition.Started(handed.watched().orElse(reserved.tracked(tracking)), new RecordedProcess(p, recorded, tracking),
                 handed.failure());
     }
 

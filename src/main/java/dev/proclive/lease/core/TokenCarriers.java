@@ -5,6 +5,7 @@ import dev.proclive.Identity;
 import dev.proclive.LivenessChecker;
 import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeaseRecord;
+import dev.proclive.lease.book.Cgroup;
 import dev.proclive.lease.book.LeaseNames;
 import dev.proclive.spi.internal.KernelIntrospector;
 import dev.proclive.spi.internal.Descendants;
@@ -108,7 +109,7 @@ final class TokenCarriers {
      */
     Carried scan(String name, LeaseRecord reserved) throws LeaseCorruptException {
         Optional<String> floor = floor(name, reserved);
-        Optional<EnvironmentScan> members = reserved.cgroup().filter(c -> local(reserved)).flatMap(this::members);
+        Optional<EnvironmentScan> members = Cgroup.of(reserved).filter(c -> local(reserved)).flatMap(this::members);
         if (members.isPresent() && !members.get().carriers().isEmpty()) {
             return new Carried(members.get(), "cgroup");
         }
@@ -132,7 +133,7 @@ final class TokenCarriers {
      * The members of {@code cgroup} as the processes they are now, a complete answer; empty when it
      * proves nothing here. An empty cgroup is removed: nothing can enter it any more.
      */
-    private Optional<EnvironmentScan> members(LeaseRecord.Cgroup cgroup) {
+    private Optional<EnvironmentScan> members(Cgroup cgroup) {
         for (int read = 0; read < 3; read++) {
             Optional<List<Long>> pids = descendants.members(cgroup.path(), cgroup.id());
             if (pids.isEmpty()) {

@@ -1,6 +1,6 @@
 package dev.proclive.lease.core;
 
-import dev.proclive.lease.LeaseRecord;
+import dev.proclive.lease.book.Cgroup;
 import dev.proclive.spi.internal.Descendants;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -23,7 +23,7 @@ import java.util.concurrent.TimeUnit;
  * @param startedAfter a start floor taken before the command started: an orphan older than it is
  *                     not the command's
  */
-record Tracking(Descendants descendants, boolean subreaper, Optional<LeaseRecord.Cgroup> cgroup,
+record Tracking(Descendants descendants, boolean subreaper, Optional<Cgroup> cgroup,
                 Optional<String> startedAfter) {
 
     /** Tracking nothing: the scan is the proof. */
@@ -61,7 +61,7 @@ record Tracking(Descendants descendants, boolean subreaper, Optional<LeaseRecord
         if (cgroup.isEmpty()) {
             return;
         }
-        LeaseRecord.Cgroup c = cgroup.get();
+        Cgroup c = cgroup.get();
         long deadline = System.nanoTime() + most.toNanos();
         while (true) {
             Optional<List<Long>> inside = descendants.members(c.path(), c.id());

@@ -40,7 +40,7 @@ class LeaseJsonTest {
                 Optional.of("1113309"),
                 Optional.of(new LeaseRecord.Ending(LeaseChange.EXITED, AT.plusSeconds(1),
                         Verdict.of(Reason.EXITED, "pid 4242 (sh) is gone \"quoted\" \u00e9"), OptionalLong.of(3))),
-                Optional.of(new LeaseRecord.Cgroup("/sys/fs/cgroup/proclive.build.51f3a3eac8bd", "4026531835:29019")));
+                Optional.of("/sys/fs/cgroup/proclive.build.51f3a3eac8bd"), Optional.of("4026531835:29019"));
     }
 
     @Test
@@ -52,6 +52,21 @@ class LeaseJsonTest {
         LeaseRecord bare = new LeaseRecord("build", 1, LeaseRecord.State.HELD, HOLDER, HOLDER, AT, AT, Duration.ofSeconds(5),
                 Optional.empty());
         assertThat(LeaseJson.read("build", LeaseJson.write(bare).getBytes(StandardCharsets.UTF_8))).isEqualTo(bare);
+    }
+
+    @Test
+    void aCgroupIsNamedByItsPathAndItsIdOnlyBesideIt() throws Exception {
+        LeaseRecord r = everything();
+        assertThat(Cgroup.of(r)).contains(new Cgroup("/sys/fs/cgroup/proclive.build.51f3a3eac8bd", "4026531835:29019"));
+        String older = LeaseJson.write(r).replace(",\"cgroupId\":\"4026531835:29019\"", "");
+        LeaseRecord read = LeaseJson.read("build", older.getBytes(StandardCharsets.UTF_8));
+        assertThat(read.cgroup()).contains("/sys/fs/cgroup/proclive.build.51f3a3eac8bd");
+        assertThat(read.cgroupId()).as("written before it was kept").isEmpty();
+        assertThat(Cgroup.of(read)).contains(new Cgroup("/sys/fs/cgroup/proclive.build.51f3a3eac8bd", ""));
+        assertThatThrownBy(() -> new LeaseRecord("build", 7, LeaseRecord.State.HELD, HOLDER, HOLDER, AT, AT,
+                Duration.ofSeconds(30), Optional.empty(), Optional.empty(), OptionalLong.empty(), Optional.empty(),
+                Optional.empty(), Optional.empty(), Optional.empty(), Optional.of("4026531835:29019")))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test

@@ -247,7 +247,7 @@ class LeaseRulesTest {
     void aDeadHoldersGrantInACgroupWithoutATokenAsksTheCgroupFirst() {
         LeaseRecord inCgroup = new LeaseRecord("build", 7, LeaseRecord.State.HELD, HOLDER, HOLDER, NOW, NOW,
                 Duration.ofSeconds(30), Optional.empty(), Optional.empty(), java.util.OptionalLong.empty(), Optional.empty(),
-                Optional.empty(), Optional.empty(), Optional.of(new LeaseRecord.Cgroup("/cg/proclive.build.s.1", "1:2")));
+                Optional.empty(), Optional.empty(), Optional.of("/cg/proclive.build.s.1"), Optional.of("1:2"));
         LeaseRules.Request newcomer = LeaseRules.Request.acquire(NEWCOMER);
         assertThat(decide(newcomer, inCgroup, DEAD, null, NEVER)).isInstanceOf(LeaseRules.NeedScan.class);
         ProcessInfo daemon = process(300, 1, "700");
