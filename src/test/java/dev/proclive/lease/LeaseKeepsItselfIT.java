@@ -53,7 +53,7 @@ class LeaseKeepsItselfIT {
     /** The text of the store's one session file. */
     private String sessionText() throws java.io.IOException {
         try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(dir)) {
-            List<Path> sessions = files.filter(f -> f.getFileName().toString().startsWith(".session.")).toList();
+            List<Path> sessions = files.filter(f -> f.getFileName().toString().startsWith(".session.") && !f.getFileName().toString().endsWith(".tmp")).toList();
             assertThat(sessions).as("one session file").hasSizeLessThanOrEqualTo(1);
             return sessions.isEmpty() ? "" : java.nio.file.Files.readString(sessions.get(0));
         }

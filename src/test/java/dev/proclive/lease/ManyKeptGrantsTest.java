@@ -179,7 +179,7 @@ class ManyKeptGrantsTest {
         List<String> texts = new ArrayList<>();
         try (java.util.stream.Stream<Path> files = Files.list(leases)) {
             for (Path f : (Iterable<Path>) files::iterator) {
-                if (f.getFileName().toString().startsWith(".session.")) {
+                if (f.getFileName().toString().startsWith(".session.") && !f.getFileName().toString().endsWith(".tmp")) {
                     texts.add(Files.readString(f));
                 }
             }

@@ -231,7 +231,16 @@ final class SessionFile {
 
     /** The session files of a directory (read with no lock: each is replaced whole). */
     static DirectoryStream<Path> list(Path dir) throws IOException {
-        return Files.newDirectoryStream(dir, p -> p.getFileName().toString().startsWith(PREFIX));
+        return Files.newDirectoryStream(dir, p -> isSessionFile(p.getFileName().toString()));
+    }
+
+    /**
+     * Whether {@code fileName} is a session file's name: not a temporary file's, which may start
+     * the same ({@code .session.PID-START.RANDOM.tmp}: one being written, or a lease named
+     * {@code session}'s).
+     */
+    static boolean isSessionFile(String fileName) {
+        return fileName.startsWith(PREFIX) && !fileName.endsWith(".tmp");
     }
 
     /**
@@ -307,7 +316,7 @@ final class SessionFile {
 
     /** The process a session file's name says wrote it. */
     static Optional<Identity> writer(String fileName) {
-        if (!fileName.startsWith(PREFIX)) {
+        if (!isSessionFile(fileName)) {
             return Optional.empty();
         }
         String rest = fileName.substring(PREFIX.length());

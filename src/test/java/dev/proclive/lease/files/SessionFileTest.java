@@ -52,6 +52,7 @@ class SessionFileTest {
         assertThat(SessionFile.writer(".session.4242-1700000000.123456.0123456789abcdef"))
                 .map(Identity::start).contains("1700000000.123456");
         assertThat(SessionFile.writer("build.lease")).isEmpty();
+        assertThat(SessionFile.writer(".session.4242-98765.0123456789abcdef.tmp")).as("one being written").isEmpty();
         assertThat(SessionFile.writer(".session.x-1.0123")).isEmpty();
     }
 
@@ -62,6 +63,8 @@ class SessionFileTest {
         Files.writeString(dir.resolve(".session.2-2.bb"),
                 "{\"renewedAt\":\"2026-12-01T10:05:00.000Z\",\"ttlMillis\":3000,\"grants\":{\"build\":2}}");
         Files.writeString(dir.resolve(".session.3-3.cc"), "torn");
+        Files.writeString(dir.resolve(".session.4-4.dd.tmp"),
+                "{\"renewedAt\":\"2026-12-01T11:00:00.000Z\",\"ttlMillis\":3000,\"grants\":{\"build\":3}}");
         assertThat(SessionFile.renewedAt(dir, "build", 3)).contains(AT);
         assertThat(SessionFile.renewedAt(dir, "build", 2)).contains(AT.plusSeconds(300));
         assertThat(SessionFile.renewedAt(dir, "build", 4)).isEmpty();
