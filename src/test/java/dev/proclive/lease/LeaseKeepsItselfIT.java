@@ -52,15 +52,12 @@ class LeaseKeepsItselfIT {
 
     /** The text of the store's one session file. */
     private String sessionText() throws java.io.IOException {
-        try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(dir)) {
-            List<Path> sessions = files.filter(f -> f.getFileName().toString().startsWith(".session.") && !f.getFileName().toString().endsWith(".tmp")).toList();
-            assertThat(sessions).as("one session file").hasSizeLessThanOrEqualTo(1);
-            return sessions.isEmpty() ? "" : java.nio.file.Files.readString(sessions.get(0));
-        }
+        List<String> texts = SessionFiles.texts(dir);
+        assertThat(texts).as("one session file").hasSizeLessThanOrEqualTo(1);
+        return texts.isEmpty() ? "" : texts.get(0);
     }
 
     private static Instant renewedAt(String session) {
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"renewedAt\":\"([^\"]+)\"").matcher(session);
-        return m.find() ? Instant.parse(m.group(1)) : Instant.EPOCH;
+        return SessionFiles.renewedAt(session);
     }
 }

@@ -135,9 +135,9 @@ class ManyKeptGrantsTest {
             }
             clock.now = clock.now.plusSeconds(60); // long past every record's own renewedAt plus its TTL
             Eventually.until("a session file written at 10:01 that names all 50", Duration.ofSeconds(20),
-                    () -> sessions(leases).stream().anyMatch(text -> text.contains("\"renewedAt\":\"2026-12-01T10:01:00.000Z\"")
+                    () -> SessionFiles.texts(leases).stream().anyMatch(text -> text.contains("\"renewedAt\":\"2026-12-01T10:01:00.000Z\"")
                             && text.split("\"lease-", -1).length == 51));
-            assertThat(sessions(leases)).as("one file for all the store's grants").hasSize(1);
+            assertThat(SessionFiles.texts(leases)).as("one file for all the store's grants").hasSize(1);
             for (LeaseRecord r : granted) {
                 assertThat(keeper.read(r.name())).as("not rewritten to stay fresh").contains(r);
             }
@@ -172,19 +172,6 @@ class ManyKeptGrantsTest {
             assertThat(lease.isValid()).isTrue();
             assertThat(store.read("build")).contains(granted);
         }
-    }
-
-    /** The text of each session file in {@code leases}. */
-    private static List<String> sessions(Path leases) throws IOException {
-        List<String> texts = new ArrayList<>();
-        try (java.util.stream.Stream<Path> files = Files.list(leases)) {
-            for (Path f : (Iterable<Path>) files::iterator) {
-                if (f.getFileName().toString().startsWith(".session.") && !f.getFileName().toString().endsWith(".tmp")) {
-                    texts.add(Files.readString(f));
-                }
-            }
-        }
-        return texts;
     }
 
     /** A directory's book that counts what its store reads of it, and how often it asks what changed. */
