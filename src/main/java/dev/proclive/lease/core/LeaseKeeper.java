@@ -278,8 +278,9 @@ public final class LeaseKeeper implements AutoCloseable {
         }
         GrantedLease reserved = (GrantedLease) granted.lease();
         Optional<Cgroup> cgroup = policy.trackDescendants() ? cgroupFor(reserved) : Optional.empty();
-        return Spawner.start(grants, checker, book.environment(), name, reserved, command,
-                new Tracking(descendants, subreaper, cgroup, dev.proclive.spi.internal.KernelIntrospector.of(introspector).startFloor()));
+        Tracking tracking = new Tracking(descendants, subreaper, cgroup,
+                dev.proclive.spi.internal.KernelIntrospector.of(introspector).startFloor());
+        return new Spawner(grants, checker, reserved, tracking).start(command, book.environment());
     }
 
     /** How old an empty, unnamed cgroup of this library must be before a sweep removes it. */

@@ -26,7 +26,22 @@ import java.util.concurrent.TimeUnit;
  */
 final class Spawner {
 
-    private Spawner() {
+    private final Grants grants;
+    private final LivenessChecker checker;
+    /** The lease, named once here: every step of this command's life is this lease's. */
+    private final String name;
+    /** The reservation the command is started under. */
+    private final GrantedLease reserved;
+    /** What the kernel tracks of the command's descendants. */
+    private final Tracking tracking;
+
+    /** One command's spawn under {@code reserved}, lease {@code reserved.name()}, writing through {@code grants}. */
+    Spawner(Grants grants, LivenessChecker checker, GrantedLease reserved, Tracking tracking) {
+        this.grants = grants;
+        this.checker = checker;
+        this.name = reserved.name();
+        this.reserved = reserved;
+        this.tracking = tracking;
     }
 
     /**
@@ -43,8 +58,7 @@ final class Spawner {
      * @throws IOException as {@link ProcessBuilder#start()} throws (the reservation then ends as
      *                     {@code spawn_failed})
      */
-    static Acquisition.Started start(Grants grants, LivenessChecker checker, Map<String, String> book, String name,
-                                     GrantedLease reserved, ProcessBuilder command, Tracking tracking) throws IOException {
+    Acquisition.Started start(ProcessBuilder command, Map<String, String> book) throws IOException {
         Map<String, String> env = command.environment();
         // An outer lease's variables (lease run inside lease run) are not this lease's: none is inherited.
         env.keySet().removeIf(variable -> variable.startsWith("PROCLIVE_LEASE_"));
@@ -54,7 +68,7 @@ final class Spawner {
         env.put(LeaseNames.FENCE_VARIABLE, Long.toString(reserved.fence()));
         Process p;
         try {
-            p = start(command, tracking);
+            p = start(command);
         } catch (IOException | RuntimeException e) {
             tracking.removeIfEmpty();
             try {
@@ -65,9 +79,9 @@ final class Spawner {
             }
             throw e;
         }
-        HandedOff handed = apart(() -> identifyAndHandOff(grants, checker, name, reserved, p, tracking));
+        HandedOff handed = apart(() -> identifyAndHandOff(p));
         CompletableFuture<Void> recorded = handed.watched().isPresent()
-                ? endWhenExited(grants, checker, handed.watched().get(), handed.child(), p, tracking)
+                ? endWhenExited(handed.watched().get(), handed.child(), p)
                 : CompletableFuture.completedFuture(null); // recorded in the hand-off
         return new Acquisition.Started(handed.watched().orElse(reserved.tracked(tracking)), new RecordedProcess(p, recorded, tracking),
                 handed.failure());
@@ -78,12 +92,11 @@ final class Spawner {
     }
 
     /** The started child identified and handed {@code reserved}; what fails is told, never thrown. */
-    private static HandedOff identifyAndHandOff(Grants grants, LivenessChecker checker, String name, GrantedLease reserved,
-                                                Process p, Tracking tracking) {
+    private HandedOff identifyAndHandOff(Process p) {
         Optional<Identity> child = Optional.empty();
         try {
             child = checker.identify(p.pid());
-            return new HandedOff(handOff(grants, checker, name, reserved, p, child, tracking), child, Optional.empty());
+            return new HandedOff(handOff(p, child), child, Optional.empty());
         } catch (IOException e) {
             return new HandedOff(Optional.of(reserved.tracked(tracking)), child, Optional.of(e));
         } catch (RuntimeException e) {
@@ -129,7 +142,7 @@ final class Spawner {
      * program is found as {@link ProcessBuilder#start()} finds it, and a missing one fails here, as
      * there. The caller's builder is left as it was given.
      */
-    private static Process start(ProcessBuilder command, Tracking tracking) throws IOException {
+    private Process start(ProcessBuilder command) throws IOException {
         if (tracking.cgroup().isEmpty()) {
             return command.start();
         }
@@ -156,8 +169,7 @@ final class Spawner {
      *
      * @return the lease whose end the child's exit still has to record; empty when it is recorded
      */
-    private static Optional<Lease> handOff(Grants grants, LivenessChecker checker, String name, GrantedLease reserved, Process p,
-                                           Optional<Identity> child, Tracking tracking) throws IOException {
+    private Optional<Lease> handOff(Process p, Optional<Identity> child) throws IOException {
         if (child.isPresent()) {
             try {
                 return Optional.of(((GrantedLease) reserved.handOff(child.get())).tracked(tracking));
@@ -175,7 +187,7 @@ final class Spawner {
                                 + ", started for the lease, exited with status " + p.exitValue() + " before the hand-off"),
                         tracking);
                 if (!ended && tracking.tracks()) {
-                    superviseLeftBehind(grants, checker, name, reserved.fence(), tracking);
+                    superviseLeftBehind(reserved.fence());
                 }
                 return Optional.empty();
             }
@@ -194,20 +206,19 @@ final class Spawner {
      * @return completes once the end is written or could not be (what the command left behind is
      *         followed after that)
      */
-    private static CompletableFuture<Void> endWhenExited(Grants grants, LivenessChecker checker, Lease lease,
-                                                         Optional<Identity> child, Process p, Tracking tracking) {
+    private CompletableFuture<Void> endWhenExited(Lease lease, Optional<Identity> child, Process p) {
         CompletableFuture<Void> recorded = new CompletableFuture<>();
         p.onExit().thenAcceptAsync(done -> {
             try {
                 boolean leftBehind = false;
                 try {
-                    leftBehind = !ended(grants, lease, child, done.exitValue(), tracking) && tracking.tracks();
+                    leftBehind = !ended(lease, child, done.exitValue()) && tracking.tracks();
                 } catch (IOException | RuntimeException e) {
                     // the record stays as it is: its holder is now DEAD, and the next newcomer proves it
                 }
                 boolean followed = false;
                 try {
-                    followed = leftBehind && superviseLeftBehind(grants, checker, lease.name(), lease.fence(), tracking);
+                    followed = leftBehind && superviseLeftBehind(lease.fence());
                 } catch (IOException | RuntimeException e) {
                     // as above: the next newcomer proves it
                 }
@@ -234,8 +245,7 @@ final class Spawner {
      * @return whether it ended; false when it went to what the command left behind, or was no
      *         longer this grant
      */
-    private static boolean ended(Grants grants, Lease lease, Optional<Identity> child, int status, Tracking tracking)
-            throws IOException {
+    private boolean ended(Lease lease, Optional<Identity> child, int status) throws IOException {
         if (lease.exited(status)) {
             return true;
         }
@@ -245,8 +255,8 @@ final class Spawner {
             // inconclusive is needed)
             OptionalLong exitCode = OptionalLong.of(status);
             return tracking.tracks()
-                    ? grants.commandExited(lease.name(), lease.fence(), child.get(), exitCode, tracking)
-                    : grants.end(lease.name(), lease.fence(), child, LeaseChange.EXITED, exitCode);
+                    ? grants.commandExited(name, lease.fence(), child.get(), exitCode, tracking)
+                    : grants.end(name, lease.fence(), child, LeaseChange.EXITED, exitCode);
         }
         return false;
     }
@@ -258,8 +268,7 @@ final class Spawner {
      *
      * @return whether it is followed; false when the lease is no longer theirs
      */
-    private static boolean superviseLeftBehind(Grants grants, LivenessChecker checker, String name, long fence, Tracking tracking)
-            throws IOException {
+    private boolean superviseLeftBehind(long fence) throws IOException {
         Optional<LeaseRecord> now = grants.read(name);
         if (now.isEmpty() || !now.get().held() || now.get().fence() != fence
                 || !now.get().adoptedBy().map(how -> how.equals(tracking.how())).orElse(false)) {
@@ -273,7 +282,7 @@ final class Spawner {
             }
             try {
                 if (!grants.commandExited(name, fence, holder, OptionalLong.empty(), tracking)) {
-                    superviseLeftBehind(grants, checker, name, fence, tracking);
+                    superviseLeftBehind(fence);
                 }
             } catch (IOException | RuntimeException e) {
                 // the record stays as it is: its holder is DEAD, and the next newcomer proves it
