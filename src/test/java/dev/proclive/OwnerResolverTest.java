@@ -15,8 +15,8 @@ class OwnerResolverTest {
 
     final FakeIntrospector os = new FakeIntrospector();
 
-    private Optional<Identity> resolve(OwnerResolver.Builder builder) {
-        return builder.introspector(os).build().resolve();
+    private Optional<Identity> resolve(OwnerResolver resolver) {
+        return resolver.introspector(os).build().resolve();
     }
 
     private Optional<Identity> resolve() {
@@ -349,6 +349,31 @@ class OwnerResolverTest {
     void toStringShowsTheConfiguration() {
         assertThat(OwnerResolver.builder().skip("mytool").maxDepth(7).build().toString())
                 .contains("mytool", "sh", "maxDepth=7");
+    }
+
+    @Test
+    void aSettingReturnsACopyAndLeavesTheResolverItWasCalledOnAsItWas() {
+        os.process(40, 30, "mytool", "400");
+        os.process(30, 1, "node", "300");
+        OwnerResolver shared = OwnerResolver.builder().introspector(os).build();
+
+        OwnerResolver skipping = shared.skip("mytool");
+        OwnerResolver shallow = shared.maxDepth(1);
+        OwnerResolver elsewhere = shared.introspector(new FakeIntrospector());
+
+        assertThat(skipping).isNotSameAs(shared);
+        assertThat(skipping.resolve()).map(Identity::pid).contains(30L);
+        assertThat(skipping.skipNames()).contains("mytool");
+        assertThat(shallow.maxDepth()).isEqualTo(1);
+        assertThat(elsewhere.resolve()).isEmpty();
+        // the resolver every setting was called on is the one it was
+        assertThat(shared.skipNames()).doesNotContain("mytool");
+        assertThat(shared.maxDepth()).isEqualTo(OwnerResolver.DEFAULT_MAX_DEPTH);
+        assertThat(shared.resolve()).map(Identity::pid).contains(40L);
+        // and so is the one every chain starts from
+        assertThat(OwnerResolver.builder().skipNames()).doesNotContain("mytool");
+        assertThat(OwnerResolver.builder().maxDepth()).isEqualTo(OwnerResolver.DEFAULT_MAX_DEPTH);
+        assertThat(shared.build()).isSameAs(shared);
     }
 
     @Test

@@ -292,9 +292,7 @@ final class LeaseActions {
         checkStore(store, c);
         Optional<Identity> holder;
         if (c.holder().isEmpty()) {
-            OwnerResolver.Builder resolver = OwnerResolver.builder();
-            c.skip().forEach(resolver::skip);
-            holder = resolver.build().resolve();
+            holder = OwnerResolver.builder().skip(c.skip().toArray(new String[0])).build().resolve();
         } else {
             holder = ProcLive.identify(c.holder().get());
         }
