@@ -355,25 +355,23 @@ class OwnerResolverTest {
     void aSettingReturnsACopyAndLeavesTheResolverItWasCalledOnAsItWas() {
         os.process(40, 30, "mytool", "400");
         os.process(30, 1, "node", "300");
-        OwnerResolver shared = OwnerResolver.builder().introspector(os).build();
+        var shared = OwnerResolver.builder().introspector(os);
 
-        OwnerResolver skipping = shared.skip("mytool");
-        OwnerResolver shallow = shared.maxDepth(1);
-        OwnerResolver elsewhere = shared.introspector(new FakeIntrospector());
+        var skipping = shared.skip("mytool");
+        var shallow = shared.maxDepth(1);
+        var elsewhere = shared.introspector(new FakeIntrospector());
 
         assertThat(skipping).isNotSameAs(shared);
-        assertThat(skipping.resolve()).map(Identity::pid).contains(30L);
-        assertThat(skipping.skipNames()).contains("mytool");
-        assertThat(shallow.maxDepth()).isEqualTo(1);
-        assertThat(elsewhere.resolve()).isEmpty();
-        // the resolver every setting was called on is the one it was
-        assertThat(shared.skipNames()).doesNotContain("mytool");
-        assertThat(shared.maxDepth()).isEqualTo(OwnerResolver.DEFAULT_MAX_DEPTH);
-        assertThat(shared.resolve()).map(Identity::pid).contains(40L);
-        // and so is the one every chain starts from
-        assertThat(OwnerResolver.builder().skipNames()).doesNotContain("mytool");
-        assertThat(OwnerResolver.builder().maxDepth()).isEqualTo(OwnerResolver.DEFAULT_MAX_DEPTH);
-        assertThat(shared.build()).isSameAs(shared);
+        assertThat(skipping.build().resolve()).map(Identity::pid).contains(30L);
+        assertThat(shallow.build().maxDepth()).isEqualTo(1);
+        assertThat(elsewhere.build().resolve()).isEmpty();
+        // the resolver every setting was called on is the one it was, and so is the one every chain starts from
+        assertThat(shared.build().skipNames()).doesNotContain("mytool");
+        assertThat(shared.build().maxDepth()).isEqualTo(OwnerResolver.DEFAULT_MAX_DEPTH);
+        assertThat(shared.build().resolve()).map(Identity::pid).contains(40L);
+        assertThat(OwnerResolver.builder().build().skipNames()).doesNotContain("mytool");
+        assertThat(OwnerResolver.builder().build().maxDepth()).isEqualTo(OwnerResolver.DEFAULT_MAX_DEPTH);
+        assertThat(shared.build()).isSameAs(shared.build());
     }
 
     @Test

@@ -103,7 +103,7 @@ final class LeaseActions {
 
         /**
          * Whether it starts a command and supervises it: then the kernel tracks what the command
-         * starts ({@link LeasePolicy.Builder#trackDescendants}). Only {@code run}.
+         * starts ({@link LeasePolicy#trackDescendants(boolean)}). Only {@code run}.
          */
         boolean supervises() {
             return false;
@@ -130,12 +130,11 @@ final class LeaseActions {
                 return ExitCode.BAD_INPUT.code();
             }
             try {
-                LeasePolicy.Builder policy = LeasePolicy.builder().takeUnknownAfterTtl(c.takeUnknown())
+                LeasePolicy policy = LeasePolicy.builder().takeUnknownAfterTtl(c.takeUnknown())
                         .trackDescendants(supervises());
-                c.ttl().ifPresent(policy::ttl);
                 LeaseStore store;
                 try {
-                    store = open(c.store(), policy.build());
+                    store = open(c.store(), c.ttl().map(policy::ttl).orElse(policy));
                 } catch (IllegalArgumentException e) {
                     Say.line(io.err(), e.getMessage() + " (see proclive lease " + name + " --help)");
                     return ExitCode.USAGE.code();
