@@ -20,7 +20,7 @@ import java.util.Set;
  * }</pre>
  *
  * <p>The walk starts at the parent of the calling process (or of the process given to
- * {@link #resolveFor(long)}) and goes up at most {@link Builder#maxDepth(int) maxDepth} ancestors
+ * {@link #resolveFor(long)}) and goes up at most {@link #maxDepth(int) maxDepth} ancestors
  * (default {@value #DEFAULT_MAX_DEPTH}). A process is skipped when any of its names is in the skip
  * set: its short name ({@code comm} on Linux, which for a script run through its {@code #!} line is
  * the script's file name), the file name of its executable (the interpreter), or the file name of
@@ -33,7 +33,7 @@ import java.util.Set;
  * ({@code tini dumb-init catatonit s6-svscan}) and {@code git}, which runs a commit's hooks (agent
  * → git → sh → hook: the hook's owner is the agent that committed, not git, which is gone when the
  * commit ends). Runtimes such as {@code node}, {@code python3} or {@code java} are never skipped by default: often the runtime <em>is</em> the owner. Add your own
- * wrappers with {@link Builder#skip(String...)}.
+ * wrappers with {@link #skip(String...)}.
  *
  * <p>The walk returns empty — never a guess — when it reaches the top of the tree, pid 1 of the
  * initial PID namespace (init), a process it cannot read or that has exited, a cycle, or the
@@ -43,30 +43,33 @@ import java.util.Set;
  * rules are {@code AncestorWalk}'s, the one walk up the tree that {@link Ancestry} takes too.)
  *
  * <p>On Linux a short name keeps only 15 bytes, so a skipped name longer than that also matches
- * its truncation (the executable and {@code argv[0]} names are compared whole). Resolvers are
- * immutable and thread-safe.
+ * its truncation (the executable and {@code argv[0]} names are compared whole).
+ *
+ * <p>A resolver is immutable and thread-safe: each setting ({@link #skip(String...)},
+ * {@link #maxDepth(int)}, {@link #introspector}) returns a copy with that setting changed and leaves
+ * the resolver it was called on as it was. {@link #builder()} (the defaults) is where a chain of
+ * settings starts and {@link #build()} (the resolver itself) ends it, kept so that the chain reads
+ * as it always has.
  */
 public final class OwnerResolver {
 
     /** How many ancestors a walk examines unless told otherwise. */
     public static final int DEFAULT_MAX_DEPTH = 12;
 
-    /** The most {@link Builder#maxDepth(int)} accepts: far deeper than any real process tree. */
+    /** The most {@link #maxDepth(int)} accepts: far deeper than any real process tree. */
     public static final int MAX_DEPTH_LIMIT = 4096;
 
-    /** Shells, launchers and init shims: never an owner. */
-    static final Set<String> DEFAULT_SKIP = Set.of(AncestorWalk.DEFAULT_SKIP);
-
     /**
-     * The resolver {@link ProcLive#traceOwner()} uses; {@link ProcLive#resolveOwner()} walks by the
-     * same rules without loading this class ({@link AncestorWalk#owner}).
+     * The resolver {@link #builder()} starts from and {@link ProcLive#traceOwner()} uses;
+     * {@link ProcLive#resolveOwner()} walks by the same rules without loading this class
+     * ({@link AncestorWalk#owner}).
      */
     static final OwnerResolver DEFAULT =
             new OwnerResolver(AncestorWalk.DEFAULT_SKIP, DEFAULT_MAX_DEPTH, LivenessChecker.system());
 
     private final String[] skip;
     private final int maxDepth;
-    /** Reads the processes: over the builder's introspector, or the running OS's. */
+    /** Reads the processes: over the {@linkplain #introspector given introspector}, or the running OS's. */
     private final LivenessChecker checker;
 
     private OwnerResolver(String[] skip, int maxDepth, LivenessChecker checker) {
@@ -75,9 +78,63 @@ public final class OwnerResolver {
         this.checker = checker;
     }
 
-    /** A builder with the default skip set and depth, for the running OS. */
-    public static Builder builder() {
-        return new Builder();
+    /**
+     * The resolver with the default skip set and depth, for the running OS: where a chain of
+     * settings starts ({@code OwnerResolver.builder().skip("mytool").build()}).
+     */
+    public static OwnerResolver builder() {
+        return DEFAULT;
+    }
+
+    /**
+     * A copy of this resolver that also skips processes with these names: your own launcher or
+     * wrapper scripts. This resolver is unchanged.
+     *
+     * @throws NullPointerException     if {@code names} or one of them is null
+     * @throws IllegalArgumentException if a name is empty or blank
+     */
+    public OwnerResolver skip(String... names) {
+        Objects.requireNonNull(names, "names");
+        for (String name : names) {
+            Objects.requireNonNull(name, "skip name");
+            if (name.isBlank()) {
+                throw new IllegalArgumentException("skip name must not be blank: \"" + name + "\"");
+            }
+        }
+        Set<String> all = new LinkedHashSet<>(Arrays.asList(skip));
+        all.addAll(Arrays.asList(names));
+        return new OwnerResolver(all.toArray(new String[0]), maxDepth, checker);
+    }
+
+    /**
+     * A copy of this resolver whose walks examine at most {@code maxDepth} ancestors before they give
+     * up. This resolver is unchanged.
+     *
+     * @throws IllegalArgumentException if {@code maxDepth} is not between 1 and
+     *                                  {@value #MAX_DEPTH_LIMIT}
+     */
+    public OwnerResolver maxDepth(int maxDepth) {
+        if (maxDepth < 1 || maxDepth > MAX_DEPTH_LIMIT) {
+            throw new IllegalArgumentException(
+                    "maxDepth must be between 1 and " + MAX_DEPTH_LIMIT + ", got " + maxDepth);
+        }
+        return new OwnerResolver(skip, maxDepth, checker);
+    }
+
+    /**
+     * A copy of this resolver that reads processes with {@code introspector} instead of the running
+     * OS's. This resolver is unchanged.
+     *
+     * @throws NullPointerException if {@code introspector} is null
+     */
+    public OwnerResolver introspector(ProcessIntrospector introspector) {
+        Objects.requireNonNull(introspector, "introspector");
+        return new OwnerResolver(skip, maxDepth, LivenessChecker.of(introspector));
+    }
+
+    /** This resolver: where a chain of settings ends, kept so that the chain reads as it always has. */
+    public OwnerResolver build() {
+        return this;
     }
 
     /** The identity of the calling process's owner, or empty when it cannot be determined for certain. */
@@ -206,65 +263,6 @@ public final class OwnerResolver {
                         .append(", argv0 ").append(argv0.isEmpty() ? "-" : argv0).append(')');
             }
             return line.append(": ").append(why).toString();
-        }
-    }
-
-    /** Configures an {@link OwnerResolver}. Not thread-safe; the resolver it builds is. */
-    public static final class Builder {
-        private final Set<String> skip = new LinkedHashSet<>(DEFAULT_SKIP);
-        private int maxDepth = DEFAULT_MAX_DEPTH;
-        private ProcessIntrospector introspector;
-
-        private Builder() {
-        }
-
-        /**
-         * Also skips processes with these names: your own launcher or wrapper scripts.
-         *
-         * @throws NullPointerException     if {@code names} or one of them is null
-         * @throws IllegalArgumentException if a name is empty or blank
-         */
-        public Builder skip(String... names) {
-            Objects.requireNonNull(names, "names");
-            for (String name : names) {
-                Objects.requireNonNull(name, "skip name");
-                if (name.isBlank()) {
-                    throw new IllegalArgumentException("skip name must not be blank: \"" + name + "\"");
-                }
-            }
-            skip.addAll(Arrays.asList(names));
-            return this;
-        }
-
-        /**
-         * How many ancestors a walk may examine before it gives up.
-         *
-         * @throws IllegalArgumentException if {@code maxDepth} is not between 1 and
-         *                                  {@value #MAX_DEPTH_LIMIT}
-         */
-        public Builder maxDepth(int maxDepth) {
-            if (maxDepth < 1 || maxDepth > MAX_DEPTH_LIMIT) {
-                throw new IllegalArgumentException(
-                        "maxDepth must be between 1 and " + MAX_DEPTH_LIMIT + ", got " + maxDepth);
-            }
-            this.maxDepth = maxDepth;
-            return this;
-        }
-
-        /**
-         * Reads processes with {@code introspector} instead of the running OS's.
-         *
-         * @throws NullPointerException if {@code introspector} is null
-         */
-        public Builder introspector(ProcessIntrospector introspector) {
-            this.introspector = Objects.requireNonNull(introspector, "introspector");
-            return this;
-        }
-
-        /** The resolver. */
-        public OwnerResolver build() {
-            return new OwnerResolver(skip.toArray(new String[0]), maxDepth,
-                    introspector == null ? LivenessChecker.system() : LivenessChecker.of(introspector));
         }
     }
 }

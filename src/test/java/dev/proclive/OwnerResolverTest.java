@@ -15,8 +15,8 @@ class OwnerResolverTest {
 
     final FakeIntrospector os = new FakeIntrospector();
 
-    private Optional<Identity> resolve(OwnerResolver.Builder builder) {
-        return builder.introspector(os).build().resolve();
+    private Optional<Identity> resolve(OwnerResolver resolver) {
+        return resolver.introspector(os).build().resolve();
     }
 
     private Optional<Identity> resolve() {
@@ -349,6 +349,29 @@ class OwnerResolverTest {
     void toStringShowsTheConfiguration() {
         assertThat(OwnerResolver.builder().skip("mytool").maxDepth(7).build().toString())
                 .contains("mytool", "sh", "maxDepth=7");
+    }
+
+    @Test
+    void aSettingReturnsACopyAndLeavesTheResolverItWasCalledOnAsItWas() {
+        os.process(40, 30, "mytool", "400");
+        os.process(30, 1, "node", "300");
+        var shared = OwnerResolver.builder().introspector(os);
+
+        var skipping = shared.skip("mytool");
+        var shallow = shared.maxDepth(1);
+        var elsewhere = shared.introspector(new FakeIntrospector());
+
+        assertThat(skipping).isNotSameAs(shared);
+        assertThat(skipping.build().resolve()).map(Identity::pid).contains(30L);
+        assertThat(shallow.build().maxDepth()).isEqualTo(1);
+        assertThat(elsewhere.build().resolve()).isEmpty();
+        // the resolver every setting was called on is the one it was, and so is the one every chain starts from
+        assertThat(shared.build().skipNames()).doesNotContain("mytool");
+        assertThat(shared.build().maxDepth()).isEqualTo(OwnerResolver.DEFAULT_MAX_DEPTH);
+        assertThat(shared.build().resolve()).map(Identity::pid).contains(40L);
+        assertThat(OwnerResolver.builder().build().skipNames()).doesNotContain("mytool");
+        assertThat(OwnerResolver.builder().build().maxDepth()).isEqualTo(OwnerResolver.DEFAULT_MAX_DEPTH);
+        assertThat(shared.build()).isSameAs(shared.build());
     }
 
     @Test

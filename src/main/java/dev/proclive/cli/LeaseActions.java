@@ -103,7 +103,7 @@ final class LeaseActions {
 
         /**
          * Whether it starts a command and supervises it: then the kernel tracks what the command
-         * starts ({@link LeasePolicy.Builder#trackDescendants}). Only {@code run}.
+         * starts ({@link LeasePolicy#trackDescendants(boolean)}). Only {@code run}.
          */
         boolean supervises() {
             return false;
@@ -130,12 +130,11 @@ final class LeaseActions {
                 return ExitCode.BAD_INPUT.code();
             }
             try {
-                LeasePolicy.Builder policy = LeasePolicy.builder().takeUnknownAfterTtl(c.takeUnknown())
+                LeasePolicy policy = LeasePolicy.builder().takeUnknownAfterTtl(c.takeUnknown())
                         .trackDescendants(supervises());
-                c.ttl().ifPresent(policy::ttl);
                 LeaseStore store;
                 try {
-                    store = open(c.store(), policy.build());
+                    store = open(c.store(), c.ttl().map(policy::ttl).orElse(policy));
                 } catch (IllegalArgumentException e) {
                     Say.line(io.err(), e.getMessage() + " (see proclive lease " + name + " --help)");
                     return ExitCode.USAGE.code();
@@ -292,9 +291,7 @@ final class LeaseActions {
         checkStore(store, c);
         Optional<Identity> holder;
         if (c.holder().isEmpty()) {
-            OwnerResolver.Builder resolver = OwnerResolver.builder();
-            c.skip().forEach(resolver::skip);
-            holder = resolver.build().resolve();
+            holder = OwnerResolver.builder().skip(c.skip().toArray(new String[0])).build().resolve();
         } else {
             holder = ProcLive.identify(c.holder().get());
         }

@@ -21,15 +21,14 @@ final class OwnerCommand implements Command {
         if (!o.words().isEmpty()) {
             throw new Options.Usage("owner: unexpected argument: " + o.words().get(0));
         }
-        OwnerResolver.Builder builder = OwnerResolver.builder();
+        OwnerResolver resolver = OwnerResolver.builder();
         for (String skip : o.values("--skip")) {
             if (skip.isBlank()) {
                 throw new Options.Usage("--skip needs a non-empty NAME");
             }
-            builder.skip(skip);
+            resolver = resolver.skip(skip);
         }
         Long of = o.has("--of") ? Arguments.pid(o.value("--of").get()) : null; // no lambda on a hook's path
-        OwnerResolver resolver = builder.build();
         Optional<Identity> owner;
         if (o.has("--trace")) {
             List<OwnerResolver.Step> walk = of == null ? resolver.trace() : resolver.traceFor(of);

@@ -18,8 +18,14 @@ import java.util.Optional;
  *
  * <p>The TTL is written into every record a grant writes, and each record is judged by its own. A
  * renewal keeps the TTL its record has (the one the holder promised when it took the lease) unless
- * this policy's TTL was {@linkplain Builder#ttl set explicitly}: a store opened with the defaults
- * never shortens a promise another store made. Immutable and thread-safe.
+ * this policy's TTL was {@linkplain #ttl(Duration) set explicitly}: a store opened with the defaults
+ * never shortens a promise another store made.
+ *
+ * <p>A policy is immutable and thread-safe: each setting ({@link #ttl(Duration)},
+ * {@link #takeUnknownAfterTtl(boolean)}, {@link #trackDescendants(boolean)}) returns a copy with
+ * that setting changed and leaves the policy it was called on as it was. {@link #builder()} (the
+ * defaults) is where a chain of settings starts and {@link #build()} (the policy itself) ends it,
+ * kept so that the chain reads as it always has.
  */
 public final class LeasePolicy {
 
@@ -43,9 +49,71 @@ public final class LeasePolicy {
         return DEFAULTS;
     }
 
-    /** A builder starting from {@link #defaults()}. */
-    public static Builder builder() {
-        return new Builder();
+    /**
+     * {@link #defaults()}: where a chain of settings starts
+     * ({@code LeasePolicy.builder().ttl(Duration.ofMinutes(2)).build()}).
+     */
+    public static LeasePolicy builder() {
+        return DEFAULTS;
+    }
+
+    /**
+     * A copy of this policy with a grant or renewal fresh for {@code ttl}, set explicitly (a renewal
+     * writes it: see {@link #renewalTtl()}). This policy is unchanged.
+     *
+     * @param ttl positive, whole milliseconds
+     * @throws NullPointerException     if {@code ttl} is null
+     * @throws IllegalArgumentException if the TTL is not positive or not whole milliseconds
+     */
+    public LeasePolicy ttl(Duration ttl) {
+        Objects.requireNonNull(ttl, "ttl");
+        if (ttl.isNegative() || ttl.isZero()) {
+            throw new IllegalArgumentException("ttl must be positive, got " + ttl);
+        }
+        if (ttl.toNanos() % 1_000_000 != 0) {
+            throw new IllegalArgumentException("ttl is kept in whole milliseconds, got " + ttl);
+        }
+        return new LeasePolicy(ttl, takeUnknownAfterTtl, true, trackDescendants);
+    }
+
+    /**
+     * A copy of this policy that does (or does not) take over an UNKNOWN holder's lease once it was
+     * not renewed for its TTL. This policy is unchanged.
+     */
+    public LeasePolicy takeUnknownAfterTtl(boolean take) {
+        return new LeasePolicy(ttl, take, ttlGiven, trackDescendants);
+    }
+
+    /**
+     * A copy of this policy in which a {@linkplain LeaseStore#spawn spawned} command's descendants
+     * are (or are not) tracked by the kernel. This policy is unchanged.
+     *
+     * <p>Tracking is on by default, so that a command's end is recorded at once, whatever else runs
+     * on the machine and whatever a daemon it leaves does to its environment. Without it, the end of
+     * a command that may have left a process behind is proven by a scan of every process's
+     * environment for its token, which a busy machine (a build beside it) can keep undecided.
+     *
+     * <p>What it changes for the application, on Linux: this JVM becomes a child subreaper
+     * ({@code PR_SET_CHILD_SUBREAPER}) at its first spawn, for the rest of its life. What any
+     * process this JVM started leaves behind when it exits is re-parented to this JVM instead of
+     * init, and a daemon thread ({@code proclive-subreaper}) reaps those that end, every 100 ms;
+     * {@code ProcessHandle.current().children()} lists them, and a process this JVM starts from
+     * its main thread would count as a command's. Where the cgroup v2 hierarchy is writable
+     * (root, a delegated subtree), the command also starts in a new cgroup of its own, named in
+     * the record, whose members every reader can see, also after this JVM is gone: the command
+     * is started through {@code /bin/sh}, which moves itself into the cgroup and then becomes
+     * the command (same pid, same environment); this JVM itself never moves. Elsewhere (macOS,
+     * Windows) nothing changes: the token scan proves what it can.
+     *
+     * @param track false to opt out: the JVM is never made a subreaper and no cgroup is made
+     */
+    public LeasePolicy trackDescendants(boolean track) {
+        return new LeasePolicy(ttl, takeUnknownAfterTtl, ttlGiven, track);
+    }
+
+    /** This policy: where a chain of settings ends, kept so that the chain reads as it always has. */
+    public LeasePolicy build() {
+        return this;
     }
 
     /** How long a grant is promised to stay fresh after it was granted or renewed. */
@@ -68,7 +136,7 @@ public final class LeasePolicy {
 
     /**
      * Whether {@link LeaseStore#spawn} lets the kernel track what the command starts: see
-     * {@link Builder#trackDescendants}.
+     * {@link #trackDescendants(boolean)}.
      */
     public boolean trackDescendants() {
         return trackDescendants;
@@ -89,70 +157,5 @@ public final class LeasePolicy {
     public String toString() {
         return "LeasePolicy[ttl=" + ttl + (ttlGiven ? "" : " (default)") + ", takeUnknownAfterTtl="
                 + takeUnknownAfterTtl + (trackDescendants ? "" : ", untracked") + "]";
-    }
-
-    /** Configures a {@link LeasePolicy}. Not thread-safe. */
-    public static final class Builder {
-        private Duration ttl = DEFAULT_TTL;
-        private boolean ttlGiven;
-        private boolean takeUnknownAfterTtl;
-        private boolean trackDescendants = true;
-
-        private Builder() {
-        }
-
-        /** How long a grant or renewal stays fresh (positive, whole milliseconds). */
-        public Builder ttl(Duration ttl) {
-            this.ttl = Objects.requireNonNull(ttl, "ttl");
-            this.ttlGiven = true;
-            return this;
-        }
-
-        /** Whether an UNKNOWN holder's lease may be taken over once it was not renewed for its TTL. */
-        public Builder takeUnknownAfterTtl(boolean take) {
-            this.takeUnknownAfterTtl = take;
-            return this;
-        }
-
-        /**
-         * Whether a {@linkplain LeaseStore#spawn spawned} command's descendants are tracked by the
-         * kernel (on by default), so that its end is recorded at once, whatever else runs on the
-         * machine and whatever a daemon it leaves does to its environment. Without it, the end of a
-         * command that may have left a process behind is proven by a scan of every process's
-         * environment for its token, which a busy machine (a build beside it) can keep undecided.
-         *
-         * <p>What it changes for the application, on Linux: this JVM becomes a child subreaper
-         * ({@code PR_SET_CHILD_SUBREAPER}) at its first spawn, for the rest of its life. What any
-         * process this JVM started leaves behind when it exits is re-parented to this JVM instead of
-         * init, and a daemon thread ({@code proclive-subreaper}) reaps those that end, every 100 ms;
-         * {@code ProcessHandle.current().children()} lists them, and a process this JVM starts from
-         * its main thread would count as a command's. Where the cgroup v2 hierarchy is writable
-         * (root, a delegated subtree), the command also starts in a new cgroup of its own, named in
-         * the record, whose members every reader can see, also after this JVM is gone: the command
-         * is started through {@code /bin/sh}, which moves itself into the cgroup and then becomes
-         * the command (same pid, same environment); this JVM itself never moves. Elsewhere (macOS,
-         * Windows) nothing changes: the token scan proves what it can.
-         *
-         * @param track false to opt out: the JVM is never made a subreaper and no cgroup is made
-         */
-        public Builder trackDescendants(boolean track) {
-            this.trackDescendants = track;
-            return this;
-        }
-
-        /**
-         * The policy.
-         *
-         * @throws IllegalArgumentException if the TTL is not positive or not whole milliseconds
-         */
-        public LeasePolicy build() {
-            if (ttl.isNegative() || ttl.isZero()) {
-                throw new IllegalArgumentException("ttl must be positive, got " + ttl);
-            }
-            if (ttl.toNanos() % 1_000_000 != 0) {
-                throw new IllegalArgumentException("ttl is kept in whole milliseconds, got " + ttl);
-            }
-            return new LeasePolicy(ttl, takeUnknownAfterTtl, ttlGiven, trackDescendants);
-        }
     }
 }

@@ -481,7 +481,7 @@ public final class LeaseStore implements AutoCloseable {
      *
      * <p>What proves the command's end: by default the kernel (Linux: this JVM a child subreaper,
      * and the command in a cgroup of its own where one can be made, see
-     * {@link LeasePolicy.Builder#trackDescendants}): while this JVM lives the end is recorded at
+     * {@link LeasePolicy#trackDescendants(boolean)}): while this JVM lives the end is recorded at
      * once, and what the command leaves behind holds the lease until it ends. Once this JVM is
      * gone, and under {@code trackDescendants(false)}, a newcomer proves it by the cgroup and a
      * scan of this machine's environments for the token (a command that daemonised still carries

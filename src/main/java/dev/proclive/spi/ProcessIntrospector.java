@@ -8,7 +8,7 @@ import java.util.Optional;
  * id, the host name and the PID namespace. {@link dev.proclive.ProcLive} uses the implementation
  * for the running OS; tests and other platforms plug their own into
  * {@link dev.proclive.LivenessChecker#of(ProcessIntrospector)} and
- * {@link dev.proclive.OwnerResolver.Builder#introspector(ProcessIntrospector)}.
+ * {@link dev.proclive.OwnerResolver#introspector(ProcessIntrospector)}.
  *
  * <p>Implementations must be thread-safe and must not throw for any {@code long} pid: every
  * failure is a {@link ProcessLookup.Unknown} with a reason, and only proof of absence is a
