@@ -174,6 +174,44 @@ class ManyKeptGrantsTest {
         }
     }
 
+    @Test
+    void aReservationTheChildClaimedIsNoLongerNamedByTheReserversSessionFile() throws Exception {
+        LeaseLifecycleTest.Host host = new LeaseLifecycleTest.Host();
+        LeaseLifecycleTest.MutableClock clock = new LeaseLifecycleTest.MutableClock(Instant.parse("2026-12-01T10:00:00Z"));
+        Path leases = tmp.resolve("leases");
+        LeasePolicy policy = LeasePolicy.builder().ttl(Duration.ofSeconds(3)).build(); // the session file: every second
+        try (LeaseStore launcher = LeaseStore.builder().directory(leases).policy(policy).checker(LivenessChecker.of(host))
+                .clock(clock).descendants(Descendants.NONE).build()) {
+            Lease other = ((Acquisition.Granted) launcher.acquire("other", host.start(59, 50, "590"))).lease();
+            Lease reserved = ((Acquisition.Granted) launcher.reserve("build", host.start(60, 50, "600"))).lease();
+            Identity child = host.start(61, 60, "1005");
+            host.tokens.put(61L, reserved.token().orElseThrow());
+            // the child claims it through a store of its own, which then ends (a CLI's): nobody keeps its grant
+            try (LeaseStore childs = LeaseStore.builder().directory(leases).policy(policy).checker(LivenessChecker.of(host))
+                    .clock(clock).descendants(Descendants.NONE).build()) {
+                assertThat(childs.claim("build", reserved.token().orElseThrow(), child)).isInstanceOf(Acquisition.Granted.class);
+            }
+            assertThat(reserved.lost().get(Eventually.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("the launcher's store saw the claim").isNotNull();
+            assertThat(reserved.release()).as("the child's now: not released by the launcher").isFalse();
+
+            // Seen from elsewhere, the child is UNKNOWN (the record now names another host).
+            Path file = leases.resolve("build.lease");
+            Files.writeString(file, Files.readString(file).replace("\"host\":\"here\"", "\"host\":\"another-host\""));
+            clock.now = clock.now.plusSeconds(60); // long past the claim's renewedAt plus its TTL
+            Eventually.until("a session file of the launcher written at 10:01", Duration.ofSeconds(20),
+                    () -> sessions(leases).stream().anyMatch(text -> text.contains("\"renewedAt\":\"2026-12-01T10:01:00.000Z\"")));
+            try (LeaseStore lenient = LeaseStore.builder().directory(leases)
+                    .policy(LeasePolicy.builder().ttl(Duration.ofSeconds(3)).takeUnknownAfterTtl(true).build())
+                    .checker(LivenessChecker.of(host)).clock(clock).descendants(Descendants.NONE).build()) {
+                assertThat(lenient.acquire("build", host.start(200, 50, "2000")))
+                        .as("the launcher's session keeps what it keeps, not the child's grant it let go")
+                        .isInstanceOf(Acquisition.Granted.class);
+            }
+            assertThat(other.isValid()).isTrue();
+        }
+    }
+
     /** The text of each session file in {@code leases}. */
     private static List<String> sessions(Path leases) throws IOException {
         List<String> texts = new ArrayList<>();
