@@ -212,6 +212,49 @@ class ManyKeptGrantsTest {
         }
     }
 
+    @Test
+    void aKeeperWhoseSessionWritesFailSaysSoBeforeANewcomerMayTakeWhatItKeeps() throws Exception {
+        LeaseLifecycleTest.Host host = new LeaseLifecycleTest.Host();
+        Path leases = tmp.resolve("leases");
+        Duration ttl = Duration.ofSeconds(4);
+        LeasePolicy policy = LeasePolicy.builder().ttl(ttl).build(); // the keeper's session file: every 1.3 s
+        Identity holder = host.start(61, 50, "610");
+        try (LeaseStore hook = LeaseStore.builder().directory(leases).policy(policy).checker(LivenessChecker.of(host))
+                .descendants(Descendants.NONE).build()) {
+            assertThat(hook.acquire("build", holder)).isInstanceOf(Acquisition.Granted.class);
+        } // the JVM that took it (a hook's) is gone: only the keeper keeps it
+        List<String> said = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (LeaseStore keeper = LeaseStore.builder().directory(leases).policy(policy).checker(LivenessChecker.of(host))
+                .descendants(Descendants.NONE).build()) {
+            Thread keeping = new Thread(() -> {
+                try {
+                    keeper.keepHolders(Duration.ofMillis(20), said::add);
+                } catch (InterruptedException e) {
+                    // stopped
+                }
+            });
+            keeping.start();
+            try {
+                Eventually.until("a session file of the keeper naming build", Duration.ofSeconds(20),
+                        () -> sessions(leases).stream().anyMatch(text -> text.contains("\"build\":1")));
+                // its writes start failing, as on a file system remounted read-only
+                keeper.files().beforeReplace(() -> {
+                    throw new java.io.UncheckedIOException(new IOException("Read-only file system"));
+                });
+                long failing = System.nanoTime();
+                String line = Eventually.until("the keeper says it cannot keep build", Duration.ofSeconds(20),
+                        () -> said.stream().filter(l -> l.contains("cannot keep lease build")).findFirst(),
+                        Optional::isPresent).orElseThrow();
+                assertThat(Duration.ofNanos(System.nanoTime() - failing)).as("said before a newcomer may take it")
+                        .isLessThan(ttl);
+                assertThat(line).contains("at fence 1", "unconfirmed");
+            } finally {
+                keeping.interrupt();
+                keeping.join(10_000);
+            }
+        }
+    }
+
     /** The text of each session file in {@code leases}. */
     private static List<String> sessions(Path leases) throws IOException {
         List<String> texts = new ArrayList<>();

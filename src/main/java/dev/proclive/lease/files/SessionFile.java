@@ -114,6 +114,24 @@ final class SessionFile {
         return OptionalLong.of(at);
     }
 
+    /**
+     * Whether the grant at {@code fence} of {@code name}, kept here, went unconfirmed: no write of
+     * this file that named it went through for three quarters of its TTL since it was kept (or
+     * since the last one that did). False where it is not kept here.
+     */
+    boolean unconfirmed(String name, long fence) {
+        Kept k = kept.get(name);
+        if (k == null || k.fence() != fence) {
+            return false;
+        }
+        long last = k.since();
+        long at = writtenAt;
+        if (written && at - last > 0) {
+            last = at;
+        }
+        return System.nanoTime() - last > TimeUnit.MILLISECONDS.toNanos(k.ttlMillis()) / 4 * 3;
+    }
+
     private synchronized void schedule() {
         if (scheduled || closed) {
             return;
