@@ -255,6 +255,32 @@ class ManyKeptGrantsTest {
         }
     }
 
+    @Test
+    void aSessionFileWithATimeNoRecordCanHoldIsIgnoredAndNothingThrows() throws Exception {
+        LeaseLifecycleTest.Host host = new LeaseLifecycleTest.Host();
+        LeaseLifecycleTest.MutableClock clock = new LeaseLifecycleTest.MutableClock(Instant.parse("2026-12-01T10:00:00Z"));
+        Path leases = tmp.resolve("leases");
+        Files.createDirectories(leases);
+        // planted by a writer long dead (pid 9 is in no process table here), naming the grant to come
+        Files.writeString(leases.resolve(".session.9-90.0123456789abcdef"),
+                "{\"renewedAt\":\"+1000000000-12-31T23:59:59.999999999Z\",\"ttlMillis\":3000,\"grants\":{\"build\":1}}");
+        LeasePolicy policy = LeasePolicy.builder().ttl(Duration.ofSeconds(3)).build();
+        try (LeaseStore first = LeaseStore.builder().directory(leases).policy(policy).checker(LivenessChecker.of(host))
+                .clock(clock).descendants(Descendants.NONE).build()) {
+            assertThat(first.acquire("build", host.start(60, 50, "600"))).as("its first write looks for dead writers' files")
+                    .isInstanceOf(Acquisition.Granted.class);
+        }
+        // Seen from elsewhere, the holder is UNKNOWN: a newcomer that takes it after the TTL judges its freshness.
+        Path file = leases.resolve("build.lease");
+        Files.writeString(file, Files.readString(file).replace("\"host\":\"here\"", "\"host\":\"another-host\""));
+        clock.now = clock.now.plusSeconds(60);
+        try (LeaseStore lenient = LeaseStore.builder().directory(leases)
+                .policy(LeasePolicy.builder().ttl(Duration.ofSeconds(3)).takeUnknownAfterTtl(true).build())
+                .checker(LivenessChecker.of(host)).clock(clock).descendants(Descendants.NONE).build()) {
+            assertThat(lenient.acquire("build", host.start(200, 50, "2000"))).isInstanceOf(Acquisition.Granted.class);
+        }
+    }
+
     /** The text of each session file in {@code leases}. */
     private static List<String> sessions(Path leases) throws IOException {
         List<String> texts = new ArrayList<>();

@@ -49,6 +49,9 @@ final class SessionFile {
     /** The most a session file may hold: a million grants' names, with room. */
     private static final int MAX_BYTES = 64 << 20;
     private static final JsonFactory JSON = new JsonFactory();
+    /** The years a record's times can be in, 0000 to 9999: a TTL added to one never overflows an {@link Instant}. */
+    private static final Instant EARLIEST = Instant.parse("0000-01-01T00:00:00Z");
+    private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999Z");
 
     /** Writes {@code bytes} over {@code file} atomically and forced, as the store writes a record. */
     interface Writer {
@@ -208,7 +211,7 @@ final class SessionFile {
     record Read(Instant renewedAt, long ttlMillis, Map<String, Long> grants) {
     }
 
-    /** Reads one session file's bytes; empty when they are not one. */
+    /** Reads one session file's bytes; empty when they are not one (a time outside the years a record can hold too). */
     static Optional<Read> parse(byte[] bytes) {
         try (JsonParser p = JSON.createParser(bytes)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
@@ -236,7 +239,8 @@ final class SessionFile {
                     return Optional.empty(); // a field twice, of another kind, or unknown
                 }
             }
-            if (renewedAt == null || ttl < 0 || grants == null || p.nextToken() != null) {
+            if (renewedAt == null || renewedAt.isBefore(EARLIEST) || renewedAt.isAfter(LATEST) || ttl < 0 || grants == null
+                    || p.nextToken() != null) {
                 return Optional.empty();
             }
             return Optional.of(new Read(renewedAt, ttl, Map.copyOf(grants)));

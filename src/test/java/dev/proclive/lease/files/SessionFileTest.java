@@ -82,4 +82,22 @@ class SessionFileTest {
         assertThat(fresh).as("its TTL of an hour has not passed").exists();
         assertThat(alive).as("its writer is not proven DEAD").exists();
     }
+
+    @Test
+    void timesNoRecordCanHoldAreNoSessionFilesAndNeitherReadingNorCleaningThrows() throws Exception {
+        String last = "{\"renewedAt\":\"+1000000000-12-31T23:59:59.999999999Z\",\"ttlMillis\":3000,\"grants\":{\"build\":3}}";
+        String first = "{\"renewedAt\":\"-1000000000-01-01T00:00:00Z\",\"ttlMillis\":3000,\"grants\":{\"build\":3}}";
+        assertThat(SessionFile.parse(bytes(last))).as("after the year 9999").isEmpty();
+        assertThat(SessionFile.parse(bytes(first))).as("before the year 0").isEmpty();
+        Path late = dir.resolve(".session.1-1.aa");
+        Path early = dir.resolve(".session.2-2.bb");
+        Files.writeString(late, last);
+        Files.writeString(early, first);
+        assertThat(SessionFile.renewedAt(dir, "build", 3)).as("they keep nothing fresh").isEmpty();
+        SessionFile.clean(dir, id -> true, Instant.now()); // a dead writer's: no time can be added to it
+        assertThat(late).as("written just now").exists();
+        SessionFile.clean(dir, id -> true, Instant.now().plus(Duration.ofHours(2)));
+        assertThat(late).as("bytes that are no session file's, an hour old").doesNotExist();
+        assertThat(early).doesNotExist();
+    }
 }
