@@ -71,6 +71,9 @@ final class SessionFile {
     private volatile boolean written;
     private ScheduledExecutorService thread;
     private boolean scheduled;
+    /** The next write set, and when it is due ({@link System#nanoTime()}), while {@link #scheduled}. */
+    private java.util.concurrent.ScheduledFuture<?> next;
+    private long nextAt;
     private boolean closed;
 
     SessionFile(Path dir, Identity process, Writer writer) {
@@ -135,15 +138,29 @@ final class SessionFile {
         return System.nanoTime() - last > TimeUnit.MILLISECONDS.toNanos(k.ttlMillis()) / 4 * 3;
     }
 
+    /**
+     * Sets the next write a period from now, unless one is set sooner: a grant kept with a shorter
+     * TTL than those kept so far is named within a third of its own, not at the write set for theirs.
+     */
     private synchronized void schedule() {
-        if (scheduled || closed) {
+        if (closed) {
             return;
+        }
+        long period = period();
+        if (scheduled && (nextAt - (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(period)) <= 0 || !next.cancel(false))) {
+            return; // due soon enough, or being written now (the write after it is set by the shortest TTL then)
         }
         if (thread == null) {
             thread = Daemons.scheduler("proclive-lease-session");
         }
+        setNext(period);
+    }
+
+    /** Sets the next write {@code period} ms from now; under this object's lock. */
+    private void setNext(long period) {
         scheduled = true;
-        thread.schedule(Daemons.surviving(this::writeNow), period(), TimeUnit.MILLISECONDS);
+        nextAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(period);
+        next = thread.schedule(Daemons.surviving(this::writeNow), period, TimeUnit.MILLISECONDS);
     }
 
     /** A third of the shortest TTL kept (10 ms at least), a second at most while writes fail. */
@@ -157,7 +174,7 @@ final class SessionFile {
 
     /** One write on the session thread, then the next one set; nothing written when nothing is kept. */
     private void writeNow() {
-        long period = period();
+        boolean failed = false;
         try {
             if (!kept.isEmpty()) {
                 long start = System.nanoTime();
@@ -166,13 +183,13 @@ final class SessionFile {
                 written = true;
             }
         } catch (IOException | UncheckedIOException e) {
-            period = Math.min(period, 1000); // tried again soon: a grant unconfirmed for 3/4 of its TTL is lost
+            failed = true; // tried again soon: a grant unconfirmed for 3/4 of its TTL is lost
         } finally {
             synchronized (this) {
                 scheduled = false;
                 if (!closed && !kept.isEmpty()) {
-                    scheduled = true;
-                    thread.schedule(Daemons.surviving(this::writeNow), period, TimeUnit.MILLISECONDS);
+                    long period = period(); // the shortest TTL kept now, one kept during this write's too
+                    setNext(failed ? Math.min(period, 1000) : period);
                 }
             }
         }

@@ -100,4 +100,20 @@ class SessionFileTest {
         assertThat(late).as("bytes that are no session file's, an hour old").doesNotExist();
         assertThat(early).doesNotExist();
     }
+
+    @Test
+    void aGrantKeptWithAShorterTtlIsNamedWithinAThirdOfItNotAtTheWriteSetForTheLongerOne() throws Exception {
+        java.util.List<String> written = new java.util.concurrent.CopyOnWriteArrayList<>();
+        SessionFile session = new SessionFile(dir, new Identity(1, "1", "", "", "", ""),
+                (file, bytes) -> written.add(new String(bytes, StandardCharsets.UTF_8)));
+        try {
+            session.keep("slow", 1, Duration.ofMinutes(30)); // its first write set ten minutes from now
+            session.keep("fast", 1, Duration.ofSeconds(3)); // fresh only 3 s past its grant unless named
+            dev.proclive.Eventually.until("a write naming the grant of 3 s", Duration.ofSeconds(10),
+                    () -> written.stream().anyMatch(text -> text.contains("\"fast\":1")));
+            assertThat(session.unconfirmed("fast", 1)).isFalse();
+        } finally {
+            session.close();
+        }
+    }
 }
