@@ -174,6 +174,113 @@ class ManyKeptGrantsTest {
         }
     }
 
+    @Test
+    void aReservationTheChildClaimedIsNoLongerNamedByTheReserversSessionFile() throws Exception {
+        LeaseLifecycleTest.Host host = new LeaseLifecycleTest.Host();
+        LeaseLifecycleTest.MutableClock clock = new LeaseLifecycleTest.MutableClock(Instant.parse("2026-12-01T10:00:00Z"));
+        Path leases = tmp.resolve("leases");
+        LeasePolicy policy = LeasePolicy.builder().ttl(Duration.ofSeconds(3)).build(); // the session file: every second
+        try (LeaseStore launcher = LeaseStore.builder().directory(leases).policy(policy).checker(LivenessChecker.of(host))
+                .clock(clock).descendants(Descendants.NONE).build()) {
+            Lease other = ((Acquisition.Granted) launcher.acquire("other", host.start(59, 50, "590"))).lease();
+            Lease reserved = ((Acquisition.Granted) launcher.reserve("build", host.start(60, 50, "600"))).lease();
+            Identity child = host.start(61, 60, "1005");
+            host.tokens.put(61L, reserved.token().orElseThrow());
+            // the child claims it through a store of its own, which then ends (a CLI's): nobody keeps its grant
+            try (LeaseStore childs = LeaseStore.builder().directory(leases).policy(policy).checker(LivenessChecker.of(host))
+                    .clock(clock).descendants(Descendants.NONE).build()) {
+                assertThat(childs.claim("build", reserved.token().orElseThrow(), child)).isInstanceOf(Acquisition.Granted.class);
+            }
+            assertThat(reserved.lost().get(Eventually.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("the launcher's store saw the claim").isNotNull();
+            assertThat(reserved.release()).as("the child's now: not released by the launcher").isFalse();
+
+            // Seen from elsewhere, the child is UNKNOWN (the record now names another host).
+            Path file = leases.resolve("build.lease");
+            Files.writeString(file, Files.readString(file).replace("\"host\":\"here\"", "\"host\":\"another-host\""));
+            clock.now = clock.now.plusSeconds(60); // long past the claim's renewedAt plus its TTL
+            Eventually.until("a session file of the launcher written at 10:01", Duration.ofSeconds(20),
+                    () -> SessionFiles.texts(leases).stream().anyMatch(text -> text.contains("\"renewedAt\":\"2026-12-01T10:01:00.000Z\"")));
+            try (LeaseStore lenient = LeaseStore.builder().directory(leases)
+                    .policy(LeasePolicy.builder().ttl(Duration.ofSeconds(3)).takeUnknownAfterTtl(true).build())
+                    .checker(LivenessChecker.of(host)).clock(clock).descendants(Descendants.NONE).build()) {
+                assertThat(lenient.acquire("build", host.start(200, 50, "2000")))
+                        .as("the launcher's session keeps what it keeps, not the child's grant it let go")
+                        .isInstanceOf(Acquisition.Granted.class);
+            }
+            assertThat(other.isValid()).isTrue();
+        }
+    }
+
+    @Test
+    void aKeeperWhoseSessionWritesFailSaysSoBeforeANewcomerMayTakeWhatItKeeps() throws Exception {
+        LeaseLifecycleTest.Host host = new LeaseLifecycleTest.Host();
+        Path leases = tmp.resolve("leases");
+        Duration ttl = Duration.ofSeconds(4);
+        LeasePolicy policy = LeasePolicy.builder().ttl(ttl).build(); // the keeper's session file: every 1.3 s
+        Identity holder = host.start(61, 50, "610");
+        try (LeaseStore hook = LeaseStore.builder().directory(leases).policy(policy).checker(LivenessChecker.of(host))
+                .descendants(Descendants.NONE).build()) {
+            assertThat(hook.acquire("build", holder)).isInstanceOf(Acquisition.Granted.class);
+        } // the JVM that took it (a hook's) is gone: only the keeper keeps it
+        List<String> said = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (LeaseStore keeper = LeaseStore.builder().directory(leases).policy(policy).checker(LivenessChecker.of(host))
+                .descendants(Descendants.NONE).build()) {
+            Thread keeping = new Thread(() -> {
+                try {
+                    keeper.keepHolders(Duration.ofMillis(20), said::add);
+                } catch (InterruptedException e) {
+                    // stopped
+                }
+            });
+            keeping.start();
+            try {
+                Eventually.until("a session file of the keeper naming build", Duration.ofSeconds(20),
+                        () -> SessionFiles.texts(leases).stream().anyMatch(text -> text.contains("\"build\":1")));
+                // its writes start failing, as on a file system remounted read-only
+                keeper.files().beforeReplace(() -> {
+                    throw new java.io.UncheckedIOException(new IOException("Read-only file system"));
+                });
+                long failing = System.nanoTime();
+                String line = Eventually.until("the keeper says it cannot keep build", Duration.ofSeconds(20),
+                        () -> said.stream().filter(l -> l.contains("cannot keep lease build")).findFirst(),
+                        Optional::isPresent).orElseThrow();
+                assertThat(Duration.ofNanos(System.nanoTime() - failing)).as("said before a newcomer may take it")
+                        .isLessThan(ttl);
+                assertThat(line).contains("at fence 1", "unconfirmed");
+            } finally {
+                keeping.interrupt();
+                keeping.join(10_000);
+            }
+        }
+    }
+
+    @Test
+    void aSessionFileWithATimeNoRecordCanHoldIsIgnoredAndNothingThrows() throws Exception {
+        LeaseLifecycleTest.Host host = new LeaseLifecycleTest.Host();
+        LeaseLifecycleTest.MutableClock clock = new LeaseLifecycleTest.MutableClock(Instant.parse("2026-12-01T10:00:00Z"));
+        Path leases = tmp.resolve("leases");
+        Files.createDirectories(leases);
+        // planted by a writer long dead (pid 9 is in no process table here), naming the grant to come
+        Files.writeString(leases.resolve(".session.9-90.0123456789abcdef"),
+                "{\"renewedAt\":\"+1000000000-12-31T23:59:59.999999999Z\",\"ttlMillis\":3000,\"grants\":{\"build\":1}}");
+        LeasePolicy policy = LeasePolicy.builder().ttl(Duration.ofSeconds(3)).build();
+        try (LeaseStore first = LeaseStore.builder().directory(leases).policy(policy).checker(LivenessChecker.of(host))
+                .clock(clock).descendants(Descendants.NONE).build()) {
+            assertThat(first.acquire("build", host.start(60, 50, "600"))).as("its first write looks for dead writers' files")
+                    .isInstanceOf(Acquisition.Granted.class);
+        }
+        // Seen from elsewhere, the holder is UNKNOWN: a newcomer that takes it after the TTL judges its freshness.
+        Path file = leases.resolve("build.lease");
+        Files.writeString(file, Files.readString(file).replace("\"host\":\"here\"", "\"host\":\"another-host\""));
+        clock.now = clock.now.plusSeconds(60);
+        try (LeaseStore lenient = LeaseStore.builder().directory(leases)
+                .policy(LeasePolicy.builder().ttl(Duration.ofSeconds(3)).takeUnknownAfterTtl(true).build())
+                .checker(LivenessChecker.of(host)).clock(clock).descendants(Descendants.NONE).build()) {
+            assertThat(lenient.acquire("build", host.start(200, 50, "2000"))).isInstanceOf(Acquisition.Granted.class);
+        }
+    }
+
     /** A directory's book that counts what its store reads of it, and how often it asks what changed. */
     static final class Counting implements LeaseBook {
         final LeaseBook real;

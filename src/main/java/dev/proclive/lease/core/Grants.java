@@ -112,6 +112,11 @@ final class Grants {
         book.keep(new LeaseBook.Grant(granted, 0));
     }
 
+    /** Has the book no longer keep the grant at {@code fence} of {@code name} fresh ({@link #keepAlive}'s end). */
+    void letGo(String name, long fence) {
+        book.ended(name, fence);
+    }
+
     /** The stamp of lease {@code name}'s record as the book last wrote it granted at {@code fence}, where it can tell. */
     Optional<Object> writtenStamp(String name, long fence) {
         return book.writtenStamp(name, fence);

@@ -104,6 +104,11 @@ final class HolderKeeper {
                 book.keep(g); // given up while etcd did not answer, and still there: kept again
             }
             renewIfDue(r);
+            if (!book.expires() && book.lost(r.name(), r.fence())) {
+                // a directory's session file: its writes have failed for 3/4 of the TTL (tried again every second)
+                throw new IOException("its keeping went unconfirmed: the session file could not be written for 3/4 of its "
+                        + "TTL, and a newcomer that takes an UNKNOWN holder's lease may take it once the TTL has passed");
+            }
             return;
         }
         Verdict now = checker.explain(r.holder());

@@ -159,7 +159,9 @@ final class Renewals {
         if (f != null) {
             f.complete(why);
         }
-        forget(name, fence, holder);
+        // Its record shows it is no longer this grant's (ended, taken, claimed, adopted): nothing here
+        // keeps it fresh any more. One unconfirmed may still be written under: it stays kept until ended.
+        forget(name, fence, holder, why.why() != LeaseChange.UNCONFIRMED);
     }
 
     /** The grant is no longer renewed (its holder ended), though its loss is still told. */
@@ -181,7 +183,7 @@ final class Renewals {
     /** The grant is released or handed off here: no longer kept, and its loss never told. */
     void release(String name, long fence, Identity holder) {
         losses.remove(new Grant(name, fence, holder));
-        forget(name, fence, holder);
+        forget(name, fence, holder, true);
     }
 
     /**
@@ -193,11 +195,17 @@ final class Renewals {
         lookNow(name, fence, holder);
     }
 
-    /** The grant is no longer kept. */
-    private void forget(String name, long fence, Identity holder) {
+    /**
+     * The grant is no longer kept; {@code letGo}: nor kept fresh by its book any more (a directory's
+     * session file no longer names it, though the fence may be another holder's now).
+     */
+    private void forget(String name, long fence, Identity holder, boolean letGo) {
         Kept k = kept.get(name);
         if (k != null && k.grant.equals(new Grant(name, fence, holder)) && kept.remove(name, k)) {
             k.cancel();
+            if (letGo && !grants.keptByRewriting() && !grants.expires()) {
+                grants.letGo(name, fence);
+            }
         }
     }
 

@@ -253,13 +253,13 @@ public final class LeaseFiles implements LeaseBook {
      * unconfirmed for three quarters of its TTL (its writes fail: a directory turned read-only, full,
      * failing, or a lock it cannot get): a newcomer that takes an UNKNOWN holder's lease after the TTL
      * may be granted soon, so the holder hears it first. Measured on the monotonic clock. A grant this
-     * store never wrote is not judged here.
+     * store never wrote but keeps (another process's, kept by {@code LeaseStore.keepHolders}) is judged by the writes of its session file alone, from when it was kept.
      */
     @Override
     public boolean lost(String name, long fence) {
         Confirmed c = confirmed.get(name);
         if (c == null || c.fence() != fence) {
-            return false;
+            return session.unconfirmed(name, fence); // another process's grant kept here (a keeper's), never written here
         }
         long last = c.nanos();
         java.util.OptionalLong kept = session.confirmed(name, fence);

@@ -49,6 +49,9 @@ final class SessionFile {
     /** The most a session file may hold: a million grants' names, with room. */
     private static final int MAX_BYTES = 64 << 20;
     private static final JsonFactory JSON = new JsonFactory();
+    /** The years a record's times can be in, 0000 to 9999: a TTL added to one never overflows an {@link Instant}. */
+    private static final Instant EARLIEST = Instant.parse("0000-01-01T00:00:00Z");
+    private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999Z");
 
     /** Writes {@code bytes} over {@code file} atomically and forced, as the store writes a record. */
     interface Writer {
@@ -68,6 +71,9 @@ final class SessionFile {
     private volatile boolean written;
     private ScheduledExecutorService thread;
     private boolean scheduled;
+    /** The next write set, and when it is due ({@link System#nanoTime()}), while {@link #scheduled}. */
+    private java.util.concurrent.ScheduledFuture<?> next;
+    private long nextAt;
     private boolean closed;
 
     SessionFile(Path dir, Identity process, Writer writer) {
@@ -116,15 +122,47 @@ final class SessionFile {
         return OptionalLong.of(at);
     }
 
+    /**
+     * Whether the grant at {@code fence} of {@code name}, kept here, went unconfirmed: no write of
+     * this file that named it went through for three quarters of its TTL since it was kept (or
+     * since the last one that did). False where it is not kept here.
+     */
+    boolean unconfirmed(String name, long fence) {
+        Kept k = kept.get(name);
+        if (k == null || k.fence() != fence) {
+            return false;
+        }
+        long last = k.since();
+        long at = writtenAt;
+        if (written && at - last > 0) {
+            last = at;
+        }
+        return System.nanoTime() - last > TimeUnit.MILLISECONDS.toNanos(k.ttlMillis()) / 4 * 3;
+    }
+
+    /**
+     * Sets the next write a period from now, unless one is set sooner: a grant kept with a shorter
+     * TTL than those kept so far is named within a third of its own, not at the write set for theirs.
+     */
     private synchronized void schedule() {
-        if (scheduled || closed) {
+        if (closed) {
             return;
+        }
+        long period = period();
+        if (scheduled && (nextAt - (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(period)) <= 0 || !next.cancel(false))) {
+            return; // due soon enough, or being written now (the write after it is set by the shortest TTL then)
         }
         if (thread == null) {
             thread = Daemons.scheduler("proclive-lease-session");
         }
+        setNext(period);
+    }
+
+    /** Sets the next write {@code period} ms from now; under this object's lock. */
+    private void setNext(long period) {
         scheduled = true;
-        thread.schedule(Daemons.surviving(this::writeNow), period(), TimeUnit.MILLISECONDS);
+        nextAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(period);
+        next = thread.schedule(Daemons.surviving(this::writeNow), period, TimeUnit.MILLISECONDS);
     }
 
     /** A third of the shortest TTL kept (10 ms at least), a second at most while writes fail. */
@@ -138,7 +176,7 @@ final class SessionFile {
 
     /** One write on the session thread, then the next one set while anything is kept; nothing written before a first grant. */
     private void writeNow() {
-        long period = period();
+        boolean failed = false;
         try {
             if (!kept.isEmpty() || written) {
                 long start = System.nanoTime();
@@ -147,13 +185,13 @@ final class SessionFile {
                 written = true;
             }
         } catch (IOException | UncheckedIOException e) {
-            period = Math.min(period, 1000); // tried again soon: a grant unconfirmed for 3/4 of its TTL is lost
+            failed = true; // tried again soon: a grant unconfirmed for 3/4 of its TTL is lost
         } finally {
             synchronized (this) {
                 scheduled = false;
                 if (!closed && !kept.isEmpty()) {
-                    scheduled = true;
-                    thread.schedule(Daemons.surviving(this::writeNow), period, TimeUnit.MILLISECONDS);
+                    long period = period(); // the shortest TTL kept now, one kept during this write's too
+                    setNext(failed ? Math.min(period, 1000) : period);
                 }
             }
         }
@@ -192,7 +230,7 @@ final class SessionFile {
     record Read(Instant renewedAt, long ttlMillis, Map<String, Long> grants) {
     }
 
-    /** Reads one session file's bytes; empty when they are not one. */
+    /** Reads one session file's bytes; empty when they are not one (a time outside the years a record can hold too). */
     static Optional<Read> parse(byte[] bytes) {
         try (JsonParser p = JSON.createParser(bytes)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
@@ -220,7 +258,8 @@ final class SessionFile {
                     return Optional.empty(); // a field twice, of another kind, or unknown
                 }
             }
-            if (renewedAt == null || ttl < 0 || grants == null || p.nextToken() != null) {
+            if (renewedAt == null || renewedAt.isBefore(EARLIEST) || renewedAt.isAfter(LATEST) || ttl < 0 || grants == null
+                    || p.nextToken() != null) {
                 return Optional.empty();
             }
             return Optional.of(new Read(renewedAt, ttl, Map.copyOf(grants)));

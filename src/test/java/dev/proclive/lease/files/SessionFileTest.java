@@ -85,4 +85,38 @@ class SessionFileTest {
         assertThat(fresh).as("its TTL of an hour has not passed").exists();
         assertThat(alive).as("its writer is not proven DEAD").exists();
     }
+
+    @Test
+    void timesNoRecordCanHoldAreNoSessionFilesAndNeitherReadingNorCleaningThrows() throws Exception {
+        String last = "{\"renewedAt\":\"+1000000000-12-31T23:59:59.999999999Z\",\"ttlMillis\":3000,\"grants\":{\"build\":3}}";
+        String first = "{\"renewedAt\":\"-1000000000-01-01T00:00:00Z\",\"ttlMillis\":3000,\"grants\":{\"build\":3}}";
+        assertThat(SessionFile.parse(bytes(last))).as("after the year 9999").isEmpty();
+        assertThat(SessionFile.parse(bytes(first))).as("before the year 0").isEmpty();
+        Path late = dir.resolve(".session.1-1.aa");
+        Path early = dir.resolve(".session.2-2.bb");
+        Files.writeString(late, last);
+        Files.writeString(early, first);
+        assertThat(SessionFile.renewedAt(dir, "build", 3)).as("they keep nothing fresh").isEmpty();
+        SessionFile.clean(dir, id -> true, Instant.now()); // a dead writer's: no time can be added to it
+        assertThat(late).as("written just now").exists();
+        SessionFile.clean(dir, id -> true, Instant.now().plus(Duration.ofHours(2)));
+        assertThat(late).as("bytes that are no session file's, an hour old").doesNotExist();
+        assertThat(early).doesNotExist();
+    }
+
+    @Test
+    void aGrantKeptWithAShorterTtlIsNamedWithinAThirdOfItNotAtTheWriteSetForTheLongerOne() throws Exception {
+        java.util.List<String> written = new java.util.concurrent.CopyOnWriteArrayList<>();
+        SessionFile session = new SessionFile(dir, new Identity(1, "1", "", "", "", ""),
+                (file, bytes) -> written.add(new String(bytes, StandardCharsets.UTF_8)));
+        try {
+            session.keep("slow", 1, Duration.ofMinutes(30)); // its first write set ten minutes from now
+            session.keep("fast", 1, Duration.ofSeconds(3)); // fresh only 3 s past its grant unless named
+            dev.proclive.Eventually.until("a write naming the grant of 3 s", Duration.ofSeconds(10),
+                    () -> written.stream().anyMatch(text -> text.contains("\"fast\":1")));
+            assertThat(session.unconfirmed("fast", 1)).isFalse();
+        } finally {
+            session.close();
+        }
+    }
 }
