@@ -642,7 +642,7 @@ public final class LeaseFiles implements LeaseBook {
         @Override
         public java.time.Instant freshUntil(LeaseRecord r) throws IOException {
             java.time.Instant own = r.freshUntil();
-            return SessionFile.renewedAt(dir, name, r.fence()).map(at -> at.plus(r.ttl())).filter(own::isBefore).orElse(own);
+            return SessionFile.renewedAt(dir, name, r.fence(), clock.instant()).map(at -> at.plus(r.ttl())).filter(own::isBefore).orElse(own);
         }
 
         @Override

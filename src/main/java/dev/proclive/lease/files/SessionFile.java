@@ -49,6 +49,8 @@ final class SessionFile {
     /** The most a session file may hold: a million grants' names, with room. */
     private static final int MAX_BYTES = 64 << 20;
     private static final JsonFactory JSON = new JsonFactory();
+    /** How far ahead of a reader's clock an unreadable session file's modification time is still believed. */
+    static final Duration SKEW = Duration.ofMinutes(1);
     /** The years a record's times can be in, 0000 to 9999: a TTL added to one never overflows an {@link Instant}. */
     private static final Instant EARLIEST = Instant.parse("0000-01-01T00:00:00Z");
     private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999Z");
@@ -286,13 +288,16 @@ final class SessionFile {
      * The latest {@code renewedAt} of the session files of {@code dir} that name the grant at
      * {@code fence} of {@code name}: empty where none does. A session file this process may not
      * read is taken to name it, as last written when it was last modified: a newcomer never takes
-     * a lease earlier than a keeper it cannot read may have promised.
+     * a lease earlier than a keeper it cannot read may have promised. Unless that time is more than
+     * {@link #SKEW} after {@code now}: no writer writes into the future, and such a file (one planted,
+     * or touched by hand) would otherwise hold every lease of the directory until then, {@code break}
+     * or not.
      */
-    static Optional<Instant> renewedAt(Path dir, String name, long fence) throws IOException {
+    static Optional<Instant> renewedAt(Path dir, String name, long fence, Instant now) throws IOException {
         Optional<Instant> latest = Optional.empty();
         try (DirectoryStream<Path> files = list(dir)) {
             for (Path f : files) {
-                Optional<Instant> at = naming(f, name, fence);
+                Optional<Instant> at = naming(f, name, fence, now);
                 if (at.isPresent() && (latest.isEmpty() || at.get().isAfter(latest.get()))) {
                     latest = at;
                 }
@@ -304,7 +309,7 @@ final class SessionFile {
     }
 
     /** The {@code renewedAt} of session file {@code f} if it names the grant at {@code fence} of {@code name}. */
-    private static Optional<Instant> naming(Path f, String name, long fence) throws IOException {
+    private static Optional<Instant> naming(Path f, String name, long fence, Instant now) throws IOException {
         BasicFileAttributes a;
         try {
             a = Files.readAttributes(f, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
@@ -320,7 +325,8 @@ final class SessionFile {
         } catch (NoSuchFileException gone) {
             return Optional.empty();
         } catch (java.nio.file.AccessDeniedException denied) {
-            return Optional.of(a.lastModifiedTime().toInstant());
+            Instant modified = a.lastModifiedTime().toInstant();
+            return modified.isAfter(now.plus(SKEW)) ? Optional.empty() : Optional.of(modified);
         }
         return parse(bytes).filter(r -> r.grants().getOrDefault(name, -1L) == fence).map(Read::renewedAt);
     }

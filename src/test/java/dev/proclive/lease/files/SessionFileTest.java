@@ -20,6 +20,8 @@ class SessionFileTest {
     Path dir;
 
     static final Instant AT = Instant.parse("2026-12-01T10:00:00Z");
+    /** A reader's now, after every time the files here say. */
+    static final Instant NOW = AT.plusSeconds(3600);
 
     private static byte[] bytes(String text) {
         return text.getBytes(StandardCharsets.UTF_8);
@@ -65,10 +67,10 @@ class SessionFileTest {
         Files.writeString(dir.resolve(".session.3-3.cc"), "torn");
         Files.writeString(dir.resolve(".session.4-4.dd.tmp"),
                 "{\"renewedAt\":\"2026-12-01T11:00:00.000Z\",\"ttlMillis\":3000,\"grants\":{\"build\":3}}");
-        assertThat(SessionFile.renewedAt(dir, "build", 3)).contains(AT);
-        assertThat(SessionFile.renewedAt(dir, "build", 2)).contains(AT.plusSeconds(300));
-        assertThat(SessionFile.renewedAt(dir, "build", 4)).isEmpty();
-        assertThat(SessionFile.renewedAt(dir, "other", 3)).isEmpty();
+        assertThat(SessionFile.renewedAt(dir, "build", 3, NOW)).contains(AT);
+        assertThat(SessionFile.renewedAt(dir, "build", 2, NOW)).contains(AT.plusSeconds(300));
+        assertThat(SessionFile.renewedAt(dir, "build", 4, NOW)).isEmpty();
+        assertThat(SessionFile.renewedAt(dir, "other", 3, NOW)).isEmpty();
     }
 
     @Test
@@ -96,7 +98,7 @@ class SessionFileTest {
         Path early = dir.resolve(".session.2-2.bb");
         Files.writeString(late, last);
         Files.writeString(early, first);
-        assertThat(SessionFile.renewedAt(dir, "build", 3)).as("they keep nothing fresh").isEmpty();
+        assertThat(SessionFile.renewedAt(dir, "build", 3, NOW)).as("they keep nothing fresh").isEmpty();
         SessionFile.clean(dir, id -> true, Instant.now()); // a dead writer's: no time can be added to it
         assertThat(late).as("written just now").exists();
         SessionFile.clean(dir, id -> true, Instant.now().plus(Duration.ofHours(2)));
@@ -118,5 +120,21 @@ class SessionFileTest {
         } finally {
             session.close();
         }
+    }
+
+    @Test
+    void anUnreadableFileNamesEveryGrantAsOfItsModificationUnlessThatIsInTheFuture() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(!"root".equals(System.getProperty("user.name")),
+                "root reads every file: an unreadable one needs a normal user");
+        Path other = dir.resolve(".session.7-7.ee");
+        Files.writeString(other, "{}");
+        Files.setLastModifiedTime(other, java.nio.file.attribute.FileTime.from(AT));
+        Files.setPosixFilePermissions(other, java.util.Set.of());
+        assertThat(SessionFile.renewedAt(dir, "anything", 9, NOW)).as("another keeper's promise it cannot read").contains(AT);
+
+        Files.setLastModifiedTime(other, java.nio.file.attribute.FileTime.from(NOW.plus(Duration.ofDays(365))));
+        assertThat(SessionFile.renewedAt(dir, "anything", 9, NOW)).as("a time no writer wrote it at").isEmpty();
+        Files.setLastModifiedTime(other, java.nio.file.attribute.FileTime.from(NOW.plusSeconds(30)));
+        assertThat(SessionFile.renewedAt(dir, "anything", 9, NOW)).as("a clock a little ahead").contains(NOW.plusSeconds(30));
     }
 }
