@@ -128,13 +128,20 @@ class SessionFileTest {
                 "root reads every file: an unreadable one needs a normal user");
         Path other = dir.resolve(".session.7-7.ee");
         Files.writeString(other, "{}");
-        Files.setLastModifiedTime(other, java.nio.file.attribute.FileTime.from(AT));
-        Files.setPosixFilePermissions(other, java.util.Set.of());
+        unreadableAt(other, AT);
         assertThat(SessionFile.renewedAt(dir, "anything", 9, NOW)).as("another keeper's promise it cannot read").contains(AT);
 
-        Files.setLastModifiedTime(other, java.nio.file.attribute.FileTime.from(NOW.plus(Duration.ofDays(365))));
+        unreadableAt(other, NOW.plus(Duration.ofDays(365)));
         assertThat(SessionFile.renewedAt(dir, "anything", 9, NOW)).as("a time no writer wrote it at").isEmpty();
-        Files.setLastModifiedTime(other, java.nio.file.attribute.FileTime.from(NOW.plusSeconds(30)));
+        unreadableAt(other, NOW.plusSeconds(30));
         assertThat(SessionFile.renewedAt(dir, "anything", 9, NOW)).as("a clock a little ahead").contains(NOW.plusSeconds(30));
+    }
+
+    /** Makes {@code file} unreadable to its owner, last modified at {@code at}. */
+    private static void unreadableAt(Path file, Instant at) throws java.io.IOException {
+        Files.setPosixFilePermissions(file, java.util.Set.of(java.nio.file.attribute.PosixFilePermission.OWNER_WRITE,
+                java.nio.file.attribute.PosixFilePermission.OWNER_READ));
+        Files.setLastModifiedTime(file, java.nio.file.attribute.FileTime.from(at));
+        Files.setPosixFilePermissions(file, java.util.Set.of());
     }
 }
