@@ -42,9 +42,11 @@ class DirectoryUnconfirmedTest {
             Identity holder = children.sleeping();
             Lease lease = ((Acquisition.Granted) store.acquire("build", holder)).lease();
             // its writes start failing, as on a file system remounted read-only
-            store.files().beforeReplace(() -> {
+            Runnable readOnly = () -> {
                 throw new UncheckedIOException(new IOException("Read-only file system"));
-            });
+            };
+            store.files().beforeReplace(readOnly);
+            store.files().beforeSessionWrite(readOnly);
             LeaseLost lost = lease.lost().get(Eventually.scaled(Duration.ofSeconds(20)).toMillis(), TimeUnit.MILLISECONDS);
             Instant heard = Instant.now();
             assertThat(lost.why()).isEqualTo(LeaseChange.UNCONFIRMED);

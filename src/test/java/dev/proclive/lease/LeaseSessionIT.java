@@ -53,7 +53,6 @@ class LeaseSessionIT {
         }
     }
 
-    /** The latest {@code renewedAt} of the session files in {@code dir} whose text has {@code named}; the epoch if none does. */
     @Test
     void afterLeaseBreakItsLostCompletesWithinASecondSayingBroken() throws Exception {
         try (LeaseStore store = LeaseStore.open(dir)) {

@@ -238,9 +238,11 @@ class ManyKeptGrantsTest {
                 Eventually.until("a session file of the keeper naming build", Duration.ofSeconds(20),
                         () -> SessionFiles.texts(leases).stream().anyMatch(text -> text.contains("\"build\":1")));
                 // its writes start failing, as on a file system remounted read-only
-                keeper.files().beforeReplace(() -> {
+                Runnable readOnly = () -> {
                     throw new java.io.UncheckedIOException(new IOException("Read-only file system"));
-                });
+                };
+                keeper.files().beforeReplace(readOnly);
+                keeper.files().beforeSessionWrite(readOnly);
                 long failing = System.nanoTime();
                 String line = Eventually.until("the keeper says it cannot keep build", Duration.ofSeconds(20),
                         () -> said.stream().filter(l -> l.contains("cannot keep lease build")).findFirst(),

@@ -79,6 +79,8 @@ final class Renewals {
         volatile long due;
         /** Whether it is still renewed (not once its holder ended). */
         volatile boolean renewing = true;
+        /** Whether its book keeps it fresh itself, where it does (not once its holder ended). */
+        volatile boolean keptFresh = true;
         /** The record's stamp when it was last read and found this grant's; null: read it at the next look. */
         volatile Object seen;
         volatile CompletableFuture<Void> watch;
@@ -169,6 +171,10 @@ final class Renewals {
         Kept k = kept.get(name);
         if (k != null && k.grant.equals(new Grant(name, fence, holder))) {
             k.renewing = false;
+            k.keptFresh = false;
+            if (!grants.keptByRewriting() && !grants.expires()) {
+                grants.letGo(name, fence); // nor named by a directory's session file: it is fresh a TTL on, no longer
+            }
         }
     }
 
@@ -380,6 +386,10 @@ final class Renewals {
         }
         if (now.isPresent() && now.get().granted() && now.get().fence() == g.fence()
                 && LeaseRules.sameProcess(now.get().holder(), g.holder())) {
+            Kept k = kept.get(g.name());
+            if (k != null && k.grant.equals(g) && k.keptFresh && !grants.keptByRewriting() && !grants.expires()) {
+                grants.keepAlive(now.get()); // by the TTL it has now: a renewal elsewhere may have set another
+            }
             return true;
         }
         Losses.of(g.fence(), Optional.of(g.holder()), now, grants.expires())

@@ -136,6 +136,8 @@ public final class LeaseFiles implements LeaseBook {
     private final boolean forceDirectory;
     /** Runs after a record was written and before it replaces the old one: a seam for tests. */
     private volatile Runnable beforeReplace = () -> { };
+    /** Runs after the session file was written and before it replaces the old one: a seam for tests. */
+    private volatile Runnable beforeSessionWrite = () -> { };
     /** How often the dead writers' temporary files are looked for, in nanoseconds ({@link #CLEAN_EVERY}; a seam for tests). */
     private volatile long cleanEveryNanos = CLEAN_EVERY.toNanos();
     /**
@@ -157,7 +159,8 @@ public final class LeaseFiles implements LeaseBook {
         this.sharedGuard = directoryPermissions.filter(d -> !ownerOnly).map(d -> filePermissions(d, false));
         this.group = directory.filter(d -> !ownerOnly).map(PosixFileAttributes::group);
         this.forceDirectory = forceDirectory;
-        this.session = new SessionFile(dir, writer, (file, bytes) -> writeOver(SessionFile.TEMPORARY, file, bytes));
+        this.session = new SessionFile(dir, writer,
+                (file, bytes) -> writeOver(SessionFile.TEMPORARY, file, bytes, () -> beforeSessionWrite.run()));
     }
 
     /**
@@ -231,6 +234,15 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
+     * Runs {@code hook} after the session file was written and before it replaces the old one: a
+     * seam for tests, apart from {@link #beforeReplace} so that a test that stops one record's write
+     * is not met by a session file's write instead.
+     */
+    public void beforeSessionWrite(Runnable hook) {
+        this.beforeSessionWrite = Objects.requireNonNull(hook);
+    }
+
+    /**
      * Looks for dead writers' temporary files at most once in {@code every} from now on (at the
      * next write, when it already did longer ago): a seam for tests.
      */
@@ -266,7 +278,9 @@ public final class LeaseFiles implements LeaseBook {
         if (kept.isPresent() && kept.getAsLong() - last > 0) {
             last = kept.getAsLong();
         }
-        return System.nanoTime() - last > c.ttlNanos() / 4 * 3;
+        // the shorter TTL: a renewal elsewhere (lease renew --ttl) may have shortened what newcomers judge by
+        long ttl = Math.min(c.ttlNanos(), session.ttlNanos(name, fence).orElse(Long.MAX_VALUE));
+        return System.nanoTime() - last > ttl / 4 * 3;
     }
 
     /**
@@ -283,7 +297,7 @@ public final class LeaseFiles implements LeaseBook {
     @Override
     public void keep(Grant grant) {
         LeaseRecord r = grant.record();
-        session.keep(r.name(), r.fence(), r.ttl());
+        session.keep(r.name(), r.fence(), r.ttl(), r.renewedAt());
     }
 
     @Override
@@ -836,7 +850,8 @@ public final class LeaseFiles implements LeaseBook {
      * record, never a fence (the guard is forced). A write that fails removes its temporary file.
      */
     private void replace(String name, LeaseRecord record) throws IOException {
-        writeOver(name, dir.resolve(name + ".lease"), (LeaseJson.write(record) + "\n").getBytes(StandardCharsets.UTF_8));
+        writeOver(name, dir.resolve(name + ".lease"), (LeaseJson.write(record) + "\n").getBytes(StandardCharsets.UTF_8),
+                () -> beforeReplace.run());
         if (forceDirectory) {
             forceDirectory();
         }
@@ -854,11 +869,11 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * Writes {@code bytes} to a new temporary file named for lease {@code lease}, forces it, and
-     * moves it over {@code file} atomically: a reader sees the old file or the new one, and the new
+     * Writes {@code bytes} to a new temporary file named for lease {@code lease}, forces it, runs
+     * {@code beforeMove} (a test's seam), and moves it over {@code file} atomically: a reader sees the old file or the new one, and the new
      * one's bytes are on disk before it is named. A write that fails removes its temporary file.
      */
-    private void writeOver(String lease, Path file, byte[] bytes) throws IOException {
+    private void writeOver(String lease, Path file, byte[] bytes, Runnable beforeMove) throws IOException {
         Path tmp = null;
         try {
             for (int attempt = 0; tmp == null; attempt++) {
@@ -877,7 +892,7 @@ public final class LeaseFiles implements LeaseBook {
                     }
                 }
             }
-            beforeReplace.run();
+            beforeMove.run();
             Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
             tmp = null;
         } finally {

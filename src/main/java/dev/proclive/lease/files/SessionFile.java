@@ -27,6 +27,7 @@ import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
@@ -49,7 +50,7 @@ final class SessionFile {
     /** The most a session file may hold: a million grants' names, with room. */
     private static final int MAX_BYTES = 64 << 20;
     private static final JsonFactory JSON = new JsonFactory();
-    /** How far ahead of a reader's clock an unreadable session file's modification time is still believed. */
+    /** How far ahead of a reader's clock a session file's time is believed (a writer's clock a little ahead). */
     static final Duration SKEW = Duration.ofMinutes(1);
     /** The years a record's times can be in, 0000 to 9999: a TTL added to one never overflows an {@link Instant}. */
     private static final Instant EARLIEST = Instant.parse("0000-01-01T00:00:00Z");
@@ -60,27 +61,48 @@ final class SessionFile {
         void write(Path file, byte[] bytes) throws IOException;
     }
 
-    /** A grant kept: its fence, its TTL, and when it was first kept here ({@link System#nanoTime()}). */
-    private record Kept(long fence, long ttlMillis, long since) {
+    /**
+     * A grant kept: its fence and TTL, and when it was last confirmed ({@link System#nanoTime()}):
+     * when it was kept, aged by its record's {@code renewedAt}, then the start of each write that
+     * named it and went through in time. One not confirmed for three quarters of its TTL is lapsed,
+     * for good: a write that lands later is no proof a newcomer did not judge it stale meanwhile.
+     */
+    private static final class Kept {
+        final long fence;
+        final long ttlMillis;
+        volatile long confirmedAt;
+        /** Whether a write of this file has named it yet (else it is fresh by its record alone). */
+        volatile boolean named;
+        volatile boolean lapsed;
+
+        Kept(long fence, long ttlMillis, long confirmedAt) {
+            this.fence = fence;
+            this.ttlMillis = ttlMillis;
+            this.confirmedAt = confirmedAt;
+        }
+
+        long deadline() {
+            return confirmedAt + TimeUnit.MILLISECONDS.toNanos(ttlMillis) / 4 * 3;
+        }
     }
 
     private final Path file;
     private final Writer writer;
     private volatile Clock clock = Clock.systemUTC();
     private final Map<String, Kept> kept = new ConcurrentHashMap<>();
-    /** When the last write that went through began ({@link System#nanoTime()}); valid once {@link #written}. */
-    private volatile long writtenAt;
+    /** Whether a write went through: from then on the file is written again when what it names changes. */
     private volatile boolean written;
+    /** Counts the changes of what is kept: a write that began before the last one is followed by another. */
+    private final java.util.concurrent.atomic.AtomicLong changes = new java.util.concurrent.atomic.AtomicLong();
     private ScheduledExecutorService thread;
-    private boolean scheduled;
-    /** The next write set, and when it is due ({@link System#nanoTime()}), while {@link #scheduled}. */
+    /** The next write set, and when it is due ({@link System#nanoTime()}); null when none is. */
     private java.util.concurrent.ScheduledFuture<?> next;
     private long nextAt;
     private boolean closed;
 
     SessionFile(Path dir, Identity process, Writer writer) {
         byte[] bits = new byte[8];
-        new java.security.SecureRandom().nextBytes(bits);
+        ThreadLocalRandom.current().nextBytes(bits); // tells files of one process apart; no secret
         this.file = dir.resolve(PREFIX + process.pid() + "-" + process.start() + "." + HexFormat.of().formatHex(bits));
         this.writer = writer;
     }
@@ -94,109 +116,154 @@ final class SessionFile {
         return file;
     }
 
-    /** Keeps the grant at {@code fence} of {@code name} fresh from now on, until {@link #drop dropped}. */
-    void keep(String name, long fence, Duration ttl) {
+    /**
+     * Keeps the grant at {@code fence} of {@code name}, whose record was written at
+     * {@code renewedAt} with {@code ttl}, fresh from now on, until {@link #drop dropped}: this file
+     * names it by a third of that TTL after {@code renewedAt} (at once where that has passed: a grant
+     * a keeper takes up late is stale no longer than it already was). Kept again with another TTL (a
+     * renewal that set one), the new TTL counts from then on.
+     */
+    void keep(String name, long fence, Duration ttl, Instant renewedAt) {
+        long ttlMillis = Math.max(1, ttl.toMillis());
         Kept before = kept.get(name);
-        if (before != null && before.fence() == fence) {
+        if (before != null && before.fence == fence && before.ttlMillis == ttlMillis) {
             return;
         }
-        kept.put(name, new Kept(fence, Math.max(1, ttl.toMillis()), System.nanoTime()));
-        schedule();
+        long now = System.nanoTime();
+        long age = Math.max(0, Duration.between(renewedAt, clock.instant()).toNanos());
+        Kept k = before != null && before.fence == fence
+                ? new Kept(fence, ttlMillis, before.confirmedAt)
+                : new Kept(fence, ttlMillis, now - Math.min(age, TimeUnit.MILLISECONDS.toNanos(ttlMillis)));
+        if (before != null && before.fence == fence) {
+            k.named = before.named;
+            k.lapsed = before.lapsed;
+        }
+        kept.put(name, k);
+        changes.incrementAndGet();
+        long due = k.confirmedAt + TimeUnit.MILLISECONDS.toNanos(ttlMillis) / 3;
+        schedule(Math.max(0, due - now));
     }
 
     /** No longer keeps the grant at {@code fence} of {@code name} (another fence's stays). */
     void drop(String name, long fence) {
-        if (kept.computeIfPresent(name, (n, k) -> k.fence() == fence ? null : k) == null && written) {
-            schedule(); // written once more, so that the file names only what is kept
+        boolean[] dropped = new boolean[1];
+        kept.computeIfPresent(name, (n, k) -> {
+            dropped[0] = k.fence == fence;
+            return dropped[0] ? null : k;
+        });
+        if (dropped[0]) {
+            changes.incrementAndGet();
+            if (written) {
+                schedule(TimeUnit.MILLISECONDS.toNanos(period())); // written once more, naming only what is kept
+            }
         }
     }
 
     /**
-     * When a write of this file last named the grant at {@code fence} of {@code name}
-     * ({@link System#nanoTime()}); empty when none did since it was kept.
+     * When a write of this file last named the grant at {@code fence} of {@code name} in time
+     * ({@link System#nanoTime()}); empty when none did since it was kept, or it lapsed.
      */
     OptionalLong confirmed(String name, long fence) {
         Kept k = kept.get(name);
-        long at = writtenAt;
-        if (k == null || k.fence() != fence || !written || at - k.since() < 0) {
+        if (k == null || k.fence != fence || !k.named || k.lapsed) {
             return OptionalLong.empty();
         }
-        return OptionalLong.of(at);
+        return OptionalLong.of(k.confirmedAt);
+    }
+
+    /** The TTL this file keeps the grant at {@code fence} of {@code name} by, in nanoseconds; empty where it keeps none. */
+    OptionalLong ttlNanos(String name, long fence) {
+        Kept k = kept.get(name);
+        return k == null || k.fence != fence ? OptionalLong.empty() : OptionalLong.of(TimeUnit.MILLISECONDS.toNanos(k.ttlMillis));
     }
 
     /**
      * Whether the grant at {@code fence} of {@code name}, kept here, went unconfirmed: no write of
-     * this file that named it went through for three quarters of its TTL since it was kept (or
-     * since the last one that did). False where it is not kept here.
+     * this file that named it went through in time for three quarters of its TTL since it was kept
+     * (or since the last one that did). False where it is not kept here.
      */
     boolean unconfirmed(String name, long fence) {
         Kept k = kept.get(name);
-        if (k == null || k.fence() != fence) {
-            return false;
-        }
-        long last = k.since();
-        long at = writtenAt;
-        if (written && at - last > 0) {
-            last = at;
-        }
-        return System.nanoTime() - last > TimeUnit.MILLISECONDS.toNanos(k.ttlMillis()) / 4 * 3;
+        return k != null && k.fence == fence && (k.lapsed || System.nanoTime() - k.deadline() > 0);
     }
 
-    /**
-     * Sets the next write a period from now, unless one is set sooner: a grant kept with a shorter
-     * TTL than those kept so far is named within a third of its own, not at the write set for theirs.
-     */
-    private synchronized void schedule() {
+    /** Sets the next write {@code delay} ns from now, unless one is set sooner or is being written. */
+    private synchronized void schedule(long delay) {
         if (closed) {
             return;
         }
-        long period = period();
-        if (scheduled && (nextAt - (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(period)) <= 0 || !next.cancel(false))) {
-            return; // due soon enough, or being written now (the write after it is set by the shortest TTL then)
+        long at = System.nanoTime() + delay;
+        if (next != null && (nextAt - at <= 0 || !next.cancel(false))) {
+            return; // due soon enough, or being written now (the write after it is set by what is kept then)
         }
+        next = null;
         if (thread == null) {
             thread = Daemons.scheduler("proclive-lease-session");
         }
-        setNext(period);
+        next = thread.schedule(Daemons.surviving(this::writeNow), delay, TimeUnit.NANOSECONDS);
+        nextAt = at;
     }
 
-    /** Sets the next write {@code period} ms from now; under this object's lock. */
-    private void setNext(long period) {
-        scheduled = true;
-        nextAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(period);
-        next = thread.schedule(Daemons.surviving(this::writeNow), period, TimeUnit.MILLISECONDS);
-    }
-
-    /** A third of the shortest TTL kept (10 ms at least), a second at most while writes fail. */
+    /** A third of the shortest TTL kept (10 ms at least); a second where nothing is. */
     private long period() {
         long shortest = Long.MAX_VALUE;
         for (Kept k : kept.values()) {
-            shortest = Math.min(shortest, k.ttlMillis());
+            shortest = Math.min(shortest, k.ttlMillis);
         }
         return shortest == Long.MAX_VALUE ? 1000 : Math.max(10, shortest / 3);
     }
 
-    /** One write on the session thread, then the next one set while anything is kept; nothing written before a first grant. */
+    /**
+     * One write on the session thread, then the next one set: a period on while anything is kept,
+     * sooner where a grant comes due before that, a second at most while writes fail, and once more
+     * where what is kept changed while this one was written. Nothing is written before a first grant.
+     */
     private void writeNow() {
+        long changesSeen = changes.get();
+        Map<String, Kept> named = new java.util.HashMap<>(kept);
         boolean failed = false;
         try {
-            if (!kept.isEmpty() || written) {
+            if (!named.isEmpty() || written) {
                 long start = System.nanoTime();
-                writer.write(file, json(kept, clock.instant()));
-                writtenAt = start;
+                byte[] bytes = json(named, clock.instant());
+                if (bytes.length > MAX_BYTES) {
+                    throw new IOException("the session file would hold " + bytes.length + " bytes, more than a reader reads");
+                }
+                writer.write(file, bytes);
+                long end = System.nanoTime();
                 written = true;
+                for (Kept k : named.values()) {
+                    if (end - k.deadline() > 0) {
+                        k.lapsed = true; // landed too late: a newcomer may have judged it stale meanwhile
+                    } else if (!k.lapsed) {
+                        k.confirmedAt = start;
+                        k.named = true;
+                    }
+                }
             }
         } catch (IOException | UncheckedIOException e) {
             failed = true; // tried again soon: a grant unconfirmed for 3/4 of its TTL is lost
         } finally {
             synchronized (this) {
-                scheduled = false;
-                if (!closed && !kept.isEmpty()) {
-                    long period = period(); // the shortest TTL kept now, one kept during this write's too
-                    setNext(failed ? Math.min(period, 1000) : period);
+                next = null;
+                if (!closed && (!kept.isEmpty() || changes.get() != changesSeen)) {
+                    schedule(failed ? TimeUnit.MILLISECONDS.toNanos(Math.max(100, Math.min(period(), 1000))) : nextDelay(changesSeen));
                 }
             }
         }
+    }
+
+    /**
+     * After a write that went through: a period, or less where a grant comes due sooner (one kept
+     * meanwhile, or aged when kept), or 10 ms where what is kept changed while it was written.
+     */
+    private long nextDelay(long changesSeen) {
+        long delay = TimeUnit.MILLISECONDS.toNanos(period());
+        long now = System.nanoTime();
+        for (Kept k : kept.values()) {
+            delay = Math.min(delay, Math.max(0, k.confirmedAt + TimeUnit.MILLISECONDS.toNanos(k.ttlMillis) / 3 - now));
+        }
+        return changes.get() != changesSeen ? Math.min(delay, TimeUnit.MILLISECONDS.toNanos(10)) : delay;
     }
 
     /** Stops writing; the file stays, and what it names stays fresh for its TTL. */
@@ -211,7 +278,7 @@ final class SessionFile {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         long longest = 0;
         for (Kept k : kept.values()) {
-            longest = Math.max(longest, k.ttlMillis());
+            longest = Math.max(longest, k.ttlMillis);
         }
         try (JsonGenerator g = JSON.createGenerator(out)) {
             g.writeStartObject();
@@ -219,7 +286,7 @@ final class SessionFile {
             g.writeNumberField("ttlMillis", longest);
             g.writeObjectFieldStart("grants");
             for (Map.Entry<String, Kept> e : new TreeMap<>(kept).entrySet()) {
-                g.writeNumberField(e.getKey(), e.getValue().fence());
+                g.writeNumberField(e.getKey(), e.getValue().fence);
             }
             g.writeEndObject();
             g.writeEndObject();
@@ -288,10 +355,9 @@ final class SessionFile {
      * The latest {@code renewedAt} of the session files of {@code dir} that name the grant at
      * {@code fence} of {@code name}: empty where none does. A session file this process may not
      * read is taken to name it, as last written when it was last modified: a newcomer never takes
-     * a lease earlier than a keeper it cannot read may have promised. Unless that time is more than
-     * {@link #SKEW} after {@code now}: no writer writes into the future, and such a file (one planted,
-     * or touched by hand) would otherwise hold every lease of the directory until then, {@code break}
-     * or not.
+     * a lease earlier than a keeper it cannot read may have promised. A time more than {@link #SKEW}
+     * after {@code now} counts as {@code now + SKEW}: no writer writes into the future, and such a
+     * file (one planted, or touched by hand) would otherwise hold what it names until then.
      */
     static Optional<Instant> renewedAt(Path dir, String name, long fence, Instant now) throws IOException {
         Optional<Instant> latest = Optional.empty();
@@ -319,16 +385,18 @@ final class SessionFile {
         if (!a.isRegularFile() || a.size() > MAX_BYTES) {
             return Optional.empty(); // not a session file: it keeps nothing fresh
         }
+        Instant latest = now.plus(SKEW); // no writer writes later than that: a time past it holds no lease for longer
         byte[] bytes;
         try {
-            bytes = Files.readAllBytes(f);
+            bytes = read(f);
         } catch (NoSuchFileException gone) {
             return Optional.empty();
         } catch (java.nio.file.AccessDeniedException denied) {
             Instant modified = a.lastModifiedTime().toInstant();
-            return modified.isAfter(now.plus(SKEW)) ? Optional.empty() : Optional.of(modified);
+            return Optional.of(modified.isAfter(latest) ? latest : modified);
         }
-        return parse(bytes).filter(r -> r.grants().getOrDefault(name, -1L) == fence).map(Read::renewedAt);
+        return parse(bytes).filter(r -> r.grants().getOrDefault(name, -1L) == fence).map(Read::renewedAt)
+                .map(at -> at.isAfter(latest) ? latest : at);
     }
 
     /**
@@ -344,7 +412,7 @@ final class SessionFile {
                     continue;
                 }
                 try {
-                    Optional<Read> r = Files.size(f) > MAX_BYTES ? Optional.empty() : parse(Files.readAllBytes(f));
+                    Optional<Read> r = parse(read(f));
                     Instant until = r.isPresent() ? r.get().renewedAt().plusMillis(r.get().ttlMillis())
                             : Files.getLastModifiedTime(f, LinkOption.NOFOLLOW_LINKS).toInstant().plus(Duration.ofHours(1));
                     if (now.isAfter(until)) {
@@ -356,6 +424,21 @@ final class SessionFile {
             }
         } catch (DirectoryIteratorException e) {
             throw e.getCause();
+        }
+    }
+
+    /**
+     * A session file's bytes, read without following a link and no more than {@link #MAX_BYTES}
+     * (a longer one reads as none: it parses as no session file).
+     */
+    private static byte[] read(Path f) throws IOException {
+        try (java.io.InputStream in = Files.newInputStream(f, LinkOption.NOFOLLOW_LINKS)) {
+            return in.readNBytes(MAX_BYTES + 1);
+        } catch (java.nio.file.FileSystemException e) {
+            if (e instanceof NoSuchFileException || e instanceof java.nio.file.AccessDeniedException) {
+                throw e;
+            }
+            return new byte[0]; // a link in its place (ELOOP): no session file
         }
     }
 

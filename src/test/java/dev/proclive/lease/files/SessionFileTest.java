@@ -112,8 +112,8 @@ class SessionFileTest {
         SessionFile session = new SessionFile(dir, new Identity(1, "1", "", "", "", ""),
                 (file, bytes) -> written.add(new String(bytes, StandardCharsets.UTF_8)));
         try {
-            session.keep("slow", 1, Duration.ofMinutes(30)); // its first write set ten minutes from now
-            session.keep("fast", 1, Duration.ofSeconds(3)); // fresh only 3 s past its grant unless named
+            session.keep("slow", 1, Duration.ofMinutes(30), Instant.now()); // its first write set ten minutes from now
+            session.keep("fast", 1, Duration.ofSeconds(3), Instant.now()); // fresh only 3 s past its grant unless named
             dev.proclive.Eventually.until("a write naming the grant of 3 s", Duration.ofSeconds(10),
                     () -> written.stream().anyMatch(text -> text.contains("\"fast\":1")));
             assertThat(session.unconfirmed("fast", 1)).isFalse();
@@ -123,7 +123,7 @@ class SessionFileTest {
     }
 
     @Test
-    void anUnreadableFileNamesEveryGrantAsOfItsModificationUnlessThatIsInTheFuture() throws Exception {
+    void anUnreadableFileNamesEveryGrantAsOfItsModificationAMinuteAheadAtMost() throws Exception {
         org.junit.jupiter.api.Assumptions.assumeTrue(!"root".equals(System.getProperty("user.name")),
                 "root reads every file: an unreadable one needs a normal user");
         Path other = dir.resolve(".session.7-7.ee");
@@ -132,9 +132,93 @@ class SessionFileTest {
         assertThat(SessionFile.renewedAt(dir, "anything", 9, NOW)).as("another keeper's promise it cannot read").contains(AT);
 
         unreadableAt(other, NOW.plus(Duration.ofDays(365)));
-        assertThat(SessionFile.renewedAt(dir, "anything", 9, NOW)).as("a time no writer wrote it at").isEmpty();
+        assertThat(SessionFile.renewedAt(dir, "anything", 9, NOW)).as("a time no writer wrote it at: no later than a minute on")
+                .contains(NOW.plus(SessionFile.SKEW));
         unreadableAt(other, NOW.plusSeconds(30));
         assertThat(SessionFile.renewedAt(dir, "anything", 9, NOW)).as("a clock a little ahead").contains(NOW.plusSeconds(30));
+    }
+
+    @Test
+    void aGrantTakenUpLateIsNamedAtOnceNotAThirdOfItsTtlFromNow() throws Exception {
+        java.util.List<String> written = new java.util.concurrent.CopyOnWriteArrayList<>();
+        SessionFile session = new SessionFile(dir, new Identity(1, "1", "", "", "", ""),
+                (file, bytes) -> written.add(new String(bytes, StandardCharsets.UTF_8)));
+        try {
+            long start = System.nanoTime();
+            // a keeper takes up a grant whose record was written 25 s into its 30 s
+            session.keep("old", 4, Duration.ofSeconds(30), Instant.now().minusSeconds(25));
+            dev.proclive.Eventually.until("a write naming it", Duration.ofSeconds(30),
+                    () -> written.stream().anyMatch(text -> text.contains("\"old\":4")));
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("named before its record goes stale")
+                    .isLessThan(Duration.ofSeconds(5));
+        } finally {
+            session.close();
+        }
+    }
+
+    @Test
+    void aWriteThatLandsAfterThreeQuartersOfTheTtlConfirmsNothing() throws Exception {
+        java.util.concurrent.CountDownLatch landed = new java.util.concurrent.CountDownLatch(1);
+        SessionFile session = new SessionFile(dir, new Identity(1, "1", "", "", "", ""), (file, bytes) -> {
+            try {
+                Thread.sleep(1500); // time itself is tested: a write slower than the whole TTL of 400 ms
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            landed.countDown();
+        });
+        try {
+            session.keep("build", 1, Duration.ofMillis(400), Instant.now());
+            assertThat(landed.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            dev.proclive.Eventually.until("the late write's end counted", Duration.ofSeconds(10),
+                    () -> session.unconfirmed("build", 1));
+            assertThat(session.confirmed("build", 1)).as("a newcomer may have judged it stale before it landed").isEmpty();
+        } finally {
+            session.close();
+        }
+    }
+
+    @Test
+    void aTtlShortenedByARenewalIsWhatTheGrantIsKeptBy() throws Exception {
+        java.util.List<String> written = new java.util.concurrent.CopyOnWriteArrayList<>();
+        SessionFile session = new SessionFile(dir, new Identity(1, "1", "", "", "", ""),
+                (file, bytes) -> written.add(new String(bytes, StandardCharsets.UTF_8)));
+        try {
+            session.keep("build", 1, Duration.ofMinutes(30), Instant.now());
+            session.keep("build", 1, Duration.ofSeconds(3), Instant.now()); // lease renew --ttl 3
+            assertThat(session.ttlNanos("build", 1)).hasValue(Duration.ofSeconds(3).toNanos());
+            dev.proclive.Eventually.until("named within a third of the 3 s", Duration.ofSeconds(10),
+                    () -> written.stream().anyMatch(text -> text.contains("\"build\":1")));
+        } finally {
+            session.close();
+        }
+    }
+
+    @Test
+    void theLastGrantDroppedWhileAWriteIsUnderWayIsNamedNoLonger() throws Exception {
+        java.util.List<String> written = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.concurrent.CountDownLatch writing = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+        SessionFile session = new SessionFile(dir, new Identity(1, "1", "", "", "", ""), (file, bytes) -> {
+            writing.countDown();
+            try {
+                go.await(30, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            written.add(new String(bytes, StandardCharsets.UTF_8));
+        });
+        try {
+            session.keep("build", 1, Duration.ofMillis(300), Instant.now());
+            assertThat(writing.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            session.drop("build", 1); // while the write naming it is under way
+            go.countDown();
+            dev.proclive.Eventually.until("a write after it that names nothing", Duration.ofSeconds(10),
+                    () -> written.size() >= 2 && !written.get(written.size() - 1).contains("\"build\""));
+        } finally {
+            go.countDown();
+            session.close();
+        }
     }
 
     /** Makes {@code file} unreadable to its owner, last modified at {@code at}. */
