@@ -104,8 +104,9 @@ public sealed interface Acquisition {
      *
      * @param record     the record as read
      * @param verdict    the holder's verdict just now
-     * @param eligibleAt when the policy would take it over ({@code renewedAt + ttl} of the
-     *                   record), or empty when the policy never takes it over
+     * @param eligibleAt when the policy would take it over (the TTL after it was last kept: the
+     *                   record's {@code renewedAt}, or a keeper's later word), or empty when the
+     *                   policy never takes it over
      * @param why        what kept the proof from completing, for a person: the holder's verdict, or
      *                   what a scan for the token could not read ("pid 4242 ended before its
      *                   environment could be read", "3 processes of other users could not be read")

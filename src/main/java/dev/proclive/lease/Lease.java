@@ -8,9 +8,9 @@ import java.util.Optional;
  * A granted lease: its name, its fence and its holder. Check {@link #ensureValid()} right before a
  * write it protects, pass {@link #fence()} along with the write so the resource can refuse a stale
  * holder's late one, and {@link #release()} (or close) when done. While this JVM lives its store
- * renews it every third of its TTL, on one daemon thread for all its leases, until it is released,
- * ended or found lost ({@link #lost()} says when, and why); {@link #renew()} is for a caller that
- * renews by hand.
+ * keeps it fresh, for all its leases at once (over a directory its session file names it, written
+ * every third of the TTL; on etcd its etcd lease's keep-alive), until it is released, ended or
+ * found lost ({@link #lost()} says when, and why); {@link #renew()} rewrites the record by hand.
  * A reserved lease ({@link LeaseStore#reserve}) is {@linkplain #handOff handed off} to the process
  * it was reserved for once that runs. Thread-safe.
  */

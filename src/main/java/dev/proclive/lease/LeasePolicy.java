@@ -78,7 +78,7 @@ public final class LeasePolicy {
 
     /**
      * A copy of this policy that does (or does not) take over an UNKNOWN holder's lease once it was
-     * not renewed for its TTL. This policy is unchanged.
+     * not kept for its TTL. This policy is unchanged.
      */
     public LeasePolicy takeUnknownAfterTtl(boolean take) {
         return new LeasePolicy(ttl, take, ttlGiven, trackDescendants);

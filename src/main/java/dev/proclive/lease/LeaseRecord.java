@@ -184,7 +184,11 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
         return acquiredAt;
     }
 
-    /** When this grant was last granted or renewed: with {@link #ttl()}, how long its holder stays fresh. */
+    /**
+     * When this record was last written as a grant (granted, claimed, or renewed by hand): with
+     * {@link #ttl()}, how long it stays fresh by itself. A store that keeps it keeps it fresh longer
+     * without rewriting it (a directory's session file, an etcd lease): its book says until when.
+     */
     @Override
     public Instant renewedAt() {
         return renewedAt;
@@ -288,7 +292,7 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
         return state != State.RELEASED;
     }
 
-    /** {@code renewedAt + ttl}: until when the holder promised to stay fresh. */
+    /** {@code renewedAt + ttl}: until when the record alone says it is fresh (its keeper's store may keep it longer). */
     public Instant freshUntil() {
         return renewedAt.plus(ttl);
     }

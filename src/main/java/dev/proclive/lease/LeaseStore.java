@@ -92,7 +92,7 @@ import java.util.Optional;
  * every method and rule as here, a record that expires when nobody keeps it alive, and fences
  * from etcd's revisions.
  *
- * <p>A granted lease keeps itself while this JVM lives (renewed every third of its TTL), says when
+ * <p>A granted lease keeps itself while this JVM lives (kept fresh every third of its TTL), says when
  * and why it is lost ({@link Lease#lost()}), and waiters are served in the order they came; a
  * {@linkplain #watch watch} tells listeners what any process does to a lease.
  */
@@ -572,8 +572,8 @@ public final class LeaseStore implements AutoCloseable {
 
     /**
      * Keeps the grants of this machine's holders, until interrupted: every granted record whose
-     * holder is ALIVE here is kept (renewed every third of its TTL; on etcd its etcd lease kept
-     * alive too, one thread for all) and ended the moment its holder dies (through the exit watch:
+     * holder is ALIVE here is kept (named by this store's session file over a directory, written
+     * every third of its TTL; on etcd its etcd lease kept alive, one thread for all) and ended the moment its holder dies (through the exit watch:
      * {@code exited}, with the verdict), so a newcomer anywhere is granted at once instead of after
      * the TTL; one whose holder is already DEAD here is ended when it is found. Records granted since
      * are picked up every {@code poll}, read in pages however many there are. What
