@@ -265,7 +265,8 @@ public final class LeaseFiles implements LeaseBook {
      * unconfirmed for three quarters of its TTL (its writes fail: a directory turned read-only, full,
      * failing, or a lock it cannot get): a newcomer that takes an UNKNOWN holder's lease after the TTL
      * may be granted soon, so the holder hears it first. Measured on the monotonic clock. A grant this
-     * store never wrote but keeps (another process's, kept by {@code LeaseStore.keepHolders}) is judged by the writes of its session file alone, from when it was kept.
+     * store never wrote but keeps (another process's, kept by {@code LeaseStore.keepHolders}) is
+     * judged by the writes of its session file alone, from when it was kept.
      */
     @Override
     public boolean lost(String name, long fence) {
@@ -656,7 +657,8 @@ public final class LeaseFiles implements LeaseBook {
         @Override
         public java.time.Instant freshUntil(LeaseRecord r) throws IOException {
             java.time.Instant own = r.freshUntil();
-            return SessionFile.renewedAt(dir, name, r.fence(), clock.instant()).map(at -> at.plus(r.ttl())).filter(own::isBefore).orElse(own);
+            return SessionFile.renewedAt(dir, name, r.fence(), clock.instant()).map(at -> at.plus(r.ttl()))
+                    .filter(own::isBefore).orElse(own);
         }
 
         @Override
@@ -870,8 +872,9 @@ public final class LeaseFiles implements LeaseBook {
 
     /**
      * Writes {@code bytes} to a new temporary file named for lease {@code lease}, forces it, runs
-     * {@code beforeMove} (a test's seam), and moves it over {@code file} atomically: a reader sees the old file or the new one, and the new
-     * one's bytes are on disk before it is named. A write that fails removes its temporary file.
+     * {@code beforeMove} (a test's seam), and moves it over {@code file} atomically: a reader sees
+     * the old file or the new one, and the new one's bytes are on disk before it is named. A write
+     * that fails removes its temporary file.
      */
     private void writeOver(String lease, Path file, byte[] bytes, Runnable beforeMove) throws IOException {
         Path tmp = null;

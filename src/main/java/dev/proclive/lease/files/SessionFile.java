@@ -247,7 +247,8 @@ final class SessionFile {
             synchronized (this) {
                 next = null;
                 if (!closed && (!kept.isEmpty() || changes.get() != changesSeen)) {
-                    schedule(failed ? TimeUnit.MILLISECONDS.toNanos(Math.max(100, Math.min(period(), 1000))) : nextDelay(changesSeen));
+                    schedule(failed ? TimeUnit.MILLISECONDS.toNanos(Math.max(100, Math.min(period(), 1000)))
+                            : nextDelay(changesSeen));
                 }
             }
         }
