@@ -47,7 +47,7 @@ final class SessionFile {
     static final String PREFIX = ".session.";
     /** The lease part of a session file's temporary name: removed, as a record's are, once its writer is DEAD. */
     static final String TEMPORARY = "session";
-    /** The most a session file may hold: a million grants' names, with room. */
+    /** The most a session file may hold (a write past it fails; a reader reads no more): 400,000 grants of the longest names. */
     private static final int MAX_BYTES = 64 << 20;
     private static final JsonFactory JSON = new JsonFactory();
     /** How far ahead of a reader's clock a session file's time is believed (a writer's clock a little ahead). */
