@@ -21,9 +21,9 @@ import java.util.function.Consumer;
  * What {@code proclive lease keep} runs ({@code LeaseStore.keepHolders}): every {@code poll}, the
  * granted records of the store (a directory's, or those under an etcd store's prefix); those whose
  * holder is ALIVE here are kept (an etcd lease alive; over a directory named by this store's
- * session file, written every third of the TTL) and watched, and ended the moment the holder dies; those whose holder is DEAD here are ended
- * at once. Another machine's holders are that machine's keeper's. It never gives up: what fails is
- * said and tried again.
+ * session file, written every third of the TTL) and watched, and ended the moment the holder
+ * dies; those whose holder is DEAD here are ended at once. Another machine's holders are that
+ * machine's keeper's. It never gives up: what fails is said and tried again.
  */
 final class HolderKeeper {
 
