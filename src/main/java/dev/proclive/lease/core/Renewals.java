@@ -108,7 +108,7 @@ final class Renewals {
         long period = TimeUnit.MILLISECONDS.toNanos(Math.max(10, granted.ttl().toMillis() / 3));
         Kept k = new Kept(new Grant(granted.name(), granted.fence(), granted.holder()), period);
         k.renewing = grants.keptByRewriting(); // else its book keeps it alive: nothing to write
-        if (!k.renewing && !grants.expires()) {
+        if (namedByBook()) {
             grants.keepAlive(granted); // a directory's session file names it (an etcd record is attached when granted)
         }
         k.seen = grants.writtenStamp(granted.name(), granted.fence()).orElse(null); // written here: not read again
@@ -172,7 +172,7 @@ final class Renewals {
         if (k != null && k.grant.equals(new Grant(name, fence, holder))) {
             k.renewing = false;
             k.keptFresh = false;
-            if (!grants.keptByRewriting() && !grants.expires()) {
+            if (namedByBook()) {
                 grants.letGo(name, fence); // nor named by a directory's session file: it is fresh a TTL on, no longer
             }
         }
@@ -184,6 +184,14 @@ final class Renewals {
         if (!unconfirmed(g)) {
             judge(g);
         }
+    }
+
+    /**
+     * Whether the book keeps this store's grants fresh by naming them itself (a directory's session
+     * file), neither by a rewrite of each record nor by an expiring lease each record is attached to.
+     */
+    private boolean namedByBook() {
+        return !grants.keptByRewriting() && !grants.expires();
     }
 
     /** The grant is released or handed off here: no longer kept, and its loss never told. */
@@ -209,7 +217,7 @@ final class Renewals {
         Kept k = kept.get(name);
         if (k != null && k.grant.equals(new Grant(name, fence, holder)) && kept.remove(name, k)) {
             k.cancel();
-            if (letGo && !grants.keptByRewriting() && !grants.expires()) {
+            if (letGo && namedByBook()) {
                 grants.letGo(name, fence);
             }
         }
@@ -387,7 +395,7 @@ final class Renewals {
         if (now.isPresent() && now.get().granted() && now.get().fence() == g.fence()
                 && LeaseRules.sameProcess(now.get().holder(), g.holder())) {
             Kept k = kept.get(g.name());
-            if (k != null && k.grant.equals(g) && k.keptFresh && !grants.keptByRewriting() && !grants.expires()) {
+            if (k != null && k.grant.equals(g) && k.keptFresh && namedByBook()) {
                 grants.keepAlive(now.get()); // by the TTL it has now: a renewal elsewhere may have set another
             }
             return true;
