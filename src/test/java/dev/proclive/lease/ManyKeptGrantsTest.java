@@ -127,8 +127,7 @@ class ManyKeptGrantsTest {
         LeaseLifecycleTest.MutableClock clock = new LeaseLifecycleTest.MutableClock(Instant.parse("2026-12-01T10:00:00Z"));
         Path leases = tmp.resolve("leases");
         LeasePolicy policy = LeasePolicy.builder().ttl(Duration.ofSeconds(3)).build(); // the session file: every second
-        try (LeaseStore keeper = LeaseStore.builder().directory(leases).policy(policy).checker(LivenessChecker.of(host))
-                .clock(clock).descendants(Descendants.NONE).build()) {
+        try (LeaseStore keeper = store(leases, policy, host, clock)) {
             List<LeaseRecord> granted = new ArrayList<>();
             for (int i = 0; i < 50; i++) {
                 granted.add(((Acquisition.Granted) keeper.acquire("lease-" + i, host.start(60 + i, 50, "6" + i))).lease().record());
@@ -146,9 +145,8 @@ class ManyKeptGrantsTest {
             // newcomer that takes such a lease after its TTL waits for the session's, not the record's.
             Path file = leases.resolve("lease-0.lease");
             Files.writeString(file, Files.readString(file).replace("\"host\":\"here\"", "\"host\":\"another-host\""));
-            try (LeaseStore lenient = LeaseStore.builder().directory(leases)
-                    .policy(LeasePolicy.builder().ttl(Duration.ofSeconds(3)).takeUnknownAfterTtl(true).build())
-                    .checker(LivenessChecker.of(host)).clock(clock).descendants(Descendants.NONE).build()) {
+            try (LeaseStore lenient = store(leases, LeasePolicy.builder().ttl(Duration.ofSeconds(3)).takeUnknownAfterTtl(true).build(),
+                    host, clock)) {
                 assertThat(lenient.acquire("lease-0", host.start(200, 50, "2000")))
                         .isInstanceOfSatisfying(Acquisition.Undecided.class,
                                 u -> assertThat(u.eligibleAt()).contains(Instant.parse("2026-12-01T10:01:03Z")));
@@ -181,15 +179,13 @@ class ManyKeptGrantsTest {
         LeaseLifecycleTest.MutableClock clock = new LeaseLifecycleTest.MutableClock(Instant.parse("2026-12-01T10:00:00Z"));
         Path leases = tmp.resolve("leases");
         LeasePolicy policy = LeasePolicy.builder().ttl(Duration.ofSeconds(3)).build(); // the session file: every second
-        try (LeaseStore launcher = LeaseStore.builder().directory(leases).policy(policy).checker(LivenessChecker.of(host))
-                .clock(clock).descendants(Descendants.NONE).build()) {
+        try (LeaseStore launcher = store(leases, policy, host, clock)) {
             Lease other = ((Acquisition.Granted) launcher.acquire("other", host.start(59, 50, "590"))).lease();
             Lease reserved = ((Acquisition.Granted) launcher.reserve("build", host.start(60, 50, "600"))).lease();
             Identity child = host.start(61, 60, "1005");
             host.tokens.put(61L, reserved.token().orElseThrow());
             // the child claims it through a store of its own, which then ends (a CLI's): nobody keeps its grant
-            try (LeaseStore childs = LeaseStore.builder().directory(leases).policy(policy).checker(LivenessChecker.of(host))
-                    .clock(clock).descendants(Descendants.NONE).build()) {
+            try (LeaseStore childs = store(leases, policy, host, clock)) {
                 assertThat(childs.claim("build", reserved.token().orElseThrow(), child)).isInstanceOf(Acquisition.Granted.class);
             }
             assertThat(reserved.lost().get(Eventually.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS))
@@ -202,9 +198,8 @@ class ManyKeptGrantsTest {
             clock.now = clock.now.plusSeconds(60); // long past the claim's renewedAt plus its TTL
             Eventually.until("a session file of the launcher written at 10:01", Duration.ofSeconds(20),
                     () -> SessionFiles.texts(leases).stream().anyMatch(text -> text.contains("\"renewedAt\":\"2026-12-01T10:01:00.000Z\"")));
-            try (LeaseStore lenient = LeaseStore.builder().directory(leases)
-                    .policy(LeasePolicy.builder().ttl(Duration.ofSeconds(3)).takeUnknownAfterTtl(true).build())
-                    .checker(LivenessChecker.of(host)).clock(clock).descendants(Descendants.NONE).build()) {
+            try (LeaseStore lenient = store(leases, LeasePolicy.builder().ttl(Duration.ofSeconds(3)).takeUnknownAfterTtl(true).build(),
+                    host, clock)) {
                 assertThat(lenient.acquire("build", host.start(200, 50, "2000")))
                         .as("the launcher's session keeps what it keeps, not the child's grant it let go")
                         .isInstanceOf(Acquisition.Granted.class);
@@ -268,8 +263,7 @@ class ManyKeptGrantsTest {
         Files.writeString(leases.resolve(".session.9-90.0123456789abcdef"),
                 "{\"renewedAt\":\"+1000000000-12-31T23:59:59.999999999Z\",\"ttlMillis\":3000,\"grants\":{\"build\":1}}");
         LeasePolicy policy = LeasePolicy.builder().ttl(Duration.ofSeconds(3)).build();
-        try (LeaseStore first = LeaseStore.builder().directory(leases).policy(policy).checker(LivenessChecker.of(host))
-                .clock(clock).descendants(Descendants.NONE).build()) {
+        try (LeaseStore first = store(leases, policy, host, clock)) {
             assertThat(first.acquire("build", host.start(60, 50, "600"))).as("its first write looks for dead writers' files")
                     .isInstanceOf(Acquisition.Granted.class);
         }
@@ -277,11 +271,17 @@ class ManyKeptGrantsTest {
         Path file = leases.resolve("build.lease");
         Files.writeString(file, Files.readString(file).replace("\"host\":\"here\"", "\"host\":\"another-host\""));
         clock.now = clock.now.plusSeconds(60);
-        try (LeaseStore lenient = LeaseStore.builder().directory(leases)
-                .policy(LeasePolicy.builder().ttl(Duration.ofSeconds(3)).takeUnknownAfterTtl(true).build())
-                .checker(LivenessChecker.of(host)).clock(clock).descendants(Descendants.NONE).build()) {
+        try (LeaseStore lenient = store(leases, LeasePolicy.builder().ttl(Duration.ofSeconds(3)).takeUnknownAfterTtl(true).build(),
+                    host, clock)) {
             assertThat(lenient.acquire("build", host.start(200, 50, "2000"))).isInstanceOf(Acquisition.Granted.class);
         }
+    }
+
+    /** A store over {@code leases} judging by {@code host}'s processes and telling time by {@code clock}. */
+    private static LeaseStore store(Path leases, LeasePolicy policy, LeaseLifecycleTest.Host host,
+                                    LeaseLifecycleTest.MutableClock clock) throws IOException {
+        return LeaseStore.builder().directory(leases).policy(policy).checker(LivenessChecker.of(host)).clock(clock)
+                .descendants(Descendants.NONE).build();
     }
 
     /** A directory's book that counts what its store reads of it, and how often it asks what changed. */
