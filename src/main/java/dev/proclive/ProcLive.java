@@ -141,9 +141,9 @@ public final class ProcLive {
     public static Optional<Identity> resolveOwner() {
         // OwnerResolver.DEFAULT's walk; its plain case first, with neither OwnerResolver nor the walk
         // and the SPI loaded (two constants that javac copies here): a hook's cold JVM loads each class at a cost
-        Identity plain = Platform.plainOwner(AncestorWalk.DEFAULT_SKIP_NAMES, OwnerResolver.DEFAULT_MAX_DEPTH);
+        Optional<Identity> plain = Platform.plainOwner(AncestorWalk.DEFAULT_SKIP_NAMES, OwnerResolver.DEFAULT_MAX_DEPTH);
         if (plain != null) {
-            return Optional.of(plain);
+            return plain;
         }
         return AncestorWalk.owner(LivenessChecker.system(), AncestorWalk.DEFAULT_SKIP, OwnerResolver.DEFAULT_MAX_DEPTH,
                 0, null);

@@ -57,8 +57,16 @@ class ColdStartIT {
      * address dropped) to where it came from ({@code source:} of {@code -Xlog:class+load}).
      */
     private static java.util.Map<String, String> loaded(Path dir, String classPath, Class<?> main) throws Exception {
+        return loaded(dir, List.of(), classPath, main);
+    }
+
+    /** As {@link #loaded(Path, String, Class)}, the JVM started by {@code launcher} (a command that runs its arguments). */
+    private static java.util.Map<String, String> loaded(Path dir, List<String> launcher, String classPath, Class<?> main)
+            throws Exception {
         Path log = dir.resolve(main.getSimpleName() + ".classes");
-        run(List.of(java(), "-Xlog:class+load=info:file=" + log + ":none", "-cp", classPath, main.getName()));
+        List<String> command = new java.util.ArrayList<>(launcher);
+        command.addAll(List.of(java(), "-Xlog:class+load=info:file=" + log + ":none", "-cp", classPath, main.getName()));
+        run(command);
         java.util.Map<String, String> classes = new java.util.TreeMap<>();
         for (String line : java.nio.file.Files.readAllLines(log)) {
             String[] parts = line.strip().split(" source: ", 2);
@@ -109,6 +117,26 @@ class ColdStartIT {
         java.util.Set<String> thrown = thrown(dir, classPath, ColdStartMain.class);
         thrown.removeAll(thrown(dir, classPath, EmptyMain.class));
         assertThat(thrown).as("exceptions thrown on the hook path (-Xlog:exceptions)").isEmpty();
+    }
+
+    /**
+     * A hook whose walk ends without an owner (here at pid 1 of a fresh PID namespace, a shell, which
+     * is never one) learns so on the plain path too: the general walk, the checker and the SPI stay
+     * unloaded.
+     */
+    @Test
+    void aWalkThatEndsWithoutAnOwnerStaysOnThePlainPath(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        assumeTrue("root".equals(System.getProperty("user.name")), "needs root to make a PID namespace with its own /proc; runs in CI as root");
+        String classPath = Path.of(System.getProperty("proclive.cliJar")).toAbsolutePath() + File.pathSeparator
+                + testClasses();
+        // sh stays pid 1 (not exec'd away by a last command), the JVM its child
+        List<String> launcher = List.of("unshare", "-pf", "--mount-proc", "sh", "-c", "\"$@\"; exit $?", "sh");
+        java.util.Map<String, String> cold = loaded(dir, launcher, classPath, ColdStartMain.class);
+        List<String> proclive = cold.keySet().stream().filter(c -> c.startsWith("dev.proclive."))
+                .filter(c -> !c.equals(ColdStartMain.class.getName())).toList();
+        assertThat(proclive).as("proclive classes on a hook path that finds no owner")
+                .hasSizeLessThanOrEqualTo(CLASS_LIMIT)
+                .doesNotContain(AncestorWalk.class.getName(), LivenessChecker.class.getName());
     }
 
     /**

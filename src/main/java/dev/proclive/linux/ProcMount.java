@@ -98,14 +98,16 @@ public final class ProcMount {
     /**
      * The owner of the calling process by the owner walk's rules ({@code AncestorWalk.owner}): its
      * first ancestor, at most {@code maxDepth} up, none of whose names (comm, executable, argv[0])
-     * is one of {@code skip}; not init of the initial PID namespace; not a skipped pid 1. Null when
-     * the walk is not plain or finds no owner: the general walk then decides, and says why.
+     * is one of {@code skip}; not init of the initial PID namespace; not a skipped pid 1. Empty when
+     * the walk plainly ends without one (at the top of the tree, at init, at a skipped pid 1, at the
+     * depth limit), as the general walk ends there too; null when the walk is not plain (an
+     * ancestor not plainly read, no host name): the general walk then decides, and says why.
      *
      * @param skip the names that are never an owner, separated by single spaces, each ASCII and at
      *             most {@value LinuxProcessIntrospector#COMM_BYTES} bytes long, so that a comm
      *             names one only when it is equal to it (no truncated name to allow for)
      */
-    public Identity owner(String skip, int maxDepth) {
+    public Optional<Identity> owner(String skip, int maxDepth) {
         ProcView v = plainView();
         if (v == null) {
             return null;
@@ -116,8 +118,11 @@ public final class ProcMount {
         }
         long pid = r.parentPid();
         for (int depth = 0; depth < maxDepth; depth++) {
-            if (pid <= 0 || pid == 1 && v.initialPidNamespace() || !readLive(r, r.path(root, pid, "stat"), pid)) {
-                return null; // the top of the tree, init, or an ancestor not plainly read
+            if (pid <= 0 || pid == 1 && v.initialPidNamespace()) {
+                return Optional.empty(); // the top of the tree or init: never an owner
+            }
+            if (!readLive(r, r.path(root, pid, "stat"), pid)) {
+                return null; // an ancestor not plainly read, or ended: the general walk says which
             }
             // all of the line that is needed, before the name reads take the buffer
             long parent = r.parentPid();
@@ -125,7 +130,7 @@ public final class ProcMount {
             String start = r.startText();
             if (named(comm, skip) || named(r.executableName(root, pid), skip) || named(r.argv0Name(root, pid), skip)) {
                 if (pid == 1) {
-                    return null; // a container's init or shell: never an owner
+                    return Optional.empty(); // a container's init or shell: never an owner
                 }
                 pid = parent;
                 continue;
@@ -134,10 +139,10 @@ public final class ProcMount {
             if (host == null) {
                 return null;
             }
-            return new Identity(pid, start, v.bootId().orElse(""), host, comm, v.pidNamespace().orElse(""),
-                    v.machineId().orElse(""));
+            return Optional.of(new Identity(pid, start, v.bootId().orElse(""), host, comm,
+                    v.pidNamespace().orElse(""), v.machineId().orElse("")));
         }
-        return null; // the depth limit
+        return Optional.empty(); // the depth limit
     }
 
     /**

@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Path;
 import java.util.Locale;
+import java.util.Optional;
 
 /**
  * The one platform switch: which implementations serve this OS, decided from {@code os.name},
@@ -68,12 +69,13 @@ public final class Platform {
 
     /**
      * The owner of the calling process, when this OS finds it the plain way with the fewest classes
-     * loaded ({@link ProcMount#owner} on Linux); null when it does not, and the general owner walk
-     * decides. For a hook's cold JVM: {@code ProcLive.resolveOwner()}.
+     * loaded ({@link ProcMount#owner} on Linux), empty when that walk plainly ends without one; null
+     * when it cannot tell, and the general owner walk decides. For a hook's cold JVM:
+     * {@code ProcLive.resolveOwner()}.
      *
      * @param skip the default skip set, its names separated by single spaces
      */
-    public static Identity plainOwner(String skip, int maxDepth) {
+    public static Optional<Identity> plainOwner(String skip, int maxDepth) {
         return LINUX ? ProcMount.system().owner(skip, maxDepth) : null;
     }
 

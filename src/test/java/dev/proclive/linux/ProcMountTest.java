@@ -49,8 +49,12 @@ class ProcMountTest {
     }
 
     private static Optional<Identity> general(FakeProc proc, List<String> opened) {
+        return general(proc, opened, OwnerResolver.DEFAULT_MAX_DEPTH);
+    }
+
+    private static Optional<Identity> general(FakeProc proc, List<String> opened, int maxDepth) {
         return OwnerResolver.builder().introspector(proc.introspector(LinuxProcessIntrospectorTest.NEVER, opened::add))
-                .build().resolve();
+                .maxDepth(maxDepth).build().resolve();
     }
 
     /** self (1000) -> sh (40) -> bash (30) -> hook.sh (25, run by dash) -> node (20) -> init. */
@@ -72,9 +76,9 @@ class ProcMountTest {
         FakeProc proc = hookTree();
         List<String> plainOpened = new ArrayList<>();
         List<String> generalOpened = new ArrayList<>();
-        Identity plain = mount(proc, plainOpened).owner(SKIP, OwnerResolver.DEFAULT_MAX_DEPTH);
+        Identity plain = mount(proc, plainOpened).owner(SKIP, OwnerResolver.DEFAULT_MAX_DEPTH).orElseThrow();
         Optional<Identity> general = general(proc, generalOpened);
-        assertThat(plain).isNotNull().isEqualTo(general.orElseThrow());
+        assertThat(plain).isEqualTo(general.orElseThrow());
         assertThat(plain.pid()).isEqualTo(20);
         assertThat(plain.start()).isEqualTo("600");
         assertThat(plain.host()).isEqualTo("fakehost");
@@ -85,21 +89,32 @@ class ProcMountTest {
     @Test
     void anArgv0InTheSkipSetIsSkippedToo() {
         FakeProc proc = hookTree().file("25/cmdline", "-bash\0").link("25/exe", "/opt/hooks/run");
-        Identity plain = mount(proc, new ArrayList<>()).owner(SKIP, OwnerResolver.DEFAULT_MAX_DEPTH);
+        Identity plain = mount(proc, new ArrayList<>()).owner(SKIP, OwnerResolver.DEFAULT_MAX_DEPTH).orElseThrow();
         assertThat(plain).isEqualTo(general(proc, new ArrayList<>()).orElseThrow());
         assertThat(plain.pid()).isEqualTo(20);
     }
 
+    /** Where the walk plainly ends without an owner, the plain walk says so itself, as the general one does. */
     @Test
-    void whatIsNotPlainIsLeftToTheGeneralWalk() {
-        // init of the initial PID namespace is never an owner: both find none
+    void aWalkThatPlainlyEndsWithoutAnOwnerFindsNoneEitherWay() {
+        // init of the initial PID namespace is never an owner
         FakeProc proc = hookTree().file("20/stat", stat(20, "env", 1, 600));
-        assertThat(mount(proc, new ArrayList<>()).owner(SKIP, 12)).isNull();
+        assertThat(mount(proc, new ArrayList<>()).owner(SKIP, 12)).isNotNull().isEmpty();
+        assertThat(general(proc, new ArrayList<>())).isEmpty();
+        // the top of the tree: a parent outside this PID namespace (pid 0)
+        proc = hookTree().file("20/stat", stat(20, "env", 0, 600));
+        assertThat(mount(proc, new ArrayList<>()).owner(SKIP, 12)).isNotNull().isEmpty();
         assertThat(general(proc, new ArrayList<>())).isEmpty();
         // the depth limit
-        assertThat(mount(hookTree(), new ArrayList<>()).owner(SKIP, 3)).isNull();
+        assertThat(mount(hookTree(), new ArrayList<>()).owner(SKIP, 3)).isNotNull().isEmpty();
+        assertThat(general(hookTree(), new ArrayList<>(), 3)).isEmpty();
+        assertThat(mount(hookTree(), new ArrayList<>()).owner(SKIP, 4)).map(Identity::pid).contains(20L);
+    }
+
+    @Test
+    void whatIsNotPlainIsLeftToTheGeneralWalk() {
         // an ancestor that has exited
-        proc = hookTree().file("30/stat", stat(30, "bash", 'Z', 25, 700));
+        FakeProc proc = hookTree().file("30/stat", stat(30, "bash", 'Z', 25, 700));
         assertThat(mount(proc, new ArrayList<>()).owner(SKIP, 12)).isNull();
         assertThat(general(proc, new ArrayList<>())).isEmpty();
         // an ancestor that cannot be read
@@ -123,12 +138,12 @@ class ProcMountTest {
     void inAContainerPid1IsAnOwnerUnlessItIsSkipped() {
         FakeProc proc = hookTree().link("self/ns/pid", "pid:[4026532999]").file("20/stat", stat(20, "env", 1, 600))
                 .file("1/stat", stat(1, "node", 0, 10)).file("1/cmdline", "node\0");
-        Identity plain = mount(proc, new ArrayList<>()).owner(SKIP, 12);
+        Identity plain = mount(proc, new ArrayList<>()).owner(SKIP, 12).orElseThrow();
         assertThat(plain).isEqualTo(general(proc, new ArrayList<>()).orElseThrow());
         assertThat(plain.pid()).isEqualTo(1);
         assertThat(plain.pidns()).isEqualTo("4026532999");
         proc.file("1/stat", stat(1, "tini", 0, 10));
-        assertThat(mount(proc, new ArrayList<>()).owner(SKIP, 12)).isNull();
+        assertThat(mount(proc, new ArrayList<>()).owner(SKIP, 12)).isNotNull().isEmpty();
         assertThat(general(proc, new ArrayList<>())).isEmpty();
     }
 
@@ -137,7 +152,7 @@ class ProcMountTest {
         FakeProc proc = hookTree();
         ProcMount mount = mount(proc, new ArrayList<>());
         LivenessChecker checker = LivenessChecker.of(proc.introspector(LinuxProcessIntrospectorTest.NEVER));
-        Identity owner = mount.owner(SKIP, 12);
+        Identity owner = mount.owner(SKIP, 12).orElseThrow();
         assertThat(mount.alive(owner)).isTrue();
         assertThat(checker.check(owner)).isEqualTo(Liveness.ALIVE);
         List<Identity> not = List.of(
