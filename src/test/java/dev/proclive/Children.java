@@ -33,6 +33,15 @@ public final class Children implements org.junit.jupiter.api.extension.AfterEach
         return ProcLive.identify(sleeper().pid()).orElseThrow();
     }
 
+    /**
+     * {@code p}, a process the test started otherwise (its own environment or redirects): ended
+     * after the test, with its descendants, as every process started here is.
+     */
+    public synchronized Process adopt(Process p) {
+        started.add(p);
+        return p;
+    }
+
     public Process start(String... command) throws IOException {
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
         builder.environment().put("LC_ALL", "C");

@@ -14,8 +14,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -34,12 +32,14 @@ import org.junit.jupiter.params.provider.ValueSource;
 @EnabledOnOs(OS.LINUX)
 class AnotherMachineIT {
 
+    @org.junit.jupiter.api.extension.RegisterExtension
+    final dev.proclive.Children children = new dev.proclive.Children();
+
     static final String OTHER_MACHINE = "fedcba9876543210fedcba9876543210";
     static final String OTHER_BOOT = "00000000-1111-2222-3333-444444444444";
     static final List<String> ID_FILES = List.of("/etc/machine-id", "/var/lib/dbus/machine-id");
 
     final ObjectMapper mapper = new ObjectMapper();
-    final List<Process> started = new ArrayList<>();
 
     @TempDir
     Path dir;
@@ -56,17 +56,9 @@ class AnotherMachineIT {
         jar = Cli.worldReadableCopy(dir);
     }
 
-    @AfterEach
-    void killChildren() throws InterruptedException {
-        for (Process p : started) {
-            p.destroyForcibly();
-            p.waitFor(10, TimeUnit.SECONDS);
-        }
-    }
-
     private Identity liveSleeper() throws IOException {
         Process p = new ProcessBuilder("sleep", "120").start();
-        started.add(p);
+        children.adopt(p);
         return ProcLive.identify(p.pid()).orElseThrow();
     }
 

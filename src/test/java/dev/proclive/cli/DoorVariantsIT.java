@@ -2,24 +2,17 @@ package dev.proclive.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
-import static dev.proclive.Tools.onPath;
-import static dev.proclive.Tools.libfaketime;
 
 import dev.proclive.Children;
 import dev.proclive.Cli;
-import dev.proclive.Eventually;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -28,28 +21,18 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Variants of the round-7 doors that their own tests do not try: a boot id spelled otherwise than
- * the kernel writes it (the {@code "start":"0285663"} door, one field over), and a wall clock
- * stepped back again and again during a wait (libfaketime). The shared directory's variants are
- * {@code SharedGuardIT}'s.
+ * the kernel writes it (the {@code "start":"0285663"} door, one field over). The shared directory's
+ * variants are {@code SharedGuardIT}'s, the wall clock stepped back again and again
+ * {@code LeaseLockOutIT}'s.
  */
 @EnabledOnOs(OS.LINUX)
 class DoorVariantsIT {
-
 
     @RegisterExtension
     final Children children = new Children();
 
     @TempDir
     Path tmp;
-    final List<Process> started = new ArrayList<>();
-
-    @AfterEach
-    void stop() throws InterruptedException {
-        for (Process p : started) {
-            p.destroyForcibly();
-            p.waitFor(10, TimeUnit.SECONDS);
-        }
-    }
 
     private static final Pattern BOOT = Pattern.compile("\"boot\":\"([^\"]*)\"");
 
@@ -109,34 +92,5 @@ class DoorVariantsIT {
         Cli.Result r = Cli.exec(List.of("sh", "-c", script), new byte[0], Map.of("OUTER", outer));
         assertThat(r.out()).as("the inner owner (sh) may be the nearest: %s", r).doesNotContain("\"nearest\":\"outer\"");
         assertThat(r.exit()).as("unknown: %s", r).isEqualTo(2);
-    }
-
-    @Test
-    void aWallClockSteppedBackAgainAndAgainNeverStretchesAWait() throws Exception {
-        assumeTrue(onPath("faketime"), "faketime (libfaketime) is needed");
-        String lib = libfaketime();
-        assumeTrue(lib.contains("libfaketime"), "faketime sets no LD_PRELOAD of libfaketime here: " + lib);
-        String dir = tmp.resolve("leases").toString();
-        assertThat(Cli.run("lease", "acquire", "build", "--dir", dir, "--holder", Long.toString(children.sleeper().pid()))
-                .exit()).isZero();
-        Path offset = Files.writeString(tmp.resolve("offset"), "+0\n");
-        ProcessBuilder builder = new ProcessBuilder(Cli.command(Cli.jar(), "lease", "acquire", "build", "--dir", dir,
-                "--holder", Long.toString(children.sleeper().pid()), "--wait", "5"))
-                .redirectError(ProcessBuilder.Redirect.DISCARD);
-        builder.environment().put("LD_PRELOAD", lib);
-        builder.environment().put("FAKETIME_TIMESTAMP_FILE", offset.toString());
-        builder.environment().put("FAKETIME_NO_CACHE", "1");
-        long start = System.nanoTime();
-        Process waiter = builder.start();
-        started.add(waiter);
-        Eventually.until("the waiter queued", Duration.ofSeconds(30), () -> Files.exists(Path.of(dir, "build.queue")));
-        Duration most = Eventually.scaled(Duration.ofSeconds(10));
-        // an hour further back every 1.5 s, for as long as the wait may take at most
-        for (int hours = 1; waiter.isAlive() && System.nanoTime() - start < most.toNanos(); hours++) {
-            Files.writeString(offset, "-" + hours + "h\n");
-            waiter.waitFor(1500, TimeUnit.MILLISECONDS);
-        }
-        assertThat(waiter.isAlive()).as("--wait 5 ended within %s though the clock kept stepping back", most).isFalse();
-        assertThat(waiter.exitValue()).as("still held by its live holder").isEqualTo(1);
     }
 }

@@ -17,7 +17,6 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -43,7 +42,6 @@ class EtcdCliIT {
     static int prefixes;
 
     final ObjectMapper mapper = new ObjectMapper();
-    final List<Process> started = new ArrayList<>();
     String url;
     String prefix;
 
@@ -59,15 +57,6 @@ class EtcdCliIT {
         }
     }
 
-    @AfterEach
-    void stopStarted() throws InterruptedException {
-        for (Process p : started) {
-            p.descendants().forEach(ProcessHandle::destroyForcibly);
-            p.destroyForcibly();
-            p.waitFor(10, TimeUnit.SECONDS);
-        }
-    }
-
     private String[] args(String... words) {
         if (url == null) {
             url = etcd.endpoints().get(0).toString();
@@ -80,10 +69,9 @@ class EtcdCliIT {
 
     private Process start(List<String> command) throws IOException {
         Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
-        started.add(p);
+        children.adopt(p);
         return p;
     }
-
 
     private JsonNode show() throws IOException {
         Cli.Result r = Cli.run(args("lease", "show", "build"));
@@ -99,7 +87,7 @@ class EtcdCliIT {
         // on TERM it says so and ends its sleep too: nothing left holding the output open for a minute
         run.addAll(List.of("--", "sh", "-c", "trap 'echo got TERM; kill $! 2>/dev/null; exit 9' TERM; sleep 60 & wait; sleep 60 & wait"));
         Process p = new ProcessBuilder(run).redirectErrorStream(true).start();
-        started.add(p);
+        children.adopt(p);
         return p;
     }
 
@@ -195,7 +183,7 @@ class EtcdCliIT {
     void leaseKeepKeepsAHooksGrantAndEndsItTheMomentItsHolderDies() throws Exception {
         // The keeper first, as README says: a grant it has not found yet lives only its TTL.
         Process keeper = new ProcessBuilder(Cli.command(Cli.jar(), args("lease", "keep"))).start();
-        started.add(keeper);
+        children.adopt(keeper);
         java.io.BufferedReader said = new java.io.BufferedReader(new java.io.InputStreamReader(keeper.getErrorStream(),
                 java.nio.charset.StandardCharsets.UTF_8));
         assertThat(said.readLine()).as("the keeper has started").contains("keeping the grants");
@@ -225,7 +213,7 @@ class EtcdCliIT {
     /** {@code lease keep}, started; its stderr, a line at a time. */
     private java.io.BufferedReader keeper(List<Process> into) throws IOException {
         Process keeper = new ProcessBuilder(Cli.command(Cli.jar(), args("lease", "keep"))).start();
-        started.add(keeper);
+        children.adopt(keeper);
         into.add(keeper);
         return new java.io.BufferedReader(new java.io.InputStreamReader(keeper.getErrorStream(),
                 java.nio.charset.StandardCharsets.UTF_8));
@@ -343,7 +331,7 @@ class EtcdCliIT {
     @Test
     void leaseKeepAgainstNoMemberSaysWhyAndTriesAgainNeverThatItKeeps() throws Exception {
         Process keeper = new ProcessBuilder(Cli.command(Cli.jar(), "lease", "keep", "--etcd", "http://127.0.0.1:1")).start();
-        started.add(keeper);
+        children.adopt(keeper);
         java.io.BufferedReader said = new java.io.BufferedReader(new java.io.InputStreamReader(keeper.getErrorStream(),
                 java.nio.charset.StandardCharsets.UTF_8));
         String first = said.readLine();

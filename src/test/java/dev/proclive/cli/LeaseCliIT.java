@@ -19,7 +19,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -35,19 +34,9 @@ class LeaseCliIT {
     final dev.proclive.Children children = new dev.proclive.Children();
 
     final ObjectMapper mapper = new ObjectMapper();
-    final List<Process> started = new ArrayList<>();
 
     @TempDir
     Path tmp;
-
-    @AfterEach
-    void kill() throws InterruptedException {
-        for (Process p : started) {
-            p.destroyForcibly();
-            p.waitFor(10, TimeUnit.SECONDS);
-        }
-    }
-
 
     private String dir() {
         return tmp.resolve("leases").toString();
@@ -382,7 +371,7 @@ class LeaseCliIT {
         // A process named slëep, made and run through sh so that the name is bytes whatever the locale.
         Process named = new ProcessBuilder("sh", "-c", "n=\"$1/$(printf 'sl\\303\\253ep')\"; cp /bin/sleep \"$n\" && exec \"$n\" 60",
                 "sh", tmp.toString()).start();
-        started.add(named);
+        children.adopt(named);
         Eventually.until("the copy of sleep runs", java.time.Duration.ofSeconds(10), () -> Files.readString(
                 Path.of("/proc/" + named.pid() + "/comm"), java.nio.charset.StandardCharsets.UTF_8).startsWith("sl"));
         List<String> identify = new ArrayList<>(List.of("env", "LC_ALL=POSIX", "LANG=POSIX"));

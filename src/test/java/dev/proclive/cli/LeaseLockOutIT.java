@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import static dev.proclive.Tools.onPath;
 import static dev.proclive.Tools.libfaketime;
+import static dev.proclive.Tools.steppedClock;
 
 import dev.proclive.Children;
 import dev.proclive.Cli;
@@ -17,7 +18,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -29,8 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
  * is locked out by another or by a reader, a writer stopped inside its section makes others fail in
  * bounded time instead of hanging them, a killed waiter's ticket holds nobody up, something planted
  * where a lease's file should be is corrupt (65, in our words) and {@code break} clears the queue,
- * and a wall clock stepped back never stretches a wait. The runs as other users need root
- * ({@code setpriv} to any uid); the others run as anyone.
+ * and a wall clock stepped back, once or again and again, never stretches a wait. The runs as
+ * other users need root ({@code setpriv} to any uid); the others run as anyone.
  */
 @EnabledOnOs(OS.LINUX)
 class LeaseLockOutIT {
@@ -45,27 +45,9 @@ class LeaseLockOutIT {
 
     @TempDir
     Path tmp;
-    final List<Process> started = new ArrayList<>();
 
-    @AfterEach
-    void stop() throws InterruptedException {
-        for (Process p : started) {
-            p.destroyForcibly();
-            p.waitFor(10, TimeUnit.SECONDS);
-        }
-    }
-
-    private static void needsRoot() {
-        assumeTrue("root".equals(System.getProperty("user.name")), "needs root to run as other users (setpriv); runs in CI as root");
-        assumeTrue(onPath("setpriv"), "setpriv (util-linux) is needed");
-    }
-
-    /** {@code command} run as {@code uid} in group {@code GROUP}, under umask 022 as most users have. */
     private static List<String> as(int uid, List<String> command) {
-        List<String> all = new ArrayList<>(List.of("setpriv", "--reuid=" + uid, "--regid=" + GROUP, "--groups=" + GROUP,
-                "--", "sh", "-c", "umask 022; exec \"$@\"", "sh"));
-        all.addAll(command);
-        return all;
+        return OtherUsers.as(uid, GROUP, GROUP, command);
     }
 
     /** A directory the users of {@code GROUP} share: {@code 02775 root:GROUP}, as README recommends. */
@@ -84,7 +66,7 @@ class LeaseLockOutIT {
 
     @Test
     void everyUserOfASharedGroupWritableDirectoryCanTakeWhatAnotherLeft() throws Exception {
-        needsRoot();
+        OtherUsers.needed();
         Path jar = Cli.worldReadableCopy(Files.createDirectory(tmp.resolve("jar")));
         String dir = sharedDirectory().toString();
         String first = Long.toString(children.sleeper().pid());
@@ -108,7 +90,7 @@ class LeaseLockOutIT {
 
     @Test
     void aReaderOfTheDirectoryCannotHoldItsWritersOut() throws Exception {
-        needsRoot();
+        OtherUsers.needed();
         assumeTrue(onPath("flock"), "flock (util-linux) is needed");
         Path jar = Cli.worldReadableCopy(Files.createDirectory(tmp.resolve("jar")));
         tmp.toFile().setExecutable(true, false);
@@ -122,12 +104,12 @@ class LeaseLockOutIT {
         // bob may read the directory, not write it: he locks the guard, or tries to
         Process reader = new ProcessBuilder(as(BOB, List.of("flock", "-s", own.resolve("build.guard").toString(), "sleep", "60")))
                 .redirectErrorStream(true).start();
-        started.add(reader);
+        children.adopt(reader);
         reader.waitFor(Eventually.scaled(Duration.ofSeconds(1)).toMillis(), TimeUnit.MILLISECONDS);
         long start = System.nanoTime();
         Process waiter = new ProcessBuilder(as(ALICE, Cli.command(jar, "lease", "acquire", "build", "--dir", own.toString(),
                 "--holder", Long.toString(children.sleeper().pid()), "--wait", "3"))).start();
-        started.add(waiter);
+        children.adopt(waiter);
         assertThat(waiter.waitFor(Eventually.scaled(Duration.ofSeconds(15)).toMillis(), TimeUnit.MILLISECONDS))
                 .as("alice's wait of 3 s ends though bob tried to hold her guard").isTrue();
         assertThat(waiter.exitValue()).as("held by its live holder").isEqualTo(1);
@@ -153,7 +135,7 @@ class LeaseLockOutIT {
         long start = System.nanoTime();
         Process waiter = new ProcessBuilder(Cli.command(Cli.jar(), "lease", "acquire", "build", "--dir", dir, "--holder",
                 Long.toString(children.sleeper().pid()), "--wait", "3")).start();
-        started.add(waiter);
+        children.adopt(waiter);
         assertThat(waiter.waitFor(Eventually.scaled(Duration.ofSeconds(20)).toMillis(), TimeUnit.MILLISECONDS))
                 .as("acquire --wait 3 ends").isTrue();
         String said = new String(waiter.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -169,7 +151,7 @@ class LeaseLockOutIT {
     /** A process of this user holding {@code guard}'s lock for {@code seconds}, as a writer busy in its section (a scan). */
     private Process holdingTheLockFor(Path guard, String seconds) throws Exception {
         Process p = new ProcessBuilder("flock", "-x", guard.toString(), "sh", "-c", "echo locked; exec sleep " + seconds).start();
-        started.add(p);
+        children.adopt(p);
         String said = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))
                 .readLine();
         assertThat(said).isEqualTo("locked");
@@ -247,7 +229,7 @@ class LeaseLockOutIT {
         Process waitedFor = children.sleeper();
         Process dying = new ProcessBuilder(Cli.command(Cli.jar(), "lease", "acquire", "build", "--dir", dir, "--holder",
                 Long.toString(waitedFor.pid()), "--wait", "999999999")).redirectError(ProcessBuilder.Redirect.DISCARD).start();
-        started.add(dying);
+        children.adopt(dying);
         Eventually.until("the waiter queued", Duration.ofSeconds(60), () -> Files.exists(queue));
         dying.destroyForcibly().waitFor();
         first.destroyForcibly().waitFor();
@@ -258,7 +240,7 @@ class LeaseLockOutIT {
         // a live waiter's ticket: break clears it
         Process live = new ProcessBuilder(Cli.command(Cli.jar(), "lease", "acquire", "build", "--dir", dir, "--holder",
                 Long.toString(children.sleeper().pid()), "--wait", "120")).redirectError(ProcessBuilder.Redirect.DISCARD).start();
-        started.add(live);
+        children.adopt(live);
         Eventually.until("the live waiter queued", Duration.ofSeconds(60), () -> Files.exists(queue));
         Cli.Result broken = Cli.run("lease", "break", "build", "--dir", dir);
         assertThat(broken.exit()).as("%s", broken).isZero();
@@ -284,7 +266,7 @@ class LeaseLockOutIT {
             Process dying = new ProcessBuilder(Cli.command(Cli.jar(), on(store, "acquire", "--holder",
                     Long.toString(children.sleeper().pid()), "--wait", "999999999")))
                     .redirectError(ProcessBuilder.Redirect.DISCARD).start();
-            started.add(dying);
+            children.adopt(dying);
             Eventually.until("the waiter queued", Duration.ofSeconds(60), () -> raw.list("doors/build.queue/").size() == 1);
             dying.destroyForcibly().waitFor(); // killed -9 while the process it waited for lives on
             Eventually.until("its ticket expires with it, though nobody asks", Duration.ofSeconds(30),
@@ -293,7 +275,7 @@ class LeaseLockOutIT {
             Process live = new ProcessBuilder(Cli.command(Cli.jar(), on(store, "acquire", "--holder",
                     Long.toString(children.sleeper().pid()), "--wait", "120")))
                     .redirectError(ProcessBuilder.Redirect.DISCARD).start();
-            started.add(live);
+            children.adopt(live);
             Eventually.until("the live waiter queued", Duration.ofSeconds(60), () -> raw.list("doors/build.queue/").size() == 1);
             Cli.Result broken = Cli.run(on(store, "break"));
             assertThat(broken.exit()).as("%s", broken).isZero();
@@ -358,25 +340,29 @@ class LeaseLockOutIT {
         assertThat(Files.isSymbolicLink(dir.resolve("build.guard"))).isTrue();
     }
 
-    @Test
-    void aWallClockSteppedBackNeverStretchesAWait() throws Exception {
-        assumeTrue(onPath("faketime"), "faketime (libfaketime) is needed");
+    /**
+     * A {@code lease acquire build --wait SECONDS} queued behind a live holder, its wall clock read
+     * from {@code offset} ({@code "+0"} until the test steps it; see {@code Tools.steppedClock}).
+     */
+    private Process waiterOnASteppedClock(Path offset, String seconds) throws Exception {
         String lib = libfaketime();
-        assumeTrue(lib.contains("libfaketime"), "faketime sets no LD_PRELOAD of libfaketime here: " + lib);
         String dir = tmp.resolve("leases").toString();
         assertThat(Cli.run("lease", "acquire", "build", "--dir", dir, "--holder", Long.toString(children.sleeper().pid()))
                 .exit()).isZero();
-        Path offset = Files.writeString(tmp.resolve("offset"), "+0\n");
+        Files.writeString(offset, "+0\n");
         ProcessBuilder builder = new ProcessBuilder(Cli.command(Cli.jar(), "lease", "acquire", "build", "--dir", dir,
-                "--holder", Long.toString(children.sleeper().pid()), "--wait", "8"))
+                "--holder", Long.toString(children.sleeper().pid()), "--wait", seconds))
                 .redirectError(ProcessBuilder.Redirect.DISCARD);
-        builder.environment().put("LD_PRELOAD", lib);
-        builder.environment().put("FAKETIME_TIMESTAMP_FILE", offset.toString());
-        builder.environment().put("FAKETIME_NO_CACHE", "1");
-        long start = System.nanoTime();
-        Process waiter = builder.start();
-        started.add(waiter);
+        Process waiter = children.adopt(steppedClock(builder, lib, offset).start());
         Eventually.until("the waiter queued", Duration.ofSeconds(30), () -> Files.exists(Path.of(dir, "build.queue")));
+        return waiter;
+    }
+
+    @Test
+    void aWallClockSteppedBackNeverStretchesAWait() throws Exception {
+        Path offset = tmp.resolve("offset");
+        long start = System.nanoTime();
+        Process waiter = waiterOnASteppedClock(offset, "8");
         Files.writeString(offset, "-1h\n"); // the wall clock (and with it libfaketime's monotonic one) goes back an hour
         assertThat(waiter.waitFor(Eventually.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS))
                 .as("--wait 8 ends though the clock went back an hour").isTrue();
@@ -385,19 +371,30 @@ class LeaseLockOutIT {
     }
 
     @Test
+    void aWallClockSteppedBackAgainAndAgainNeverStretchesAWait() throws Exception {
+        Path offset = tmp.resolve("offset");
+        long start = System.nanoTime();
+        Process waiter = waiterOnASteppedClock(offset, "5");
+        Duration most = Eventually.scaled(Duration.ofSeconds(10));
+        // an hour further back every 1.5 s, for as long as the wait may take at most
+        for (int hours = 1; waiter.isAlive() && System.nanoTime() - start < most.toNanos(); hours++) {
+            Files.writeString(offset, "-" + hours + "h\n");
+            waiter.waitFor(1500, TimeUnit.MILLISECONDS);
+        }
+        assertThat(waiter.isAlive()).as("--wait 5 ended within %s though the clock kept stepping back", most).isFalse();
+        assertThat(waiter.exitValue()).as("still held by its live holder").isEqualTo(1);
+    }
+
+    @Test
     void aWallClockSteppedBackNeverStretchesTheTimeoutOfWait() throws Exception {
-        assumeTrue(onPath("faketime"), "faketime (libfaketime) is needed");
         String lib = libfaketime();
-        assumeTrue(lib.contains("libfaketime"), "faketime sets no LD_PRELOAD of libfaketime here: " + lib);
         Path offset = Files.writeString(tmp.resolve("offset"), "+0\n");
         ProcessBuilder builder = new ProcessBuilder(Cli.command(Cli.jar(), "wait", identity(children.sleeper().pid()),
                 "--timeout", "8")).redirectError(ProcessBuilder.Redirect.DISCARD);
-        builder.environment().put("LD_PRELOAD", lib);
-        builder.environment().put("FAKETIME_TIMESTAMP_FILE", offset.toString());
-        builder.environment().put("FAKETIME_NO_CACHE", "1");
+        steppedClock(builder, lib, offset);
         long start = System.nanoTime();
         Process waiter = builder.start();
-        started.add(waiter);
+        children.adopt(waiter);
         assertThat(waiter.waitFor(3, TimeUnit.SECONDS)).as("still waiting, for a live process").isFalse(); // time itself is tested
         Files.writeString(offset, "-1h\n");
         assertThat(waiter.waitFor(Eventually.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS))

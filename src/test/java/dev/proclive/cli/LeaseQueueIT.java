@@ -9,7 +9,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -27,20 +26,10 @@ class LeaseQueueIT {
 
     @TempDir
     Path tmp;
-    final List<Process> started = new ArrayList<>();
-
-    @AfterEach
-    void stop() throws InterruptedException {
-        for (Process p : started) {
-            p.destroyForcibly();
-            p.waitFor(10, TimeUnit.SECONDS);
-        }
-    }
 
     private String dir() {
         return tmp.resolve("leases").toString();
     }
-
 
     private long queued() throws Exception {
         Path queue = Path.of(dir(), "build.queue");
@@ -112,7 +101,7 @@ class LeaseQueueIT {
             Process w = new ProcessBuilder(Cli.command(Cli.jar(), with(store, "lease", "acquire", "build", "--holder",
                     Long.toString(holder.pid()), "--wait", "120", "--print", "fence")))
                     .redirectError(tmp.resolve("waiter" + i + ".err").toFile()).start();
-            started.add(w);
+            children.adopt(w);
             waiters.add(w);
             int n = i + 1; // its ticket is written: it came before the next
             Eventually.until("waiter " + i + " queued", java.time.Duration.ofSeconds(60), () -> store.queued() >= n);
@@ -144,7 +133,7 @@ class LeaseQueueIT {
         Process waitedFor = children.sleeper();
         Process dying = new ProcessBuilder(Cli.command(Cli.jar(), "lease", "acquire", "build", "--dir", dir(), "--holder",
                 Long.toString(waitedFor.pid()), "--wait", "120")).redirectError(ProcessBuilder.Redirect.DISCARD).start();
-        started.add(dying);
+        children.adopt(dying);
         Eventually.until("the waiter queued", java.time.Duration.ofSeconds(60), () -> queued() == 1);
         // the waiter's JVM is killed, and with it the process it waited for
         dying.destroyForcibly();

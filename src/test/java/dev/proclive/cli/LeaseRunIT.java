@@ -18,7 +18,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -33,21 +32,14 @@ import org.junit.jupiter.api.io.TempDir;
 @EnabledOnOs(OS.LINUX)
 class LeaseRunIT {
 
+    @org.junit.jupiter.api.extension.RegisterExtension
+    final dev.proclive.Children children = new dev.proclive.Children();
+
     static final String NOBODY = "65534";
     final ObjectMapper mapper = new ObjectMapper();
-    final List<Process> started = new ArrayList<>();
 
     @TempDir
     Path tmp;
-
-    @AfterEach
-    void kill() throws InterruptedException {
-        for (Process p : started) {
-            p.descendants().forEach(ProcessHandle::destroyForcibly);
-            p.destroyForcibly();
-            p.waitFor(10, TimeUnit.SECONDS);
-        }
-    }
 
     /**
      * These tests are about the token scan, the last resort when nothing tracks a reservation's
@@ -80,7 +72,7 @@ class LeaseRunIT {
         all.addAll(List.of(args));
         Process p = new ProcessBuilder(Cli.command(Cli.jar(), all.toArray(new String[0])))
                 .redirectError(ProcessBuilder.Redirect.INHERIT).start();
-        started.add(p);
+        children.adopt(p);
         return p;
     }
 
@@ -176,7 +168,7 @@ class LeaseRunIT {
     @Test
     void waitTakesTheLeaseWhenTheHolderExits() throws Exception {
         Process holder = new ProcessBuilder("sleep", "2").start();
-        started.add(holder);
+        children.adopt(holder);
         assertThat(lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(holder.pid())).exit()).isZero();
         long before = System.nanoTime();
         Cli.Result waited = lease("acquire", "build", "--dir", dir(), "--wait", "30", "--print", "fence");
@@ -185,7 +177,7 @@ class LeaseRunIT {
         assertThat(waited.out()).isEqualTo("2\n");
         assertThat(seconds).as("when the holder exited, not at the deadline").isLessThan(20);
         Process other = new ProcessBuilder("sleep", "60").start();
-        started.add(other);
+        children.adopt(other);
         long start = System.nanoTime();
         Cli.Result deadline = lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(other.pid()), "--wait", "1");
         assertThat(deadline.exit()).as("still held at the deadline").isEqualTo(1);
@@ -195,9 +187,9 @@ class LeaseRunIT {
     @Test
     void printFenceGivesTheFenceAloneWhateverPreviousSays() throws Exception {
         Process gone = new ProcessBuilder("true").start();
-        started.add(gone);
+        children.adopt(gone);
         Process holder = new ProcessBuilder("sleep", "60").start();
-        started.add(holder);
+        children.adopt(holder);
         assertThat(lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(holder.pid()), "--print", "fence").out())
                 .isEqualTo("1\n");
         holder.destroyForcibly();
@@ -234,7 +226,7 @@ class LeaseRunIT {
         assertThat(execd.exit()).as("the command itself, after exec: " + execd.err()).isZero();
         assertThat(execd.out()).isEqualTo("2\n");
         Process other = new ProcessBuilder("sleep", "60").start();
-        started.add(other);
+        children.adopt(other);
         Cli.Result notCarrier = lease("run", "build", "--dir", dir(), "--", "sh", "-c",
                 Cli.shellQuoted(Cli.command(Cli.jar(), "lease", "claim", "build", "--dir", dir(), "--holder",
                         Long.toString(other.pid()))) + "; echo \"claim $?\"");
@@ -245,7 +237,7 @@ class LeaseRunIT {
     @Test
     void printFenceOnARefusalPrintsNoFence() throws Exception {
         Process holder = new ProcessBuilder("sleep", "60").start();
-        started.add(holder);
+        children.adopt(holder);
         assertThat(lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(holder.pid())).exit()).isZero();
         Cli.Result refused = lease("acquire", "build", "--dir", dir(), "--print", "fence");
         assertThat(refused.exit()).isEqualTo(1);
@@ -287,7 +279,7 @@ class LeaseRunIT {
                 dir(), "--", "python3", "-c", child))).redirectError(ProcessBuilder.Redirect.INHERIT);
         pb.environment().put("PATH", bin + ":" + System.getenv().getOrDefault("PATH", "/usr/bin:/bin"));
         Process run = pb.start();
-        started.add(run);
+        children.adopt(run);
         BufferedReader out = new BufferedReader(new InputStreamReader(run.getInputStream(), StandardCharsets.UTF_8));
         assertThat(out.readLine()).isEqualTo("ready");
         for (String signal : List.of("USR1", "USR2", "WINCH", "INT", "HUP")) {
@@ -304,14 +296,14 @@ class LeaseRunIT {
     @Test
     void aSignalWhileRunWaitsEndsTheWaitAndStartsNothing() throws Exception {
         Process holder = new ProcessBuilder("sleep", "60").start();
-        started.add(holder);
+        children.adopt(holder);
         assertThat(lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(holder.pid())).exit()).isZero();
         Path ran = tmp.resolve("ran");
         for (String[] signal : new String[][] {{"INT", "130"}, {"TERM", "143"}, {"HUP", "129"}}) {
             Process waiting = new ProcessBuilder(withDefaultSignals(Cli.command(Cli.jar(), "lease", "run", "build", "--dir",
                     dir(), "--wait", "60", "--", "sh", "-c", "echo ran > " + Cli.shellQuoted(List.of(ran.toString())))))
                     .redirectError(ProcessBuilder.Redirect.INHERIT).start();
-            started.add(waiting);
+            children.adopt(waiting);
             Path queue = Path.of(dir(), "build.queue");
             Eventually.until("it waits for the holder: queued", Duration.ofSeconds(60),
                     () -> Files.exists(queue) && !Files.readString(queue).isBlank());
@@ -342,7 +334,7 @@ class LeaseRunIT {
         for (int i = 0; i < 8; i++) {
             Process p = new ProcessBuilder("sh", "-c", i % 2 == 0 ? runner : acquirer)
                     .redirectError(ProcessBuilder.Redirect.INHERIT).start();
-            started.add(p);
+            children.adopt(p);
             all.add(p);
         }
         for (Process p : all) {
@@ -378,7 +370,7 @@ class LeaseRunIT {
         // A launcher (root) reserves and is killed before it starts anything.
         Process launcher = new ProcessBuilder(Cli.java(), "-cp", System.getProperty("java.class.path"),
                 "dev.proclive.lease.LeaseWorker", "launch", leases.toString(), "build", "before-start").start();
-        started.add(launcher);
+        children.adopt(launcher);
         assertThat(line(launcher)).isEqualTo("reserved");
         launcher.destroyForcibly();
         assertThat(launcher.waitFor(10, TimeUnit.SECONDS)).isTrue();
@@ -388,7 +380,7 @@ class LeaseRunIT {
             f.toFile().setWritable(true, false);
         }
         Process rootSleeper = new ProcessBuilder("sleep", "60").start(); // a root process nobody cannot read
-        started.add(rootSleeper);
+        children.adopt(rootSleeper);
 
         List<String> asNobody = new ArrayList<>(List.of("setpriv", "--reuid=" + NOBODY, "--regid=" + NOBODY, "--clear-groups"));
         asNobody.addAll(Cli.command(jar, "lease", "acquire", "build", "--dir", leases.toString(), "--holder", "$$"));
@@ -419,7 +411,7 @@ class LeaseRunIT {
         leases.toFile().setExecutable(true, false); // 0755: others may read what is in it
         dev.proclive.lease.LeaseStore store = dev.proclive.lease.LeaseStore.open(leases);
         Process reserverProcess = new ProcessBuilder("sleep", "60").start();
-        started.add(reserverProcess);
+        children.adopt(reserverProcess);
         dev.proclive.Identity reserver = dev.proclive.ProcLive.identify(reserverProcess.pid()).orElseThrow();
         dev.proclive.lease.Lease reserved = ((dev.proclive.lease.Acquisition.Granted) store.reserve("build", reserver)).lease();
         String token = reserved.token().orElseThrow();
@@ -429,7 +421,7 @@ class LeaseRunIT {
 
         Process planted = new ProcessBuilder("setpriv", "--reuid=" + NOBODY, "--regid=" + NOBODY, "--clear-groups",
                 "env", "PROCLIVE_LEASE_TOKEN=" + token, "sleep", "60").start();
-        started.add(planted);
+        children.adopt(planted);
         reserverProcess.destroyForcibly();
         assertThat(reserverProcess.waitFor(10, TimeUnit.SECONDS)).isTrue();
         Eventually.until("the planted process has exec'd sleep, with the token in its environment", Duration.ofSeconds(10),

@@ -14,7 +14,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -38,7 +37,6 @@ class PrivilegedIT {
     static final String NOBODY = "65534";
 
     final ObjectMapper mapper = new ObjectMapper();
-    final List<Process> started = new ArrayList<>();
 
     @TempDir
     Path dir;
@@ -58,15 +56,6 @@ class PrivilegedIT {
         needsRoot();
         jar = Cli.worldReadableCopy(dir); // nobody cannot read root's build tree
     }
-
-    @AfterEach
-    void killChildren() throws InterruptedException {
-        for (Process p : started) {
-            p.destroyForcibly();
-            p.waitFor(10, TimeUnit.SECONDS);
-        }
-    }
-
 
     private static String quote(String word) {
         return "'" + word.replace("'", "'\\''") + "'";

@@ -19,8 +19,6 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -48,27 +46,9 @@ class SharedGuardIT {
 
     @TempDir
     Path tmp;
-    final List<Process> started = new ArrayList<>();
 
-    @AfterEach
-    void stop() throws InterruptedException {
-        for (Process p : started) {
-            p.destroyForcibly();
-            p.waitFor(10, TimeUnit.SECONDS);
-        }
-    }
-
-    private static void needsRoot() {
-        assumeTrue("root".equals(System.getProperty("user.name")), "needs root to run as other users (setpriv); runs in CI as root");
-        assumeTrue(onPath("setpriv"), "setpriv (util-linux) is needed");
-    }
-
-    /** {@code command} run as {@code uid}, in its own primary group with {@code GROUP} beside it, under umask 022. */
     private static List<String> as(int uid, List<String> command) {
-        List<String> all = new ArrayList<>(List.of("setpriv", "--reuid=" + uid, "--regid=" + uid, "--groups=" + GROUP,
-                "--", "sh", "-c", "umask 022; exec \"$@\"", "sh"));
-        all.addAll(command);
-        return all;
+        return OtherUsers.as(uid, uid, GROUP, command);
     }
 
     /** {@code 0775 root:GROUP}, no setgid bit: a natural {@code chmod g+w}, where new files join their maker's group. */
@@ -107,7 +87,7 @@ class SharedGuardIT {
 
     @Test
     void aGroupWritableDirectoryWithoutTheSetgidBitLocksNoMemberOut() throws Exception {
-        needsRoot();
+        OtherUsers.needed();
         Path jar = Cli.worldReadableCopy(Files.createDirectory(tmp.resolve("jar")));
         Path shared = groupWritableWithoutSetgid();
         String dir = shared.toString();
@@ -128,7 +108,7 @@ class SharedGuardIT {
 
     @Test
     void aGuardAndRecordInTheWrongGroupAreSetRightByTheirOwnersNextCall() throws Exception {
-        needsRoot();
+        OtherUsers.needed();
         Path jar = Cli.worldReadableCopy(Files.createDirectory(tmp.resolve("jar")));
         Path shared = groupWritableWithoutSetgid();
         String dir = shared.toString();
@@ -158,7 +138,7 @@ class SharedGuardIT {
         String script = "exec 3<\"$1\"; echo opened; " + (lockAtOnce ? "" : "read go; ")
                 + "flock -s 3; echo locked; exec sleep 120";
         Process reader = new ProcessBuilder(as(BOB, List.of("sh", "-c", script, "sh", guard.toString()))).start();
-        started.add(reader);
+        children.adopt(reader);
         BufferedReader said = new BufferedReader(new InputStreamReader(reader.getInputStream(), StandardCharsets.UTF_8));
         assertThat(said.readLine()).as("bob opened the guard").isEqualTo("opened");
         if (lockAtOnce) {
@@ -190,7 +170,7 @@ class SharedGuardIT {
 
     @Test
     void aReaderCannotHoldItsWritersOutThroughAGuardAnOlderVersionLeft0644() throws Exception {
-        needsRoot();
+        OtherUsers.needed();
         assumeTrue(onPath("flock"), "flock (util-linux) is needed");
         Path jar = Cli.worldReadableCopy(Files.createDirectory(tmp.resolve("jar")));
         String holder = Long.toString(children.sleeper().pid());
@@ -217,7 +197,7 @@ class SharedGuardIT {
 
     @Test
     void aReaderHoldingAnOldGuardsLockBeforeItsOwnersFirstCallIsNamedAndOutlivedNotWaitedForWithoutEnd() throws Exception {
-        needsRoot();
+        OtherUsers.needed();
         assumeTrue(onPath("flock"), "flock (util-linux) is needed");
         Path jar = Cli.worldReadableCopy(Files.createDirectory(tmp.resolve("jar")));
         String holder = Long.toString(children.sleeper().pid());

@@ -12,11 +12,8 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -37,17 +34,8 @@ class WaitSaysIT {
     @TempDir
     Path tmp;
 
-    final List<Process> started = new ArrayList<>();
     /** When the last {@link #start} began (System.nanoTime). */
     private long startedAt;
-
-    @AfterEach
-    void stop() throws InterruptedException {
-        for (Process p : started) {
-            p.destroyForcibly();
-            p.waitFor(10, TimeUnit.SECONDS);
-        }
-    }
 
     private String dir() {
         return tmp.resolve("leases").toString();
@@ -84,11 +72,10 @@ class WaitSaysIT {
     private Process start(String... args) throws Exception {
         startedAt = System.nanoTime();
         Process p = new ProcessBuilder(Cli.command(Cli.jar(), args)).start();
-        started.add(p);
+        children.adopt(p);
         p.getOutputStream().close();
         return p;
     }
-
 
     @Test
     void aWaitingAcquireSaysForWhomAtOnceAndIsGrantedWhenTheHolderEnds() throws Exception {
