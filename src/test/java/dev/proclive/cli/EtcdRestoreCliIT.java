@@ -5,18 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.proclive.Cli;
 import dev.proclive.Eventually;
 import dev.proclive.lease.EtcdCluster;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -31,18 +27,11 @@ import org.junit.jupiter.api.io.TempDir;
 @EnabledOnOs(OS.LINUX)
 class EtcdRestoreCliIT {
 
+    @org.junit.jupiter.api.extension.RegisterExtension
+    final dev.proclive.Children children = new dev.proclive.Children();
+
     @TempDir
     Path dir;
-
-    private final List<Process> started = new ArrayList<>();
-
-    @AfterEach
-    void stop() throws InterruptedException {
-        for (Process p : started) {
-            p.destroyForcibly();
-            p.waitFor(10, TimeUnit.SECONDS);
-        }
-    }
 
     /** This user's environment: its state directory, where the CLI keeps its etcd revision marks. */
     private Map<String, String> env() {
@@ -63,32 +52,12 @@ class EtcdRestoreCliIT {
         }
     }
 
-    private static void copy(Path from, Path to) throws IOException {
-        try (Stream<Path> files = Files.walk(from)) {
-            for (Path p : files.sorted().toList()) {
-                Files.copy(p, to.resolve(from.relativize(p).toString()));
-            }
-        }
-    }
-
-    private static void delete(Path tree) throws IOException {
-        try (Stream<Path> files = Files.walk(tree)) {
-            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
-                Files.delete(p);
-            }
-        }
-    }
-
     @Test
     void aNewcomerStartedAfterARestoreIsRefusedAndTheRunningCommandIsStoppedAtOnce() throws Exception {
         try (EtcdCluster etcd = EtcdCluster.start(Files.createDirectories(dir.resolve("etcd")), 1)) {
             EtcdCluster.Member m = etcd.members.get(0);
             moveRevisionOn(etcd, 1);
-            m.kill();
-            Path older = dir.resolve("older-copy");
-            copy(m.data(), older);
-            m.start();
-            etcd.awaitLeader(Duration.ofSeconds(30));
+            Path older = etcd.copyData(m, dir.resolve("older-copy"));
             moveRevisionOn(etcd, 3);
 
             List<String> run = new ArrayList<>(Cli.command(Cli.jar(), "lease", "run", "build", "--etcd",
@@ -98,14 +67,10 @@ class EtcdRestoreCliIT {
             ProcessBuilder b = new ProcessBuilder(run).redirectErrorStream(true).redirectOutput(said.toFile());
             b.environment().putAll(env());
             Process holder = b.start();
-            started.add(holder);
+            children.adopt(holder);
             Eventually.until("held", Duration.ofSeconds(60), () -> cli(etcd, "lease", "show", "build").out().contains("\"held\""));
 
-            m.kill();
-            delete(m.data());
-            copy(older, m.data()); // restored from the older copy: same cluster, revisions back
-            m.start();
-            etcd.awaitLeader(Duration.ofSeconds(30));
+            etcd.restoreData(m, older); // restored from the older copy: same cluster, revisions back
 
             Cli.Result newcomer = cli(etcd, "lease", "acquire", "build", "--holder", Long.toString(ProcessHandle.current().pid()));
             assertThat(newcomer.exit()).as(newcomer.toString()).isEqualTo(74);

@@ -144,6 +144,39 @@ public final class EtcdCluster implements AutoCloseable {
     }
 
     /** Waits until a write through each running member commits. */
+    /** Takes a copy of member {@code m}'s data at {@code to}: the member is killed for it, then started again. */
+    public Path copyData(Member m, Path to) throws Exception {
+        m.kill();
+        try (java.util.stream.Stream<Path> files = Files.walk(m.data)) {
+            for (Path p : files.sorted().toList()) {
+                Files.copy(p, to.resolve(m.data.relativize(p).toString()));
+            }
+        }
+        m.start();
+        awaitLeader(Duration.ofSeconds(30));
+        return to;
+    }
+
+    /**
+     * Restores member {@code m} from {@code copy} (a {@link #copyData} of it): killed, its data replaced
+     * by the copy's (the same cluster, its revisions back), started again.
+     */
+    public void restoreData(Member m, Path copy) throws Exception {
+        m.kill();
+        try (java.util.stream.Stream<Path> files = Files.walk(m.data)) {
+            for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
+        try (java.util.stream.Stream<Path> files = Files.walk(copy)) {
+            for (Path p : files.sorted().toList()) {
+                Files.copy(p, m.data.resolve(copy.relativize(p).toString()));
+            }
+        }
+        m.start();
+        awaitLeader(Duration.ofSeconds(30));
+    }
+
     public void awaitLeader(Duration most) throws Exception {
         for (Member m : members) {
             if (m.process == null || !m.process.isAlive()) {

@@ -9,13 +9,10 @@ import dev.proclive.lease.etcd.v3.Etcd;
 import dev.proclive.lease.etcd.v3.EtcdGateway;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -55,23 +52,12 @@ class EtcdRestoredFromACopyIT {
 
     /** Kills the member, puts the older copy of its data in place of its own, and starts it again. */
     private static void restore(EtcdCluster etcd, Path older) throws Exception {
-        EtcdCluster.Member m = etcd.members.get(0);
-        m.kill();
-        delete(m.data);
-        copy(older, m.data);
-        m.start();
-        etcd.awaitLeader(Duration.ofSeconds(30));
+        etcd.restoreData(etcd.members.get(0), older);
     }
 
     /** Takes a copy of the member's data (killed for it, then started again). */
     private Path copyOf(EtcdCluster etcd) throws Exception {
-        EtcdCluster.Member m = etcd.members.get(0);
-        m.kill();
-        Path older = dir.resolve("older-copy");
-        copy(m.data, older);
-        m.start();
-        etcd.awaitLeader(Duration.ofSeconds(30));
-        return older;
+        return etcd.copyData(etcd.members.get(0), dir.resolve("older-copy"));
     }
 
     private static void moveRevisionOn(EtcdCluster etcd, int writes) throws IOException {
@@ -83,43 +69,19 @@ class EtcdRestoredFromACopyIT {
         }
     }
 
-    private static void copy(Path from, Path to) throws IOException {
-        try (Stream<Path> files = Files.walk(from)) {
-            for (Path p : files.sorted().toList()) {
-                Files.copy(p, to.resolve(from.relativize(p).toString()));
-            }
-        }
-    }
-
-    private static void delete(Path tree) throws IOException {
-        try (Stream<Path> files = Files.walk(tree)) {
-            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
-                Files.delete(p);
-            }
-        }
-    }
-
     @Test
     void aStoreOpenedAfterARestoreIsNotGrantedWhileTheHolderIsKept() throws Exception {
         try (EtcdCluster etcd = EtcdCluster.start(dir, 1)) {
             EtcdCluster.Member m = etcd.members.get(0);
             moveRevisionOn(etcd, 3);
-            m.kill();
-            Path older = dir.resolve("older-copy");
-            copy(m.data, older);
-            m.start();
-            etcd.awaitLeader(Duration.ofSeconds(30));
+            Path older = etcd.copyData(m, dir.resolve("older-copy"));
             moveRevisionOn(etcd, 10);
 
             Identity me = ProcLive.current().orElseThrow();
             try (LeaseStore holders = store(etcd)) {
                 Lease held = ((Acquisition.Granted) holders.acquire("build", me)).lease();
 
-                m.kill();
-                delete(m.data);
-                copy(older, m.data); // restored from the older copy: same cluster, revisions back
-                m.start();
-                etcd.awaitLeader(Duration.ofSeconds(30));
+                etcd.restoreData(m, older); // restored from the older copy: same cluster, revisions back
 
                 try (LeaseStore newcomers = store(etcd)) { // a newcomer's process, started after the restore
                     Acquisition second;
