@@ -3,7 +3,6 @@ package dev.proclive.lease.core;
 import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
 import dev.proclive.Verdict;
-import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.LeaseBook;
 import dev.proclive.text.OneLine;
@@ -90,8 +89,8 @@ final class HolderKeeper {
      * a newcomer judges by that, and the record is left as it is.
      */
     private void renewIfDue(LeaseRecord r) throws IOException {
-        if (grants.keptByRewriting() && grants.now().isAfter(r.renewedAt().plus(r.ttl().dividedBy(3)))) {
-            grants.keep(r.name(), r.fence(), r.holder());
+        if (book.keptByRewriting() && grants.now().isAfter(r.renewedAt().plus(r.ttl().dividedBy(3)))) {
+            grants.keep(r.name(), r.fence(), Optional.of(r.holder()));
         }
     }
 
@@ -115,8 +114,7 @@ final class HolderKeeper {
         if (now.liveness() == Liveness.DEAD) {
             // Proven here: ended now, as a newcomer here would take it over, so that nobody
             // elsewhere waits out a TTL that another grant on the same etcd lease keeps renewing.
-            grants.end(r.name(), r.fence(), Optional.of(r.holder()), LeaseChange.EXITED,
-                    OptionalLong.empty(), Optional.of(now));
+            grants.end(r.name(), r.fence(), Grants.End.died(r.holder(), OptionalLong.empty(), now));
             return;
         }
         if (now.liveness() != Liveness.ALIVE) {
@@ -127,8 +125,7 @@ final class HolderKeeper {
         renewIfDue(r);
         checker.onExit(r.holder()).thenAccept(end -> {
             try {
-                grants.end(r.name(), r.fence(), Optional.of(r.holder()), LeaseChange.EXITED,
-                        OptionalLong.empty(), Optional.of(end));
+                grants.end(r.name(), r.fence(), Grants.End.died(r.holder(), OptionalLong.empty(), end));
             } catch (IOException | RuntimeException e) {
                 // its keep-alive stopped with its holder: it expires by itself
             } finally {

@@ -7,6 +7,7 @@ import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.LeaseEvent;
 import dev.proclive.lease.LeaseListener;
 import dev.proclive.lease.LeaseRecord;
+import dev.proclive.lease.book.LeaseBook;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,14 +33,16 @@ final class RecordWatches {
     static final long POLL_MS = 100;
 
     private final Grants grants;
+    private final LeaseBook book;
     /** What watches a record's holder for its end ({@link LeaseChange#HOLDER_DIED}). */
     private final LivenessChecker checker;
     private volatile ScheduledExecutorService thread;
     private volatile boolean closed;
     private final java.util.Set<Watch> watches = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
-    RecordWatches(Grants grants, LivenessChecker checker) {
+    RecordWatches(Grants grants, LeaseBook book, LivenessChecker checker) {
         this.grants = grants;
+        this.book = book;
         this.checker = checker;
     }
 
@@ -58,8 +61,8 @@ final class RecordWatches {
         watches.add(w);
         ScheduledExecutorService t = thread();
         t.execute(w::followHolder);
-        w.poll = t.scheduleWithFixedDelay(w::look, POLL_MS, grants.expires() ? 1000 : POLL_MS, TimeUnit.MILLISECONDS);
-        if (grants.expires()) {
+        w.poll = t.scheduleWithFixedDelay(w::look, POLL_MS, book.expires() ? 1000 : POLL_MS, TimeUnit.MILLISECONDS);
+        if (book.expires()) {
             w.arm();
         }
         return w;
@@ -68,7 +71,7 @@ final class RecordWatches {
     /** The record's stamp, taken before it is read: empty when the book cannot tell (then it is read). */
     private Optional<Object> stamp(String name) {
         try {
-            return grants.stamp(name);
+            return book.stamp(name);
         } catch (IOException | RuntimeException e) {
             return Optional.empty();
         }
@@ -181,7 +184,7 @@ final class RecordWatches {
 
         /** Looks when etcd's watch says the record changed, and watches again. */
         void arm() {
-            Optional<CompletableFuture<Void>> c = grants.changed(name);
+            Optional<CompletableFuture<Void>> c = book.changed(name);
             if (c.isEmpty() || stopped) {
                 return;
             }

@@ -72,8 +72,7 @@ final class Spawner {
         } catch (IOException | RuntimeException e) {
             tracking.removeIfEmpty();
             try {
-                grants.end(name, reserved.fence(), Optional.of(reserved.holder()), LeaseChange.SPAWN_FAILED,
-                        OptionalLong.empty());
+                grants.end(name, reserved.fence(), Grants.End.as(LeaseChange.SPAWN_FAILED, Optional.of(reserved.holder())));
             } catch (IOException | RuntimeException ending) {
                 e.addSuppressed(ending);
             }
@@ -182,10 +181,10 @@ final class Spawner {
                 Identity self = reserved.holder();
                 Identity exited = child.orElseGet(() -> new Identity(p.pid(), "", self.boot(), self.host(), "",
                         self.pidns(), self.machine())); // its pid alone: it exited before it could be identified
-                boolean ended = grants.childExited(name, reserved.fence(), self, exited,
-                        OptionalLong.of(p.exitValue()), Verdict.of(Reason.EXITED, "pid " + p.pid()
-                                + ", started for the lease, exited with status " + p.exitValue() + " before the hand-off"),
-                        tracking);
+                Verdict verdict = Verdict.of(Reason.EXITED, "pid " + p.pid() + ", started for the lease, exited with status "
+                        + p.exitValue() + " before the hand-off");
+                boolean ended = grants.end(name, reserved.fence(), new Grants.End(LeaseChange.EXITED, Optional.of(self),
+                        OptionalLong.of(p.exitValue()), Optional.of(verdict), Optional.of(exited), tracking));
                 if (!ended && tracking.tracks()) {
                     superviseLeftBehind(reserved.fence());
                 }
@@ -253,10 +252,7 @@ final class Spawner {
             // claimed by the child itself: its end, told as the command's would be (where the kernel
             // tracks what it left, the kernel says so, and no token scan that a busy machine keeps
             // inconclusive is needed)
-            OptionalLong exitCode = OptionalLong.of(status);
-            return tracking.tracks()
-                    ? grants.commandExited(name, lease.fence(), child.get(), exitCode, tracking)
-                    : grants.end(name, lease.fence(), child, LeaseChange.EXITED, exitCode);
+            return grants.end(name, lease.fence(), Grants.End.exited(child.get(), OptionalLong.of(status), tracking));
         }
         return false;
     }
@@ -281,7 +277,7 @@ final class Spawner {
                 return; // it cannot be watched from here: the next newcomer judges it
             }
             try {
-                if (!grants.commandExited(name, fence, holder, OptionalLong.empty(), tracking)) {
+                if (!grants.end(name, fence, Grants.End.exited(holder, OptionalLong.empty(), tracking))) {
                     superviseLeftBehind(fence);
                 }
             } catch (IOException | RuntimeException e) {

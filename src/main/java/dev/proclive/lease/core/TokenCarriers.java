@@ -30,9 +30,9 @@ final class TokenCarriers {
     private final ProcessIntrospector introspector;
     private final Descendants descendants;
 
-    TokenCarriers(LivenessChecker checker, ProcessIntrospector introspector, Descendants descendants) {
+    TokenCarriers(LivenessChecker checker, Descendants descendants) {
         this.checker = checker;
-        this.introspector = introspector;
+        this.introspector = checker.introspector();
         this.descendants = descendants;
     }
 
