@@ -35,8 +35,11 @@ final class GrantedLease implements Lease {
     /** Whether it was released or handed off through this lease: then it is never lost. */
     private volatile boolean letGo;
 
-    GrantedLease(Parts parts, LeaseRecord record, Optional<String> token) {
-        this(parts, record, token, Tracking.NONE);
+    /** A grant written here, as the caller's lease: kept by the store, its holder watched where it must be. */
+    static GrantedLease kept(Parts parts, LeaseRecord record, Optional<String> token) {
+        parts.watches().watch(record);
+        parts.renewals().keep(record);
+        return new GrantedLease(parts, record, token, Tracking.NONE);
     }
 
     private GrantedLease(Parts parts, LeaseRecord record, Optional<String> token, Tracking tracking) {
@@ -132,9 +135,7 @@ final class GrantedLease implements Lease {
         LeaseRecord handed = parts.grants().handOff(name, fence, holder, newHolder);
         letGo = true;
         parts.renewals().release(name, fence, holder);
-        parts.renewals().keep(handed);
-        parts.watches().watch(handed);
-        return new GrantedLease(parts, handed, token);
+        return kept(parts, handed, token);
     }
 
     @Override

@@ -426,15 +426,9 @@ public final class LeaseKeeper implements AutoCloseable {
                                 verdict.orElseGet(() -> checker.explain(current.get().holder()))));
                     }
                 }
-                return grants.decided(this::granted, name, guard, request, current, d, scan, now);
+                return grants.decided((granted, token) -> GrantedLease.kept(parts, granted, token), name, guard, request,
+                        current, d, scan, now);
             }
         }
-    }
-
-    /** A grant written here, as the caller's lease: kept by the store, its holder watched where it must be. */
-    private GrantedLease granted(LeaseRecord record, Optional<String> token) {
-        watches.watch(record);
-        renewals.keep(record);
-        return new GrantedLease(parts, record, token);
     }
 }
