@@ -72,7 +72,8 @@ final class Grants {
         }
 
         static End exited(Identity holder, OptionalLong exitCode, Tracking tracking) {
-            return new End(LeaseChange.EXITED, Optional.of(holder), exitCode, Optional.empty(), Optional.empty(), tracking);
+            return new End(LeaseChange.EXITED, Optional.of(holder), exitCode, Optional.empty(), Optional.empty(),
+                    tracking);
         }
 
         /** {@code holder}'s death, as its exit watch or a keeper saw it. */
@@ -239,8 +240,9 @@ final class Grants {
                 && holder.map(h -> LeaseRules.sameProcess(current.get().holder(), h)).orElse(true)) {
             return trusted(name, current.get(), guard.fence());
         }
-        throw new LeaseLostException(name, Losses.of(fence, holder, current, book.expires()).orElseGet(() -> new LeaseLost(
-                LeaseChange.TAKEN_OVER, current, "fence " + fence + " is reserved for pid " + current.get().holder().pid())));
+        throw new LeaseLostException(name, Losses.of(fence, holder, current, book.expires())
+                .orElseGet(() -> new LeaseLost(LeaseChange.TAKEN_OVER, current,
+                        "fence " + fence + " is reserved for pid " + current.get().holder().pid())));
     }
 
     /** Renews the grant at {@code fence} (of {@code holder}, when given); the record's TTL kept unless the policy sets one. */
@@ -294,14 +296,16 @@ final class Grants {
             if (kernel.isPresent() && !kernel.get().isEmpty()) {
                 // The kernel says what the command left behind: the lease is theirs, the oldest one's.
                 Optional<ProcessInfo> next = oldest(kernel.get());
-                if (next.isPresent() && adopt(guard, r, next.get(), notBefore(r.acquiredAt()), tracking.how()).isPresent()) {
+                Instant at = notBefore(r.acquiredAt());
+                if (next.isPresent() && adopt(guard, r, next.get(), at, tracking.how()).isPresent()) {
                     return false;
                 }
                 // they ended as they were read: the scan (or the cgroup, read again) decides below
             } else if (kernel.isPresent()) {
                 tracking.removeIfEmpty(); // nothing of the command is left: nothing can enter it again
             }
-            if (end.how() == LeaseChange.EXITED && r.tokenDigest().isPresent() && !kernel.map(List::isEmpty).orElse(false)
+            boolean kernelSaysNone = kernel.map(List::isEmpty).orElse(false);
+            if (end.how() == LeaseChange.EXITED && r.tokenDigest().isPresent() && !kernelSaysNone
                     && !carriersGone(name, guard, r, end.child())) {
                 return false; // the token lives on in a process the child started: the lease is still in use
             }

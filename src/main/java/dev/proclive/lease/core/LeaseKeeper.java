@@ -426,8 +426,8 @@ public final class LeaseKeeper implements AutoCloseable {
                                 verdict.orElseGet(() -> checker.explain(current.get().holder()))));
                     }
                 }
-                return grants.decided((granted, token) -> GrantedLease.kept(parts, granted, token), name, guard, request,
-                        current, d, scan, now);
+                Grants.Leases leases = (granted, token) -> GrantedLease.kept(parts, granted, token);
+                return grants.decided(leases, name, guard, request, current, d, scan, now);
             }
         }
     }

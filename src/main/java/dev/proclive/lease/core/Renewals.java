@@ -44,7 +44,7 @@ final class Renewals {
     private final LeaseBook book;
     /** The grant kept for each lease name. */
     private final Map<String, Kept> kept = new ConcurrentHashMap<>();
-    /** Each grant's loss, held weakly: a grant whose leases are all gone leaves nothing behind (each lease holds its own). */
+    /** Each grant's loss, held weakly: a grant whose leases are all gone leaves nothing behind. */
     private final Map<Grant, WeakReference<CompletableFuture<LeaseLost>>> losses = new ConcurrentHashMap<>();
     private volatile ScheduledExecutorService renewer;
     private volatile ScheduledExecutorService looker;
@@ -342,7 +342,7 @@ final class Renewals {
         return true;
     }
 
-    /** Reads the grant's record and tells its loss if it shows one; whether it is still the grant's (false: cannot tell). */
+    /** Reads the grant's record and tells its loss if it shows one; whether it is still the grant's (false: unknown). */
     private boolean judge(Grant g) {
         Optional<LeaseRecord> now;
         try {
@@ -354,7 +354,8 @@ final class Renewals {
                 && LeaseRules.sameProcess(now.get().holder(), g.holder())) {
             Kept k = kept.get(g.name());
             if (k != null && k.grant.equals(g) && k.keptFresh && namedByBook()) {
-                book.keep(new LeaseBook.Grant(now.get(), 0)); // by the TTL it has now: a renewal elsewhere may have set another
+                // by the TTL it has now: a renewal elsewhere may have set another
+                book.keep(new LeaseBook.Grant(now.get(), 0));
             }
             return true;
         }
