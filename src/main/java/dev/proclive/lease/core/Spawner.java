@@ -113,16 +113,9 @@ final class Spawner {
      */
     private static <T> T apart(Supplier<T> work) {
         boolean interrupted = Thread.interrupted();
-        CompletableFuture<T> done = new CompletableFuture<>();
-        Daemons.start("proclive-hand-off", () -> {
-            try {
-                done.complete(work.get());
-            } catch (Throwable e) {
-                done.completeExceptionally(e);
-            }
-        });
         try {
-            return done.join(); // not interruptible: an interrupt while it waits is kept, as is one from before
+            // join is not interruptible: an interrupt while it waits is kept, as is one from before
+            return CompletableFuture.supplyAsync(work, Daemons.onThreadOf("proclive-hand-off")).join();
         } catch (CompletionException e) {
             if (e.getCause() instanceof Error error) {
                 throw error;
