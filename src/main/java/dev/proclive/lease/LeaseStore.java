@@ -26,6 +26,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Consumer;
 
 /**
  * Named single-writer leases, each held by a process identity, kept in a directory on this machine
@@ -42,22 +43,21 @@ import java.util.Optional;
  * <p>A lease is granted when it is free (no record, or a released one), again to the same holder
  * (same fence: {@link Acquisition.Granted#again()}), and over a holder proven DEAD (exited, a
  * zombie, its PID reused, the machine rebooted) at once, with the old holder and the verdict kept in
- * the record's {@code previous}. It is never taken from an ALIVE holder. A holder whose liveness
- * cannot be proven (UNKNOWN) keeps it, unless the {@link LeasePolicy} takes UNKNOWN over and the
- * record was not renewed for the TTL it promised. Every new grant gets a fence one higher than any
- * granted before, also after a release, a {@link #breakLease break} or the record's deletion by
- * hand. A lease excludes other <em>holders</em>: two processes acting for one holder (two hooks of
- * one agent) share it.
+ * the record's {@code previous}. It is never taken from an ALIVE holder. An UNKNOWN holder keeps
+ * it, unless the {@link LeasePolicy} takes UNKNOWN over and the record was not renewed for the TTL
+ * it promised. Every new grant gets a fence one higher than any granted before, also after a
+ * release, a {@link #breakLease break} or the record's deletion by hand. A lease excludes other
+ * <em>holders</em>: two processes acting for one holder (two hooks of one agent) share it.
  *
- * <p><b>Starting the writer under the lease.</b> A lease for a process that is yet to start is
- * {@linkplain #reserve reserved}: granted with its fence to the launcher (its reserver) with a
- * token, which the child finds in its environment ({@code PROCLIVE_LEASE_TOKEN}, with
- * {@code PROCLIVE_LEASE_NAME}, {@code PROCLIVE_LEASE_DIR} and {@code PROCLIVE_LEASE_FENCE}); once
- * the child runs, the launcher {@linkplain Lease#handOff hands it off}. {@link #spawn} does all of
- * it. Should the launcher die before handing off, the child {@linkplain #claim claims} it; and a
- * newcomer that finds a reservation whose reserver is not ALIVE scans this host's processes for the
- * token: the process that carries it becomes the holder, and only a complete scan that finds none
- * (with the reserver DEAD) frees the reservation.
+ * <p><b>Starting the writer under the lease.</b> A lease for a process yet to start is
+ * {@linkplain #reserve reserved}: granted with its fence to the launcher with a token, which the
+ * child finds in its environment ({@code PROCLIVE_LEASE_TOKEN}, with {@code PROCLIVE_LEASE_NAME},
+ * {@code PROCLIVE_LEASE_DIR} and {@code PROCLIVE_LEASE_FENCE}); once the child runs, the launcher
+ * {@linkplain Lease#handOff hands it off}. {@link #spawn} does all of it. Should the launcher die
+ * before handing off, the child {@linkplain #claim claims} it; and a newcomer that finds a
+ * reservation whose reserver is not ALIVE scans this host's processes for the token: the process
+ * that carries it becomes the holder, and only a complete scan that finds none (with the reserver
+ * DEAD) frees the reservation.
  *
  * <p>In a directory, its files: {@code NAME.lease}, the record, replaced atomically (a reader never
  * sees half a record, and a process killed at any step leaves the old record or the new one);
@@ -66,35 +66,31 @@ import java.util.Optional;
  * written by that process, created exclusively, removed by its writer if the write fails and by a
  * later writer once that process is proven DEAD; {@code NAME.queue}, the waiters' tickets. A
  * directory the store creates is owner-only (0700); files are owner-only (0600) whenever the
- * directory grants no group or other access, whoever writes them; in an existing shared directory
- * each file the store makes is given, explicitly (past the umask), read and write for each class of
- * users that may write the directory and read for one that may only read it — but no access to the
- * guard — so a hook and its agent running as different users can share a group-writable one
- * (records 0664, guards 0660 in a {@code 02775} directory).
+ * directory grants no group or other access; in an existing shared directory each file the store
+ * makes is given, past the umask, read and write for each class of users that may write the
+ * directory and read for one that may only read it — but no access to the guard — so a hook and
+ * its agent running as different users can share a group-writable one (records 0664, guards 0660
+ * in a {@code 02775} directory).
  *
  * <p>Judging and writing happen one process at a time: within a JVM under one lock per guard file
  * (by its device and inode, so two paths to one directory share it), across processes under a
- * {@code flock(2)} lock on a descriptor the store opens for it ({@code LockFileEx} on Windows). Such
- * a lock belongs to that descriptor alone: other code opening and closing the guard, a second copy
- * of this library in another class loader, or the same directory reached through a bind mount
- * cannot drop it. On Linux and macOS locking loads JNA. The lock is taken through a descriptor
- * opened for writing (a reader of the directory cannot hold writers out) and waited for no longer
- * than the caller waits (5 s for a call without a wait, {@link #breakLease} included): a process
- * stopped or hung while it holds it makes the others fail with an {@link IOException}, never hang.
- * {@link #read} takes no lock and needs no write access. Instances are thread-safe.
+ * {@code flock(2)} lock on a descriptor the store opens for it ({@code LockFileEx} on Windows), so
+ * other code closing the guard, a second copy of this library in another class loader or a bind
+ * mount of the directory cannot drop it. On Linux and macOS locking loads JNA. The lock is taken
+ * through a descriptor opened for writing (a reader of the directory cannot hold writers out) and
+ * waited for no longer than the caller waits (5 s for a call without a wait, {@link #breakLease}
+ * included): a process stopped while it holds it makes the others fail with an
+ * {@link IOException}, never hang. {@link #read} takes no lock and needs no write access.
+ * Instances are thread-safe.
  *
  * <p>What a lease does not promise: holders on other hosts are never judged DEAD (their liveness is
  * UNKNOWN, taken over only by a policy that says so, after their TTL); a directory with the sticky
  * bit (such as {@code /tmp} itself) cannot pass a lease from one user to another, since the kernel
  * refuses to replace another user's record there.
  *
- * <p>For holders on several machines the same store lives in etcd ({@link Builder#etcd(List)}):
- * every method and rule as here, a record that expires when nobody keeps it alive, and fences
- * from etcd's revisions.
- *
- * <p>A granted lease keeps itself while this JVM lives (kept fresh every third of its TTL), says when
- * and why it is lost ({@link Lease#lost()}), and waiters are served in the order they came; a
- * {@linkplain #watch watch} tells listeners what any process does to a lease.
+ * <p>A granted lease keeps itself while this JVM lives, says when and why it is lost
+ * ({@link Lease#lost()}); waiters are served in the order they came; a {@linkplain #watch watch}
+ * tells listeners what any process does to a lease.
  */
 public final class LeaseStore implements AutoCloseable {
 
@@ -117,15 +113,12 @@ public final class LeaseStore implements AutoCloseable {
     private static final Duration ETCD_CALL = Duration.ofSeconds(5);
 
     private final LeaseKeeper keeper;
-    /** The directory of a store over files; empty on etcd. */
-    private final Optional<Path> directory;
-    /** The files of a store over a directory, for tests in this package; empty on etcd. */
+    /** The files of a store over a directory; empty on etcd. */
     private final Optional<LeaseFiles> files;
 
     private LeaseStore(LeaseKeeper keeper, Optional<LeaseFiles> files) {
         this.keeper = keeper;
         this.files = files;
-        this.directory = files.map(LeaseFiles::directory);
     }
 
     /** The files, for tests in this package. */
@@ -348,7 +341,7 @@ public final class LeaseStore implements AutoCloseable {
 
     /** The directory, resolved, of a store over one; empty for a store on etcd. */
     public Optional<Path> directory() {
-        return directory;
+        return files.map(LeaseFiles::directory);
     }
 
     /** The policy acquisitions follow. */
@@ -572,25 +565,24 @@ public final class LeaseStore implements AutoCloseable {
 
     /**
      * Keeps the grants of this machine's holders, until interrupted: every granted record whose
-     * holder is ALIVE here is kept (named by this store's session file over a directory, written
-     * every third of its TTL; on etcd its etcd lease kept alive, one thread for all) and ended the moment its holder dies (through the exit watch:
-     * {@code exited}, with the verdict), so a newcomer anywhere is granted at once instead of after
-     * the TTL; one whose holder is already DEAD here is ended when it is found. Records granted since
-     * are picked up every {@code poll}, read in pages however many there are. What
-     * {@code proclive lease keep} runs, for holders a hook took a lease for and exited.
+     * holder is ALIVE here is kept (named by this store's session file over a directory; on etcd its
+     * etcd lease kept alive, one thread for all) and ended as {@code exited} the moment its holder
+     * dies, so a newcomer anywhere is granted at once instead of after the TTL; one whose holder is
+     * already DEAD here is ended when it is found. Records granted since are picked up every
+     * {@code poll}, read in pages however many there are. What {@code proclive lease keep} runs.
      *
      * <p>It never gives up: a member that does not answer, an answer that cannot be read, a grant
      * that cannot be ended now are each said through {@code says} and tried again after a pause
      * that grows to about a second; grants given up while etcd did not answer are kept again once
-     * it does, if they are still there. Its first line through {@code says} tells that it keeps,
-     * once the records could be read.
+     * it does, if they are still there. Its first line through {@code says}, once the records could
+     * be read, tells that it keeps.
      *
      * @param poll how often the grants are read again
      * @param says one line for a person at a time, from this thread
      * @throws InterruptedException when the thread is interrupted: the normal way to stop; the
      *                              grants kept so far stay kept until this JVM exits
      */
-    public void keepHolders(Duration poll, java.util.function.Consumer<String> says) throws InterruptedException {
+    public void keepHolders(Duration poll, Consumer<String> says) throws InterruptedException {
         Objects.requireNonNull(poll, "poll");
         Objects.requireNonNull(says, "says");
         keeper.keepHolders(poll, says);
@@ -600,12 +592,10 @@ public final class LeaseStore implements AutoCloseable {
      * Tells {@code listener} each change of lease {@code name}'s record from now on, written by any
      * process: {@link LeaseChange#GRANTED}, {@code RELEASED}, {@code EXITED}, {@code TAKEN_OVER},
      * {@code BROKEN}, {@code EXPIRED}, each after the write is durable, and {@code HOLDER_DIED} when
-     * this machine's exit watch sees the holder the record names end, in order, on the store's one
-     * event thread ({@code proclive-lease-events}). A directory's record is looked at every 100 ms
-     * (read when its file was replaced since), an
+     * this machine's exit watch sees the record's holder end, in order, on the store's one event
+     * thread ({@code proclive-lease-events}). A directory's record is looked at every 100 ms, an
      * etcd record when its watch says it changed (and every second besides); a grant that came and
-     * went between two reads is told as granted, then how it ended. For a status screen or a waiter,
-     * instead of polling.
+     * went between two reads is told as granted, then how it ended.
      *
      * <pre>{@code
      * try (AutoCloseable w = store.watch("deploy", e -> System.out.println(e.kind() + " fence " + e.record().fence()))) {

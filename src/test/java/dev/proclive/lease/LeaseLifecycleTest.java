@@ -254,11 +254,6 @@ class LeaseLifecycleTest {
         }
 
         @Override
-        public void sleep(Duration d, java.util.concurrent.CompletableFuture<?> wake) {
-            sleep(d);
-        }
-
-        @Override
         public long nanoTime() {
             return clock.nanos();
         }

@@ -5,9 +5,8 @@ import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * How long a loop that failed waits before it tries again: {@value #FIRST_MILLIS} ms, doubling
- * with each failure in a row to about a second ({@value #MOST_MILLIS} ms), each pause shortened or
- * lengthened by up to a fifth at random, so that loops that failed together do not try again
- * together. Not thread-safe: one per loop.
+ * with each failure in a row to {@value #MOST_MILLIS} ms, each pause changed by up to a fifth at
+ * random, so that loops that failed together do not try again together. One per loop.
  */
 final class Backoff {
 
@@ -16,7 +15,6 @@ final class Backoff {
 
     private int failures;
 
-    /** The pause after one more failure. */
     Duration next() {
         long base = Math.min(MOST_MILLIS, FIRST_MILLIS << Math.min(failures, 16));
         failures++;

@@ -23,8 +23,6 @@ final class Executables {
     /**
      * {@code program}'s path, absolute unless it was given relative with a {@code /} (then it is
      * kept, and runs against {@code directory}).
-     *
-     * @throws IOException if no such executable file is found, as {@code ProcessBuilder.start()} says it
      */
     static String find(String program, File directory) throws IOException {
         Path base = directory == null ? Path.of("").toAbsolutePath() : directory.toPath().toAbsolutePath();
@@ -47,7 +45,7 @@ final class Executables {
                 }
             }
         } catch (InvalidPathException e) {
-            throw failed(program, directory, 2, "No such file or directory");
+            // as a program that is not there
         }
         throw failed(program, directory, 2, "No such file or directory");
     }

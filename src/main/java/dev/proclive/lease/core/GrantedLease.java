@@ -6,6 +6,8 @@ import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.LeaseLost;
 import dev.proclive.lease.LeaseLostException;
 import dev.proclive.lease.LeaseRecord;
+import dev.proclive.lease.book.LeaseBook;
+import dev.proclive.lease.book.Records;
 import java.io.IOException;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -17,11 +19,8 @@ import java.util.concurrent.CompletableFuture;
  */
 final class GrantedLease implements Lease {
 
-    /**
-     * What a granted lease works through: the writes ({@link Grants}), the store's keeping of it
-     * ({@link Renewals}), and the watch on an etcd holder's exit ({@link HolderWatches}).
-     */
-    record Parts(Grants grants, Renewals renewals, HolderWatches watches) {
+    /** What a granted lease works through. */
+    record Parts(Grants grants, LeaseBook book, Renewals renewals, HolderWatches watches) {
     }
 
     private final Parts parts;
@@ -29,16 +28,18 @@ final class GrantedLease implements Lease {
     private final long fence;
     private final Identity holder;
     private final Optional<String> token;
-    /** What the kernel tracks of the command this lease was handed to, when it was spawned so. */
     private final Tracking tracking;
     private volatile LeaseRecord record;
-    /** Its loss, as the store tells it (held here, so the store need not keep it for a lease nobody holds). */
+    /** Its loss, held here, so the store need not keep it for a lease nobody holds. */
     private final CompletableFuture<LeaseLost> lost;
     /** Whether it was released or handed off through this lease: then it is never lost. */
     private volatile boolean letGo;
 
-    GrantedLease(Parts parts, LeaseRecord record, Optional<String> token) {
-        this(parts, record, token, Tracking.NONE);
+    /** A grant written here, as the caller's lease: kept by the store, its holder watched where it must be. */
+    static GrantedLease kept(Parts parts, LeaseRecord record, Optional<String> token) {
+        parts.watches().watch(record);
+        parts.renewals().keep(record);
+        return new GrantedLease(parts, record, token, Tracking.NONE);
     }
 
     private GrantedLease(Parts parts, LeaseRecord record, Optional<String> token, Tracking tracking) {
@@ -54,12 +55,11 @@ final class GrantedLease implements Lease {
 
     /**
      * This lease, its holder's descendants tracked by {@code how}: its {@link #exited} asks the
-     * kernel first, and its record names the cgroup {@code how} reads, as the record written when the
-     * cgroup was made does (this lease was granted before that).
+     * kernel first, and its record names the cgroup, as the record written when it was made does.
      */
     GrantedLease tracked(Tracking how) {
         LeaseRecord named = how.cgroup().filter(c -> record.cgroup().isEmpty())
-                .map(c -> dev.proclive.lease.book.Records.inCgroup(record, c)).orElse(record);
+                .map(c -> Records.inCgroup(record, c)).orElse(record);
         return new GrantedLease(parts, named, token, how);
     }
 
@@ -111,8 +111,7 @@ final class GrantedLease implements Lease {
         parts.renewals().release(name, fence, holder);
         boolean released = false;
         try {
-            released = parts.grants().end(name, fence, Optional.of(holder), LeaseChange.RELEASED,
-                    OptionalLong.empty());
+            released = parts.grants().end(name, fence, Grants.End.as(LeaseChange.RELEASED, Optional.of(holder)));
         } finally {
             if (!released) {
                 letGo = false;
@@ -126,10 +125,7 @@ final class GrantedLease implements Lease {
     @Override
     public boolean exited(int exitCode) throws IOException {
         parts.renewals().stopRenewing(name, fence, holder); // its holder is gone: what it left behind is judged, not renewed
-        boolean ended = tracking.tracks()
-                ? parts.grants().commandExited(name, fence, holder, OptionalLong.of(exitCode), tracking)
-                : parts.grants().end(name, fence, Optional.of(holder), LeaseChange.EXITED,
-                        OptionalLong.of(exitCode));
+        boolean ended = parts.grants().end(name, fence, Grants.End.exited(holder, OptionalLong.of(exitCode), tracking));
         parts.renewals().lookNow(name, fence, holder); // told at once: ended, or gone to what it left behind
         return ended;
     }
@@ -139,9 +135,7 @@ final class GrantedLease implements Lease {
         LeaseRecord handed = parts.grants().handOff(name, fence, holder, newHolder);
         letGo = true;
         parts.renewals().release(name, fence, holder);
-        parts.renewals().keep(handed);
-        parts.watches().watch(handed);
-        return new GrantedLease(parts, handed, token);
+        return kept(parts, handed, token);
     }
 
     @Override
@@ -151,7 +145,7 @@ final class GrantedLease implements Lease {
 
     @Override
     public boolean knownLost() {
-        return lost.isDone() || parts.grants().unconfirmed(name, fence);
+        return lost.isDone() || parts.book().lost(name, fence);
     }
 
     @Override
@@ -170,7 +164,7 @@ final class GrantedLease implements Lease {
             throw new LeaseLostException(name, lost.join()); // lost once, for the first reason: what came after follows from it
         }
         Optional<LeaseRecord> now = parts.grants().read(name);
-        Optional<LeaseLost> why = Losses.of(fence, Optional.of(holder), now, parts.grants().expires());
+        Optional<LeaseLost> why = Losses.of(fence, Optional.of(holder), now, parts.book().expires());
         if (why.isPresent()) {
             // a reservation is not lost (it admits no write yet), nor a lease let go through this one
             if (!(now.isPresent() && now.get().fence() == fence && now.get().state() == LeaseRecord.State.RESERVED

@@ -24,14 +24,14 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
- * What happens to a grant once the engine has decided it, each under the lease's lock:
- * renewed, handed off, adopted by a carrier of its token, ended (as released, exited, or a
- * spawned child's end), broken. Every write first proves the record is one this store can trust
- * ({@link #trusted}: not rolled back below the guard).
+ * What happens to a grant once the engine has decided it, each under the lease's lock. Every write
+ * first proves the record is one this store can trust ({@link #trusted}: not rolled back below the guard).
  */
 final class Grants {
 
@@ -46,16 +46,41 @@ final class Grants {
     private final TokenCarriers carriers;
     private final Descendants descendants;
 
-    Grants(LeaseBook book, LeasePolicy policy, Identity writer, LivenessChecker checker, ProcessIntrospector introspector,
-           Clock clock, TokenCarriers carriers, Descendants descendants) {
-        this.descendants = descendants;
+    Grants(LeaseBook book, LeasePolicy policy, Identity writer, LivenessChecker checker, Clock clock,
+           TokenCarriers carriers, Descendants descendants) {
         this.book = book;
         this.policy = policy;
         this.writer = writer;
         this.checker = checker;
-        this.introspector = introspector;
+        this.introspector = checker.introspector();
         this.clock = clock;
         this.carriers = carriers;
+        this.descendants = descendants;
+    }
+
+    /**
+     * How a grant ends: as {@code how}, if it is still {@code holder}'s (anyone's when empty), with
+     * the holder's {@code verdict} as it was seen (else judged now). {@code child}: a reservation's
+     * child that exited before the hand-off; {@code tracking}: what the kernel tracks of a spawned
+     * command, asked before a scan for the token.
+     */
+    record End(LeaseChange how, Optional<Identity> holder, OptionalLong exitCode, Optional<Verdict> verdict,
+               Optional<Identity> child, Tracking tracking) {
+
+        static End as(LeaseChange how, Optional<Identity> holder) {
+            return new End(how, holder, OptionalLong.empty(), Optional.empty(), Optional.empty(), Tracking.NONE);
+        }
+
+        static End exited(Identity holder, OptionalLong exitCode, Tracking tracking) {
+            return new End(LeaseChange.EXITED, Optional.of(holder), exitCode, Optional.empty(), Optional.empty(),
+                    tracking);
+        }
+
+        /** {@code holder}'s death, as its exit watch or a keeper saw it. */
+        static End died(Identity holder, OptionalLong exitCode, Verdict seen) {
+            return new End(LeaseChange.EXITED, Optional.of(holder), exitCode, Optional.of(seen), Optional.empty(),
+                    Tracking.NONE);
+        }
     }
 
     /** The store's time, to the millisecond. */
@@ -64,10 +89,10 @@ final class Grants {
     }
 
     /**
-     * Now, or {@code earliest} if the clock reads earlier (it was stepped back): evidence this store
-     * writes never contradicts itself (an ending before its grant is a corrupt record).
+     * Now, or {@code earliest} if the clock was stepped back before it: an ending before its grant
+     * would be a corrupt record.
      */
-    Instant notBefore(Instant earliest) {
+    private Instant notBefore(Instant earliest) {
         Instant now = now();
         return now.isBefore(earliest) ? earliest : now;
     }
@@ -78,13 +103,12 @@ final class Grants {
     }
 
     /**
-     * The record of {@code name}, without a lock, judged as a grant judges it: a granted record
-     * below the highest fence the book keeps apart from it (a directory's guard) was rolled back.
+     * The record of {@code name}, without a lock, judged as a grant judges it.
      *
      * @throws LeaseCorruptException if it cannot be trusted, or the guard is no fence
      */
     Optional<LeaseRecord> read(String name) throws IOException {
-        java.util.OptionalLong highest = book.highestFence(name);
+        OptionalLong highest = book.highestFence(name);
         Optional<LeaseRecord> r = book.read(name);
         if (r.isPresent() && r.get().granted() && highest.isPresent()) {
             trusted(name, r.get(), highest.getAsLong());
@@ -92,47 +116,12 @@ final class Grants {
         return r;
     }
 
-    /** Whether the book already knows the grant at {@code fence} lost: its keep-alive went unconfirmed (etcd). */
-    boolean unconfirmed(String name, long fence) {
-        return book.lost(name, fence);
-    }
-
-    /** What changes whenever lease {@code name}'s record is replaced, where the book can tell without reading it. */
-    Optional<Object> stamp(String name) throws IOException {
-        return book.stamp(name);
-    }
-
-    /** Whether a kept grant's record is rewritten every third of its TTL to stay alive (not where the book keeps it alive itself). */
-    boolean keptByRewriting() {
-        return book.keptByRewriting();
-    }
-
-    /** Has the book keep {@code granted} (this store's own grant) fresh from now on, where it does so itself. */
-    void keepAlive(LeaseRecord granted) {
-        book.keep(new LeaseBook.Grant(granted, 0));
-    }
-
-    /** Has the book no longer keep the grant at {@code fence} of {@code name} fresh ({@link #keepAlive}'s end). */
-    void letGo(String name, long fence) {
-        book.ended(name, fence);
-    }
-
-    /** The stamp of lease {@code name}'s record as the book last wrote it granted at {@code fence}, where it can tell. */
-    Optional<Object> writtenStamp(String name, long fence) {
-        return book.writtenStamp(name, fence);
-    }
-
-    /** A future that completes when lease {@code name}'s record may have changed, where the book can tell. */
-    Optional<java.util.concurrent.CompletableFuture<Void>> changed(String name) {
-        return book.changed(name);
-    }
-
     /**
-     * {@code r} made the holding of {@code found}, a carrier of its token, fence kept
-     * ({@code adoptedBy}: {@code how}), and written; empty when that process has ended since it was found.
+     * {@code r} made the holding of {@code found}, a carrier of its token, fence kept, and written;
+     * empty when that process has ended since it was found.
      */
-    Optional<LeaseRecord> adopt(String name, LeaseBook.Guard guard, LeaseRecord r, ProcessInfo found, Instant now,
-                                String how) throws IOException {
+    private Optional<LeaseRecord> adopt(LeaseBook.Guard guard, LeaseRecord r, ProcessInfo found, Instant now,
+                                        String how) throws IOException {
         Optional<Identity> carrier = checker.identify(found.pid()).filter(id -> id.start().equals(found.start()));
         if (carrier.isEmpty()) {
             return Optional.empty();
@@ -159,7 +148,7 @@ final class Grants {
             LeaseRecord granted = guard.grant(Records.granted(name,
                     reserve ? LeaseRecord.State.RESERVED : LeaseRecord.State.HELD, request.who(), writer, now,
                     policy.ttl(), grant.previous(), token.map(Records::digest),
-                    reserve ? os.userId(request.who().pid()) : java.util.OptionalLong.empty(),
+                    reserve ? os.userId(request.who().pid()) : OptionalLong.empty(),
                     reserve ? os.startFloor() : Optional.empty()));
             current.flatMap(Cgroup::of).ifPresent(this::removeIfEmpty); // its grant ended: nothing enters it again
             return new Acquisition.Granted(leases.lease(granted, token), current, false);
@@ -176,7 +165,7 @@ final class Grants {
             return new Acquisition.Granted(leases.lease(claimed, request.token()), current, false);
         }
         if (d instanceof LeaseRules.Adopt adopt) {
-            Optional<LeaseRecord> adopted = adopt(name, guard, r, adopt.carrier(), now,
+            Optional<LeaseRecord> adopted = adopt(guard, r, adopt.carrier(), now,
                     scanned.map(TokenCarriers.Carried::how).orElse("token"));
             if (adopted.isEmpty()) { // it ended as it was found: ask again
                 return new Acquisition.Undecided(r, checker.explain(r.holder()), Optional.empty());
@@ -212,11 +201,9 @@ final class Grants {
      *
      * @throws LeaseLostException if the reservation is no longer that
      */
-    LeaseRecord nameCgroup(String name, long fence, Identity reserver, Cgroup cgroup) throws IOException {
-        return book.locked(name, guard -> {
-            LeaseRecord r = still(name, guard.record(), fence, Optional.of(reserver));
-            trusted(name, r, guard);
-            LeaseRecord named = Records.inCgroup(r, cgroup);
+    void nameCgroup(String name, long fence, Identity reserver, Cgroup cgroup) throws IOException {
+        book.locked(name, guard -> {
+            LeaseRecord named = Records.inCgroup(still(name, guard, fence, Optional.of(reserver)), cgroup);
             guard.replace(named);
             return named;
         });
@@ -229,16 +216,11 @@ final class Grants {
     }
 
     /**
-     * A granted record, if its fence is not below the guard's: one that is was restored from an old
-     * copy (the guard only grows), and renewing it would hand out a fence already given. Unless its
-     * holder is of an earlier boot: that is what a power loss leaves (the guard is forced, the
+     * A granted record, if its fence is not below {@code highest}: one that is was restored from an
+     * old copy (the guard only grows), and renewing it would hand out a fence already given. Unless
+     * its holder is of an earlier boot: that is what a power loss leaves (the guard is forced, the
      * directory need not be), and such a holder is DEAD, so the next grant, above the guard, is safe.
      */
-    LeaseRecord trusted(String name, LeaseRecord granted, LeaseBook.Guard guard) throws IOException {
-        return trusted(name, granted, guard.fence());
-    }
-
-    /** As {@link #trusted(String, LeaseRecord, LeaseBook.Guard)}, against {@code highest}, the highest fence granted. */
     LeaseRecord trusted(String name, LeaseRecord granted, long highest) throws LeaseCorruptException {
         Optional<String> boot = introspector.bootId();
         boolean earlierBoot = boot.isPresent() && !granted.holder().boot().isEmpty()
@@ -250,20 +232,17 @@ final class Grants {
         return granted;
     }
 
-    /** The record of a grant that must still be {@code fence}'s and {@code holder}'s, or why it is lost. */
-    private LeaseRecord still(String name, Optional<LeaseRecord> current, long fence, Optional<Identity> holder)
-            throws LeaseLostException {
+    /** The trusted record of a grant that must still be {@code fence}'s and {@code holder}'s, or why it is lost. */
+    private LeaseRecord still(String name, LeaseBook.Guard guard, long fence, Optional<Identity> holder)
+            throws IOException {
+        Optional<LeaseRecord> current = guard.record();
         if (current.isPresent() && current.get().granted() && current.get().fence() == fence
                 && holder.map(h -> LeaseRules.sameProcess(current.get().holder(), h)).orElse(true)) {
-            return current.get();
+            return trusted(name, current.get(), guard.fence());
         }
-        throw new LeaseLostException(name, Losses.of(fence, holder, current, expires()).orElseGet(() -> new LeaseLost(
-                LeaseChange.TAKEN_OVER, current, "fence " + fence + " is reserved for pid " + current.get().holder().pid())));
-    }
-
-    /** Whether a record of this book goes away by itself unless kept (etcd). */
-    boolean expires() {
-        return book.expires();
+        throw new LeaseLostException(name, Losses.of(fence, holder, current, book.expires())
+                .orElseGet(() -> new LeaseLost(LeaseChange.TAKEN_OVER, current,
+                        "fence " + fence + " is reserved for pid " + current.get().holder().pid())));
     }
 
     /** Renews the grant at {@code fence} (of {@code holder}, when given); the record's TTL kept unless the policy sets one. */
@@ -271,86 +250,33 @@ final class Grants {
         if (book.lost(name, fence)) {
             throw new LeaseLostException(name, Losses.unconfirmed(fence, holder));
         }
-        return renewRecord(name, fence, holder);
+        return keep(name, fence, holder);
     }
 
     /**
-     * A keeper's renewal of another process's grant ({@code lease keep}): whether this JVM would
-     * count the grant lost is its holder's question, not the keeper's; the record is renewed as long
-     * as it is still that grant's.
+     * A renewal without asking the book whether it counts the grant lost: a keeper's renewal of
+     * another process's grant ({@code lease keep}), which leaves that question to the holder.
      */
-    LeaseRecord keep(String name, long fence, Identity holder) throws IOException {
-        return renewRecord(name, fence, Optional.of(holder));
-    }
-
-    private LeaseRecord renewRecord(String name, long fence, Optional<Identity> holder) throws IOException {
+    LeaseRecord keep(String name, long fence, Optional<Identity> holder) throws IOException {
         return book.locked(name, guard -> {
-            LeaseRecord r = still(name, guard.record(), fence, holder);
-            trusted(name, r, guard);
-            Duration ttl = policy.renewalTtl().orElse(r.ttl());
-            LeaseRecord renewed = Records.renewed(r, writer, now(), ttl);
+            LeaseRecord r = still(name, guard, fence, holder);
+            LeaseRecord renewed = Records.renewed(r, writer, now(), policy.renewalTtl().orElse(r.ttl()));
             guard.replace(renewed);
             return renewed;
         });
     }
 
     /**
-     * Ends the grant at {@code fence} (of {@code holder}, when given) as {@code how}: a released
-     * record that says how, with the holder's verdict now.
+     * Ends the grant at {@code fence} as {@code end} says: a released record that says how. Where a
+     * spawned command left something behind (the kernel's word, or a scan for its token), the lease
+     * goes to that instead, and this returns false.
      *
      * @return true if it is ended at that fence now (also when it already was); false, and nothing
      *         written, when there is no record, it is at another fence or another holder's
      */
-    boolean end(String name, long fence, Optional<Identity> holder, LeaseChange how,
-                java.util.OptionalLong exitCode) throws IOException {
-        return end(name, fence, holder, how, exitCode, Optional.empty());
-    }
-
-    /** As {@link #end}, with the verdict to record (the holder's end as its watch or a keeper saw it). */
-    boolean end(String name, long fence, Optional<Identity> holder, LeaseChange how,
-                java.util.OptionalLong exitCode, Optional<Verdict> verdict) throws IOException {
-        return end(name, fence, holder, how, exitCode, verdict, Optional.empty());
-    }
-
-    /**
-     * A reservation's child that exited before it was handed the lease ({@code child}: as
-     * identified, or by its pid alone when it exited before that): the lease ends as exited with
-     * {@code verdict} once nothing carries its token. While a process the child started may carry
-     * it (a chain that re-forks ended under every pass of the scan), the lease becomes the child's
-     * — DEAD now — so that it is judged by its carriers from then on, never held on by the live
-     * reserver.
-     *
-     * @return as {@link #end}
-     */
-    boolean childExited(String name, long fence, Identity reserver, Identity child, java.util.OptionalLong exitCode,
-                        Verdict verdict, Tracking tracking) throws IOException {
-        return end(name, fence, Optional.of(reserver), LeaseChange.EXITED, exitCode, Optional.of(verdict),
-                Optional.of(child), tracking);
-    }
-
-    /**
-     * A spawned command that exited, whose descendants the kernel tracks ({@code tracking}): the
-     * grant at {@code fence} of {@code holder} ends as exited with {@code exitCode} at once when
-     * nothing of it is left, no scan; when something is, the oldest process left becomes the holder
-     * ({@code adoptedBy} says how it was found) and this returns false. Where the kernel could not
-     * tell, as {@link #end}: the token's carriers are scanned for.
-     */
-    boolean commandExited(String name, long fence, Identity holder, java.util.OptionalLong exitCode, Tracking tracking)
-            throws IOException {
-        return end(name, fence, Optional.of(holder), LeaseChange.EXITED, exitCode, Optional.empty(),
-                Optional.empty(), tracking);
-    }
-
-    private boolean end(String name, long fence, Optional<Identity> holder, LeaseChange how,
-                        java.util.OptionalLong exitCode, Optional<Verdict> verdict, Optional<Identity> child)
-            throws IOException {
-        return end(name, fence, holder, how, exitCode, verdict, child, Tracking.NONE);
-    }
-
-    private boolean end(String name, long fence, Optional<Identity> holder, LeaseChange how,
-                        java.util.OptionalLong exitCode, Optional<Verdict> verdict, Optional<Identity> child,
-                        Tracking tracking) throws IOException {
-        Optional<List<Long>> kernel = how == LeaseChange.EXITED && tracking.tracks()
+    boolean end(String name, long fence, End end) throws IOException {
+        Tracking tracking = end.tracking();
+        Optional<List<Long>> kernel = end.how() == LeaseChange.EXITED && tracking.tracks()
                 ? tracking.leftBehind() : Optional.empty();
         boolean[] notThere = {false};
         boolean ended = book.locked(name, guard -> {
@@ -363,32 +289,29 @@ final class Grants {
             if (!r.granted()) {
                 return true;
             }
-            if (holder.isPresent() && !LeaseRules.sameProcess(r.holder(), holder.get())) {
+            if (end.holder().isPresent() && !LeaseRules.sameProcess(r.holder(), end.holder().get())) {
                 return false;
             }
-            trusted(name, r, guard);
+            trusted(name, r, guard.fence());
             if (kernel.isPresent() && !kernel.get().isEmpty()) {
                 // The kernel says what the command left behind: the lease is theirs, the oldest one's.
                 Optional<ProcessInfo> next = oldest(kernel.get());
-                if (next.isPresent() && adopt(name, guard, r, next.get(), notBefore(r.acquiredAt()), tracking.how()).isPresent()) {
+                Instant at = notBefore(r.acquiredAt());
+                if (next.isPresent() && adopt(guard, r, next.get(), at, tracking.how()).isPresent()) {
                     return false;
                 }
                 // they ended as they were read: the scan (or the cgroup, read again) decides below
             } else if (kernel.isPresent()) {
                 tracking.removeIfEmpty(); // nothing of the command is left: nothing can enter it again
             }
-            if (how == LeaseChange.EXITED && r.tokenDigest().isPresent()
-                    && !(kernel.isPresent() && kernel.get().isEmpty())) {
-                Carriers left = carriers(name, guard, r);
-                if (left == Carriers.PERHAPS && child.isPresent() && r.state() == LeaseRecord.State.RESERVED) {
-                    guard.replace(Records.handedTo(r, LeaseRecord.State.HELD, child.get(), writer, now(), r.ttl()));
-                }
-                if (left != Carriers.GONE) {
-                    return false; // the token lives on in a process the child started: the lease is still in use
-                }
+            boolean kernelSaysNone = kernel.map(List::isEmpty).orElse(false);
+            if (end.how() == LeaseChange.EXITED && r.tokenDigest().isPresent() && !kernelSaysNone
+                    && !carriersGone(name, guard, r, end.child())) {
+                return false; // the token lives on in a process the child started: the lease is still in use
             }
-            Verdict then = verdict.orElseGet(() -> checker.explain(r.holder()));
-            guard.replace(Records.ended(r, writer, new LeaseRecord.Ending(how, notBefore(r.acquiredAt()), then, exitCode)));
+            Verdict then = end.verdict().orElseGet(() -> checker.explain(r.holder()));
+            guard.replace(Records.ended(r, writer,
+                    new LeaseRecord.Ending(end.how(), notBefore(r.acquiredAt()), then, end.exitCode())));
             return true;
         });
         if (ended || notThere[0]) {
@@ -402,7 +325,7 @@ final class Grants {
      * whose parent is not among them, the oldest such.
      */
     private Optional<ProcessInfo> oldest(List<Long> pids) {
-        List<ProcessInfo> found = new java.util.ArrayList<>();
+        List<ProcessInfo> found = new ArrayList<>();
         for (long pid : pids) {
             if (introspector.lookupProcess(pid) instanceof dev.proclive.spi.ProcessLookup.Found f) {
                 found.add(f.info());
@@ -411,40 +334,37 @@ final class Grants {
         return LeaseRules.firstCarrier(found);
     }
 
-    /** What a scan for a lease's token found, before a spawned child's exit ends the lease. */
-    private enum Carriers {
-        /** None: the lease may end. */
-        GONE,
-        /** One, and the lease is now its. */
-        ADOPTED,
-        /** None seen, but processes kept ending under every pass: one may be among them. */
-        PERHAPS
-    }
-
     /**
-     * Whether a process still carries {@code r}'s token, before a spawned child's exit ends its
+     * Whether no process carries {@code r}'s token any more, before a spawned child's exit ends its
      * lease: a child that daemonised (forked and exited) leaves the process that writes under the
-     * fence behind. One is found: the lease becomes the outermost carrier's, as a newcomer's scan
-     * would make it (written here, under the lock); so too while processes keep ending under every
-     * pass of the scan (a chain that re-forks), perhaps. The child's descendants run as the
-     * reserver's user, whose environments this scan reads: a scan left partial for good by other
-     * users' processes (a normal user's view) does not keep the lease from ending.
+     * fence behind. One found gets the lease, as a newcomer's scan would give it. While processes
+     * keep ending under every pass of the scan (a chain that re-forks) one may be among them: a
+     * reservation then becomes the exited {@code child}'s, DEAD now, so that it is judged by its
+     * carriers from then on, never held on by the live reserver. A scan left partial for good by
+     * other users' processes (a normal user's view) does not keep the lease from ending: the
+     * child's descendants run as the reserver's user, whose environments are read.
      */
-    private Carriers carriers(String name, LeaseBook.Guard guard, LeaseRecord r) throws IOException {
+    private boolean carriersGone(String name, LeaseBook.Guard guard, LeaseRecord r, Optional<Identity> child)
+            throws IOException {
         guard.confirm();
         TokenCarriers.Carried scan = carriers.scan(name, r);
         Optional<ProcessInfo> found = LeaseRules.firstCarrier(scan.scan().carriers());
         if (found.isPresent()) {
-            adopt(name, guard, r, found.get(), notBefore(r.acquiredAt()), scan.how());
-            return Carriers.ADOPTED;
+            adopt(guard, r, found.get(), notBefore(r.acquiredAt()), scan.how());
+            return false;
         }
-        return scan.scan().complete() || !scan.scan().passAgain() ? Carriers.GONE : Carriers.PERHAPS;
+        if (scan.scan().complete() || !scan.scan().passAgain()) {
+            return true;
+        }
+        if (child.isPresent() && r.state() == LeaseRecord.State.RESERVED) {
+            guard.replace(Records.handedTo(r, LeaseRecord.State.HELD, child.get(), writer, now(), r.ttl()));
+        }
+        return false;
     }
 
     /**
      * The operator's override: ends the grant whoever holds it, as broken, and empties its queue of
-     * waiters (waiters still waiting keep asking, the order they came in forgotten); the released record,
-     * or empty.
+     * waiters (those still waiting keep asking, the order they came in forgotten).
      */
     Optional<LeaseRecord> breakLease(String name) throws IOException {
         return book.locked(name, guard -> {
@@ -463,7 +383,7 @@ final class Grants {
             LeaseRecord r = current.get();
             LeaseRecord broken = r.granted()
                     ? Records.ended(r, writer, new LeaseRecord.Ending(LeaseChange.BROKEN, notBefore(r.acquiredAt()),
-                            checker.explain(r.holder()), java.util.OptionalLong.empty()))
+                            checker.explain(r.holder()), OptionalLong.empty()))
                     : Records.released(r, writer);
             guard.replace(broken); // a guard found below the record's fence is raised to it
             return Optional.of(broken);
@@ -483,20 +403,19 @@ final class Grants {
             throw new IllegalArgumentException("a lease is handed to a live process only; the new holder is " + alive);
         }
         return book.locked(name, guard -> {
-            LeaseRecord r = still(name, guard.record(), fence, Optional.of(from));
-            trusted(name, r, guard);
+            LeaseRecord r = still(name, guard, fence, Optional.of(from));
             Instant now = now();
-            if (r.state() == LeaseRecord.State.RESERVED) {
-                LeaseRecord held = Records.handedTo(r, LeaseRecord.State.HELD, to, writer, now, r.ttl());
-                if (r.tokenDigest().isPresent() && !carriers.carriesDigest(to, r.tokenDigest().get()).orElse(true)) {
-                    // Its environment was read and holds no token: what it starts never carries it,
-                    // and its end is its own death, told by its verdict, never by a scan.
-                    held = Records.withoutToken(held);
-                }
-                guard.replace(held);
-                return held;
+            if (r.state() != LeaseRecord.State.RESERVED) {
+                return guard.grant(Records.regranted(r, to, writer, now));
             }
-            return guard.grant(Records.regranted(r, to, writer, now));
+            LeaseRecord held = Records.handedTo(r, LeaseRecord.State.HELD, to, writer, now, r.ttl());
+            if (r.tokenDigest().isPresent() && !carriers.carriesDigest(to, r.tokenDigest().get()).orElse(true)) {
+                // Its environment was read and holds no token: what it starts never carries it,
+                // and its end is its own death, told by its verdict, never by a scan.
+                held = Records.withoutToken(held);
+            }
+            guard.replace(held);
+            return held;
         });
     }
 }

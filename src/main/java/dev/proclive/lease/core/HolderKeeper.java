@@ -3,7 +3,7 @@ package dev.proclive.lease.core;
 import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
 import dev.proclive.Verdict;
-import dev.proclive.lease.LeaseChange;
+import dev.proclive.lease.LeaseLostException;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.LeaseBook;
 import dev.proclive.text.OneLine;
@@ -18,12 +18,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
 /**
- * What {@code proclive lease keep} runs ({@code LeaseStore.keepHolders}): every {@code poll}, the
- * granted records of the store (a directory's, or those under an etcd store's prefix); those whose
- * holder is ALIVE here are kept (an etcd lease alive; over a directory named by this store's
- * session file, written every third of the TTL) and watched, and ended the moment the holder
- * dies; those whose holder is DEAD here are ended at once. Another machine's holders are that
- * machine's keeper's. It never gives up: what fails is said and tried again.
+ * {@code LeaseStore.keepHolders}: every {@code poll}, the store's granted records; those whose
+ * holder is ALIVE here are kept and ended the moment the holder dies, those whose holder is DEAD
+ * here are ended at once. Another machine's holders are that machine's keeper's.
  */
 final class HolderKeeper {
 
@@ -39,12 +36,6 @@ final class HolderKeeper {
         this.book = book;
     }
 
-    /**
-     * Keeps until interrupted. Every failure is said through {@code says} and tried again after a
-     * pause that grows to about a second ({@link Backoff}): a member that stalls, a prefix too large
-     * for one answer, a grant that cannot be ended now. The first line says it keeps, once a member
-     * has answered.
-     */
     void run(Duration poll, Consumer<String> says) throws InterruptedException {
         Backoff backoff = new Backoff();
         boolean answered = false;
@@ -71,7 +62,7 @@ final class HolderKeeper {
             for (LeaseBook.Grant g : grants) {
                 try {
                     look(g);
-                } catch (dev.proclive.lease.LeaseLostException e) {
+                } catch (LeaseLostException e) {
                     // ended or taken since it was listed: no longer a grant to keep
                 } catch (InterruptedIOException e) {
                     throw new InterruptedException(e.getMessage());
@@ -84,18 +75,14 @@ final class HolderKeeper {
         }
     }
 
-    /**
-     * Renews {@code r}'s record once a third of its TTL has passed since it was, where the book keeps
-     * grants by rewriting them; where it keeps them alive itself (etcd: the etcd lease's keep-alive),
-     * a newcomer judges by that, and the record is left as it is.
-     */
+    /** Renews {@code r}'s record once a third of its TTL has passed, where the book keeps grants by rewriting them. */
     private void renewIfDue(LeaseRecord r) throws IOException {
-        if (grants.keptByRewriting() && grants.now().isAfter(r.renewedAt().plus(r.ttl().dividedBy(3)))) {
-            grants.keep(r.name(), r.fence(), r.holder());
+        if (book.keptByRewriting() && grants.now().isAfter(r.renewedAt().plus(r.ttl().dividedBy(3)))) {
+            grants.keep(r.name(), r.fence(), Optional.of(r.holder()));
         }
     }
 
-    /** Keeps {@code g} if its holder is ALIVE here (again, if the keeping was given up while etcd did not answer), ends it if DEAD. */
+    /** Keeps {@code g} if its holder is ALIVE here, ends it if DEAD. */
     private void look(LeaseBook.Grant g) throws IOException {
         LeaseRecord r = g.record();
         String key = r.name() + "@" + r.fence();
@@ -115,8 +102,7 @@ final class HolderKeeper {
         if (now.liveness() == Liveness.DEAD) {
             // Proven here: ended now, as a newcomer here would take it over, so that nobody
             // elsewhere waits out a TTL that another grant on the same etcd lease keeps renewing.
-            grants.end(r.name(), r.fence(), Optional.of(r.holder()), LeaseChange.EXITED,
-                    OptionalLong.empty(), Optional.of(now));
+            grants.end(r.name(), r.fence(), Grants.End.died(r.holder(), OptionalLong.empty(), now));
             return;
         }
         if (now.liveness() != Liveness.ALIVE) {
@@ -127,8 +113,7 @@ final class HolderKeeper {
         renewIfDue(r);
         checker.onExit(r.holder()).thenAccept(end -> {
             try {
-                grants.end(r.name(), r.fence(), Optional.of(r.holder()), LeaseChange.EXITED,
-                        OptionalLong.empty(), Optional.of(end));
+                grants.end(r.name(), r.fence(), Grants.End.died(r.holder(), OptionalLong.empty(), end));
             } catch (IOException | RuntimeException e) {
                 // its keep-alive stopped with its holder: it expires by itself
             } finally {

@@ -4,11 +4,10 @@ import dev.proclive.Identity;
 import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
 import dev.proclive.Verdict;
-import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.LeaseRecord;
+import dev.proclive.lease.book.LeaseBook;
 import java.io.IOException;
 import java.util.Map;
-import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -16,31 +15,31 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * On an expiring book (etcd), a grant this JVM wrote whose holder is another process and not a
  * spawned child (that one's launcher ends it, with the status) is ended the moment its holder
- * dies, through the exit watch, so that nobody anywhere waits out its TTL. One watch per lease: a
- * newer grant's replaces an older one's.
+ * dies, so that nobody anywhere waits out its TTL. One watch per lease: a newer grant's replaces
+ * an older one's.
  */
 final class HolderWatches {
 
     private final Grants grants;
+    private final LeaseBook book;
     private final LivenessChecker checker;
     /** This process: a grant of its own ends with it, and nobody here could end it then. */
     private final Identity writer;
-    /** The exit watch on each watched holder, by lease name. */
     private final Map<String, Watch> watches = new ConcurrentHashMap<>();
 
-    HolderWatches(Grants grants, LivenessChecker checker, Identity writer) {
+    HolderWatches(Grants grants, LeaseBook book, LivenessChecker checker, Identity writer) {
         this.grants = grants;
+        this.book = book;
         this.checker = checker;
         this.writer = writer;
     }
 
-    /** The exit watch on the holder of the grant at {@code fence}. */
     private record Watch(long fence, CompletableFuture<Verdict> end) {
     }
 
     /** Watches the holder of {@code granted}, where it is one to watch. */
     void watch(LeaseRecord granted) {
-        if (!grants.expires() || !granted.granted() || granted.tokenDigest().isPresent()
+        if (!book.expires() || !granted.granted() || granted.tokenDigest().isPresent()
                 || LeaseRules.sameProcess(granted.holder(), writer)) {
             return;
         }
@@ -60,8 +59,7 @@ final class HolderWatches {
                         .map(x -> OptionalLong.of(x.code().getAsInt())).orElse(OptionalLong.empty());
                 Verdict said = verdict.exit().map(x -> new Verdict(verdict.reason(), verdict.detail() + "; its holder "
                         + x, verdict.exit())).orElse(verdict);
-                grants.end(granted.name(), granted.fence(), Optional.of(granted.holder()), LeaseChange.EXITED,
-                        code, Optional.of(said));
+                grants.end(granted.name(), granted.fence(), Grants.End.died(granted.holder(), code, said));
             } catch (IOException | RuntimeException e) {
                 // not kept any more: it expires by itself
             }
@@ -76,7 +74,6 @@ final class HolderWatches {
         }
     }
 
-    /** Stops every watch. */
     void close() {
         watches.values().forEach(w -> w.end().cancel(false));
         watches.clear();

@@ -7,6 +7,7 @@ import dev.proclive.Verdict;
 import dev.proclive.lease.Acquisition;
 import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.LeaseCorruptException;
+import dev.proclive.lease.LeaseListener;
 import dev.proclive.lease.LeasePolicy;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.Cgroup;
@@ -14,62 +15,55 @@ import dev.proclive.lease.book.LeaseBook;
 import dev.proclive.lease.book.LeaseNames;
 import dev.proclive.spi.internal.Descendants;
 import dev.proclive.spi.internal.Elapsed;
-import dev.proclive.spi.ProcessIntrospector;
+import dev.proclive.spi.internal.FileLocker;
+import dev.proclive.spi.internal.KernelIntrospector;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Map;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 
 /**
  * The engine: the store's work on one lease. Lock it, read it, decide ({@link LeaseRules}), write
- * what was decided, and answer as the API does ({@link Acquisition}): the decision is turned into
- * the answer once, here. It also waits (through its {@link Pause}), spawns ({@link Spawner}),
- * keeps other processes' grants ({@link HolderKeeper}), and ends a grant on an expiring book the
- * moment its holder dies (through the exit watch). It knows its book only through the seam
- * ({@link LeaseBook}); the facade builds both. Its state is its own.
+ * what was decided ({@link Grants}), and answer as the API does; it also waits, spawns, and keeps
+ * grants. It knows its book only through the seam ({@link LeaseBook}).
  */
 public final class LeaseKeeper implements AutoCloseable {
 
     /** While waiting for a holder's exit, how often a release without an exit is looked for. */
     private static final Duration RECHECK = Duration.ofSeconds(2);
+    /** The least a lock is waited for in a wait's last moment: a section takes milliseconds. */
+    private static final Duration LAST_LOCK = Duration.ofMillis(100);
+    /** How often a waiter queued behind another looks again, at most. */
+    private static final Duration QUEUED_RECHECK = Duration.ofMillis(200);
+    /** How old an empty, unnamed cgroup of this library must be before a sweep removes it. */
+    private static final Duration STRAY_AGE = Duration.ofSeconds(30);
+    /** The longest one wait of a nap lasts before the wait's own deadline is looked at again. */
+    private static final Duration NAP_SLICE = Duration.ofMillis(250);
 
     private final LeaseBook book;
     private final LeasePolicy policy;
     private final Identity writer;
     private final LivenessChecker checker;
-    private final ProcessIntrospector introspector;
-    private final Clock clock;
     private final Pause pause;
     private final TokenCarriers carriers;
     private final Grants grants;
-    /** What the kernel tracks of a spawned command's descendants, where the policy asks for it. */
     private final Descendants descendants;
-    /** The exit watch on each holder whose grant on an expiring book this JVM wrote. */
     private final HolderWatches watches;
-    /** The grants this store keeps, on one daemon thread. */
     private final Renewals renewals;
-    /** What a granted lease works through. */
     private final GrantedLease.Parts parts;
-    /** The listeners' watches on records. */
     private final RecordWatches events;
-    /** The waiters of each lease, served in the order they came. */
     private final WaiterQueue queue;
-    /**
-     * The deadline ({@link Pause#nanoTime}) of the wait this thread is in, if any: a lock on the
-     * lease is waited for no longer than the caller waits.
-     */
+    /** The deadline of the wait this thread is in, if any: a lock is waited for no longer than the caller waits. */
     private final ThreadLocal<Elapsed> waitingUntil = new ThreadLocal<>();
 
     /**
      * An engine over {@code book}, judging with {@code checker}, writing as {@code writer} (this
-     * process), telling time by {@code clock}, waiting through {@code pause}, and tracking a spawned
-     * command's descendants through {@code descendants} when the policy asks for it.
+     * process), dating records by {@code clock}, waiting through {@code pause}, and tracking a
+     * spawned command's descendants through {@code descendants} when the policy asks for it.
      */
     public LeaseKeeper(LeaseBook book, LeasePolicy policy, Identity writer, LivenessChecker checker, Clock clock,
                        Pause pause, Descendants descendants) {
@@ -77,45 +71,33 @@ public final class LeaseKeeper implements AutoCloseable {
         this.policy = policy;
         this.writer = writer;
         this.checker = checker;
-        this.introspector = checker.introspector();
-        this.clock = clock;
         this.pause = pause;
         this.descendants = descendants;
-        this.carriers = new TokenCarriers(checker, introspector, descendants);
-        this.grants = new Grants(book, policy, writer, checker, introspector, clock, carriers, descendants);
-        this.renewals = new Renewals(grants);
-        this.watches = new HolderWatches(grants, checker, writer);
-        this.parts = new GrantedLease.Parts(grants, renewals, watches);
+        this.carriers = new TokenCarriers(checker, descendants);
+        this.grants = new Grants(book, policy, writer, checker, clock, carriers, descendants);
+        this.renewals = new Renewals(grants, book);
+        this.watches = new HolderWatches(grants, book, checker, writer);
+        this.parts = new GrantedLease.Parts(grants, book, renewals, watches);
         this.queue = new WaiterQueue(book, checker, writer);
-        this.events = new RecordWatches(grants, checker);
+        this.events = new RecordWatches(grants, book, checker);
     }
 
-    /** Tells {@code listener} each change of lease {@code name}'s record from now on: {@code LeaseStore.watch}. */
-    public AutoCloseable watch(String name, dev.proclive.lease.LeaseListener listener) throws IOException {
+    public AutoCloseable watch(String name, LeaseListener listener) throws IOException {
         return events.watch(name, listener);
     }
 
-    /** The policy acquisitions follow. */
     public LeasePolicy policy() {
         return policy;
     }
 
-    /** The book the records are in. */
-    public LeaseBook book() {
-        return book;
-    }
-
-    /** Takes lease {@code name} for {@code holder}: {@code LeaseStore.acquire}. */
     public Acquisition acquire(String name, Identity holder) throws IOException {
         return ask(name, holder, LeaseRules.Request.acquire(holder));
     }
 
-    /** Reserves lease {@code name} for a process {@code reserver} is about to start: {@code LeaseStore.reserve}. */
     public Acquisition reserve(String name, Identity reserver) throws IOException {
         return ask(name, reserver, LeaseRules.Request.reserve(reserver));
     }
 
-    /** The reservation with {@code token} made {@code holder}'s: {@code LeaseStore.claim}. */
     public Acquisition claim(String name, String token, Identity holder) throws IOException {
         Verdict alive = checker.explain(holder);
         if (alive.liveness() != Liveness.ALIVE) {
@@ -145,10 +127,9 @@ public final class LeaseKeeper implements AutoCloseable {
      * Asks, and while the answer is {@link Acquisition.Held} (or {@link Acquisition.Undecided}
      * with an {@code eligibleAt} within the wait, or over a DEAD holder whose token could not be
      * proven unused), waits and asks again, until {@code wait} has passed on the pause's monotonic
-     * clock ({@link Pause#nanoTime}: a wall clock stepped back never stretches it). Waiting goes
-     * through the pause: the exit watch for a held lease's holder, a sleep until an undecided one's
-     * {@code eligibleAt}. The lease's lock is waited for within the same bound: a writer stopped
-     * inside its section makes the wait end with an {@link IOException} at the deadline, never later.
+     * clock (a wall clock stepped back never stretches it). The lease's lock is waited for within
+     * the same bound: a writer stopped inside its section makes the wait end with an
+     * {@link IOException} at the deadline, never later.
      *
      * @throws InterruptedIOException if the thread is interrupted while waiting
      */
@@ -164,42 +145,34 @@ public final class LeaseKeeper implements AutoCloseable {
             if (a instanceof Acquisition.Granted) {
                 return a; // asked again, it would answer this same grant "again", with itself as the previous record
             }
-            if (!deadline.over()
-                    && checker.explain(who).liveness() == Liveness.ALIVE) {
-                // served in order from now on: nobody who asks later jumps ahead. The ticket's end is
-                // a date (other processes read it); its waiter's own deadline stays monotonic.
+            if (!deadline.over() && checker.explain(who).liveness() == Liveness.ALIVE) {
+                // served in order from now on. The ticket's end is a date (other processes read it);
+                // its waiter's own deadline stays monotonic.
                 queue.enqueue(name, who, now().plus(bound), lockBound().orElseThrow());
                 queued = true;
             }
-            a = waitInQueue(name, deadline, a, ask);
-            return a;
+            return waitInQueue(name, deadline, a, ask);
         } finally {
             waitingUntil.set(outer);
             if (outer == null) {
                 waitingUntil.remove();
             }
             if (queued) {
-                queue.dequeue(name, who); // granted, or gave up (or was interrupted): the next in line is not held up
+                queue.dequeue(name, who); // granted, or gave up: the next in line is not held up
             }
         }
     }
 
-    /**
-     * Asks again while waiting: when the lease's lock stays another's for the rest of the wait, the
-     * wait is over and its answer is the last one, {@code last} — not an I/O failure.
-     */
+    /** Asks again while waiting: a lock that stays another's for the rest of the wait ends it with {@code last}. */
     private static Acquisition askAgain(Ask ask, Acquisition last) throws IOException {
         try {
             return ask.get();
-        } catch (dev.proclive.spi.internal.FileLocker.Busy busy) {
+        } catch (FileLocker.Busy busy) {
             return last;
         }
     }
 
-    /** The least a lock is waited for in a wait's last moment: a section takes milliseconds. */
-    private static final Duration LAST_LOCK = Duration.ofMillis(100);
-
-    /** How long a lock may be waited for now: the rest of this thread's wait (at least {@link #LAST_LOCK}); empty outside a wait. */
+    /** The rest of this thread's wait (at least {@link #LAST_LOCK}); empty outside a wait. */
     private Optional<Duration> lockBound() {
         Elapsed until = waitingUntil.get();
         if (until == null) {
@@ -208,9 +181,6 @@ public final class LeaseKeeper implements AutoCloseable {
         Duration left = until.left();
         return Optional.of(left.compareTo(LAST_LOCK) < 0 ? LAST_LOCK : left);
     }
-
-    /** How often a waiter queued behind another looks again, at most. */
-    private static final Duration QUEUED_RECHECK = Duration.ofMillis(200);
 
     private Acquisition waitInQueue(String name, Elapsed deadline, Acquisition first, Ask ask) throws IOException {
         Acquisition a = first;
@@ -225,7 +195,7 @@ public final class LeaseKeeper implements AutoCloseable {
             } catch (IOException e) {
                 // it may lapse: the waiter still asks, and is served when nobody is ahead
             }
-            Duration nap = left.compareTo(RECHECK) < 0 ? left : RECHECK;
+            Duration nap = min(left, RECHECK);
             // Where the book tells of changes (etcd), its watch starts after the latest revision this
             // store read on any thread, which may be newer than the answer last given here: the
             // watch is made first and the answer waited on is asked after it, so that no change
@@ -238,8 +208,8 @@ public final class LeaseKeeper implements AutoCloseable {
                 if (a instanceof Acquisition.Held held && (!held.record().granted()
                         || checker.explain(held.record().holder()).liveness() != Liveness.ALIVE)) {
                     // Free, but another waiter is ahead in the queue: look again soon, as it takes its turn.
-                    sleep(deadline, recheck.compareTo(nap) < 0 ? recheck : nap, changed);
-                    recheck = recheck.multipliedBy(2).compareTo(QUEUED_RECHECK) > 0 ? QUEUED_RECHECK : recheck.multipliedBy(2);
+                    nap(deadline, min(recheck, nap), changed);
+                    recheck = min(recheck.multipliedBy(2), QUEUED_RECHECK);
                 } else if (a instanceof Acquisition.Held held) {
                     awaitEnd(deadline, held.record().holder(), nap, changed);
                 } else if (a instanceof Acquisition.Undecided u && u.eligibleAt().isPresent()) {
@@ -247,12 +217,12 @@ public final class LeaseKeeper implements AutoCloseable {
                     if (until.compareTo(left) > 0) {
                         return a;
                     }
-                    sleep(deadline, until.compareTo(nap) < 0 ? until : nap, changed);
+                    nap(deadline, min(until, nap), changed);
                 } else if (a instanceof Acquisition.Undecided u && u.verdict().liveness() == Liveness.DEAD) {
                     // Its holder is DEAD but a scan could not prove its token unused: its launcher
                     // may be ending the record this moment, or the processes that made the scan
                     // incomplete may end. Look again, soon at first.
-                    sleep(deadline, recheck.compareTo(nap) < 0 ? recheck : nap, changed);
+                    nap(deadline, min(recheck, nap), changed);
                     recheck = recheck.multipliedBy(2);
                 } else {
                     return a;
@@ -269,7 +239,10 @@ public final class LeaseKeeper implements AutoCloseable {
         }
     }
 
-    /** Reserves lease {@code name}, waiting up to {@code wait}, and starts {@code command} under it: {@code LeaseStore.spawn}. */
+    private static Duration min(Duration a, Duration b) {
+        return a.compareTo(b) < 0 ? a : b;
+    }
+
     public Acquisition spawn(String name, ProcessBuilder command, Duration wait) throws IOException {
         boolean subreaper = policy.trackDescendants() && descendants.becomeSubreaper();
         Acquisition a = waiting(name, writer, wait, () -> ask(name, writer, LeaseRules.Request.reserve(writer)));
@@ -279,18 +252,14 @@ public final class LeaseKeeper implements AutoCloseable {
         GrantedLease reserved = (GrantedLease) granted.lease();
         Optional<Cgroup> cgroup = policy.trackDescendants() ? cgroupFor(reserved) : Optional.empty();
         Tracking tracking = new Tracking(descendants, subreaper, cgroup,
-                dev.proclive.spi.internal.KernelIntrospector.of(introspector).startFloor());
+                KernelIntrospector.of(checker.introspector()).startFloor());
         return new Spawner(grants, checker, reserved, tracking).start(command, book.environment());
     }
-
-    /** How old an empty, unnamed cgroup of this library must be before a sweep removes it. */
-    private static final Duration STRAY_AGE = Duration.ofSeconds(30);
 
     /**
      * A new cgroup for the command of {@code reserved}, made only now that the lease is granted and
      * named in its record before anything enters it; empty where none can be made or named (the
-     * command then runs without one). Empty cgroups of this store under the same parent that no
-     * record names (left by a starter killed before it could remove one) are swept then.
+     * command then runs without one).
      */
     private Optional<Cgroup> cgroupFor(GrantedLease reserved) {
         String store = LeaseNames.storeTag(book.environment());
@@ -315,8 +284,8 @@ public final class LeaseKeeper implements AutoCloseable {
 
     /**
      * Removes the empty cgroups of this store ({@code store}, its tag) below this process's own that
-     * no granted record of it names and that were made well before {@code madeNow}: another
-     * store's, under the same parent, are its own to judge (its records are not read here).
+     * no granted record names, left by a starter killed before it could remove one: another store's,
+     * under the same parent, are its own to judge (its records are not read here).
      */
     private void sweep(String store, String madeNow) {
         for (String stray : descendants.emptyCgroups(store, madeNow, STRAY_AGE)) {
@@ -344,7 +313,7 @@ public final class LeaseKeeper implements AutoCloseable {
     /** Releases lease {@code name} at {@code fence}, whoever holds it. */
     public boolean release(String name, long fence) throws IOException {
         Optional<LeaseRecord> before = book.read(name);
-        boolean released = grants.end(name, fence, Optional.empty(), LeaseChange.RELEASED, OptionalLong.empty());
+        boolean released = grants.end(name, fence, Grants.End.as(LeaseChange.RELEASED, Optional.empty()));
         if (released && before.isPresent() && before.get().fence() == fence) {
             renewals.release(name, fence, before.get().holder()); // released here: not lost
         }
@@ -352,7 +321,6 @@ public final class LeaseKeeper implements AutoCloseable {
         return released;
     }
 
-    /** The operator's override: {@code LeaseStore.breakLease}. */
     public Optional<LeaseRecord> breakLease(String name) throws IOException {
         try {
             if (read(name).isEmpty() && book.highestFence(name).isEmpty()) {
@@ -364,15 +332,11 @@ public final class LeaseKeeper implements AutoCloseable {
         return grants.breakLease(name);
     }
 
-    /** Keeps the grants of this machine's holders in {@code book}, until interrupted: {@code LeaseStore.keepHolders}. */
-    public void keepHolders(Duration poll, java.util.function.Consumer<String> says) throws InterruptedException {
+    public void keepHolders(Duration poll, Consumer<String> says) throws InterruptedException {
         new HolderKeeper(grants, checker, book).run(poll, says);
     }
 
-    /**
-     * Stops the watches this engine holds and closes the book: an etcd store's keep-alive thread and
-     * client end, and what it kept expires after its TTL.
-     */
+    /** Stops the watches and closes the book: what an etcd store kept expires after its TTL. */
     @Override
     public void close() {
         renewals.close();
@@ -381,68 +345,54 @@ public final class LeaseKeeper implements AutoCloseable {
         book.close();
     }
 
-    /** The record of {@code name}, without a lock, judged as a grant judges it ({@link Grants#read}). */
     public Optional<LeaseRecord> read(String name) throws IOException {
         return grants.read(name);
     }
 
-    /** The outermost carrier of {@code token} from this process up ({@link TokenCarriers#outermost}). */
     public Optional<Identity> carrierOf(String token) {
         return carriers.outermost(writer, token);
     }
 
-    /**
-     * Waits at most {@code most} for {@code holder} to end, through the exit watch, or for the
-     * lease's record to change ({@code changed}, where the book can tell).
-     */
+    /** Waits at most {@code most} for {@code holder} to end, or for the lease's record to change. */
     private void awaitEnd(Elapsed deadline, Identity holder, Duration most, Optional<CompletableFuture<Void>> changed)
             throws InterruptedException {
         CompletableFuture<Verdict> end = checker.onExit(holder);
         try {
-            nap(deadline, most, changed.isPresent() ? CompletableFuture.anyOf(end, changed.get()) : end);
+            nap(deadline, most, Optional.of(changed.isPresent() ? CompletableFuture.anyOf(end, changed.get()) : end));
         } finally {
             end.cancel(false);
         }
     }
 
-    /** Waits {@code d}, or until the lease's record changes ({@code changed}, where the book can tell). */
-    private void sleep(Elapsed deadline, Duration d, Optional<CompletableFuture<Void>> changed) throws InterruptedException {
-        nap(deadline, d, changed.orElse(null));
-    }
-
-    /** The longest one wait of a nap lasts before the wait's own deadline is looked at again. */
-    private static final Duration NAP_SLICE = Duration.ofMillis(250);
-
     /**
-     * Waits at most {@code most}, or until {@code wake} (if any) completes, in slices of at most
+     * Waits at most {@code most}, or until {@code wake} completes, in slices of at most
      * {@link #NAP_SLICE}, between which the whole wait's {@code deadline} is counted too: a clock
      * seen going back (libfaketime steps the monotonic clock with the wall clock) costs a deadline
-     * at most one slice of what passed, never a whole nap, so that a wall clock stepped back again
-     * and again never keeps a wait from ending.
+     * at most one slice of what passed, so a wall clock stepped back again and again never keeps a
+     * wait from ending.
      */
-    private void nap(Elapsed deadline, Duration most, CompletableFuture<?> wake) throws InterruptedException {
+    private void nap(Elapsed deadline, Duration most, Optional<? extends CompletableFuture<?>> wake)
+            throws InterruptedException {
         Elapsed napped = Elapsed.bounded(most, pause::nanoTime);
-        while (wake == null || !wake.isDone()) {
+        while (wake.isEmpty() || !wake.get().isDone()) {
             long left = Math.min(napped.leftNanos(), deadline.leftNanos());
             if (left <= 0) {
                 return;
             }
             Duration slice = left < NAP_SLICE.toNanos() ? Duration.ofNanos(left) : NAP_SLICE;
-            if (wake == null) {
+            if (wake.isEmpty()) {
                 pause.sleep(slice);
             } else {
-                pause.await(wake, slice);
+                pause.await(wake.get(), slice);
             }
         }
     }
 
-    /** The store's time, to the millisecond. */
-    Instant now() {
+    private Instant now() {
         return grants.now();
     }
 
-    /** Decides {@code request} for lease {@code name}, writes what was decided, and answers. */
-    Acquisition request(String name, LeaseRules.Request request) throws IOException {
+    private Acquisition request(String name, LeaseRules.Request request) throws IOException {
         Optional<Duration> bound = lockBound();
         LeaseBook.Locked<Acquisition> work = guard -> decide(name, request, guard);
         return bound.isPresent() ? book.locked(name, bound.get(), work) : book.locked(name, work);
@@ -451,7 +401,7 @@ public final class LeaseKeeper implements AutoCloseable {
     private Acquisition decide(String name, LeaseRules.Request request, LeaseBook.Guard guard) throws IOException {
         Optional<LeaseRecord> current = guard.record();
         if (current.isPresent() && current.get().granted()) {
-            grants.trusted(name, current.get(), guard);
+            grants.trusted(name, current.get(), guard.fence());
         }
         Instant now = now();
         Optional<Verdict> verdict = Optional.empty();
@@ -476,15 +426,9 @@ public final class LeaseKeeper implements AutoCloseable {
                                 verdict.orElseGet(() -> checker.explain(current.get().holder()))));
                     }
                 }
-                return grants.decided(this::granted, name, guard, request, current, d, scan, now);
+                Grants.Leases leases = (granted, token) -> GrantedLease.kept(parts, granted, token);
+                return grants.decided(leases, name, guard, request, current, d, scan, now);
             }
         }
-    }
-
-    /** A grant written here, as the caller's lease: kept by the store, its holder watched where it must be. */
-    private GrantedLease granted(LeaseRecord record, Optional<String> token) {
-        watches.watch(record);
-        renewals.keep(record);
-        return new GrantedLease(parts, record, token);
     }
 }

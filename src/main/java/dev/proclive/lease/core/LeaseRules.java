@@ -26,9 +26,7 @@ final class LeaseRules {
     private LeaseRules() {
     }
 
-    /** What is asked. */
     enum Kind {
-        /** A lease for a process that runs. */
         ACQUIRE,
         /** A lease for a process about to start, reserved by {@code who}. */
         RESERVE,
@@ -39,11 +37,9 @@ final class LeaseRules {
     /**
      * A request for a lease.
      *
-     * @param kind  acquire, reserve or claim
-     * @param who   the holder asked for (of a reservation: the reserver)
-     * @param token the token a claim presents
-     * @param carrier whether {@code who}'s initial environment was read and holds that token: only
-     *                a proven carrier can claim
+     * @param who     the holder asked for (of a reservation: the reserver)
+     * @param carrier whether {@code who}'s initial environment was read and holds the claim's
+     *                token: only a proven carrier can claim
      */
     record Request(Kind kind, Identity who, Optional<String> token, boolean carrier) {
         static Request acquire(Identity who) {
@@ -59,7 +55,6 @@ final class LeaseRules {
         }
     }
 
-    /** The decision. */
     sealed interface Decision {
     }
 
@@ -100,22 +95,12 @@ final class LeaseRules {
     }
 
     /**
-     * Decides {@code request} over {@code current}.
+     * Decides {@code request} over {@code current}; each fact once the decision asked for it.
      *
-     * @param verdict the verdict of {@code current}'s holder, once {@link NeedVerdict} asked for it
-     * @param scan    the scan for {@code current}'s token, once {@link NeedScan} asked for it
-     */
-    static Decision decide(Request request, Optional<LeaseRecord> current, Optional<Verdict> verdict,
-                           Optional<EnvironmentScan> scan, LeasePolicy policy, Instant now) {
-        return decide(request, current, verdict, scan, current.map(LeaseRecord::freshUntil), policy, now);
-    }
-
-    /**
-     * Decides {@code request} over {@code current}, as above.
-     *
-     * @param fresh until when {@code current} is fresh, once {@link NeedFreshness} asked for it
-     *              (its book's word: a record kept alive without being rewritten is fresh while
-     *              what keeps it lives)
+     * @param verdict the verdict of {@code current}'s holder
+     * @param scan    the scan for {@code current}'s token
+     * @param fresh   until when {@code current} is fresh, its book's word: a record kept alive
+     *                without being rewritten is fresh while what keeps it lives
      */
     static Decision decide(Request request, Optional<LeaseRecord> current, Optional<Verdict> verdict,
                            Optional<EnvironmentScan> scan, Optional<Instant> fresh, LeasePolicy policy, Instant now) {
@@ -176,10 +161,7 @@ final class LeaseRules {
         return new Grant(Optional.of(new LeaseRecord.Takeover(r.fence(), r.holder(), v, now, Optional.of(r.renewedAt()))));
     }
 
-    /**
-     * The carrier the launcher started: one whose parent does not carry the token (its children
-     * inherited it), the oldest such one if there are several.
-     */
+    /** The carrier the launcher started: one whose parent does not carry the token, the oldest such. */
     static Optional<ProcessInfo> firstCarrier(List<ProcessInfo> carriers) {
         Set<Long> pids = carriers.stream().map(ProcessInfo::pid).collect(Collectors.toSet());
         return carriers.stream().filter(c -> !pids.contains(c.parentPid()))

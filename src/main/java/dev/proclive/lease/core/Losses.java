@@ -7,25 +7,21 @@ import dev.proclive.lease.LeaseLost;
 import dev.proclive.lease.LeaseRecord;
 import java.util.Optional;
 
-/**
- * Why a grant is no longer its holder's, read from the record there is now: one rule for
- * {@link dev.proclive.lease.Lease#lost()}, {@link dev.proclive.lease.Lease#ensureValid()} and a
- * renewal that finds the grant gone. Pure.
- */
+/** Why a grant is no longer its holder's, read from the record there is now. Pure. */
 final class Losses {
 
     private Losses() {
     }
 
     /**
-     * What became of the grant at {@code fence} held by {@code holder}, when {@code now} is the
-     * record (empty: none); empty while the grant is still held. A grant still reserved is
-     * {@link LeaseChange#UNCONFIRMED} (no writer is confirmed under its fence until the hand-off).
+     * What became of the grant at {@code fence} held by {@code holder}; empty while it is still
+     * held. A grant still reserved is unconfirmed: no writer is confirmed under its fence until the
+     * hand-off.
      *
      * @param expires whether a record goes away by itself (etcd): a missing one expired, else it was removed
      */
     static Optional<LeaseLost> of(long fence, Optional<Identity> holder, Optional<LeaseRecord> now, boolean expires) {
-        String mine = "fence " + fence + holder.map(h -> " of pid " + h.pid()).orElse("");
+        String mine = grant(fence, holder);
         if (now.isEmpty()) {
             return Optional.of(expires
                     ? new LeaseLost(LeaseChange.EXPIRED, now, mine + " is gone: its record expired, nobody kept it alive")
@@ -74,8 +70,12 @@ final class Losses {
 
     /** A grant whose keep-alive or renewal went unconfirmed for three quarters of its TTL. */
     static LeaseLost unconfirmed(long fence, Optional<Identity> holder) {
-        return new LeaseLost(LeaseChange.UNCONFIRMED, Optional.empty(), "fence " + fence + holder.map(h -> " of pid " + h.pid()).orElse("")
-                + " is lost: its keep-alive or its renewal was not confirmed for three quarters of its TTL, and someone"
-                + " else may be granted it");
+        return new LeaseLost(LeaseChange.UNCONFIRMED, Optional.empty(), grant(fence, holder) + " is lost: its"
+                + " keep-alive or its renewal was not confirmed for three quarters of its TTL, and someone else may be"
+                + " granted it");
+    }
+
+    private static String grant(long fence, Optional<Identity> holder) {
+        return "fence " + fence + holder.map(h -> " of pid " + h.pid()).orElse("");
     }
 }

@@ -4,14 +4,20 @@ import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
 import dev.proclive.Verdict;
 import dev.proclive.lease.LeaseChange;
+import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeaseEvent;
 import dev.proclive.lease.LeaseListener;
 import dev.proclive.lease.LeaseRecord;
+import dev.proclive.lease.book.Daemons;
+import dev.proclive.lease.book.LeaseBook;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -19,35 +25,30 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The store's watches on leases' records, for listeners: one daemon thread
- * ({@code proclive-lease-events}, made with the first watch) reads each watched record when it may
- * have changed — a directory's when its {@linkplain Grants#stamp stamp}, asked every
- * {@value #POLL_MS} ms, shows it replaced since it was read; an etcd record when its watch says so
- * (and every second besides) — and tells each listener what changed since its last read
- * ({@link #between}), in order. The holder a granted record names is followed through the exit
- * watch, so that its death is told ({@link LeaseChange#HOLDER_DIED}) though nobody writes it.
+ * ({@code proclive-lease-events}) reads each watched record when it may have changed — a
+ * directory's when its stamp, asked every {@value #POLL_MS} ms, shows it replaced since it was
+ * read; an etcd record when its watch says so (and every second besides) — and tells each listener
+ * what changed since its last read, in order. The holder a granted record names is followed
+ * through the exit watch, so that its death is told though nobody writes it.
  */
 final class RecordWatches {
 
-    /** How often a directory's watched record is read. */
     static final long POLL_MS = 100;
 
     private final Grants grants;
-    /** What watches a record's holder for its end ({@link LeaseChange#HOLDER_DIED}). */
+    private final LeaseBook book;
     private final LivenessChecker checker;
     private volatile ScheduledExecutorService thread;
     private volatile boolean closed;
-    private final java.util.Set<Watch> watches = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final Set<Watch> watches = ConcurrentHashMap.newKeySet();
 
-    RecordWatches(Grants grants, LivenessChecker checker) {
+    RecordWatches(Grants grants, LeaseBook book, LivenessChecker checker) {
         this.grants = grants;
+        this.book = book;
         this.checker = checker;
     }
 
-    /**
-     * Watches lease {@code name} from its record as it is now; closing what this returns stops it.
-     *
-     * @throws IOException if the record cannot be read now
-     */
+    /** Watches lease {@code name} from its record as it is now; closing what this returns stops it. */
     AutoCloseable watch(String name, LeaseListener listener) throws IOException {
         if (closed) {
             throw new IllegalStateException("the lease store is closed");
@@ -58,8 +59,8 @@ final class RecordWatches {
         watches.add(w);
         ScheduledExecutorService t = thread();
         t.execute(w::followHolder);
-        w.poll = t.scheduleWithFixedDelay(w::look, POLL_MS, grants.expires() ? 1000 : POLL_MS, TimeUnit.MILLISECONDS);
-        if (grants.expires()) {
+        w.poll = t.scheduleWithFixedDelay(w::look, POLL_MS, book.expires() ? 1000 : POLL_MS, TimeUnit.MILLISECONDS);
+        if (book.expires()) {
             w.arm();
         }
         return w;
@@ -68,7 +69,7 @@ final class RecordWatches {
     /** The record's stamp, taken before it is read: empty when the book cannot tell (then it is read). */
     private Optional<Object> stamp(String name) {
         try {
-            return grants.stamp(name);
+            return book.stamp(name);
         } catch (IOException | RuntimeException e) {
             return Optional.empty();
         }
@@ -77,12 +78,11 @@ final class RecordWatches {
     private Optional<LeaseRecord> read(String name) throws IOException {
         try {
             return grants.read(name);
-        } catch (dev.proclive.lease.LeaseCorruptException corrupt) {
+        } catch (LeaseCorruptException corrupt) {
             return Optional.empty(); // nothing to be told of until a record can be trusted again
         }
     }
 
-    /** One listener's watch on one lease. */
     private final class Watch implements AutoCloseable {
         final String name;
         final LeaseListener listener;
@@ -102,7 +102,7 @@ final class RecordWatches {
             this.last = last;
         }
 
-        /** Reads the record and tells what changed; on the event thread only. */
+        /** On the event thread only. */
         void look() {
             if (stopped) {
                 return;
@@ -121,16 +121,14 @@ final class RecordWatches {
             seen = stamp.orElse(null);
             List<LeaseEvent> events = between(last, now);
             last = now; // told once each, whatever the listener does with them
-            for (LeaseEvent e : events) {
-                tell(e);
-            }
+            events.forEach(this::tell);
             followHolder();
         }
 
         /**
-         * Watches the end of the holder the record names now, through the exit watch, when it is
-         * another grant or holder than the one watched; on the event thread only. A holder that
-         * cannot be judged here (another machine's) is not followed: its record's expiry says it.
+         * Follows the end of the holder the record names now, when it is another grant or holder
+         * than the one followed; on the event thread only. A holder that cannot be judged here
+         * (another machine's) is not followed: its record's expiry says it.
          */
         void followHolder() {
             Optional<LeaseRecord> now = last.filter(LeaseRecord::granted);
@@ -167,21 +165,20 @@ final class RecordWatches {
         }
 
         /**
-         * Tells the listener {@code e}: what it throws, an {@code Error} too (an assertion, an
-         * {@code OutOfMemoryError} it lives through), is its own failure and dropped; it is told
-         * the next event all the same, and so is every other listener.
+         * What the listener throws, an {@code Error} too (an assertion, an {@code OutOfMemoryError}
+         * it lives through), is its own failure: it is told the next event all the same.
          */
         void tell(LeaseEvent e) {
             try {
                 listener.changed(e);
             } catch (Throwable dropped) {
-                // the listener's own failure: the watch goes on
+                // the watch goes on
             }
         }
 
         /** Looks when etcd's watch says the record changed, and watches again. */
         void arm() {
-            Optional<CompletableFuture<Void>> c = grants.changed(name);
+            Optional<CompletableFuture<Void>> c = book.changed(name);
             if (c.isEmpty() || stopped) {
                 return;
             }
@@ -208,22 +205,15 @@ final class RecordWatches {
         public void close() {
             stopped = true;
             watches.remove(this);
-            CompletableFuture<Verdict> end = holderEnd;
-            if (end != null) {
-                end.cancel(false);
-            }
-            ScheduledFuture<?> p = poll;
-            CompletableFuture<Void> c = changed;
-            if (p != null) {
-                p.cancel(false);
-            }
-            if (c != null) {
-                c.cancel(false);
+            for (Future<?> f : new Future<?>[] {holderEnd, poll, changed}) {
+                if (f != null) {
+                    f.cancel(false);
+                }
             }
         }
     }
 
-    /** Whether {@code a} and {@code b} are both empty, or the same grant (fence) of the same holder. */
+    /** Whether both are empty, or the same grant (fence) of the same holder. */
     private static boolean sameGrant(Optional<LeaseRecord> a, Optional<LeaseRecord> b) {
         if (a.isEmpty() || b.isEmpty()) {
             return a.isEmpty() && b.isEmpty();
@@ -275,7 +265,7 @@ final class RecordWatches {
 
     private synchronized ScheduledExecutorService thread() {
         if (thread == null) {
-            thread = dev.proclive.lease.book.Daemons.scheduler("proclive-lease-events");
+            thread = Daemons.scheduler("proclive-lease-events");
         }
         return thread;
     }

@@ -10,18 +10,15 @@ import java.util.stream.Stream;
 
 /**
  * A spawned command's {@link Process} whose {@link #waitFor()} and {@link #onExit()} return once
- * the store is done with the command's end: written, or failed to be (then its holder is gone and
- * the next newcomer proves it). A caller that reads the record after {@code waitFor()} finds the
- * end there, not a race with the library's own write. {@link #destroy()} and
- * {@link #destroyForcibly()} stop the command's whole tree where it runs in a cgroup of its own
- * (SIGTERM, SIGKILL to every process inside, as a service manager stops a service). Everything
- * else is the process's own.
+ * the store is done with the command's end, so a caller that reads the record then finds the end
+ * there, not a race with the library's own write. {@link #destroy()} and {@link #destroyForcibly()}
+ * stop the command's whole tree where it runs in a cgroup of its own, as a service manager stops a
+ * service.
  */
 final class RecordedProcess extends Process {
 
     private final Process process;
     private final CompletableFuture<Void> recorded;
-    /** What the kernel tracks of the command: its cgroup, whose members are stopped with it. */
     private final Tracking tracking;
 
     /** {@code recorded} completes, normally, only after {@code process} has exited. */
@@ -36,7 +33,7 @@ final class RecordedProcess extends Process {
         try {
             recorded.get();
         } catch (ExecutionException never) {
-            // completed normally, always: its end is then as far as the store could take it
+            // it completes normally, always
         }
         return process.waitFor();
     }

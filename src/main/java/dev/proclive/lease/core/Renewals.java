@@ -6,7 +6,9 @@ import dev.proclive.lease.LeaseLost;
 import dev.proclive.lease.LeaseLostException;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.Daemons;
+import dev.proclive.lease.book.LeaseBook;
 import java.io.IOException;
+import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -14,63 +16,54 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The grants a store keeps, all of them on two daemon threads made with the first, whatever their
- * number: on {@code proclive-lease-renew} one pass renews every grant whose renewal is due (each
- * every third of its TTL, where the book {@linkplain Grants#keptByRewriting keeps grants by
- * rewriting them}; etcd and a directory keep them fresh themselves, by one keep-alive or one
- * session file for all) or comes due soon after, and waits for the next one due; on
- * {@code proclive-lease-look} (never behind a renewal that waits for an answer) one look every
- * {@value #LOOK_MS} ms goes over every kept grant, so that its loss is known within a second: the book asked whether its keep-alive
- * went unconfirmed, and a directory's record read when its {@linkplain Grants#stamp stamp} shows it
- * replaced since it was last read and found the grant's, or since this store wrote it (an etcd
- * record is read when its watch says it changed). The stamp of a record this store wrote is taken
- * by the book while it was the one writer, so a change by another writer, after it, is never taken
- * for one of this store's.
- * A grant is kept until it is released or handed off here, found lost, replaced by another grant
- * of the same name here, or the store is closed; the renewal of one whose holder ended stops at
- * once, and its loss ({@link LeaseChange#HOLDER_DIED}) is still told. A renewal that fails for a
- * while is tried again the next period; what one grant's renewal or look throws is that grant's
- * alone, and the passes go on.
+ * The grants a store keeps, on two daemon threads whatever their number. On
+ * {@code proclive-lease-renew} one pass renews every grant whose renewal is due or comes due soon
+ * (each every third of its TTL, where the book keeps grants by rewriting them; etcd and a directory
+ * keep them fresh themselves, by one keep-alive or one session file for all). On
+ * {@code proclive-lease-look}, never behind a renewal that waits for an answer, one look every
+ * {@value #LOOK_MS} ms goes over every kept grant, so that its loss is known within a second: the
+ * book asked whether its keep-alive went unconfirmed, and a directory's record read when its stamp
+ * shows it replaced since it was last read or written here (an etcd record is read when its watch
+ * says it changed). The stamp of a record this store wrote is taken by the book while it was the
+ * one writer, so a change by another writer after it is never taken for one of this store's. What
+ * one grant's renewal or look throws is that grant's alone, and the passes go on.
  */
 final class Renewals {
 
-    /** How often the kept grants are looked at: a directory's records changed since, and every keep-alive. */
+    /** How often the kept grants are looked at. */
     static final long LOOK_MS = 250;
 
     private final Grants grants;
+    private final LeaseBook book;
     /** The grant kept for each lease name. */
     private final Map<String, Kept> kept = new ConcurrentHashMap<>();
-    /**
-     * What this JVM knows of each grant's loss, by grant: held weakly, so that a grant whose leases
-     * are all gone leaves nothing behind (each lease holds its own future).
-     */
-    private final Map<Grant, java.lang.ref.WeakReference<CompletableFuture<LeaseLost>>> losses = new ConcurrentHashMap<>();
-    private volatile ScheduledExecutorService thread;
-    /** Where the looks run: never behind a renewal that waits for an answer. */
+    /** Each grant's loss, held weakly: a grant whose leases are all gone leaves nothing behind. */
+    private final Map<Grant, WeakReference<CompletableFuture<LeaseLost>>> losses = new ConcurrentHashMap<>();
+    private volatile ScheduledExecutorService renewer;
     private volatile ScheduledExecutorService looker;
     private volatile boolean closed;
     /** The next renewal pass, set to run at {@link #passAt} ({@link System#nanoTime()}); null when none is. */
     private ScheduledFuture<?> pass;
     private long passAt;
-    /** Whether the looks were started. */
     private boolean looking;
     /** The size {@link #losses} may grow to before the entries of leases nobody holds are dropped. */
     private int lossesSweptAt = 64;
 
-    Renewals(Grants grants) {
+    Renewals(Grants grants, LeaseBook book) {
         this.grants = grants;
+        this.book = book;
     }
 
-    /** One grant: lease {@code name} at {@code fence} for {@code holder}. */
     private record Grant(String name, long fence, Identity holder) {
     }
 
-    /** A grant kept here: when it is renewed next, what its record was when last read, and (etcd) the watch on it. */
     private static final class Kept {
         final Grant grant;
         /** A third of its TTL, in nanoseconds. */
@@ -107,11 +100,11 @@ final class Renewals {
         }
         long period = TimeUnit.MILLISECONDS.toNanos(Math.max(10, granted.ttl().toMillis() / 3));
         Kept k = new Kept(new Grant(granted.name(), granted.fence(), granted.holder()), period);
-        k.renewing = grants.keptByRewriting(); // else its book keeps it alive: nothing to write
+        k.renewing = book.keptByRewriting(); // else its book keeps it alive: nothing to write
         if (namedByBook()) {
-            grants.keepAlive(granted); // a directory's session file names it (an etcd record is attached when granted)
+            book.keep(new LeaseBook.Grant(granted, 0)); // an etcd record is attached when granted
         }
-        k.seen = grants.writtenStamp(granted.name(), granted.fence()).orElse(null); // written here: not read again
+        k.seen = book.writtenStamp(granted.name(), granted.fence()).orElse(null); // written here: not read again
         Kept before = kept.put(granted.name(), k);
         if (before != null) {
             before.cancel();
@@ -121,15 +114,14 @@ final class Renewals {
             renewBy(k.due);
         }
         startLooking();
-        if (grants.expires()) {
+        if (book.expires()) {
             watch(k);
         }
     }
 
     /**
-     * Drops what is known of the losses of leases nobody holds any more, once their number has
-     * doubled since it was last done: a thousand grants kept one after another cost a thousand
-     * steps, not a million.
+     * Drops the losses of leases nobody holds any more once their number has doubled since it was
+     * last done: a thousand grants kept one after another cost a thousand steps, not a million.
      */
     private void sweepLosses() {
         if (losses.size() < lossesSweptAt) {
@@ -145,24 +137,23 @@ final class Renewals {
      */
     CompletableFuture<LeaseLost> lost(String name, long fence, Identity holder) {
         // held strongly here until returned: a weak reference alone may be cleared before the caller has it
-        java.util.concurrent.atomic.AtomicReference<CompletableFuture<LeaseLost>> found = new java.util.concurrent.atomic.AtomicReference<>();
+        AtomicReference<CompletableFuture<LeaseLost>> found = new AtomicReference<>();
         losses.compute(new Grant(name, fence, holder), (g, ref) -> {
             CompletableFuture<LeaseLost> known = ref == null ? null : ref.get();
             found.set(known != null ? known : new CompletableFuture<>());
-            return known != null ? ref : new java.lang.ref.WeakReference<>(found.get());
+            return known != null ? ref : new WeakReference<>(found.get());
         });
         return found.get();
     }
 
     /** The grant is lost as {@code why} says: its loss is told (unless it was released here), and it is no longer kept. */
     void found(String name, long fence, Identity holder, LeaseLost why) {
-        java.lang.ref.WeakReference<CompletableFuture<LeaseLost>> ref = losses.get(new Grant(name, fence, holder));
+        WeakReference<CompletableFuture<LeaseLost>> ref = losses.get(new Grant(name, fence, holder));
         CompletableFuture<LeaseLost> f = ref == null ? null : ref.get();
         if (f != null) {
             f.complete(why);
         }
-        // Its record shows it is no longer this grant's (ended, taken, claimed, adopted): nothing here
-        // keeps it fresh any more. One unconfirmed may still be written under: it stays kept until ended.
+        // One unconfirmed may still be written under: it stays kept until ended.
         forget(name, fence, holder, why.why() != LeaseChange.UNCONFIRMED);
     }
 
@@ -173,12 +164,12 @@ final class Renewals {
             k.renewing = false;
             k.keptFresh = false;
             if (namedByBook()) {
-                grants.letGo(name, fence); // nor named by a directory's session file: it is fresh a TTL on, no longer
+                book.ended(name, fence); // nor named by a directory's session file: it is fresh a TTL on, no longer
             }
         }
     }
 
-    /** Looks at the grant's record now, and tells its loss if it shows one (its end, the carrier it went to). */
+    /** Looks at the grant's record now, and tells its loss if it shows one. */
     void lookNow(String name, long fence, Identity holder) {
         Grant g = new Grant(name, fence, holder);
         if (!unconfirmed(g)) {
@@ -191,7 +182,7 @@ final class Renewals {
      * file), neither by a rewrite of each record nor by an expiring lease each record is attached to.
      */
     private boolean namedByBook() {
-        return !grants.keptByRewriting() && !grants.expires();
+        return !book.keptByRewriting() && !book.expires();
     }
 
     /** The grant is released or handed off here: no longer kept, and its loss never told. */
@@ -200,47 +191,35 @@ final class Renewals {
         forget(name, fence, holder, true);
     }
 
-    /**
-     * A release that did not release the grant (it was lost before, or the write failed): its loss,
-     * {@code lost}, is told after all.
-     */
+    /** A release that did not release the grant (lost before, or the write failed): its loss is told after all. */
     void unreleased(String name, long fence, Identity holder, CompletableFuture<LeaseLost> lost) {
-        losses.putIfAbsent(new Grant(name, fence, holder), new java.lang.ref.WeakReference<>(lost));
+        losses.putIfAbsent(new Grant(name, fence, holder), new WeakReference<>(lost));
         lookNow(name, fence, holder);
     }
 
     /**
-     * The grant is no longer kept; {@code letGo}: nor kept fresh by its book any more (a directory's
-     * session file no longer names it, though the fence may be another holder's now).
+     * The grant is no longer kept; {@code letGo}: nor named by a directory's session file (though
+     * the fence may be another holder's now).
      */
     private void forget(String name, long fence, Identity holder, boolean letGo) {
         Kept k = kept.get(name);
         if (k != null && k.grant.equals(new Grant(name, fence, holder)) && kept.remove(name, k)) {
             k.cancel();
             if (letGo && namedByBook()) {
-                grants.letGo(name, fence);
+                book.ended(name, fence);
             }
         }
     }
 
-    private synchronized ScheduledExecutorService thread() {
+    /** The renewal thread; made with the first grant, never after close. */
+    private synchronized ScheduledExecutorService renewer() {
         if (closed) {
-            throw new java.util.concurrent.RejectedExecutionException("the store is closed"); // no thread made after close
+            throw new RejectedExecutionException("the store is closed");
         }
-        if (thread == null) {
-            thread = Daemons.scheduler("proclive-lease-renew");
+        if (renewer == null) {
+            renewer = Daemons.scheduler("proclive-lease-renew");
         }
-        return thread;
-    }
-
-    private synchronized ScheduledExecutorService looker() {
-        if (closed) {
-            throw new java.util.concurrent.RejectedExecutionException("the store is closed");
-        }
-        if (looker == null) {
-            looker = Daemons.scheduler("proclive-lease-look");
-        }
-        return looker;
+        return renewer;
     }
 
     /** Sets the next renewal pass to run by {@code at} ({@link System#nanoTime()}), unless one already is. */
@@ -252,21 +231,19 @@ final class Renewals {
             pass.cancel(false); // a later one, not begun: this one renews what it would have
         }
         try {
-            pass = thread().schedule(this::renewDue, Math.max(0, at - System.nanoTime()), TimeUnit.NANOSECONDS);
+            pass = renewer().schedule(this::renewDue, Math.max(0, at - System.nanoTime()), TimeUnit.NANOSECONDS);
             passAt = at;
-        } catch (java.util.concurrent.RejectedExecutionException closedNow) {
-            pass = null; // the store was closed
+        } catch (RejectedExecutionException closedNow) {
+            pass = null;
         }
     }
 
     /**
-     * One pass on the renewal thread: renews the kept grants whose renewal is due, or comes due
-     * within a fifth of its period (a second at most: renewed that much early, its next one stays
-     * a period after the one it took the place of), the longest due first, then sets the next pass
-     * for the first renewal due after it: a thousand grants are renewed in about one pass a second,
-     * not one pass each. A pass that has renewed for {@value #LOOK_MS} ms (writes that wait for a
-     * busy disk) stops there, and the next one, at once, takes up what came due meanwhile in its
-     * turn: a renewal waits for those due before it, never for a whole pass.
+     * One pass: renews the kept grants whose renewal is due, or comes due within a fifth of its
+     * period (a second at most; its next one stays a period after the one it took the place of), the
+     * longest due first: a thousand grants are renewed in about one pass a second, not one pass each.
+     * A pass that has renewed for {@value #LOOK_MS} ms (writes that wait for a busy disk) stops, and
+     * the next one, at once, takes up what came due meanwhile in its turn.
      */
     private void renewDue() {
         synchronized (this) {
@@ -276,7 +253,8 @@ final class Renewals {
             long start = System.nanoTime();
             List<Kept> due = new ArrayList<>();
             for (Kept k : kept.values()) {
-                if (k.renewing && start - (k.due - early(k)) >= 0) {
+                long early = Math.min(k.period / 5, TimeUnit.SECONDS.toNanos(1));
+                if (k.renewing && start - (k.due - early) >= 0) {
                     due.add(k);
                 }
             }
@@ -284,7 +262,7 @@ final class Renewals {
             for (Kept k : due) {
                 long now = System.nanoTime();
                 if (now - start > TimeUnit.MILLISECONDS.toNanos(LOOK_MS)) {
-                    break; // the rest in the next pass, with what came due meanwhile
+                    break;
                 }
                 if (k.renewing && kept.get(k.grant.name()) == k) {
                     k.due = now - (k.due + k.period) >= 0 ? now + k.period : k.due + k.period;
@@ -296,38 +274,27 @@ final class Renewals {
         }
     }
 
-    /** How early before it is due a grant's renewal is taken into a pass: a fifth of its period, a second at most. */
-    private static long early(Kept k) {
-        return Math.min(k.period / 5, TimeUnit.SECONDS.toNanos(1));
-    }
-
     /** Sets a pass for the first renewal due among the kept grants. */
     private void renewNext() {
-        long first = 0;
-        boolean any = false;
+        Optional<Long> first = Optional.empty();
         for (Kept k : kept.values()) {
-            if (k.renewing && (!any || k.due - first < 0)) {
-                first = k.due;
-                any = true;
+            if (k.renewing && (first.isEmpty() || k.due - first.get() < 0)) {
+                first = Optional.of(k.due);
             }
         }
-        if (any) {
-            renewBy(first);
-        }
+        first.ifPresent(this::renewBy);
     }
 
     private synchronized void startLooking() {
-        if (!looking && !closed) {
-            looking = true;
-            looker().scheduleWithFixedDelay(this::lookAtAll, LOOK_MS, LOOK_MS, TimeUnit.MILLISECONDS);
+        if (looking || closed) {
+            return;
         }
+        looking = true;
+        looker = Daemons.scheduler("proclive-lease-look");
+        looker.scheduleWithFixedDelay(this::lookAtAll, LOOK_MS, LOOK_MS, TimeUnit.MILLISECONDS);
     }
 
-    /**
-     * One look on the look thread at every kept grant, each on its own: what one throws is its own
-     * and the others are looked at all the same. It also sets a renewal pass if none is (one that
-     * threw before it could set the next).
-     */
+    /** One look at every kept grant, each on its own; and a renewal pass set if none is (one threw before it could). */
     private void lookAtAll() {
         for (Kept k : kept.values()) {
             Daemons.surviving(() -> look(k)).run();
@@ -340,7 +307,7 @@ final class Renewals {
         try {
             grants.renew(g.name(), g.fence(), Optional.of(g.holder()));
             // the record this renewal wrote, stamped while it was the one writer: not read again
-            grants.writtenStamp(g.name(), g.fence()).ifPresent(written -> k.seen = written);
+            book.writtenStamp(g.name(), g.fence()).ifPresent(written -> k.seen = written);
         } catch (LeaseLostException e) {
             found(g.name(), g.fence(), g.holder(), e.lost());
         } catch (IOException | RuntimeException e) {
@@ -348,21 +315,15 @@ final class Renewals {
         }
     }
 
-    /**
-     * Asks the book whether the grant went unconfirmed, and, on a directory, reads its record when
-     * it was replaced since it was last read and found the grant's (or the book cannot tell).
-     */
+    /** Asks the book whether the grant went unconfirmed, and reads a directory's record when it was replaced. */
     private void look(Kept k) {
         Grant g = k.grant;
-        if (kept.get(g.name()) != k) {
-            return;
-        }
-        if (unconfirmed(g) || grants.expires()) { // an etcd record is read when its watch says it changed
+        if (kept.get(g.name()) != k || unconfirmed(g) || book.expires()) { // etcd: read when its watch says
             return;
         }
         Optional<Object> stamp;
         try {
-            stamp = grants.stamp(g.name());
+            stamp = book.stamp(g.name());
         } catch (IOException | RuntimeException e) {
             stamp = Optional.empty(); // read it
         }
@@ -374,40 +335,38 @@ final class Renewals {
 
     /** Whether the book knows the grant unconfirmed: then its loss is told. */
     private boolean unconfirmed(Grant g) {
-        if (!grants.unconfirmed(g.name(), g.fence())) {
+        if (!book.lost(g.name(), g.fence())) {
             return false;
         }
         found(g.name(), g.fence(), g.holder(), Losses.unconfirmed(g.fence(), Optional.of(g.holder())));
         return true;
     }
 
-    /**
-     * Reads the grant's record, and tells its loss if it shows one; whether it is still the grant's
-     * (false too when it cannot be told now).
-     */
+    /** Reads the grant's record and tells its loss if it shows one; whether it is still the grant's (false: unknown). */
     private boolean judge(Grant g) {
         Optional<LeaseRecord> now;
         try {
             now = grants.read(g.name());
         } catch (IOException | RuntimeException e) {
-            return false; // cannot tell now (a corrupt record is a lost one only once a writer proves it): next look
+            return false; // a corrupt record is a lost one only once a writer proves it: next look
         }
         if (now.isPresent() && now.get().granted() && now.get().fence() == g.fence()
                 && LeaseRules.sameProcess(now.get().holder(), g.holder())) {
             Kept k = kept.get(g.name());
             if (k != null && k.grant.equals(g) && k.keptFresh && namedByBook()) {
-                grants.keepAlive(now.get()); // by the TTL it has now: a renewal elsewhere may have set another
+                // by the TTL it has now: a renewal elsewhere may have set another
+                book.keep(new LeaseBook.Grant(now.get(), 0));
             }
             return true;
         }
-        Losses.of(g.fence(), Optional.of(g.holder()), now, grants.expires())
+        Losses.of(g.fence(), Optional.of(g.holder()), now, book.expires())
                 .ifPresent(why -> found(g.name(), g.fence(), g.holder(), why));
         return false;
     }
 
     /** An etcd record is read when its watch says it changed, and watched again while kept. */
     private void watch(Kept k) {
-        Optional<CompletableFuture<Void>> changed = grants.changed(k.grant.name());
+        Optional<CompletableFuture<Void>> changed = book.changed(k.grant.name());
         if (changed.isEmpty()) {
             return;
         }
@@ -417,31 +376,29 @@ final class Renewals {
                 return;
             }
             try {
-                thread().schedule(() -> {
+                renewer().schedule(() -> {
                     try {
-                        if (!unconfirmed(k.grant)) {
-                            judge(k.grant);
-                        }
+                        lookNow(k.grant.name(), k.grant.fence(), k.grant.holder());
                     } finally {
                         if (kept.get(k.grant.name()) == k) {
                             watch(k); // whatever the look met, the next change is watched for
                         }
                     }
                 }, e == null ? 0 : 1000, TimeUnit.MILLISECONDS); // a broken watch is asked again after a pause
-            } catch (java.util.concurrent.RejectedExecutionException closedNow) {
+            } catch (RejectedExecutionException closedNow) {
                 // the store was closed
             }
         });
     }
 
-    /** Keeps nothing more; the thread ends. Losses not yet known are never told. */
+    /** Keeps nothing more; the threads end. Losses not yet known are never told. */
     void close() {
         synchronized (this) {
             closed = true;
         }
         kept.values().forEach(Kept::cancel);
         kept.clear();
-        for (ScheduledExecutorService pool : new ScheduledExecutorService[] {thread, looker}) {
+        for (ScheduledExecutorService pool : new ScheduledExecutorService[] {renewer, looker}) {
             if (pool != null) {
                 pool.shutdownNow();
             }

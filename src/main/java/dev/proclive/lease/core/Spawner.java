@@ -1,6 +1,7 @@
 package dev.proclive.lease.core;
 
 import dev.proclive.Identity;
+import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
 import dev.proclive.Reason;
 import dev.proclive.Verdict;
@@ -8,8 +9,10 @@ import dev.proclive.lease.Acquisition;
 import dev.proclive.lease.Lease;
 import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.LeaseRecord;
+import dev.proclive.lease.book.Daemons;
 import dev.proclive.lease.book.LeaseNames;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -18,6 +21,7 @@ import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * {@code LeaseStore.spawn}'s part after the reservation: the command started with the reservation
@@ -26,16 +30,19 @@ import java.util.concurrent.TimeUnit;
  */
 final class Spawner {
 
+    /**
+     * How long a command's end waits for what it left in its cgroup to end too, when the lease is
+     * no longer theirs (they were told to stop with the command), so that the cgroup is removed
+     * before the end is told.
+     */
+    private static final Duration STRAGGLERS = Duration.ofSeconds(2);
+
     private final Grants grants;
     private final LivenessChecker checker;
-    /** The lease, named once here: every step of this command's life is this lease's. */
     private final String name;
-    /** The reservation the command is started under. */
     private final GrantedLease reserved;
-    /** What the kernel tracks of the command's descendants. */
     private final Tracking tracking;
 
-    /** One command's spawn under {@code reserved}, lease {@code reserved.name()}, writing through {@code grants}. */
     Spawner(Grants grants, LivenessChecker checker, GrantedLease reserved, Tracking tracking) {
         this.grants = grants;
         this.checker = checker;
@@ -45,15 +52,7 @@ final class Spawner {
     }
 
     /**
-     * How long a command's end waits for what it left in its cgroup to end too, when the lease is
-     * no longer theirs (lost, broken, taken over: they were told to stop with the command), so that
-     * the cgroup is removed before the end is told.
-     */
-    private static final java.time.Duration STRAGGLERS = java.time.Duration.ofSeconds(2);
-
-
-    /**
-     * Starts {@code command} under {@code reserved}.
+     * Starts {@code command} under the reservation, with {@code book}'s variables.
      *
      * @throws IOException as {@link ProcessBuilder#start()} throws (the reservation then ends as
      *                     {@code spawn_failed})
@@ -72,8 +71,8 @@ final class Spawner {
         } catch (IOException | RuntimeException e) {
             tracking.removeIfEmpty();
             try {
-                grants.end(name, reserved.fence(), Optional.of(reserved.holder()), LeaseChange.SPAWN_FAILED,
-                        OptionalLong.empty());
+                grants.end(name, reserved.fence(), Grants.End.as(LeaseChange.SPAWN_FAILED,
+                        Optional.of(reserved.holder())));
             } catch (IOException | RuntimeException ending) {
                 e.addSuppressed(ending);
             }
@@ -83,15 +82,15 @@ final class Spawner {
         CompletableFuture<Void> recorded = handed.watched().isPresent()
                 ? endWhenExited(handed.watched().get(), handed.child(), p)
                 : CompletableFuture.completedFuture(null); // recorded in the hand-off
-        return new Acquisition.Started(handed.watched().orElse(reserved.tracked(tracking)), new RecordedProcess(p, recorded, tracking),
-                handed.failure());
+        Lease lease = handed.watched().orElse(reserved.tracked(tracking));
+        return new Acquisition.Started(lease, new RecordedProcess(p, recorded, tracking), handed.failure());
     }
 
     /** What the hand-off left: the lease whose end the child's exit records (if any), the child as identified, why it failed. */
     private record HandedOff(Optional<Lease> watched, Optional<Identity> child, Optional<IOException> failure) {
     }
 
-    /** The started child identified and handed {@code reserved}; what fails is told, never thrown. */
+    /** The started child identified and handed the reservation; what fails is told, never thrown. */
     private HandedOff identifyAndHandOff(Process p) {
         Optional<Identity> child = Optional.empty();
         try {
@@ -112,18 +111,11 @@ final class Spawner {
      * reads and writes (an interrupted channel closes, and the hand-off would fail, leaving a
      * running child without its lease).
      */
-    private static <T> T apart(java.util.function.Supplier<T> work) {
+    private static <T> T apart(Supplier<T> work) {
         boolean interrupted = Thread.interrupted();
-        CompletableFuture<T> done = new CompletableFuture<>();
-        dev.proclive.lease.book.Daemons.start("proclive-hand-off", () -> {
-            try {
-                done.complete(work.get());
-            } catch (Throwable e) {
-                done.completeExceptionally(e);
-            }
-        });
         try {
-            return done.join(); // not interruptible: an interrupt while it waits is kept, as is one from before
+            // join is not interruptible: an interrupt while it waits is kept, as is one from before
+            return CompletableFuture.supplyAsync(work, Daemons.onThreadOf("proclive-hand-off")).join();
         } catch (CompletionException e) {
             if (e.getCause() instanceof Error error) {
                 throw error;
@@ -138,9 +130,9 @@ final class Spawner {
 
     /**
      * Starts {@code command}; with a cgroup, as a process that moves itself into it and then
-     * becomes the command (this JVM never moves: its other threads start processes too). The
-     * program is found as {@link ProcessBuilder#start()} finds it, and a missing one fails here, as
-     * there. The caller's builder is left as it was given.
+     * becomes the command (this JVM never moves: its other threads start processes too). A missing
+     * program fails here, as {@link ProcessBuilder#start()} fails. The caller's builder is left as
+     * it was given.
      */
     private Process start(ProcessBuilder command) throws IOException {
         if (tracking.cgroup().isEmpty()) {
@@ -161,10 +153,9 @@ final class Spawner {
     }
 
     /**
-     * The reservation handed to the started child ({@code child}, as identified): held by it, fence
-     * kept. A child that exits before it can be identified or handed the lease ends it as
-     * {@code exited} (or, while its token lives on, leaves it its own, judged by the carriers:
-     * {@link Grants#childExited}); one that runs but cannot be identified keeps it reserved
+     * The reservation handed to the started child, fence kept. A child that exits before it can be
+     * identified or handed the lease ends it as {@code exited} (or, while its token lives on, leaves
+     * it its own, judged by the carriers); one that runs but cannot be identified keeps it reserved
      * (it carries the token).
      *
      * @return the lease whose end the child's exit still has to record; empty when it is recorded
@@ -182,10 +173,10 @@ final class Spawner {
                 Identity self = reserved.holder();
                 Identity exited = child.orElseGet(() -> new Identity(p.pid(), "", self.boot(), self.host(), "",
                         self.pidns(), self.machine())); // its pid alone: it exited before it could be identified
-                boolean ended = grants.childExited(name, reserved.fence(), self, exited,
-                        OptionalLong.of(p.exitValue()), Verdict.of(Reason.EXITED, "pid " + p.pid()
-                                + ", started for the lease, exited with status " + p.exitValue() + " before the hand-off"),
-                        tracking);
+                Verdict verdict = Verdict.of(Reason.EXITED, "pid " + p.pid() + ", started for the lease, exited with"
+                        + " status " + p.exitValue() + " before the hand-off");
+                boolean ended = grants.end(name, reserved.fence(), new Grants.End(LeaseChange.EXITED, Optional.of(self),
+                        OptionalLong.of(p.exitValue()), Optional.of(verdict), Optional.of(exited), tracking));
                 if (!ended && tracking.tracks()) {
                     superviseLeftBehind(reserved.fence());
                 }
@@ -199,33 +190,26 @@ final class Spawner {
 
     /**
      * Ends {@code lease} as {@code exited} with the status when {@code p} exits, while this JVM
-     * lives; a reservation the child claimed itself (after a failed hand-off) is ended as the
-     * child's, at the same fence. Where the kernel tracks what the child left behind, the lease
-     * went to the oldest of them: that one is watched in turn, and so on until nothing is left.
+     * lives. Where the kernel tracks what the child left behind, the lease went to the oldest of
+     * them: that one is watched in turn, and so on until nothing is left.
      *
-     * @return completes once the end is written or could not be (what the command left behind is
-     *         followed after that)
+     * @return completes once the end is written or could not be
      */
     private CompletableFuture<Void> endWhenExited(Lease lease, Optional<Identity> child, Process p) {
         CompletableFuture<Void> recorded = new CompletableFuture<>();
         p.onExit().thenAcceptAsync(done -> {
             try {
-                boolean leftBehind = false;
+                boolean followed = false;
                 try {
-                    leftBehind = !ended(lease, child, done.exitValue()) && tracking.tracks();
+                    followed = !ended(lease, child, done.exitValue()) && tracking.tracks()
+                            && superviseLeftBehind(lease.fence());
                 } catch (IOException | RuntimeException e) {
                     // the record stays as it is: its holder is now DEAD, and the next newcomer proves it
                 }
-                boolean followed = false;
-                try {
-                    followed = leftBehind && superviseLeftBehind(lease.fence());
-                } catch (IOException | RuntimeException e) {
-                    // as above: the next newcomer proves it
-                }
                 // Also when the lease was lost, broken or taken over meanwhile (what the command left
-                // inside was told to stop with it, by destroy()): removed before the end is told, for
-                // a launcher exits once it is (lease run does), and a cgroup nobody removes then
-                // stays until the next spawn's sweep.
+                // inside was told to stop with it): removed before the end is told, for a launcher
+                // exits once it is (lease run does), and a cgroup nobody removes then stays until the
+                // next spawn's sweep.
                 if (followed) {
                     tracking.removeIfEmpty();
                 } else {
@@ -234,7 +218,7 @@ final class Spawner {
             } finally {
                 recorded.complete(null);
             }
-        }, dev.proclive.lease.book.Daemons.onThreadOf("proclive-ending")); // a name of its own: the JDK's exit threads have none to tell
+        }, Daemons.onThreadOf("proclive-ending")); // a name of its own: the JDK's exit threads have none to tell
         return recorded;
     }
 
@@ -250,21 +234,15 @@ final class Spawner {
             return true;
         }
         if (child.isPresent() && !child.get().equals(lease.holder())) {
-            // claimed by the child itself: its end, told as the command's would be (where the kernel
-            // tracks what it left, the kernel says so, and no token scan that a busy machine keeps
-            // inconclusive is needed)
-            OptionalLong exitCode = OptionalLong.of(status);
-            return tracking.tracks()
-                    ? grants.commandExited(name, lease.fence(), child.get(), exitCode, tracking)
-                    : grants.end(name, lease.fence(), child, LeaseChange.EXITED, exitCode);
+            return grants.end(name, lease.fence(), Grants.End.exited(child.get(), OptionalLong.of(status), tracking));
         }
         return false;
     }
 
     /**
      * While this JVM lives, a lease that went to what a tracked command left behind is ended the
-     * moment nothing of it is left: when its holder (one of them) exits, the kernel is asked again,
-     * and the lease ends or goes to the next.
+     * moment nothing of it is left: when its holder exits, the kernel is asked again, and the lease
+     * ends or goes to the next.
      *
      * @return whether it is followed; false when the lease is no longer theirs
      */
@@ -277,17 +255,17 @@ final class Spawner {
         }
         Identity holder = now.get().holder();
         checker.onExit(holder).thenAcceptAsync(end -> { // never inline: a chain that re-forks would deepen one stack
-            if (end.liveness() != dev.proclive.Liveness.DEAD) {
+            if (end.liveness() != Liveness.DEAD) {
                 return; // it cannot be watched from here: the next newcomer judges it
             }
             try {
-                if (!grants.commandExited(name, fence, holder, OptionalLong.empty(), tracking)) {
+                if (!grants.end(name, fence, Grants.End.exited(holder, OptionalLong.empty(), tracking))) {
                     superviseLeftBehind(fence);
                 }
             } catch (IOException | RuntimeException e) {
                 // the record stays as it is: its holder is DEAD, and the next newcomer proves it
             }
-        }, dev.proclive.lease.book.Daemons.onThreadOf("proclive-ending"));
+        }, Daemons.onThreadOf("proclive-ending"));
         return true;
     }
 }

@@ -18,35 +18,31 @@ import dev.proclive.text.OneLine;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Predicate;
 
-/**
- * The processes that carry a reservation's token ({@code PROCLIVE_LEASE_TOKEN} in their initial
- * environment): a scan of this host for them, as a proof; whether one process carries it; and
- * the one a launcher started, seen from below.
- */
+/** The processes that carry a reservation's token ({@code PROCLIVE_LEASE_TOKEN} in their initial environment). */
 final class TokenCarriers {
+
+    /** A complete answer that found nobody. */
+    private static final EnvironmentScan NONE = new EnvironmentScan(List.of(), true, "");
 
     private final LivenessChecker checker;
     private final ProcessIntrospector introspector;
     private final Descendants descendants;
 
-    TokenCarriers(LivenessChecker checker, ProcessIntrospector introspector, Descendants descendants) {
+    TokenCarriers(LivenessChecker checker, Descendants descendants) {
         this.checker = checker;
-        this.introspector = introspector;
+        this.introspector = checker.introspector();
         this.descendants = descendants;
     }
 
-    /**
-     * What a look for a reservation's carriers found, and how: {@code "cgroup"} (the members of the
-     * cgroup its command started in) or {@code "token"} (a scan of this machine's environments).
-     */
+    /** What a look for a reservation's carriers found, and how: {@code "cgroup"} or {@code "token"}. */
     record Carried(EnvironmentScan scan, String how) {
     }
 
     /**
-     * Whether {@code holder}'s initial environment holds {@code PROCLIVE_LEASE_TOKEN=token}: empty
-     * when it cannot be read; false when it does not, or what was read is another process under
-     * {@code holder}'s pid.
+     * Whether {@code holder}'s initial environment holds {@code token}: empty when it cannot be
+     * read; false when it does not, or what was read is another process under {@code holder}'s pid.
      */
     Optional<Boolean> carries(Identity holder, String token) {
         return carriesWhere(holder, token::equals);
@@ -77,16 +73,12 @@ final class TokenCarriers {
         return found;
     }
 
-    /**
-     * Whether {@code holder}'s initial environment holds a token whose digest is {@code digest}:
-     * empty when it cannot be read (as {@link #carries}).
-     */
+    /** As {@link #carries}, for a token whose digest is {@code digest}. */
     Optional<Boolean> carriesDigest(Identity holder, String digest) {
         return carriesWhere(holder, value -> Records.digest(value).equals(digest));
     }
 
-    /** Whether {@code holder}'s initial environment holds the token as {@code token} accepts it; empty when unread. */
-    private Optional<Boolean> carriesWhere(Identity holder, java.util.function.Predicate<String> token) {
+    private Optional<Boolean> carriesWhere(Identity holder, Predicate<String> token) {
         EnvironmentScan env = KernelIntrospector.of(introspector).readEnvironment(holder.pid(), LeaseNames.TOKEN_VARIABLE, token);
         if (!env.complete()) {
             return Optional.empty();
@@ -96,13 +88,10 @@ final class TokenCarriers {
 
     /**
      * The carriers of {@code reserved}'s token. Every proof at hand, not the first: where its
-     * command started in a cgroup that can be judged here (this machine, this boot, the cgroup
-     * namespace and directory it was made in), its members, read at once, are carriers whatever
-     * a daemon did to its environment (also once the token was retired at the hand-off); but a
-     * cgroup proves who is inside, never who left, so when
-     * it reads empty (it is then removed) the token is scanned for as well, as a proof (the
-     * introspector passes over the process list again while processes end under it); only carriers
-     * of the reserver's user count.
+     * command started in a cgroup that can be judged here (this machine, this boot), its members
+     * are carriers whatever a daemon did to its environment (also once the token was retired at
+     * the hand-off); but a cgroup proves who is inside, never who left, so when it reads empty (it
+     * is then removed) the token is scanned for as well; only carriers of the reserver's user count.
      *
      * @throws LeaseCorruptException if the record's {@code startedAfter} is not a start time of this
      *                               boot: a floor above every process would make any scan empty
@@ -117,22 +106,21 @@ final class TokenCarriers {
             // its token was retired at the hand-off (its holder's environment was read without it):
             // nothing carries it, and a cgroup read here that holds nobody, or none, leaves the
             // holder's death the proof, as it always was
-            return new Carried(new EnvironmentScan(List.of(), true, ""), "cgroup");
+            return new Carried(NONE, "cgroup");
         }
-        return new Carried(tokenScan(reserved, floor), "token");
+        String digest = reserved.tokenDigest().get();
+        return new Carried(KernelIntrospector.of(introspector).scanEnvironments(LeaseNames.TOKEN_VARIABLE,
+                value -> Records.digest(value).equals(digest), reserved.reserverUid().orElse(-1), floor), "token");
     }
 
-    /** Whether {@code r}'s cgroup path is this machine's, of this boot: its holder is of this boot and machine. */
+    /** Whether {@code r}'s cgroup path is this machine's, of this boot: its holder is. */
     private boolean local(LeaseRecord r) {
         Optional<String> boot = introspector.bootId();
         return boot.isPresent() && r.holder().boot().equals(boot.get())
-                && r.holder().machine().equals(checker.current().map(dev.proclive.Identity::machine).orElse(""));
+                && r.holder().machine().equals(checker.current().map(Identity::machine).orElse(""));
     }
 
-    /**
-     * The members of {@code cgroup} as the processes they are now, a complete answer; empty when it
-     * proves nothing here. An empty cgroup is removed: nothing can enter it any more.
-     */
+    /** The members of {@code cgroup}, a complete answer; empty when it proves nothing. An empty one is removed. */
     private Optional<EnvironmentScan> members(Cgroup cgroup) {
         for (int read = 0; read < 3; read++) {
             Optional<List<Long>> pids = descendants.members(cgroup.path(), cgroup.id());
@@ -141,7 +129,7 @@ final class TokenCarriers {
             }
             if (pids.get().isEmpty()) {
                 descendants.remove(cgroup.path());
-                return Optional.of(new EnvironmentScan(List.of(), true, ""));
+                return Optional.of(NONE);
             }
             List<ProcessInfo> found = new ArrayList<>();
             for (long pid : pids.get()) {
@@ -157,10 +145,7 @@ final class TokenCarriers {
         return Optional.empty(); // members that cannot be read as live processes: no proof either way
     }
 
-    /**
-     * The record's {@code startedAfter}, checked before any proof is read: a floor that is no start
-     * time of this boot is a corrupt record, whatever a cgroup would say.
-     */
+    /** The record's {@code startedAfter}, checked before any proof is read: whatever a cgroup would say. */
     private Optional<String> floor(String name, LeaseRecord reserved) throws LeaseCorruptException {
         Optional<String> floor = reserved.startedAfter();
         if (floor.isPresent()) {
@@ -172,12 +157,5 @@ final class TokenCarriers {
             }
         }
         return floor;
-    }
-
-    private EnvironmentScan tokenScan(LeaseRecord reserved, Optional<String> floor) {
-        String digest = reserved.tokenDigest().orElseThrow();
-        long uid = reserved.reserverUid().orElse(-1);
-        return KernelIntrospector.of(introspector).scanEnvironments(LeaseNames.TOKEN_VARIABLE, value -> Records.digest(value).equals(digest),
-                uid, floor);
     }
 }

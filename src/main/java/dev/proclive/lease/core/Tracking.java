@@ -2,26 +2,21 @@ package dev.proclive.lease.core;
 
 import dev.proclive.lease.book.Cgroup;
 import dev.proclive.spi.internal.Descendants;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 
 /**
  * What the kernel tracks of one spawned command: whether this JVM became a subreaper before it
- * started, and the cgroup it started in. Once the command has exited, {@link #leftBehind()} says
- * which of its descendants live on, as a fact, or that it cannot be told (then the token scan
- * proves what it can). "None left" needs every proof at hand to say none: the cgroup proves who
- * stayed inside, never who left, so while this JVM lives its orphans are asked too (an escaped
- * daemon whose parent ended is re-parented here whatever its cgroup).
+ * started, and the cgroup it started in. "None left" needs every proof at hand to say none: the
+ * cgroup proves who stayed inside, never who left, so while this JVM lives its orphans are asked
+ * too (an escaped daemon whose parent ended is re-parented here whatever its cgroup).
  *
- * @param descendants the platform's seam
- * @param subreaper   whether this JVM was a subreaper when the command started
- * @param cgroup      the cgroup the command started in, if one was made and named in the record
- * @param startedAfter a start floor taken before the command started: an orphan older than it is
- *                     not the command's
+ * @param cgroup       the cgroup the command started in, if one was made and named in the record
+ * @param startedAfter a start floor taken before the command started: an older orphan is not the command's
  */
 record Tracking(Descendants descendants, boolean subreaper, Optional<Cgroup> cgroup,
                 Optional<String> startedAfter) {
@@ -30,9 +25,8 @@ record Tracking(Descendants descendants, boolean subreaper, Optional<Cgroup> cgr
     static final Tracking NONE = new Tracking(Descendants.NONE, false, Optional.empty(), Optional.empty());
 
     /** How long {@link #leftBehind} waits for a daemon's forks to settle. */
-    private static final long SETTLE_MILLIS = 300;
+    private static final Duration SETTLE = Duration.ofMillis(300);
 
-    /** Whether anything is tracked. */
     boolean tracks() {
         return subreaper || cgroup.isPresent();
     }
@@ -47,54 +41,39 @@ record Tracking(Descendants descendants, boolean subreaper, Optional<Cgroup> cgr
         cgroup.ifPresent(c -> descendants.remove(c.path()));
     }
 
-    /** Sends {@code signal} to every process of the command's cgroup (its whole tree, where it stayed inside). */
+    /** Sends {@code signal} to every process of the command's cgroup. */
     void signalAll(int signal) {
         cgroup.ifPresent(c -> descendants.signal(c.path(), c.id(), signal));
     }
 
     /**
      * Removes the command's cgroup once it is empty, waiting at most {@code most} for what is
-     * inside to end (processes told to stop with the command); a cgroup still populated then stays,
-     * for whoever finds it empty later.
+     * inside to end; one still populated then stays, for whoever finds it empty later.
      */
-    void removeWhenEmpty(java.time.Duration most) {
+    void removeWhenEmpty(Duration most) {
         if (cgroup.isEmpty()) {
             return;
         }
         Cgroup c = cgroup.get();
         long deadline = System.nanoTime() + most.toNanos();
-        while (true) {
-            Optional<List<Long>> inside = descendants.members(c.path(), c.id());
-            if (inside.isEmpty() || inside.get().isEmpty() || System.nanoTime() - deadline >= 0) {
-                break;
-            }
-            try {
-                Thread.sleep(20);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                break;
-            }
+        Optional<List<Long>> inside = descendants.members(c.path(), c.id());
+        while (inside.isPresent() && !inside.get().isEmpty() && System.nanoTime() - deadline < 0 && napped()) {
+            inside = descendants.members(c.path(), c.id());
         }
         descendants.remove(c.path());
     }
 
     /**
-     * The command's descendants that live on after it exited, oldest first: the cgroup's members
-     * and the orphans this subreaper adopted, together. Empty when it cannot be told: without the
-     * subreaper's orphans a cgroup that reads empty proves nothing (a daemon may have left it).
-     * A daemon forks and exits in steps (fork, setsid, fork again): while what is left changes, it
-     * is read again, for a moment, so that the one adopted is the one that stays.
+     * The command's descendants that live on after it exited: the cgroup's members and the orphans
+     * this subreaper adopted, together. Empty when it cannot be told: without the subreaper's
+     * orphans a cgroup that reads empty proves nothing (a daemon may have left it). A daemon forks
+     * and exits in steps (fork, setsid, fork again): while what is left changes, it is read again,
+     * for a moment, so that the one adopted is the one that stays.
      */
     Optional<List<Long>> leftBehind() {
         Optional<List<Long>> now = read();
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SETTLE_MILLIS);
-        while (now.isPresent() && !now.get().isEmpty() && System.nanoTime() - deadline < 0) {
-            try {
-                Thread.sleep(20);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return now;
-            }
+        long deadline = System.nanoTime() + SETTLE.toNanos();
+        while (now.isPresent() && !now.get().isEmpty() && System.nanoTime() - deadline < 0 && napped()) {
             Optional<List<Long>> again = read();
             if (again.equals(now)) {
                 return now;
@@ -102,6 +81,17 @@ record Tracking(Descendants descendants, boolean subreaper, Optional<Cgroup> cgr
             now = again;
         }
         return now;
+    }
+
+    /** Sleeps a moment; false when interrupted (the interrupt kept). */
+    private static boolean napped() {
+        try {
+            Thread.sleep(20);
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
     }
 
     private Optional<List<Long>> read() {

@@ -4,6 +4,8 @@ import dev.proclive.Identity;
 import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
 import dev.proclive.Verdict;
+import dev.proclive.lease.LeaseCorruptException;
+import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.LeaseBook;
 import java.io.IOException;
 import java.time.Duration;
@@ -11,6 +13,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Predicate;
 
 /**
  * The processes waiting for each lease, served in the order they came: a ticket per waiter in the
@@ -37,34 +40,31 @@ final class WaiterQueue {
         this.waiter = waiter;
     }
 
-    /**
-     * Puts {@code who} at the end of lease {@code name}'s queue (once), until {@code until}, waiting
-     * for the lease's lock at most {@code lock}.
-     */
+    /** Puts {@code who} at the end of lease {@code name}'s queue (once), until {@code until}. */
     void enqueue(String name, Identity who, Instant until, Duration lock) throws IOException {
+        rewrite(name, lock, queue -> {
+            boolean queued = queue.stream().anyMatch(w -> LeaseRules.sameProcess(w.who(), who));
+            return !queued && queue.add(new LeaseBook.Waiter(who, waiter, until));
+        });
+    }
+
+    void dequeue(String name, Identity who) {
+        try {
+            rewrite(name, DEQUEUE_LOCK, queue -> queue.removeIf(w -> LeaseRules.sameProcess(w.who(), who)));
+        } catch (IOException | RuntimeException e) {
+            // its ticket lapses at its deadline, or when its waiting process is DEAD
+        }
+    }
+
+    /** Changes lease {@code name}'s queue under its lock, waiting for it at most {@code lock}; written if changed. */
+    private void rewrite(String name, Duration lock, Predicate<List<LeaseBook.Waiter>> changed) throws IOException {
         book.locked(name, lock, guard -> {
             List<LeaseBook.Waiter> queue = new ArrayList<>(guard.waiters());
-            if (queue.stream().noneMatch(w -> LeaseRules.sameProcess(w.who(), who))) {
-                queue.add(new LeaseBook.Waiter(who, waiter, until));
+            if (changed.test(queue)) {
                 guard.waiters(queue);
             }
             return null;
         });
-    }
-
-    /** Takes {@code who} out of lease {@code name}'s queue. */
-    void dequeue(String name, Identity who) {
-        try {
-            book.locked(name, DEQUEUE_LOCK, guard -> {
-                List<LeaseBook.Waiter> queue = new ArrayList<>(guard.waiters());
-                if (queue.removeIf(w -> LeaseRules.sameProcess(w.who(), who))) {
-                    guard.waiters(queue);
-                }
-                return null;
-            });
-        } catch (IOException | RuntimeException e) {
-            // its ticket lapses at its deadline, or when its waiting process is DEAD
-        }
     }
 
     /** Empties the queue of the lease {@code guard} holds: the operator's {@code break} clears it. */
@@ -73,18 +73,18 @@ final class WaiterQueue {
             if (guard.waiters().isEmpty()) {
                 return;
             }
-        } catch (dev.proclive.lease.LeaseCorruptException corrupt) {
+        } catch (LeaseCorruptException corrupt) {
             // something else stands where the queue should be: removed below, as break removes a corrupt record
         }
         guard.waiters(List.of());
     }
 
     /**
-     * The waiter a new grant for {@code who} waits behind: the first live one in the queue that is
-     * not {@code who}. {@code who}'s own ticket stays (its waiter takes it out once it is answered:
-     * a book that writes again after a conflict must find it again). Under the lease's lock.
+     * The waiter a new grant for {@code who} waits behind: the first live one that is not
+     * {@code who}. {@code who}'s own ticket stays (its waiter takes it out once it is answered: a
+     * book that writes again after a conflict must find it again).
      */
-    Optional<LeaseBook.Waiter> ahead(LeaseBook.Guard guard, Identity who, Optional<dev.proclive.lease.LeaseRecord> current,
+    Optional<LeaseBook.Waiter> ahead(LeaseBook.Guard guard, Identity who, Optional<LeaseRecord> current,
                                      Instant now) throws IOException {
         List<LeaseBook.Waiter> queue = new ArrayList<>(guard.waiters());
         if (queue.isEmpty()) {

@@ -48,7 +48,7 @@ class LeaseRulesTest {
     static LeaseRules.Decision decide(LeaseRules.Request request, LeaseRecord r, Verdict v, EnvironmentScan scan,
                                       LeasePolicy policy) {
         return LeaseRules.decide(request, Optional.ofNullable(r), Optional.ofNullable(v), Optional.ofNullable(scan),
-                policy, NOW);
+                Optional.ofNullable(r).map(LeaseRecord::freshUntil), policy, NOW);
     }
 
     static ProcessInfo process(long pid, long ppid, String start) {
