@@ -9,7 +9,7 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * The etcd v3 calls a lease store makes: reads and compare-and-write transactions on keys, etcd
- * leases (a TTL that keys are attached to), and watches on one key or a prefix. Small enough to fake in a
+ * leases (a TTL that keys are attached to), and watches on a prefix. Small enough to fake in a
  * test and to put another client behind. Every read is linearizable: a member that cannot reach a
  * majority answers nothing, and that is an {@link IOException}, never an old value.
  */
@@ -127,13 +127,6 @@ public interface Etcd extends AutoCloseable {
 
     /** Revokes etcd lease {@code id}, deleting the keys attached to it; one already gone is no error. */
     void revoke(long id) throws IOException;
-
-    /**
-     * Completes when {@code key} is written or deleted at a revision after {@code afterRevision}
-     * (at once if it already was). Cancel it to stop watching; it completes exceptionally when the
-     * watch breaks, which a waiter takes as a reason to look again.
-     */
-    CompletableFuture<Void> changed(String key, long afterRevision);
 
     /** A key written or deleted at {@code revision}, as a prefix watch saw it. */
     record Change(String key, long revision) {

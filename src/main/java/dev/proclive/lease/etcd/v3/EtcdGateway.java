@@ -368,48 +368,6 @@ public final class EtcdGateway implements Etcd {
         }
     }
 
-    /** Watches that broke in a row, without one that answered as a watch does: each waits longer before it says so. */
-    private final java.util.concurrent.atomic.AtomicInteger brokenWatches = new java.util.concurrent.atomic.AtomicInteger();
-
-    /**
-     * A watch that breaks says so only after a pause that grows with each one broken in a row (25
-     * ms, doubling to about a second, with jitter): a waiter looks again when it breaks, and an
-     * endpoint that answers garbage at once must not make it ask in a loop.
-     */
-    @Override
-    public CompletableFuture<Void> changed(String key, long afterRevision) {
-        CompletableFuture<Void> changed = new CompletableFuture<>();
-        CompletableFuture<Void> said = new CompletableFuture<>();
-        changed.whenComplete((v, e) -> {
-            if (e == null) {
-                brokenWatches.set(0);
-                said.complete(null);
-                return;
-            }
-            if (e instanceof java.util.concurrent.CancellationException) {
-                return; // the waiter is done with it: nothing broke
-            }
-            int broken = Math.min(6, brokenWatches.getAndIncrement());
-            long pause = (25L << broken) * (80 + java.util.concurrent.ThreadLocalRandom.current().nextInt(41)) / 100;
-            CompletableFuture.delayedExecutor(pause, TimeUnit.MILLISECONDS).execute(() -> said.completeExceptionally(e));
-        });
-        said.whenComplete((v, e) -> changed.cancel(false)); // a waiter that cancels what it got ends the watch
-        watch(key, afterRevision, changed);
-        return said;
-    }
-
-    private void watch(String key, long afterRevision, CompletableFuture<Void> changed) {
-        ObjectNode create = json.createObjectNode().put("key", b64(key)).put("start_revision", Long.toString(afterRevision + 1));
-        stream(create, "the watch of " + key, changed, result -> {
-            if (result.path("events").size() > 0 || result.path("canceled").asBoolean(false)
-                    || result.has("compact_revision")) {
-                changed.complete(null);
-            } else {
-                brokenWatches.set(0); // a watch that answers as one: the next break waits briefly again
-            }
-        });
-    }
-
     /**
      * One watch stream over every key under {@code prefix} ({@code range_end}: the prefix's end):
      * each answer's changes handed on in order, the header's revision with them; a compacted watch
