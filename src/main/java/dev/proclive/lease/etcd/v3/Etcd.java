@@ -3,57 +3,38 @@ package dev.proclive.lease.etcd.v3;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * The etcd v3 calls a lease store makes: reads and compare-and-write transactions on keys, etcd
- * leases (a TTL that keys are attached to), and watches on a prefix. Small enough to fake in a
- * test and to put another client behind. Every read is linearizable: a member that cannot reach a
+ * leases (a TTL that keys are attached to), and a watch on a prefix. Small enough to fake in a test
+ * and to put another client behind. Every read is linearizable: a member that cannot reach a
  * majority answers nothing, and that is an {@link IOException}, never an old value.
  */
 public interface Etcd extends AutoCloseable {
 
     /** A key as etcd holds it; {@code lease} 0 when it is attached to none. */
     record KeyValue(String key, byte[] value, long createRevision, long modRevision, long lease) {
-        public KeyValue {
-            Objects.requireNonNull(key, "key");
-            Objects.requireNonNull(value, "value");
-        }
     }
 
     /** A compare of a transaction: {@code key}'s mod revision is {@code modRevision} (0: the key is absent). */
     record Compare(String key, long modRevision) {
-        public Compare {
-            Objects.requireNonNull(key, "key");
-        }
     }
 
-    /** An operation of a transaction. */
     sealed interface Op {
     }
 
     /** Writes {@code value} at {@code key}, attached to etcd lease {@code lease} (0: none). */
     record Put(String key, byte[] value, long lease) implements Op {
-        public Put {
-            Objects.requireNonNull(key, "key");
-            Objects.requireNonNull(value, "value");
-        }
     }
 
     /** Deletes {@code key}, if it is there. */
     record Delete(String key) implements Op {
-        public Delete {
-            Objects.requireNonNull(key, "key");
-        }
     }
 
     /** Reads {@code key} (in a transaction: after the operations before it). */
     record Get(String key) implements Op {
-        public Get {
-            Objects.requireNonNull(key, "key");
-        }
     }
 
     /**
@@ -62,9 +43,6 @@ public interface Etcd extends AutoCloseable {
      * read, in order (empty: the key is absent).
      */
     record Outcome(boolean succeeded, long revision, List<Optional<KeyValue>> reads) {
-        public Outcome {
-            reads = List.copyOf(reads);
-        }
     }
 
     /** A write named an etcd lease that etcd does not have (it expired, or was revoked). */
@@ -130,9 +108,6 @@ public interface Etcd extends AutoCloseable {
 
     /** A key written or deleted at {@code revision}, as a prefix watch saw it. */
     record Change(String key, long revision) {
-        public Change {
-            Objects.requireNonNull(key, "key");
-        }
     }
 
     /** What a prefix watch hands on, answer by answer. */
