@@ -569,15 +569,12 @@ public final class EtcdGateway implements Etcd {
     }
 
     private JsonNode send(URI base, String path, ObjectNode body) throws IOException {
-        Answer answer = exchange(base, request(base, path, body).build());
+        HttpResponse<byte[]> answer = exchange(base, request(base, path, body).build());
         JsonNode r = json.readTree(new String(answer.body(), StandardCharsets.UTF_8)); // UTF-8, never guessed
         if (r == null || !r.isObject()) {
-            throw new IOException("HTTP " + answer.status() + ", not a JSON object");
+            throw new IOException("HTTP " + answer.statusCode() + ", not a JSON object");
         }
         return r;
-    }
-
-    private record Answer(int status, byte[] body) {
     }
 
     /**
@@ -586,12 +583,11 @@ public final class EtcdGateway implements Etcd {
      * endpoint that trickles its answer or streams one without end fails like one that does not
      * answer, and the next is tried.
      */
-    private Answer exchange(URI base, HttpRequest request) throws IOException {
+    private HttpResponse<byte[]> exchange(URI base, HttpRequest request) throws IOException {
         BoundedBody body = new BoundedBody(MAX_ANSWER);
         CompletableFuture<HttpResponse<byte[]>> sent = http.sendAsync(request, info -> body);
         try {
-            HttpResponse<byte[]> response = sent.get(Math.max(1, timeout.toMillis()), TimeUnit.MILLISECONDS);
-            return new Answer(response.statusCode(), response.body());
+            return sent.get(Math.max(1, timeout.toMillis()), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
             throw new HttpTimeoutException("no whole answer within " + timeout.toMillis() + " ms");
         } catch (ExecutionException e) {
