@@ -238,7 +238,6 @@ public final class EtcdBook implements LeaseBook {
         return Optional.of(watch.changed(recordKey(name), last == null ? 0 : last.revision()));
     }
 
-    /** A kept grant is not rewritten to stay alive: the keep-alive of its etcd lease is its renewal. */
     @Override
     public boolean keptByRewriting() {
         return false;
@@ -249,10 +248,7 @@ public final class EtcdBook implements LeaseBook {
         return keepAlive.lost(name, fence);
     }
 
-    /**
-     * Keeps the etcd lease of this JVM's waiters' tickets alive: while a waiter here waits, its
-     * ticket stays; once none does, or this JVM is gone, they expire within {@link #TICKET_TTL}.
-     */
+    /** Once no waiter here waits, or this JVM is gone, its tickets expire within {@link #TICKET_TTL}. */
     @Override
     public void stillWaiting(String name) throws IOException {
         ticketLease(false);
@@ -301,7 +297,6 @@ public final class EtcdBook implements LeaseBook {
         etcd.close();
     }
 
-    /** Every record is attached to an etcd lease: it goes away unless kept alive. */
     @Override
     public boolean expires() {
         return true;
