@@ -37,11 +37,7 @@ public interface Etcd extends AutoCloseable {
     record Get(String key) implements Op {
     }
 
-    /**
-     * What a transaction did: whether its compares held (and so its operations ran, else the
-     * others), the store's revision after it, and what each {@link Get} of the branch that ran
-     * read, in order (empty: the key is absent).
-     */
+    /** What a transaction did: whether its compares held, the revision after it, what each {@link Get} read. */
     record Outcome(boolean succeeded, long revision, List<Optional<KeyValue>> reads) {
     }
 
@@ -61,11 +57,7 @@ public interface Etcd extends AutoCloseable {
         }
     }
 
-    /**
-     * etcd's revision went back under this client (below one it or, through its revision marks, an
-     * earlier client of this user saw): the cluster was restored from an older copy of its data, or
-     * wiped, and nothing it says is a fence.
-     */
+    /** etcd's revision went below one this user's clients saw: the cluster was restored or wiped; no fence is safe. */
     final class WentBack extends IOException {
         private static final long serialVersionUID = 1L;
 
@@ -110,12 +102,8 @@ public interface Etcd extends AutoCloseable {
     record Change(String key, long revision) {
     }
 
-    /** What a prefix watch hands on, answer by answer. */
+    /** What a prefix watch hands on, answer by answer: its changes in order, and etcd's revision then. */
     interface Changes {
-        /**
-         * One answer: the changes it carries, in order (none: etcd says how far it has seen), and
-         * the revision etcd was at when it answered.
-         */
         void seen(long revision, List<Change> changes);
     }
 
