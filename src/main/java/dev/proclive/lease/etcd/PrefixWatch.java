@@ -144,13 +144,8 @@ final class PrefixWatch {
                 if (ws == null) {
                     continue;
                 }
-                ws.removeIf(w -> {
-                    if (c.revision() > w.after()) {
-                        tell.add(w.future());
-                        return true;
-                    }
-                    return false;
-                });
+                ws.stream().filter(w -> c.revision() > w.after()).forEach(w -> tell.add(w.future()));
+                ws.removeIf(w -> c.revision() > w.after());
                 if (ws.isEmpty()) {
                     waiting.remove(c.key());
                 }
