@@ -122,7 +122,6 @@ public final class RevisionMarks {
         if (dir.isEmpty() || !CLUSTER.matcher(cluster).matches() || revision <= 0) {
             return;
         }
-        boolean now;
         synchronized (this) {
             if (seen.getOrDefault(cluster, 0L) >= revision) {
                 return;
@@ -132,14 +131,9 @@ public final class RevisionMarks {
                 return;
             }
             long wait = wroteAt == 0 ? 0 : wroteAt + WRITE_EVERY - System.nanoTime();
-            now = wait <= 0;
             flushScheduled = true;
-            if (!now) {
-                CompletableFuture.delayedExecutor(wait, TimeUnit.NANOSECONDS).execute(this::flush);
-            }
-        }
-        if (now) {
-            CompletableFuture.runAsync(this::flush); // off the caller's thread: a slow home never slows a call
+            // off the caller's thread, also when due now: a slow home never slows a call
+            CompletableFuture.delayedExecutor(Math.max(0, wait), TimeUnit.NANOSECONDS).execute(this::flush);
         }
     }
 
