@@ -271,13 +271,9 @@ public final class EtcdBook implements LeaseBook {
         if (!forTicket) {
             return 0;
         }
-        long granted = etcd.grant(TICKET_TTL);
-        if (granted <= 0) {
-            throw new IOException("etcd granted no lease for a waiter's ticket (ID " + granted + ")");
-        }
-        ticketLease = granted;
+        ticketLease = etcd.grant(TICKET_TTL); // a positive ID: the gateway takes no other answer
         ticketLeaseConfirmed = now;
-        return granted;
+        return ticketLease;
     }
 
     @Override
