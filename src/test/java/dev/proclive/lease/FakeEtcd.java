@@ -14,15 +14,13 @@ import java.util.concurrent.CompletableFuture;
 /**
  * etcd's key space in memory, as the store sees it: one revision counter, keys with create and
  * mod revisions, leases that never expire unless {@link #expire expired} or revoked (revoking
- * deletes the keys attached), watches that complete on the next change of their key, and prefix
- * watches that hand every change under their prefix on, in order, on a thread of their own. Every
+ * deletes the keys attached), and prefix watches that hand every change under their prefix on, in order, on a thread of their own. Every
  * call counts in {@link #calls}, every put in {@link #puts}, every watch opened in {@link #watchStreams}. For the rules, on every OS; the real member is in the {@code Etcd*IT} tests.
  */
 final class FakeEtcd implements Etcd {
 
     private final TreeMap<String, KeyValue> keys = new TreeMap<>();
     private final Map<Long, Long> leases = new java.util.HashMap<>();
-    private final List<Object[]> watches = new ArrayList<>();
     /** The prefix watches open: prefix, what they hand changes to, and their future. */
     private final List<Object[]> prefixWatches = new ArrayList<>();
     /** Where prefix watches are answered, one answer after another (never on the writer's thread, as over a network). */
@@ -36,7 +34,7 @@ final class FakeEtcd implements Etcd {
     int calls;
     /** How many puts were done (in transactions or by hand). */
     final java.util.concurrent.atomic.AtomicInteger puts = new java.util.concurrent.atomic.AtomicInteger();
-    /** How many watches (of a key or of a prefix) were opened. */
+    /** How many prefix watches were opened. */
     final java.util.concurrent.atomic.AtomicInteger watchStreams = new java.util.concurrent.atomic.AtomicInteger();
     /** How many keep-alives were asked for. */
     final java.util.concurrent.atomic.AtomicInteger keepAlives = new java.util.concurrent.atomic.AtomicInteger();
@@ -173,19 +171,6 @@ final class FakeEtcd implements Etcd {
         revision = Math.max(revision, r);
     }
 
-    @Override
-    public synchronized CompletableFuture<Void> changed(String key, long afterRevision) {
-        watchStreams.incrementAndGet();
-        CompletableFuture<Void> f = new CompletableFuture<>();
-        KeyValue kv = keys.get(key);
-        if (kv != null && kv.modRevision() > afterRevision) {
-            f.complete(null);
-        } else {
-            watches.add(new Object[] {key, f});
-        }
-        return f;
-    }
-
     /**
      * Hands on every change under {@code prefix} from now; a key already changed after
      * {@code afterRevision} is handed on first (a deletion since then is not: no history is kept).
@@ -241,12 +226,6 @@ final class FakeEtcd implements Etcd {
                         to.seen(c.revision(), List.of(c));
                     }
                 });
-            }
-        }
-        for (Object[] w : new ArrayList<>(watches)) {
-            if (w[0].equals(key)) {
-                ((CompletableFuture<Void>) w[1]).complete(null);
-                watches.remove(w);
             }
         }
     }

@@ -1,6 +1,6 @@
 package dev.proclive.lease.etcd;
 
-import dev.proclive.lease.book.Records;
+import dev.proclive.Identity;
 import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeaseLost;
@@ -9,64 +9,65 @@ import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.LeaseBook;
 import dev.proclive.lease.book.LeaseJson;
 import dev.proclive.lease.book.LeaseNames;
+import dev.proclive.lease.book.Records;
 import dev.proclive.lease.etcd.v3.Etcd;
 import dev.proclive.text.OneLine;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A lease store's records in etcd. {@code PREFIX NAME} holds the record's JSON, attached to an etcd
- * lease of the record's TTL while it is granted (so it goes away by itself when nobody keeps it
- * alive); {@code PREFIX NAME.fence} is never leased and never deleted, and <b>the fence is its
- * {@code mod_revision}</b>: it is written in the transaction of every new grant (and every
- * held-to-held hand-off), and etcd's revisions only grow. A record written by a grant carries fence
- * 0 in its JSON (the transaction's revision is not known before it commits) and is read with the
- * fence key's revision; later writes carry the fence itself.
+ * lease while it is granted (so it goes away by itself when nobody keeps it alive);
+ * {@code PREFIX NAME.fence} is never leased and never deleted, and <b>the fence is its
+ * {@code mod_revision}</b>: it is written in the transaction of every new grant, and etcd's
+ * revisions only grow. A record written by a grant carries fence 0 in its JSON (the transaction's
+ * revision is not known before it commits) and is read with the fence key's revision.
  *
  * <p>There is no lock: a writer reads both keys at one revision, decides, and writes in one
  * transaction that compares both keys' {@code mod_revision} with what it read; when another writer
  * came first it reads and decides again. Reads are linearizable, so a member cut off from its
  * majority answers nothing, and nothing is granted.
  *
- * <p>Every grant this JVM writes goes onto this JVM's own etcd lease of its TTL (one per TTL, shared:
- * the store's session, as etcd's {@code concurrency.Session}) and is kept alive by one thread
- * ({@link EtcdKeepAlive}, every third of the TTL) until it is ended (the engine ends a grant whose
- * holder dies, so nobody waits out the TTL), or the keep-alive is not confirmed for longer than the
- * TTL less a quarter: then it is {@linkplain #lost lost}, before etcd can have let the lease
- * expire. A record is not rewritten to stay alive: it lives as long as its etcd lease, and a
- * newcomer that takes an UNKNOWN holder's lease after its TTL waits for that etcd lease to expire
- * ({@link LeaseBook.Guard#freshUntil}). When this JVM exits, nobody keeps its grants alive and they
- * expire. One watch stream over the prefix ({@link PrefixWatch}) tells every kept grant and every
- * waiter of this book that a record changed.
+ * <p>Every grant this JVM writes goes onto its own etcd lease of its TTL (the store's session, as
+ * etcd's {@code concurrency.Session}), kept alive by {@link EtcdKeepAlive}; a grant whose keep-alive
+ * is not confirmed for its TTL less a quarter is {@linkplain #lost lost}, before etcd can have let
+ * the lease expire. A record is not rewritten to stay alive: a newcomer that takes an UNKNOWN
+ * holder's lease after its TTL waits for that etcd lease to expire ({@link LeaseBook.Guard#freshUntil}).
+ * One watch over the prefix ({@link PrefixWatch}) tells every kept grant and waiter of a change.
  */
 public final class EtcdBook implements LeaseBook {
 
     private static final String FENCE_SUFFIX = ".fence";
     /** How often a writer reads and tries again before it says the lease is too contended. */
     private static final int TRIES = 64;
+    /** The TTL of the etcd lease this JVM's waiters' tickets live on. */
+    private static final Duration TICKET_TTL = Duration.ofSeconds(10);
+    /** How many leases' snapshots are remembered before they are forgotten, all at once. */
+    private static final int REMEMBERED = 4096;
 
     private final Etcd etcd;
     private final String prefix;
     private final Clock clock;
     private final EtcdKeepAlive keepAlive;
     private final PrefixWatch watch;
-    /** The TTL of the etcd lease this JVM's waiters' tickets live on. */
-    private static final java.time.Duration TICKET_TTL = java.time.Duration.ofSeconds(10);
-    /** The etcd lease this JVM's waiters' tickets live on (0: none yet), and when it was last confirmed alive. */
+    /** The etcd lease of this JVM's waiters' tickets (0: none yet), and when it was last confirmed alive. */
     private long ticketLease;
     private long ticketLeaseConfirmed;
-    /**
-     * The latest snapshot known of each lease this JVM wrote or read, at most {@code 4096} of them
-     * (a kept grant's watch starts from its snapshot's revision: one forgotten is read again).
-     */
+    /** The latest snapshot known of each lease this JVM wrote or read: a grant's watch starts from its revision. */
     private final Map<String, Snapshot> known = new ConcurrentHashMap<>();
 
     /** The records under {@code prefix} in {@code etcd}, timed by {@code clock}. */
@@ -78,10 +79,7 @@ public final class EtcdBook implements LeaseBook {
         this.watch = new PrefixWatch(etcd, prefix, keepAlive::unsure);
     }
 
-    /**
-     * Refuses a name whose record key would be another lease's fence key: on etcd a lease name
-     * does not end in {@code .fence}.
-     */
+    /** On etcd a lease name does not end in {@code .fence}: its record key would be another lease's fence key. */
     private static void checkName(String name) {
         if (name.endsWith(FENCE_SUFFIX)) {
             throw new IllegalArgumentException("on etcd a lease name does not end in '" + FENCE_SUFFIX
@@ -97,39 +95,32 @@ public final class EtcdBook implements LeaseBook {
         return prefix + name + FENCE_SUFFIX;
     }
 
-    /** Where lease {@code name}'s waiters are: one key each below it, in the order they were created. */
+    /** Where lease {@code name}'s waiters are: one key each below it. */
     private String queuePrefix(String name) {
         return prefix + name + ".queue/";
     }
 
     /** A waiter's key: one per process (its identity's digest), whichever machine it waits on. */
     private String waiterKey(String name, LeaseBook.Waiter w) {
-        dev.proclive.Identity who = w.who();
+        Identity who = w.who();
         String id = who.pid() + "\n" + who.start() + "\n" + who.boot() + "\n" + who.host() + "\n" + who.machine();
         return queuePrefix(name) + Records.digest(id).substring(0, 32);
     }
 
-    /** Both keys of a lease, read at one revision. */
-    private record Snapshot(Optional<LeaseRecord> record, Optional<Etcd.KeyValue> recordKv, long fenceRevision,
-                            long revision, Optional<LeaseCorruptException> corrupt) {
-        /** The record, or why what is at its key cannot be trusted. */
+    /**
+     * Both keys of a lease, read at one revision: the record (or why what is at its key cannot be
+     * trusted), its key's mod revision and etcd lease (0: absent, none), and the fence key's revision.
+     */
+    private record Snapshot(Optional<LeaseRecord> record, Optional<LeaseCorruptException> corrupt, long recordRevision,
+                            long etcdLease, long fenceRevision, long revision) {
         Optional<LeaseRecord> trusted() throws LeaseCorruptException {
             if (corrupt.isPresent()) {
                 throw corrupt.get();
             }
             return record;
         }
-
-        long recordRevision() {
-            return recordKv.map(Etcd.KeyValue::modRevision).orElse(0L);
-        }
-
-        long etcdLease() {
-            return recordKv.map(Etcd.KeyValue::lease).orElse(0L);
-        }
     }
 
-    /** Both keys, read now (linearizable). */
     private Snapshot snapshot(String name) throws IOException {
         return parse(name, etcd.txn(List.of(), reads(name)));
     }
@@ -139,18 +130,21 @@ public final class EtcdBook implements LeaseBook {
     }
 
     /** The snapshot {@code o}'s two reads make (of {@link #reads}), remembered as the latest known. */
-    private Snapshot parse(String name, Etcd.Outcome o) throws IOException {
+    private Snapshot parse(String name, Etcd.Outcome o) {
         Optional<Etcd.KeyValue> kv = o.reads().get(0);
         long fenceRevision = o.reads().get(1).map(Etcd.KeyValue::modRevision).orElse(0L);
+        long recordRevision = kv.map(Etcd.KeyValue::modRevision).orElse(0L);
+        long lease = kv.map(Etcd.KeyValue::lease).orElse(0L);
         Optional<LeaseRecord> record = Optional.empty();
-        if (kv.isPresent()) {
-            try {
+        Optional<LeaseCorruptException> corrupt = Optional.empty();
+        try {
+            if (kv.isPresent()) {
                 record = Optional.of(record(name, kv.get(), fenceRevision));
-            } catch (LeaseCorruptException e) {
-                return remember(name, new Snapshot(Optional.empty(), kv, fenceRevision, o.revision(), Optional.of(e)));
             }
+        } catch (LeaseCorruptException e) {
+            corrupt = Optional.of(e);
         }
-        return remember(name, new Snapshot(record, kv, fenceRevision, o.revision(), Optional.empty()));
+        return remember(name, new Snapshot(record, corrupt, recordRevision, lease, fenceRevision, o.revision()));
     }
 
     /** The record at {@code kv}, its fence from the fence key's revision when it says 0. */
@@ -166,20 +160,19 @@ public final class EtcdBook implements LeaseBook {
         }
         if (r.fence() > fenceRevision) {
             throw new LeaseCorruptException(name, "the record is at fence " + r.fence() + " but its fence key is at "
-                    + fenceRevision + ": it was not written by a proclive store; break the lease to go on (it deletes key "
-                    + OneLine.quote(recordKey(name)) + "; the fence key keeps fences growing)");
+                    + fenceRevision + ": it was not written by a proclive store; break the lease to go on (it deletes"
+                    + " key " + OneLine.quote(recordKey(name)) + "; the fence key keeps fences growing)");
         }
         return r;
     }
 
-
     /**
      * Remembers {@code s} as the latest known snapshot of {@code name}, unless one of a later
-     * revision is known already: reads on other threads (a store's looks) answer out of order, and
-     * a writer that started from an older snapshot would judge from what has changed since.
+     * revision is known already: reads on other threads answer out of order, and a writer that
+     * started from an older snapshot would judge from what has changed since.
      */
     private Snapshot remember(String name, Snapshot s) {
-        if (known.size() > 4096) {
+        if (known.size() > REMEMBERED) {
             known.clear();
         }
         known.merge(name, s, (before, now) -> now.revision() >= before.revision() ? now : before);
@@ -225,13 +218,13 @@ public final class EtcdBook implements LeaseBook {
                     return answer;
                 }
                 s = snapshot(name);
-                readNow = true;
             } catch (Conflict again) {
                 s = again.now;
-                readNow = true;
             }
+            readNow = true;
         }
-        throw new IOException("lease " + name + " changed under " + TRIES + " writes in a row: too contended to decide");
+        throw new IOException("lease " + name + " changed under " + TRIES + " writes in a row: too contended to"
+                + " decide");
     }
 
     @Override
@@ -245,7 +238,6 @@ public final class EtcdBook implements LeaseBook {
         return Optional.of(watch.changed(recordKey(name), last == null ? 0 : last.revision()));
     }
 
-    /** A kept grant is not rewritten to stay alive: the keep-alive of the etcd lease it is on is its renewal. */
     @Override
     public boolean keptByRewriting() {
         return false;
@@ -256,19 +248,15 @@ public final class EtcdBook implements LeaseBook {
         return keepAlive.lost(name, fence);
     }
 
-    /**
-     * Keeps the etcd lease of this JVM's waiters' tickets alive (at most one call a third of its
-     * TTL): while a waiter of this JVM waits, its ticket stays; once none does, or this JVM is gone,
-     * the tickets expire with it within {@link #TICKET_TTL}.
-     */
+    /** Once no waiter here waits, or this JVM is gone, its tickets expire within {@link #TICKET_TTL}. */
     @Override
     public void stillWaiting(String name) throws IOException {
         ticketLease(false);
     }
 
     /**
-     * The etcd lease for a new ticket: this JVM's, confirmed alive now (granted anew when it
-     * expired), or, when {@code forTicket} is false, only kept alive if there is one.
+     * The etcd lease for a new ticket: this JVM's, confirmed alive at most a third of its TTL ago
+     * (granted anew when it expired), or, when {@code forTicket} is false, only kept alive if there is one.
      */
     private synchronized long ticketLease(boolean forTicket) throws IOException {
         long now = System.nanoTime();
@@ -283,13 +271,9 @@ public final class EtcdBook implements LeaseBook {
         if (!forTicket) {
             return 0;
         }
-        long granted = etcd.grant(TICKET_TTL);
-        if (granted <= 0) {
-            throw new IOException("etcd granted no lease for a waiter's ticket (ID " + granted + ")");
-        }
-        ticketLease = granted;
+        ticketLease = etcd.grant(TICKET_TTL); // a positive ID: the gateway takes no other answer
         ticketLeaseConfirmed = now;
-        return granted;
+        return ticketLease;
     }
 
     @Override
@@ -309,29 +293,24 @@ public final class EtcdBook implements LeaseBook {
         etcd.close();
     }
 
-    /** Every record is attached to an etcd lease: it goes away unless kept alive. */
     @Override
     public boolean expires() {
         return true;
     }
 
-    /** Keeps {@code g}'s record, attached to its etcd lease, alive from now on (see {@link EtcdKeepAlive}). */
     @Override
     public void keep(Grant g) {
         keepAlive.keep(g.record(), g.session());
     }
 
-    /**
-     * Every granted record under the prefix, read at one revision; records that cannot be read
-     * (not a lease's, or corrupt) are left out: a keeper keeps what it can prove is a grant.
-     */
     @Override
     public List<Grant> grants() throws IOException {
         List<Etcd.KeyValue> all = etcd.list(prefix);
-        Map<String, Long> fences = new java.util.HashMap<>();
+        Map<String, Long> fences = new HashMap<>();
         for (Etcd.KeyValue kv : all) {
             if (kv.key().endsWith(FENCE_SUFFIX)) {
-                fences.put(kv.key().substring(prefix.length(), kv.key().length() - FENCE_SUFFIX.length()), kv.modRevision());
+                String name = kv.key().substring(prefix.length(), kv.key().length() - FENCE_SUFFIX.length());
+                fences.put(name, kv.modRevision());
             }
         }
         List<Grant> grants = new ArrayList<>();
@@ -360,12 +339,12 @@ public final class EtcdBook implements LeaseBook {
     private final class TxnGuard implements Guard {
         private final String name;
         private Snapshot read;
-        /** Whether a write went through: the compare proved the snapshot current. */
-        boolean wrote;
         /** Whether the snapshot is one remembered from earlier, not read for this writer. */
         private final boolean remembered;
+        /** Whether a write went through: the compare proved the snapshot current. */
+        boolean wrote;
         /** The waiters' keys as {@link #waiters()} last read them. */
-        private java.util.Set<String> queueRead;
+        private Set<String> queueRead = Set.of();
 
         TxnGuard(String name, Snapshot read, boolean remembered) {
             this.name = name;
@@ -388,8 +367,7 @@ public final class EtcdBook implements LeaseBook {
         @Override
         public void remove() throws IOException {
             write(List.of(new Etcd.Delete(recordKey(name)))); // the fence key stays: fences keep growing
-            read = remember(name, new Snapshot(Optional.empty(), Optional.empty(), read.fenceRevision(), read.revision(),
-                    Optional.empty()));
+            written(Optional.empty(), 0, read.fenceRevision(), read.revision());
             keepAlive.drop(name);
         }
 
@@ -402,9 +380,9 @@ public final class EtcdBook implements LeaseBook {
         @Override
         public List<LeaseBook.Waiter> waiters() throws IOException {
             List<Etcd.KeyValue> keys = new ArrayList<>(etcd.list(queuePrefix(name)));
-            keys.sort(java.util.Comparator.comparingLong(Etcd.KeyValue::createRevision));
+            keys.sort(Comparator.comparingLong(Etcd.KeyValue::createRevision));
             List<LeaseBook.Waiter> queue = new ArrayList<>();
-            queueRead = new java.util.HashSet<>();
+            queueRead = new HashSet<>();
             for (Etcd.KeyValue kv : keys) {
                 queueRead.add(kv.key());
                 try {
@@ -417,24 +395,22 @@ public final class EtcdBook implements LeaseBook {
         }
 
         /**
-         * Creates the keys of waiters new to the queue (at its end), on this JVM's tickets' etcd
-         * lease (so that they expire once nobody here waits), and deletes those read and no longer
-         * in it; a key another process created since the read is left alone (nothing here locks the
-         * queue: each waiter's key is its own).
+         * Creates the keys of waiters new to the queue, on this JVM's tickets' etcd lease, and
+         * deletes those read and no longer in it; a key another process created since the read is
+         * left alone (nothing locks the queue: each waiter's key is its own).
          */
         @Override
         public void waiters(List<LeaseBook.Waiter> queue) throws IOException {
-            java.util.Set<String> wanted = new java.util.LinkedHashSet<>();
+            Set<String> wanted = new LinkedHashSet<>();
             queue.forEach(w -> wanted.add(waiterKey(name, w)));
-            java.util.Set<String> read = queueRead == null ? java.util.Set.of() : queueRead;
             List<Etcd.Op> ops = new ArrayList<>();
-            for (String key : read) {
+            for (String key : queueRead) {
                 if (!wanted.contains(key)) {
                     ops.add(new Etcd.Delete(key));
                 }
             }
             for (LeaseBook.Waiter w : queue) {
-                if (!read.contains(waiterKey(name, w))) {
+                if (!queueRead.contains(waiterKey(name, w))) {
                     ops.add(new Etcd.Put(waiterKey(name, w), LeaseJson.waiter(w).getBytes(StandardCharsets.UTF_8),
                             ticketLease(true)));
                 }
@@ -442,11 +418,6 @@ public final class EtcdBook implements LeaseBook {
             if (!ops.isEmpty()) {
                 etcd.txn(List.of(), ops);
             }
-        }
-
-        private List<Etcd.Compare> unchanged() {
-            return List.of(new Etcd.Compare(recordKey(name), read.recordRevision()),
-                    new Etcd.Compare(fenceKey(name), read.fenceRevision()));
         }
 
         /**
@@ -478,61 +449,12 @@ public final class EtcdBook implements LeaseBook {
                     keepAlive.answered(lease);
                 }
             }
-            read = remember(name, new Snapshot(Optional.of(r), Optional.of(new Etcd.KeyValue(recordKey(name), new byte[0], 0,
-                    o.revision(), lease)), read.fenceRevision(), o.revision(), Optional.empty()));
+            written(Optional.of(r), lease, read.fenceRevision(), o.revision());
             if (r.granted()) {
                 keepAlive.keep(r, lease);
                 answeredInTime(r, lease, true);
             } else {
                 keepAlive.drop(name);
-            }
-        }
-
-        /**
-         * A grant whose etcd lease may have expired while its write was answered (an answer slower
-         * than the lease's TTL less a quarter) may have been deleted with it, and one whose answer
-         * came later than that after the write was stamped ({@code renewedAt}) is not trusted to be
-         * alive either: either is lost, said now, before anyone acts on it — no grant, and a
-         * renewal lost. {@code inUse}: whether a holder may already write
-         * under the fence (a renewal, a claim), whose etcd lease then stays in use until it is ended
-         * here; a new grant nobody was told of frees its lease at once.
-         */
-        private void answeredInTime(LeaseRecord r, long lease, boolean inUse) throws LeaseLostException {
-            boolean leaseAlive = keepAlive.alive(lease);
-            if (!keepAlive.lost(r.name(), r.fence()) && !keepAlive.answeredLate(r)) { // marks it lost when it is: isValid() is false from then on
-                return;
-            }
-            if (!inUse) {
-                keepAlive.ended(r.name(), r.fence());
-                free(read.recordRevision());
-            }
-            long ttl = r.ttl().toMillis();
-            String mine = "fence " + r.fence() + " of pid " + r.holder().pid() + ": ";
-            throw new LeaseLostException(name, new LeaseLost(LeaseChange.UNCONFIRMED, Optional.empty(), leaseAlive
-                    ? mine + "the answer to its write came " + java.time.Duration.between(r.renewedAt(), clock.instant())
-                            .toMillis() + " ms after it was sent, later than three quarters of its TTL (" + ttl
-                            + " ms): a newcomer may take it any moment"
-                    : mine + "the answer to its write came later than its etcd lease can be trusted to live (" + ttl
-                            + " ms less a quarter): the record may be gone already"));
-        }
-
-        /**
-         * Deletes the record of a grant nobody was told of, if it is still the one written at
-         * {@code revision}: left, it would stay held for its caller as long as anything else keeps
-         * this JVM's etcd lease alive, and nobody could take it while the caller lives. One that
-         * cannot be deleted now (etcd does not answer) goes with its etcd lease, or is taken as any
-         * other whose holder has not renewed it.
-         */
-        private void free(long revision) {
-            try {
-                Etcd.Outcome o = etcd.txn(List.of(new Etcd.Compare(recordKey(name), revision)),
-                        List.of(new Etcd.Delete(recordKey(name)))); // the fence key stays: fences keep growing
-                if (o.succeeded()) {
-                    read = remember(name, new Snapshot(Optional.empty(), Optional.empty(), read.fenceRevision(),
-                            o.revision(), Optional.empty()));
-                }
-            } catch (IOException | RuntimeException e) {
-                // left as written: the caller is told it has no grant all the same
             }
         }
 
@@ -546,23 +468,68 @@ public final class EtcdBook implements LeaseBook {
             } finally {
                 keepAlive.answered(lease);
             }
-            if (o.revision() <= Math.max(read.fenceRevision(), read.revision())) {
+            long before = Math.max(read.fenceRevision(), read.revision());
+            if (o.revision() <= before) {
                 throw new IOException("etcd answered revision " + o.revision() + " for a write after revision "
-                        + Math.max(read.fenceRevision(), read.revision()) + ": no fence can be taken from that");
+                        + before + ": no fence can be taken from that");
             }
             LeaseRecord granted = Records.fenced(r, o.revision());
-            read = remember(name, new Snapshot(Optional.of(granted), Optional.of(new Etcd.KeyValue(recordKey(name),
-                    new byte[0], 0, o.revision(), lease)), o.revision(), o.revision(), Optional.empty()));
+            written(Optional.of(granted), lease, o.revision(), o.revision());
             keepAlive.keep(granted, lease);
             answeredInTime(granted, lease, false);
             return granted;
         }
 
-        /** Runs {@code puts} if nothing changed since the snapshot; else says what is there now, to decide again from. */
+        /**
+         * A grant whose answer came later than its etcd lease can be trusted to live (its TTL less a
+         * quarter), or later than that after the write was stamped ({@code renewedAt}), is lost, said
+         * now, before anyone acts on it. {@code inUse}: whether a holder may already write under the
+         * fence (a renewal, a claim): its etcd lease then stays in use until it is ended here; a new
+         * grant nobody was told of frees its record at once.
+         */
+        private void answeredInTime(LeaseRecord r, long lease, boolean inUse) throws LeaseLostException {
+            boolean leaseAlive = keepAlive.alive(lease);
+            if (!keepAlive.lost(r.name(), r.fence()) && !keepAlive.answeredLate(r)) { // either marks it lost
+                return;
+            }
+            if (!inUse) {
+                keepAlive.ended(r.name(), r.fence());
+                free(read.recordRevision());
+            }
+            long ttl = r.ttl().toMillis();
+            String mine = "fence " + r.fence() + " of pid " + r.holder().pid() + ": ";
+            throw new LeaseLostException(name, new LeaseLost(LeaseChange.UNCONFIRMED, Optional.empty(), leaseAlive
+                    ? mine + "the answer to its write came " + Duration.between(r.renewedAt(), clock.instant())
+                            .toMillis() + " ms after it was sent, later than three quarters of its TTL (" + ttl
+                            + " ms): a newcomer may take it any moment"
+                    : mine + "the answer to its write came later than its etcd lease can be trusted to live (" + ttl
+                            + " ms less a quarter): the record may be gone already"));
+        }
+
+        /**
+         * Deletes the record of a grant nobody was told of, if it is still the one written at
+         * {@code revision}: left, it would stay held as long as anything else keeps this JVM's etcd
+         * lease alive. One that cannot be deleted now goes with its etcd lease, or is taken as any
+         * other whose holder has not renewed it.
+         */
+        private void free(long revision) {
+            try {
+                Etcd.Outcome o = etcd.txn(List.of(new Etcd.Compare(recordKey(name), revision)),
+                        List.of(new Etcd.Delete(recordKey(name))));
+                if (o.succeeded()) {
+                    written(Optional.empty(), 0, read.fenceRevision(), o.revision());
+                }
+            } catch (IOException | RuntimeException e) {
+                // left as written: the caller is told it has no grant all the same
+            }
+        }
+
+        /** Runs {@code puts} if nothing changed since the snapshot; else says what is there now, to decide from. */
         private Etcd.Outcome write(List<Etcd.Op> puts) throws IOException {
             Etcd.Outcome o;
             try {
-                o = etcd.txn(unchanged(), puts, reads(name));
+                o = etcd.txn(List.of(new Etcd.Compare(recordKey(name), read.recordRevision()),
+                        new Etcd.Compare(fenceKey(name), read.fenceRevision())), puts, reads(name));
             } catch (Etcd.LeaseNotFound gone) {
                 keepAlive.forget(gone.lease());
                 throw new Conflict(snapshot(name)); // this JVM's etcd lease expired under it: take a new one
@@ -574,29 +541,31 @@ public final class EtcdBook implements LeaseBook {
             return o;
         }
 
+        /** Remembers {@code r} as written here at {@code revision}, on etcd lease {@code lease}; empty: deleted. */
+        private void written(Optional<LeaseRecord> r, long lease, long fenceRevision, long revision) {
+            read = remember(name, new Snapshot(r, Optional.empty(), r.isPresent() ? revision : 0, lease, fenceRevision,
+                    revision));
+        }
+
         /**
-         * A record on an etcd lease is fresh while that etcd lease lives (its holder's session, kept
-         * alive without rewriting the record): until it expires as etcd says now, a second on for
-         * etcd's whole seconds; one on none is fresh as its {@code renewedAt} says.
+         * A record on an etcd lease is fresh while that etcd lease lives: until it expires as etcd
+         * says now, a second on for etcd's whole seconds; one on none as its {@code renewedAt} says.
          */
         @Override
         public Instant freshUntil(LeaseRecord r) throws IOException {
-            long lease = read.etcdLease();
-            if (lease == 0) {
+            if (read.etcdLease() == 0) {
                 return r.freshUntil();
             }
-            long left = etcd.timeToLive(lease);
+            long left = etcd.timeToLive(read.etcdLease());
             return left < 0 ? clock.instant() : clock.instant().plusSeconds(left + 1);
         }
 
         @Override
         public Optional<Instant> expiresAt() throws IOException {
-            long lease = read.etcdLease();
-            if (lease == 0) {
+            if (read.etcdLease() == 0) {
                 return Optional.empty();
             }
-            long left = etcd.timeToLive(lease);
-            return Optional.of(clock.instant().plusSeconds(Math.max(0, left)));
+            return Optional.of(clock.instant().plusSeconds(Math.max(0, etcd.timeToLive(read.etcdLease()))));
         }
     }
 

@@ -1,49 +1,49 @@
 package dev.proclive.lease.etcd;
 
 import dev.proclive.lease.LeaseRecord;
+import dev.proclive.lease.book.Daemons;
 import dev.proclive.lease.etcd.v3.Etcd;
 import java.io.IOException;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * One thread for every grant this JVM keeps alive, and the etcd leases they are attached to:
- * this JVM's own, one per TTL, shared by the grants it writes (a grant costs no call of its
- * own to etcd's lessor), and others' for grants it keeps for them ({@code lease keep}). A record
- * is never rewritten to stay alive: its etcd lease's keep-alive is its renewal, and a newcomer
- * that takes an UNKNOWN holder's lease waits for that etcd lease to expire. A grant is lost when
- * anyone else may be granted soon: its etcd lease not confirmed alive for its TTL less a quarter
- * (said before etcd can have let the lease expire), or the answer to its write come later than
- * that after it was stamped ({@link #answeredLate}). It renews and nothing else: a grant whose
- * holder dies is ended by the engine, through the exit watch, and then no longer kept; an own
- * etcd lease no grant uses any more is revoked. A grant found lost still uses its etcd lease until
- * it is ended here (its command stopped, its lease released): whatever may still write under its
- * fence, nothing this JVM does frees the lease for another before that — the lease is kept alive,
- * never revoked.
+ * One thread for every grant this JVM keeps alive, and the etcd leases they are attached to: this
+ * JVM's own, one per TTL, shared by the grants it writes, and others' for grants it keeps for them
+ * ({@code lease keep}). A grant is lost when anyone else may be granted soon: its etcd lease not
+ * confirmed alive for its TTL less a quarter (said before etcd can have let the lease expire), or
+ * the answer to its write come later than that after it was stamped ({@link #answeredLate}). It
+ * renews and nothing else: a grant whose holder dies is ended by the engine; an own etcd lease no
+ * grant uses any more is revoked. A grant found lost still uses its etcd lease until it is ended
+ * here: whatever may still write under its fence, nothing here frees the lease for another before
+ * that — it is kept alive, never revoked.
  *
- * <p>When etcd may have changed under the grants kept here (the prefix's watch broke, as it does
- * when a member restarts; a keep-alive went unanswered), rounds come soon (a tenth of a second,
- * doubling up to the usual period) until one is answered whole, and such a round also makes a
- * key-value call (an empty transaction): an etcd restored from an older copy of its data answers below the revision this JVM saw
- * ({@link Etcd.WentBack}), and every grant kept here is lost at once, as it is when etcd says its
- * etcd lease is gone; not a third of the TTL later.
+ * <p>When etcd may have changed under the grants (the prefix's watch broke, as when a member
+ * restarts; a keep-alive went unanswered), rounds come soon (a tenth of a second, doubling up to the
+ * usual period) until one is answered whole, each also making a key-value call: an etcd restored
+ * from an older copy of its data answers below the revision this JVM saw ({@link Etcd.WentBack}),
+ * and every grant kept here is lost at once, not a third of the TTL later.
  */
 final class EtcdKeepAlive implements Runnable {
+
+    private static final long FIRST_RETRY_MILLIS = 100;
+    private static final long MAX_RETRY_MILLIS = TimeUnit.DAYS.toMillis(1);
 
     private final Etcd etcd;
     private final String threadName;
     /** The store's clock, which stamps a record's {@code renewedAt}: what a write's answer is measured against. */
-    private final java.time.Clock clock;
-
+    private final Clock clock;
     private final Map<String, Kept> kept = new ConcurrentHashMap<>();
     private final Map<String, Long> lostFences = new ConcurrentHashMap<>();
-    /**
-     * Grants found lost whose holder may still write (not ended here yet): each keeps its etcd lease
-     * in use, so that it is neither revoked nor let expire under a command that has not stopped.
-     */
+    /** Grants found lost whose holder may still write (not ended here yet): each keeps its etcd lease in use. */
     private final Map<String, Kept> stillWriting = new ConcurrentHashMap<>();
     private final Map<Long, Tracked> leases = new ConcurrentHashMap<>();
     /** This JVM's own etcd leases, by TTL in seconds. */
@@ -52,9 +52,8 @@ final class EtcdKeepAlive implements Runnable {
     private volatile boolean stopped;
     /** How soon the next round comes while etcd may have changed under the grants (0: it is not in doubt). */
     private volatile long unsureMillis;
-    private static final long FIRST_RETRY_MILLIS = 100;
 
-    EtcdKeepAlive(Etcd etcd, String threadName, java.time.Clock clock) {
+    EtcdKeepAlive(Etcd etcd, String threadName, Clock clock) {
         this.etcd = etcd;
         this.threadName = threadName;
         this.clock = clock;
@@ -63,7 +62,7 @@ final class EtcdKeepAlive implements Runnable {
     private record Kept(LeaseRecord record, long lease) {
     }
 
-    private final class Tracked {
+    private static final class Tracked {
         final long id;
         final long ttlMillis;
         final boolean ours;
@@ -72,7 +71,7 @@ final class EtcdKeepAlive implements Runnable {
         /** When a grant last went onto it or was kept on it. */
         volatile long usedAt;
         /** Writes handed this lease whose answer is not known yet: while there are any, it is in use. */
-        final java.util.concurrent.atomic.AtomicInteger inFlight = new java.util.concurrent.atomic.AtomicInteger();
+        final AtomicInteger inFlight = new AtomicInteger();
 
         Tracked(long id, long ttlMillis, boolean ours, long confirmedAt) {
             this.id = id;
@@ -94,9 +93,8 @@ final class EtcdKeepAlive implements Runnable {
 
     /**
      * This JVM's etcd lease of {@code ttl}, granted when there is none that is surely alive, for a
-     * write about to be sent: it counts as used until {@link #answered} says that write's answer is
-     * known, however long the answer takes (a lease revoked under a write in flight would take the
-     * record just written with it).
+     * write about to be sent: in use until {@link #answered} says that write's answer is known (a
+     * lease revoked under a write in flight would take the record just written with it).
      */
     synchronized long shared(Duration ttl) throws IOException {
         long seconds = Math.max(1, (ttl.toMillis() + 999) / 1000);
@@ -126,7 +124,7 @@ final class EtcdKeepAlive implements Runnable {
         }
     }
 
-    /** Whether {@code t}, which no kept grant uses, is let go: decided under the lock {@link #shared} hands leases out under. */
+    /** Whether {@code t}, which no kept grant uses, is let go: decided under the lock {@link #shared} holds. */
     private synchronized boolean letGo(Tracked t) {
         if (!t.idle(System.nanoTime()) || t.inFlight.get() > 0) {
             return false;
@@ -136,10 +134,7 @@ final class EtcdKeepAlive implements Runnable {
         return true;
     }
 
-    /**
-     * etcd may have changed under the grants kept here (a watch of it broke): the next rounds come
-     * soon, each also making a key-value call, until one is answered.
-     */
+    /** etcd may have changed under the grants kept here (a watch of it broke): rounds come soon. */
     synchronized void unsure() {
         if (unsureMillis == 0) {
             unsureMillis = FIRST_RETRY_MILLIS;
@@ -160,7 +155,7 @@ final class EtcdKeepAlive implements Runnable {
             t.lost = true;
         }
         own.values().remove(lease);
-        stillWriting.values().removeIf(k -> k.lease() == lease); // gone, and its records with it: nothing left to keep
+        stillWriting.values().removeIf(k -> k.lease() == lease); // gone, and its records with it
     }
 
     synchronized void keep(LeaseRecord r, long lease) {
@@ -168,8 +163,8 @@ final class EtcdKeepAlive implements Runnable {
         stillWriting.remove(r.name()); // a newer grant of the name: the lost one's record is not there any more
         Tracked t = leases.get(lease);
         if (t == null || t.lost && !t.ours) {
-            // Another's lease, kept for its holder ({@code lease keep}): one given up while etcd did not
-            // answer is kept again once a read shows its grant still there.
+            // another's lease, kept for its holder: one given up while etcd did not answer is kept
+            // again once a read shows its grant still there
             t = new Tracked(lease, r.ttl().toMillis(), false, System.nanoTime());
             leases.put(lease, t);
         }
@@ -181,12 +176,13 @@ final class EtcdKeepAlive implements Runnable {
     /** Whether the grant at {@code fence} of {@code name} is kept alive here now. */
     boolean keeping(String name, long fence) {
         Kept k = kept.get(name);
-        return k != null && k.record().fence() == fence && leases.containsKey(k.lease()) && !leases.get(k.lease()).lost;
+        Tracked t = k == null ? null : leases.get(k.lease());
+        return k != null && k.record().fence() == fence && t != null && !t.lost;
     }
 
     private void start() {
         if (thread == null && !stopped) {
-            thread = dev.proclive.lease.book.Daemons.start(threadName, this); // it waits for this lock before it looks at thread
+            thread = Daemons.start(threadName, this); // it waits for this lock before it looks at thread
         }
         notifyAll();
     }
@@ -196,10 +192,7 @@ final class EtcdKeepAlive implements Runnable {
         stillWriting.remove(name);
     }
 
-    /**
-     * The grant at {@code fence} of {@code name} is ended here, or its record is no longer on this
-     * JVM's etcd lease: if it was lost, nothing of it holds its etcd lease in use any more.
-     */
+    /** The grant at {@code fence} of {@code name} is ended here: if it was lost, it holds its etcd lease no more. */
     void ended(String name, long fence) {
         stillWriting.computeIfPresent(name, (n, k) -> k.record().fence() == fence ? null : k);
     }
@@ -222,9 +215,8 @@ final class EtcdKeepAlive implements Runnable {
     }
 
     /**
-     * Whether the answer to the write of {@code r}, kept here, came later than its TTL less a
-     * quarter after the write was stamped ({@code renewedAt}, by this store's clock): then it is
-     * no grant (lost from now on, as {@link #lost} says), whatever its etcd lease's keep-alive says.
+     * Whether the answer to the write of {@code r} came later than its TTL less a quarter after the
+     * write was stamped ({@code renewedAt}): then it is lost from now on, whatever its etcd lease says.
      */
     boolean answeredLate(LeaseRecord r) {
         long ttl = r.ttl().toMillis();
@@ -257,11 +249,14 @@ final class EtcdKeepAlive implements Runnable {
         notifyAll();
     }
 
+    private boolean nothingToKeep() {
+        return kept.isEmpty() && own.isEmpty() && stillWriting.isEmpty();
+    }
+
     /**
-     * Rounds until stopped or nothing is left to keep. Nothing ends it silently: a failure in a round
-     * (an {@code Error} the application lives through, an assertion) is followed by the next round,
-     * and a thread ended otherwise (interrupted) is replaced at once while anything is kept: a
-     * thread that ended here would keep nothing alive while every grant on it waited to be told.
+     * Rounds until stopped or nothing is left to keep. Nothing ends it silently: a round that
+     * throws is followed by the next, and a thread ended otherwise (interrupted) is replaced at once
+     * while anything is kept: every grant on it would wait in vain to be told.
      */
     @Override
     public void run() {
@@ -271,8 +266,8 @@ final class EtcdKeepAlive implements Runnable {
             synchronized (this) {
                 if (thread == Thread.currentThread()) {
                     thread = null;
-                    if (!stopped && !(kept.isEmpty() && own.isEmpty() && stillWriting.isEmpty())) {
-                        start(); // ended by something other than stop() with grants to keep: another takes over
+                    if (!stopped && !nothingToKeep()) {
+                        start();
                     }
                 }
             }
@@ -287,16 +282,16 @@ final class EtcdKeepAlive implements Runnable {
                     if (stopped) {
                         return;
                     }
-                    long now = System.nanoTime();
-                    if (kept.isEmpty() && own.isEmpty() && stillWriting.isEmpty()) {
-                        thread = null; // nothing to keep: the thread ends, and the next grant starts one
+                    if (nothingToKeep()) {
+                        thread = null; // the next grant starts one
                         return;
                     }
+                    long now = System.nanoTime();
                     // A new grant wakes this thread: it keeps the rhythm of the shortest TTL, it does not call early.
-                    long period = leases.values().stream().mapToLong(t -> t.ttlMillis).min().orElse(3000) / 3;
+                    long shortest = leases.values().stream().mapToLong(t -> t.ttlMillis).min().orElse(3000);
+                    long period = Math.max(50, shortest / 3);
                     long unsure = unsureMillis;
-                    long cap = now + TimeUnit.MILLISECONDS.toNanos(unsure > 0 ? Math.min(unsure, Math.max(50, period))
-                            : Math.max(50, period));
+                    long cap = now + TimeUnit.MILLISECONDS.toNanos(unsure > 0 ? Math.min(unsure, period) : period);
                     if (due - cap > 0) {
                         due = cap;
                     }
@@ -308,12 +303,11 @@ final class EtcdKeepAlive implements Runnable {
                         }
                         continue;
                     }
-                    due = now + TimeUnit.MILLISECONDS.toNanos(Math.max(50, period));
+                    due = now + TimeUnit.MILLISECONDS.toNanos(period);
                 }
                 tick();
             } catch (Throwable e) {
-                // One round's failure: the next round follows (not at once, should it fail again), and
-                // a lease not confirmed meanwhile is said lost as any other.
+                // the next round follows, not at once; a lease not confirmed meanwhile is lost as any other
                 long soonest = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(50);
                 if (due - soonest < 0) {
                     due = soonest;
@@ -325,17 +319,13 @@ final class EtcdKeepAlive implements Runnable {
     private void tick() {
         long unsure = unsureMillis;
         boolean answered = unsure == 0 || probe();
-        java.util.Set<Long> used = new java.util.HashSet<>();
-        for (Kept k : new ArrayList<>(kept.values())) {
-            used.add(k.lease());
-        }
-        for (Kept k : new ArrayList<>(stillWriting.values())) {
-            used.add(k.lease()); // lost, but not ended: never revoked under what may still write
-        }
+        Set<Long> used = new HashSet<>();
+        kept.values().forEach(k -> used.add(k.lease()));
+        stillWriting.values().forEach(k -> used.add(k.lease())); // lost, not ended: never revoked under its writer
         for (Tracked t : new ArrayList<>(leases.values())) {
             if (!used.contains(t.id) && letGo(t)) {
                 if (t.ours && !t.lost) {
-                    revokeQuietly(t.id); // no grant uses it
+                    revokeQuietly(t.id);
                 }
                 continue;
             }
@@ -353,10 +343,9 @@ final class EtcdKeepAlive implements Runnable {
                 }
             }
         }
-        // in doubt until a round is answered whole: the next one soon, each a little later than the last
         synchronized (this) {
             if (unsureMillis == unsure) { // else a watch broke during this round: the next one comes soon
-                unsureMillis = answered ? 0 : Math.max(FIRST_RETRY_MILLIS, Math.min(2 * unsure, TimeUnit.DAYS.toMillis(1)));
+                unsureMillis = answered ? 0 : Math.max(FIRST_RETRY_MILLIS, Math.min(2 * unsure, MAX_RETRY_MILLIS));
             }
         }
         for (Kept k : new ArrayList<>(kept.values())) {
@@ -368,21 +357,18 @@ final class EtcdKeepAlive implements Runnable {
     }
 
     /**
-     * An empty transaction, whose answer's revision the client compares with what this JVM saw (a
-     * key-value answer is linearizable): whether it was answered. When it went back, every grant kept here is lost (its holder may still write: its
-     * etcd lease is kept in use until it is ended here).
+     * An empty transaction, whose revision the client compares with what this JVM saw: whether it
+     * was answered. When it went back, every grant kept here is lost.
      */
     private boolean probe() {
         if (kept.isEmpty()) {
             return true;
         }
         try {
-            etcd.txn(java.util.List.of(), java.util.List.of());
+            etcd.txn(List.of(), List.of());
             return true;
         } catch (Etcd.WentBack e) {
-            for (Kept k : new ArrayList<>(kept.values())) {
-                markLost(k);
-            }
+            new ArrayList<>(kept.values()).forEach(this::markLost);
             return true;
         } catch (IOException | RuntimeException e) {
             return false;

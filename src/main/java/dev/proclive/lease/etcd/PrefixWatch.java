@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -13,17 +14,14 @@ import java.util.concurrent.TimeUnit;
 /**
  * One etcd watch stream over a book's prefix, for every caller that waits for a key under it to
  * change: opened when the first caller needs it (from after the revision that caller last read),
- * and kept open until the book is closed; each change it sees completes the futures waiting for
- * that key. A caller that read a key at an older revision than the stream can vouch for (it
- * started later, or forgot a change it saw) is told at once, to read again. When the stream
- * breaks, every waiting caller is told so (exceptionally), after a pause that grows with each
- * break in a row (25 ms, doubling to about a second and a half, with jitter): it looks again and
- * asks anew, and the stream is opened again by the first who does. When etcd ends the watch as
- * one that may have missed changes (compacted), every waiting caller is told its key changed.
- * Every {@value #RENEW_MS} ms the stream is opened anew from after the latest change it delivered,
- * and the old one closed: a connection that died without a word (a NAT or a proxy that dropped it
- * while idle) hides a change for no longer than that, and what changed meanwhile is delivered
- * then. One new stream a half minute, whatever the number of callers.
+ * and kept open until the book is closed. A caller that read a key at an older revision than the
+ * stream can vouch for is told at once, to read again. When the stream breaks, every waiting
+ * caller is told so (exceptionally) after a pause that grows with each break in a row (25 ms,
+ * doubling to about a second and a half, with jitter), so that callers who ask anew do not spin;
+ * when etcd ends it as one that may have missed changes (compacted), each is told its key changed.
+ * Every {@value #RENEW_MS} ms the stream is opened anew from after the latest change it delivered:
+ * a connection that died without a word (a NAT or a proxy that dropped it while idle) hides a
+ * change for no longer than that. One new stream a half minute, whatever the number of callers.
  */
 final class PrefixWatch {
 
@@ -34,7 +32,7 @@ final class PrefixWatch {
 
     private final Etcd etcd;
     private final String prefix;
-    /** Told when the stream breaks: etcd may have changed under what it watched (a member restarted, restored). */
+    /** Told when the stream breaks: etcd may have changed under it (a member restarted, or was restored). */
     private final Runnable broke;
     /** The callers waiting, by key, each with the revision after which a change of its key is news. */
     private final Map<String, List<Waiting>> waiting = new HashMap<>();
@@ -79,8 +77,11 @@ final class PrefixWatch {
                     && (afterRevision + 1 < coveredFrom || lastChange.getOrDefault(key, 0L) > afterRevision);
             if (!now) {
                 waiting.computeIfAbsent(key, k -> new ArrayList<>()).add(w);
-                if (stream == null) {
-                    open(afterRevision); // one that fails at once tells this caller too
+                if (stream == null) { // one that fails at once tells this caller too
+                    coveredFrom = afterRevision + 1;
+                    lastChange.clear();
+                    lastEvent = afterRevision;
+                    start(afterRevision);
                 }
             }
         }
@@ -89,7 +90,7 @@ final class PrefixWatch {
             return f;
         }
         f.whenComplete((v, e) -> {
-            if (e instanceof java.util.concurrent.CancellationException) {
+            if (e instanceof CancellationException) {
                 forget(key, w);
             }
         });
@@ -103,14 +104,6 @@ final class PrefixWatch {
         }
     }
 
-    /** Opens the stream from after {@code afterRevision}; called with the lock held. */
-    private void open(long afterRevision) {
-        coveredFrom = afterRevision + 1;
-        lastChange.clear();
-        lastEvent = afterRevision;
-        start(afterRevision);
-    }
-
     /** Starts a stream from after {@code afterRevision} as the one in use; called with the lock held. */
     private void start(long afterRevision) {
         long mine = ++generation;
@@ -120,10 +113,7 @@ final class PrefixWatch {
         CompletableFuture.delayedExecutor(RENEW_MS, TimeUnit.MILLISECONDS).execute(() -> renew(mine));
     }
 
-    /**
-     * Opens the stream anew from after the latest change delivered, if the one of generation
-     * {@code mine} still serves, and closes that one: what it remembers and who waits stay.
-     */
+    /** Opens the stream anew if the one of generation {@code mine} still serves: who waits, and what it saw, stay. */
     private void renew(long mine) {
         CompletableFuture<Void> old;
         synchronized (this) {
@@ -136,7 +126,6 @@ final class PrefixWatch {
         old.cancel(false);
     }
 
-    /** Changes the stream of generation {@code mine} saw: the callers waiting for them are told. */
     private void seen(long mine, List<Etcd.Change> changes) {
         List<CompletableFuture<Void>> tell = new ArrayList<>();
         synchronized (this) {
@@ -147,7 +136,7 @@ final class PrefixWatch {
             for (Etcd.Change c : changes) {
                 if (lastChange.size() >= REMEMBERED && !lastChange.containsKey(c.key())) {
                     lastChange.clear(); // forgotten: a caller who read before this change is told at once
-                    coveredFrom = c.revision() + 1; // what came before it in this answer, at the same revision, was forgotten too
+                    coveredFrom = c.revision() + 1; // what this answer held before it, at its revision, too
                 }
                 lastChange.merge(c.key(), c.revision(), Math::max);
                 lastEvent = Math.max(lastEvent, c.revision());
@@ -155,13 +144,8 @@ final class PrefixWatch {
                 if (ws == null) {
                     continue;
                 }
-                ws.removeIf(w -> {
-                    if (c.revision() > w.after()) {
-                        tell.add(w.future());
-                        return true;
-                    }
-                    return false;
-                });
+                ws.stream().filter(w -> c.revision() > w.after()).forEach(w -> tell.add(w.future()));
+                ws.removeIf(w -> c.revision() > w.after());
                 if (ws.isEmpty()) {
                     waiting.remove(c.key());
                 }
@@ -184,7 +168,8 @@ final class PrefixWatch {
             stream = null;
             waiting.values().forEach(tell::addAll);
             waiting.clear();
-            pause = e == null ? 0 : (25L << Math.min(6, broken++)) * (80 + ThreadLocalRandom.current().nextInt(41)) / 100;
+            int jitter = 80 + ThreadLocalRandom.current().nextInt(41);
+            pause = e == null ? 0 : (25L << Math.min(6, broken++)) * jitter / 100;
         }
         if (e != null) {
             broke.run();
@@ -199,7 +184,7 @@ final class PrefixWatch {
         }));
     }
 
-    /** Closes the stream; the callers still waiting are told (exceptionally) that nothing is watched any more. */
+    /** Closes the stream; the callers still waiting are told (exceptionally) that nothing is watched. */
     void close() {
         List<Waiting> tell = new ArrayList<>();
         CompletableFuture<Void> s;

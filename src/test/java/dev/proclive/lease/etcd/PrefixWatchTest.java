@@ -2,11 +2,22 @@ package dev.proclive.lease.etcd;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.sun.net.httpserver.HttpServer;
+import dev.proclive.lease.book.StrictJson;
 import dev.proclive.lease.etcd.v3.Etcd;
+import dev.proclive.lease.etcd.v3.EtcdGateway;
+import java.io.OutputStream;
 import java.lang.reflect.Proxy;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** The one watch stream of a store: what it remembers, and what it tells a caller who asks late. */
@@ -51,5 +62,39 @@ class PrefixWatchTest {
         CompletableFuture<Void> f = w.changed("p/build", 10);
         opened.get(0).cancel(false); // by anything but the book's close
         assertThat(f).as("told (exceptionally), never left waiting").failsWithin(java.time.Duration.ofSeconds(10));
+    }
+
+    @Test
+    void aStreamThatAnswersGarbageIsAskedAgainOnlyAfterAGrowingPause() throws Exception {
+        HttpServer garbage = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        garbage.createContext("/", x -> {
+            x.getRequestBody().readAllBytes();
+            byte[] answer = "this is no watch\n".getBytes(StandardCharsets.UTF_8);
+            x.sendResponseHeaders(200, answer.length);
+            try (OutputStream out = x.getResponseBody()) {
+                out.write(answer);
+            }
+        });
+        garbage.start();
+        URI member = URI.create("http://127.0.0.1:" + garbage.getAddress().getPort());
+        PrefixWatch w = new PrefixWatch(EtcdGateway.open(List.of(member), Optional.empty(), Duration.ofSeconds(2),
+                StrictJson.mapper()), "p/", () -> { });
+        try {
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+            int streams = 0;
+            while (System.nanoTime() < until) {
+                try {
+                    w.changed("p/a", 1).get(10, TimeUnit.SECONDS);
+                } catch (ExecutionException broke) {
+                    // a waiter looks again when the stream breaks, and asks anew, as this loop does
+                }
+                streams++;
+            }
+            // Without a pause this loop opens hundreds of streams; 25 ms doubling to 1.6 s allows about seven in 3 s.
+            assertThat(streams).as("streams opened in 3 s").isBetween(1, 15);
+        } finally {
+            w.close();
+            garbage.stop(0);
+        }
     }
 }

@@ -3,68 +3,42 @@ package dev.proclive.lease.etcd.v3;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * The etcd v3 calls a lease store makes: reads and compare-and-write transactions on keys, etcd
- * leases (a TTL that keys are attached to), and watches on one key or a prefix. Small enough to fake in a
- * test and to put another client behind. Every read is linearizable: a member that cannot reach a
+ * leases (a TTL that keys are attached to), and a watch on a prefix. Small enough to fake in a test
+ * and to put another client behind. Every read is linearizable: a member that cannot reach a
  * majority answers nothing, and that is an {@link IOException}, never an old value.
  */
 public interface Etcd extends AutoCloseable {
 
     /** A key as etcd holds it; {@code lease} 0 when it is attached to none. */
     record KeyValue(String key, byte[] value, long createRevision, long modRevision, long lease) {
-        public KeyValue {
-            Objects.requireNonNull(key, "key");
-            Objects.requireNonNull(value, "value");
-        }
     }
 
     /** A compare of a transaction: {@code key}'s mod revision is {@code modRevision} (0: the key is absent). */
     record Compare(String key, long modRevision) {
-        public Compare {
-            Objects.requireNonNull(key, "key");
-        }
     }
 
-    /** An operation of a transaction. */
     sealed interface Op {
     }
 
     /** Writes {@code value} at {@code key}, attached to etcd lease {@code lease} (0: none). */
     record Put(String key, byte[] value, long lease) implements Op {
-        public Put {
-            Objects.requireNonNull(key, "key");
-            Objects.requireNonNull(value, "value");
-        }
     }
 
     /** Deletes {@code key}, if it is there. */
     record Delete(String key) implements Op {
-        public Delete {
-            Objects.requireNonNull(key, "key");
-        }
     }
 
     /** Reads {@code key} (in a transaction: after the operations before it). */
     record Get(String key) implements Op {
-        public Get {
-            Objects.requireNonNull(key, "key");
-        }
     }
 
-    /**
-     * What a transaction did: whether its compares held (and so its operations ran, else the
-     * others), the store's revision after it, and what each {@link Get} of the branch that ran
-     * read, in order (empty: the key is absent).
-     */
+    /** What a transaction did: whether its compares held, the revision after it, what each {@link Get} read. */
     record Outcome(boolean succeeded, long revision, List<Optional<KeyValue>> reads) {
-        public Outcome {
-            reads = List.copyOf(reads);
-        }
     }
 
     /** A write named an etcd lease that etcd does not have (it expired, or was revoked). */
@@ -83,11 +57,7 @@ public interface Etcd extends AutoCloseable {
         }
     }
 
-    /**
-     * etcd's revision went back under this client (below one it or, through its revision marks, an
-     * earlier client of this user saw): the cluster was restored from an older copy of its data, or
-     * wiped, and nothing it says is a fence.
-     */
+    /** etcd's revision went below one this user's clients saw: the cluster was restored or wiped; no fence is safe. */
     final class WentBack extends IOException {
         private static final long serialVersionUID = 1L;
 
@@ -128,26 +98,12 @@ public interface Etcd extends AutoCloseable {
     /** Revokes etcd lease {@code id}, deleting the keys attached to it; one already gone is no error. */
     void revoke(long id) throws IOException;
 
-    /**
-     * Completes when {@code key} is written or deleted at a revision after {@code afterRevision}
-     * (at once if it already was). Cancel it to stop watching; it completes exceptionally when the
-     * watch breaks, which a waiter takes as a reason to look again.
-     */
-    CompletableFuture<Void> changed(String key, long afterRevision);
-
     /** A key written or deleted at {@code revision}, as a prefix watch saw it. */
     record Change(String key, long revision) {
-        public Change {
-            Objects.requireNonNull(key, "key");
-        }
     }
 
-    /** What a prefix watch hands on, answer by answer. */
+    /** What a prefix watch hands on, answer by answer: its changes in order, and etcd's revision then. */
     interface Changes {
-        /**
-         * One answer: the changes it carries, in order (none: etcd says how far it has seen), and
-         * the revision etcd was at when it answered.
-         */
         void seen(long revision, List<Change> changes);
     }
 

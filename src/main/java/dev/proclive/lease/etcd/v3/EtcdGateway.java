@@ -7,11 +7,13 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
+import java.net.ConnectException;
 import java.net.URI;
 import java.net.URLDecoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,79 +23,81 @@ import java.security.cert.Certificate;
 import java.security.cert.CertificateFactory;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Flow;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
 
 /**
- * {@link Etcd} over etcd's v3 JSON gateway ({@code POST /v3/kv/txn} and the rest; keys and values
- * in base64, 64-bit integers as strings, false and zero fields left out), with the JDK's
- * {@code java.net.http} and Jackson: no client library.
+ * {@link Etcd} over etcd's v3 JSON gateway (keys and values in base64, 64-bit integers as strings,
+ * false and zero fields left out), with {@code java.net.http} and Jackson: no client library.
  *
  * <p>Endpoints are tried in order, the one that answered last first: a member that cannot be
- * reached, or that answers "unavailable" (no leader, a request timed out), hands the call to the
- * next. An {@code https} endpoint is verified against the JVM's trust store, or against the CA
- * certificates of a PEM file ({@link #open(List, Optional, Duration, ObjectMapper)}). A user and password in an
- * endpoint ({@code https://user:password@host:2379}) log in through {@code /v3/auth/authenticate};
- * the token is sent with every call and fetched again when etcd says it expired.
+ * reached, or answers "unavailable" (no leader, a request timed out), hands the call to the next.
+ * A user and password in the endpoints ({@code https://user:password@host:2379}), or a
+ * {@link Login}, log in through {@code /v3/auth/authenticate}; the token is fetched again when etcd
+ * says it expired.
  *
  * <p>One cluster, going forward: the first answer that names its cluster ({@code header.cluster_id})
- * pins it, and a member of any other cluster is a failed member. So is one whose key-value answer is
- * at a revision below one already known when the call was sent (a cluster restored from an older
- * snapshot, or wiped): when no member answers past it, the call fails saying that the revision went
- * back and what an operator must do. A client started after such a change compares with the
- * {@link RevisionMarks} it was opened with: the highest revision this user's clients saw of that
- * cluster, kept on disk ({@link RevisionMarks#forUser()} for a lease store), read before each
- * call and raised by its answers.
+ * pins it, and a member of any other cluster is a failed member (two clusters behind one endpoint
+ * list would hand out one lease twice). So is one whose key-value answer is at a revision below one
+ * known when the call was sent, by this client or, through {@link RevisionMarks}, by this user's
+ * earlier ones: a cluster restored from an older snapshot, or wiped, whose fences would repeat.
  */
 public final class EtcdGateway implements Etcd {
 
-    /** gRPC's codes etcd answers with: unavailable, deadline exceeded, unauthenticated, and the invalid-token one. */
-    private static final int UNAVAILABLE = 14;
+    /** gRPC's codes etcd answers with. */
     private static final int DEADLINE_EXCEEDED = 4;
+    private static final int UNAVAILABLE = 14;
     private static final int UNAUTHENTICATED = 16;
+    /** The largest answer read: a record is small, a range of a store's records a few hundred kilobytes. */
+    static final int MAX_ANSWER = 4 << 20;
+    /** How many keys one page of {@link #list} asks for: far below {@link #MAX_ANSWER} for records. */
+    static final int PAGE = 200;
+    private static final String AUTHENTICATE = "/v3/auth/authenticate";
 
-    /** What reads and writes etcd's messages: the caller's one mapper (duplicate keys and trailing content refused). */
+    /** The caller's one mapper (duplicate keys and trailing content refused). */
     private final ObjectMapper json;
     private final List<URI> endpoints;
-    private final Optional<String[]> user;
+    private final Optional<Login> login;
     private final HttpClient http;
     private final Duration timeout;
+    private final RevisionMarks marks;
+    /** The highest revision a key-value answer carried: an answer to a later call below it went back. */
+    private final AtomicLong revision = new AtomicLong();
+    /** The cluster the first answer that named one named. */
+    private final AtomicReference<String> cluster = new AtomicReference<>();
     private volatile int current;
     private volatile String token;
-    /**
-     * The etcd cluster this client first reached ({@code header.cluster_id}), null until a member
-     * answered: a member of any other cluster is a failed member (two clusters behind one endpoint
-     * list, after a migration or a moved name, would hand out one lease twice).
-     */
-    private volatile String cluster;
-    /**
-     * The highest revision a key-value answer carried: etcd's revisions only grow, so an answer to a
-     * call sent after it that carries a lower one comes from a cluster that was restored from an
-     * older snapshot, or whose data was wiped (its fences would repeat ones already handed out).
-     */
-    private final java.util.concurrent.atomic.AtomicLong revision = new java.util.concurrent.atomic.AtomicLong();
-    /** What this user's clients saw of each cluster before: a floor for this client's first answer too. */
-    private final RevisionMarks marks;
 
-    private EtcdGateway(List<URI> endpoints, Optional<String[]> user, HttpClient http, Duration timeout, ObjectMapper json,
-                        RevisionMarks marks) {
-        this.marks = marks;
-        this.json = json;
+    private EtcdGateway(List<URI> endpoints, Optional<Login> login, HttpClient http, Duration timeout,
+                        ObjectMapper json, RevisionMarks marks) {
         this.endpoints = endpoints;
-        this.user = user;
+        this.login = login;
         this.http = http;
         this.timeout = timeout;
+        this.json = json;
+        this.marks = marks;
+    }
+
+    /** A user of etcd's authentication and its password. */
+    public record Login(String user, char[] password) {
+        @Override
+        public String toString() {
+            return "Login[" + user + "]"; // never the password
+        }
     }
 
     /**
@@ -110,72 +114,49 @@ public final class EtcdGateway implements Etcd {
         return open(endpoints, caFile, Optional.empty(), timeout, json, RevisionMarks.none());
     }
 
-    /** A user of etcd's authentication and its password. */
-    public record Login(String user, char[] password) {
-        @Override
-        public String toString() {
-            return "Login[" + user + "]"; // never the password
-        }
-    }
-
     /**
-     * As {@link #open(List, Optional, Duration, ObjectMapper)}, logging in as {@code login} where given (instead
-     * of a user and password in the endpoints, which this refuses then).
-     */
-    public static EtcdGateway open(List<URI> endpoints, Optional<Path> caFile, Optional<Login> login, Duration timeout,
-                                   ObjectMapper json) throws IOException {
-        return open(endpoints, caFile, login, timeout, json, RevisionMarks.none());
-    }
-
-    /**
-     * As {@link #open(List, Optional, Optional, Duration, ObjectMapper)}, comparing every key-value
-     * answer also with the mark {@code marks} keeps of its cluster, and raising it.
+     * As {@link #open(List, Optional, Duration, ObjectMapper)}, logging in as {@code login} where
+     * given (then the endpoints name no user), and comparing every key-value answer also with the
+     * mark {@code marks} keeps of its cluster, raising it.
      */
     public static EtcdGateway open(List<URI> endpoints, Optional<Path> caFile, Optional<Login> login, Duration timeout,
                                    ObjectMapper json, RevisionMarks marks) throws IOException {
-        Objects.requireNonNull(marks, "marks");
-        Objects.requireNonNull(json, "json");
-        Objects.requireNonNull(endpoints, "endpoints");
-        Objects.requireNonNull(caFile, "caFile");
-        Objects.requireNonNull(timeout, "timeout");
         if (endpoints.isEmpty()) {
             throw new IllegalArgumentException("an etcd store needs at least one endpoint");
         }
+        Optional<String> userInfo = Optional.ofNullable(endpoints.get(0).getRawUserInfo());
         List<URI> bases = new ArrayList<>();
-        Optional<String> userInfo = Optional.empty();
-        for (int i = 0; i < endpoints.size(); i++) {
-            URI e = Objects.requireNonNull(endpoints.get(i), "endpoint");
+        for (URI e : endpoints) {
             String scheme = e.getScheme();
+            String path = e.getRawPath() == null ? "" : e.getRawPath();
             if (!"http".equals(scheme) && !"https".equals(scheme) || e.getHost() == null || e.getPort() < 0
-                    || e.getRawPath() != null && !e.getRawPath().isEmpty() && !"/".equals(e.getRawPath())
-                    || e.getRawQuery() != null || e.getRawFragment() != null) {
+                    || !path.isEmpty() && !path.equals("/") || e.getRawQuery() != null || e.getRawFragment() != null) {
                 throw new IllegalArgumentException("an etcd endpoint is http://HOST:PORT or https://HOST:PORT, not "
                         + shown(e));
             }
-            Optional<String> info = Optional.ofNullable(e.getRawUserInfo());
-            if (i > 0 && !info.equals(userInfo)) {
-                throw new IllegalArgumentException("every etcd endpoint names the same user, or none does: " + shown(e));
+            if (!Optional.ofNullable(e.getRawUserInfo()).equals(userInfo)) {
+                throw new IllegalArgumentException("every etcd endpoint names the same user, or none does: "
+                        + shown(e));
             }
-            userInfo = info;
             bases.add(URI.create(scheme + "://" + e.getRawAuthority().substring(e.getRawAuthority().indexOf('@') + 1)));
         }
-        Optional<String[]> user = login.map(l -> new String[] {l.user(), new String(l.password())});
-        if (userInfo.isPresent() && login.isPresent()) {
-            throw new IllegalArgumentException("a login is given apart from the endpoints, which then name no user");
-        }
         if (userInfo.isPresent()) {
+            if (login.isPresent()) {
+                throw new IllegalArgumentException("a login is given apart from the endpoints, which then name"
+                        + " no user");
+            }
             String[] parts = userInfo.get().split(":", 2);
             if (parts.length != 2 || parts[0].isEmpty()) {
                 throw new IllegalArgumentException("an etcd endpoint's user is USER:PASSWORD@");
             }
-            user = Optional.of(new String[] {URLDecoder.decode(parts[0], StandardCharsets.UTF_8),
-                    URLDecoder.decode(parts[1], StandardCharsets.UTF_8)});
+            login = Optional.of(new Login(URLDecoder.decode(parts[0], StandardCharsets.UTF_8),
+                    URLDecoder.decode(parts[1], StandardCharsets.UTF_8).toCharArray()));
         }
         HttpClient.Builder http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(timeout);
         if (caFile.isPresent()) {
             http.sslContext(trusting(caFile.get()));
         }
-        return new EtcdGateway(List.copyOf(bases), user, http.build(), timeout, json, marks);
+        return new EtcdGateway(List.copyOf(bases), login, http.build(), timeout, json, marks);
     }
 
     /** An endpoint as a message may show it: without its user and password. */
@@ -232,14 +213,12 @@ public final class EtcdGateway implements Etcd {
         try {
             r = call("/v3/kv/txn", body);
         } catch (EtcdException e) {
-            if (e.getMessage().contains("requested lease not found")) {
-                long lease = ops.stream().filter(op -> op instanceof Put p && p.lease() != 0)
-                        .mapToLong(op -> ((Put) op).lease()).findFirst().orElse(0);
-                throw new Etcd.LeaseNotFound(e.getMessage(), lease);
+            if (!e.getMessage().contains("requested lease not found")) {
+                throw e;
             }
-            throw e;
+            throw new LeaseNotFound(e.getMessage(), ops.stream().mapToLong(op -> op instanceof Put p ? p.lease() : 0)
+                    .filter(lease -> lease != 0).findFirst().orElse(0));
         }
-        boolean succeeded = r.path("succeeded").asBoolean(false);
         List<Optional<KeyValue>> reads = new ArrayList<>();
         for (JsonNode response : r.path("responses")) {
             if (response.has("response_range")) {
@@ -247,14 +226,14 @@ public final class EtcdGateway implements Etcd {
                 reads.add(kvs.isArray() && kvs.size() > 0 ? Optional.of(keyValue(kvs.get(0))) : Optional.empty());
             }
         }
-        return new Outcome(succeeded, r.path("header").path("revision").asLong(), reads);
+        return new Outcome(r.path("succeeded").asBoolean(false), r.path("header").path("revision").asLong(), reads);
     }
 
     private static void ops(ArrayNode into, List<Op> ops) {
         for (Op op : ops) {
             if (op instanceof Put p) {
                 ObjectNode put = into.addObject().putObject("request_put").put("key", b64(p.key()))
-                        .put("value", Base64.getEncoder().encodeToString(p.value()));
+                        .put("value", b64(p.value()));
                 if (p.lease() != 0) {
                     put.put("lease", Long.toString(p.lease()));
                 }
@@ -266,25 +245,21 @@ public final class EtcdGateway implements Etcd {
         }
     }
 
-    /** How many keys one page of {@link #list} asks for: a page stays far below {@link #MAX_ANSWER} for records. */
-    static final int PAGE = 200;
-
     /**
-     * Every key under {@code prefix}, read in pages of {@value #PAGE} keys (each a range with a
-     * limit, continued from the key after the last one read; a page too large for one answer asked
-     * again in halves), all at the revision the first page was read at: a prefix that holds more
-     * than one answer can carry is still read whole.
+     * Every key under {@code prefix}, in pages of {@value #PAGE} keys (each continued from the key
+     * after the last one read; a page too large for one answer asked again in halves), all at the
+     * revision of the first page: a prefix that holds more than one answer can carry is still read whole.
      */
     @Override
     public List<KeyValue> list(String prefix) throws IOException {
-        byte[] end = rangeEnd(prefix.getBytes(StandardCharsets.UTF_8));
         byte[] from = prefix.getBytes(StandardCharsets.UTF_8);
+        byte[] end = rangeEnd(from);
         long revision = 0;
         int limit = PAGE;
         List<KeyValue> all = new ArrayList<>();
         while (true) {
-            ObjectNode body = json.createObjectNode().put("key", Base64.getEncoder().encodeToString(from))
-                    .put("range_end", Base64.getEncoder().encodeToString(end)).put("limit", Integer.toString(limit));
+            ObjectNode body = json.createObjectNode().put("key", b64(from)).put("range_end", b64(end))
+                    .put("limit", Integer.toString(limit));
             if (revision != 0) {
                 body.put("revision", Long.toString(revision));
             }
@@ -293,7 +268,7 @@ public final class EtcdGateway implements Etcd {
                 page = call("/v3/kv/range", body);
             } catch (IOException e) {
                 if (limit > 1 && tooLarge(e)) {
-                    limit /= 2; // large values: the same page in halves
+                    limit /= 2;
                     continue;
                 }
                 throw e;
@@ -309,7 +284,7 @@ public final class EtcdGateway implements Etcd {
                 return all;
             }
             byte[] last = all.get(all.size() - 1).key().getBytes(StandardCharsets.UTF_8);
-            from = java.util.Arrays.copyOf(last, last.length + 1); // the next key after it: itself and a NUL
+            from = Arrays.copyOf(last, last.length + 1); // the next key after it: itself and a NUL
         }
     }
 
@@ -328,7 +303,7 @@ public final class EtcdGateway implements Etcd {
         for (int i = end.length - 1; i >= 0; i--) {
             if (end[i] != (byte) 0xff) {
                 end[i]++;
-                return java.util.Arrays.copyOf(end, i + 1);
+                return Arrays.copyOf(end, i + 1);
             }
         }
         return new byte[] {0}; // every key
@@ -338,9 +313,9 @@ public final class EtcdGateway implements Etcd {
     public long grant(Duration ttl) throws IOException {
         long seconds = Math.max(1, (ttl.toMillis() + 999) / 1000);
         JsonNode r = call("/v3/lease/grant", json.createObjectNode().put("TTL", Long.toString(seconds)),
-                answer -> answer.hasNonNull("error") && !answer.path("error").asText().isEmpty() || answer.path("ID").asLong(0) > 0,
+                answer -> !answer.path("error").asText("").isEmpty() || answer.path("ID").asLong(0) > 0,
                 "a lease grant without a positive \"ID\"");
-        if (r.hasNonNull("error") && !r.path("error").asText().isEmpty()) {
+        if (!r.path("error").asText("").isEmpty()) {
             throw new IOException("etcd refused a lease: " + r.path("error").asText());
         }
         return r.path("ID").asLong();
@@ -348,19 +323,18 @@ public final class EtcdGateway implements Etcd {
 
     @Override
     public long keepAlive(long id) throws IOException {
-        JsonNode r = call("/v3/lease/keepalive", json.createObjectNode().put("ID", Long.toString(id)));
-        return r.path("result").path("TTL").asLong(0);
+        return call("/v3/lease/keepalive", lease(id)).path("result").path("TTL").asLong(0);
     }
 
     @Override
     public long timeToLive(long id) throws IOException {
-        return call("/v3/lease/timetolive", json.createObjectNode().put("ID", Long.toString(id))).path("TTL").asLong(-1);
+        return call("/v3/lease/timetolive", lease(id)).path("TTL").asLong(-1);
     }
 
     @Override
     public void revoke(long id) throws IOException {
         try {
-            call("/v3/lease/revoke", json.createObjectNode().put("ID", Long.toString(id)));
+            call("/v3/lease/revoke", lease(id));
         } catch (EtcdException e) {
             if (!e.getMessage().contains("lease not found")) {
                 throw e;
@@ -368,97 +342,30 @@ public final class EtcdGateway implements Etcd {
         }
     }
 
-    /** Watches that broke in a row, without one that answered as a watch does: each waits longer before it says so. */
-    private final java.util.concurrent.atomic.AtomicInteger brokenWatches = new java.util.concurrent.atomic.AtomicInteger();
-
-    /**
-     * A watch that breaks says so only after a pause that grows with each one broken in a row (25
-     * ms, doubling to about a second, with jitter): a waiter looks again when it breaks, and an
-     * endpoint that answers garbage at once must not make it ask in a loop.
-     */
-    @Override
-    public CompletableFuture<Void> changed(String key, long afterRevision) {
-        CompletableFuture<Void> changed = new CompletableFuture<>();
-        CompletableFuture<Void> said = new CompletableFuture<>();
-        changed.whenComplete((v, e) -> {
-            if (e == null) {
-                brokenWatches.set(0);
-                said.complete(null);
-                return;
-            }
-            if (e instanceof java.util.concurrent.CancellationException) {
-                return; // the waiter is done with it: nothing broke
-            }
-            int broken = Math.min(6, brokenWatches.getAndIncrement());
-            long pause = (25L << broken) * (80 + java.util.concurrent.ThreadLocalRandom.current().nextInt(41)) / 100;
-            CompletableFuture.delayedExecutor(pause, TimeUnit.MILLISECONDS).execute(() -> said.completeExceptionally(e));
-        });
-        said.whenComplete((v, e) -> changed.cancel(false)); // a waiter that cancels what it got ends the watch
-        watch(key, afterRevision, changed);
-        return said;
-    }
-
-    private void watch(String key, long afterRevision, CompletableFuture<Void> changed) {
-        ObjectNode create = json.createObjectNode().put("key", b64(key)).put("start_revision", Long.toString(afterRevision + 1));
-        stream(create, "the watch of " + key, changed, result -> {
-            if (result.path("events").size() > 0 || result.path("canceled").asBoolean(false)
-                    || result.has("compact_revision")) {
-                changed.complete(null);
-            } else {
-                brokenWatches.set(0); // a watch that answers as one: the next break waits briefly again
-            }
-        });
+    private ObjectNode lease(long id) {
+        return json.createObjectNode().put("ID", Long.toString(id));
     }
 
     /**
-     * One watch stream over every key under {@code prefix} ({@code range_end}: the prefix's end):
-     * each answer's changes handed on in order, the header's revision with them; a compacted watch
-     * ends normally (anything may have changed), a broken one exceptionally, and so does one etcd
-     * canceled for another reason (it would be canceled again: the caller backs off).
+     * One stream over the prefix's range: each answer's changes handed on in order, with the
+     * header's revision. A compacted watch ends normally (anything may have changed); a broken one
+     * exceptionally, and so does one etcd canceled for another reason (it would be canceled again:
+     * the caller backs off), one that answers what no watch says, or a member of another cluster.
      */
     @Override
     public CompletableFuture<Void> watchPrefix(String prefix, long afterRevision, Changes changes) {
         CompletableFuture<Void> done = new CompletableFuture<>();
-        ObjectNode create = json.createObjectNode().put("key", b64(prefix))
-                .put("range_end", Base64.getEncoder().encodeToString(rangeEnd(prefix.getBytes(StandardCharsets.UTF_8))))
-                .put("start_revision", Long.toString(afterRevision + 1));
-        stream(create, "the watch of prefix " + prefix, done, result -> {
-            if (result.path("compact_revision").asLong(0) > 0) {
-                done.complete(null);
-                return;
-            }
-            if (result.path("canceled").asBoolean(false)) {
-                done.completeExceptionally(new IOException("etcd canceled the watch of prefix " + prefix + ": "
-                        + reason(result.path("cancel_reason").asText("no reason given"))));
-                return;
-            }
-            List<Change> seen = new ArrayList<>();
-            for (JsonNode event : result.path("events")) {
-                JsonNode kv = event.path("kv");
-                seen.add(new Change(new String(Base64.getDecoder().decode(kv.path("key").asText("")), StandardCharsets.UTF_8),
-                        kv.path("mod_revision").asLong(0)));
-            }
-            changes.seen(result.path("header").path("revision").asLong(0), seen);
-        });
-        return done;
-    }
-
-    /**
-     * Opens a watch stream made by {@code create} ({@code what} names it in messages), hands each
-     * answer's {@code result} to {@code onResult} until {@code done} completes (which closes it),
-     * and completes {@code done} exceptionally when the stream breaks or answers what no watch
-     * says, or a member of another cluster than the pinned one answers.
-     */
-    private void stream(ObjectNode create, String what, CompletableFuture<Void> done,
-                        java.util.function.Consumer<JsonNode> onResult) {
         ObjectNode body = json.createObjectNode();
-        body.set("create_request", create);
+        body.putObject("create_request").put("key", b64(prefix))
+                .put("range_end", b64(rangeEnd(prefix.getBytes(StandardCharsets.UTF_8))))
+                .put("start_revision", Long.toString(afterRevision + 1));
+        String what = "the watch of prefix " + prefix;
         HttpRequest request;
         try {
             request = request(endpoints.get(current), "/v3/watch", body).timeout(Duration.ofDays(1)).build();
         } catch (IOException e) {
             done.completeExceptionally(e);
-            return;
+            return done;
         }
         http.sendAsync(request, HttpResponse.BodyHandlers.fromLineSubscriber(new Flow.Subscriber<String>() {
             @Override
@@ -480,12 +387,24 @@ public final class EtcdGateway implements Etcd {
                     }
                     JsonNode result = answer.path("result");
                     String id = result.path("header").path("cluster_id").asText("");
-                    String pinned = cluster;
+                    String pinned = cluster.get();
                     if (!id.isEmpty() && pinned != null && !pinned.equals(id)) {
                         throw new IOException(what + " was answered by a member of etcd cluster " + id
                                 + ", not of cluster " + pinned + ", which this store reached first");
                     }
-                    onResult.accept(result);
+                    if (result.path("compact_revision").asLong(0) > 0) {
+                        done.complete(null);
+                    } else if (result.path("canceled").asBoolean(false)) {
+                        throw new IOException("etcd canceled " + what + ": "
+                                + reason(result.path("cancel_reason").asText("no reason given")));
+                    } else {
+                        List<Change> seen = new ArrayList<>();
+                        for (JsonNode event : result.path("events")) {
+                            seen.add(new Change(text(event.path("kv").path("key").asText("")),
+                                    event.path("kv").path("mod_revision").asLong(0)));
+                        }
+                        changes.seen(result.path("header").path("revision").asLong(0), seen);
+                    }
                 } catch (IOException | RuntimeException e) {
                     done.completeExceptionally(e);
                 }
@@ -505,49 +424,47 @@ public final class EtcdGateway implements Etcd {
                 done.completeExceptionally(e);
             }
         });
+        return done;
     }
 
     @Override
     public void close() {
-        marks.flush();
-        // java.net.http's client on JDK 17 has no close: its threads are daemons and end when idle
+        marks.flush(); // java.net.http's client on JDK 17 has no close: its threads are daemons and end when idle
     }
 
-    /** Posts {@code body} to {@code path}: the answer, or why not, trying the endpoints in turn. */
     private JsonNode call(String path, ObjectNode body) throws IOException {
         return call(path, body, answer -> true, "");
     }
 
     /**
-     * As {@link #call(String, ObjectNode)}, where an answer {@code valid} refuses is a failed answer
-     * of that member ({@code what} says what it was), and the next is tried.
+     * Posts {@code body} to {@code path}, trying the endpoints in turn: the answer, or why not. An
+     * answer {@code valid} refuses is a failed answer of that member ({@code what} says what it was).
      */
-    private JsonNode call(String path, ObjectNode body, java.util.function.Predicate<JsonNode> valid, String what)
-            throws IOException {
+    private JsonNode call(String path, ObjectNode body, Predicate<JsonNode> valid, String what) throws IOException {
         IOException last = null;
         WentBack back = null;
         long floor = revision.get(); // what any answer to a call sent from now on is at, at least
         // So are the marks on disk, each raised by an answer received before they are read: the pinned
         // cluster's, or, before any answer named one, every cluster's.
-        String pinned = cluster;
-        Map<String, Long> marked = !path.startsWith("/v3/kv/") ? Map.of()
+        String pinned = cluster.get();
+        boolean keyValue = path.startsWith("/v3/kv/");
+        Map<String, Long> marked = !keyValue ? Map.of()
                 : pinned == null ? marks.all() : Map.of(pinned, marks.mark(pinned));
         for (int tried = 0; tried < endpoints.size(); tried++) {
             int at = (current + tried) % endpoints.size();
             URI base = endpoints.get(at);
             try {
                 JsonNode r = send(base, path, body);
-                if (r.has("code") && r.path("code").asInt() == UNAUTHENTICATED && user.isPresent()) {
+                if (r.path("code").asInt() == UNAUTHENTICATED && login.isPresent()) {
                     token = null; // expired: log in again, once
                     r = send(base, path, body);
                 }
-                if (r.has("code") && r.path("code").asInt() != 0) {
-                    int code = r.path("code").asInt();
-                    EtcdException refused = new EtcdException(base + path + ": " + r.path("message").asText(r.toString()));
+                int code = r.path("code").asInt();
+                if (code != 0) {
+                    last = new EtcdException(base + path + ": " + r.path("message").asText(r.toString()));
                     if (code != UNAVAILABLE && code != DEADLINE_EXCEEDED) {
-                        throw refused;
+                        throw last;
                     }
-                    last = refused;
                     continue;
                 }
                 if (!valid.test(r)) {
@@ -559,19 +476,15 @@ public final class EtcdGateway implements Etcd {
                     last = foreign.get();
                     continue;
                 }
-                if (path.startsWith("/v3/kv/")) {
-                    Optional<WentBack> behind = wentBack(base, r, floor, marked);
-                    if (behind.isPresent()) {
-                        back = behind.get();
-                        last = back;
-                        continue;
-                    }
+                Optional<WentBack> behind = keyValue ? wentBack(base, r, floor, marked) : Optional.empty();
+                if (behind.isPresent()) {
+                    back = behind.get();
+                    last = back;
+                    continue;
                 }
                 current = at;
                 return r;
-            } catch (EtcdException e) {
-                throw e;
-            } catch (InterruptedIOException e) {
+            } catch (EtcdException | InterruptedIOException e) {
                 throw e;
             } catch (IOException e) {
                 last = new IOException(base + ": " + failure(e), e);
@@ -584,24 +497,16 @@ public final class EtcdGateway implements Etcd {
     }
 
     /**
-     * Why answer {@code r} of {@code base} is not one of the cluster this client first reached
-     * (pinned by the first answer that names its cluster), or empty. A lease keep-alive's answer
-     * carries its header inside {@code result}.
+     * Why answer {@code r} of {@code base} is not one of the cluster this client first reached, or
+     * empty. A lease keep-alive's answer carries its header inside {@code result}.
      */
     private Optional<IOException> foreign(URI base, JsonNode r) {
         String id = header(r).path("cluster_id").asText("");
         if (id.isEmpty()) {
             return Optional.empty(); // it does not say: nothing to compare
         }
-        String pinned = cluster;
-        if (pinned == null) {
-            synchronized (this) {
-                if (cluster == null) {
-                    cluster = id;
-                }
-                pinned = cluster;
-            }
-        }
+        cluster.compareAndSet(null, id);
+        String pinned = cluster.get();
         if (pinned.equals(id)) {
             return Optional.empty();
         }
@@ -612,9 +517,9 @@ public final class EtcdGateway implements Etcd {
 
     /**
      * Why {@code r}, a key-value answer of {@code base} to a call sent when an answer at revision
-     * {@code floor} was known already, cannot be trusted: its revision is lower, or empty.
-     * (Key-value reads and writes are linearizable: answered at a revision at least as new as any
-     * committed before the call; a lease call's header is only the answering member's.)
+     * {@code floor} was known already, cannot be trusted: its revision is lower, or below the mark
+     * of its cluster. (Key-value reads and writes are linearizable: answered at a revision at least
+     * as new as any committed before the call; a lease call's header is only the answering member's.)
      */
     private Optional<WentBack> wentBack(URI base, JsonNode r, long floor, Map<String, Long> marked) {
         long at = header(r).path("revision").asLong(0);
@@ -640,45 +545,36 @@ public final class EtcdGateway implements Etcd {
         return r.has("header") ? r.path("header") : r.path("result").path("header");
     }
 
-    /** etcd's revision went back from {@code from} to {@code to}: the cluster was restored or wiped, and nothing it says is a fence. */
     private static WentBack wentBack(long from, long to, URI base, Optional<Path> mark) {
-        return new WentBack("etcd's revision went back from " + from + " to " + to + " (" + base + "): the cluster was restored"
-                + " from an older snapshot or its data was wiped, so the fences it hands out from now on would"
-                + " repeat ones already given, and nothing is granted. An operator must bring the revision past every"
-                + " fence handed out before leases are taken again (restore with etcdutl snapshot restore"
-                + " --bump-revision N --mark-compacted, N above the highest fence in use), or make every resource the"
-                + " leases protect forget the fences it saw. This store refuses until the revision is past " + from
-                + " again" + mark.map(f -> "; " + from + " is the highest revision of this cluster this user's clients"
-                + " saw, kept in " + f + ": if the restore was meant and nothing relies on the fences handed out"
-                + " before it, delete that file").orElse(""));
+        return new WentBack("etcd's revision went back from " + from + " to " + to + " (" + base + "): the cluster"
+                + " was restored from an older snapshot or its data was wiped, so the fences it hands out from now"
+                + " on would repeat ones already given, and nothing is granted. An operator must bring the revision"
+                + " past every fence handed out before leases are taken again (restore with etcdutl snapshot restore"
+                + " --bump-revision N --mark-compacted, N above the highest fence in use), or make every resource"
+                + " the leases protect forget the fences it saw. This store refuses until the revision is past "
+                + from + " again" + mark.map(f -> "; " + from + " is the highest revision of this cluster this"
+                + " user's clients saw, kept in " + f + ": if the restore was meant and nothing relies on the fences"
+                + " handed out before it, delete that file").orElse(""));
     }
 
     /** What went wrong with a call, in words: the JDK leaves some messages out. */
     private String failure(IOException e) {
-        if (e instanceof java.net.http.HttpTimeoutException) {
+        if (e instanceof HttpTimeoutException) {
             return "no answer within " + timeout.toMillis() + " ms";
         }
-        if (e instanceof java.net.ConnectException) {
+        if (e instanceof ConnectException) {
             return "cannot connect" + (e.getMessage() == null ? "" : " (" + e.getMessage() + ")");
         }
         return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
     }
 
     private JsonNode send(URI base, String path, ObjectNode body) throws IOException {
-        HttpRequest request = request(base, path, body).build();
-        Answer answer = exchange(base, request);
+        HttpResponse<byte[]> answer = exchange(base, request(base, path, body).build());
         JsonNode r = json.readTree(new String(answer.body(), StandardCharsets.UTF_8)); // UTF-8, never guessed
         if (r == null || !r.isObject()) {
-            throw new IOException("HTTP " + answer.status() + ", not a JSON object");
+            throw new IOException("HTTP " + answer.statusCode() + ", not a JSON object");
         }
         return r;
-    }
-
-    /** The largest answer read: a record is small, a range of a store's records a few hundred kilobytes. */
-    static final int MAX_ANSWER = 4 << 20;
-
-    /** An answer: its status and its body, whole. */
-    private record Answer(int status, byte[] body) {
     }
 
     /**
@@ -687,14 +583,13 @@ public final class EtcdGateway implements Etcd {
      * endpoint that trickles its answer or streams one without end fails like one that does not
      * answer, and the next is tried.
      */
-    private Answer exchange(URI base, HttpRequest request) throws IOException {
+    private HttpResponse<byte[]> exchange(URI base, HttpRequest request) throws IOException {
         BoundedBody body = new BoundedBody(MAX_ANSWER);
         CompletableFuture<HttpResponse<byte[]>> sent = http.sendAsync(request, info -> body);
         try {
-            HttpResponse<byte[]> response = sent.get(Math.max(1, timeout.toMillis()), TimeUnit.MILLISECONDS);
-            return new Answer(response.statusCode(), response.body());
+            return sent.get(Math.max(1, timeout.toMillis()), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
-            throw new java.net.http.HttpTimeoutException("no whole answer within " + timeout.toMillis() + " ms");
+            throw new HttpTimeoutException("no whole answer within " + timeout.toMillis() + " ms");
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             throw cause instanceof IOException io ? io : new IOException(String.valueOf(cause), cause);
@@ -709,41 +604,38 @@ public final class EtcdGateway implements Etcd {
         }
     }
 
+    /** A POST of {@code body} to {@code path}, with the auth token where there is a login. */
     private HttpRequest.Builder request(URI base, String path, ObjectNode body) throws IOException {
         HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve(path)).timeout(timeout)
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(json.writeValueAsBytes(body)));
-        if (user.isPresent()) {
+        if (login.isPresent() && !path.equals(AUTHENTICATE)) {
             b.header("Authorization", token(base));
         }
         return b;
     }
 
-    /** The auth token, logging in first if there is none. */
     private String token(URI base) throws IOException {
         String t = token;
-        if (t == null) {
-            ObjectNode login = json.createObjectNode().put("name", user.get()[0]).put("password", user.get()[1]);
-            HttpRequest request = HttpRequest.newBuilder(base.resolve("/v3/auth/authenticate")).timeout(timeout)
-                    .header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofByteArray(json.writeValueAsBytes(login))).build();
-            {
-                JsonNode r = json.readTree(new String(exchange(base, request).body(), StandardCharsets.UTF_8));
-                if (r == null || !r.hasNonNull("token")) {
-                    throw new EtcdException(base + ": etcd refused the login of user '" + user.get()[0] + "': "
-                            + (r == null ? "no answer" : r.path("message").asText(r.toString())));
-                }
-                t = r.get("token").asText();
-                token = t;
-            }
+        if (t != null) {
+            return t;
         }
+        String user = login.get().user();
+        ObjectNode body = json.createObjectNode().put("name", user).put("password", new String(login.get().password()));
+        JsonNode r = json.readTree(new String(exchange(base, request(base, AUTHENTICATE, body).build()).body(),
+                StandardCharsets.UTF_8));
+        if (r == null || !r.hasNonNull("token")) {
+            throw new EtcdException(base + ": etcd refused the login of user '" + user + "': "
+                    + (r == null ? "no answer" : r.path("message").asText(r.toString())));
+        }
+        t = r.get("token").asText();
+        token = t;
         return t;
     }
 
     private static KeyValue keyValue(JsonNode kv) {
-        return new KeyValue(new String(Base64.getDecoder().decode(kv.path("key").asText()), StandardCharsets.UTF_8),
-                Base64.getDecoder().decode(kv.path("value").asText("")), kv.path("create_revision").asLong(),
-                kv.path("mod_revision").asLong(), kv.path("lease").asLong());
+        return new KeyValue(text(kv.path("key").asText()), Base64.getDecoder().decode(kv.path("value").asText("")),
+                kv.path("create_revision").asLong(), kv.path("mod_revision").asLong(), kv.path("lease").asLong());
     }
 
     /** What etcd said, as one line of at most 200 characters for a message. */
@@ -753,7 +645,15 @@ public final class EtcdGateway implements Etcd {
     }
 
     private static String b64(String key) {
-        return Base64.getEncoder().encodeToString(key.getBytes(StandardCharsets.UTF_8));
+        return b64(key.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static String b64(byte[] bytes) {
+        return Base64.getEncoder().encodeToString(bytes);
+    }
+
+    private static String text(String base64) {
+        return new String(Base64.getDecoder().decode(base64), StandardCharsets.UTF_8);
     }
 
     /** etcd answered, and refused: not a member to try the next one for. */

@@ -27,19 +27,15 @@ import java.util.regex.Pattern;
  * one restored from an older copy of its data (or wiped), whose fences would repeat ones already
  * handed out, also when the client itself was started after the restore.
  *
- * <p>One file per cluster, {@code etcd-CLUSTERID} (the decimal {@code cluster_id} of etcd's
- * answers), holding the revision: in {@code $PROCLIVE_STATE_DIR} where that is an absolute path,
- * and nowhere otherwise (an operator turns it on: a cluster wiped and made again with the same
- * member names and peer addresses has the same id, and every call to it would be refused until
- * the mark was deleted). The directory is made owner-only; one that is a link, another
- * user's, or writable by others is not used. A mark is written at once when the first answer
- * raises it, then at most once a second while revisions move, and when the client closes; by a
- * temporary file renamed over it (a link in its place is replaced, never followed), and never
- * lowered: a writer reads it again after its rename and writes once more if another wrote a lower
- * one meanwhile. Best effort throughout: nothing here ever fails a call of the store; where no
- * mark can be kept, a client compares only with what it saw itself.
- *
- * <p>Thread-safe. Only revisions count, never a clock.
+ * <p>One file per cluster, {@code etcd-CLUSTERID}, holding the revision: in
+ * {@code $PROCLIVE_STATE_DIR} where that is an absolute path, and nowhere otherwise (a cluster
+ * wiped and made again with the same member names and peer addresses has the same id, and every
+ * call to it would be refused until the mark was deleted). The directory is made owner-only; one
+ * that is a link, another user's, or writable by others is not used. A mark is written when the
+ * first answer raises it, then at most once a second, and when the client closes; by a temporary
+ * file renamed over it (a link in its place is replaced, never followed), and never lowered: a
+ * writer reads it again after its rename and writes once more if another wrote a lower one
+ * meanwhile. Best effort: nothing here ever fails a call of the store. Thread-safe.
  */
 public final class RevisionMarks {
 
@@ -54,7 +50,7 @@ public final class RevisionMarks {
     private final Optional<Path> dir;
     /** Whether {@link #dir} was found usable: null until first looked at. */
     private Boolean usable;
-    /** The highest revision handed to {@link #saw} by cluster, and the highest written. */
+    /** By cluster: the highest revision handed to {@link #saw}, and the highest written. */
     private final Map<String, Long> seen = new HashMap<>();
     private final Map<String, Long> written = new HashMap<>();
     private long wroteAt;
@@ -77,19 +73,14 @@ public final class RevisionMarks {
 
     /** This user's marks, where its environment says (see the class comment). */
     public static RevisionMarks forUser() {
-        return new RevisionMarks(userDirectory(System.getenv(), System.getProperty("user.home")));
+        return new RevisionMarks(userDirectory(System.getenv()));
     }
 
-    /** The directory of this user's marks, from its environment and home; empty for none. */
-    static Optional<Path> userDirectory(Map<String, String> env, String home) {
-        return Optional.ofNullable(env.get(STATE_DIR)).flatMap(RevisionMarks::absolute);
-    }
-
-    private static Optional<Path> absolute(String text) {
+    /** The directory of this user's marks, from its environment; empty for none. */
+    static Optional<Path> userDirectory(Map<String, String> env) {
         try {
-            Path p = Path.of(text);
-            return p.isAbsolute() ? Optional.of(p) : Optional.empty();
-        } catch (RuntimeException e) {
+            return Optional.ofNullable(env.get(STATE_DIR)).map(Path::of).filter(Path::isAbsolute);
+        } catch (RuntimeException notAPath) {
             return Optional.empty();
         }
     }
@@ -109,11 +100,9 @@ public final class RevisionMarks {
         try (DirectoryStream<Path> files = Files.newDirectoryStream(d.get(), PREFIX + "*")) {
             for (Path f : files) {
                 String cluster = f.getFileName().toString().substring(PREFIX.length());
-                if (CLUSTER.matcher(cluster).matches()) {
-                    long at = read(f);
-                    if (at > 0) {
-                        marks.put(cluster, at);
-                    }
+                long at = CLUSTER.matcher(cluster).matches() ? read(f) : 0;
+                if (at > 0) {
+                    marks.put(cluster, at);
                 }
             }
         } catch (IOException | RuntimeException e) {
@@ -133,7 +122,6 @@ public final class RevisionMarks {
         if (dir.isEmpty() || !CLUSTER.matcher(cluster).matches() || revision <= 0) {
             return;
         }
-        boolean now;
         synchronized (this) {
             if (seen.getOrDefault(cluster, 0L) >= revision) {
                 return;
@@ -143,14 +131,9 @@ public final class RevisionMarks {
                 return;
             }
             long wait = wroteAt == 0 ? 0 : wroteAt + WRITE_EVERY - System.nanoTime();
-            now = wait <= 0;
             flushScheduled = true;
-            if (!now) {
-                CompletableFuture.delayedExecutor(wait, TimeUnit.NANOSECONDS).execute(this::flush);
-            }
-        }
-        if (now) {
-            CompletableFuture.runAsync(this::flush); // off the caller's thread: a slow home never slows a call
+            // off the caller's thread, also when due now: a slow home never slows a call
+            CompletableFuture.delayedExecutor(Math.max(0, wait), TimeUnit.NANOSECONDS).execute(this::flush);
         }
     }
 
@@ -167,11 +150,8 @@ public final class RevisionMarks {
                     return;
                 }
             }
-            seen.forEach((c, r) -> {
-                if (written.getOrDefault(c, 0L) < r) {
-                    due.put(c, r);
-                }
-            });
+            seen.entrySet().stream().filter(e -> written.getOrDefault(e.getKey(), 0L) < e.getValue())
+                    .forEach(e -> due.put(e.getKey(), e.getValue()));
             if (due.isEmpty()) {
                 return;
             }

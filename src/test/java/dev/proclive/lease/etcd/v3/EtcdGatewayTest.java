@@ -321,55 +321,6 @@ class EtcdGatewayTest {
                 .hasMessageContaining("without a positive \"ID\"");
     }
 
-    @Test
-    void aWatchThatAnswersGarbageIsAskedAgainOnlyAfterAGrowingPause() throws Exception {
-        URI e = server(r -> "this is no watch\n");
-        EtcdGateway etcd = open(e);
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
-        int watches = 0;
-        while (System.nanoTime() < until) {
-            try {
-                etcd.changed("p/a", 1).get(10, TimeUnit.SECONDS);
-            } catch (java.util.concurrent.ExecutionException broke) {
-                // a waiter looks again when a watch breaks, as this loop does
-            }
-            watches++;
-        }
-        // Without a pause this loop asks hundreds of times; 25 ms doubling to a second allows about nine in 3 s.
-        assertThat(watches).as("watches asked in 3 s").isBetween(2, 15);
-    }
-
-    @Test
-    void aWatchCompletesOnTheFirstEventAfterItsStart() throws Exception {
-        java.util.concurrent.CountDownLatch looked = new java.util.concurrent.CountDownLatch(1);
-        HttpServer s = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-        servers.add(s);
-        s.createContext("/v3/watch", x -> {
-            got.add(new String[] {"/v3/watch", null, new String(x.getRequestBody().readAllBytes(), StandardCharsets.UTF_8)});
-            x.sendResponseHeaders(200, 0);
-            OutputStream out = x.getResponseBody();
-            out.write("{\"result\":{\"header\":{},\"created\":true}}\n".getBytes(StandardCharsets.UTF_8));
-            out.flush();
-            try { // the watch stays open until the test has looked at it, then the key changes
-                looked.await(10, TimeUnit.SECONDS);
-            } catch (InterruptedException ignored) {
-                // the test ends
-            }
-            out.write(("{\"result\":{\"header\":{},\"events\":[{\"type\":\"DELETE\",\"kv\":{\"key\":\"" + b64("p/a")
-                    + "\"}}]}}\n").getBytes(StandardCharsets.UTF_8));
-            out.flush();
-        });
-        s.start();
-        EtcdGateway etcd = open(URI.create("http://127.0.0.1:" + s.getAddress().getPort()));
-        java.util.concurrent.CompletableFuture<Void> changed = etcd.changed("p/a", 41);
-        assertThat(changed).isNotDone(); // "created" is not a change
-        looked.countDown();
-        changed.get(10, TimeUnit.SECONDS);
-        JsonNode sent = JSON.readTree(got.get(0)[2]).path("create_request");
-        assertThat(sent.path("key").asText()).isEqualTo(b64("p/a"));
-        assertThat(sent.path("start_revision").asText()).isEqualTo("42");
-    }
-
     /**
      * A prefix watch is one stream over the prefix's range ({@code range_end}: the prefix's end),
      * from after the revision given: every change of every answer handed on in order with the

@@ -188,12 +188,11 @@ class RevisionMarksTest {
     void theUserDirectoryIsTheNamedOneOnly() {
         String s = dir.resolve("s").toString();
         String x = dir.resolve("x").toString();
-        String h = dir.resolve("h").toString();
-        assertThat(RevisionMarks.userDirectory(Map.of("PROCLIVE_STATE_DIR", s, "XDG_STATE_HOME", x), h)).contains(Path.of(s));
-        assertThat(RevisionMarks.userDirectory(Map.of("PROCLIVE_STATE_DIR", "off", "XDG_STATE_HOME", x), h))
+        assertThat(RevisionMarks.userDirectory(Map.of("PROCLIVE_STATE_DIR", s, "XDG_STATE_HOME", x))).contains(Path.of(s));
+        assertThat(RevisionMarks.userDirectory(Map.of("PROCLIVE_STATE_DIR", "off", "XDG_STATE_HOME", x)))
                 .as("off, or any path that is not absolute: none").isEmpty();
-        assertThat(RevisionMarks.userDirectory(Map.of("XDG_STATE_HOME", x), h))
+        assertThat(RevisionMarks.userDirectory(Map.of("XDG_STATE_HOME", x)))
                 .as("never unless asked for: a wiped cluster made again keeps its id").isEmpty();
-        assertThat(RevisionMarks.userDirectory(Map.of(), null)).isEmpty();
+        assertThat(RevisionMarks.userDirectory(Map.of())).isEmpty();
     }
 }
