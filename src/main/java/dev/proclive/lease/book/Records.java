@@ -20,7 +20,6 @@ import java.util.regex.Pattern;
 public final class Records {
 
     private static final Pattern TOKEN = Pattern.compile("[0-9a-f]{32}");
-    private static final Pattern DIGEST = Pattern.compile("[0-9a-f]{64}");
     private static final DateTimeFormatter INSTANT = DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'", Locale.ROOT)
             .withZone(ZoneOffset.UTC);
 
@@ -185,11 +184,6 @@ public final class Records {
     /** Whether {@code token} is a token as reservations make them: 32 lowercase hex digits. */
     public static boolean isToken(String token) {
         return token != null && TOKEN.matcher(token).matches();
-    }
-
-    /** Whether {@code digest} is a token's digest as records hold it: 64 lowercase hex digits. */
-    public static boolean isDigest(String digest) {
-        return digest != null && DIGEST.matcher(digest).matches();
     }
 
     /**
