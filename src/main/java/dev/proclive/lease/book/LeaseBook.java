@@ -52,7 +52,7 @@ public interface LeaseBook {
     default void keep(Grant grant) {
     }
 
-    /** Whether the grant at {@code fence} of {@code name} is kept alive by this book now; true where records do not expire. */
+    /** Whether the grant at {@code fence} of {@code name} is kept alive by the book now; true where nothing expires. */
     default boolean keeping(String name, long fence) {
         return true;
     }

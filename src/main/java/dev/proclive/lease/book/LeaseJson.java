@@ -226,7 +226,8 @@ public final class LeaseJson {
 
     /** A cgroup as a record names it: an absolute path, no {@code .} or {@code ..} steps, its last one {@code proclive.NAME.HEX}. */
     private static final java.util.function.Predicate<String> CGROUP = java.util.regex.Pattern.compile(
-            "(/(?!\\.\\.?/)[^/\\x00\\n]+)*/proclive\\.[A-Za-z0-9_][A-Za-z0-9._-]{0,127}\\.[0-9a-f]{12}").asMatchPredicate();
+            "(/(?!\\.\\.?/)[^/\\x00\\n]+)*/proclive\\.[A-Za-z0-9_][A-Za-z0-9._-]{0,127}\\.[0-9a-f]{12}")
+            .asMatchPredicate();
 
     /** A cgroup's id as a record names it: its namespace's inode and its directory's. */
     private static final java.util.regex.Pattern CGROUP_ID = java.util.regex.Pattern.compile("[0-9]{1,20}:[0-9]{1,20}");
@@ -272,7 +273,8 @@ public final class LeaseJson {
         }
         LeaseRecord.Ending end = ended.orElse(null);
         if (end != null && end.at().isBefore(acquiredAt)) {
-            throw new LeaseCorruptException(name, "\"ended.at\" is before \"acquiredAt\": the grant ended before it began");
+            throw new LeaseCorruptException(name, "\"ended.at\" is before \"acquiredAt\": the grant ended before it"
+                    + " began");
         }
         if (end != null && end.exitCode().isPresent() && end.how() != LeaseChange.EXITED) {
             throw new LeaseCorruptException(name, "\"ended.exitCode\" is given for a grant that ended as "
@@ -344,8 +346,9 @@ public final class LeaseJson {
     }
 
     /** The text in {@code field} if given; corrupt, as {@code not} says, where {@code shape} refuses it. */
-    private static Optional<String> matching(String name, JsonNode o, String field, java.util.function.Predicate<String> shape,
-                                             String not) throws LeaseCorruptException {
+    private static Optional<String> matching(String name, JsonNode o, String field,
+                                             java.util.function.Predicate<String> shape, String not)
+            throws LeaseCorruptException {
         Optional<String> v = optionalText(name, o, field);
         if (v.isPresent() && !shape.test(v.get())) {
             throw new LeaseCorruptException(name, "\"" + field + "\" is " + OneLine.quote(v.get()) + ", " + not);

@@ -62,17 +62,14 @@ import java.util.function.Predicate;
 public final class LeaseFiles implements LeaseBook {
 
     /**
-     * How long a call that does not wait waits for another writer's lock on a guard: a section
-     * takes milliseconds (a token scan under load, seconds); a writer stopped inside it (^Z,
-     * SIGSTOP) or hung makes others fail after this, never hang.
+     * How long a call that does not wait waits for another writer's lock: a section takes
+     * milliseconds; a writer stopped inside it (^Z, SIGSTOP) makes others fail after this, never hang.
      */
     public static final Duration LOCK_WAIT = Duration.ofSeconds(5);
 
     /**
-     * How often a store looks for the temporary files that dead writers left, in one listing for
-     * the whole directory: a leftover costs only its room (its name is random, nobody reads it),
-     * while a listing at every write would make a store renewing a thousand leases list three
-     * thousand names at each renewal.
+     * How often a store lists the directory for dead writers' temporary files: a leftover costs only
+     * its room, while a listing at every write costs a store renewing a thousand leases 3,000 names each.
      */
     public static final Duration CLEAN_EVERY = Duration.ofMinutes(1);
 
@@ -86,6 +83,7 @@ public final class LeaseFiles implements LeaseBook {
     private static final long LOCK_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
     private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
+    private static final Set<PosixFilePermission> OWNER_ONLY_DIRECTORY = PosixFilePermissions.fromString("rwx------");
 
     private static final Set<OpenOption> CREATE_NEW = Set.of(StandardOpenOption.WRITE, StandardOpenOption.CREATE_NEW,
             LinkOption.NOFOLLOW_LINKS);
@@ -104,26 +102,13 @@ public final class LeaseFiles implements LeaseBook {
     private final FileLocker locker;
     /** Whether the process that named a temporary file is proven DEAD: then its file may go. */
     private final Predicate<Identity> provenDead;
-    /**
-     * What every file is created with on POSIX: owner-only, so that nobody opens it before
-     * {@link #share} gave it its group and permissions.
-     */
+    /** What a file is created with: owner-only on POSIX, so that nobody opens it before {@link #share}. */
     private final FileAttribute<?>[] createAs;
-    /**
-     * The permissions of a record, queue or temporary file in a shared directory (empty where it
-     * is owner-only or not POSIX): read and write for each class of users that may write the
-     * directory, read for a class that may only read it. Set explicitly, never left to the umask.
-     */
+    /** The permissions of a record, queue or session file where the directory is shared (POSIX); else empty. */
     private final Optional<Set<PosixFilePermission>> shared;
-    /**
-     * The permissions of a guard in a shared directory: as {@link #shared}, but nothing for a class
-     * that may only read the directory — a process that cannot open the guard cannot lock writers out.
-     */
+    /** The permissions of a guard in a shared directory: open to its writers alone, as only they may lock it. */
     private final Optional<Set<PosixFilePermission>> sharedGuard;
-    /**
-     * The shared directory's group: every file made here joins it, as in a setgid directory, so that
-     * a group-writable directory without the setgid bit locks no member out.
-     */
+    /** The shared directory's group: every file made here joins it, as in a setgid directory, to lock no member out. */
     private final Optional<GroupPrincipal> group;
     /**
      * Whether each replace also forces the directory. Not needed where holders record a boot id: a
@@ -137,7 +122,7 @@ public final class LeaseFiles implements LeaseBook {
     private volatile Runnable beforeReplace = () -> { };
     private volatile Runnable beforeSessionWrite = () -> { };
     private volatile long cleanEveryNanos = CLEAN_EVERY.toNanos();
-    /** When the temporary files were last looked for ({@link System#nanoTime()}), and whether they ever were; guarded by {@code this}. */
+    /** When the temporary files were last looked for, and whether they ever were: guarded by {@code this}. */
     private long cleanedAt;
     private boolean cleaned;
 
@@ -153,22 +138,22 @@ public final class LeaseFiles implements LeaseBook {
         void run(Path tmp) throws IOException;
     }
 
-    private LeaseFiles(Path dir, Identity writer, Predicate<Identity> provenDead, Optional<PosixFileAttributes> directory,
-                       boolean forceDirectory, FileLocker locker) {
+    private LeaseFiles(Path dir, Identity writer, Predicate<Identity> provenDead,
+                       Optional<PosixFileAttributes> directory, boolean forceDirectory, FileLocker locker) {
         Optional<PosixFileAttributes> sharedDirectory = directory.filter(d -> !d.permissions().stream()
                 .allMatch(p -> p.name().startsWith("OWNER_")));
         this.dir = dir;
         this.writer = writer;
         this.locker = locker;
         this.provenDead = provenDead;
-        this.createAs = directory.isPresent() ? new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(OWNER_ONLY)}
-                : new FileAttribute<?>[0];
+        this.createAs = directory.isPresent()
+                ? new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(OWNER_ONLY)} : new FileAttribute<?>[0];
         this.shared = sharedDirectory.map(d -> filePermissions(d.permissions(), true));
         this.sharedGuard = sharedDirectory.map(d -> filePermissions(d.permissions(), false));
         this.group = sharedDirectory.map(PosixFileAttributes::group);
         this.forceDirectory = forceDirectory;
         this.session = new SessionFile(dir, writer,
-                (file, bytes) -> writeOver(SessionFile.TEMPORARY, file, bytes, shared, tmp -> beforeSessionWrite.run()));
+                (file, bytes) -> writeOver(SessionFile.TEMPORARY, file, bytes, shared, t -> beforeSessionWrite.run()));
     }
 
     /**
@@ -207,12 +192,10 @@ public final class LeaseFiles implements LeaseBook {
     public static LeaseFiles open(Path dir, Identity writer, Predicate<Identity> provenDead,
                                   boolean forceDirectory, FileLocker locker) throws IOException {
         boolean posix = dir.getFileSystem().supportedFileAttributeViews().contains("posix");
-        if (!Files.exists(dir)) {
-            if (posix) {
-                Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-            } else {
-                Files.createDirectories(dir);
-            }
+        if (!Files.exists(dir) && posix) {
+            Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(OWNER_ONLY_DIRECTORY));
+        } else if (!Files.exists(dir)) {
+            Files.createDirectories(dir);
         }
         if (!Files.isDirectory(dir)) {
             throw new NotDirectoryException(dir.toString());
@@ -461,7 +444,8 @@ public final class LeaseFiles implements LeaseBook {
                     refuseNonRegular(name, guard, a);
                     return new GuardFound(a, false);
                 }
-                PosixFileAttributes a = Files.readAttributes(guard, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+                PosixFileAttributes a = Files.readAttributes(guard, PosixFileAttributes.class,
+                        LinkOption.NOFOLLOW_LINKS);
                 refuseNonRegular(name, guard, a);
                 boolean exposed = exposed(a);
                 boolean otherGroup = group.filter(g -> !g.equals(a.group())).isPresent();
@@ -950,7 +934,8 @@ public final class LeaseFiles implements LeaseBook {
     /** Opens the guard to read and write, without following a link; a link in its place is corrupt. */
     private static FileChannel openGuard(String name, Path guard) throws IOException {
         try {
-            return FileChannel.open(guard, StandardOpenOption.READ, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+            return FileChannel.open(guard, StandardOpenOption.READ, StandardOpenOption.WRITE,
+                    LinkOption.NOFOLLOW_LINKS);
         } catch (IOException e) {
             throw linkInPlace(name, guard, e);
         }
@@ -969,10 +954,11 @@ public final class LeaseFiles implements LeaseBook {
         return e;
     }
 
-    /** Whether {@code file} is there, never followed; something other than a regular file in its place is corrupt. */
+    /** Whether {@code file} is there, never followed; anything but a regular file in its place is corrupt. */
     private static boolean present(String name, Path file) throws IOException {
         try {
-            refuseNonRegular(name, file, Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS));
+            BasicFileAttributes a = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            refuseNonRegular(name, file, a);
             return true;
         } catch (NoSuchFileException e) {
             return false;

@@ -163,7 +163,7 @@ final class SessionFile {
         return k != null && k.fence == fence ? k : null;
     }
 
-    /** When a write last named the grant in time ({@link System#nanoTime()}); empty when none did since it was kept, or it lapsed. */
+    /** When a write last named the grant in time ({@link System#nanoTime()}); empty when none did, or it lapsed. */
     OptionalLong confirmed(String name, long fence) {
         Kept k = kept(name, fence);
         return k == null || !k.named || k.lapsed ? OptionalLong.empty() : OptionalLong.of(k.confirmedAt);
@@ -175,7 +175,7 @@ final class SessionFile {
         return k == null ? OptionalLong.empty() : OptionalLong.of(k.ttlNanos());
     }
 
-    /** Whether the grant, kept here, went unconfirmed for three quarters of its TTL; false where it is not kept here. */
+    /** Whether the grant, kept here, went unconfirmed for three quarters of its TTL; false where not kept here. */
     boolean unconfirmed(String name, long fence) {
         Kept k = kept(name, fence);
         return k != null && (k.lapsed || System.nanoTime() - k.deadline() > 0);
@@ -283,7 +283,7 @@ final class SessionFile {
     record Read(Instant renewedAt, long ttlMillis, Map<String, Long> grants) {
     }
 
-    /** One session file's bytes read; empty when they are not one (a field twice or unknown, a time a record cannot hold). */
+    /** One session file's bytes read; empty when not one (a field twice or unknown, a time a record cannot hold). */
     static Optional<Read> parse(byte[] bytes) {
         try (JsonParser p = JSON.createParser(bytes)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
@@ -356,7 +356,7 @@ final class SessionFile {
         return latest;
     }
 
-    /** The {@code renewedAt} of session file {@code f} if it names the grant at {@code fence} of {@code name}, capped at now + SKEW. */
+    /** The {@code renewedAt} of session file {@code f} if it names the grant, no later than now + SKEW. */
     private static Optional<Instant> naming(Path f, String name, long fence, Instant now) throws IOException {
         BasicFileAttributes a;
         try {
