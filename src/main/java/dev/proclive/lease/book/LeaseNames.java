@@ -13,17 +13,13 @@ import java.util.regex.Pattern;
  */
 public final class LeaseNames {
 
-    /** The reservation's token. */
     public static final String TOKEN_VARIABLE = "PROCLIVE_LEASE_TOKEN";
-    /** The lease's name. */
     public static final String NAME_VARIABLE = "PROCLIVE_LEASE_NAME";
     /** The store's directory, absolute. */
     public static final String DIR_VARIABLE = "PROCLIVE_LEASE_DIR";
-    /** The reservation's fence. */
     public static final String FENCE_VARIABLE = "PROCLIVE_LEASE_FENCE";
     /** The etcd endpoints of a store on etcd, comma-separated (never a password). */
     public static final String ETCD_VARIABLE = "PROCLIVE_LEASE_ETCD";
-    /** The key prefix of a store on etcd. */
     public static final String PREFIX_VARIABLE = "PROCLIVE_LEASE_PREFIX";
     /** The key prefix a store on etcd uses unless told another. */
     public static final String DEFAULT_PREFIX = "proclive/leases/";
