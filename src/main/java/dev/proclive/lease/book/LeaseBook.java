@@ -74,7 +74,9 @@ public interface LeaseBook {
      * A future that completes when lease {@code name}'s record may have changed since it was last
      * read here, for a waiter to look again at once; empty where the book cannot tell (a directory).
      */
-    Optional<CompletableFuture<Void>> changed(String name);
+    default Optional<CompletableFuture<Void>> changed(String name) {
+        return Optional.empty();
+    }
 
     /**
      * This JVM still waits for lease {@code name}: where waiters' tickets live on an expiring lease
@@ -188,9 +190,11 @@ public interface LeaseBook {
 
         /**
          * Makes sure the record is the one stored now, before costly work is done over it (a scan):
-         * a book that started from a remembered snapshot reads it again, and the work starts over.
+         * a book that started from a remembered snapshot reads it again, and the work starts over;
+         * one that read it under its lock has nothing to do.
          */
-        void confirm() throws IOException;
+        default void confirm() throws IOException {
+        }
 
         /**
          * Removes the record, whatever is in its place (not JSON, contradictory, a link or a
@@ -208,7 +212,9 @@ public interface LeaseBook {
         }
 
         /** When the record read goes away by itself unless someone keeps it (etcd); empty where it never does. */
-        Optional<Instant> expiresAt() throws IOException;
+        default Optional<Instant> expiresAt() throws IOException {
+            return Optional.empty();
+        }
     }
 
     /** What runs as a lease's one writer. */

@@ -237,11 +237,6 @@ public final class LeaseFiles implements LeaseBook {
         return Map.of(LeaseNames.DIR_VARIABLE, dir.toString());
     }
 
-    @Override
-    public Optional<java.util.concurrent.CompletableFuture<Void>> changed(String name) {
-        return Optional.empty();
-    }
-
     /**
      * Whether the grant at {@code fence}, last written or renewed by this store, has gone
      * unconfirmed (neither its record's write nor its session file's) for three quarters of its TTL,
@@ -553,20 +548,10 @@ public final class LeaseFiles implements LeaseBook {
         }
 
         @Override
-        public void confirm() {
-            // read under the lock: it is the one stored
-        }
-
-        @Override
         public void remove() throws IOException {
             delete(name, dir.resolve(name + ".lease"), "record");
             forceDirectory();
             record = Optional.empty();
-        }
-
-        @Override
-        public Optional<Instant> expiresAt() {
-            return Optional.empty();
         }
 
         /** Its own {@code renewedAt} plus its TTL, or the newest session file's that names it, whichever is later. */
@@ -577,14 +562,46 @@ public final class LeaseFiles implements LeaseBook {
                     .filter(own::isBefore).orElse(own);
         }
 
+        /**
+         * The waiters ({@code NAME.queue}, one {@link LeaseJson#waiter} a line, longest-waiting first).
+         * Fairness, not safety, rests on it: a queue that cannot be read reads as empty, and the next
+         * write replaces it; a link or non-regular file in its place is corrupt.
+         */
         @Override
         public List<Waiter> waiters() throws IOException {
-            return readQueue(name);
+            Path file = dir.resolve(name + ".queue");
+            List<Waiter> queue = new ArrayList<>();
+            if (!present(name, file)) {
+                return queue;
+            }
+            try {
+                if (Files.size(file) > MAX_RECORD_BYTES) {
+                    return queue;
+                }
+                for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+                    if (!line.isBlank()) {
+                        queue.add(LeaseJson.waiter(line));
+                    }
+                }
+                return queue;
+            } catch (IOException | RuntimeException e) {
+                return new ArrayList<>();
+            }
         }
 
+        /** Replaces the queue atomically; removes it when empty. */
         @Override
         public void waiters(List<Waiter> queue) throws IOException {
-            writeQueue(name, queue);
+            Path file = dir.resolve(name + ".queue");
+            if (queue.isEmpty()) {
+                delete(name, file, "queue");
+                return;
+            }
+            StringBuilder text = new StringBuilder();
+            for (Waiter w : queue) {
+                text.append(LeaseJson.waiter(w)).append('\n');
+            }
+            writeOver(name, file, text.toString().getBytes(StandardCharsets.UTF_8), shared, tmp -> { });
         }
 
         @Override
@@ -794,46 +811,6 @@ public final class LeaseFiles implements LeaseBook {
                 deleteQuietly(tmp);
             }
         }
-    }
-
-    /**
-     * The waiters of lease {@code name} ({@code NAME.queue}, one {@link LeaseJson#waiter} a line,
-     * longest-waiting first). Fairness, not safety, rests on it: a queue that cannot be read reads as
-     * empty, and the next write replaces it; a link or non-regular file in its place is corrupt.
-     */
-    private List<Waiter> readQueue(String name) throws IOException {
-        Path file = dir.resolve(name + ".queue");
-        List<Waiter> queue = new ArrayList<>();
-        if (!present(name, file)) {
-            return queue;
-        }
-        try {
-            if (Files.size(file) > MAX_RECORD_BYTES) {
-                return queue;
-            }
-            for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
-                if (!line.isBlank()) {
-                    queue.add(LeaseJson.waiter(line));
-                }
-            }
-            return queue;
-        } catch (IOException | RuntimeException e) {
-            return new ArrayList<>();
-        }
-    }
-
-    /** Replaces the queue of lease {@code name} atomically; removes it when empty. */
-    private void writeQueue(String name, List<Waiter> queue) throws IOException {
-        Path file = dir.resolve(name + ".queue");
-        if (queue.isEmpty()) {
-            delete(name, file, "queue");
-            return;
-        }
-        StringBuilder text = new StringBuilder();
-        for (Waiter w : queue) {
-            text.append(LeaseJson.waiter(w)).append('\n');
-        }
-        writeOver(name, file, text.toString().getBytes(StandardCharsets.UTF_8), shared, tmp -> { });
     }
 
     /**
