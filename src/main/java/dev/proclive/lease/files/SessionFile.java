@@ -193,7 +193,7 @@ final class SessionFile {
         if (thread == null) {
             thread = Daemons.scheduler("proclive-lease-session");
         }
-        next = thread.schedule(Daemons.surviving(this::writeNow), delay, TimeUnit.NANOSECONDS);
+        next = thread.schedule(this::writeNow, delay, TimeUnit.NANOSECONDS); // the scheduler guards each run
         nextAt = at;
     }
 
