@@ -149,8 +149,12 @@ final class SessionFile {
 
     /** No longer keeps the grant at {@code fence} of {@code name} (another fence's stays). */
     void drop(String name, long fence) {
-        Kept k = kept(name, fence);
-        if (k != null && kept.remove(name, k)) {
+        boolean[] dropped = new boolean[1];
+        kept.computeIfPresent(name, (n, k) -> {
+            dropped[0] = k.fence == fence;
+            return dropped[0] ? null : k; // in one step: a keep() of the same grant meanwhile is dropped too
+        });
+        if (dropped[0]) {
             changes.incrementAndGet();
             if (written) {
                 schedule(TimeUnit.MILLISECONDS.toNanos(period())); // written once more, naming only what is kept
