@@ -39,10 +39,15 @@ public final class LeaseNames {
      */
     public static void checkName(String name) {
         Objects.requireNonNull(name, "name");
-        if (!NAME.matcher(name).matches()) {
+        if (!isName(name)) {
             throw new IllegalArgumentException("a lease name is 1 to 128 of [A-Za-z0-9._-], not starting with"
                     + " '.' or '-': " + OneLine.quote(name));
         }
+    }
+
+    /** Whether {@code name} is a lease name ({@link #checkName}). */
+    public static boolean isName(String name) {
+        return NAME.matcher(name).matches();
     }
 
     /**
@@ -60,7 +65,7 @@ public final class LeaseNames {
             return Optional.empty();
         }
         String name = dir.substring("proclive.".length(), tagged);
-        return NAME.matcher(name).matches() ? Optional.of(name) : Optional.empty();
+        return isName(name) ? Optional.of(name) : Optional.empty();
     }
 
     /**

@@ -698,10 +698,11 @@ public final class LeaseFiles implements LeaseBook {
                 String name = file.getFileName().toString();
                 name = name.substring(0, name.length() - ".lease".length());
                 try {
-                    LeaseNames.checkName(name);
-                    read(name).filter(LeaseRecord::granted).ifPresent(r -> grants.add(new Grant(r, 0)));
+                    if (LeaseNames.isName(name)) {
+                        read(name).filter(LeaseRecord::granted).ifPresent(r -> grants.add(new Grant(r, 0)));
+                    }
                 } catch (IOException | IllegalArgumentException e) {
-                    // not a lease's, corrupt, or gone meanwhile: not one to keep
+                    // corrupt (a record the API's checks refuse too), or gone meanwhile: not one to keep
                 }
             }
         }
@@ -871,22 +872,13 @@ public final class LeaseFiles implements LeaseBook {
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, temporary)) {
             for (Path file : files) {
                 Optional<TemporaryName> t = TemporaryName.parse(file.getFileName().toString());
-                if (t.isPresent() && leaseName(t.get().lease()) && !t.get().writtenBy(writer)
+                if (t.isPresent() && LeaseNames.isName(t.get().lease()) && !t.get().writtenBy(writer)
                         && Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS) && provenDead.test(t.get().writer())) {
                     deleteQuietly(file);
                 }
             }
         } catch (DirectoryIteratorException e) {
             throw e.getCause();
-        }
-    }
-
-    private static boolean leaseName(String name) {
-        try {
-            LeaseNames.checkName(name);
-            return true;
-        } catch (IllegalArgumentException e) {
-            return false;
         }
     }
 
