@@ -33,11 +33,9 @@ public final class Daemons {
     }
 
     /**
-     * One daemon thread called {@code name}, made with its first task, running what is scheduled on
-     * it; a cancelled task is dropped at once. A task survives what it throws: a
-     * {@link ScheduledThreadPoolExecutor} never runs a periodic task again once a run threw, so each
-     * run is {@linkplain #surviving guarded} (an {@code OutOfMemoryError} the application lives
-     * through, an {@code AssertionError}, a listener's mistake), and the next run comes as scheduled.
+     * One daemon thread called {@code name}, made with its first task; a cancelled task is dropped at
+     * once. A {@link ScheduledThreadPoolExecutor} never runs a periodic task again once a run threw,
+     * so each run is {@linkplain #surviving guarded} and the next comes as scheduled.
      */
     public static ScheduledExecutorService scheduler(String name) {
         ScheduledThreadPoolExecutor pool = new ScheduledThreadPoolExecutor(1, r -> daemon(name, r)) {
@@ -65,10 +63,7 @@ public final class Daemons {
         return pool;
     }
 
-    /**
-     * {@code task}, run so that nothing it throws ends the thread's work: what a run throws is
-     * dropped and the next run comes.
-     */
+    /** {@code task}, run so that nothing it throws ends the thread's work. */
     public static Runnable surviving(Runnable task) {
         return () -> {
             try {

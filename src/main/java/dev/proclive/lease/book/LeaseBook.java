@@ -26,8 +26,8 @@ public interface LeaseBook {
     <T> T locked(String name, Locked<T> work) throws IOException;
 
     /**
-     * {@link #locked(String, Locked)}, waiting for another writer's lock at most {@code most} (a
-     * caller's wait bounds the lock too); a book that cannot lock ignores the bound.
+     * {@link #locked(String, Locked)}, waiting for another writer's lock at most {@code most}; a
+     * book that cannot lock ignores the bound.
      *
      * @throws IOException when another writer kept the lease locked for all of {@code most}
      */
@@ -35,50 +35,36 @@ public interface LeaseBook {
         return locked(name, work);
     }
 
-    /**
-     * A granted record, and what the book keeps it alive by ({@link #keep}): the expiring session it
-     * is attached to, 0 where records do not expire.
-     */
+    /** A granted record, and the expiring session it is attached to ({@link #keep}); 0 where records do not expire. */
     record Grant(LeaseRecord record, long session) {
     }
 
-    /**
-     * Whether a record goes away by itself unless the book keeps it alive (etcd: each record is
-     * attached to an expiring session); false where records stay until written (a directory).
-     */
+    /** Whether a record goes away by itself unless the book keeps it alive (etcd); false for a directory. */
     default boolean expires() {
         return false;
     }
 
     /**
-     * Keeps {@code grant} fresh from now on, until it is ended or lost: another process's, found in
-     * this book (etcd: attached to {@code grant.session()}), or, where records do not expire and are
-     * not {@linkplain #keptByRewriting rewritten}, this store's own (a directory's session file
-     * names it). Nothing by default.
+     * Keeps {@code grant} fresh from now on, until it is ended or lost: another process's found in
+     * this book (etcd: attached to {@code grant.session()}), or, where records are not
+     * {@linkplain #keptByRewriting rewritten}, this store's own (a directory's session file names it).
      */
     default void keep(Grant grant) {
     }
 
-    /**
-     * Whether the grant at {@code fence} of {@code name} is kept alive by this book now (not ended,
-     * not given up); true where records do not expire (nothing to keep).
-     */
+    /** Whether the grant at {@code fence} of {@code name} is kept alive by the book now; true where nothing expires. */
     default boolean keeping(String name, long fence) {
         return true;
     }
 
     /**
      * The grant at {@code fence} of {@code name} is ended, or its record is no longer that grant's:
-     * if it was lost, nothing of it may still write, and what the book kept for it may go (until
-     * then a lost grant's record is never freed by this book). Nothing where records do not expire.
+     * what the book kept for it may go (a lost grant's record is never freed by this book before).
      */
     default void ended(String name, long fence) {
     }
 
-    /**
-     * Every granted record in the book, read at one moment; records that cannot be read (not a
-     * lease's, or corrupt) are left out: a keeper keeps what it can prove is a grant.
-     */
+    /** Every granted record in the book, read at one moment; records that cannot be read are left out. */
     java.util.List<Grant> grants() throws IOException;
 
     /** The variables a spawned child finds this book in, besides its reservation. */
@@ -86,37 +72,33 @@ public interface LeaseBook {
 
     /**
      * A future that completes when lease {@code name}'s record may have changed since it was last
-     * read here (written, expired, deleted), for a waiter to look again at once; empty where the
-     * book cannot tell (a directory: the waiter looks again on its own).
+     * read here, for a waiter to look again at once; empty where the book cannot tell (a directory).
      */
-    Optional<CompletableFuture<Void>> changed(String name);
+    default Optional<CompletableFuture<Void>> changed(String name) {
+        return Optional.empty();
+    }
 
     /**
-     * This JVM still waits for lease {@code name}: where its waiters' tickets live on an expiring
-     * lease (etcd), keeps it alive, so that a ticket goes away by itself once its waiter is gone
-     * (killed, or on a machine cut off). Called by each waiter at least every few seconds; nothing
-     * where tickets do not expire (a directory: a dead waiter's ticket is dropped by its identity).
+     * This JVM still waits for lease {@code name}: where waiters' tickets live on an expiring lease
+     * (etcd), keeps it alive, so that a ticket goes away by itself once its waiter is gone. Called by
+     * each waiter at least every few seconds.
      */
     default void stillWaiting(String name) throws IOException {
     }
 
     /**
      * What changes whenever lease {@code name}'s record is replaced or removed, found without
-     * reading the record (a directory: the file's identity, size and modification time), for a
-     * reader that asks often to read again only what changed: two equal stamps taken apart say the
-     * record was not replaced between them. Empty where the book cannot tell so cheaply (etcd: its
-     * watch tells), or not now: then read the record.
+     * reading it (a directory: the file's identity, size and time): two equal stamps say the record
+     * was not replaced between them. Empty where the book cannot tell so cheaply: then read it.
      */
     default Optional<Object> stamp(String name) throws IOException {
         return Optional.empty();
     }
 
     /**
-     * Whether a kept grant's record is rewritten (renewed) every third of its TTL to stay alive
-     * (true by default: a newcomer judges its freshness by its {@code renewedAt}); false where the
-     * book keeps its grants fresh itself and tells a newcomer through {@link Guard#freshUntil}
-     * (etcd: the keep-alive of the etcd lease they are attached to; a directory: the store's
-     * session file, which names them all).
+     * Whether a kept grant's record is rewritten every third of its TTL to stay fresh (a newcomer
+     * judges it by its {@code renewedAt}); false where the book keeps its grants fresh itself and
+     * tells a newcomer through {@link Guard#freshUntil} (etcd's keep-alive; a directory's session file).
      */
     default boolean keptByRewriting() {
         return true;
@@ -124,9 +106,7 @@ public interface LeaseBook {
 
     /**
      * The {@link #stamp} of lease {@code name}'s record as this book last wrote it granted at
-     * {@code fence}, taken while it was the one writer: a reader that finds that stamp still there
-     * knows the record is what was written here, and need not read it. Empty where the book does
-     * not stamp, or its last write of the lease was not that grant's.
+     * {@code fence}, under the lock: a reader that finds it still there need not read the record.
      */
     default Optional<Object> writtenStamp(String name, long fence) {
         return Optional.empty();
@@ -138,7 +118,7 @@ public interface LeaseBook {
     /**
      * The highest fence granted for lease {@code name} as the book keeps it apart from the record
      * (a directory's guard), read without the lock: a record below it was rolled back. Empty where
-     * the record cannot fall below it (etcd: one transaction writes both).
+     * one transaction writes both (etcd).
      *
      * @throws LeaseCorruptException if what keeps it is no fence
      */
@@ -146,19 +126,15 @@ public interface LeaseBook {
         return java.util.OptionalLong.empty();
     }
 
-    /**
-     * Stops keeping anything alive and lets go of what the book holds open (a thread, a client);
-     * the book may not be used after. Closing twice does nothing more.
-     */
+    /** Stops keeping anything alive and lets go of what the book holds open; closing twice does nothing more. */
     void close();
 
     /**
      * A process waiting for a lease, in a book's queue.
      *
      * @param who   the process the lease is wanted for (a holder, or a reserver)
-     * @param by    the process that waits (the one that wrote the ticket and takes it out): often
-     *              not {@code who} (a CLI waiting for its shell); a ticket whose waiting process is
-     *              DEAD is dropped, whoever it names as {@code who}
+     * @param by    the process that waits (wrote the ticket, takes it out): often not {@code who} (a
+     *              CLI waiting for its shell); a ticket whose waiting process is DEAD is dropped
      * @param until when it stops waiting: a ticket past it is dropped, whoever wrote it
      */
     record Waiter(dev.proclive.Identity who, dev.proclive.Identity by, Instant until) {
@@ -181,19 +157,15 @@ public interface LeaseBook {
         Optional<LeaseRecord> record() throws IOException;
 
         /**
-         * Where the highest fence is kept apart from the record and cannot be read as one (a guard
-         * file damaged or written by hand), rewrites it with the highest fence the record proves (its
-         * own, its previous one's), so that fences go on from there and never go back below what a
-         * record shows; whether it did. The operator's way out ({@code breakLease}).
+         * Where the highest fence is kept apart from the record and cannot be read (a guard damaged
+         * or written by hand), rewrites it with the highest fence the record proves, so that fences
+         * never go back below what a record shows; whether it did. The operator's way out ({@code break}).
          */
         default boolean repair() throws IOException {
             return false;
         }
 
-        /**
-         * The processes waiting for this lease, longest-waiting first, each with when it stops
-         * waiting: a new grant goes to the first live one. Empty where the book keeps no queue.
-         */
+        /** The processes waiting for this lease, longest-waiting first; empty where the book keeps no queue. */
         default java.util.List<Waiter> waiters() throws IOException {
             return java.util.List.of();
         }
@@ -209,40 +181,40 @@ public interface LeaseBook {
         void replace(LeaseRecord record) throws IOException;
 
         /**
-         * Writes {@code record} as a new grant: with a fence above every fence this lease ever
-         * had, forced before this returns. The record as written, with its fence.
+         * Writes {@code record} as a new grant, with a fence above every fence this lease ever had,
+         * forced before this returns; the record as written.
          *
          * @throws LeaseCorruptException if the lease has granted its last fence
          */
         LeaseRecord grant(LeaseRecord record) throws IOException;
 
         /**
-         * Makes sure the record is the one stored now, before costly work is done over it (a
-         * scan): a book that started from a remembered snapshot reads it again, and the work
-         * starts over from that read.
+         * Makes sure the record is the one stored now, before costly work is done over it (a scan):
+         * a book that started from a remembered snapshot reads it again, and the work starts over;
+         * one that read it under its lock has nothing to do.
          */
-        void confirm() throws IOException;
+        default void confirm() throws IOException {
+        }
 
         /**
-         * Removes the record, whatever is in its place (a record that cannot be trusted: not JSON,
-         * contradictory, a link or a directory where the file should be), leaving the fence where it
-         * is: the next grant's is above every fence granted. What {@code break} does to what the
-         * rules call corrupt.
+         * Removes the record, whatever is in its place (not JSON, contradictory, a link or a
+         * directory), leaving the fence where it is: what {@code break} does to a corrupt lease.
          */
         void remove() throws IOException;
 
         /**
-         * Until when {@code record}, the record read, is fresh: a newcomer that takes an UNKNOWN
-         * holder's lease after its TTL takes it no earlier. Its {@code renewedAt} plus its TTL
-         * where records are rewritten to stay alive; where they are not, as long as what keeps
-         * them alive lives (etcd: the etcd lease it is attached to).
+         * Until when {@code record}, the record read, is fresh: a newcomer takes an UNKNOWN holder's
+         * lease no earlier. Its {@code renewedAt} plus its TTL, or, where records are not rewritten
+         * to stay fresh, as long as what keeps them alive says.
          */
         default Instant freshUntil(LeaseRecord record) throws IOException {
             return record.freshUntil();
         }
 
         /** When the record read goes away by itself unless someone keeps it (etcd); empty where it never does. */
-        Optional<Instant> expiresAt() throws IOException;
+        default Optional<Instant> expiresAt() throws IOException {
+            return Optional.empty();
+        }
     }
 
     /** What runs as a lease's one writer. */

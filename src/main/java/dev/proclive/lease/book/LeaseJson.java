@@ -48,9 +48,7 @@ public final class LeaseJson {
                 g.writeStringField("reason", verdict.get().reason().json());
                 g.writeEndObject();
             }
-            if (eligibleAt.isPresent()) {
-                g.writeStringField("eligibleAt", Records.timestamp(eligibleAt.get()));
-            }
+            text(g, "eligibleAt", eligibleAt.map(Records::timestamp));
             g.writeEndObject();
         } catch (IOException e) {
             throw new java.io.UncheckedIOException("a StringWriter does not fail", e);
@@ -77,28 +75,18 @@ public final class LeaseJson {
             IdentityStream.write(g, p.holder());
             verdict(g, p.verdict());
             g.writeStringField("at", Records.timestamp(p.at()));
-            if (p.renewedAt().isPresent()) {
-                g.writeStringField("renewedAt", Records.timestamp(p.renewedAt().get()));
-            }
+            text(g, "renewedAt", p.renewedAt().map(Records::timestamp));
             g.writeEndObject();
         }
-        if (r.tokenDigest().isPresent()) {
-            g.writeStringField("tokenDigest", r.tokenDigest().get());
-        }
+        text(g, "tokenDigest", r.tokenDigest());
         if (r.reserverUid().isPresent()) {
             g.writeNumberField("reserverUid", r.reserverUid().getAsLong());
         }
-        if (r.adoptedBy().isPresent()) {
-            g.writeStringField("adoptedBy", r.adoptedBy().get());
-        }
-        if (r.startedAfter().isPresent()) {
-            g.writeStringField("startedAfter", r.startedAfter().get());
-        }
+        text(g, "adoptedBy", r.adoptedBy());
+        text(g, "startedAfter", r.startedAfter());
         if (r.cgroup().isPresent()) {
             g.writeStringField("cgroup", r.cgroup().get());
-            if (r.cgroupId().isPresent()) {
-                g.writeStringField("cgroupId", r.cgroupId().get());
-            }
+            text(g, "cgroupId", r.cgroupId());
         }
         if (r.ended().isPresent()) {
             LeaseRecord.Ending e = r.ended().get();
@@ -110,6 +98,12 @@ public final class LeaseJson {
                 g.writeNumberField("exitCode", e.exitCode().getAsLong());
             }
             g.writeEndObject();
+        }
+    }
+
+    private static void text(JsonGenerator g, String field, Optional<String> value) throws IOException {
+        if (value.isPresent()) {
+            g.writeStringField(field, value.get());
         }
     }
 
@@ -167,16 +161,10 @@ public final class LeaseJson {
             throw new LeaseCorruptException(name, "\"reserverUid\" is " + reserverUid.getAsLong() + ", not a user id");
         }
         Optional<String> adoptedBy = optionalText(name, o, "adoptedBy");
-        Optional<String> startedAfter = optionalText(name, o, "startedAfter");
-        if (startedAfter.isPresent() && !START_FLOOR.matcher(startedAfter.get()).matches()) {
-            throw new LeaseCorruptException(name, "\"startedAfter\" is " + OneLine.quote(startedAfter.get())
-                    + ", not a start time (decimal clock ticks, or seconds.microseconds)");
-        }
-        Optional<String> cgroupPath = optionalText(name, o, "cgroup");
-        if (cgroupPath.isPresent() && !CGROUP.matcher(cgroupPath.get()).matches()) {
-            throw new LeaseCorruptException(name, "\"cgroup\" is " + OneLine.quote(cgroupPath.get())
-                    + ", not the absolute path of a cgroup this library made (…/proclive.NAME.HEX)");
-        }
+        Optional<String> startedAfter = matching(name, o, "startedAfter", START_FLOOR,
+                "not a start time (decimal clock ticks, or seconds.microseconds)");
+        Optional<String> cgroupPath = matching(name, o, "cgroup", CGROUP,
+                "not the absolute path of a cgroup this library made (…/proclive.NAME.HEX)");
         Optional<String> cgroupId = optionalText(name, o, "cgroupId");
         if (cgroupId.isPresent() && (cgroupPath.isEmpty() || !CGROUP_ID.matcher(cgroupId.get()).matches())) {
             throw new LeaseCorruptException(name, "\"cgroupId\" is " + OneLine.quote(cgroupId.get())
@@ -237,8 +225,9 @@ public final class LeaseJson {
     }
 
     /** A cgroup as a record names it: an absolute path, no {@code .} or {@code ..} steps, its last one {@code proclive.NAME.HEX}. */
-    private static final java.util.regex.Pattern CGROUP = java.util.regex.Pattern.compile(
-            "(/(?!\\.\\.?/)[^/\\x00\\n]+)*/proclive\\.[A-Za-z0-9_][A-Za-z0-9._-]{0,127}\\.[0-9a-f]{12}");
+    private static final java.util.function.Predicate<String> CGROUP = java.util.regex.Pattern.compile(
+            "(/(?!\\.\\.?/)[^/\\x00\\n]+)*/proclive\\.[A-Za-z0-9_][A-Za-z0-9._-]{0,127}\\.[0-9a-f]{12}")
+            .asMatchPredicate();
 
     /** A cgroup's id as a record names it: its namespace's inode and its directory's. */
     private static final java.util.regex.Pattern CGROUP_ID = java.util.regex.Pattern.compile("[0-9]{1,20}:[0-9]{1,20}");
@@ -247,25 +236,22 @@ public final class LeaseJson {
     private static final long MAX_UID = 0xFFFF_FFFEL;
 
     /** A start fingerprint as {@code startedAfter} holds it: Linux ticks, or macOS seconds.microseconds. */
-    private static final java.util.regex.Pattern START_FLOOR = java.util.regex.Pattern.compile("[0-9]{1,18}(\\.[0-9]{6})?");
+    private static final java.util.function.Predicate<String> START_FLOOR = java.util.regex.Pattern.compile(
+            "[0-9]{1,18}(\\.[0-9]{6})?").asMatchPredicate();
+
+    /** A token's digest as records hold it: 64 lowercase hex digits. */
+    private static final java.util.function.Predicate<String> DIGEST = java.util.regex.Pattern.compile("[0-9a-f]{64}")
+            .asMatchPredicate();
 
     /**
      * The reservation's token digest: {@code tokenDigest}, or, in a record an earlier version wrote,
      * the digest of its {@code token}. Both present must agree.
      */
     private static Optional<String> tokenDigest(String name, JsonNode o) throws LeaseCorruptException {
-        Optional<String> digest = optionalText(name, o, "tokenDigest");
-        if (digest.isPresent() && !Records.isDigest(digest.get())) {
-            throw new LeaseCorruptException(name, "\"tokenDigest\" is " + OneLine.quote(digest.get())
-                    + ", not 64 lowercase hex digits");
-        }
-        Optional<String> token = optionalText(name, o, "token");
+        Optional<String> digest = matching(name, o, "tokenDigest", DIGEST, "not 64 lowercase hex digits");
+        Optional<String> token = matching(name, o, "token", Records::isToken, "not 32 lowercase hex digits");
         if (token.isEmpty()) {
             return digest;
-        }
-        if (!Records.isToken(token.get())) {
-            throw new LeaseCorruptException(name, "\"token\" is " + OneLine.quote(token.get())
-                    + ", not 32 lowercase hex digits");
         }
         String fromToken = Records.digest(token.get());
         if (digest.isPresent() && !digest.get().equals(fromToken)) {
@@ -285,15 +271,14 @@ public final class LeaseJson {
             throw new LeaseCorruptException(name, "\"previous.renewedAt\" is after \"previous.at\": the holder taken "
                     + "over renewed after it was taken over");
         }
-        if (ended.isPresent()) {
-            LeaseRecord.Ending end = ended.get();
-            if (end.at().isBefore(acquiredAt)) {
-                throw new LeaseCorruptException(name, "\"ended.at\" is before \"acquiredAt\": the grant ended before it began");
-            }
-            if (end.exitCode().isPresent() && end.how() != LeaseChange.EXITED) {
-                throw new LeaseCorruptException(name, "\"ended.exitCode\" is given for a grant that ended as "
-                        + end.how().json() + ", not exited");
-            }
+        LeaseRecord.Ending end = ended.orElse(null);
+        if (end != null && end.at().isBefore(acquiredAt)) {
+            throw new LeaseCorruptException(name, "\"ended.at\" is before \"acquiredAt\": the grant ended before it"
+                    + " began");
+        }
+        if (end != null && end.exitCode().isPresent() && end.how() != LeaseChange.EXITED) {
+            throw new LeaseCorruptException(name, "\"ended.exitCode\" is given for a grant that ended as "
+                    + end.how().json() + ", not exited");
         }
     }
 
@@ -358,6 +343,17 @@ public final class LeaseJson {
             throw new LeaseCorruptException(name, "\"" + field + "\" is not a string");
         }
         return Optional.of(v.asText());
+    }
+
+    /** The text in {@code field} if given; corrupt, as {@code not} says, where {@code shape} refuses it. */
+    private static Optional<String> matching(String name, JsonNode o, String field,
+                                             java.util.function.Predicate<String> shape, String not)
+            throws LeaseCorruptException {
+        Optional<String> v = optionalText(name, o, field);
+        if (v.isPresent() && !shape.test(v.get())) {
+            throw new LeaseCorruptException(name, "\"" + field + "\" is " + OneLine.quote(v.get()) + ", " + not);
+        }
+        return v;
     }
 
     private static long number(String name, JsonNode o, String field, long min) throws LeaseCorruptException {
@@ -426,8 +422,7 @@ public final class LeaseJson {
     private static String firstLine(Exception e) {
         String m = String.valueOf(e.getMessage());
         int nl = m.indexOf('\n');
-        String line = nl < 0 ? m : m.substring(0, nl);
-        String quoted = OneLine.quote(line);
+        String quoted = OneLine.quote(nl < 0 ? m : m.substring(0, nl));
         return quoted.substring(1, quoted.length() - 1);
     }
 }

@@ -13,17 +13,13 @@ import java.util.regex.Pattern;
  */
 public final class LeaseNames {
 
-    /** The reservation's token. */
     public static final String TOKEN_VARIABLE = "PROCLIVE_LEASE_TOKEN";
-    /** The lease's name. */
     public static final String NAME_VARIABLE = "PROCLIVE_LEASE_NAME";
     /** The store's directory, absolute. */
     public static final String DIR_VARIABLE = "PROCLIVE_LEASE_DIR";
-    /** The reservation's fence. */
     public static final String FENCE_VARIABLE = "PROCLIVE_LEASE_FENCE";
     /** The etcd endpoints of a store on etcd, comma-separated (never a password). */
     public static final String ETCD_VARIABLE = "PROCLIVE_LEASE_ETCD";
-    /** The key prefix of a store on etcd. */
     public static final String PREFIX_VARIABLE = "PROCLIVE_LEASE_PREFIX";
     /** The key prefix a store on etcd uses unless told another. */
     public static final String DEFAULT_PREFIX = "proclive/leases/";
@@ -43,10 +39,15 @@ public final class LeaseNames {
      */
     public static void checkName(String name) {
         Objects.requireNonNull(name, "name");
-        if (!NAME.matcher(name).matches()) {
+        if (!isName(name)) {
             throw new IllegalArgumentException("a lease name is 1 to 128 of [A-Za-z0-9._-], not starting with"
                     + " '.' or '-': " + OneLine.quote(name));
         }
+    }
+
+    /** Whether {@code name} is a lease name ({@link #checkName}). */
+    public static boolean isName(String name) {
+        return NAME.matcher(name).matches();
     }
 
     /**
@@ -64,7 +65,7 @@ public final class LeaseNames {
             return Optional.empty();
         }
         String name = dir.substring("proclive.".length(), tagged);
-        return NAME.matcher(name).matches() ? Optional.of(name) : Optional.empty();
+        return isName(name) ? Optional.of(name) : Optional.empty();
     }
 
     /**
@@ -75,12 +76,6 @@ public final class LeaseNames {
     public static String storeTag(java.util.Map<String, String> environment) {
         StringBuilder all = new StringBuilder();
         new java.util.TreeMap<>(environment).forEach((k, v) -> all.append(k).append('=').append(v).append('\n'));
-        try {
-            byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
-                    .digest(all.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            return java.util.HexFormat.of().formatHex(digest, 0, 4);
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every JVM has SHA-256", e);
-        }
+        return Records.digest(all.toString()).substring(0, 8);
     }
 }

@@ -13,24 +13,19 @@ import java.util.OptionalLong;
 import java.util.regex.Pattern;
 
 /**
- * What the engine and the books do with a record besides reading it: a record copied with what a
- * write changes, and the text forms a record's parts take (a token and its digest, a fence, an
- * instant). Beside the engine, not on the API's {@link LeaseRecord}. Pure.
+ * A record's named changes, and the text forms its parts take (a token and its digest, a fence, an
+ * instant): beside the engine, not on the API's {@link LeaseRecord}. Pure.
  */
 public final class Records {
 
     private static final Pattern TOKEN = Pattern.compile("[0-9a-f]{32}");
-    private static final Pattern DIGEST = Pattern.compile("[0-9a-f]{64}");
     private static final DateTimeFormatter INSTANT = DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'", Locale.ROOT)
             .withZone(ZoneOffset.UTC);
 
     private Records() {
     }
 
-    /**
-     * A record being changed: a copy of one, field by field, made back into a record once. Every
-     * named change below goes through it, so that no change copies fifteen fields by hand.
-     */
+    /** A record being changed, made back into one once: every named change goes through it. */
     private static final class Draft {
         private final LeaseRecord r;
         long fence;
@@ -75,10 +70,9 @@ public final class Records {
     }
 
     /**
-     * A new grant of lease {@code name} to {@code holder} in {@code state}, written by {@code writer}
-     * at {@code now} for {@code ttl}, over {@code previous} (a takeover's); its fence is the book's
-     * to give ({@link #fenced}). A reservation gives the digest of its token, its reserver's user and
-     * the start floor of its scans.
+     * A new grant of lease {@code name}, over {@code previous} (a takeover's); its fence is the book's
+     * to give ({@link #fenced}). A reservation gives its token's digest, its reserver's user and the
+     * start floor of its scans.
      */
     public static LeaseRecord granted(String name, LeaseRecord.State state, Identity holder, Identity writer, Instant now,
                                       Duration ttl, Optional<LeaseRecord.Takeover> previous, Optional<String> tokenDigest,
@@ -87,10 +81,7 @@ public final class Records {
                 Optional.empty(), startedAfter, Optional.empty(), Optional.empty(), Optional.empty());
     }
 
-    /**
-     * The next grant after {@code r}, to {@code holder}, written by {@code writer} at {@code now}: a
-     * held lease handed off, its reservation's token, user, start floor and cgroup kept, its TTL too.
-     */
+    /** The next grant after {@code r}, to {@code holder}: a lease handed off, its reservation, cgroup and TTL kept. */
     public static LeaseRecord regranted(LeaseRecord r, Identity holder, Identity writer, Instant now) {
         Draft d = new Draft(r);
         d.fence = 0;
@@ -121,11 +112,7 @@ public final class Records {
         return d.done();
     }
 
-    /**
-     * {@code r}'s grant, fence kept, handed to {@code holder} in {@code state} by {@code writer} at
-     * {@code now}, fresh for {@code ttl}: a grant asked for again, a claimed reservation, a
-     * reservation handed off.
-     */
+    /** {@code r}'s grant, fence kept, handed to {@code holder}: asked again, a reservation claimed or handed on. */
     public static LeaseRecord handedTo(LeaseRecord r, LeaseRecord.State state, Identity holder, Identity writer,
                                        Instant now, Duration ttl) {
         Draft d = new Draft(r);
@@ -170,10 +157,7 @@ public final class Records {
         return d.done();
     }
 
-    /**
-     * {@code r}, a reservation handed off to a process that never carried its token, with the token
-     * retired (no digest, no reserver's user, no start floor), so that its end is its holder's.
-     */
+    /** {@code r}, handed to a process that never carried its token, the token retired: its end is its holder's. */
     public static LeaseRecord withoutToken(LeaseRecord r) {
         Draft d = new Draft(r);
         d.tokenDigest = Optional.empty();
@@ -187,15 +171,7 @@ public final class Records {
         return token != null && TOKEN.matcher(token).matches();
     }
 
-    /** Whether {@code digest} is a token's digest as records hold it: 64 lowercase hex digits. */
-    public static boolean isDigest(String digest) {
-        return digest != null && DIGEST.matcher(digest).matches();
-    }
-
-    /**
-     * The SHA-256 of {@code text}'s UTF-8 bytes, as 64 lowercase hex digits: what a record holds in
-     * a token's place (a token is ASCII, so its bytes are the same either way).
-     */
+    /** The SHA-256 of {@code text}'s UTF-8 bytes as 64 lowercase hex digits: what a record holds for a token. */
     public static String digest(String text) {
         try {
             byte[] sum = java.security.MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
@@ -212,10 +188,8 @@ public final class Records {
     }
 
     /**
-     * A fence as the guard, the record and the command line write it: decimal ASCII digits, 0 to
-     * 2<sup>63</sup>−1, nothing else (no sign, no space).
-     *
-     * @return the fence, or empty when {@code text} is not one
+     * A fence as the guard, the record and the command line write it: ASCII digits, 0 to 2^63−1, no
+     * sign or space; empty when {@code text} is not one.
      */
     public static OptionalLong parseFence(String text) {
         if (text.isEmpty() || text.length() > 19) {

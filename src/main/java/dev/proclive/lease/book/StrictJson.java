@@ -21,7 +21,7 @@ public final class StrictJson {
     private StrictJson() {
     }
 
-    /** The one mapper, made when first used; configured once, here; shared, never changed after. */
+    /** The one mapper, made when first used; shared, never changed after. */
     private static final class Strict {
         static final ObjectMapper MAPPER = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
                 .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
@@ -74,14 +74,7 @@ public final class StrictJson {
             case VALUE_STRING:
                 return nodes.textNode(p.getText());
             case VALUE_NUMBER_INT:
-                switch (p.getNumberType()) {
-                    case INT:
-                        return nodes.numberNode(p.getIntValue());
-                    case LONG:
-                        return nodes.numberNode(p.getLongValue());
-                    default:
-                        return nodes.numberNode(p.getBigIntegerValue());
-                }
+                return nodes.numberNode(p.getBigIntegerValue()); // a reader asks canConvertToLong()
             case VALUE_NUMBER_FLOAT:
                 return nodes.numberNode(p.getDoubleValue());
             case VALUE_TRUE:

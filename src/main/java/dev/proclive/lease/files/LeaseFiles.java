@@ -1,6 +1,5 @@
 package dev.proclive.lease.files;
 
-import dev.proclive.lease.book.Records;
 import dev.proclive.Identity;
 import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeaseRecord;
@@ -8,6 +7,7 @@ import dev.proclive.lease.book.LeaseBook;
 import dev.proclive.lease.book.LeaseBook.Waiter;
 import dev.proclive.lease.book.LeaseJson;
 import dev.proclive.lease.book.LeaseNames;
+import dev.proclive.lease.book.Records;
 import dev.proclive.spi.internal.Elapsed;
 import dev.proclive.spi.internal.FileLocker;
 import dev.proclive.text.OneLine;
@@ -19,8 +19,8 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryIteratorException;
-import java.nio.file.DirectoryStream;
 import java.nio.file.DirectoryNotEmptyException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -37,14 +37,21 @@ import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.EnumSet;
-import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Predicate;
 
 /**
  * The files of a lease directory, and every rule about handling them: no link followed, reads
@@ -55,28 +62,34 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class LeaseFiles implements LeaseBook {
 
     /**
-     * How long a call that does not wait waits for another writer's lock on a guard: a section
-     * takes milliseconds (a token scan under load, seconds); a writer stopped inside it (^Z,
-     * SIGSTOP) or hung makes others fail after this, never hang.
+     * How long a call that does not wait waits for another writer's lock: a section takes
+     * milliseconds; a writer stopped inside it (^Z, SIGSTOP) makes others fail after this, never hang.
      */
     public static final Duration LOCK_WAIT = Duration.ofSeconds(5);
 
     /**
-     * How often a store looks for the temporary files that dead writers left: at its first write,
-     * then at most once in this time, for every lease of the directory in one listing. A leftover
-     * costs only its room (its name is random, and nobody reads it), while a listing at every write
-     * costs a look at every file of the directory: a store renewing a thousand leases would list
-     * three thousand names at each of its renewals.
+     * How often a store lists the directory for dead writers' temporary files: a leftover costs only
+     * its room, while a listing at every write costs a store renewing a thousand leases 3,000 names each.
      */
     public static final Duration CLEAN_EVERY = Duration.ofMinutes(1);
 
-    /** The largest record read: a record is a few hundred bytes. */
+    /** The largest record (or queue) read: a record is a few hundred bytes. */
     private static final int MAX_RECORD_BYTES = 1 << 20;
 
     /** The largest guard read: 19 digits and a newline, with room for spaces. */
     private static final int MAX_GUARD_BYTES = 40;
 
+    /** The longest one wait for the in-JVM lock lasts before the caller's bound is looked at again. */
+    private static final long LOCK_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
     private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
+    private static final Set<PosixFilePermission> OWNER_ONLY_DIRECTORY = PosixFilePermissions.fromString("rwx------");
+
+    private static final Set<OpenOption> CREATE_NEW = Set.of(StandardOpenOption.WRITE, StandardOpenOption.CREATE_NEW,
+            LinkOption.NOFOLLOW_LINKS);
+
+    /** What a guard of a shared directory holds once another replaced it: no fence, so every version refuses it. */
+    static final String REPLACED = "replaced; call again";
 
     /**
      * One lock per guard file in this JVM, keyed by the file's identity (device and inode, or its
@@ -86,42 +99,32 @@ public final class LeaseFiles implements LeaseBook {
 
     private final Path dir;
     private final Identity writer;
-    /** The cross-process lock on a guard file: the platform's, handed in by whoever builds the book. */
     private final FileLocker locker;
     /** Whether the process that named a temporary file is proven DEAD: then its file may go. */
-    private final java.util.function.Predicate<Identity> provenDead;
-    /** Whether the directory grants no group or other access: then every file written is 0600 too. */
-    private final boolean ownerOnly;
-    /**
-     * The permissions of a record, queue or temporary file this store makes, where the directory
-     * is shared (empty where it is owner-only or not POSIX): read and write for each class of users
-     * that may write the directory, read for a class that may only read it. Set explicitly, never
-     * left to the umask, so that every writer of a group-writable directory can use what another made.
-     */
+    private final Predicate<Identity> provenDead;
+    /** What a file is created with: owner-only on POSIX, so that nobody opens it before {@link #share}. */
+    private final FileAttribute<?>[] createAs;
+    /** The permissions of a record, queue or session file where the directory is shared (POSIX); else empty. */
     private final Optional<Set<PosixFilePermission>> shared;
-    /**
-     * The permissions of a guard this store makes, where the directory is shared: read and write for
-     * each class of users that may write the directory, nothing for a class that may only read it —
-     * the guard is what writers lock, and a process that cannot open it cannot hold them out.
-     */
+    /** The permissions of a guard in a shared directory: open to its writers alone, as only they may lock it. */
     private final Optional<Set<PosixFilePermission>> sharedGuard;
-    /**
-     * The directory's group, where it is shared: every file this store makes joins it, as in a
-     * setgid directory, so that a group-writable directory without the setgid bit locks no member
-     * out (a file would otherwise be in its maker's primary group). Empty where the directory is
-     * owner-only or not POSIX.
-     */
+    /** The shared directory's group: every file made here joins it, as in a setgid directory, to lock no member out. */
     private final Optional<GroupPrincipal> group;
     /**
-     * The last confirmed write of each grant this store wrote or renewed, by lease name: when it was
-     * written ({@link System#nanoTime()}), at which fence, for how long a TTL. A grant not confirmed
-     * for three quarters of its TTL is {@link #lost}.
+     * Whether each replace also forces the directory. Not needed where holders record a boot id: a
+     * record that a power loss rolled back then names a holder of an earlier boot, proven DEAD.
      */
+    private final boolean forceDirectory;
+    /** The last confirmed write of each grant this store wrote or renewed, by lease name. */
     private final ConcurrentHashMap<String, Confirmed> confirmed = new ConcurrentHashMap<>();
-    /** What keeps this store's grants fresh without rewriting them: one file written every third of a TTL. */
     private final SessionFile session;
-    /** The store's clock: what a session file's {@code renewedAt} and a dead writer's file's age are read by. */
-    private volatile java.time.Clock clock = java.time.Clock.systemUTC();
+    private volatile Clock clock = Clock.systemUTC();
+    private volatile Runnable beforeReplace = () -> { };
+    private volatile Runnable beforeSessionWrite = () -> { };
+    private volatile long cleanEveryNanos = CLEAN_EVERY.toNanos();
+    /** When the temporary files were last looked for, and whether they ever were: guarded by {@code this}. */
+    private long cleanedAt;
+    private boolean cleaned;
 
     /**
      * A grant's write that went through, at {@code nanos} on the monotonic clock, and the
@@ -129,47 +132,37 @@ public final class LeaseFiles implements LeaseBook {
      */
     private record Confirmed(long fence, long nanos, long ttlNanos, Object stamp) {
     }
-    /**
-     * Whether each replace also forces the directory. Not needed where holders record a boot id: a
-     * record that a power loss rolled back then names a holder of an earlier boot, proven DEAD.
-     */
-    private final boolean forceDirectory;
-    /** Runs after a record was written and before it replaces the old one: a seam for tests. */
-    private volatile Runnable beforeReplace = () -> { };
-    /** Runs after the session file was written and before it replaces the old one: a seam for tests. */
-    private volatile Runnable beforeSessionWrite = () -> { };
-    /** How often the dead writers' temporary files are looked for, in nanoseconds ({@link #CLEAN_EVERY}; a seam for tests). */
-    private volatile long cleanEveryNanos = CLEAN_EVERY.toNanos();
-    /**
-     * When the temporary files were last looked for ({@link System#nanoTime()}), and whether they
-     * ever were: guarded by {@code this}.
-     */
-    private long cleanedAt;
-    private boolean cleaned;
 
-    private LeaseFiles(Path dir, Identity writer, java.util.function.Predicate<Identity> provenDead, boolean ownerOnly,
+    /** What runs after a temporary file was written and before it is moved into place. */
+    private interface BeforeMove {
+        void run(Path tmp) throws IOException;
+    }
+
+    private LeaseFiles(Path dir, Identity writer, Predicate<Identity> provenDead,
                        Optional<PosixFileAttributes> directory, boolean forceDirectory, FileLocker locker) {
-        Optional<Set<PosixFilePermission>> directoryPermissions = directory.map(PosixFileAttributes::permissions);
+        Optional<PosixFileAttributes> sharedDirectory = directory.filter(d -> !d.permissions().stream()
+                .allMatch(p -> p.name().startsWith("OWNER_")));
         this.dir = dir;
         this.writer = writer;
         this.locker = locker;
         this.provenDead = provenDead;
-        this.ownerOnly = ownerOnly;
-        this.shared = directoryPermissions.filter(d -> !ownerOnly).map(d -> filePermissions(d, true));
-        this.sharedGuard = directoryPermissions.filter(d -> !ownerOnly).map(d -> filePermissions(d, false));
-        this.group = directory.filter(d -> !ownerOnly).map(PosixFileAttributes::group);
+        this.createAs = directory.isPresent()
+                ? new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(OWNER_ONLY)} : new FileAttribute<?>[0];
+        this.shared = sharedDirectory.map(d -> filePermissions(d.permissions(), true));
+        this.sharedGuard = sharedDirectory.map(d -> filePermissions(d.permissions(), false));
+        this.group = sharedDirectory.map(PosixFileAttributes::group);
         this.forceDirectory = forceDirectory;
         this.session = new SessionFile(dir, writer,
-                (file, bytes) -> writeOver(SessionFile.TEMPORARY, file, bytes, () -> beforeSessionWrite.run()));
+                (file, bytes) -> writeOver(SessionFile.TEMPORARY, file, bytes, shared, t -> beforeSessionWrite.run()));
     }
 
     /**
      * The permissions of a file in a shared directory of permissions {@code d}: the owner reads and
-     * writes; a class of users that may write the directory (write and search) reads and writes too;
-     * one that may only read it reads, when {@code readers} (a record: {@code read} and {@code show}
-     * need no write access), or gets nothing (the guard).
+     * writes; a class that may write the directory (write and search) reads and writes too; one that
+     * may only search it reads when {@code readers} ({@code read} and {@code show} need no write
+     * access), or gets nothing (the guard).
      */
-    static Set<PosixFilePermission> filePermissions(Set<PosixFilePermission> d, boolean readers) {
+    private static Set<PosixFilePermission> filePermissions(Set<PosixFilePermission> d, boolean readers) {
         Set<PosixFilePermission> p = EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
         if (d.contains(PosixFilePermission.GROUP_WRITE) && d.contains(PosixFilePermission.GROUP_EXECUTE)) {
             p.add(PosixFilePermission.GROUP_READ);
@@ -196,15 +189,13 @@ public final class LeaseFiles implements LeaseBook {
      * @param locker         the cross-process lock on a guard file
      * @throws NotDirectoryException if {@code dir} exists and is not a directory
      */
-    public static LeaseFiles open(Path dir, Identity writer, java.util.function.Predicate<Identity> provenDead,
+    public static LeaseFiles open(Path dir, Identity writer, Predicate<Identity> provenDead,
                                   boolean forceDirectory, FileLocker locker) throws IOException {
         boolean posix = dir.getFileSystem().supportedFileAttributeViews().contains("posix");
-        if (!Files.exists(dir)) {
-            if (posix) {
-                Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-            } else {
-                Files.createDirectories(dir);
-            }
+        if (!Files.exists(dir) && posix) {
+            Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(OWNER_ONLY_DIRECTORY));
+        } else if (!Files.exists(dir)) {
+            Files.createDirectories(dir);
         }
         if (!Files.isDirectory(dir)) {
             throw new NotDirectoryException(dir.toString());
@@ -212,10 +203,7 @@ public final class LeaseFiles implements LeaseBook {
         Path real = dir.toRealPath();
         Optional<PosixFileAttributes> attributes = posix ? Optional.of(Files.readAttributes(real, PosixFileAttributes.class))
                 : Optional.empty();
-        boolean ownerOnly = attributes.map(a -> a.permissions().stream()
-                .allMatch(p -> EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE,
-                        PosixFilePermission.OWNER_EXECUTE).contains(p))).orElse(false);
-        return new LeaseFiles(real, writer, provenDead, ownerOnly, attributes, forceDirectory, locker);
+        return new LeaseFiles(real, writer, provenDead, attributes, forceDirectory, locker);
     }
 
     /** The directory, resolved. */
@@ -223,59 +211,47 @@ public final class LeaseFiles implements LeaseBook {
         return dir;
     }
 
-    /** Whether files written here are owner-only. */
-    boolean ownerOnly() {
-        return ownerOnly;
-    }
-
     /** Runs {@code hook} after a record was written and before it replaces the old one: a seam for tests. */
     public void beforeReplace(Runnable hook) {
         this.beforeReplace = Objects.requireNonNull(hook);
     }
 
-    /**
-     * Runs {@code hook} after the session file was written and before it replaces the old one: a
-     * seam for tests, apart from {@link #beforeReplace} so that a test that stops one record's write
-     * is not met by a session file's write instead.
-     */
+    /** As {@link #beforeReplace}, for the session file's writes alone: a seam for tests. */
     public void beforeSessionWrite(Runnable hook) {
         this.beforeSessionWrite = Objects.requireNonNull(hook);
     }
 
-    /**
-     * Looks for dead writers' temporary files at most once in {@code every} from now on (at the
-     * next write, when it already did longer ago): a seam for tests.
-     */
+    /** Looks for dead writers' temporary files at most once in {@code every} from now on: a seam for tests. */
     public void cleanEvery(Duration every) {
         this.cleanEveryNanos = every.toNanos();
     }
 
-    @Override
-    public java.util.Map<String, String> environment() {
-        return java.util.Map.of(LeaseNames.DIR_VARIABLE, dir.toString());
+    /** The clock of the store over this book: a session file's {@code renewedAt} is its time. */
+    public void clock(Clock c) {
+        this.clock = c;
+        session.clock(c);
     }
 
     @Override
-    public Optional<java.util.concurrent.CompletableFuture<Void>> changed(String name) {
-        return Optional.empty();
+    public Map<String, String> environment() {
+        return Map.of(LeaseNames.DIR_VARIABLE, dir.toString());
     }
 
     /**
      * Whether the grant at {@code fence}, last written or renewed by this store, has gone
-     * unconfirmed for three quarters of its TTL (its writes fail: a directory turned read-only, full,
-     * failing, or a lock it cannot get): a newcomer that takes an UNKNOWN holder's lease after the TTL
-     * may be granted soon, so the holder hears it first. Measured on the monotonic clock. A grant this
-     * store never wrote but keeps (another process's, kept by {@code LeaseStore.keepHolders}) is
-     * judged by the writes of its session file alone, from when it was kept.
+     * unconfirmed (neither its record's write nor its session file's) for three quarters of its TTL,
+     * on the monotonic clock: a newcomer may take an UNKNOWN holder's lease after the TTL, so the
+     * holder hears it first. A grant this store keeps but never wrote (a keeper's) is judged by its
+     * session file alone.
      */
     @Override
     public boolean lost(String name, long fence) {
         Confirmed c = confirmed.get(name);
         if (c == null || c.fence() != fence) {
-            return session.unconfirmed(name, fence); // another process's grant kept here (a keeper's), never written here
+            return session.unconfirmed(name, fence);
         }
         long last = c.nanos();
-        java.util.OptionalLong kept = session.confirmed(name, fence);
+        OptionalLong kept = session.confirmed(name, fence);
         if (kept.isPresent() && kept.getAsLong() - last > 0) {
             last = kept.getAsLong();
         }
@@ -284,17 +260,12 @@ public final class LeaseFiles implements LeaseBook {
         return System.nanoTime() - last > ttl / 4 * 3;
     }
 
-    /**
-     * False: a grant this store keeps is not rewritten to stay fresh; its {@link SessionFile}, one
-     * file for all of them written every third of a TTL, names it, and a newcomer judges its
-     * freshness by that file ({@link Guard#freshUntil}).
-     */
+    /** False: the {@link SessionFile} keeps this store's grants fresh, and {@link Guard#freshUntil} reads it. */
     @Override
     public boolean keptByRewriting() {
         return false;
     }
 
-    /** Names {@code grant} in this store's session file from now on: fresh while this store lives, and a TTL after. */
     @Override
     public void keep(Grant grant) {
         LeaseRecord r = grant.record();
@@ -305,13 +276,6 @@ public final class LeaseFiles implements LeaseBook {
     public void ended(String name, long fence) {
         session.drop(name, fence);
     }
-
-    /** The clock of the store over this book: a session file's {@code renewedAt} is its time. */
-    public void clock(java.time.Clock c) {
-        this.clock = c;
-        session.clock(c);
-    }
-
 
     @Override
     public Optional<Object> writtenStamp(String name, long fence) {
@@ -325,18 +289,14 @@ public final class LeaseFiles implements LeaseBook {
         session.close();
     }
 
-    /**
-     * Runs {@code work} while lease {@code name} is locked, after removing the temporary files dead
-     * writers left in the directory when this store has not looked for them for {@link #CLEAN_EVERY}.
-     */
     @Override
     public <T> T locked(String name, Locked<T> work) throws IOException {
         return locked(name, LOCK_WAIT, work);
     }
 
     /**
-     * Runs {@code work} while lease {@code name} is locked, waiting for another writer's lock at
-     * most {@code most} (on the monotonic clock).
+     * Runs {@code work} while lease {@code name} is locked, in this JVM and across processes, after
+     * removing dead writers' temporary files when due ({@link #CLEAN_EVERY}).
      *
      * @throws FileLocker.Busy when another writer kept it locked for all of {@code most}
      */
@@ -345,9 +305,9 @@ public final class LeaseFiles implements LeaseBook {
         Elapsed waited = Elapsed.bounded(most);
         Path guard = dir.resolve(name + ".guard");
         GuardFound found = guardAttributes(name, guard);
-        BasicFileAttributes attributes = found.attributes();
-        Object key = attributes.fileKey() != null ? attributes.fileKey() : guard.toRealPath();
-        ReentrantLock inJvm = LOCKS.computeIfAbsent(key, k -> new ReentrantLock(true));
+        Object fileKey = found.attributes().fileKey();
+        ReentrantLock inJvm = LOCKS.computeIfAbsent(fileKey != null ? fileKey : guard.toRealPath(),
+                k -> new ReentrantLock(true));
         if (inJvm.isHeldByCurrentThread()) {
             throw new IllegalStateException("lease " + name + " is already locked by this thread");
         }
@@ -366,8 +326,8 @@ public final class LeaseFiles implements LeaseBook {
                 }
                 throw busy;
             }
-            own = across.channel().isPresent() ? null : open(name, guard, StandardOpenOption.READ, StandardOpenOption.WRITE);
-            if (found.exposed() && own != null && attributes.fileKey() != null && attributes.fileKey().equals(
+            own = across.channel().isPresent() ? null : openGuard(name, guard);
+            if (found.exposed() && own != null && fileKey != null && fileKey.equals(
                     Files.readAttributes(guard, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).fileKey())) {
                 Optional<FileLocker.Lock> replaced = replaceGuard(name, guard, own);
                 if (replaced.isPresent()) {
@@ -376,7 +336,7 @@ public final class LeaseFiles implements LeaseBook {
                     across = replaced.get();
                     own = null;
                     closeAll(oldChannel, old);
-                    own = open(name, guard, StandardOpenOption.READ, StandardOpenOption.WRITE);
+                    own = openGuard(name, guard);
                 }
             }
             cleanTemporaryFilesWhenDue();
@@ -405,20 +365,14 @@ public final class LeaseFiles implements LeaseBook {
         }
     }
 
-    /** What a guard of a shared directory holds once another replaced it: no fence, so every version refuses it. */
-    static final String REPLACED = "replaced; call again";
-
     /**
-     * Replaces the guard, whose lock this process holds through {@code old} and which users other
-     * than the directory's writers may have opened (an older version made it 0644, or it was in
-     * another group): a fresh guard with the same contents, made owner-only, given the directory's
-     * group and a guard's permissions, is locked, then renamed over it, and the directory forced
-     * (a power loss never brings the old one back after fences went on in the new one). A
-     * descriptor to the old guard opened before — a reader's — then holds nobody out: every locker
-     * makes sure the file it locked is the one at the path ({@link FileLocker#lock}), and a writer
-     * that locked the old one meanwhile locks the new one instead. The old one is left holding
-     * {@link #REPLACED}, which no version reads as a fence. Best effort: where any step fails, the
-     * old guard stays, still locked, and the next call tries again.
+     * Replaces the guard, locked here through {@code old}, which users other than the directory's
+     * writers may have opened (an older version made it 0644, or it was in another group): a fresh
+     * copy with a guard's group and permissions is locked, renamed over it, and the directory forced
+     * (a power loss never brings the old one back after fences went on in the new one). A descriptor
+     * to the old guard then holds nobody out: every locker makes sure the file it locked is the one
+     * at the path ({@link FileLocker#lock}). The old one is left holding {@link #REPLACED}, which no
+     * version reads as a fence. Best effort: where a step fails, the old guard stays, still locked.
      *
      * @return the lock on the new guard, held: the caller lets the old one go
      */
@@ -426,35 +380,16 @@ public final class LeaseFiles implements LeaseBook {
         if (old.size() > MAX_GUARD_BYTES) {
             return Optional.empty(); // corrupt: break rewrites it first
         }
-        ByteBuffer content = ByteBuffer.allocate((int) old.size());
-        old.position(0);
-        while (content.hasRemaining() && old.read(content) >= 0) {
-            // read it all
-        }
-        content.flip();
-        Path fresh = dir.resolve(TemporaryName.of(name, writer).toString());
-        FileLocker.Lock lock = null;
+        byte[] content = readAll(old);
+        FileLocker.Lock[] lock = new FileLocker.Lock[1];
         try {
-            try (FileChannel out = FileChannel.open(fresh, createNew(StandardOpenOption.WRITE),
-                    PosixFilePermissions.asFileAttribute(OWNER_ONLY))) {
-                while (content.hasRemaining()) {
-                    out.write(content);
-                }
-                out.force(true);
-            }
-            share(fresh, sharedGuard);
-            lock = locker.lock(fresh, Duration.ZERO); // nobody else locks a temporary file
-            Files.move(fresh, guard, StandardCopyOption.ATOMIC_MOVE);
-            fresh = null;
+            // nobody else locks a temporary file
+            writeOver(name, guard, content, sharedGuard, tmp -> lock[0] = locker.lock(tmp, Duration.ZERO));
         } catch (IOException e) {
-            if (lock != null) {
-                lock.close();
+            if (lock[0] != null) {
+                lock[0].close();
             }
             return Optional.empty();
-        } finally {
-            if (fresh != null) {
-                deleteQuietly(fresh);
-            }
         }
         forceDirectory();
         byte[] replaced = (REPLACED + "\n").getBytes(StandardCharsets.US_ASCII);
@@ -465,20 +400,17 @@ public final class LeaseFiles implements LeaseBook {
         } catch (IOException e) {
             // the new guard is in place; the old one's fence is only ever read by a writer that locked it before
         }
-        return Optional.of(lock);
+        return Optional.of(lock[0]);
     }
 
     /**
-     * Takes {@code inJvm}, a fair lock: its waiters are served in the order they came, so that
-     * threads that take it over and over in a loop never keep one out. Waited for in slices of at
-     * most {@value #LOCK_SLICE_MS} ms, each measured on the monotonic clock, until {@code waited}
-     * says {@code most} has passed (a clock stepped back stretches no slice by more than that).
+     * Takes {@code inJvm}, a fair lock (threads that take it in a loop never keep one out), in
+     * slices on the monotonic clock until {@code waited} says {@code most} has passed (a clock
+     * stepped back stretches no slice).
      */
-    private static void lockInJvm(ReentrantLock inJvm, Path guard, Duration most,
-                                  Elapsed waited) throws IOException {
+    private static void lockInJvm(ReentrantLock inJvm, Path guard, Duration most, Elapsed waited) throws IOException {
         try {
-            while (!inJvm.tryLock(Math.max(0, Math.min(waited.leftNanos(), LOCK_SLICE_MS * 1_000_000)),
-                    java.util.concurrent.TimeUnit.NANOSECONDS)) {
+            while (!inJvm.tryLock(Math.max(0, Math.min(waited.leftNanos(), LOCK_SLICE_NANOS)), TimeUnit.NANOSECONDS)) {
                 if (waited.leftNanos() <= 0) {
                     throw new FileLocker.Busy(guard, most);
                 }
@@ -489,22 +421,15 @@ public final class LeaseFiles implements LeaseBook {
         }
     }
 
-    /** The longest one wait for the in-JVM lock lasts before the caller's bound is looked at again. */
-    private static final long LOCK_SLICE_MS = 50;
-
-    /**
-     * The guard's attributes, and whether it is {@linkplain #exposed exposed}.
-     */
     private record GuardFound(BasicFileAttributes attributes, boolean exposed) {
     }
 
     /**
-     * The guard's attributes, the guard created first if it is missing (owner-only, then given the
-     * directory's group and a guard's permissions: nobody else can open it before it is right);
-     * refused if not a regular file. In a shared directory a guard of this store's user whose group
-     * or permissions are not what a guard there must have (made by an older version under a umask,
-     * or by hand) is given them — unless it is exposed: then only its replacement shuts out what
-     * was opened before, done under its lock ({@link #replaceGuard}).
+     * The guard's attributes, the guard created first if it is missing (owner-only until it has the
+     * directory's group and a guard's permissions); refused if not a regular file. In a shared
+     * directory a guard of this store's user with the wrong group or permissions (an older version's
+     * umask, or by hand) is given them — unless it is {@linkplain #exposed exposed}: then only its
+     * replacement, under its lock, shuts out what was opened before ({@link #replaceGuard}).
      */
     private GuardFound guardAttributes(String name, Path guard) throws IOException {
         for (int attempt = 0; ; attempt++) {
@@ -514,8 +439,8 @@ public final class LeaseFiles implements LeaseBook {
                     refuseNonRegular(name, guard, a);
                     return new GuardFound(a, false);
                 }
-                PosixFileAttributes a = Files.readAttributes(guard,
-                        PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+                PosixFileAttributes a = Files.readAttributes(guard, PosixFileAttributes.class,
+                        LinkOption.NOFOLLOW_LINKS);
                 refuseNonRegular(name, guard, a);
                 boolean exposed = exposed(a);
                 boolean otherGroup = group.filter(g -> !g.equals(a.group())).isPresent();
@@ -532,8 +457,7 @@ public final class LeaseFiles implements LeaseBook {
                     throw e;
                 }
                 try {
-                    Files.newByteChannel(guard, createNew(StandardOpenOption.WRITE),
-                            permissions(sharedGuard.map(p -> OWNER_ONLY))).close();
+                    Files.newByteChannel(guard, CREATE_NEW, createAs).close();
                     share(guard, sharedGuard);
                 } catch (FileAlreadyExistsException raced) {
                     // another process made it: read it again
@@ -544,9 +468,8 @@ public final class LeaseFiles implements LeaseBook {
 
     /**
      * Whether a guard of a shared directory may have been opened by someone a guard there is not
-     * open to — a class of users its permissions let read or write it that the directory's guards
-     * give nothing, or the members of a group other than the directory's — who could hold its lock
-     * through that descriptor for as long as it likes, whatever its permissions become.
+     * open to (a class its permissions let read or write it that guards give nothing, or another
+     * group's members), who could hold its lock through that descriptor whatever its permissions become.
      */
     private boolean exposed(PosixFileAttributes a) {
         Set<PosixFilePermission> allowed = sharedGuard.orElseThrow();
@@ -562,10 +485,9 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * Gives {@code file}, just made by this store, the directory's group and the permissions a
-     * shared directory's files must have, whatever the umask took away: the group first, so that
-     * the permissions a group gets are never its maker's group's. A group this process is not a
-     * member of cannot be given (the file stays in its maker's group; README says so).
+     * Gives {@code file}, just made here, the directory's group, then {@code permissions} (so that
+     * what a group gets is never its maker's group's), whatever the umask took away. A group this
+     * process is not a member of cannot be given (the file stays in its maker's group; README says so).
      */
     private void share(Path file, Optional<Set<PosixFilePermission>> permissions) throws IOException {
         if (permissions.isEmpty()) {
@@ -584,20 +506,19 @@ public final class LeaseFiles implements LeaseBook {
     private final class ChannelGuard implements Guard {
         private final String name;
         private final FileChannel channel;
+        /** The fence read or written last, while this lock is held; -1 before the first read. */
+        private long known = -1;
+        private Optional<LeaseRecord> record;
 
         ChannelGuard(String name, FileChannel channel) {
             this.name = name;
             this.channel = channel;
         }
 
-        /** The fence read or written last, while this lock is held; -1 before the first read. */
-        private long known = -1;
-        private Optional<LeaseRecord> record;
-
         @Override
         public Optional<LeaseRecord> record() throws IOException {
             if (record == null) {
-                record = LeaseFiles.this.read(name);
+                record = read(name);
             }
             return record;
         }
@@ -627,60 +548,68 @@ public final class LeaseFiles implements LeaseBook {
         }
 
         @Override
-        public void confirm() {
-            // read under the lock: it is the one stored
-        }
-
-        @Override
         public void remove() throws IOException {
-            Path file = dir.resolve(name + ".lease");
-            if (Files.isDirectory(file, LinkOption.NOFOLLOW_LINKS)) {
-                try {
-                    Files.delete(file); // an empty directory in its place
-                } catch (DirectoryNotEmptyException e) {
-                    throw new LeaseCorruptException(name, "a directory that is not empty stands where the record "
-                            + "should be (" + file + "): remove it by hand");
-                }
-            } else {
-                Files.deleteIfExists(file); // a link itself, never what it points to
-            }
+            delete(name, dir.resolve(name + ".lease"), "record");
             forceDirectory();
             record = Optional.empty();
         }
 
-        @Override
-        public Optional<java.time.Instant> expiresAt() {
-            return Optional.empty();
-        }
-
         /** Its own {@code renewedAt} plus its TTL, or the newest session file's that names it, whichever is later. */
         @Override
-        public java.time.Instant freshUntil(LeaseRecord r) throws IOException {
-            java.time.Instant own = r.freshUntil();
+        public Instant freshUntil(LeaseRecord r) throws IOException {
+            Instant own = r.freshUntil();
             return SessionFile.renewedAt(dir, name, r.fence(), clock.instant()).map(at -> at.plus(r.ttl()))
                     .filter(own::isBefore).orElse(own);
         }
 
+        /**
+         * The waiters ({@code NAME.queue}, one {@link LeaseJson#waiter} a line, longest-waiting first).
+         * Fairness, not safety, rests on it: a queue that cannot be read reads as empty, and the next
+         * write replaces it; a link or non-regular file in its place is corrupt.
+         */
         @Override
-        public java.util.List<Waiter> waiters() throws IOException {
-            return readQueue(name);
+        public List<Waiter> waiters() throws IOException {
+            Path file = dir.resolve(name + ".queue");
+            List<Waiter> queue = new ArrayList<>();
+            if (!present(name, file)) {
+                return queue;
+            }
+            try {
+                if (Files.size(file) > MAX_RECORD_BYTES) {
+                    return queue;
+                }
+                for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+                    if (!line.isBlank()) {
+                        queue.add(LeaseJson.waiter(line));
+                    }
+                }
+                return queue;
+            } catch (IOException | RuntimeException e) {
+                return new ArrayList<>();
+            }
         }
 
+        /** Replaces the queue atomically; removes it when empty. */
         @Override
-        public void waiters(java.util.List<Waiter> queue) throws IOException {
-            writeQueue(name, queue);
+        public void waiters(List<Waiter> queue) throws IOException {
+            Path file = dir.resolve(name + ".queue");
+            if (queue.isEmpty()) {
+                delete(name, file, "queue");
+                return;
+            }
+            StringBuilder text = new StringBuilder();
+            for (Waiter w : queue) {
+                text.append(LeaseJson.waiter(w)).append('\n');
+            }
+            writeOver(name, file, text.toString().getBytes(StandardCharsets.UTF_8), shared, tmp -> { });
         }
 
         @Override
         public long fence() throws IOException {
             if (known < 0) {
-                known = readFence();
+                known = guardFence(name, channel);
             }
             return known;
-        }
-
-        private long readFence() throws IOException {
-            return guardFence(name, channel);
         }
 
         @Override
@@ -729,12 +658,7 @@ public final class LeaseFiles implements LeaseBook {
         if (size > MAX_GUARD_BYTES) {
             throw corruptGuard(name, size + " bytes");
         }
-        ByteBuffer b = ByteBuffer.allocate((int) size);
-        channel.position(0);
-        while (b.hasRemaining() && channel.read(b) >= 0) {
-            // read it all
-        }
-        String text = new String(b.array(), StandardCharsets.US_ASCII).strip();
+        String text = new String(readAll(channel), StandardCharsets.US_ASCII).strip();
         if (text.isEmpty()) {
             return 0;
         }
@@ -749,40 +673,36 @@ public final class LeaseFiles implements LeaseBook {
 
     /**
      * The guard's fence, read without the lock (it only grows); empty when there is no guard, or
-     * when this process may not read it (a reader of a shared directory that may not write it: a
-     * guard is open only to the directory's writers).
+     * this process may not read it (a guard is open only to the directory's writers).
      */
     @Override
-    public java.util.OptionalLong highestFence(String name) throws IOException {
+    public OptionalLong highestFence(String name) throws IOException {
         Path guard = dir.resolve(name + ".guard");
-        try {
-            refuseNonRegular(name, guard, Files.readAttributes(guard, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS));
-        } catch (NoSuchFileException e) {
-            return java.util.OptionalLong.empty();
+        if (!present(name, guard)) {
+            return OptionalLong.empty();
         }
         try (SeekableByteChannel in = Files.newByteChannel(guard, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
-            return java.util.OptionalLong.of(guardFence(name, in));
+            return OptionalLong.of(guardFence(name, in));
         } catch (NoSuchFileException | java.nio.file.AccessDeniedException e) {
-            return java.util.OptionalLong.empty();
+            return OptionalLong.empty();
         } catch (IOException e) {
             throw linkInPlace(name, guard, e);
         }
     }
 
-    /** The record of lease {@code name}, or empty when there is none. Takes no lock. */
-    /** Every granted record in the directory; what cannot be read as one is left out. */
     @Override
-    public java.util.List<Grant> grants() throws IOException {
-        java.util.List<Grant> grants = new java.util.ArrayList<>();
-        try (java.nio.file.DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*.lease")) {
+    public List<Grant> grants() throws IOException {
+        List<Grant> grants = new ArrayList<>();
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*.lease")) {
             for (Path file : files) {
                 String name = file.getFileName().toString();
                 name = name.substring(0, name.length() - ".lease".length());
                 try {
-                    LeaseNames.checkName(name);
-                    read(name).filter(LeaseRecord::granted).ifPresent(r -> grants.add(new Grant(r, 0)));
+                    if (LeaseNames.isName(name)) {
+                        read(name).filter(LeaseRecord::granted).ifPresent(r -> grants.add(new Grant(r, 0)));
+                    }
                 } catch (IOException | IllegalArgumentException e) {
-                    // not a lease's, corrupt, or gone meanwhile: not one to keep
+                    // corrupt (a record the API's checks refuse too), or gone meanwhile: not one to keep
                 }
             }
         }
@@ -792,23 +712,15 @@ public final class LeaseFiles implements LeaseBook {
     @Override
     public Optional<LeaseRecord> read(String name) throws IOException {
         Path file = dir.resolve(name + ".lease");
-        BasicFileAttributes a;
-        try {
-            a = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-        } catch (NoSuchFileException e) {
+        if (!present(name, file)) {
             return Optional.empty();
         }
-        refuseNonRegular(name, file, a);
         byte[] bytes;
         try (SeekableByteChannel in = Files.newByteChannel(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
             if (in.size() > MAX_RECORD_BYTES) {
                 throw new LeaseCorruptException(name, "the record holds " + in.size() + " bytes");
             }
-            ByteBuffer buffer = ByteBuffer.allocate((int) in.size());
-            while (buffer.hasRemaining() && in.read(buffer) >= 0) {
-                // read it all
-            }
-            bytes = buffer.array();
+            bytes = readAll(in);
         } catch (NoSuchFileException e) {
             return Optional.empty();
         } catch (IOException e) {
@@ -837,53 +749,50 @@ public final class LeaseFiles implements LeaseBook {
         return Optional.of(new Stamp(a.fileKey(), a.lastModifiedTime(), a.size(), a.isRegularFile()));
     }
 
-    /** The stamp of a record that is not there. */
     private static final Object ABSENT = new Object();
 
-    /** What {@link #stamp} compares of a record file. */
     private record Stamp(Object fileKey, java.nio.file.attribute.FileTime modified, long size, boolean regular) {
     }
 
     /**
-     * Writes {@code record} to a new temporary file, forces it, and moves it over the record
-     * atomically: a reader sees the old record or the new one, and the new one's bytes are on disk
-     * before it is named. The directory is forced too only where rolled-back records cannot be told
-     * by their holder's boot ({@link #forceDirectory}): a power loss may then lose the latest
-     * record, never a fence (the guard is forced). A write that fails removes its temporary file.
+     * Writes {@code record} over the old one ({@link #writeOver}); the directory is forced too only
+     * where rolled-back records cannot be told by their holder's boot ({@link #forceDirectory}): a
+     * power loss may then lose the latest record, never a fence (the guard is forced).
      */
     private void replace(String name, LeaseRecord record) throws IOException {
         writeOver(name, dir.resolve(name + ".lease"), (LeaseJson.write(record) + "\n").getBytes(StandardCharsets.UTF_8),
-                () -> beforeReplace.run());
+                shared, tmp -> beforeReplace.run());
         if (forceDirectory) {
             forceDirectory();
         }
-        if (record.granted()) {
-            Object written;
-            try {
-                written = stamp(name).orElse(null); // under the lock: the record just moved into place
-            } catch (IOException e) {
-                written = null; // a look reads it
-            }
-            confirmed.put(name, new Confirmed(record.fence(), System.nanoTime(), record.ttl().toNanos(), written));
-        } else {
+        if (!record.granted()) {
             confirmed.remove(name);
+            return;
         }
+        Object written;
+        try {
+            written = stamp(name).orElse(null); // under the lock: the record just moved into place
+        } catch (IOException e) {
+            written = null; // a look reads it
+        }
+        confirmed.put(name, new Confirmed(record.fence(), System.nanoTime(), record.ttl().toNanos(), written));
     }
 
     /**
-     * Writes {@code bytes} to a new temporary file named for lease {@code lease}, forces it, runs
-     * {@code beforeMove} (a test's seam), and moves it over {@code file} atomically: a reader sees
-     * the old file or the new one, and the new one's bytes are on disk before it is named. A write
-     * that fails removes its temporary file.
+     * Writes {@code bytes} to a new temporary file named for lease {@code lease} with
+     * {@code permissions}, forces it, runs {@code beforeMove}, and moves it over {@code file}
+     * atomically: a reader sees the old file or the new one, and the new one's bytes are on disk
+     * before it is named. A write that fails removes its temporary file.
      */
-    private void writeOver(String lease, Path file, byte[] bytes, Runnable beforeMove) throws IOException {
+    private void writeOver(String lease, Path file, byte[] bytes, Optional<Set<PosixFilePermission>> permissions,
+                           BeforeMove beforeMove) throws IOException {
         Path tmp = null;
         try {
             for (int attempt = 0; tmp == null; attempt++) {
                 Path candidate = dir.resolve(TemporaryName.of(lease, writer).toString());
-                try (FileChannel out = FileChannel.open(candidate, createNew(StandardOpenOption.WRITE), permissions(shared))) {
+                try (FileChannel out = FileChannel.open(candidate, CREATE_NEW, createAs)) {
                     tmp = candidate;
-                    share(tmp, shared);
+                    share(tmp, permissions);
                     ByteBuffer b = ByteBuffer.wrap(bytes);
                     while (b.hasRemaining()) {
                         out.write(b);
@@ -895,7 +804,7 @@ public final class LeaseFiles implements LeaseBook {
                     }
                 }
             }
-            beforeMove.run();
+            beforeMove.run(tmp);
             Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
             tmp = null;
         } finally {
@@ -906,71 +815,15 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * The waiters of lease {@code name} ({@code NAME.queue}: one
-     * {@code {"until":…,"who":{IDENTITY},"by":{IDENTITY}}} a line, longest-waiting first). Fairness,
-     * not safety, rests on its contents: a queue whose lines cannot be read reads as empty, and the
-     * next write replaces it. A link, directory or other non-regular file in its place is refused
-     * as at the record and the guard (corrupt: {@code break} removes it), never followed.
-     *
-     * @throws LeaseCorruptException if something other than a regular file stands in its place
+     * Deletes {@code file}: a link itself, never what it points to, or an empty directory in its
+     * place; a directory that is not empty is corrupt, for its owner to remove.
      */
-    private java.util.List<Waiter> readQueue(String name) throws IOException {
-        Path file = dir.resolve(name + ".queue");
-        java.util.List<Waiter> queue = new java.util.ArrayList<>();
+    private static void delete(String name, Path file, String what) throws IOException {
         try {
-            refuseNonRegular(name, file, Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS));
-        } catch (NoSuchFileException e) {
-            return queue;
-        }
-        try {
-            if (Files.size(file) > MAX_RECORD_BYTES) {
-                return queue;
-            }
-            for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
-                if (!line.isBlank()) {
-                    queue.add(LeaseJson.waiter(line));
-                }
-            }
-            return queue;
-        } catch (IOException | RuntimeException e) {
-            return new java.util.ArrayList<>();
-        }
-    }
-
-    /**
-     * Replaces the queue of lease {@code name} atomically (removed when empty: a link itself, never
-     * what it points to, or an empty directory in its place).
-     */
-    private void writeQueue(String name, java.util.List<Waiter> queue) throws IOException {
-        Path file = dir.resolve(name + ".queue");
-        if (queue.isEmpty()) {
-            try {
-                Files.deleteIfExists(file);
-            } catch (DirectoryNotEmptyException e) {
-                throw new LeaseCorruptException(name, "a directory that is not empty stands where the queue should be ("
-                        + file + "): remove it by hand");
-            }
-            return;
-        }
-        StringBuilder text = new StringBuilder();
-        for (Waiter w : queue) {
-            text.append(LeaseJson.waiter(w)).append('\n');
-        }
-        Path tmp = dir.resolve(TemporaryName.of(name, writer).toString());
-        try {
-            try (FileChannel out = FileChannel.open(tmp, createNew(StandardOpenOption.WRITE), permissions(shared))) {
-                share(tmp, shared);
-                ByteBuffer b = ByteBuffer.wrap(text.toString().getBytes(StandardCharsets.UTF_8));
-                while (b.hasRemaining()) {
-                    out.write(b);
-                }
-            }
-            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
-            tmp = null;
-        } finally {
-            if (tmp != null) {
-                deleteQuietly(tmp);
-            }
+            Files.deleteIfExists(file);
+        } catch (DirectoryNotEmptyException e) {
+            throw new LeaseCorruptException(name, "a directory that is not empty stands where the " + what
+                    + " should be (" + file + "): remove it by hand");
         }
     }
 
@@ -984,13 +837,9 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * Removes the temporary files of the directory whose writer is proven DEAD (killed mid-write),
-     * whatever lease they were written for: at this store's first write, then when it last did so
-     * {@link #CLEAN_EVERY} ago or more; one thread at a time, while the others go on. A listing
-     * that fails is tried again at the next write. Anything that is not a regular file is left
-     * alone; a file that cannot be removed is left for the next look.
-     *
-     * @throws IOException if the directory cannot be listed
+     * Removes the temporary and session files whose writer is proven DEAD (killed mid-write), at
+     * this store's first write, then once {@link #CLEAN_EVERY} has passed; one thread at a time,
+     * while the others go on. A listing that fails is tried again at the next write.
      */
     private void cleanTemporaryFilesWhenDue() throws IOException {
         long start = System.nanoTime();
@@ -1013,7 +862,7 @@ public final class LeaseFiles implements LeaseBook {
         }
     }
 
-    /** Removes the temporary files of the directory whose writer is proven DEAD, in one listing. */
+    /** Anything that is not a regular file is left alone; a file that cannot be removed is left for the next look. */
     private void cleanTemporaryFiles() throws IOException {
         SessionFile.clean(dir, provenDead, clock.instant());
         DirectoryStream.Filter<Path> temporary = p -> {
@@ -1023,24 +872,13 @@ public final class LeaseFiles implements LeaseBook {
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, temporary)) {
             for (Path file : files) {
                 Optional<TemporaryName> t = TemporaryName.parse(file.getFileName().toString());
-                if (t.isEmpty() || !leaseName(t.get().lease()) || t.get().writtenBy(writer)
-                        || !Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)
-                        || !provenDead.test(t.get().writer())) {
-                    continue;
+                if (t.isPresent() && LeaseNames.isName(t.get().lease()) && !t.get().writtenBy(writer)
+                        && Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS) && provenDead.test(t.get().writer())) {
+                    deleteQuietly(file);
                 }
-                deleteQuietly(file);
             }
         } catch (DirectoryIteratorException e) {
             throw e.getCause();
-        }
-    }
-
-    private static boolean leaseName(String name) {
-        try {
-            LeaseNames.checkName(name);
-            return true;
-        } catch (IllegalArgumentException e) {
-            return false;
         }
     }
 
@@ -1052,31 +890,23 @@ public final class LeaseFiles implements LeaseBook {
         }
     }
 
-    /** CREATE_NEW with the options given, no link followed, and owner-only permissions where due. */
-    private Set<OpenOption> createNew(OpenOption... options) {
-        Set<OpenOption> set = new HashSet<>(Set.of(options));
-        set.add(StandardOpenOption.CREATE_NEW);
-        set.add(LinkOption.NOFOLLOW_LINKS);
-        return set;
-    }
-
-    /** What a file is created with: owner-only where the directory is, else {@code sharedAs} (set again after, past the umask). */
-    private FileAttribute<?>[] permissions(Optional<Set<PosixFilePermission>> sharedAs) {
-        if (ownerOnly) {
-            return new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(OWNER_ONLY)};
+    /** All of {@code in}'s bytes, from its start. */
+    private static byte[] readAll(SeekableByteChannel in) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate((int) in.size());
+        in.position(0);
+        while (b.hasRemaining() && in.read(b) >= 0) {
+            // read it all
         }
-        return sharedAs.<FileAttribute<?>[]>map(p -> new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(p)})
-                .orElse(new FileAttribute<?>[0]);
+        return b.array();
     }
 
-    /** Opens an existing file of the store without following a link; a link in its place is corrupt. */
-    private FileChannel open(String name, Path file, OpenOption... options) throws IOException {
-        Set<OpenOption> set = new HashSet<>(Set.of(options));
-        set.add(LinkOption.NOFOLLOW_LINKS);
+    /** Opens the guard to read and write, without following a link; a link in its place is corrupt. */
+    private static FileChannel openGuard(String name, Path guard) throws IOException {
         try {
-            return FileChannel.open(file, set);
+            return FileChannel.open(guard, StandardOpenOption.READ, StandardOpenOption.WRITE,
+                    LinkOption.NOFOLLOW_LINKS);
         } catch (IOException e) {
-            throw linkInPlace(name, file, e);
+            throw linkInPlace(name, guard, e);
         }
     }
 
@@ -1091,6 +921,17 @@ public final class LeaseFiles implements LeaseBook {
             return new LeaseCorruptException(name, "a symbolic link stands where " + file.getFileName() + " should be", e);
         }
         return e;
+    }
+
+    /** Whether {@code file} is there, never followed; anything but a regular file in its place is corrupt. */
+    private static boolean present(String name, Path file) throws IOException {
+        try {
+            BasicFileAttributes a = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            refuseNonRegular(name, file, a);
+            return true;
+        } catch (NoSuchFileException e) {
+            return false;
+        }
     }
 
     private static void refuseNonRegular(String name, Path file, BasicFileAttributes a) throws LeaseCorruptException {

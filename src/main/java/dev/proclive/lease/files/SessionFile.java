@@ -10,9 +10,11 @@ import dev.proclive.lease.book.Records;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.DirectoryIteratorException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.FileSystemException;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -20,6 +22,7 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.Map;
 import java.util.Optional;
@@ -27,23 +30,23 @@ import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 
 /**
  * What keeps a directory store's grants fresh without rewriting them, as an etcd session keeps its
  * records: one file per store, {@code .session.PID-START.RANDOM}, written again every third of the
- * shortest TTL among the grants it keeps, naming each of them (lease and fence) and when it was
- * written. A granted record is fresh until its own {@code renewedAt} plus its TTL, or until the
- * {@code renewedAt} of the newest session file that names it plus its TTL, whichever is later: a
- * thousand grants kept cost one forced write a period, not a thousand. A store that ends (closed,
- * or its process killed) leaves its file, which keeps what it named fresh for one TTL more, as a
- * record's last renewal did; a dead writer's file past that is removed with the temporary files.
+ * shortest TTL it keeps, naming each grant (lease and fence) and when it was written. A granted
+ * record is fresh until its own {@code renewedAt} plus its TTL, or the {@code renewedAt} of the
+ * newest session file that names it plus its TTL, whichever is later: a thousand grants kept cost
+ * one forced write a period. A store that ends (closed, or killed) leaves its file, which keeps what
+ * it named fresh one TTL more, as a last renewal did; a dead writer's file past that is removed.
  */
 final class SessionFile {
 
-    /** The start of a session file's name; the rest is {@code PID-START.RANDOM}. */
     static final String PREFIX = ".session.";
     /** The lease part of a session file's temporary name: removed, as a record's are, once its writer is DEAD. */
     static final String TEMPORARY = "session";
@@ -52,7 +55,7 @@ final class SessionFile {
     private static final JsonFactory JSON = new JsonFactory();
     /** How far ahead of a reader's clock a session file's time is believed (a writer's clock a little ahead). */
     static final Duration SKEW = Duration.ofMinutes(1);
-    /** The years a record's times can be in, 0000 to 9999: a TTL added to one never overflows an {@link Instant}. */
+    /** The years a record's times can be in: a TTL added to one never overflows an {@link Instant}. */
     private static final Instant EARLIEST = Instant.parse("0000-01-01T00:00:00Z");
     private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999Z");
 
@@ -62,10 +65,10 @@ final class SessionFile {
     }
 
     /**
-     * A grant kept: its fence and TTL, and when it was last confirmed ({@link System#nanoTime()}):
-     * when it was kept, aged by its record's {@code renewedAt}, then the start of each write that
-     * named it and went through in time. One not confirmed for three quarters of its TTL is lapsed,
-     * for good: a write that lands later is no proof a newcomer did not judge it stale meanwhile.
+     * A grant kept, and when it was last confirmed ({@link System#nanoTime()}): when it was kept,
+     * aged by its record's {@code renewedAt}, then the start of each write that named it and went
+     * through in time. One not confirmed for three quarters of its TTL is lapsed for good: a write
+     * that lands later is no proof a newcomer did not judge it stale meanwhile.
      */
     private static final class Kept {
         final long fence;
@@ -81,8 +84,16 @@ final class SessionFile {
             this.confirmedAt = confirmedAt;
         }
 
+        long ttlNanos() {
+            return TimeUnit.MILLISECONDS.toNanos(ttlMillis);
+        }
+
         long deadline() {
-            return confirmedAt + TimeUnit.MILLISECONDS.toNanos(ttlMillis) / 4 * 3;
+            return confirmedAt + ttlNanos() / 4 * 3;
+        }
+
+        long due() {
+            return confirmedAt + ttlNanos() / 3;
         }
     }
 
@@ -93,10 +104,10 @@ final class SessionFile {
     /** Whether a write went through: from then on the file is written again when what it names changes. */
     private volatile boolean written;
     /** Counts the changes of what is kept: a write that began before the last one is followed by another. */
-    private final java.util.concurrent.atomic.AtomicLong changes = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong changes = new AtomicLong();
     private ScheduledExecutorService thread;
     /** The next write set, and when it is due ({@link System#nanoTime()}); null when none is. */
-    private java.util.concurrent.ScheduledFuture<?> next;
+    private ScheduledFuture<?> next;
     private long nextAt;
     private boolean closed;
 
@@ -112,36 +123,28 @@ final class SessionFile {
         this.clock = c;
     }
 
-    Path file() {
-        return file;
-    }
-
     /**
-     * Keeps the grant at {@code fence} of {@code name}, whose record was written at
-     * {@code renewedAt} with {@code ttl}, fresh from now on, until {@link #drop dropped}: this file
-     * names it by a third of that TTL after {@code renewedAt} (at once where that has passed: a grant
-     * a keeper takes up late is stale no longer than it already was). Kept again with another TTL (a
-     * renewal that set one), the new TTL counts from then on.
+     * Keeps the grant at {@code fence} of {@code name}, written at {@code renewedAt} with {@code ttl},
+     * fresh until {@link #drop dropped}: named by a third of the TTL after {@code renewedAt} (at once
+     * where that has passed). Kept again with another TTL, the new one counts from then on.
      */
     void keep(String name, long fence, Duration ttl, Instant renewedAt) {
         long ttlMillis = Math.max(1, ttl.toMillis());
-        Kept before = kept.get(name);
-        if (before != null && before.fence == fence && before.ttlMillis == ttlMillis) {
+        Kept before = kept(name, fence);
+        if (before != null && before.ttlMillis == ttlMillis) {
             return;
         }
         long now = System.nanoTime();
         long age = Math.max(0, Duration.between(renewedAt, clock.instant()).toNanos());
-        Kept k = before != null && before.fence == fence
-                ? new Kept(fence, ttlMillis, before.confirmedAt)
-                : new Kept(fence, ttlMillis, now - Math.min(age, TimeUnit.MILLISECONDS.toNanos(ttlMillis)));
-        if (before != null && before.fence == fence) {
+        Kept k = new Kept(fence, ttlMillis, before != null ? before.confirmedAt
+                : now - Math.min(age, TimeUnit.MILLISECONDS.toNanos(ttlMillis)));
+        if (before != null) {
             k.named = before.named;
             k.lapsed = before.lapsed;
         }
         kept.put(name, k);
         changes.incrementAndGet();
-        long due = k.confirmedAt + TimeUnit.MILLISECONDS.toNanos(ttlMillis) / 3;
-        schedule(Math.max(0, due - now));
+        schedule(Math.max(0, k.due() - now));
     }
 
     /** No longer keeps the grant at {@code fence} of {@code name} (another fence's stays). */
@@ -149,7 +152,7 @@ final class SessionFile {
         boolean[] dropped = new boolean[1];
         kept.computeIfPresent(name, (n, k) -> {
             dropped[0] = k.fence == fence;
-            return dropped[0] ? null : k;
+            return dropped[0] ? null : k; // in one step: a keep() of the same grant meanwhile is dropped too
         });
         if (dropped[0]) {
             changes.incrementAndGet();
@@ -159,32 +162,27 @@ final class SessionFile {
         }
     }
 
-    /**
-     * When a write of this file last named the grant at {@code fence} of {@code name} in time
-     * ({@link System#nanoTime()}); empty when none did since it was kept, or it lapsed.
-     */
+    private Kept kept(String name, long fence) {
+        Kept k = kept.get(name);
+        return k != null && k.fence == fence ? k : null;
+    }
+
+    /** When a write last named the grant in time ({@link System#nanoTime()}); empty when none did, or it lapsed. */
     OptionalLong confirmed(String name, long fence) {
-        Kept k = kept.get(name);
-        if (k == null || k.fence != fence || !k.named || k.lapsed) {
-            return OptionalLong.empty();
-        }
-        return OptionalLong.of(k.confirmedAt);
+        Kept k = kept(name, fence);
+        return k == null || !k.named || k.lapsed ? OptionalLong.empty() : OptionalLong.of(k.confirmedAt);
     }
 
-    /** The TTL this file keeps the grant at {@code fence} of {@code name} by, in nanoseconds; empty where it keeps none. */
+    /** The TTL this file keeps the grant by, in nanoseconds; empty where it keeps none. */
     OptionalLong ttlNanos(String name, long fence) {
-        Kept k = kept.get(name);
-        return k == null || k.fence != fence ? OptionalLong.empty() : OptionalLong.of(TimeUnit.MILLISECONDS.toNanos(k.ttlMillis));
+        Kept k = kept(name, fence);
+        return k == null ? OptionalLong.empty() : OptionalLong.of(k.ttlNanos());
     }
 
-    /**
-     * Whether the grant at {@code fence} of {@code name}, kept here, went unconfirmed: no write of
-     * this file that named it went through in time for three quarters of its TTL since it was kept
-     * (or since the last one that did). False where it is not kept here.
-     */
+    /** Whether the grant, kept here, went unconfirmed for three quarters of its TTL; false where not kept here. */
     boolean unconfirmed(String name, long fence) {
-        Kept k = kept.get(name);
-        return k != null && k.fence == fence && (k.lapsed || System.nanoTime() - k.deadline() > 0);
+        Kept k = kept(name, fence);
+        return k != null && (k.lapsed || System.nanoTime() - k.deadline() > 0);
     }
 
     /** Sets the next write {@code delay} ns from now, unless one is set sooner or is being written. */
@@ -196,31 +194,27 @@ final class SessionFile {
         if (next != null && (nextAt - at <= 0 || !next.cancel(false))) {
             return; // due soon enough, or being written now (the write after it is set by what is kept then)
         }
-        next = null;
         if (thread == null) {
             thread = Daemons.scheduler("proclive-lease-session");
         }
-        next = thread.schedule(Daemons.surviving(this::writeNow), delay, TimeUnit.NANOSECONDS);
+        next = thread.schedule(this::writeNow, delay, TimeUnit.NANOSECONDS); // the scheduler guards each run
         nextAt = at;
     }
 
     /** A third of the shortest TTL kept (10 ms at least); a second where nothing is. */
     private long period() {
-        long shortest = Long.MAX_VALUE;
-        for (Kept k : kept.values()) {
-            shortest = Math.min(shortest, k.ttlMillis);
-        }
-        return shortest == Long.MAX_VALUE ? 1000 : Math.max(10, shortest / 3);
+        OptionalLong shortest = kept.values().stream().mapToLong(k -> k.ttlMillis).min();
+        return shortest.isEmpty() ? 1000 : Math.max(10, shortest.getAsLong() / 3);
     }
 
     /**
-     * One write on the session thread, then the next one set: a period on while anything is kept,
-     * sooner where a grant comes due before that, a second at most while writes fail, and once more
-     * where what is kept changed while this one was written. Nothing is written before a first grant.
+     * One write, then the next one set: a period on while anything is kept, sooner where a grant
+     * comes due before that, a second at most while writes fail, and at once where what is kept
+     * changed meanwhile. Nothing is written before a first grant.
      */
     private void writeNow() {
         long changesSeen = changes.get();
-        Map<String, Kept> named = new java.util.HashMap<>(kept);
+        Map<String, Kept> named = new HashMap<>(kept);
         boolean failed = false;
         try {
             if (!named.isEmpty() || written) {
@@ -254,15 +248,12 @@ final class SessionFile {
         }
     }
 
-    /**
-     * After a write that went through: a period, or less where a grant comes due sooner (one kept
-     * meanwhile, or aged when kept), or 10 ms where what is kept changed while it was written.
-     */
+    /** After a write that went through: a period, or until a grant comes due, or 10 ms where what is kept changed. */
     private long nextDelay(long changesSeen) {
         long delay = TimeUnit.MILLISECONDS.toNanos(period());
         long now = System.nanoTime();
         for (Kept k : kept.values()) {
-            delay = Math.min(delay, Math.max(0, k.confirmedAt + TimeUnit.MILLISECONDS.toNanos(k.ttlMillis) / 3 - now));
+            delay = Math.min(delay, Math.max(0, k.due() - now));
         }
         return changes.get() != changesSeen ? Math.min(delay, TimeUnit.MILLISECONDS.toNanos(10)) : delay;
     }
@@ -277,14 +268,10 @@ final class SessionFile {
 
     static byte[] json(Map<String, Kept> kept, Instant now) throws IOException {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        long longest = 0;
-        for (Kept k : kept.values()) {
-            longest = Math.max(longest, k.ttlMillis);
-        }
         try (JsonGenerator g = JSON.createGenerator(out)) {
             g.writeStartObject();
             g.writeStringField("renewedAt", Records.timestamp(now));
-            g.writeNumberField("ttlMillis", longest);
+            g.writeNumberField("ttlMillis", kept.values().stream().mapToLong(k -> k.ttlMillis).max().orElse(0));
             g.writeObjectFieldStart("grants");
             for (Map.Entry<String, Kept> e : new TreeMap<>(kept).entrySet()) {
                 g.writeNumberField(e.getKey(), e.getValue().fence);
@@ -300,7 +287,7 @@ final class SessionFile {
     record Read(Instant renewedAt, long ttlMillis, Map<String, Long> grants) {
     }
 
-    /** Reads one session file's bytes; empty when they are not one (a time outside the years a record can hold too). */
+    /** One session file's bytes read; empty when not one (a field twice or unknown, a time a record cannot hold). */
     static Optional<Read> parse(byte[] bytes) {
         try (JsonParser p = JSON.createParser(bytes)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
@@ -317,7 +304,7 @@ final class SessionFile {
                 } else if (field.equals("ttlMillis") && t == JsonToken.VALUE_NUMBER_INT && ttl < 0) {
                     ttl = p.getLongValue();
                 } else if (field.equals("grants") && t == JsonToken.START_OBJECT && grants == null) {
-                    grants = new java.util.HashMap<>();
+                    grants = new HashMap<>();
                     while (p.nextToken() == JsonToken.FIELD_NAME) {
                         String name = p.getCurrentName();
                         if (p.nextToken() != JsonToken.VALUE_NUMBER_INT || grants.put(name, p.getLongValue()) != null) {
@@ -325,7 +312,7 @@ final class SessionFile {
                         }
                     }
                 } else {
-                    return Optional.empty(); // a field twice, of another kind, or unknown
+                    return Optional.empty();
                 }
             }
             if (renewedAt == null || renewedAt.isBefore(EARLIEST) || renewedAt.isAfter(LATEST) || ttl < 0 || grants == null
@@ -338,17 +325,15 @@ final class SessionFile {
         }
     }
 
-    /** The session files of a directory (read with no lock: each is replaced whole). */
-    static DirectoryStream<Path> list(Path dir) throws IOException {
+    /**
+     * The session files of a directory, read with no lock (each is replaced whole): not a temporary
+     * file, which may start the same ({@code .session.PID-START.RANDOM.tmp}, or a lease named {@code session}'s).
+     */
+    private static DirectoryStream<Path> list(Path dir) throws IOException {
         return Files.newDirectoryStream(dir, p -> isSessionFile(p.getFileName().toString()));
     }
 
-    /**
-     * Whether {@code fileName} is a session file's name: not a temporary file's, which may start
-     * the same ({@code .session.PID-START.RANDOM.tmp}: one being written, or a lease named
-     * {@code session}'s).
-     */
-    static boolean isSessionFile(String fileName) {
+    private static boolean isSessionFile(String fileName) {
         return fileName.startsWith(PREFIX) && !fileName.endsWith(".tmp");
     }
 
@@ -375,7 +360,7 @@ final class SessionFile {
         return latest;
     }
 
-    /** The {@code renewedAt} of session file {@code f} if it names the grant at {@code fence} of {@code name}. */
+    /** The {@code renewedAt} of session file {@code f} if it names the grant, no later than now + SKEW. */
     private static Optional<Instant> naming(Path f, String name, long fence, Instant now) throws IOException {
         BasicFileAttributes a;
         try {
@@ -386,18 +371,16 @@ final class SessionFile {
         if (!a.isRegularFile() || a.size() > MAX_BYTES) {
             return Optional.empty(); // not a session file: it keeps nothing fresh
         }
-        Instant latest = now.plus(SKEW); // no writer writes later than that: a time past it holds no lease for longer
-        byte[] bytes;
+        Instant latest = now.plus(SKEW);
+        Optional<Instant> at;
         try {
-            bytes = read(f);
+            at = parse(read(f)).filter(r -> r.grants().getOrDefault(name, -1L) == fence).map(Read::renewedAt);
         } catch (NoSuchFileException gone) {
             return Optional.empty();
-        } catch (java.nio.file.AccessDeniedException denied) {
-            Instant modified = a.lastModifiedTime().toInstant();
-            return Optional.of(modified.isAfter(latest) ? latest : modified);
+        } catch (AccessDeniedException denied) {
+            at = Optional.of(a.lastModifiedTime().toInstant());
         }
-        return parse(bytes).filter(r -> r.grants().getOrDefault(name, -1L) == fence).map(Read::renewedAt)
-                .map(at -> at.isAfter(latest) ? latest : at);
+        return at.map(t -> t.isAfter(latest) ? latest : t);
     }
 
     /**
@@ -428,15 +411,12 @@ final class SessionFile {
         }
     }
 
-    /**
-     * A session file's bytes, read without following a link and no more than {@link #MAX_BYTES}
-     * (a longer one reads as none: it parses as no session file).
-     */
+    /** A session file's bytes, read without following a link and no more than one past {@link #MAX_BYTES}. */
     private static byte[] read(Path f) throws IOException {
         try (java.io.InputStream in = Files.newInputStream(f, LinkOption.NOFOLLOW_LINKS)) {
             return in.readNBytes(MAX_BYTES + 1);
-        } catch (java.nio.file.FileSystemException e) {
-            if (e instanceof NoSuchFileException || e instanceof java.nio.file.AccessDeniedException) {
+        } catch (FileSystemException e) {
+            if (e instanceof NoSuchFileException || e instanceof AccessDeniedException) {
                 throw e;
             }
             return new byte[0]; // a link in its place (ELOOP): no session file
@@ -455,8 +435,8 @@ final class SessionFile {
             return Optional.empty();
         }
         try {
-            long pid = Long.parseLong(rest.substring(0, dash));
-            return Optional.of(new Identity(pid, rest.substring(dash + 1, dot), "", "", "", ""));
+            return Optional.of(new Identity(Long.parseLong(rest.substring(0, dash)), rest.substring(dash + 1, dot),
+                    "", "", "", ""));
         } catch (NumberFormatException e) {
             return Optional.empty();
         }

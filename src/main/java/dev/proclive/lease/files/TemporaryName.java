@@ -23,11 +23,6 @@ public record TemporaryName(String lease, Identity writer, String random) {
         return new TemporaryName(lease, writer, HexFormat.of().formatHex(bits));
     }
 
-    /** The name's parts, if {@code file} is a temporary file of lease {@code lease}. */
-    public static Optional<TemporaryName> parse(String lease, String file) {
-        return parse(file).filter(t -> t.lease().equals(lease));
-    }
-
     /** The name's parts, if {@code file} is a temporary file of any lease. */
     public static Optional<TemporaryName> parse(String file) {
         Matcher m = SHAPE.matcher(file);
