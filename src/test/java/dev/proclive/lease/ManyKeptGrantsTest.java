@@ -25,6 +25,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -284,6 +285,40 @@ class ManyKeptGrantsTest {
                 .descendants(Descendants.NONE).build();
     }
 
+    /**
+     * A watch closed while it asks the book what changed next leaves nothing waiting: the future the
+     * book handed out then is cancelled (on etcd it holds a place in the prefix watch until the key
+     * next changes).
+     */
+    @Test
+    void aWatchClosedWhileItAsksWhatChangedLeavesNothingWaiting() throws Exception {
+        Identity self = ProcLive.current().orElseThrow();
+        Counting book = new Counting(LeaseFiles.open(tmp.resolve("leases"), self, id -> false, false, Platform.fileLocker()));
+        List<CompletableFuture<Void>> handedOut = new java.util.concurrent.CopyOnWriteArrayList<>();
+        AtomicReference<AutoCloseable> watch = new AtomicReference<>();
+        book.changes = name -> {
+            CompletableFuture<Void> f = new CompletableFuture<>();
+            handedOut.add(f);
+            if (handedOut.size() == 2) { // the watch is closed as it asks again
+                try {
+                    watch.get().close();
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+            return Optional.of(f);
+        };
+        try (LeaseKeeper keeper = new LeaseKeeper(book, LeasePolicy.defaults(), self, LivenessChecker.system(),
+                Clock.systemUTC(), Pause.REAL, Descendants.NONE)) {
+            watch.set(keeper.watch("build", event -> { }));
+            assertThat(handedOut).hasSize(1);
+            handedOut.get(0).complete(null); // a change: the watch looks, and asks again
+            Eventually.until("the watch asked again", Duration.ofSeconds(10), () -> handedOut.size() == 2);
+            Eventually.until("what it was handed as it closed is cancelled", Duration.ofSeconds(10),
+                    () -> handedOut.get(1).isCancelled());
+        }
+    }
+
     /** A directory's book that counts what its store reads of it, and how often it asks what changed. */
     static final class Counting implements LeaseBook {
         final LeaseBook real;
@@ -328,9 +363,21 @@ class ManyKeptGrantsTest {
             return real.environment();
         }
 
+        /**
+         * What {@link #changed} answers: the real book's unless a test says otherwise (then the book
+         * also says it {@link #expires()}, as etcd's does, whose watches wait on these).
+         */
+        volatile java.util.function.Function<String, Optional<CompletableFuture<Void>>> changes;
+
+        @Override
+        public boolean expires() {
+            return changes != null || real.expires();
+        }
+
         @Override
         public Optional<CompletableFuture<Void>> changed(String name) {
-            return real.changed(name);
+            java.util.function.Function<String, Optional<CompletableFuture<Void>>> c = changes;
+            return c == null ? real.changed(name) : c.apply(name);
         }
 
         @Override

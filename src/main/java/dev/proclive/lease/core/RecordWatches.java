@@ -179,10 +179,14 @@ final class RecordWatches {
         /** Looks when etcd's watch says the record changed, and watches again. */
         void arm() {
             Optional<CompletableFuture<Void>> c = book.changed(name);
-            if (c.isEmpty() || stopped) {
+            if (c.isEmpty()) {
                 return;
             }
             changed = c.get();
+            if (stopped) { // closed meanwhile: its close may have cancelled the one before, not this one
+                c.get().cancel(false);
+                return;
+            }
             c.get().whenComplete((v, e) -> {
                 if (stopped || closed) {
                     return;
