@@ -35,11 +35,17 @@ final class GrantedLease implements Lease {
     /** Whether it was released or handed off through this lease: then it is never lost. */
     private volatile boolean letGo;
 
-    /** A grant written here, as the caller's lease: kept by the store, its holder watched where it must be. */
+    /**
+     * A grant written here, as the caller's lease: kept by the store, its holder watched where it must
+     * be. In this order: its loss can be told from the start; it is kept, its record watched from the
+     * grant's write on; then its holder is watched, whose end may be written at once (a holder that
+     * died since the grant checked it), and the record's watch sees that end.
+     */
     static GrantedLease kept(Parts parts, LeaseRecord record, Optional<String> token) {
-        parts.watches().watch(record);
+        GrantedLease lease = new GrantedLease(parts, record, token, Tracking.NONE);
         parts.renewals().keep(record);
-        return new GrantedLease(parts, record, token, Tracking.NONE);
+        parts.watches().watch(record);
+        return lease;
     }
 
     private GrantedLease(Parts parts, LeaseRecord record, Optional<String> token, Tracking tracking) {
