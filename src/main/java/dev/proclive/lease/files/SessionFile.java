@@ -194,6 +194,7 @@ final class SessionFile {
         if (next != null && (nextAt - at <= 0 || !next.cancel(false))) {
             return; // due soon enough, or being written now (the write after it is set by what is kept then)
         }
+        next = null; // cancelled: if setting the new one fails, the next call sets one
         if (thread == null) {
             thread = Daemons.scheduler("proclive-lease-session");
         }
