@@ -271,7 +271,11 @@ public final class EtcdBook implements LeaseBook {
         if (!forTicket) {
             return 0;
         }
-        ticketLease = etcd.grant(TICKET_TTL); // a positive ID: the gateway takes no other answer
+        long granted = etcd.grant(TICKET_TTL);
+        if (granted <= 0) { // a ticket on no etcd lease would never expire: a killed waiter would hold the queue up
+            throw new IOException("etcd granted no lease for a waiter's ticket (ID " + granted + ")");
+        }
+        ticketLease = granted;
         ticketLeaseConfirmed = now;
         return ticketLease;
     }

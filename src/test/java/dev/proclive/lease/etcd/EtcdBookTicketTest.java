@@ -1,0 +1,71 @@
+package dev.proclive.lease.etcd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.proclive.Identity;
+import dev.proclive.lease.book.LeaseBook;
+import dev.proclive.lease.etcd.v3.Etcd;
+import java.io.IOException;
+import java.lang.reflect.Proxy;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Test;
+
+/** A waiter's ticket lives on an etcd lease, whatever client is behind the book. */
+class EtcdBookTicketTest {
+
+    private final List<Etcd.Put> puts = new CopyOnWriteArrayList<>();
+
+    /** Queues a waiter in a book whose etcd client answers every grant with {@code id}. */
+    private void queue(long id) throws IOException {
+        Etcd etcd = (Etcd) Proxy.newProxyInstance(EtcdBookTicketTest.class.getClassLoader(), new Class<?>[] {Etcd.class},
+                (p, m, a) -> switch (m.getName()) {
+                    case "txn" -> {
+                        for (Object op : (List<?>) a[1]) {
+                            if (op instanceof Etcd.Put put) {
+                                puts.add(put);
+                            }
+                        }
+                        yield new Etcd.Outcome(true, 5, List.of(Optional.empty(), Optional.empty()));
+                    }
+                    case "list" -> List.of();
+                    case "grant" -> id;
+                    case "keepAlive" -> 0L;
+                    case "timeToLive" -> -1L;
+                    case "endpoints" -> "";
+                    case "close", "revoke" -> null;
+                    default -> throw new UnsupportedOperationException(m.getName());
+                });
+        EtcdBook book = new EtcdBook(etcd, "p/", Clock.systemUTC());
+        Identity me = new Identity(ProcessHandle.current().pid(), "1", "b", "h", "m", "");
+        try {
+            book.locked("build", g -> {
+                g.waiters();
+                g.waiters(List.of(new LeaseBook.Waiter(me, Instant.now().plusSeconds(60))));
+                return null;
+            });
+        } finally {
+            book.close();
+        }
+    }
+
+    @Test
+    void aTicketGoesOnTheEtcdLeaseGrantedForTickets() throws IOException {
+        queue(7);
+        assertThat(puts).singleElement().satisfies(put -> assertThat(put.lease()).isEqualTo(7));
+    }
+
+    /**
+     * A grant answered with no lease (ID 0) is refused, and no ticket written: a ticket on no etcd
+     * lease never expires, and a waiter killed -9 would hold the queue up for good.
+     */
+    @Test
+    void aTicketIsNeverWrittenOnNoEtcdLease() {
+        assertThatThrownBy(() -> queue(0)).isInstanceOf(IOException.class).hasMessageContaining("no lease");
+        assertThat(puts).as("tickets written").isEmpty();
+    }
+}
