@@ -152,6 +152,8 @@ public final class EtcdGateway implements Etcd {
             login = Optional.of(new Login(URLDecoder.decode(parts[0], StandardCharsets.UTF_8),
                     URLDecoder.decode(parts[1], StandardCharsets.UTF_8).toCharArray()));
         }
+        // the password as given now: a caller may clear its array once this returns
+        login = login.map(l -> new Login(l.user(), l.password().clone()));
         HttpClient.Builder http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(timeout);
         if (caFile.isPresent()) {
             http.sslContext(trusting(caFile.get()));

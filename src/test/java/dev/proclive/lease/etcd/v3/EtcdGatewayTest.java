@@ -214,6 +214,25 @@ class EtcdGatewayTest {
         assertThat(etcd.timeToLive(9)).isEqualTo(-1);
     }
 
+    /**
+     * A login's password is the one given when the client was opened: a caller that clears its
+     * array once open returns (as the store's builder asks of its callers) still logs in, also
+     * again when the token expired.
+     */
+    @Test
+    void aLoginsPasswordIsTakenWhenTheClientIsOpenedNotWhenItFirstLogsIn() throws Exception {
+        URI e = server(r -> r[0].equals("/v3/auth/authenticate") ? "{\"header\":{},\"token\":\"tok\"}"
+                : "{\"header\":{\"revision\":\"3\"},\"kvs\":[]}");
+        char[] password = "s3cret".toCharArray();
+        EtcdGateway etcd = EtcdGateway.open(List.of(e), Optional.empty(),
+                Optional.of(new EtcdGateway.Login("ci", password)), Duration.ofSeconds(2),
+                dev.proclive.lease.book.StrictJson.mapper(), RevisionMarks.none());
+        java.util.Arrays.fill(password, '\0');
+        assertThat(etcd.list("p/")).isEmpty();
+        assertThat(JSON.readTree(got.get(0)[2]).path("password").asText()).as("the password given at open")
+                .isEqualTo("s3cret");
+    }
+
     @Test
     void aUserInTheEndpointLogsInSendsTheTokenAndLogsInAgainWhenItExpired() throws Exception {
         int[] logins = {0};
