@@ -565,10 +565,11 @@ public final class LeaseStore implements AutoCloseable {
 
     /**
      * Keeps the grants of this machine's holders, until interrupted: every granted record whose
-     * holder is ALIVE here is kept (named by this store's session file over a directory; on etcd its
-     * etcd lease kept alive, one thread for all) and ended as {@code exited} the moment its holder
-     * dies, so a newcomer anywhere is granted at once instead of after the TTL; one whose holder is
-     * already DEAD here is ended when it is found. Records granted since are picked up every
+     * holder is ALIVE here is kept (named by this store's session file over a directory, written
+     * every third of the shortest TTL it keeps; on etcd its etcd lease kept alive, one thread for
+     * all) and ended the moment its holder dies (through the exit watch: {@code exited}, with the
+     * verdict), so a newcomer anywhere is granted at once instead of after the TTL; one whose holder
+     * is already DEAD here is ended when it is found. Records granted since are picked up every
      * {@code poll}, read in pages however many there are. What {@code proclive lease keep} runs.
      *
      * <p>It never gives up: a member that does not answer, an answer that cannot be read, a grant
@@ -593,9 +594,10 @@ public final class LeaseStore implements AutoCloseable {
      * process: {@link LeaseChange#GRANTED}, {@code RELEASED}, {@code EXITED}, {@code TAKEN_OVER},
      * {@code BROKEN}, {@code EXPIRED}, each after the write is durable, and {@code HOLDER_DIED} when
      * this machine's exit watch sees the record's holder end, in order, on the store's one event
-     * thread ({@code proclive-lease-events}). A directory's record is looked at every 100 ms, an
-     * etcd record when its watch says it changed (and every second besides); a grant that came and
-     * went between two reads is told as granted, then how it ended.
+     * thread ({@code proclive-lease-events}). A directory's record is looked at every 100 ms (read
+     * when its file was replaced since), an etcd record when its watch says it changed (and every
+     * second besides); a grant that came and went between two reads is told as granted, then how it
+     * ended.
      *
      * <pre>{@code
      * try (AutoCloseable w = store.watch("deploy", e -> System.out.println(e.kind() + " fence " + e.record().fence()))) {

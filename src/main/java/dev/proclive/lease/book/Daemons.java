@@ -35,7 +35,8 @@ public final class Daemons {
     /**
      * One daemon thread called {@code name}, made with its first task; a cancelled task is dropped at
      * once. A {@link ScheduledThreadPoolExecutor} never runs a periodic task again once a run threw,
-     * so each run is {@linkplain #surviving guarded} and the next comes as scheduled.
+     * so each run is {@linkplain #surviving guarded} (an {@code OutOfMemoryError} the application
+     * lives through, an {@code AssertionError}, a listener's mistake) and the next comes as scheduled.
      */
     public static ScheduledExecutorService scheduler(String name) {
         ScheduledThreadPoolExecutor pool = new ScheduledThreadPoolExecutor(1, r -> daemon(name, r)) {

@@ -26,8 +26,8 @@ public interface LeaseBook {
     <T> T locked(String name, Locked<T> work) throws IOException;
 
     /**
-     * {@link #locked(String, Locked)}, waiting for another writer's lock at most {@code most}; a
-     * book that cannot lock ignores the bound.
+     * {@link #locked(String, Locked)}, waiting for another writer's lock at most {@code most} (a
+     * caller's wait bounds the lock too); a book that cannot lock ignores the bound.
      *
      * @throws IOException when another writer kept the lease locked for all of {@code most}
      */
@@ -59,7 +59,8 @@ public interface LeaseBook {
 
     /**
      * The grant at {@code fence} of {@code name} is ended, or its record is no longer that grant's:
-     * what the book kept for it may go (a lost grant's record is never freed by this book before).
+     * if it was lost, nothing of it may still write. What the book kept for it may go (etcd: the etcd
+     * lease a lost grant still holds); a lost grant's record is never freed by this book before.
      */
     default void ended(String name, long fence) {
     }
@@ -107,6 +108,7 @@ public interface LeaseBook {
     /**
      * The {@link #stamp} of lease {@code name}'s record as this book last wrote it granted at
      * {@code fence}, under the lock: a reader that finds it still there need not read the record.
+     * Empty where the book does not stamp, or its last write of the lease was not that grant's.
      */
     default Optional<Object> writtenStamp(String name, long fence) {
         return Optional.empty();
@@ -126,7 +128,10 @@ public interface LeaseBook {
         return java.util.OptionalLong.empty();
     }
 
-    /** Stops keeping anything alive and lets go of what the book holds open; closing twice does nothing more. */
+    /**
+     * Stops keeping anything alive and lets go of what the book holds open; the book may not be used
+     * after. Closing twice does nothing more.
+     */
     void close();
 
     /**
@@ -134,7 +139,8 @@ public interface LeaseBook {
      *
      * @param who   the process the lease is wanted for (a holder, or a reserver)
      * @param by    the process that waits (wrote the ticket, takes it out): often not {@code who} (a
-     *              CLI waiting for its shell); a ticket whose waiting process is DEAD is dropped
+     *              CLI waiting for its shell); a ticket whose waiting process is DEAD is dropped,
+     *              whoever it names as {@code who}
      * @param until when it stops waiting: a ticket past it is dropped, whoever wrote it
      */
     record Waiter(dev.proclive.Identity who, dev.proclive.Identity by, Instant until) {
@@ -158,14 +164,18 @@ public interface LeaseBook {
 
         /**
          * Where the highest fence is kept apart from the record and cannot be read (a guard damaged
-         * or written by hand), rewrites it with the highest fence the record proves, so that fences
-         * never go back below what a record shows; whether it did. The operator's way out ({@code break}).
+         * or written by hand), rewrites it with the highest fence the record proves (its own, its
+         * previous one's), so that fences never go back below what a record shows; whether it did.
+         * The operator's way out ({@code break}).
          */
         default boolean repair() throws IOException {
             return false;
         }
 
-        /** The processes waiting for this lease, longest-waiting first; empty where the book keeps no queue. */
+        /**
+         * The processes waiting for this lease, longest-waiting first: a new grant goes to the first
+         * live one. Empty where the book keeps no queue.
+         */
         default java.util.List<Waiter> waiters() throws IOException {
             return java.util.List.of();
         }

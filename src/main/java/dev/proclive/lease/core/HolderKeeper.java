@@ -75,7 +75,11 @@ final class HolderKeeper {
         }
     }
 
-    /** Renews {@code r}'s record once a third of its TTL has passed, where the book keeps grants by rewriting them. */
+    /**
+     * Renews {@code r}'s record once a third of its TTL has passed, where the book keeps grants by
+     * rewriting them; where it keeps them fresh itself (etcd's keep-alive, a directory's session
+     * file), a newcomer judges by that, and the record is left as it is.
+     */
     private void renewIfDue(LeaseRecord r) throws IOException {
         if (book.keptByRewriting() && grants.now().isAfter(r.renewedAt().plus(r.ttl().dividedBy(3)))) {
             grants.keep(r.name(), r.fence(), Optional.of(r.holder()));

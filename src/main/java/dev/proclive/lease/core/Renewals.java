@@ -32,8 +32,11 @@ import java.util.concurrent.atomic.AtomicReference;
  * book asked whether its keep-alive went unconfirmed, and a directory's record read when its stamp
  * shows it replaced since it was last read or written here (an etcd record is read when its watch
  * says it changed). The stamp of a record this store wrote is taken by the book while it was the
- * one writer, so a change by another writer after it is never taken for one of this store's. What
- * one grant's renewal or look throws is that grant's alone, and the passes go on.
+ * one writer, so a change by another writer after it is never taken for one of this store's.
+ * A grant is kept until it is released or handed off here, found lost (found unconfirmed, until
+ * released: it may still be written under), replaced by another grant of the same name here, or
+ * the store is closed. A renewal that fails for a while is tried again the next period; what one
+ * grant's renewal or look throws is that grant's alone, and the passes go on.
  */
 final class Renewals {
 

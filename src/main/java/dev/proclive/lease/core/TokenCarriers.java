@@ -88,10 +88,12 @@ final class TokenCarriers {
 
     /**
      * The carriers of {@code reserved}'s token. Every proof at hand, not the first: where its
-     * command started in a cgroup that can be judged here (this machine, this boot), its members
-     * are carriers whatever a daemon did to its environment (also once the token was retired at
-     * the hand-off); but a cgroup proves who is inside, never who left, so when it reads empty (it
-     * is then removed) the token is scanned for as well; only carriers of the reserver's user count.
+     * command started in a cgroup that can be judged here (this machine, this boot, the cgroup
+     * namespace and directory it was made in), its members are carriers whatever a daemon did to its
+     * environment (also once the token was retired at the hand-off); but a cgroup proves who is
+     * inside, never who left, so when it reads empty (it is then removed) the token is scanned for
+     * as well, as a proof (the introspector passes over the process list again while processes end
+     * under it: {@code passAgain}); only carriers of the reserver's user count.
      *
      * @throws LeaseCorruptException if the record's {@code startedAfter} is not a start time of this
      *                               boot: a floor above every process would make any scan empty

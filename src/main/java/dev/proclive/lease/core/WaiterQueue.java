@@ -82,7 +82,7 @@ final class WaiterQueue {
     /**
      * The waiter a new grant for {@code who} waits behind: the first live one that is not
      * {@code who}. {@code who}'s own ticket stays (its waiter takes it out once it is answered: a
-     * book that writes again after a conflict must find it again).
+     * book that writes again after a conflict must find it again). Under the lease's lock.
      */
     Optional<LeaseBook.Waiter> ahead(LeaseBook.Guard guard, Identity who, Optional<LeaseRecord> current,
                                      Instant now) throws IOException {

@@ -368,11 +368,13 @@ public final class LeaseFiles implements LeaseBook {
     /**
      * Replaces the guard, locked here through {@code old}, which users other than the directory's
      * writers may have opened (an older version made it 0644, or it was in another group): a fresh
-     * copy with a guard's group and permissions is locked, renamed over it, and the directory forced
-     * (a power loss never brings the old one back after fences went on in the new one). A descriptor
-     * to the old guard then holds nobody out: every locker makes sure the file it locked is the one
-     * at the path ({@link FileLocker#lock}). The old one is left holding {@link #REPLACED}, which no
-     * version reads as a fence. Best effort: where a step fails, the old guard stays, still locked.
+     * copy, made owner-only, then given a guard's group and permissions, is locked, renamed over it,
+     * and the directory forced (a power loss never brings the old one back after fences went on in
+     * the new one). A descriptor to the old guard then holds nobody out: every locker makes sure the
+     * file it locked is the one at the path ({@link FileLocker#lock}), and a writer that locked the
+     * old one meanwhile locks the new one instead. The old one is left holding {@link #REPLACED},
+     * which no version reads as a fence. Best effort: where a step fails, the old guard stays, still
+     * locked.
      *
      * @return the lock on the new guard, held: the caller lets the old one go
      */
@@ -709,6 +711,7 @@ public final class LeaseFiles implements LeaseBook {
         return grants;
     }
 
+    /** The record of lease {@code name}, or empty when there is none. Takes no lock. */
     @Override
     public Optional<LeaseRecord> read(String name) throws IOException {
         Path file = dir.resolve(name + ".lease");
