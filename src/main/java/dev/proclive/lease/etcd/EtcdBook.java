@@ -33,9 +33,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * A lease store's records in etcd. {@code PREFIX NAME} holds the record's JSON, attached to an etcd
  * lease while it is granted (so it goes away by itself when nobody keeps it alive);
  * {@code PREFIX NAME.fence} is never leased and never deleted, and <b>the fence is its
- * {@code mod_revision}</b>: it is written in the transaction of every new grant, and etcd's
- * revisions only grow. A record written by a grant carries fence 0 in its JSON (the transaction's
- * revision is not known before it commits) and is read with the fence key's revision.
+ * {@code mod_revision}</b>: it is written in the transaction of every new grant (and every
+ * held-to-held hand-off), and etcd's revisions only grow. A record written by a grant carries fence
+ * 0 in its JSON (the transaction's revision is not known before it commits) and is read with the
+ * fence key's revision; later writes carry the fence itself.
  *
  * <p>There is no lock: a writer reads both keys at one revision, decides, and writes in one
  * transaction that compares both keys' {@code mod_revision} with what it read; when another writer
@@ -67,7 +68,10 @@ public final class EtcdBook implements LeaseBook {
     /** The etcd lease of this JVM's waiters' tickets (0: none yet), and when it was last confirmed alive. */
     private long ticketLease;
     private long ticketLeaseConfirmed;
-    /** The latest snapshot known of each lease this JVM wrote or read: a grant's watch starts from its revision. */
+    /**
+     * The latest snapshot known of each lease this JVM wrote or read: a grant's watch starts from its
+     * revision (one forgotten is read again, so all may be forgotten at once).
+     */
     private final Map<String, Snapshot> known = new ConcurrentHashMap<>();
 
     /** The records under {@code prefix} in {@code etcd}, timed by {@code clock}. */

@@ -37,7 +37,11 @@ public interface Etcd extends AutoCloseable {
     record Get(String key) implements Op {
     }
 
-    /** What a transaction did: whether its compares held, the revision after it, what each {@link Get} read. */
+    /**
+     * What a transaction did: whether its compares held (and so its operations ran, else the
+     * others), the revision after it, what each {@link Get} of the branch that ran read, in order
+     * (empty: the key is absent).
+     */
     record Outcome(boolean succeeded, long revision, List<Optional<KeyValue>> reads) {
     }
 
@@ -86,7 +90,7 @@ public interface Etcd extends AutoCloseable {
     /** Every key that starts with {@code prefix}, at one revision. */
     List<KeyValue> list(String prefix) throws IOException;
 
-    /** A new etcd lease of {@code ttl} (whole seconds, at least one); its ID. */
+    /** A new etcd lease of {@code ttl} (whole seconds, at least one); its ID, positive. */
     long grant(Duration ttl) throws IOException;
 
     /** Refreshes etcd lease {@code id}: its TTL in seconds from now, or 0 when it is gone (expired or revoked). */
@@ -102,7 +106,10 @@ public interface Etcd extends AutoCloseable {
     record Change(String key, long revision) {
     }
 
-    /** What a prefix watch hands on, answer by answer: its changes in order, and etcd's revision then. */
+    /**
+     * What a prefix watch hands on, answer by answer: its changes in order (none: etcd says how far
+     * it has seen), and etcd's revision then.
+     */
     interface Changes {
         void seen(long revision, List<Change> changes);
     }

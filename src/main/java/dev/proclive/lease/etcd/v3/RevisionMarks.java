@@ -35,7 +35,8 @@ import java.util.regex.Pattern;
  * first answer raises it, then at most once a second, and when the client closes; by a temporary
  * file renamed over it (a link in its place is replaced, never followed), and never lowered: a
  * writer reads it again after its rename and writes once more if another wrote a lower one
- * meanwhile. Best effort: nothing here ever fails a call of the store. Thread-safe.
+ * meanwhile. Best effort: nothing here ever fails a call of the store. Thread-safe. Only revisions
+ * count, never a clock.
  */
 public final class RevisionMarks {
 
