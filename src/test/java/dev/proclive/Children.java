@@ -54,7 +54,9 @@ public final class Children implements org.junit.jupiter.api.extension.AfterEach
 
     /**
      * Starts a shell that forks a {@code sleep seconds} child, prints its pid, then becomes a
-     * {@code sleep} that never reaps it: once the child exits it is a real zombie.
+     * {@code sleep} that never reaps it: once the child exits it is a real zombie. A child that
+     * ends before the shell has become that {@code sleep} may be reaped by the shell (a busy
+     * machine): give it a few tenths of a second at least.
      *
      * @return the child's pid
      */
