@@ -87,29 +87,39 @@ class HandedToADyingHolderTest {
         }
     }
 
+    private static LeaseStore store(LivenessChecker checker) throws java.io.IOException {
+        return LeaseStore.builder().etcdClient(new FakeEtcd()).prefix("test/").checker(checker)
+                .descendants(Descendants.NONE).build();
+    }
+
+    /** {@code who} found alive for as many lookups as one verdict takes (the grant's own check), then gone. */
+    private static void aliveForOneVerdict(Dying dying, LivenessChecker checker, Identity who) {
+        int before = dying.lookupsOf(who.pid());
+        assertThat(checker.explain(who).liveness()).isEqualTo(Liveness.ALIVE);
+        dying.aliveFor.set(dying.lookupsOf(who.pid()) - before);
+        dying.dyingPid = who.pid();
+    }
+
+    /** The record ended as exited by the store's exit watch, and {@code lease} told it lost. */
+    private static void endedAndToldLost(LeaseStore store, Lease lease) throws Exception {
+        assertThat(store.read("build")).hasValueSatisfying(r -> {
+            assertThat(r.granted()).as("ended by the exit watch: %s", r).isFalse();
+            assertThat(r.ended()).hasValueSatisfying(e -> assertThat(e.how()).isEqualTo(LeaseChange.EXITED));
+        });
+        assertThat(lease.lost()).as("the lease is told lost once its record shows it ended")
+                .succeedsWithin(Eventually.scaled(Duration.ofSeconds(5)))
+                .satisfies(lost -> assertThat(lost.record()).isPresent());
+        assertThat(lease.knownLost()).isTrue();
+    }
+
     @Test
     void aLeaseGrantedToAHolderThatDiesAtOnceIsToldLost() throws Exception {
         Dying dying = new Dying();
         LivenessChecker checker = LivenessChecker.of(dying);
-        try (LeaseStore store = LeaseStore.builder().etcdClient(new FakeEtcd()).prefix("test/").checker(checker)
-                .descendants(Descendants.NONE).build()) {
+        try (LeaseStore store = store(checker)) {
             Identity holder = dying.host.start(62, 1, "1003");
-            // as many lookups as one verdict takes: the grant's own check sees it alive, nothing after
-            int before = dying.lookupsOf(holder.pid());
-            assertThat(checker.explain(holder).liveness()).isEqualTo(Liveness.ALIVE);
-            dying.aliveFor.set(dying.lookupsOf(holder.pid()) - before);
-            dying.dyingPid = holder.pid();
-
-            Lease lease = ((Acquisition.Granted) store.acquire("build", holder)).lease();
-
-            assertThat(store.read("build")).hasValueSatisfying(r -> {
-                assertThat(r.granted()).as("ended by the exit watch: %s", r).isFalse();
-                assertThat(r.ended()).hasValueSatisfying(e -> assertThat(e.how()).isEqualTo(LeaseChange.EXITED));
-            });
-            assertThat(lease.lost()).as("the lease is told lost once its record shows it ended")
-                    .succeedsWithin(Eventually.scaled(Duration.ofSeconds(5)))
-                    .satisfies(lost -> assertThat(lost.record()).isPresent());
-            assertThat(lease.knownLost()).isTrue();
+            aliveForOneVerdict(dying, checker, holder);
+            endedAndToldLost(store, ((Acquisition.Granted) store.acquire("build", holder)).lease());
         }
     }
 
@@ -117,29 +127,12 @@ class HandedToADyingHolderTest {
     void theHandedLeaseIsToldLostWhenItsNewHolderDiesAtOnce() throws Exception {
         Dying dying = new Dying();
         LivenessChecker checker = LivenessChecker.of(dying);
-        try (LeaseStore store = LeaseStore.builder().etcdClient(new FakeEtcd()).prefix("test/").checker(checker)
-                .descendants(Descendants.NONE).build()) {
+        try (LeaseStore store = store(checker)) {
             Identity first = dying.host.start(60, 1, "1001");
             Identity next = dying.host.start(61, 1, "1002");
             Lease lease = ((Acquisition.Granted) store.acquire("build", first)).lease();
-
-            // as many lookups as one verdict takes: the hand-off's own check sees it alive, nothing after
-            int before = dying.lookupsOf(next.pid());
-            assertThat(checker.explain(next).liveness()).isEqualTo(Liveness.ALIVE);
-            dying.aliveFor.set(dying.lookupsOf(next.pid()) - before);
-            dying.dyingPid = next.pid();
-
-            Lease handed = lease.handOff(next);
-
-            assertThat(store.read("build")).hasValueSatisfying(r -> {
-                assertThat(r.granted()).as("ended by the exit watch: %s", r).isFalse();
-                assertThat(r.ended()).hasValueSatisfying(e -> assertThat(e.how()).isEqualTo(LeaseChange.EXITED));
-            });
-            assertThat(handed.lost())
-                    .as("the handed lease is told lost once its record shows it ended")
-                    .succeedsWithin(Eventually.scaled(Duration.ofSeconds(5)))
-                    .satisfies(lost -> assertThat(lost.record()).isPresent());
-            assertThat(handed.knownLost()).isTrue();
+            aliveForOneVerdict(dying, checker, next);
+            endedAndToldLost(store, lease.handOff(next));
         }
     }
 }
