@@ -275,11 +275,8 @@ public final class EtcdBook implements LeaseBook {
         if (!forTicket) {
             return 0;
         }
-        long granted = etcd.grant(TICKET_TTL);
-        if (granted <= 0) { // a ticket on no etcd lease would never expire: a killed waiter would hold the queue up
-            throw new IOException("etcd granted no lease for a waiter's ticket (ID " + granted + ")");
-        }
-        ticketLease = granted;
+        // a ticket on no etcd lease would never expire: a killed waiter would hold the queue up
+        ticketLease = Etcd.granted(etcd.grant(TICKET_TTL), "a waiter's ticket");
         ticketLeaseConfirmed = now;
         return ticketLease;
     }

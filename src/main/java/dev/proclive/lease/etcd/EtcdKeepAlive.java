@@ -106,7 +106,8 @@ final class EtcdKeepAlive implements Runnable {
             t.inFlight.incrementAndGet();
             return t.id;
         }
-        long granted = etcd.grant(Duration.ofSeconds(seconds));
+        // a record on no etcd lease would never expire: a dead holder's grant would stand for good
+        long granted = Etcd.granted(etcd.grant(Duration.ofSeconds(seconds)), "a grant's record");
         Tracked made = new Tracked(granted, seconds * 1000, true, now);
         made.inFlight.incrementAndGet();
         leases.put(granted, made);

@@ -15,14 +15,29 @@ import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 
-/** A waiter's ticket lives on an etcd lease, whatever client is behind the book. */
+/** A waiter's ticket and a grant's record live on an etcd lease, whatever client is behind the book. */
 class EtcdBookTicketTest {
 
     private final List<Etcd.Put> puts = new CopyOnWriteArrayList<>();
 
     /** Queues a waiter in a book whose etcd client answers every grant with {@code id}. */
     private void queue(long id) throws IOException {
-        Etcd etcd = (Etcd) Proxy.newProxyInstance(EtcdBookTicketTest.class.getClassLoader(), new Class<?>[] {Etcd.class},
+        EtcdBook book = new EtcdBook(granting(id), "p/", Clock.systemUTC());
+        Identity me = new Identity(ProcessHandle.current().pid(), "1", "b", "h", "m", "");
+        try {
+            book.locked("build", g -> {
+                g.waiters();
+                g.waiters(List.of(new LeaseBook.Waiter(me, Instant.now().plusSeconds(60))));
+                return null;
+            });
+        } finally {
+            book.close();
+        }
+    }
+
+    /** An etcd client that answers every grant with {@code id}, and records every put. */
+    private Etcd granting(long id) {
+        return (Etcd) Proxy.newProxyInstance(EtcdBookTicketTest.class.getClassLoader(), new Class<?>[] {Etcd.class},
                 (p, m, a) -> switch (m.getName()) {
                     case "txn" -> {
                         for (Object op : (List<?>) a[1]) {
@@ -40,17 +55,6 @@ class EtcdBookTicketTest {
                     case "close", "revoke" -> null;
                     default -> throw new UnsupportedOperationException(m.getName());
                 });
-        EtcdBook book = new EtcdBook(etcd, "p/", Clock.systemUTC());
-        Identity me = new Identity(ProcessHandle.current().pid(), "1", "b", "h", "m", "");
-        try {
-            book.locked("build", g -> {
-                g.waiters();
-                g.waiters(List.of(new LeaseBook.Waiter(me, Instant.now().plusSeconds(60))));
-                return null;
-            });
-        } finally {
-            book.close();
-        }
     }
 
     @Test
@@ -67,5 +71,23 @@ class EtcdBookTicketTest {
     void aTicketIsNeverWrittenOnNoEtcdLease() {
         assertThatThrownBy(() -> queue(0)).isInstanceOf(IOException.class).hasMessageContaining("no lease");
         assertThat(puts).as("tickets written").isEmpty();
+    }
+
+    /** Nor is a grant's record: the store's etcd lease is refused where the client grants none. */
+    @Test
+    void aGrantsEtcdLeaseIsNeverNoLease() throws IOException {
+        EtcdKeepAlive keepAlive = new EtcdKeepAlive(granting(0), "test keep-alive", Clock.systemUTC());
+        try {
+            assertThatThrownBy(() -> keepAlive.shared(java.time.Duration.ofSeconds(15)))
+                    .isInstanceOf(IOException.class).hasMessageContaining("no lease for a grant's record");
+        } finally {
+            keepAlive.stop();
+        }
+        EtcdKeepAlive granting = new EtcdKeepAlive(granting(7), "test keep-alive", Clock.systemUTC());
+        try {
+            assertThat(granting.shared(java.time.Duration.ofSeconds(15))).isEqualTo(7);
+        } finally {
+            granting.stop();
+        }
     }
 }

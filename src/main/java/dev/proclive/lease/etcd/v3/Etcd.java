@@ -93,6 +93,17 @@ public interface Etcd extends AutoCloseable {
     /** A new etcd lease of {@code ttl} (whole seconds, at least one); its ID, positive. */
     long grant(Duration ttl) throws IOException;
 
+    /**
+     * {@code id} as {@link #grant} answered it, refused where it names no lease ({@code forWhat} says
+     * what it was for): a key written on none never expires, whatever client answered.
+     */
+    static long granted(long id, String forWhat) throws IOException {
+        if (id <= 0) {
+            throw new IOException("etcd granted no lease for " + forWhat + " (ID " + id + ")");
+        }
+        return id;
+    }
+
     /** Refreshes etcd lease {@code id}: its TTL in seconds from now, or 0 when it is gone (expired or revoked). */
     long keepAlive(long id) throws IOException;
 
