@@ -78,6 +78,20 @@ class ColdStartIT {
         return classes;
     }
 
+    /**
+     * The library with JNA and Jackson beside it, as an application has them (the CLI jar holds all
+     * three), then the mains.
+     */
+    private static String applicationClassPath() {
+        return Path.of(System.getProperty("proclive.cliJar")).toAbsolutePath() + File.pathSeparator + testClasses();
+    }
+
+    /** The proclive classes among {@code loaded}, the main itself aside. */
+    private static List<String> procliveClasses(java.util.Collection<String> loaded) {
+        return loaded.stream().filter(c -> c.startsWith("dev.proclive."))
+                .filter(c -> !c.equals(ColdStartMain.class.getName())).toList();
+    }
+
     /** The size of the class file of {@code name}, as the build wrote it. */
     private static int classFileBytes(String name) throws Exception {
         try (java.io.InputStream in = ColdStartIT.class.getClassLoader()
@@ -89,16 +103,13 @@ class ColdStartIT {
 
     @Test
     void theHookPathLoadsFewClassesAndNothingItDoesNotNeed(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
-        // the library with JNA and Jackson beside it, as an application has them: the CLI jar holds all three
-        String classPath = Path.of(System.getProperty("proclive.cliJar")).toAbsolutePath() + File.pathSeparator
-                + testClasses();
+        String classPath = applicationClassPath();
         java.util.Map<String, String> empty = loaded(dir, classPath, EmptyMain.class);
         java.util.Map<String, String> cold = loaded(dir, classPath, ColdStartMain.class);
         java.util.Set<String> added = new java.util.TreeSet<>(cold.keySet());
         added.removeAll(empty.keySet());
 
-        List<String> proclive = added.stream().filter(c -> c.startsWith("dev.proclive."))
-                .filter(c -> !c.equals(ColdStartMain.class.getName())).toList();
+        List<String> proclive = procliveClasses(added);
         assertThat(proclive).as("proclive classes on the hook path").hasSizeLessThanOrEqualTo(CLASS_LIMIT)
                 .noneMatch(c -> c.startsWith("dev.proclive.lease.") || c.startsWith("dev.proclive.cli."))
                 .noneMatch(c -> c.contains("Lambda") || c.endsWith("$1"));
@@ -127,13 +138,11 @@ class ColdStartIT {
     @Test
     void aWalkThatEndsWithoutAnOwnerStaysOnThePlainPath(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
         assumeTrue("root".equals(System.getProperty("user.name")), "needs root to make a PID namespace with its own /proc; runs in CI as root");
-        String classPath = Path.of(System.getProperty("proclive.cliJar")).toAbsolutePath() + File.pathSeparator
-                + testClasses();
+        String classPath = applicationClassPath();
         // sh stays pid 1 (not exec'd away by a last command), the JVM its child
         List<String> launcher = List.of("unshare", "-pf", "--mount-proc", "sh", "-c", "\"$@\"; exit $?", "sh");
         java.util.Map<String, String> cold = loaded(dir, launcher, classPath, ColdStartMain.class);
-        List<String> proclive = cold.keySet().stream().filter(c -> c.startsWith("dev.proclive."))
-                .filter(c -> !c.equals(ColdStartMain.class.getName())).toList();
+        List<String> proclive = procliveClasses(cold.keySet());
         assertThat(proclive).as("proclive classes on a hook path that finds no owner")
                 .hasSizeLessThanOrEqualTo(CLASS_LIMIT)
                 .doesNotContain(AncestorWalk.class.getName(), LivenessChecker.class.getName());
@@ -146,8 +155,7 @@ class ColdStartIT {
      */
     @Test
     void theHookPathLoadsNoJdkClassFromOutsideTheArchive(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
-        String classPath = Path.of(System.getProperty("proclive.cliJar")).toAbsolutePath() + File.pathSeparator
-                + testClasses();
+        String classPath = applicationClassPath();
         java.util.Map<String, String> empty = loaded(dir, classPath, EmptyMain.class);
         assumeTrue(empty.containsValue(ARCHIVED), "this JDK runs without its default class-data archive");
         java.util.Map<String, String> cold = loaded(dir, classPath, ColdStartMain.class);
