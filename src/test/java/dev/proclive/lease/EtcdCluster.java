@@ -147,11 +147,7 @@ public final class EtcdCluster implements AutoCloseable {
     /** Takes a copy of member {@code m}'s data at {@code to}: the member is killed for it, then started again. */
     public Path copyData(Member m, Path to) throws Exception {
         m.kill();
-        try (java.util.stream.Stream<Path> files = Files.walk(m.data)) {
-            for (Path p : files.sorted().toList()) {
-                Files.copy(p, to.resolve(m.data.relativize(p).toString()));
-            }
-        }
+        copyTree(m.data, to);
         m.start();
         awaitLeader(Duration.ofSeconds(30));
         return to;
@@ -168,13 +164,18 @@ public final class EtcdCluster implements AutoCloseable {
                 Files.delete(p);
             }
         }
-        try (java.util.stream.Stream<Path> files = Files.walk(copy)) {
-            for (Path p : files.sorted().toList()) {
-                Files.copy(p, m.data.resolve(copy.relativize(p).toString()));
-            }
-        }
+        copyTree(copy, m.data);
         m.start();
         awaitLeader(Duration.ofSeconds(30));
+    }
+
+    /** Copies the tree {@code from} to {@code to}, which must not exist yet. */
+    private static void copyTree(Path from, Path to) throws IOException {
+        try (java.util.stream.Stream<Path> files = Files.walk(from)) {
+            for (Path p : files.sorted().toList()) {
+                Files.copy(p, to.resolve(from.relativize(p).toString()));
+            }
+        }
     }
 
     public void awaitLeader(Duration most) throws Exception {
