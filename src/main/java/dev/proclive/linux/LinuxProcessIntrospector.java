@@ -272,7 +272,7 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
     }
 
     /**
-     * {@code /etc/machine-id}, else {@code /var/lib/dbus/machine-id} ({@link ProcView#parseMachineId}),
+     * {@code /etc/machine-id}, else {@code /var/lib/dbus/machine-id} ({@link ProcMount#parseMachineId}),
      * read once with the view: one read serves every check and every identity recorded.
      */
     @Override
@@ -371,7 +371,7 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
     }
 
     private Optional<String> readSmallFile(String path) {
-        return ProcView.readSmallFile(reader(), path);
+        return ProcMount.readSmallFile(reader(), path);
     }
 
     /** The kernel keeps {@value #COMM_BYTES} bytes of a name: a longer one matches its truncation. */
@@ -451,7 +451,7 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
             // CAP_SYS_PTRACE sees past hidepid only where it counts: a child user namespace shows every
             // capability in CapEff, but they do not reach a procfs mounted by an outer namespace.
             boolean seesAll = StatusFile.parse(r.buffer(), r.length()).canPtraceAny()
-                    && INITIAL_USER_NS.equals(ProcView.namespace(procRoot, "user").orElse(""));
+                    && INITIAL_USER_NS.equals(ProcMount.namespace(procRoot, "user").orElse(""));
             return !seesAll;
         }
     }

@@ -1,15 +1,20 @@
 package dev.proclive.linux;
 
 import dev.proclive.Identity;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Optional;
 import java.util.function.Consumer;
 
 /**
- * One mounted {@code /proc} (a tree of fixtures in tests): its view ({@link ProcView}), kept once
- * it is settled, and each thread's reader, which {@link LinuxProcessIntrospector} reads through;
- * and the two calls a hook makes in a fresh JVM, its owner and a check of it, taken here when the
- * case is plain, with no class but {@link ProcReader} and {@link ProcView} (the design's "hook
- * path in a cold JVM": each class a cold JVM loads costs a fraction of a millisecond).
+ * One mounted {@code /proc} (a tree of fixtures in tests): the facts an identity records that are
+ * this host's for the life of the process (boot id, PID namespace, machine id), read once; its
+ * view ({@link ProcView}), kept once it is settled, and each thread's reader, which
+ * {@link LinuxProcessIntrospector} reads through; and the two calls a hook makes in a fresh JVM,
+ * its owner and a check of it, taken here when the case is plain, with no class but
+ * {@link ProcReader} (the design's "hook path in a cold JVM": each class a cold JVM loads from a
+ * jar costs about a third of a millisecond, so the plain path reads the facts here rather than
+ * through {@link ProcView}).
  *
  * <p>Plain: {@code /proc} is this process's and shows start times unshifted, every file read opens
  * and holds a well-formed line of a live process, the facts an identity records are those read
@@ -23,6 +28,15 @@ public final class ProcMount {
 
     private static final ProcMount SYSTEM = new ProcMount("/proc", "", null);
 
+    /** Where the machine id is looked for, first to last, below the filesystem root (machine-id(5)). */
+    static final String[] MACHINE_ID_PATHS = {"/etc/machine-id", "/var/lib/dbus/machine-id"};
+
+    /* Whether this /proc is plain (plainly()): ints, not an enum, on the hook path. */
+    /** Not known yet: not read, or a read that may pass failed. */
+    private static final int UNREAD = 0;
+    private static final int PLAIN = 1;
+    private static final int NOT_PLAIN = 2;
+
     /** How long a read of this host's name is reused, as {@code LivenessChecker} reuses its own. */
     private static final long HOST_TTL_NANOS = 1_000_000_000L;
 
@@ -34,6 +48,18 @@ public final class ProcMount {
 
     /** What this {@code /proc} looks like; null until read (a read that may pass is not kept). */
     private volatile ProcView view;
+
+    /** Whether {@link #bootId}, {@link #pidNamespace} and {@link #machineId} were read: written after them. */
+    private volatile boolean factsRead;
+    /** {@code /proc/sys/kernel/random/boot_id}, {@code ""} when unreadable (see {@link ProcView#bootId}). */
+    private String bootId;
+    /** The inode {@code /proc/self/ns/pid} names, {@code ""} when unreadable. */
+    private String pidNamespace;
+    /** The machine id ({@link #machineId(ProcReader, String)}), {@code ""} when there is none. */
+    private String machineId;
+
+    /** {@link #UNREAD}, {@link #PLAIN} or {@link #NOT_PLAIN}: see {@link #plainly()}. */
+    private volatile int plain;
 
     /** The last host name read, or null (not read yet, or unreadable), and when: as in {@code LivenessChecker}. */
     private volatile String hostName;
@@ -69,7 +95,8 @@ public final class ProcMount {
     ProcView view() {
         ProcView v = view;
         if (v == null) {
-            v = ProcView.read(root, machineRoot, reader());
+            readFacts();
+            v = ProcView.read(root, reader(), optional(bootId), optional(pidNamespace), optional(machineId));
             if (v.settled()) {
                 view = v;
             }
@@ -77,10 +104,64 @@ public final class ProcMount {
         return v;
     }
 
-    /** The view, when it is plain: trusted, its start times not shifted; else null. */
-    private ProcView plainView() {
-        ProcView v = view();
-        return v.distrust().isPresent() || v.shifted() ? null : v;
+    /** Reads the boot id, PID namespace and machine id, once: none of them changes while the process lives. */
+    private void readFacts() {
+        if (!factsRead) {
+            synchronized (this) {
+                if (!factsRead) {
+                    ProcReader r = reader();
+                    bootId = readSmallFile(r, root + "/sys/kernel/random/boot_id").orElse("");
+                    pidNamespace = namespace(root, "pid").orElse("");
+                    machineId = machineId(r, machineRoot).orElse("");
+                    factsRead = true;
+                }
+            }
+        }
+    }
+
+    private static Optional<String> optional(String fact) {
+        return fact.isEmpty() ? Optional.empty() : Optional.of(fact);
+    }
+
+    /**
+     * Whether this {@code /proc} is plain: this process's (its {@code self} resolves and its
+     * {@code NSpid} lists one id) and its start times unshifted (no {@code timens_offsets}, or a
+     * boottime offset of zero), the facts read. What {@link ProcView#read} finds trusted and
+     * unshifted, read with fewer classes: anything it would have to look at more closely (a read
+     * that failed, offsets in another spelling) is not plain, and the general path decides.
+     * Kept once known; a read that may pass is tried again next time.
+     */
+    private boolean plainly() {
+        int p = plain;
+        if (p == UNREAD) {
+            readFacts();
+            ProcReader r = reader();
+            int status = r.read(root + "/self/status", true);
+            if (status == ProcReader.OK) {
+                p = ProcReader.wordsAfter(r.buffer(), r.length(), StatusFile.NSPID) > 1 ? NOT_PLAIN : offsets(r);
+            } else {
+                p = status == ProcReader.ABSENT ? NOT_PLAIN : UNREAD;
+            }
+            plain = p;
+        }
+        return p == PLAIN;
+    }
+
+    /** Whether this process's start times are shown unshifted: {@link #PLAIN}, {@link #NOT_PLAIN}, or {@link #UNREAD}. */
+    private int offsets(ProcReader r) {
+        int offsets = r.read(root + "/self/timens_offsets", true);
+        if (offsets == ProcReader.ABSENT) {
+            return PLAIN; // a kernel without time namespaces (before 5.6)
+        }
+        if (offsets != ProcReader.OK) {
+            return UNREAD;
+        }
+        return zeroBoottime(r.text()) ? PLAIN : NOT_PLAIN;
+    }
+
+    /** Whether {@code pid} 1 is init of the initial PID namespace (or the namespace is unreadable: counted as initial). */
+    private boolean initialPidNamespace() {
+        return pidNamespace.isEmpty() || LinuxProcessIntrospector.INITIAL_PID_NAMESPACE.equals(pidNamespace);
     }
 
     /** This host's name, read at most about once a second; null when it cannot be read. */
@@ -88,7 +169,7 @@ public final class ProcMount {
         String h = hostName;
         long now = System.nanoTime();
         if (h == null || now - hostReadAt > HOST_TTL_NANOS) {
-            h = ProcView.readSmallFile(reader(), root + "/sys/kernel/hostname").orElse(null);
+            h = readSmallFile(reader(), root + "/sys/kernel/hostname").orElse(null);
             hostReadAt = now;
             hostName = h;
         }
@@ -108,8 +189,7 @@ public final class ProcMount {
      *             names one only when it is equal to it (no truncated name to allow for)
      */
     public Optional<Identity> owner(String skip, int maxDepth) {
-        ProcView v = plainView();
-        if (v == null) {
+        if (!plainly()) {
             return null;
         }
         ProcReader r = reader();
@@ -118,7 +198,7 @@ public final class ProcMount {
         }
         long pid = r.parentPid();
         for (int depth = 0; depth < maxDepth; depth++) {
-            if (pid <= 0 || pid == 1 && v.initialPidNamespace()) {
+            if (pid <= 0 || pid == 1 && initialPidNamespace()) {
                 return Optional.empty(); // the top of the tree or init: never an owner
             }
             if (!readLive(r, r.path(root, pid, "stat"), pid)) {
@@ -139,8 +219,7 @@ public final class ProcMount {
             if (host == null) {
                 return null;
             }
-            return Optional.of(new Identity(pid, start, v.bootId().orElse(""), host, comm,
-                    v.pidNamespace().orElse(""), v.machineId().orElse("")));
+            return Optional.of(new Identity(pid, start, bootId, host, comm, pidNamespace, machineId));
         }
         return Optional.empty(); // the depth limit
     }
@@ -153,15 +232,13 @@ public final class ProcMount {
      */
     public boolean alive(Identity id) {
         long pid = id.pid();
-        ProcView v = pid <= 0 ? null : plainView();
-        if (v == null) {
+        if (pid <= 0 || !plainly()) {
             return false;
         }
         if (!id.host().isEmpty() && !id.host().equals(hostName())) {
             return false;
         }
-        if (!recorded(id.machine(), v.machineId()) || !recorded(id.pidns(), v.pidNamespace())
-                || !recorded(id.boot(), v.bootId())) {
+        if (!recorded(id.machine(), machineId) || !recorded(id.pidns(), pidNamespace) || !recorded(id.boot(), bootId)) {
             return false;
         }
         String start = id.start();
@@ -172,9 +249,9 @@ public final class ProcMount {
         return readLive(r, r.path(root, pid, "stat"), pid) && r.startIs(start);
     }
 
-    /** Whether {@code recorded} is empty (not recorded) or is what was read here. */
-    private static boolean recorded(String recorded, Optional<String> here) {
-        return recorded.isEmpty() || here.isPresent() && here.get().equals(recorded);
+    /** Whether {@code recorded} is empty (not recorded) or is what was read here ({@code ""}: nothing read). */
+    private static boolean recorded(String recorded, String here) {
+        return recorded.isEmpty() || !here.isEmpty() && here.equals(recorded);
     }
 
     /**
@@ -199,5 +276,88 @@ public final class ProcMount {
             }
         }
         return false;
+    }
+
+    /**
+     * Whether {@code /proc/self/timens_offsets} has a {@code boottime} line whose numbers are all 0,
+     * as every process outside a time namespace reads: then there is nothing to take off, and
+     * {@link BootOffset} is not needed to say so. Anything else is left to {@link BootOffset#parse}.
+     */
+    static boolean zeroBoottime(String offsets) {
+        int at = offsets.startsWith("boottime ") ? 0 : offsets.indexOf("\nboottime ") + 1;
+        if (at <= 0 && !offsets.startsWith("boottime ")) {
+            return false;
+        }
+        int zeros = 0;
+        for (int i = at + "boottime ".length(); i < offsets.length() && offsets.charAt(i) != '\n'; i++) {
+            char c = offsets.charAt(i);
+            if (c == '0') {
+                if (i == 0 || offsets.charAt(i - 1) == ' ' || offsets.charAt(i - 1) == '\t') {
+                    zeros++;
+                }
+            } else if (c != ' ' && c != '\t') {
+                return false;
+            }
+        }
+        return zeros == 2;
+    }
+
+    /** The first of {@link #MACHINE_ID_PATHS} below {@code root} that holds a valid id, or empty. */
+    static Optional<String> machineId(ProcReader r, String root) {
+        for (String path : MACHINE_ID_PATHS) {
+            if (r.read(root + path, true) == ProcReader.OK) {
+                Optional<String> id = parseMachineId(r.text());
+                if (id.isPresent()) {
+                    return id;
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * The machine id a file's text holds, or empty when it is none: systemd's machine-id(5) is one
+     * line of 32 lowercase hex digits. Anything else (empty, {@code uninitialized} as written during
+     * first boot, all zeros, another length, upper case, spaces) is no id, and nothing is recorded
+     * rather than a value other machines may share by chance.
+     */
+    static Optional<String> parseMachineId(String text) {
+        String id = text.endsWith("\n") ? text.substring(0, text.length() - 1) : text;
+        if (id.length() != 32) {
+            return Optional.empty();
+        }
+        boolean zeros = true;
+        for (int i = 0; i < id.length(); i++) {
+            char c = id.charAt(i);
+            if (!(c >= '0' && c <= '9' || c >= 'a' && c <= 'f')) {
+                return Optional.empty();
+            }
+            zeros &= c == '0';
+        }
+        return zeros ? Optional.empty() : Optional.of(id);
+    }
+
+    /** A small file's text, trimmed; empty when it cannot be read or holds nothing. */
+    static Optional<String> readSmallFile(ProcReader r, String path) {
+        if (r.read(path, true) != ProcReader.OK) {
+            return Optional.empty();
+        }
+        String text = r.text().trim();
+        return text.isEmpty() ? Optional.empty() : Optional.of(text);
+    }
+
+    /** The inode {@code /proc/self/ns/KIND} links to ({@code pid:[4026531836]}), or empty. */
+    static Optional<String> namespace(String procRoot, String kind) {
+        try {
+            String link = Files.readSymbolicLink(Path.of(procRoot, "self", "ns", kind)).toString();
+            int open = link.indexOf('[');
+            int close = link.lastIndexOf(']');
+            if (link.startsWith(kind + ":") && open > 0 && close > open + 1) {
+                return Optional.of(link.substring(open + 1, close));
+            }
+            return Optional.empty();
+        } catch (Exception e) {
+            return Optional.empty();
+        }
     }
 }

@@ -2,15 +2,13 @@ package dev.proclive.linux;
 
 import dev.proclive.Reason;
 import dev.proclive.spi.ProcessLookup;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Optional;
 
 /**
  * What this process's {@code /proc} looks like, read once: whether its numbers are this process's
  * at all, how its start times are shifted, the boot id, the PID namespace, and beside them the
- * machine id. Whether it hides other users' processes is read apart, only when an entry is missing
- * ({@code LinuxProcessIntrospector.Missing}).
+ * machine id (those three as {@link ProcMount} read them). Whether it hides other users' processes
+ * is read apart, only when an entry is missing ({@code LinuxProcessIntrospector.Missing}).
  * None of it can change while the process lives (a process cannot leave its PID, user or time
  * namespace), so one value serves every later lookup.
  *
@@ -23,7 +21,7 @@ import java.util.Optional;
  *                  is recorded: never {@code btime}, which moves when the clock is stepped)
  * @param pidNamespace the inode {@code /proc/self/ns/pid} names, or empty
  * @param machineId {@code /etc/machine-id}, else {@code /var/lib/dbus/machine-id}, when it holds a
- *                  valid id ({@link #parseMachineId}), or empty
+ *                  valid id ({@link ProcMount#parseMachineId}), or empty
  * @param settled   false when a read failed in a way that may pass: read the view again next time
  * @param initialPidNamespace whether {@code pidNamespace} is the initial one's, or unreadable (then
  *                  counted as initial): decided once, since every check asks
@@ -38,17 +36,12 @@ record ProcView(Optional<ProcessLookup.Unknown> distrust, BootOffset shift,
                 pidNamespace.isEmpty() || LinuxProcessIntrospector.INITIAL_PID_NAMESPACE.equals(pidNamespace.get()));
     }
 
-    /** Where the machine id is looked for, first to last, below the filesystem root (machine-id(5)). */
-    static final String[] MACHINE_ID_PATHS = {"/etc/machine-id", "/var/lib/dbus/machine-id"};
-
     /**
-     * @param procRoot    where procfs is mounted
-     * @param machineRoot what {@link #MACHINE_ID_PATHS} are found below ({@code ""} for this system)
+     * @param procRoot where procfs is mounted
+     * @param boot     its boot id, {@code pidns} and {@code machine} as {@link ProcMount} read them
      */
-    static ProcView read(String procRoot, String machineRoot, ProcReader r) {
-        Optional<String> boot = readSmallFile(r, procRoot + "/sys/kernel/random/boot_id");
-        Optional<String> pidns = namespace(procRoot, "pid");
-        Optional<String> machine = machineId(r, machineRoot);
+    static ProcView read(String procRoot, ProcReader r, Optional<String> boot, Optional<String> pidns,
+                         Optional<String> machine) {
         String statusPath = procRoot + "/self/status";
         int status = r.read(statusPath, true);
         if (status == ProcReader.ABSENT) {
@@ -71,7 +64,7 @@ record ProcView(Optional<ProcessLookup.Unknown> distrust, BootOffset shift,
         if (offsets != ProcReader.OK && offsets != ProcReader.ABSENT) {
             return untrusted(Reason.IO_ERROR, offsetsPath + ": " + r.error(), boot, pidns, machine, false);
         }
-        if (offsets == ProcReader.OK && !zeroBoottime(r.text())) {
+        if (offsets == ProcReader.OK && !ProcMount.zeroBoottime(r.text())) {
             Optional<BootOffset> parsed = BootOffset.parse(r.text());
             if (parsed.isEmpty()) {
                 return untrusted(Reason.IO_ERROR, "malformed " + offsetsPath, boot, pidns, machine, true);
@@ -80,30 +73,6 @@ record ProcView(Optional<ProcessLookup.Unknown> distrust, BootOffset shift,
         }
 
         return new ProcView(Optional.empty(), shift, boot, pidns, machine, true);
-    }
-
-    /**
-     * Whether {@code /proc/self/timens_offsets} has a {@code boottime} line whose numbers are all 0,
-     * as every process outside a time namespace reads: then there is nothing to take off, and
-     * {@link BootOffset} is not needed to say so. Anything else is left to {@link BootOffset#parse}.
-     */
-    static boolean zeroBoottime(String offsets) {
-        int at = offsets.startsWith("boottime ") ? 0 : offsets.indexOf("\nboottime ") + 1;
-        if (at <= 0 && !offsets.startsWith("boottime ")) {
-            return false;
-        }
-        int zeros = 0;
-        for (int i = at + "boottime ".length(); i < offsets.length() && offsets.charAt(i) != '\n'; i++) {
-            char c = offsets.charAt(i);
-            if (c == '0') {
-                if (i == 0 || offsets.charAt(i - 1) == ' ' || offsets.charAt(i - 1) == '\t') {
-                    zeros++;
-                }
-            } else if (c != ' ' && c != '\t') {
-                return false;
-            }
-        }
-        return zeros == 2;
     }
 
     /** Whether start times are shown shifted to this process: a time namespace with a boottime offset. */
@@ -127,62 +96,4 @@ record ProcView(Optional<ProcessLookup.Unknown> distrust, BootOffset shift,
                 boot, pidns, machine, settled);
     }
 
-    /** The first of {@link #MACHINE_ID_PATHS} below {@code root} that holds a valid id, or empty. */
-    static Optional<String> machineId(ProcReader r, String root) {
-        for (String path : MACHINE_ID_PATHS) {
-            if (r.read(root + path, true) == ProcReader.OK) {
-                Optional<String> id = parseMachineId(r.text());
-                if (id.isPresent()) {
-                    return id;
-                }
-            }
-        }
-        return Optional.empty();
-    }
-
-    /**
-     * The machine id a file's text holds, or empty when it is none: systemd's machine-id(5) is one
-     * line of 32 lowercase hex digits. Anything else (empty, {@code uninitialized} as written during
-     * first boot, all zeros, another length, upper case, spaces) is no id, and nothing is recorded
-     * rather than a value other machines may share by chance.
-     */
-    static Optional<String> parseMachineId(String text) {
-        String id = text.endsWith("\n") ? text.substring(0, text.length() - 1) : text;
-        if (id.length() != 32) {
-            return Optional.empty();
-        }
-        boolean zeros = true;
-        for (int i = 0; i < id.length(); i++) {
-            char c = id.charAt(i);
-            if (!(c >= '0' && c <= '9' || c >= 'a' && c <= 'f')) {
-                return Optional.empty();
-            }
-            zeros &= c == '0';
-        }
-        return zeros ? Optional.empty() : Optional.of(id);
-    }
-
-    /** A small file's text, trimmed; empty when it cannot be read or holds nothing. */
-    static Optional<String> readSmallFile(ProcReader r, String path) {
-        if (r.read(path, true) != ProcReader.OK) {
-            return Optional.empty();
-        }
-        String text = r.text().trim();
-        return text.isEmpty() ? Optional.empty() : Optional.of(text);
-    }
-
-    /** The inode {@code /proc/self/ns/KIND} links to ({@code pid:[4026531836]}), or empty. */
-    static Optional<String> namespace(String procRoot, String kind) {
-        try {
-            String link = Files.readSymbolicLink(Path.of(procRoot, "self", "ns", kind)).toString();
-            int open = link.indexOf('[');
-            int close = link.lastIndexOf(']');
-            if (link.startsWith(kind + ":") && open > 0 && close > open + 1) {
-                return Optional.of(link.substring(open + 1, close));
-            }
-            return Optional.empty();
-        } catch (Exception e) {
-            return Optional.empty();
-        }
-    }
 }

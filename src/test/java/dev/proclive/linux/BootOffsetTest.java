@@ -16,15 +16,15 @@ class BootOffsetTest {
 
     @Test
     void zeroOffsetsAreToldWithoutParsing() {
-        assertThat(ProcView.zeroBoottime("monotonic           0         0\nboottime            0         0\n")).isTrue();
-        assertThat(ProcView.zeroBoottime("boottime 0 0")).isTrue();
-        assertThat(ProcView.zeroBoottime("monotonic 5 0\nboottime 1000 0\n")).isFalse();
-        assertThat(ProcView.zeroBoottime("boottime 0 5")).isFalse();
-        assertThat(ProcView.zeroBoottime("boottime -0 0")).isFalse(); // left to the parser
-        assertThat(ProcView.zeroBoottime("boottime 0")).isFalse();
-        assertThat(ProcView.zeroBoottime("boottime 0 0 0")).isFalse();
-        assertThat(ProcView.zeroBoottime("monotonic 0 0\n")).isFalse();
-        assertThat(ProcView.zeroBoottime("")).isFalse();
+        assertThat(ProcMount.zeroBoottime("monotonic           0         0\nboottime            0         0\n")).isTrue();
+        assertThat(ProcMount.zeroBoottime("boottime 0 0")).isTrue();
+        assertThat(ProcMount.zeroBoottime("monotonic 5 0\nboottime 1000 0\n")).isFalse();
+        assertThat(ProcMount.zeroBoottime("boottime 0 5")).isFalse();
+        assertThat(ProcMount.zeroBoottime("boottime -0 0")).isFalse(); // left to the parser
+        assertThat(ProcMount.zeroBoottime("boottime 0")).isFalse();
+        assertThat(ProcMount.zeroBoottime("boottime 0 0 0")).isFalse();
+        assertThat(ProcMount.zeroBoottime("monotonic 0 0\n")).isFalse();
+        assertThat(ProcMount.zeroBoottime("")).isFalse();
     }
 
     @Test

@@ -39,8 +39,8 @@ class MachineIdTest {
 
     @Test
     void anIdIsOneLineOf32LowercaseHexDigits() {
-        assertThat(ProcView.parseMachineId(ID + "\n")).contains(ID);
-        assertThat(ProcView.parseMachineId(ID)).contains(ID);
+        assertThat(ProcMount.parseMachineId(ID + "\n")).contains(ID);
+        assertThat(ProcMount.parseMachineId(ID)).contains(ID);
     }
 
     @ParameterizedTest
@@ -50,7 +50,7 @@ class MachineIdTest {
             "3d1219c7c4c5404aaa1f6d2a48adfda4\n\n", "3d1219c7-c4c5-404a-aa1f-6d2a48adfda4\n",
             "3d1219c7c4c5404aaa1f6d2a48adfdg4\n", "3d1219c7c4c5404aaa1f6d2a48adfda4\r\n"})
     void anythingElseIsNoId(String text) {
-        assertThat(ProcView.parseMachineId(text)).isEmpty();
+        assertThat(ProcMount.parseMachineId(text)).isEmpty();
     }
 
     @Test

@@ -59,6 +59,10 @@ class ProcMountTest {
 
     /** self (1000) -> sh (40) -> bash (30) -> hook.sh (25, run by dash) -> node (20) -> init. */
     private FakeProc hookTree() {
+        return hookTreeIn(dir);
+    }
+
+    private static FakeProc hookTreeIn(Path dir) {
         return new FakeProc(dir)
                 .file("self/stat", stat(1000, "java", 40, 900))
                 .file("40/stat", stat(40, "sh", 30, 800))
@@ -132,6 +136,57 @@ class ProcMountTest {
         proc = hookTree().delete("sys/kernel/hostname");
         assertThat(mount(proc, new ArrayList<>()).owner(SKIP, 12)).isNull();
         assertThat(general(proc, new ArrayList<>())).isEmpty();
+    }
+
+    /**
+     * Whether {@code /proc} is plain is read by the plain path itself, without the general view:
+     * where it says plain, the view is trusted and unshifted; where the view sees more than one
+     * plain spelling of "no offset", it is left to the general path; what it found is kept, a read
+     * that may pass is tried again.
+     */
+    @Test
+    void thePlainPathReadsWhetherProcIsPlainAsTheViewDoes() throws java.io.IOException {
+        record Case(String name, java.util.function.UnaryOperator<FakeProc> tree, boolean plain) {
+        }
+        List<Case> cases = List.of(
+                new Case("no timens_offsets (before 5.6)", p -> p, true),
+                new Case("offsets of zero", p -> p.file("self/timens_offsets", "monotonic 0 0\nboottime 0 0\n"), true),
+                new Case("a boottime offset", p -> p.file("self/timens_offsets", "boottime 5 0\n"), false),
+                new Case("offsets spelled otherwise", p -> p.file("self/timens_offsets", "boottime -0 0\n"), false),
+                new Case("no NSpid line (before 4.1)", p -> p.file("self/status", "Name:\tjava\nPid:\t1000\n"), true),
+                new Case("another PID namespace's /proc", p -> p.file("self/status", "Name:\tjava\nNSpid:\t1000\t7\n"), false),
+                new Case("self does not resolve", p -> p.delete("self/status"), false));
+        for (Case c : cases) {
+            Path tree = dir.resolve(c.name().replace(' ', '-').replace('/', '-'));
+            FakeProc proc = c.tree().apply(hookTreeIn(tree));
+            ProcMount mount = new ProcMount(proc.root.toString(), proc.machineRoot(), null);
+            assertThat(mount.owner(SKIP, 12) != null).as(c.name()).isEqualTo(c.plain());
+            ProcView view = new ProcMount(proc.root.toString(), proc.machineRoot(), null).view();
+            if (c.plain()) {
+                assertThat(view.distrust()).as(c.name()).isEmpty();
+                assertThat(view.shifted()).as(c.name()).isFalse();
+            }
+            FakeProc.removeLinks(tree);
+        }
+
+        // what was found is kept: a /proc found shifted is not read again
+        FakeProc proc = hookTree().file("self/timens_offsets", "boottime 5 0\n");
+        ProcMount mount = mount(proc, new ArrayList<>());
+        assertThat(mount.owner(SKIP, 12)).isNull();
+        proc.delete("self/timens_offsets");
+        assertThat(mount.owner(SKIP, 12)).as("kept: a process cannot leave its time namespace").isNull();
+
+        // a read that failed in a way that may pass is tried again
+        proc.delete("self/status");
+        java.nio.file.Files.createDirectories(proc.root.resolve("self/status")); // EISDIR: neither absent nor read
+        List<String> opened = new ArrayList<>();
+        mount = mount(proc, opened);
+        assertThat(mount.owner(SKIP, 12)).isNull();
+        java.nio.file.Files.delete(proc.root.resolve("self/status"));
+        proc.file("self/status", "Name:\tjava\nNSpid:\t1000\n");
+        assertThat(mount.owner(SKIP, 12)).map(Identity::pid).contains(20L);
+        assertThat(opened).as("the facts (boot id, machine id) are read once").containsOnlyOnce(
+                proc.root + "/sys/kernel/random/boot_id");
     }
 
     @Test
