@@ -51,6 +51,8 @@ public final class ProcMount {
 
     /** Whether {@link #bootId}, {@link #pidNamespace} and {@link #machineId} were read: written after them. */
     private volatile boolean factsRead;
+    /** Held while they are read (a private lock: {@link #system()} is anyone's to synchronize on). */
+    private final Object factsLock = new Object();
     /** {@code /proc/sys/kernel/random/boot_id}, {@code ""} when unreadable (see {@link ProcView#bootId}). */
     private String bootId;
     /** The inode {@code /proc/self/ns/pid} names, {@code ""} when unreadable. */
@@ -107,7 +109,7 @@ public final class ProcMount {
     /** Reads the boot id, PID namespace and machine id, once: none of them changes while the process lives. */
     private void readFacts() {
         if (!factsRead) {
-            synchronized (this) {
+            synchronized (factsLock) {
                 if (!factsRead) {
                     ProcReader r = reader();
                     bootId = readSmallFile(r, root + "/sys/kernel/random/boot_id").orElse("");
