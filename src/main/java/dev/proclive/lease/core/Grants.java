@@ -6,7 +6,6 @@ import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
 import dev.proclive.Verdict;
 import dev.proclive.lease.Acquisition;
-import dev.proclive.lease.Lease;
 import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeaseLost;
@@ -97,11 +96,6 @@ final class Grants {
         return now.isBefore(earliest) ? earliest : now;
     }
 
-    /** How a grant written here becomes the {@link Lease} the caller gets. */
-    interface Leases {
-        Lease lease(LeaseRecord granted, Optional<String> token);
-    }
-
     /**
      * The record of {@code name}, without a lock, judged as a grant judges it.
      *
@@ -135,10 +129,10 @@ final class Grants {
      * Writes what {@code d} decided for {@code request} over {@code current}, under {@code guard},
      * and answers as the API does: the decision is turned into the answer once, here.
      *
-     * @param leases  the lease a new grant is given as, kept by the store from then on
+     * @param parts   what a new grant's lease works through, kept by the store from then on
      * @param scanned the carriers as found, when a scan (or a cgroup) was read
      */
-    Acquisition decided(Leases leases, String name, LeaseBook.Guard guard, LeaseRules.Request request,
+    Acquisition decided(GrantedLease.Parts parts, String name, LeaseBook.Guard guard, LeaseRules.Request request,
                         Optional<LeaseRecord> current, LeaseRules.Decision d, Optional<TokenCarriers.Carried> scanned,
                         Instant now) throws IOException {
         if (d instanceof LeaseRules.Grant grant) {
@@ -151,18 +145,18 @@ final class Grants {
                     reserve ? os.userId(request.who().pid()) : OptionalLong.empty(),
                     reserve ? os.startFloor() : Optional.empty()));
             current.flatMap(Cgroup::of).ifPresent(this::removeIfEmpty); // its grant ended: nothing enters it again
-            return new Acquisition.Granted(leases.lease(granted, token), current, false);
+            return new Acquisition.Granted(GrantedLease.kept(parts, granted, token), current, false);
         }
         LeaseRecord r = current.orElseThrow();
         if (d instanceof LeaseRules.Again) {
             LeaseRecord again = Records.handedTo(r, r.state(), request.who(), writer, now, policy.ttl());
             guard.replace(again);
-            return new Acquisition.Granted(leases.lease(again, Optional.empty()), current, true);
+            return new Acquisition.Granted(GrantedLease.kept(parts, again, Optional.empty()), current, true);
         }
         if (d instanceof LeaseRules.Claim) {
             LeaseRecord claimed = Records.handedTo(r, LeaseRecord.State.HELD, request.who(), writer, now, r.ttl());
             guard.replace(claimed);
-            return new Acquisition.Granted(leases.lease(claimed, request.token()), current, false);
+            return new Acquisition.Granted(GrantedLease.kept(parts, claimed, request.token()), current, false);
         }
         if (d instanceof LeaseRules.Adopt adopt) {
             Optional<LeaseRecord> adopted = adopt(guard, r, adopt.carrier(), now,

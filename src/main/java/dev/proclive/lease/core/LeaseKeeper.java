@@ -426,8 +426,7 @@ public final class LeaseKeeper implements AutoCloseable {
                                 verdict.orElseGet(() -> checker.explain(current.get().holder()))));
                     }
                 }
-                Grants.Leases leases = (granted, token) -> GrantedLease.kept(parts, granted, token);
-                return grants.decided(leases, name, guard, request, current, d, scan, now);
+                return grants.decided(parts, name, guard, request, current, d, scan, now);
             }
         }
     }
