@@ -410,12 +410,12 @@ public final class LeaseKeeper implements AutoCloseable {
         while (true) {
             LeaseRules.Decision d = LeaseRules.decide(request, current, verdict, scan.map(TokenCarriers.Carried::scan),
                     fresh, policy, now);
-            if (d instanceof LeaseRules.NeedVerdict) {
+            if (d == LeaseRules.Need.VERDICT) {
                 verdict = Optional.of(checker.explain(current.orElseThrow().holder()));
-            } else if (d instanceof LeaseRules.NeedScan) {
+            } else if (d == LeaseRules.Need.SCAN) {
                 guard.confirm(); // a scan is costly: never over a record that may be stale
                 scan = Optional.of(carriers.scan(name, current.orElseThrow()));
-            } else if (d instanceof LeaseRules.NeedFreshness) {
+            } else if (d == LeaseRules.Need.FRESHNESS) {
                 fresh = Optional.of(guard.freshUntil(current.orElseThrow()));
             } else {
                 if (d instanceof LeaseRules.Grant && request.kind() != LeaseRules.Kind.CLAIM) {
