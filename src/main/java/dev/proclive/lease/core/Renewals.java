@@ -40,7 +40,6 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 final class Renewals {
 
-    /** How often the kept grants are looked at. */
     static final long LOOK_MS = 250;
 
     private final Grants grants;
@@ -324,12 +323,7 @@ final class Renewals {
         if (kept.get(g.name()) != k || unconfirmed(g) || book.expires()) { // etcd: read when its watch says
             return;
         }
-        Optional<Object> stamp;
-        try {
-            stamp = book.stamp(g.name());
-        } catch (IOException | RuntimeException e) {
-            stamp = Optional.empty(); // read it
-        }
+        Optional<Object> stamp = RecordWatches.stamp(book, g.name());
         if (stamp.isPresent() && stamp.get().equals(k.seen)) {
             return;
         }
