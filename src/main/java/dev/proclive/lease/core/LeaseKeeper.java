@@ -60,11 +60,7 @@ public final class LeaseKeeper implements AutoCloseable {
     /** The deadline of the wait this thread is in, if any: a lock is waited for no longer than the caller waits. */
     private final ThreadLocal<Elapsed> waitingUntil = new ThreadLocal<>();
 
-    /**
-     * An engine over {@code book}, judging with {@code checker}, writing as {@code writer} (this
-     * process), dating records by {@code clock}, waiting through {@code pause}, and tracking a
-     * spawned command's descendants through {@code descendants} when the policy asks for it.
-     */
+    /** {@code writer}: this process; {@code clock} dates records, {@code pause} bounds waits. */
     public LeaseKeeper(LeaseBook book, LeasePolicy policy, Identity writer, LivenessChecker checker, Clock clock,
                        Pause pause, Descendants descendants) {
         this.book = book;
