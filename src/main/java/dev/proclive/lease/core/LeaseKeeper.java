@@ -27,9 +27,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
 /**
- * The engine: the store's work on one lease. Lock it, read it, decide ({@link LeaseRules}), write
- * what was decided ({@link Grants}), and answer as the API does; it also waits, spawns, and keeps
- * grants. It knows its book only through the seam ({@link LeaseBook}).
+ * The engine: the store's work on one lease. Lock it and let {@link Grants} decide, write and
+ * answer as the API does; it also waits, spawns, and keeps grants. It knows its book only through the seam ({@link LeaseBook}).
  */
 public final class LeaseKeeper implements AutoCloseable {
 
@@ -390,40 +389,7 @@ public final class LeaseKeeper implements AutoCloseable {
 
     private Acquisition request(String name, LeaseRules.Request request) throws IOException {
         Optional<Duration> bound = lockBound();
-        LeaseBook.Locked<Acquisition> work = guard -> decide(name, request, guard);
+        LeaseBook.Locked<Acquisition> work = guard -> grants.decide(parts, queue, name, request, guard);
         return bound.isPresent() ? book.locked(name, bound.get(), work) : book.locked(name, work);
-    }
-
-    private Acquisition decide(String name, LeaseRules.Request request, LeaseBook.Guard guard) throws IOException {
-        Optional<LeaseRecord> current = guard.record();
-        if (current.isPresent() && current.get().granted()) {
-            grants.trusted(name, current.get(), guard.fence());
-        }
-        Instant now = now();
-        Optional<Verdict> verdict = Optional.empty();
-        Optional<TokenCarriers.Carried> scan = Optional.empty();
-        Optional<Instant> fresh = Optional.empty();
-        while (true) {
-            LeaseRules.Decision d = LeaseRules.decide(request, current, verdict, scan.map(TokenCarriers.Carried::scan),
-                    fresh, policy, now);
-            if (d == LeaseRules.Need.VERDICT) {
-                verdict = Optional.of(checker.explain(current.orElseThrow().holder()));
-            } else if (d == LeaseRules.Need.SCAN) {
-                guard.confirm(); // a scan is costly: never over a record that may be stale
-                scan = Optional.of(carriers.scan(name, current.orElseThrow()));
-            } else if (d == LeaseRules.Need.FRESHNESS) {
-                fresh = Optional.of(guard.freshUntil(current.orElseThrow()));
-            } else {
-                if (d instanceof LeaseRules.Grant && request.kind() != LeaseRules.Kind.CLAIM) {
-                    Optional<LeaseBook.Waiter> first = queue.ahead(guard, request.who(), current, now);
-                    if (first.isPresent() && current.isPresent()) {
-                        // Free, but served in order: a waiter that came first is granted first.
-                        return new Acquisition.Held(current.get(), WaiterQueue.turnOf(first.get(),
-                                verdict.orElseGet(() -> checker.explain(current.get().holder()))));
-                    }
-                }
-                return grants.decided(parts, name, guard, request, current, d, scan, now);
-            }
-        }
     }
 }
