@@ -30,7 +30,8 @@ import java.util.OptionalLong;
 
 /**
  * What happens to a lease under its lock: a request decided ({@link LeaseRules}) and written, a
- * grant renewed, handed off or ended. Every write first proves the record is one this store can trust ({@link #trusted}: not rolled back below the guard).
+ * grant renewed, handed off or ended. Every write first proves the record is one this store can
+ * trust ({@link #trusted}: not rolled back below the guard).
  */
 final class Grants {
 
@@ -145,7 +146,8 @@ final class Grants {
         Optional<Instant> fresh = Optional.empty();
         LeaseRules.Decision d;
         do {
-            d = LeaseRules.decide(request, current, verdict, scanned.map(TokenCarriers.Carried::scan), fresh, policy, now);
+            d = LeaseRules.decide(request, current, verdict, scanned.map(TokenCarriers.Carried::scan), fresh, policy,
+                    now);
             if (d == LeaseRules.Need.VERDICT) {
                 verdict = Optional.of(checker.explain(current.orElseThrow().holder()));
             } else if (d == LeaseRules.Need.SCAN) {

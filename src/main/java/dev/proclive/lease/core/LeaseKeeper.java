@@ -28,7 +28,8 @@ import java.util.function.Consumer;
 
 /**
  * The engine: the store's work on one lease. Lock it and let {@link Grants} decide, write and
- * answer as the API does; it also waits, spawns, and keeps grants. It knows its book only through the seam ({@link LeaseBook}).
+ * answer as the API does; it also waits, spawns, and keeps grants. It knows its book only through
+ * the seam ({@link LeaseBook}).
  */
 public final class LeaseKeeper implements AutoCloseable {
 
