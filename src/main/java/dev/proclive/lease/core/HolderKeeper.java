@@ -97,7 +97,6 @@ final class HolderKeeper {
         }
     }
 
-    /** Keeps {@code g} if its holder is ALIVE here, ends it if DEAD. */
     private void look(LeaseBook.Grant g) throws IOException {
         LeaseRecord r = g.record();
         String key = r.name() + "@" + r.fence();

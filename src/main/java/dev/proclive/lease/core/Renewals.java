@@ -95,7 +95,6 @@ final class Renewals {
         }
     }
 
-    /** Keeps {@code granted} from now on; a record that is not granted, or a closed store, is not kept. */
     void keep(LeaseRecord granted) {
         if (closed || !granted.granted()) {
             return;
@@ -276,7 +275,6 @@ final class Renewals {
         }
     }
 
-    /** Sets a pass for the first renewal due among the kept grants. */
     private void renewNext() {
         Optional<Long> first = Optional.empty();
         for (Kept k : kept.values()) {
