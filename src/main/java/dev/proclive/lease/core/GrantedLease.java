@@ -19,7 +19,6 @@ import java.util.concurrent.CompletableFuture;
  */
 final class GrantedLease implements Lease {
 
-    /** What a granted lease works through. */
     record Parts(Grants grants, LeaseBook book, Renewals renewals, HolderWatches watches) {
     }
 
@@ -187,7 +186,6 @@ final class GrantedLease implements Lease {
         }
     }
 
-    /** {@link #release()}. */
     @Override
     public void close() throws IOException {
         release();

@@ -6,7 +6,6 @@ import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
 import dev.proclive.Verdict;
 import dev.proclive.lease.Acquisition;
-import dev.proclive.lease.Lease;
 import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeaseLost;
@@ -30,8 +29,9 @@ import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
- * What happens to a grant once the engine has decided it, each under the lease's lock. Every write
- * first proves the record is one this store can trust ({@link #trusted}: not rolled back below the guard).
+ * What happens to a lease under its lock: a request decided ({@link LeaseRules}) and written, a
+ * grant renewed, handed off or ended. Every write first proves the record is one this store can
+ * trust ({@link #trusted}: not rolled back below the guard).
  */
 final class Grants {
 
@@ -97,11 +97,6 @@ final class Grants {
         return now.isBefore(earliest) ? earliest : now;
     }
 
-    /** How a grant written here becomes the {@link Lease} the caller gets. */
-    interface Leases {
-        Lease lease(LeaseRecord granted, Optional<String> token);
-    }
-
     /**
      * The record of {@code name}, without a lock, judged as a grant judges it.
      *
@@ -132,15 +127,44 @@ final class Grants {
     }
 
     /**
-     * Writes what {@code d} decided for {@code request} over {@code current}, under {@code guard},
-     * and answers as the API does: the decision is turned into the answer once, here.
+     * Decides {@code request} over the record {@code guard} holds ({@link LeaseRules}, each fact read
+     * once the rules ask for it), writes what was decided, and answers as the API does: the decision
+     * is turned into the answer once, here.
      *
-     * @param leases  the lease a new grant is given as, kept by the store from then on
-     * @param scanned the carriers as found, when a scan (or a cgroup) was read
+     * @param parts what a new grant's lease works through, kept by the store from then on
+     * @param queue the waiters a free lease goes to first, in the order they came
      */
-    Acquisition decided(Leases leases, String name, LeaseBook.Guard guard, LeaseRules.Request request,
-                        Optional<LeaseRecord> current, LeaseRules.Decision d, Optional<TokenCarriers.Carried> scanned,
-                        Instant now) throws IOException {
+    Acquisition decide(GrantedLease.Parts parts, WaiterQueue queue, String name, LeaseRules.Request request,
+                       LeaseBook.Guard guard) throws IOException {
+        Optional<LeaseRecord> current = guard.record();
+        if (current.isPresent() && current.get().granted()) {
+            trusted(name, current.get(), guard.fence());
+        }
+        Instant now = now();
+        Optional<Verdict> verdict = Optional.empty();
+        Optional<TokenCarriers.Carried> scanned = Optional.empty();
+        Optional<Instant> fresh = Optional.empty();
+        LeaseRules.Decision d;
+        do {
+            d = LeaseRules.decide(request, current, verdict, scanned.map(TokenCarriers.Carried::scan), fresh, policy,
+                    now);
+            if (d == LeaseRules.Need.VERDICT) {
+                verdict = Optional.of(checker.explain(current.orElseThrow().holder()));
+            } else if (d == LeaseRules.Need.SCAN) {
+                guard.confirm(); // a scan is costly: never over a record that may be stale
+                scanned = Optional.of(carriers.scan(name, current.orElseThrow()));
+            } else if (d == LeaseRules.Need.FRESHNESS) {
+                fresh = Optional.of(guard.freshUntil(current.orElseThrow()));
+            }
+        } while (d instanceof LeaseRules.Need);
+        if (d instanceof LeaseRules.Grant && request.kind() != LeaseRules.Kind.CLAIM) {
+            Optional<LeaseBook.Waiter> first = queue.ahead(guard, request.who(), current, now);
+            if (first.isPresent() && current.isPresent()) {
+                // Free, but served in order: a waiter that came first is granted first.
+                return new Acquisition.Held(current.get(), WaiterQueue.turnOf(first.get(),
+                        verdict.orElseGet(() -> checker.explain(current.get().holder()))));
+            }
+        }
         if (d instanceof LeaseRules.Grant grant) {
             boolean reserve = request.kind() == LeaseRules.Kind.RESERVE;
             Optional<String> token = reserve ? Optional.of(newToken()) : Optional.empty();
@@ -151,18 +175,18 @@ final class Grants {
                     reserve ? os.userId(request.who().pid()) : OptionalLong.empty(),
                     reserve ? os.startFloor() : Optional.empty()));
             current.flatMap(Cgroup::of).ifPresent(this::removeIfEmpty); // its grant ended: nothing enters it again
-            return new Acquisition.Granted(leases.lease(granted, token), current, false);
+            return new Acquisition.Granted(GrantedLease.kept(parts, granted, token), current, false);
         }
         LeaseRecord r = current.orElseThrow();
         if (d instanceof LeaseRules.Again) {
             LeaseRecord again = Records.handedTo(r, r.state(), request.who(), writer, now, policy.ttl());
             guard.replace(again);
-            return new Acquisition.Granted(leases.lease(again, Optional.empty()), current, true);
+            return new Acquisition.Granted(GrantedLease.kept(parts, again, Optional.empty()), current, true);
         }
         if (d instanceof LeaseRules.Claim) {
             LeaseRecord claimed = Records.handedTo(r, LeaseRecord.State.HELD, request.who(), writer, now, r.ttl());
             guard.replace(claimed);
-            return new Acquisition.Granted(leases.lease(claimed, request.token()), current, false);
+            return new Acquisition.Granted(GrantedLease.kept(parts, claimed, request.token()), current, false);
         }
         if (d instanceof LeaseRules.Adopt adopt) {
             Optional<LeaseRecord> adopted = adopt(guard, r, adopt.carrier(), now,

@@ -15,6 +15,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
 
 /**
@@ -23,6 +24,14 @@ import java.util.function.Consumer;
  * here are ended at once. Another machine's holders are that machine's keeper's.
  */
 final class HolderKeeper {
+
+    /**
+     * A failed read of the grants is tried again after 25 ms, doubling with each failure in a row
+     * to 1 s, each pause changed by up to a fifth at random, so that keepers that failed together do
+     * not try again together.
+     */
+    private static final long FIRST_PAUSE_MS = 25;
+    private static final long MOST_PAUSE_MS = 1_000;
 
     private final Grants grants;
     private final LivenessChecker checker;
@@ -37,7 +46,7 @@ final class HolderKeeper {
     }
 
     void run(Duration poll, Consumer<String> says) throws InterruptedException {
-        Backoff backoff = new Backoff();
+        int failures = 0;
         boolean answered = false;
         while (true) {
             List<LeaseBook.Grant> grants;
@@ -46,19 +55,21 @@ final class HolderKeeper {
             } catch (InterruptedIOException e) {
                 throw new InterruptedException(e.getMessage());
             } catch (IOException | RuntimeException | Error e) { // an Error too: the keeper never gives up
-                Duration pause = backoff.next();
+                long base = Math.min(MOST_PAUSE_MS, FIRST_PAUSE_MS << Math.min(failures, 16));
+                failures++;
+                Duration pause = Duration.ofMillis(base * (80 + ThreadLocalRandom.current().nextInt(41)) / 100);
                 says.accept("cannot read the grants (" + OneLine.escape(String.valueOf(e.getMessage())) + "); trying again in "
                         + pause.toMillis() + " ms");
                 Thread.sleep(pause.toMillis());
                 continue;
             }
-            int failedBefore = backoff.succeeded();
             if (!answered) {
                 answered = true;
                 says.accept("keeping the grants of this machine's holders alive; ending each the moment its holder dies");
-            } else if (failedBefore > 0) {
+            } else if (failures > 0) {
                 says.accept("etcd answers again: keeping");
             }
+            failures = 0;
             for (LeaseBook.Grant g : grants) {
                 try {
                     look(g);
@@ -86,7 +97,6 @@ final class HolderKeeper {
         }
     }
 
-    /** Keeps {@code g} if its holder is ALIVE here, ends it if DEAD. */
     private void look(LeaseBook.Grant g) throws IOException {
         LeaseRecord r = g.record();
         String key = r.name() + "@" + r.fence();

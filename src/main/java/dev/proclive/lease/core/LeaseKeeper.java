@@ -27,9 +27,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
 /**
- * The engine: the store's work on one lease. Lock it, read it, decide ({@link LeaseRules}), write
- * what was decided ({@link Grants}), and answer as the API does; it also waits, spawns, and keeps
- * grants. It knows its book only through the seam ({@link LeaseBook}).
+ * The engine: the store's work on one lease. Lock it and let {@link Grants} decide, write and
+ * answer as the API does; it also waits, spawns, and keeps grants. It knows its book only through
+ * the seam ({@link LeaseBook}).
  */
 public final class LeaseKeeper implements AutoCloseable {
 
@@ -60,11 +60,7 @@ public final class LeaseKeeper implements AutoCloseable {
     /** The deadline of the wait this thread is in, if any: a lock is waited for no longer than the caller waits. */
     private final ThreadLocal<Elapsed> waitingUntil = new ThreadLocal<>();
 
-    /**
-     * An engine over {@code book}, judging with {@code checker}, writing as {@code writer} (this
-     * process), dating records by {@code clock}, waiting through {@code pause}, and tracking a
-     * spawned command's descendants through {@code descendants} when the policy asks for it.
-     */
+    /** {@code writer}: this process; {@code clock} dates records, {@code pause} bounds waits. */
     public LeaseKeeper(LeaseBook book, LeasePolicy policy, Identity writer, LivenessChecker checker, Clock clock,
                        Pause pause, Descendants descendants) {
         this.book = book;
@@ -394,41 +390,7 @@ public final class LeaseKeeper implements AutoCloseable {
 
     private Acquisition request(String name, LeaseRules.Request request) throws IOException {
         Optional<Duration> bound = lockBound();
-        LeaseBook.Locked<Acquisition> work = guard -> decide(name, request, guard);
+        LeaseBook.Locked<Acquisition> work = guard -> grants.decide(parts, queue, name, request, guard);
         return bound.isPresent() ? book.locked(name, bound.get(), work) : book.locked(name, work);
-    }
-
-    private Acquisition decide(String name, LeaseRules.Request request, LeaseBook.Guard guard) throws IOException {
-        Optional<LeaseRecord> current = guard.record();
-        if (current.isPresent() && current.get().granted()) {
-            grants.trusted(name, current.get(), guard.fence());
-        }
-        Instant now = now();
-        Optional<Verdict> verdict = Optional.empty();
-        Optional<TokenCarriers.Carried> scan = Optional.empty();
-        Optional<Instant> fresh = Optional.empty();
-        while (true) {
-            LeaseRules.Decision d = LeaseRules.decide(request, current, verdict, scan.map(TokenCarriers.Carried::scan),
-                    fresh, policy, now);
-            if (d instanceof LeaseRules.NeedVerdict) {
-                verdict = Optional.of(checker.explain(current.orElseThrow().holder()));
-            } else if (d instanceof LeaseRules.NeedScan) {
-                guard.confirm(); // a scan is costly: never over a record that may be stale
-                scan = Optional.of(carriers.scan(name, current.orElseThrow()));
-            } else if (d instanceof LeaseRules.NeedFreshness) {
-                fresh = Optional.of(guard.freshUntil(current.orElseThrow()));
-            } else {
-                if (d instanceof LeaseRules.Grant && request.kind() != LeaseRules.Kind.CLAIM) {
-                    Optional<LeaseBook.Waiter> first = queue.ahead(guard, request.who(), current, now);
-                    if (first.isPresent() && current.isPresent()) {
-                        // Free, but served in order: a waiter that came first is granted first.
-                        return new Acquisition.Held(current.get(), WaiterQueue.turnOf(first.get(),
-                                verdict.orElseGet(() -> checker.explain(current.get().holder()))));
-                    }
-                }
-                Grants.Leases leases = (granted, token) -> GrantedLease.kept(parts, granted, token);
-                return grants.decided(leases, name, guard, request, current, d, scan, now);
-            }
-        }
     }
 }

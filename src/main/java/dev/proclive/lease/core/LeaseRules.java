@@ -82,16 +82,14 @@ final class LeaseRules {
     record Undecided(Verdict verdict, Optional<Instant> eligibleAt) implements Decision {
     }
 
-    /** Ask again with the record holder's verdict. */
-    record NeedVerdict() implements Decision {
-    }
-
-    /** Ask again with a scan for the reservation's token. */
-    record NeedScan() implements Decision {
-    }
-
-    /** Ask again with until when the record is fresh, as its book tells it. */
-    record NeedFreshness() implements Decision {
+    /**
+     * Ask again with one more fact: the record holder's verdict, a scan for the reservation's token,
+     * or until when the record is fresh, as its book tells it.
+     */
+    enum Need implements Decision {
+        VERDICT,
+        SCAN,
+        FRESHNESS
     }
 
     /**
@@ -118,7 +116,7 @@ final class LeaseRules {
             return new Claim();
         }
         if (verdict.isEmpty()) {
-            return new NeedVerdict();
+            return Need.VERDICT;
         }
         Verdict v = verdict.get();
         if (v.liveness() == Liveness.ALIVE) {
@@ -133,7 +131,7 @@ final class LeaseRules {
                 && (r.state() == LeaseRecord.State.RESERVED || v.liveness() == Liveness.DEAD);
         if (carried && v.reason() != dev.proclive.Reason.REBOOTED) {
             if (scan.isEmpty()) {
-                return new NeedScan();
+                return Need.SCAN;
             }
             Optional<ProcessInfo> carrier = firstCarrier(scan.get().carriers());
             if (carrier.isPresent()) {
@@ -149,7 +147,7 @@ final class LeaseRules {
                 return new Undecided(v, Optional.empty());
             }
             if (fresh.isEmpty()) {
-                return new NeedFreshness();
+                return Need.FRESHNESS;
             }
             if (now.isBefore(fresh.get())) {
                 return new Undecided(v, fresh);

@@ -39,12 +39,16 @@ final class Losses {
         if (r.fence() == fence && r.ended().isPresent()) {
             LeaseRecord.Ending e = r.ended().get();
             String at = " at " + Records.timestamp(e.at()) + " (written by pid " + r.writer().pid() + ")";
-            return Optional.of(switch (e.how()) {
-                case BROKEN -> new LeaseLost(LeaseChange.BROKEN, now, mine + " was broken by an operator (lease break)" + at);
-                case RELEASED -> new LeaseLost(LeaseChange.REMOVED, now, mine + " was released" + at);
-                default -> new LeaseLost(LeaseChange.HOLDER_DIED, now, mine + " ended as " // exited, spawn_failed
-                        + e.how().json() + at + e.exitCode().stream().mapToObj(c -> ", status " + c).findFirst().orElse(""));
-            });
+            if (e.how() == LeaseChange.BROKEN) {
+                return Optional.of(new LeaseLost(LeaseChange.BROKEN, now,
+                        mine + " was broken by an operator (lease break)" + at));
+            }
+            if (e.how() == LeaseChange.RELEASED) {
+                return Optional.of(new LeaseLost(LeaseChange.REMOVED, now, mine + " was released" + at));
+            }
+            String status = e.exitCode().stream().mapToObj(c -> ", status " + c).findFirst().orElse("");
+            return Optional.of(new LeaseLost(LeaseChange.HOLDER_DIED, now, mine + " ended as " // exited, spawn_failed
+                    + e.how().json() + at + status));
         }
         if (r.fence() == fence && r.state() == LeaseRecord.State.RESERVED) {
             // the reservation this grant was handed from, read before the hand-off showed: a record at

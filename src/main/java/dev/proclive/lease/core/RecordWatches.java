@@ -53,7 +53,7 @@ final class RecordWatches {
         if (closed) {
             throw new IllegalStateException("the lease store is closed");
         }
-        Optional<Object> stamp = stamp(name);
+        Optional<Object> stamp = stamp(book, name);
         Watch w = new Watch(name, listener, read(name));
         w.seen = stamp.orElse(null);
         watches.add(w);
@@ -67,7 +67,7 @@ final class RecordWatches {
     }
 
     /** The record's stamp, taken before it is read: empty when the book cannot tell (then it is read). */
-    private Optional<Object> stamp(String name) {
+    static Optional<Object> stamp(LeaseBook book, String name) {
         try {
             return book.stamp(name);
         } catch (IOException | RuntimeException e) {
@@ -107,7 +107,7 @@ final class RecordWatches {
             if (stopped) {
                 return;
             }
-            Optional<Object> stamp = stamp(name);
+            Optional<Object> stamp = stamp(book, name);
             if (stamp.isPresent() && stamp.get().equals(seen)) {
                 return; // not replaced since it was read: nothing to tell
             }

@@ -6,14 +6,14 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.stream.Stream;
 
 /**
  * A spawned command's {@link Process} whose {@link #waitFor()} and {@link #onExit()} return once
  * the store is done with the command's end, so a caller that reads the record then finds the end
  * there, not a race with the library's own write. {@link #destroy()} and {@link #destroyForcibly()}
  * stop the command's whole tree where it runs in a cgroup of its own, as a service manager stops a
- * service.
+ * service. {@code info()}, {@code children()} and {@code descendants()} are {@link Process}'s own,
+ * through {@link #toHandle()}.
  */
 final class RecordedProcess extends Process {
 
@@ -106,21 +106,6 @@ final class RecordedProcess extends Process {
     @Override
     public ProcessHandle toHandle() {
         return process.toHandle();
-    }
-
-    @Override
-    public ProcessHandle.Info info() {
-        return process.info();
-    }
-
-    @Override
-    public Stream<ProcessHandle> children() {
-        return process.children();
-    }
-
-    @Override
-    public Stream<ProcessHandle> descendants() {
-        return process.descendants();
     }
 
     @Override

@@ -40,7 +40,6 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 final class Renewals {
 
-    /** How often the kept grants are looked at. */
     static final long LOOK_MS = 250;
 
     private final Grants grants;
@@ -96,7 +95,6 @@ final class Renewals {
         }
     }
 
-    /** Keeps {@code granted} from now on; a record that is not granted, or a closed store, is not kept. */
     void keep(LeaseRecord granted) {
         if (closed || !granted.granted()) {
             return;
@@ -277,7 +275,6 @@ final class Renewals {
         }
     }
 
-    /** Sets a pass for the first renewal due among the kept grants. */
     private void renewNext() {
         Optional<Long> first = Optional.empty();
         for (Kept k : kept.values()) {
@@ -324,12 +321,7 @@ final class Renewals {
         if (kept.get(g.name()) != k || unconfirmed(g) || book.expires()) { // etcd: read when its watch says
             return;
         }
-        Optional<Object> stamp;
-        try {
-            stamp = book.stamp(g.name());
-        } catch (IOException | RuntimeException e) {
-            stamp = Optional.empty(); // read it
-        }
+        Optional<Object> stamp = RecordWatches.stamp(book, g.name());
         if (stamp.isPresent() && stamp.get().equals(k.seen)) {
             return;
         }

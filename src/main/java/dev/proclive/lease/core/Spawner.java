@@ -189,10 +189,9 @@ final class Spawner {
     }
 
     /**
-     * Ends {@code lease} as {@code exited} with the status when {@code p} exits, while this JVM
-     * lives; a reservation the child claimed itself (after a failed hand-off) is ended as the
-     * child's, at the same fence. Where the kernel tracks what the child left behind, the lease
-     * went to the oldest of them: that one is watched in turn, and so on until nothing is left.
+     * Ends {@code lease} as {@link #ended} says when {@code p} exits, while this JVM lives. Where the
+     * kernel tracks what the child left behind, the lease went to the oldest of them: that one is
+     * watched in turn, and so on until nothing is left.
      *
      * @return completes once the end is written or could not be
      */

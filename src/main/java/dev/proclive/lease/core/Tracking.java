@@ -41,7 +41,6 @@ record Tracking(Descendants descendants, boolean subreaper, Optional<Cgroup> cgr
         cgroup.ifPresent(c -> descendants.remove(c.path()));
     }
 
-    /** Sends {@code signal} to every process of the command's cgroup. */
     void signalAll(int signal) {
         cgroup.ifPresent(c -> descendants.signal(c.path(), c.id(), signal));
     }

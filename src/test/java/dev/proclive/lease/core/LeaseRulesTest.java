@@ -69,7 +69,7 @@ class LeaseRulesTest {
         LeaseRules.Request newcomer = LeaseRules.Request.acquire(NEWCOMER);
         Optional<LeaseRecord> old = Optional.of(record(LeaseRecord.State.HELD, NOW.minus(Duration.ofHours(1))));
         assertThat(LeaseRules.decide(newcomer, old, Optional.of(UNKNOWN), Optional.empty(), Optional.empty(), AFTER_TTL, NOW))
-                .isInstanceOf(LeaseRules.NeedFreshness.class);
+                .isEqualTo(LeaseRules.Need.FRESHNESS);
         Instant sessionEnds = NOW.plusSeconds(12);
         assertThat(LeaseRules.decide(newcomer, old, Optional.of(UNKNOWN), Optional.empty(), Optional.of(sessionEnds), AFTER_TTL, NOW))
                 .isEqualTo(new LeaseRules.Undecided(UNKNOWN, Optional.of(sessionEnds)));
@@ -99,16 +99,16 @@ class LeaseRulesTest {
                 .isInstanceOf(LeaseRules.Again.class);
         Identity reused = new Identity(100, "501", "b", "h", "holder", "ns");
         assertThat(decide(LeaseRules.Request.acquire(reused), held(), null, null, NEVER))
-                .isInstanceOf(LeaseRules.NeedVerdict.class);
+                .isEqualTo(LeaseRules.Need.VERDICT);
         assertThat(decide(LeaseRules.Request.acquire(HOLDER), reserved(), null, null, NEVER))
-                .as("the reserver acquiring is a newcomer to its own reservation").isInstanceOf(LeaseRules.NeedVerdict.class);
+                .as("the reserver acquiring is a newcomer to its own reservation").isEqualTo(LeaseRules.Need.VERDICT);
     }
 
     @Test
     void aReservationIsOneIntentEvenForItsOwnReserver() {
         // Two spawns of one process: the second is judged, and a live reserver holds it.
         assertThat(decide(LeaseRules.Request.reserve(HOLDER), reserved(), null, null, NEVER))
-                .isInstanceOf(LeaseRules.NeedVerdict.class);
+                .isEqualTo(LeaseRules.Need.VERDICT);
         assertThat(decide(LeaseRules.Request.reserve(HOLDER), reserved(), ALIVE, null, NEVER))
                 .isEqualTo(new LeaseRules.Held(ALIVE));
         assertThat(decide(LeaseRules.Request.reserve(HOLDER), held(), ALIVE, null, NEVER))
@@ -118,7 +118,7 @@ class LeaseRulesTest {
     @Test
     void aHeldLeaseFollowsItsHoldersVerdict() {
         LeaseRules.Request newcomer = LeaseRules.Request.acquire(NEWCOMER);
-        assertThat(decide(newcomer, held(), null, null, NEVER)).isInstanceOf(LeaseRules.NeedVerdict.class);
+        assertThat(decide(newcomer, held(), null, null, NEVER)).isEqualTo(LeaseRules.Need.VERDICT);
         assertThat(decide(newcomer, held(), ALIVE, null, NEVER)).isEqualTo(new LeaseRules.Held(ALIVE));
         LeaseRules.Decision dead = decide(newcomer, held(), DEAD, null, NEVER);
         assertThat(dead).isEqualTo(new LeaseRules.Grant(Optional.of(
@@ -165,8 +165,8 @@ class LeaseRulesTest {
     @Test
     void aReservationWhoseReserverIsGoneIsJudgedByAScanForItsToken() {
         LeaseRules.Request newcomer = LeaseRules.Request.acquire(NEWCOMER);
-        assertThat(decide(newcomer, reserved(), DEAD, null, NEVER)).isInstanceOf(LeaseRules.NeedScan.class);
-        assertThat(decide(newcomer, reserved(), UNKNOWN, null, NEVER)).isInstanceOf(LeaseRules.NeedScan.class);
+        assertThat(decide(newcomer, reserved(), DEAD, null, NEVER)).isEqualTo(LeaseRules.Need.SCAN);
+        assertThat(decide(newcomer, reserved(), UNKNOWN, null, NEVER)).isEqualTo(LeaseRules.Need.SCAN);
 
         ProcessInfo child = process(300, 100, "450");
         assertThat(decide(newcomer, reserved(), DEAD, complete(child), NEVER)).isEqualTo(new LeaseRules.Adopt(child));
@@ -191,7 +191,7 @@ class LeaseRulesTest {
                 java.util.OptionalLong.of(1000), Optional.of("token"), Optional.of("400"), Optional.empty());
         LeaseRules.Request newcomer = LeaseRules.Request.acquire(NEWCOMER);
         assertThat(decide(newcomer, handedOff, DEAD, null, NEVER)).as("its re-forked child may still write")
-                .isInstanceOf(LeaseRules.NeedScan.class);
+                .isEqualTo(LeaseRules.Need.SCAN);
         ProcessInfo reforked = process(301, 1, "460");
         assertThat(decide(newcomer, handedOff, DEAD, complete(reforked), NEVER)).isEqualTo(new LeaseRules.Adopt(reforked));
         assertThat(decide(newcomer, handedOff, DEAD, EnvironmentScan.incomplete("hidepid"), NEVER))
@@ -249,7 +249,7 @@ class LeaseRulesTest {
                 Duration.ofSeconds(30), Optional.empty(), Optional.empty(), java.util.OptionalLong.empty(), Optional.empty(),
                 Optional.empty(), Optional.empty(), Optional.of("/cg/proclive.build.s.1"), Optional.of("1:2"));
         LeaseRules.Request newcomer = LeaseRules.Request.acquire(NEWCOMER);
-        assertThat(decide(newcomer, inCgroup, DEAD, null, NEVER)).isInstanceOf(LeaseRules.NeedScan.class);
+        assertThat(decide(newcomer, inCgroup, DEAD, null, NEVER)).isEqualTo(LeaseRules.Need.SCAN);
         ProcessInfo daemon = process(300, 1, "700");
         assertThat(decide(newcomer, inCgroup, DEAD, complete(daemon), NEVER)).isEqualTo(new LeaseRules.Adopt(daemon));
         assertThat(decide(newcomer, inCgroup, DEAD, complete(), NEVER)).isInstanceOf(LeaseRules.Grant.class);
