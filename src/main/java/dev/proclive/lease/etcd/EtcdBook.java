@@ -326,12 +326,8 @@ public final class EtcdBook implements LeaseBook {
             }
             try {
                 LeaseNames.checkName(name);
-                LeaseRecord r = LeaseJson.read(name, kv.value());
-                long fence = fences.getOrDefault(name, 0L);
-                if (r.fence() == 0 && fence != 0) {
-                    r = Records.fenced(r, fence);
-                }
-                if (r.granted() && r.fence() != 0 && r.fence() <= fence) {
+                LeaseRecord r = record(name, kv, fences.getOrDefault(name, 0L));
+                if (r.granted()) {
                     grants.add(new Grant(r, kv.lease()));
                 }
             } catch (IllegalArgumentException | LeaseCorruptException e) {
