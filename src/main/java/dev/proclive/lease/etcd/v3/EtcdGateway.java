@@ -606,7 +606,6 @@ public final class EtcdGateway implements Etcd {
         }
     }
 
-    /** A POST of {@code body} to {@code path}, with the auth token where there is a login. */
     private HttpRequest.Builder request(URI base, String path, ObjectNode body) throws IOException {
         HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve(path)).timeout(timeout)
                 .header("Content-Type", "application/json")
