@@ -81,11 +81,6 @@ final class EtcdKeepAlive implements Runnable {
             this.usedAt = confirmedAt;
         }
 
-        /** No grant has used it for a third of its TTL: time to let it go. */
-        boolean idle(long now) {
-            return Duration.ofNanos(now - usedAt).toMillis() > ttlMillis / 3;
-        }
-
         boolean overdue(long now) {
             return lost || Duration.ofNanos(now - confirmedAt).toMillis() > ttlMillis - ttlMillis / 4;
         }
@@ -127,7 +122,8 @@ final class EtcdKeepAlive implements Runnable {
 
     /** Whether {@code t}, which no kept grant uses, is let go: decided under the lock {@link #shared} holds. */
     private synchronized boolean letGo(Tracked t) {
-        if (!t.idle(System.nanoTime()) || t.inFlight.get() > 0) {
+        // time to let it go once no grant has used it for a third of its TTL, and no write is in flight on it
+        if (Duration.ofNanos(System.nanoTime() - t.usedAt).toMillis() <= t.ttlMillis / 3 || t.inFlight.get() > 0) {
             return false;
         }
         own.values().remove(t.id);
