@@ -20,11 +20,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * JVM's own, one per TTL, shared by the grants it writes, and others' for grants it keeps for them
  * ({@code lease keep}). A grant is lost when anyone else may be granted soon: its etcd lease not
  * confirmed alive for its TTL less a quarter (said before etcd can have let the lease expire), or
- * the answer to its write come later than that after it was stamped ({@link #answeredLate}). It
- * renews and nothing else: a grant whose holder dies is ended by the engine; an own etcd lease no
- * grant uses any more is revoked. A grant found lost still uses its etcd lease until it is ended
- * here: whatever may still write under its fence, nothing here frees the lease for another before
- * that — it is kept alive, never revoked.
+ * the answer to its write come later than that after it was stamped ({@link #answeredLate}). An own
+ * etcd lease no grant uses any more is revoked. A grant found lost still uses its etcd lease until
+ * it is ended here: whatever may still write under its fence, nothing here frees the lease for
+ * another before that — it is kept alive, never revoked.
  *
  * <p>When etcd may have changed under the grants (the prefix's watch broke, as when a member
  * restarts; a keep-alive went unanswered), rounds come soon (a tenth of a second, doubling up to the
