@@ -356,7 +356,6 @@ public final class EtcdGateway implements Etcd {
      */
     @Override
     public CompletableFuture<Void> watchPrefix(String prefix, long afterRevision, Changes changes) {
-        CompletableFuture<Void> done = new CompletableFuture<>();
         ObjectNode body = json.createObjectNode();
         body.putObject("create_request").put("key", b64(prefix))
                 .put("range_end", b64(rangeEnd(prefix.getBytes(StandardCharsets.UTF_8))))
@@ -366,9 +365,9 @@ public final class EtcdGateway implements Etcd {
         try {
             request = request(endpoints.get(current), "/v3/watch", body).timeout(Duration.ofDays(1)).build();
         } catch (IOException e) {
-            done.completeExceptionally(e);
-            return done;
+            return CompletableFuture.failedFuture(e);
         }
+        CompletableFuture<Void> done = new CompletableFuture<>();
         http.sendAsync(request, HttpResponse.BodyHandlers.fromLineSubscriber(new Flow.Subscriber<String>() {
             @Override
             public void onSubscribe(Flow.Subscription s) {
