@@ -128,7 +128,6 @@ final class EtcdKeepAlive implements Runnable {
         return true;
     }
 
-    /** etcd may have changed under the grants kept here (a watch of it broke): rounds come soon. */
     synchronized void unsure() {
         if (unsureMillis == 0) {
             unsureMillis = FIRST_RETRY_MILLIS;
@@ -167,7 +166,6 @@ final class EtcdKeepAlive implements Runnable {
         start();
     }
 
-    /** Whether the grant at {@code fence} of {@code name} is kept alive here now. */
     boolean keeping(String name, long fence) {
         Grant k = kept.get(name);
         Tracked t = k == null ? null : leases.get(k.session());
