@@ -92,7 +92,6 @@ public final class EtcdGateway implements Etcd {
         this.marks = marks;
     }
 
-    /** A user of etcd's authentication and its password. */
     public record Login(String user, char[] password) {
         @Override
         public String toString() {
@@ -638,7 +637,6 @@ public final class EtcdGateway implements Etcd {
                 kv.path("create_revision").asLong(), kv.path("mod_revision").asLong(), kv.path("lease").asLong());
     }
 
-    /** What etcd said, as one line of at most 200 characters for a message. */
     private static String reason(String said) {
         String line = said.replaceAll("\\p{Cntrl}", " ");
         return line.length() <= 200 ? line : line.substring(0, 200) + "…";
