@@ -27,7 +27,6 @@ final class PrefixWatch {
 
     /** How many keys' last changes are remembered before they are forgotten, all at once. */
     private static final int REMEMBERED = 4096;
-    /** How long one stream serves before it is opened anew. */
     static final long RENEW_MS = 30_000;
 
     private final Etcd etcd;
