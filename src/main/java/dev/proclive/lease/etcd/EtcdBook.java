@@ -44,9 +44,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * majority answers nothing, and nothing is granted.
  *
  * <p>Every grant this JVM writes goes onto its own etcd lease of its TTL (the store's session, as
- * etcd's {@code concurrency.Session}), kept alive by {@link EtcdKeepAlive}; a grant whose keep-alive
- * is not confirmed for its TTL less a quarter is {@linkplain #lost lost}, before etcd can have let
- * the lease expire. A record is not rewritten to stay alive: a newcomer that takes an UNKNOWN
+ * etcd's {@code concurrency.Session}), kept alive by {@link EtcdKeepAlive}, which says when a grant
+ * is {@linkplain #lost lost}. A record is not rewritten to stay alive: a newcomer that takes an UNKNOWN
  * holder's lease after its TTL waits for that etcd lease to expire ({@link LeaseBook.Guard#freshUntil}).
  * One watch over the prefix ({@link PrefixWatch}) tells every kept grant and waiter of a change.
  */
@@ -74,7 +73,6 @@ public final class EtcdBook implements LeaseBook {
      */
     private final Map<String, Snapshot> known = new ConcurrentHashMap<>();
 
-    /** The records under {@code prefix} in {@code etcd}, timed by {@code clock}. */
     public EtcdBook(Etcd etcd, String prefix, Clock clock) {
         this.etcd = etcd;
         this.prefix = prefix;
@@ -326,12 +324,8 @@ public final class EtcdBook implements LeaseBook {
             }
             try {
                 LeaseNames.checkName(name);
-                LeaseRecord r = LeaseJson.read(name, kv.value());
-                long fence = fences.getOrDefault(name, 0L);
-                if (r.fence() == 0 && fence != 0) {
-                    r = Records.fenced(r, fence);
-                }
-                if (r.granted() && r.fence() != 0 && r.fence() <= fence) {
+                LeaseRecord r = record(name, kv, fences.getOrDefault(name, 0L));
+                if (r.granted()) {
                     grants.add(new Grant(r, kv.lease()));
                 }
             } catch (IllegalArgumentException | LeaseCorruptException e) {

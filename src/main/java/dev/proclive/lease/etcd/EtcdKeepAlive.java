@@ -2,6 +2,7 @@ package dev.proclive.lease.etcd;
 
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.Daemons;
+import dev.proclive.lease.book.LeaseBook.Grant;
 import dev.proclive.lease.etcd.v3.Etcd;
 import java.io.IOException;
 import java.time.Clock;
@@ -20,11 +21,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * JVM's own, one per TTL, shared by the grants it writes, and others' for grants it keeps for them
  * ({@code lease keep}). A grant is lost when anyone else may be granted soon: its etcd lease not
  * confirmed alive for its TTL less a quarter (said before etcd can have let the lease expire), or
- * the answer to its write come later than that after it was stamped ({@link #answeredLate}). It
- * renews and nothing else: a grant whose holder dies is ended by the engine; an own etcd lease no
- * grant uses any more is revoked. A grant found lost still uses its etcd lease until it is ended
- * here: whatever may still write under its fence, nothing here frees the lease for another before
- * that — it is kept alive, never revoked.
+ * the answer to its write come later than that after it was stamped ({@link #answeredLate}). An own
+ * etcd lease no grant uses any more is revoked. A grant found lost still uses its etcd lease until
+ * it is ended here: whatever may still write under its fence, nothing here frees the lease for
+ * another before that — it is kept alive, never revoked.
  *
  * <p>When etcd may have changed under the grants (the prefix's watch broke, as when a member
  * restarts; a keep-alive went unanswered), rounds come soon (a tenth of a second, doubling up to the
@@ -41,10 +41,10 @@ final class EtcdKeepAlive implements Runnable {
     private final String threadName;
     /** The store's clock, which stamps a record's {@code renewedAt}: what a write's answer is measured against. */
     private final Clock clock;
-    private final Map<String, Kept> kept = new ConcurrentHashMap<>();
+    private final Map<String, Grant> kept = new ConcurrentHashMap<>();
     private final Map<String, Long> lostFences = new ConcurrentHashMap<>();
     /** Grants found lost whose holder may still write (not ended here yet): each keeps its etcd lease in use. */
-    private final Map<String, Kept> stillWriting = new ConcurrentHashMap<>();
+    private final Map<String, Grant> stillWriting = new ConcurrentHashMap<>();
     private final Map<Long, Tracked> leases = new ConcurrentHashMap<>();
     /** This JVM's own etcd leases, by TTL in seconds. */
     private final Map<Long, Long> own = new ConcurrentHashMap<>();
@@ -57,9 +57,6 @@ final class EtcdKeepAlive implements Runnable {
         this.etcd = etcd;
         this.threadName = threadName;
         this.clock = clock;
-    }
-
-    private record Kept(LeaseRecord record, long lease) {
     }
 
     private static final class Tracked {
@@ -79,11 +76,6 @@ final class EtcdKeepAlive implements Runnable {
             this.ours = ours;
             this.confirmedAt = confirmedAt;
             this.usedAt = confirmedAt;
-        }
-
-        /** No grant has used it for a third of its TTL: time to let it go. */
-        boolean idle(long now) {
-            return Duration.ofNanos(now - usedAt).toMillis() > ttlMillis / 3;
         }
 
         boolean overdue(long now) {
@@ -127,7 +119,8 @@ final class EtcdKeepAlive implements Runnable {
 
     /** Whether {@code t}, which no kept grant uses, is let go: decided under the lock {@link #shared} holds. */
     private synchronized boolean letGo(Tracked t) {
-        if (!t.idle(System.nanoTime()) || t.inFlight.get() > 0) {
+        // time to let it go once no grant has used it for a third of its TTL, and no write is in flight on it
+        if (Duration.ofNanos(System.nanoTime() - t.usedAt).toMillis() <= t.ttlMillis / 3 || t.inFlight.get() > 0) {
             return false;
         }
         own.values().remove(t.id);
@@ -135,7 +128,6 @@ final class EtcdKeepAlive implements Runnable {
         return true;
     }
 
-    /** etcd may have changed under the grants kept here (a watch of it broke): rounds come soon. */
     synchronized void unsure() {
         if (unsureMillis == 0) {
             unsureMillis = FIRST_RETRY_MILLIS;
@@ -156,7 +148,7 @@ final class EtcdKeepAlive implements Runnable {
             t.lost = true;
         }
         own.values().remove(lease);
-        stillWriting.values().removeIf(k -> k.lease() == lease); // gone, and its records with it
+        stillWriting.values().removeIf(k -> k.session() == lease); // gone, and its records with it
     }
 
     synchronized void keep(LeaseRecord r, long lease) {
@@ -170,14 +162,13 @@ final class EtcdKeepAlive implements Runnable {
             leases.put(lease, t);
         }
         t.usedAt = System.nanoTime();
-        kept.put(r.name(), new Kept(r, lease));
+        kept.put(r.name(), new Grant(r, lease));
         start();
     }
 
-    /** Whether the grant at {@code fence} of {@code name} is kept alive here now. */
     boolean keeping(String name, long fence) {
-        Kept k = kept.get(name);
-        Tracked t = k == null ? null : leases.get(k.lease());
+        Grant k = kept.get(name);
+        Tracked t = k == null ? null : leases.get(k.session());
         return k != null && k.record().fence() == fence && t != null && !t.lost;
     }
 
@@ -203,11 +194,11 @@ final class EtcdKeepAlive implements Runnable {
         if (f != null && f == fence) {
             return true;
         }
-        Kept k = kept.get(name);
+        Grant k = kept.get(name);
         if (k == null || k.record().fence() != fence) {
             return false;
         }
-        Tracked t = leases.get(k.lease());
+        Tracked t = leases.get(k.session());
         if (t == null || t.overdue(System.nanoTime())) {
             markLost(k);
             return true;
@@ -224,7 +215,7 @@ final class EtcdKeepAlive implements Runnable {
         if (!clock.instant().isAfter(r.renewedAt().plusMillis(ttl - ttl / 4))) {
             return false;
         }
-        Kept k = kept.get(r.name());
+        Grant k = kept.get(r.name());
         if (k != null && k.record().fence() == r.fence()) {
             markLost(k);
         } else {
@@ -233,9 +224,9 @@ final class EtcdKeepAlive implements Runnable {
         return true;
     }
 
-    private void markLost(Kept k) {
+    private void markLost(Grant k) {
         if (kept.remove(k.record().name(), k)) {
-            Tracked t = leases.get(k.lease());
+            Tracked t = leases.get(k.session());
             if (t != null && !t.lost) {
                 stillWriting.put(k.record().name(), k); // its holder may write on until it is ended here
             }
@@ -321,8 +312,8 @@ final class EtcdKeepAlive implements Runnable {
         long unsure = unsureMillis;
         boolean answered = unsure == 0 || probe();
         Set<Long> used = new HashSet<>();
-        kept.values().forEach(k -> used.add(k.lease()));
-        stillWriting.values().forEach(k -> used.add(k.lease())); // lost, not ended: never revoked under its writer
+        kept.values().forEach(k -> used.add(k.session()));
+        stillWriting.values().forEach(k -> used.add(k.session())); // lost, not ended: never revoked under its writer
         for (Tracked t : new ArrayList<>(leases.values())) {
             if (!used.contains(t.id) && letGo(t)) {
                 if (t.ours && !t.lost) {
@@ -349,8 +340,8 @@ final class EtcdKeepAlive implements Runnable {
                 unsureMillis = answered ? 0 : Math.max(FIRST_RETRY_MILLIS, Math.min(2 * unsure, MAX_RETRY_MILLIS));
             }
         }
-        for (Kept k : new ArrayList<>(kept.values())) {
-            Tracked t = leases.get(k.lease());
+        for (Grant k : new ArrayList<>(kept.values())) {
+            Tracked t = leases.get(k.session());
             if (t == null || t.lost) {
                 markLost(k);
             }

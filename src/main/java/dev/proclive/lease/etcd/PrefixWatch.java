@@ -27,7 +27,6 @@ final class PrefixWatch {
 
     /** How many keys' last changes are remembered before they are forgotten, all at once. */
     private static final int REMEMBERED = 4096;
-    /** How long one stream serves before it is opened anew. */
     static final long RENEW_MS = 30_000;
 
     private final Etcd etcd;
@@ -66,28 +65,24 @@ final class PrefixWatch {
     CompletableFuture<Void> changed(String key, long afterRevision) {
         CompletableFuture<Void> f = new CompletableFuture<>();
         Waiting w = new Waiting(f, afterRevision);
-        boolean now;
         synchronized (this) {
             if (closed) {
                 f.completeExceptionally(new IOException("the store is closed: nothing is watched"));
                 return f;
             }
             // a stream opened now starts after this caller's revision: it sees every change news to it
-            now = afterRevision <= 0 || stream != null
-                    && (afterRevision + 1 < coveredFrom || lastChange.getOrDefault(key, 0L) > afterRevision);
-            if (!now) {
-                waiting.computeIfAbsent(key, k -> new ArrayList<>()).add(w);
-                if (stream == null) { // one that fails at once tells this caller too
-                    coveredFrom = afterRevision + 1;
-                    lastChange.clear();
-                    lastEvent = afterRevision;
-                    start(afterRevision);
-                }
+            if (afterRevision <= 0 || stream != null
+                    && (afterRevision + 1 < coveredFrom || lastChange.getOrDefault(key, 0L) > afterRevision)) {
+                f.complete(null); // nothing depends on it yet: completed under the lock, nothing runs here
+                return f;
             }
-        }
-        if (now) {
-            f.complete(null);
-            return f;
+            waiting.computeIfAbsent(key, k -> new ArrayList<>()).add(w);
+            if (stream == null) { // one that fails at once tells this caller too
+                coveredFrom = afterRevision + 1;
+                lastChange.clear();
+                lastEvent = afterRevision;
+                start(afterRevision);
+            }
         }
         f.whenComplete((v, e) -> {
             if (e instanceof CancellationException) {

@@ -70,11 +70,7 @@ public interface Etcd extends AutoCloseable {
         }
     }
 
-    /**
-     * Runs {@code ops} if every compare holds, atomically; nothing at all otherwise.
-     *
-     * @throws LeaseNotFound if a put names an etcd lease that is gone
-     */
+    /** {@link #txn(List, List, List)} with nothing to run when a compare fails. */
     default Outcome txn(List<Compare> compares, List<Op> ops) throws IOException {
         return txn(compares, ops, List.of());
     }

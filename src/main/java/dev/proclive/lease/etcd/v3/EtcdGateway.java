@@ -92,7 +92,6 @@ public final class EtcdGateway implements Etcd {
         this.marks = marks;
     }
 
-    /** A user of etcd's authentication and its password. */
     public record Login(String user, char[] password) {
         @Override
         public String toString() {
@@ -356,7 +355,6 @@ public final class EtcdGateway implements Etcd {
      */
     @Override
     public CompletableFuture<Void> watchPrefix(String prefix, long afterRevision, Changes changes) {
-        CompletableFuture<Void> done = new CompletableFuture<>();
         ObjectNode body = json.createObjectNode();
         body.putObject("create_request").put("key", b64(prefix))
                 .put("range_end", b64(rangeEnd(prefix.getBytes(StandardCharsets.UTF_8))))
@@ -366,9 +364,9 @@ public final class EtcdGateway implements Etcd {
         try {
             request = request(endpoints.get(current), "/v3/watch", body).timeout(Duration.ofDays(1)).build();
         } catch (IOException e) {
-            done.completeExceptionally(e);
-            return done;
+            return CompletableFuture.failedFuture(e);
         }
+        CompletableFuture<Void> done = new CompletableFuture<>();
         http.sendAsync(request, HttpResponse.BodyHandlers.fromLineSubscriber(new Flow.Subscriber<String>() {
             @Override
             public void onSubscribe(Flow.Subscription s) {
@@ -606,7 +604,6 @@ public final class EtcdGateway implements Etcd {
         }
     }
 
-    /** A POST of {@code body} to {@code path}, with the auth token where there is a login. */
     private HttpRequest.Builder request(URI base, String path, ObjectNode body) throws IOException {
         HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve(path)).timeout(timeout)
                 .header("Content-Type", "application/json")
@@ -640,7 +637,6 @@ public final class EtcdGateway implements Etcd {
                 kv.path("create_revision").asLong(), kv.path("mod_revision").asLong(), kv.path("lease").asLong());
     }
 
-    /** What etcd said, as one line of at most 200 characters for a message. */
     private static String reason(String said) {
         String line = said.replaceAll("\\p{Cntrl}", " ");
         return line.length() <= 200 ? line : line.substring(0, 200) + "…";
