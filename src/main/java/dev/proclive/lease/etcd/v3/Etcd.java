@@ -125,7 +125,8 @@ public interface Etcd extends AutoCloseable {
      * Watches every key that starts with {@code prefix} from after {@code afterRevision} on one
      * stream, handing each answer to {@code changes} in order. The future completes normally when
      * etcd ends the watch so that anything may have changed unseen (compacted past
-     * {@code afterRevision}, canceled), exceptionally when the watch breaks; cancel it to stop.
+     * {@code afterRevision}), exceptionally when the watch breaks or etcd cancels it for another
+     * reason (it would be canceled again: the caller backs off); cancel it to stop.
      */
     CompletableFuture<Void> watchPrefix(String prefix, long afterRevision, Changes changes);
 
