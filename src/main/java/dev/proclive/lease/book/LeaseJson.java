@@ -113,10 +113,6 @@ public final class LeaseJson {
         g.writeStringField("detail", v.detail());
     }
 
-    /** The instants a record may hold: years 0 to 9999, which every reader can hold and add a TTL to. */
-    private static final Instant EARLIEST = Instant.parse("0000-01-01T00:00:00Z");
-    private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999Z");
-
     private LeaseJson() {
     }
 
@@ -406,7 +402,7 @@ public final class LeaseJson {
         } catch (DateTimeParseException e) {
             throw new LeaseCorruptException(name, "\"" + field + "\" is not an ISO-8601 instant: " + OneLine.quote(t), e);
         }
-        if (at.isBefore(EARLIEST) || at.isAfter(LATEST)) {
+        if (!Records.recordable(at)) {
             throw new LeaseCorruptException(name, "\"" + field + "\" is " + OneLine.quote(t)
                     + ", outside the years 0000 to 9999 a record can hold");
         }

@@ -55,9 +55,6 @@ final class SessionFile {
     private static final JsonFactory JSON = new JsonFactory();
     /** How far ahead of a reader's clock a session file's time is believed (a writer's clock a little ahead). */
     static final Duration SKEW = Duration.ofMinutes(1);
-    /** The years a record's times can be in: a TTL added to one never overflows an {@link Instant}. */
-    private static final Instant EARLIEST = Instant.parse("0000-01-01T00:00:00Z");
-    private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999Z");
 
     /** Writes {@code bytes} over {@code file} atomically and forced, as the store writes a record. */
     interface Writer {
@@ -316,7 +313,7 @@ final class SessionFile {
                     return Optional.empty();
                 }
             }
-            if (renewedAt == null || renewedAt.isBefore(EARLIEST) || renewedAt.isAfter(LATEST) || ttl < 0 || grants == null
+            if (renewedAt == null || !Records.recordable(renewedAt) || ttl < 0 || grants == null
                     || p.nextToken() != null) {
                 return Optional.empty();
             }
