@@ -358,11 +358,7 @@ final class SessionFile {
         return latest;
     }
 
-    /**
-     * The {@code renewedAt} of session file {@code f} if it names the grant, no later than now + SKEW:
-     * no writer writes later than that, and a file planted or touched by hand would otherwise hold
-     * what it names until then.
-     */
+    /** The {@code renewedAt} of session file {@code f} if it names the grant, capped as {@link #renewedAt} says. */
     private static Optional<Instant> naming(Path f, String name, long fence, Instant now) throws IOException {
         BasicFileAttributes a;
         try {
