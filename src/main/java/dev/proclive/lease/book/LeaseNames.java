@@ -24,7 +24,6 @@ public final class LeaseNames {
     /** The key prefix a store on etcd uses unless told another. */
     public static final String DEFAULT_PREFIX = "proclive/leases/";
 
-    /** 1 to 128 of {@code [A-Za-z0-9._-]}, not starting with {@code .} or {@code -}. */
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9._-]{0,127}");
 
     private LeaseNames() {
