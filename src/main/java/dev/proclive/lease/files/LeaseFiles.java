@@ -183,13 +183,10 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * The files in {@code dir}, created owner-only (on POSIX) if it is missing.
+     * The files in {@code dir}, created owner-only (on POSIX) if it is missing, written by {@code writer}
+     * (temporary files are named after it), guards locked across processes by {@code locker};
+     * {@code provenDead} and {@code forceDirectory} are as the fields of those names say.
      *
-     * @param writer         the process that writes (temporary files are named after it)
-     * @param provenDead     whether the process that named a temporary file is proven DEAD
-     * @param forceDirectory whether each replace also forces the directory (where identities
-     *                       record no boot id, so a rolled-back record cannot be told by its holder)
-     * @param locker         the cross-process lock on a guard file
      * @throws NotDirectoryException if {@code dir} exists and is not a directory
      */
     public static LeaseFiles open(Path dir, Identity writer, Predicate<Identity> provenDead,
