@@ -202,10 +202,8 @@ public final class LeaseJson {
     }
 
     /**
-     * The waiter in a queue line; a line without {@code by} (written before tickets named their
-     * waiting process) is {@code who}'s own.
-     *
-     * @throws IOException if the line is not one
+     * The waiter in a queue line ({@code IOException} if it is not one); a line without {@code by}
+     * (written before tickets named their waiting process) is {@code who}'s own.
      */
     public static LeaseBook.Waiter waiter(String line) throws IOException {
         JsonNode o = StrictJson.tree(line.getBytes(java.nio.charset.StandardCharsets.UTF_8));

@@ -30,11 +30,9 @@ public final class LeaseNames {
     }
 
     /**
-     * Refuses what is not a lease name, touching nothing: 1 to 128 of {@code [A-Za-z0-9._-]}, not
-     * starting with {@code .} or {@code -}.
-     *
-     * @throws NullPointerException     if {@code name} is null
-     * @throws IllegalArgumentException naming the rule, if it is not a lease name
+     * Refuses (an {@code IllegalArgumentException} naming the rule; null, a {@code NullPointerException})
+     * what is not a lease name, touching nothing: 1 to 128 of {@code [A-Za-z0-9._-]}, not starting
+     * with {@code .} or {@code -}.
      */
     public static void checkName(String name) {
         Objects.requireNonNull(name, "name");

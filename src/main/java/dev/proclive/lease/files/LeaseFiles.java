@@ -296,9 +296,8 @@ public final class LeaseFiles implements LeaseBook {
 
     /**
      * Runs {@code work} while lease {@code name} is locked, in this JVM and across processes, after
-     * removing dead writers' temporary files when due ({@link #CLEAN_EVERY}).
-     *
-     * @throws FileLocker.Busy when another writer kept it locked for all of {@code most}
+     * removing dead writers' temporary files when due ({@link #CLEAN_EVERY}); {@link FileLocker.Busy}
+     * when another writer kept it locked for all of {@code most}.
      */
     @Override
     public <T> T locked(String name, Duration most, Locked<T> work) throws IOException {
@@ -645,11 +644,7 @@ public final class LeaseFiles implements LeaseBook {
         }
     }
 
-    /**
-     * The fence a guard holds (0 when empty).
-     *
-     * @throws LeaseCorruptException if it holds anything else, saying how to go on
-     */
+    /** The fence a guard holds (0 when empty); corrupt, saying how to go on, if it holds anything else. */
     private static long guardFence(String name, SeekableByteChannel channel) throws IOException {
         long size = channel.size();
         if (size > MAX_GUARD_BYTES) {
