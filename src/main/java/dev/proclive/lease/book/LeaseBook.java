@@ -179,9 +179,7 @@ public interface LeaseBook {
 
         /**
          * Writes {@code record} as a new grant, with a fence above every fence this lease ever had,
-         * forced before this returns; the record as written.
-         *
-         * @throws LeaseCorruptException if the lease has granted its last fence
+         * forced before this returns; the record as written. Corrupt if the last fence was granted.
          */
         LeaseRecord grant(LeaseRecord record) throws IOException;
 
