@@ -537,9 +537,7 @@ public final class LeaseFiles implements LeaseBook {
                         + "; nothing was granted (use another name)");
             }
             LeaseRecord granted = Records.fenced(r, highest + 1);
-            LeaseFiles.this.replace(name, granted);
-            record = Optional.of(granted);
-            fence(granted.fence());
+            replace(granted); // above the guard's fence: raises it
             return granted;
         }
 
