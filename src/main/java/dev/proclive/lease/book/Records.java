@@ -19,6 +19,7 @@ import java.util.regex.Pattern;
 public final class Records {
 
     private static final Pattern TOKEN = Pattern.compile("[0-9a-f]{32}");
+    private static final Pattern FENCE = Pattern.compile("[0-9]{1,19}");
     private static final DateTimeFormatter INSTANT = DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'", Locale.ROOT)
             .withZone(ZoneOffset.UTC);
     private static final Instant EARLIEST = Instant.parse("0000-01-01T00:00:00Z");
@@ -194,14 +195,8 @@ public final class Records {
      * sign or space; empty when {@code text} is not one.
      */
     public static OptionalLong parseFence(String text) {
-        if (text.isEmpty() || text.length() > 19) {
+        if (!FENCE.matcher(text).matches()) {
             return OptionalLong.empty();
-        }
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            if (c < '0' || c > '9') {
-                return OptionalLong.empty();
-            }
         }
         try {
             return OptionalLong.of(Long.parseLong(text));
