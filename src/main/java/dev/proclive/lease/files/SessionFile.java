@@ -413,10 +413,9 @@ final class SessionFile {
     private static byte[] read(Path f) throws IOException {
         try (java.io.InputStream in = Files.newInputStream(f, LinkOption.NOFOLLOW_LINKS)) {
             return in.readNBytes(MAX_BYTES + 1);
+        } catch (NoSuchFileException | AccessDeniedException e) {
+            throw e;
         } catch (FileSystemException e) {
-            if (e instanceof NoSuchFileException || e instanceof AccessDeniedException) {
-                throw e;
-            }
             return new byte[0]; // a link in its place (ELOOP): no session file
         }
     }
