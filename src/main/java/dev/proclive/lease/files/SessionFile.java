@@ -109,9 +109,9 @@ final class SessionFile {
     private boolean closed;
 
     SessionFile(Path dir, Identity process, Writer writer) {
-        byte[] bits = new byte[8];
-        ThreadLocalRandom.current().nextBytes(bits); // tells files of one process apart; no secret
-        this.file = dir.resolve(PREFIX + process.pid() + "-" + process.start() + "." + HexFormat.of().formatHex(bits));
+        // tells apart the files of one process's stores; no secret
+        String random = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
+        this.file = dir.resolve(PREFIX + process.pid() + "-" + process.start() + "." + random);
         this.writer = writer;
     }
 
