@@ -13,7 +13,6 @@ import java.util.Optional;
  *             record written before it was kept (then only who is inside is a proof)
  */
 public record Cgroup(String path, String id) {
-    /** @throws NullPointerException if an argument is null */
     public Cgroup {
         Objects.requireNonNull(path, "path");
         Objects.requireNonNull(id, "id");

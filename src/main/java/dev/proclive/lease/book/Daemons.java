@@ -36,7 +36,8 @@ public final class Daemons {
      * One daemon thread called {@code name}, made with its first task; a cancelled task is dropped at
      * once. A {@link ScheduledThreadPoolExecutor} never runs a periodic task again once a run threw,
      * so each run is {@linkplain #surviving guarded} (an {@code OutOfMemoryError} the application
-     * lives through, an {@code AssertionError}, a listener's mistake) and the next comes as scheduled.
+     * lives through, an {@code AssertionError}, a listener's mistake) and the next comes as scheduled
+     * ({@code execute} and {@code submit} go through {@code schedule}).
      */
     public static ScheduledExecutorService scheduler(String name) {
         ScheduledThreadPoolExecutor pool = new ScheduledThreadPoolExecutor(1, r -> daemon(name, r)) {
@@ -53,11 +54,6 @@ public final class Daemons {
             @Override
             public ScheduledFuture<?> scheduleWithFixedDelay(Runnable task, long initialDelay, long delay, TimeUnit unit) {
                 return super.scheduleWithFixedDelay(surviving(task), initialDelay, delay, unit);
-            }
-
-            @Override
-            public void execute(Runnable task) {
-                super.execute(surviving(task));
             }
         };
         pool.setRemoveOnCancelPolicy(true);

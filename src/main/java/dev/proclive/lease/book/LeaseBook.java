@@ -26,10 +26,8 @@ public interface LeaseBook {
     <T> T locked(String name, Locked<T> work) throws IOException;
 
     /**
-     * {@link #locked(String, Locked)}, waiting for another writer's lock at most {@code most} (a
-     * caller's wait bounds the lock too); a book that cannot lock ignores the bound.
-     *
-     * @throws IOException when another writer kept the lease locked for all of {@code most}
+     * {@link #locked(String, Locked)}, waiting for another writer's lock at most {@code most}, then
+     * failing with an {@code IOException}; a book that cannot lock ignores the bound.
      */
     default <T> T locked(String name, java.time.Duration most, Locked<T> work) throws IOException {
         return locked(name, work);
@@ -128,23 +126,15 @@ public interface LeaseBook {
         return java.util.OptionalLong.empty();
     }
 
-    /**
-     * Stops keeping anything alive and lets go of what the book holds open; the book may not be used
-     * after. Closing twice does nothing more.
-     */
+    /** Stops keeping anything alive and lets go of what the book holds open; closing twice does nothing more. */
     void close();
 
     /**
-     * A process waiting for a lease, in a book's queue.
-     *
-     * @param who   the process the lease is wanted for (a holder, or a reserver)
-     * @param by    the process that waits (wrote the ticket, takes it out): often not {@code who} (a
-     *              CLI waiting for its shell); a ticket whose waiting process is DEAD is dropped,
-     *              whoever it names as {@code who}
-     * @param until when it stops waiting: a ticket past it is dropped, whoever wrote it
+     * A process waiting for a lease, in a book's queue: {@code who} the lease is wanted for, {@code by}
+     * the process that waits (often not {@code who}: a CLI waiting for its shell), {@code until} when
+     * it stops. A ticket past {@code until}, or whose {@code by} is DEAD, is dropped, whoever it names.
      */
     record Waiter(dev.proclive.Identity who, dev.proclive.Identity by, Instant until) {
-        /** @throws NullPointerException if an argument is null */
         public Waiter {
             java.util.Objects.requireNonNull(who, "who");
             java.util.Objects.requireNonNull(by, "by");
@@ -172,10 +162,7 @@ public interface LeaseBook {
             return false;
         }
 
-        /**
-         * The processes waiting for this lease, longest-waiting first: a new grant goes to the first
-         * live one. Empty where the book keeps no queue.
-         */
+        /** The processes waiting for this lease, longest-waiting first; empty where the book keeps no queue. */
         default java.util.List<Waiter> waiters() throws IOException {
             return java.util.List.of();
         }
@@ -192,16 +179,13 @@ public interface LeaseBook {
 
         /**
          * Writes {@code record} as a new grant, with a fence above every fence this lease ever had,
-         * forced before this returns; the record as written.
-         *
-         * @throws LeaseCorruptException if the lease has granted its last fence
+         * forced before this returns; the record as written. Corrupt if the last fence was granted.
          */
         LeaseRecord grant(LeaseRecord record) throws IOException;
 
         /**
-         * Makes sure the record is the one stored now, before costly work is done over it (a scan):
-         * a book that started from a remembered snapshot reads it again, and the work starts over;
-         * one that read it under its lock has nothing to do.
+         * Makes sure the record is the one stored now, before costly work over it (a scan): a book
+         * that started from a remembered snapshot reads it again, and the work starts over.
          */
         default void confirm() throws IOException {
         }

@@ -17,6 +17,8 @@ import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.function.Predicate;
+import java.util.regex.Pattern;
 
 /**
  * Reads a record's JSON strictly: a record that does not say exactly what it must is corrupt,
@@ -37,7 +39,7 @@ public final class LeaseJson {
      * "reason":…}} when given (a holder's verdict, as {@code lease show} prints it) and
      * {@code "eligibleAt"} when given.
      */
-    public static String write(LeaseRecord r, Optional<dev.proclive.Verdict> verdict, Optional<Instant> eligibleAt) {
+    public static String write(LeaseRecord r, Optional<Verdict> verdict, Optional<Instant> eligibleAt) {
         java.io.StringWriter text = new java.io.StringWriter(1024);
         try (JsonGenerator g = IdentityStream.FACTORY.createGenerator(text)) {
             g.writeStartObject();
@@ -113,10 +115,6 @@ public final class LeaseJson {
         g.writeStringField("detail", v.detail());
     }
 
-    /** The instants a record may hold: years 0 to 9999, which every reader can hold and add a TTL to. */
-    private static final Instant EARLIEST = Instant.parse("0000-01-01T00:00:00Z");
-    private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999Z");
-
     private LeaseJson() {
     }
 
@@ -166,7 +164,7 @@ public final class LeaseJson {
         Optional<String> cgroupPath = matching(name, o, "cgroup", CGROUP,
                 "not the absolute path of a cgroup this library made (…/proclive.NAME.HEX)");
         Optional<String> cgroupId = optionalText(name, o, "cgroupId");
-        if (cgroupId.isPresent() && (cgroupPath.isEmpty() || !CGROUP_ID.matcher(cgroupId.get()).matches())) {
+        if (cgroupId.isPresent() && (cgroupPath.isEmpty() || !CGROUP_ID.test(cgroupId.get()))) {
             throw new LeaseCorruptException(name, "\"cgroupId\" is " + OneLine.quote(cgroupId.get())
                     + (cgroupPath.isEmpty() ? " without a \"cgroup\"" : ", not NAMESPACE:INODE (two decimal numbers)"));
         }
@@ -204,10 +202,8 @@ public final class LeaseJson {
     }
 
     /**
-     * The waiter in a queue line; a line without {@code by} (written before tickets named their
-     * waiting process) is {@code who}'s own.
-     *
-     * @throws IOException if the line is not one
+     * The waiter in a queue line ({@code IOException} if it is not one); a line without {@code by}
+     * (written before tickets named their waiting process) is {@code who}'s own.
      */
     public static LeaseBook.Waiter waiter(String line) throws IOException {
         JsonNode o = StrictJson.tree(line.getBytes(java.nio.charset.StandardCharsets.UTF_8));
@@ -216,7 +212,7 @@ public final class LeaseJson {
             throw new IOException("not a waiter: " + OneLine.quote(line));
         }
         try {
-            dev.proclive.Identity who = identity(o.get("who"));
+            Identity who = identity(o.get("who"));
             return new LeaseBook.Waiter(who, o.has("by") ? identity(o.get("by")) : who,
                     Instant.parse(o.path("until").asText()));
         } catch (DateTimeParseException | IllegalArgumentException e) {
@@ -225,23 +221,22 @@ public final class LeaseJson {
     }
 
     /** A cgroup as a record names it: an absolute path, no {@code .} or {@code ..} steps, its last one {@code proclive.NAME.HEX}. */
-    private static final java.util.function.Predicate<String> CGROUP = java.util.regex.Pattern.compile(
+    private static final Predicate<String> CGROUP = Pattern.compile(
             "(/(?!\\.\\.?/)[^/\\x00\\n]+)*/proclive\\.[A-Za-z0-9_][A-Za-z0-9._-]{0,127}\\.[0-9a-f]{12}")
             .asMatchPredicate();
 
     /** A cgroup's id as a record names it: its namespace's inode and its directory's. */
-    private static final java.util.regex.Pattern CGROUP_ID = java.util.regex.Pattern.compile("[0-9]{1,20}:[0-9]{1,20}");
+    private static final Predicate<String> CGROUP_ID = Pattern.compile("[0-9]{1,20}:[0-9]{1,20}").asMatchPredicate();
 
     /** The largest user id (uid_t is 32 bits; (uid_t)-1 means none). */
     private static final long MAX_UID = 0xFFFF_FFFEL;
 
     /** A start fingerprint as {@code startedAfter} holds it: Linux ticks, or macOS seconds.microseconds. */
-    private static final java.util.function.Predicate<String> START_FLOOR = java.util.regex.Pattern.compile(
-            "[0-9]{1,18}(\\.[0-9]{6})?").asMatchPredicate();
+    private static final Predicate<String> START_FLOOR = Pattern.compile("[0-9]{1,18}(\\.[0-9]{6})?")
+            .asMatchPredicate();
 
     /** A token's digest as records hold it: 64 lowercase hex digits. */
-    private static final java.util.function.Predicate<String> DIGEST = java.util.regex.Pattern.compile("[0-9a-f]{64}")
-            .asMatchPredicate();
+    private static final Predicate<String> DIGEST = Pattern.compile("[0-9a-f]{64}").asMatchPredicate();
 
     /**
      * The reservation's token digest: {@code tokenDigest}, or, in a record an earlier version wrote,
@@ -346,8 +341,7 @@ public final class LeaseJson {
     }
 
     /** The text in {@code field} if given; corrupt, as {@code not} says, where {@code shape} refuses it. */
-    private static Optional<String> matching(String name, JsonNode o, String field,
-                                             java.util.function.Predicate<String> shape, String not)
+    private static Optional<String> matching(String name, JsonNode o, String field, Predicate<String> shape, String not)
             throws LeaseCorruptException {
         Optional<String> v = optionalText(name, o, field);
         if (v.isPresent() && !shape.test(v.get())) {
@@ -406,7 +400,7 @@ public final class LeaseJson {
         } catch (DateTimeParseException e) {
             throw new LeaseCorruptException(name, "\"" + field + "\" is not an ISO-8601 instant: " + OneLine.quote(t), e);
         }
-        if (at.isBefore(EARLIEST) || at.isAfter(LATEST)) {
+        if (!Records.recordable(at)) {
             throw new LeaseCorruptException(name, "\"" + field + "\" is " + OneLine.quote(t)
                     + ", outside the years 0000 to 9999 a record can hold");
         }

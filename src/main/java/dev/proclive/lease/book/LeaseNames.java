@@ -24,18 +24,15 @@ public final class LeaseNames {
     /** The key prefix a store on etcd uses unless told another. */
     public static final String DEFAULT_PREFIX = "proclive/leases/";
 
-    /** 1 to 128 of {@code [A-Za-z0-9._-]}, not starting with {@code .} or {@code -}. */
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9._-]{0,127}");
 
     private LeaseNames() {
     }
 
     /**
-     * Refuses what is not a lease name, touching nothing: 1 to 128 of {@code [A-Za-z0-9._-]}, not
-     * starting with {@code .} or {@code -}.
-     *
-     * @throws NullPointerException     if {@code name} is null
-     * @throws IllegalArgumentException naming the rule, if it is not a lease name
+     * Refuses (an {@code IllegalArgumentException} naming the rule; null, a {@code NullPointerException})
+     * what is not a lease name, touching nothing: 1 to 128 of {@code [A-Za-z0-9._-]}, not starting
+     * with {@code .} or {@code -}.
      */
     public static void checkName(String name) {
         Objects.requireNonNull(name, "name");

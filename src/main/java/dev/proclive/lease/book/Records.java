@@ -19,8 +19,11 @@ import java.util.regex.Pattern;
 public final class Records {
 
     private static final Pattern TOKEN = Pattern.compile("[0-9a-f]{32}");
+    private static final Pattern FENCE = Pattern.compile("[0-9]{1,19}");
     private static final DateTimeFormatter INSTANT = DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'", Locale.ROOT)
             .withZone(ZoneOffset.UTC);
+    private static final Instant EARLIEST = Instant.parse("0000-01-01T00:00:00Z");
+    private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999Z");
 
     private Records() {
     }
@@ -192,14 +195,8 @@ public final class Records {
      * sign or space; empty when {@code text} is not one.
      */
     public static OptionalLong parseFence(String text) {
-        if (text.isEmpty() || text.length() > 19) {
+        if (!FENCE.matcher(text).matches()) {
             return OptionalLong.empty();
-        }
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            if (c < '0' || c > '9') {
-                return OptionalLong.empty();
-            }
         }
         try {
             return OptionalLong.of(Long.parseLong(text));
@@ -211,5 +208,10 @@ public final class Records {
     /** An instant as records write it: ISO-8601 UTC with milliseconds, {@code 2026-11-29T10:00:00.123Z}. */
     public static String timestamp(Instant at) {
         return INSTANT.format(at);
+    }
+
+    /** Whether a record may hold {@code at}: years 0 to 9999, which every reader can hold and add a TTL to. */
+    public static boolean recordable(Instant at) {
+        return !at.isBefore(EARLIEST) && !at.isAfter(LATEST);
     }
 }

@@ -1,11 +1,14 @@
 package dev.proclive.lease.book;
 
+import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.proclive.text.IdentityStream;
 import java.io.IOException;
 
@@ -45,8 +48,7 @@ public final class StrictJson {
             JsonNode root = node(p, first);
             JsonToken after = p.nextToken();
             if (after != null) {
-                throw new com.fasterxml.jackson.core.JsonParseException(p, "trailing content after the value: "
-                        + IdentityStream.describe(after));
+                throw new JsonParseException(p, "trailing content after the value: " + IdentityStream.describe(after));
             }
             return root;
         }
@@ -54,37 +56,37 @@ public final class StrictJson {
 
     /** The value whose first token {@code t} is; the parser's depth limit bounds the recursion. */
     private static JsonNode node(JsonParser p, JsonToken t) throws IOException {
-        JsonNodeFactory nodes = JsonNodeFactory.instance;
-        switch (t) {
-            case START_OBJECT: {
-                com.fasterxml.jackson.databind.node.ObjectNode o = nodes.objectNode();
-                for (JsonToken field = p.nextToken(); field != JsonToken.END_OBJECT; field = p.nextToken()) {
-                    String key = p.currentName();
-                    o.set(key, node(p, p.nextToken()));
-                }
-                return o;
+        JsonNodeFactory nodes = JsonNodeFactory.instance; // an if chain: a switch over jackson's enum is one class more
+        if (t == JsonToken.START_OBJECT) {
+            ObjectNode o = nodes.objectNode();
+            for (JsonToken field = p.nextToken(); field != JsonToken.END_OBJECT; field = p.nextToken()) {
+                String key = p.currentName();
+                o.set(key, node(p, p.nextToken()));
             }
-            case START_ARRAY: {
-                com.fasterxml.jackson.databind.node.ArrayNode a = nodes.arrayNode();
-                for (JsonToken v = p.nextToken(); v != JsonToken.END_ARRAY; v = p.nextToken()) {
-                    a.add(node(p, v));
-                }
-                return a;
-            }
-            case VALUE_STRING:
-                return nodes.textNode(p.getText());
-            case VALUE_NUMBER_INT:
-                return nodes.numberNode(p.getBigIntegerValue()); // a reader asks canConvertToLong()
-            case VALUE_NUMBER_FLOAT:
-                return nodes.numberNode(p.getDoubleValue());
-            case VALUE_TRUE:
-                return nodes.booleanNode(true);
-            case VALUE_FALSE:
-                return nodes.booleanNode(false);
-            case VALUE_NULL:
-                return nodes.nullNode();
-            default:
-                throw new com.fasterxml.jackson.core.JsonParseException(p, "unexpected " + IdentityStream.describe(t));
+            return o;
         }
+        if (t == JsonToken.START_ARRAY) {
+            ArrayNode a = nodes.arrayNode();
+            for (JsonToken v = p.nextToken(); v != JsonToken.END_ARRAY; v = p.nextToken()) {
+                a.add(node(p, v));
+            }
+            return a;
+        }
+        if (t == JsonToken.VALUE_STRING) {
+            return nodes.textNode(p.getText());
+        }
+        if (t == JsonToken.VALUE_NUMBER_INT) {
+            return nodes.numberNode(p.getBigIntegerValue()); // a reader asks canConvertToLong()
+        }
+        if (t == JsonToken.VALUE_NUMBER_FLOAT) {
+            return nodes.numberNode(p.getDoubleValue());
+        }
+        if (t == JsonToken.VALUE_TRUE || t == JsonToken.VALUE_FALSE) {
+            return nodes.booleanNode(t == JsonToken.VALUE_TRUE);
+        }
+        if (t == JsonToken.VALUE_NULL) {
+            return nodes.nullNode();
+        }
+        throw new JsonParseException(p, "unexpected " + IdentityStream.describe(t));
     }
 }

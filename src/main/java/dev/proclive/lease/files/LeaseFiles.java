@@ -88,6 +88,9 @@ public final class LeaseFiles implements LeaseBook {
     private static final Set<OpenOption> CREATE_NEW = Set.of(StandardOpenOption.WRITE, StandardOpenOption.CREATE_NEW,
             LinkOption.NOFOLLOW_LINKS);
 
+    /** The {@link #stamp} of a record that is not there. */
+    private static final Object ABSENT = new Object();
+
     /** What a guard of a shared directory holds once another replaced it: no fence, so every version refuses it. */
     static final String REPLACED = "replaced; call again";
 
@@ -180,13 +183,10 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * The files in {@code dir}, created owner-only (on POSIX) if it is missing.
+     * The files in {@code dir}, created owner-only (on POSIX) if it is missing, written by {@code writer}
+     * (temporary files are named after it), guards locked across processes by {@code locker};
+     * {@code provenDead} and {@code forceDirectory} are as the fields of those names say.
      *
-     * @param writer         the process that writes (temporary files are named after it)
-     * @param provenDead     whether the process that named a temporary file is proven DEAD
-     * @param forceDirectory whether each replace also forces the directory (where identities
-     *                       record no boot id, so a rolled-back record cannot be told by its holder)
-     * @param locker         the cross-process lock on a guard file
      * @throws NotDirectoryException if {@code dir} exists and is not a directory
      */
     public static LeaseFiles open(Path dir, Identity writer, Predicate<Identity> provenDead,
@@ -296,16 +296,16 @@ public final class LeaseFiles implements LeaseBook {
 
     /**
      * Runs {@code work} while lease {@code name} is locked, in this JVM and across processes, after
-     * removing dead writers' temporary files when due ({@link #CLEAN_EVERY}).
-     *
-     * @throws FileLocker.Busy when another writer kept it locked for all of {@code most}
+     * removing dead writers' temporary files when due ({@link #CLEAN_EVERY}); {@link FileLocker.Busy}
+     * when another writer kept it locked for all of {@code most}.
      */
     @Override
     public <T> T locked(String name, Duration most, Locked<T> work) throws IOException {
         Elapsed waited = Elapsed.bounded(most);
         Path guard = dir.resolve(name + ".guard");
-        GuardFound found = guardAttributes(name, guard);
-        Object fileKey = found.attributes().fileKey();
+        BasicFileAttributes found = guardAttributes(name, guard);
+        boolean exposed = sharedGuard.isPresent() && exposed((PosixFileAttributes) found);
+        Object fileKey = found.fileKey();
         ReentrantLock inJvm = LOCKS.computeIfAbsent(fileKey != null ? fileKey : guard.toRealPath(),
                 k -> new ReentrantLock(true));
         if (inJvm.isHeldByCurrentThread()) {
@@ -318,7 +318,7 @@ public final class LeaseFiles implements LeaseBook {
             try {
                 across = locker.lock(guard, waited.left());
             } catch (FileLocker.Busy busy) {
-                if (found.exposed()) {
+                if (exposed) {
                     throw new FileLocker.Busy(guard, most, guard.getFileName() + " may be opened by users who may only"
                             + " read the directory (an older version left it so), and one of them may hold its lock:"
                             + " nothing tells that from a writer's; once it lets go, the next call replaces the guard"
@@ -327,7 +327,7 @@ public final class LeaseFiles implements LeaseBook {
                 throw busy;
             }
             own = across.channel().isPresent() ? null : openGuard(name, guard);
-            if (found.exposed() && own != null && fileKey != null && fileKey.equals(
+            if (exposed && own != null && fileKey != null && fileKey.equals(
                     Files.readAttributes(guard, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).fileKey())) {
                 Optional<FileLocker.Lock> replaced = replaceGuard(name, guard, own);
                 if (replaced.isPresent()) {
@@ -423,37 +423,31 @@ public final class LeaseFiles implements LeaseBook {
         }
     }
 
-    private record GuardFound(BasicFileAttributes attributes, boolean exposed) {
-    }
-
     /**
-     * The guard's attributes, the guard created first if it is missing (owner-only until it has the
-     * directory's group and a guard's permissions); refused if not a regular file. In a shared
-     * directory a guard of this store's user with the wrong group or permissions (an older version's
-     * umask, or by hand) is given them — unless it is {@linkplain #exposed exposed}: then only its
-     * replacement, under its lock, shuts out what was opened before ({@link #replaceGuard}).
+     * The guard's attributes (POSIX ones in a shared directory), the guard created first if it is
+     * missing (owner-only until it has the directory's group and a guard's permissions); refused if
+     * not a regular file. In a shared directory a guard of this store's user with the wrong group or
+     * permissions (an older version's umask, or by hand) is given them — unless it is
+     * {@linkplain #exposed exposed}: then only its replacement, under its lock, shuts out what was
+     * opened before ({@link #replaceGuard}).
      */
-    private GuardFound guardAttributes(String name, Path guard) throws IOException {
+    private BasicFileAttributes guardAttributes(String name, Path guard) throws IOException {
         for (int attempt = 0; ; attempt++) {
             try {
-                if (sharedGuard.isEmpty()) {
-                    BasicFileAttributes a = Files.readAttributes(guard, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-                    refuseNonRegular(name, guard, a);
-                    return new GuardFound(a, false);
-                }
-                PosixFileAttributes a = Files.readAttributes(guard, PosixFileAttributes.class,
-                        LinkOption.NOFOLLOW_LINKS);
+                Class<? extends BasicFileAttributes> kind = sharedGuard.isPresent() ? PosixFileAttributes.class
+                        : BasicFileAttributes.class;
+                BasicFileAttributes a = Files.readAttributes(guard, kind, LinkOption.NOFOLLOW_LINKS);
                 refuseNonRegular(name, guard, a);
-                boolean exposed = exposed(a);
-                boolean otherGroup = group.filter(g -> !g.equals(a.group())).isPresent();
-                if (!exposed && (otherGroup || !a.permissions().equals(sharedGuard.get()))) {
+                if (a instanceof PosixFileAttributes p && sharedGuard.isPresent() && !exposed(p)
+                        && (group.filter(g -> !g.equals(p.group())).isPresent()
+                        || !p.permissions().equals(sharedGuard.get()))) {
                     try {
                         share(guard, sharedGuard); // a regular file: no link to follow
                     } catch (IOException notOurs) {
                         // another user's: only its owner can change it
                     }
                 }
-                return new GuardFound(a, exposed);
+                return a;
             } catch (NoSuchFileException e) {
                 if (attempt > 0) {
                     throw e;
@@ -543,9 +537,7 @@ public final class LeaseFiles implements LeaseBook {
                         + "; nothing was granted (use another name)");
             }
             LeaseRecord granted = Records.fenced(r, highest + 1);
-            LeaseFiles.this.replace(name, granted);
-            record = Optional.of(granted);
-            fence(granted.fence());
+            replace(granted); // above the guard's fence: raises it
             return granted;
         }
 
@@ -650,11 +642,7 @@ public final class LeaseFiles implements LeaseBook {
         }
     }
 
-    /**
-     * The fence a guard holds (0 when empty).
-     *
-     * @throws LeaseCorruptException if it holds anything else, saying how to go on
-     */
+    /** The fence a guard holds (0 when empty); corrupt, saying how to go on, if it holds anything else. */
     private static long guardFence(String name, SeekableByteChannel channel) throws IOException {
         long size = channel.size();
         if (size > MAX_GUARD_BYTES) {
@@ -749,12 +737,7 @@ public final class LeaseFiles implements LeaseBook {
         if (a.fileKey() == null) {
             return Optional.empty();
         }
-        return Optional.of(new Stamp(a.fileKey(), a.lastModifiedTime(), a.size(), a.isRegularFile()));
-    }
-
-    private static final Object ABSENT = new Object();
-
-    private record Stamp(Object fileKey, java.nio.file.attribute.FileTime modified, long size, boolean regular) {
+        return Optional.of(List.of(a.fileKey(), a.lastModifiedTime(), a.size(), a.isRegularFile()));
     }
 
     /**

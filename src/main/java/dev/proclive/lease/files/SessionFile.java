@@ -55,9 +55,6 @@ final class SessionFile {
     private static final JsonFactory JSON = new JsonFactory();
     /** How far ahead of a reader's clock a session file's time is believed (a writer's clock a little ahead). */
     static final Duration SKEW = Duration.ofMinutes(1);
-    /** The years a record's times can be in: a TTL added to one never overflows an {@link Instant}. */
-    private static final Instant EARLIEST = Instant.parse("0000-01-01T00:00:00Z");
-    private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999Z");
 
     /** Writes {@code bytes} over {@code file} atomically and forced, as the store writes a record. */
     interface Writer {
@@ -112,9 +109,9 @@ final class SessionFile {
     private boolean closed;
 
     SessionFile(Path dir, Identity process, Writer writer) {
-        byte[] bits = new byte[8];
-        ThreadLocalRandom.current().nextBytes(bits); // tells files of one process apart; no secret
-        this.file = dir.resolve(PREFIX + process.pid() + "-" + process.start() + "." + HexFormat.of().formatHex(bits));
+        // tells apart the files of one process's stores; no secret
+        String random = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
+        this.file = dir.resolve(PREFIX + process.pid() + "-" + process.start() + "." + random);
         this.writer = writer;
     }
 
@@ -316,7 +313,7 @@ final class SessionFile {
                     return Optional.empty();
                 }
             }
-            if (renewedAt == null || renewedAt.isBefore(EARLIEST) || renewedAt.isAfter(LATEST) || ttl < 0 || grants == null
+            if (renewedAt == null || !Records.recordable(renewedAt) || ttl < 0 || grants == null
                     || p.nextToken() != null) {
                 return Optional.empty();
             }
@@ -361,11 +358,7 @@ final class SessionFile {
         return latest;
     }
 
-    /**
-     * The {@code renewedAt} of session file {@code f} if it names the grant, no later than now + SKEW:
-     * no writer writes later than that, and a file planted or touched by hand would otherwise hold
-     * what it names until then.
-     */
+    /** The {@code renewedAt} of session file {@code f} if it names the grant, capped as {@link #renewedAt} says. */
     private static Optional<Instant> naming(Path f, String name, long fence, Instant now) throws IOException {
         BasicFileAttributes a;
         try {
@@ -420,10 +413,9 @@ final class SessionFile {
     private static byte[] read(Path f) throws IOException {
         try (java.io.InputStream in = Files.newInputStream(f, LinkOption.NOFOLLOW_LINKS)) {
             return in.readNBytes(MAX_BYTES + 1);
+        } catch (NoSuchFileException | AccessDeniedException e) {
+            throw e;
         } catch (FileSystemException e) {
-            if (e instanceof NoSuchFileException || e instanceof AccessDeniedException) {
-                throw e;
-            }
             return new byte[0]; // a link in its place (ELOOP): no session file
         }
     }

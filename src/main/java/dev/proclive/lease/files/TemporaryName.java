@@ -18,9 +18,7 @@ public record TemporaryName(String lease, Identity writer, String random) {
     private static final Pattern SHAPE = Pattern.compile("\\.(.+)\\.([0-9]{1,19})-([0-9.]*?)(?:\\.([0-9a-f]{16}))?\\.tmp");
 
     public static TemporaryName of(String lease, Identity writer) {
-        byte[] bits = new byte[8];
-        RANDOM.nextBytes(bits);
-        return new TemporaryName(lease, writer, HexFormat.of().formatHex(bits));
+        return new TemporaryName(lease, writer, HexFormat.of().toHexDigits(RANDOM.nextLong()));
     }
 
     /** The name's parts, if {@code file} is a temporary file of any lease. */
