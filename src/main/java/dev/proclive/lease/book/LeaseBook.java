@@ -126,7 +126,10 @@ public interface LeaseBook {
         return java.util.OptionalLong.empty();
     }
 
-    /** Stops keeping anything alive and lets go of what the book holds open; closing twice does nothing more. */
+    /**
+     * Stops keeping anything alive and lets go of what the book holds open: the book may not be
+     * used after. Closing twice does nothing more.
+     */
     void close();
 
     /**
