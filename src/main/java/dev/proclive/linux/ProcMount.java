@@ -149,7 +149,7 @@ public final class ProcMount {
         return p == PLAIN;
     }
 
-    /** Whether this process's start times are shown unshifted: {@link #PLAIN}, {@link #NOT_PLAIN}, or {@link #UNREAD}. */
+    /** Whether start times are shown unshifted here: {@link #PLAIN}, {@link #NOT_PLAIN} or {@link #UNREAD}. */
     private int offsets(ProcReader r) {
         int offsets = r.read(root + "/self/timens_offsets", true);
         if (offsets == ProcReader.ABSENT) {
@@ -161,7 +161,7 @@ public final class ProcMount {
         return zeroBoottime(r.text()) ? PLAIN : NOT_PLAIN;
     }
 
-    /** Whether {@code pid} 1 is init of the initial PID namespace (or the namespace is unreadable: counted as initial). */
+    /** Whether pid 1 is init of the initial PID namespace (an unreadable namespace counts as initial). */
     private boolean initialPidNamespace() {
         return pidNamespace.isEmpty() || LinuxProcessIntrospector.INITIAL_PID_NAMESPACE.equals(pidNamespace);
     }

@@ -154,7 +154,8 @@ class ProcMountTest {
                 new Case("a boottime offset", p -> p.file("self/timens_offsets", "boottime 5 0\n"), false),
                 new Case("offsets spelled otherwise", p -> p.file("self/timens_offsets", "boottime -0 0\n"), false),
                 new Case("no NSpid line (before 4.1)", p -> p.file("self/status", "Name:\tjava\nPid:\t1000\n"), true),
-                new Case("another PID namespace's /proc", p -> p.file("self/status", "Name:\tjava\nNSpid:\t1000\t7\n"), false),
+                new Case("another PID namespace's /proc",
+                        p -> p.file("self/status", "Name:\tjava\nNSpid:\t1000\t7\n"), false),
                 new Case("self does not resolve", p -> p.delete("self/status"), false));
         for (Case c : cases) {
             Path tree = dir.resolve(c.name().replace(' ', '-').replace('/', '-'));
