@@ -127,21 +127,27 @@ final class SessionFile {
      */
     void keep(String name, long fence, Duration ttl, Instant renewedAt) {
         long ttlMillis = Math.max(1, ttl.toMillis());
-        Kept before = kept(name, fence);
-        if (before != null && before.ttlMillis == ttlMillis) {
-            return;
-        }
         long now = System.nanoTime();
         long age = Math.max(0, Duration.between(renewedAt, clock.instant()).toNanos());
-        Kept k = new Kept(fence, ttlMillis, before != null ? before.confirmedAt
-                : now - Math.min(age, TimeUnit.MILLISECONDS.toNanos(ttlMillis)));
-        if (before != null) {
-            k.named = before.named;
-            k.lapsed = before.lapsed;
+        Kept[] made = new Kept[1];
+        // in one step with a write's confirmation or lapse of the grant (writeNow): neither is lost
+        kept.compute(name, (n, before) -> {
+            if (before == null || before.fence != fence) {
+                long confirmedAt = now - Math.min(age, TimeUnit.MILLISECONDS.toNanos(ttlMillis));
+                return made[0] = new Kept(fence, ttlMillis, confirmedAt);
+            }
+            if (before.ttlMillis == ttlMillis) {
+                return before;
+            }
+            made[0] = new Kept(fence, ttlMillis, before.confirmedAt);
+            made[0].named = before.named;
+            made[0].lapsed = before.lapsed;
+            return made[0];
+        });
+        if (made[0] != null) {
+            changes.incrementAndGet();
+            schedule(Math.max(0, made[0].due() - now));
         }
-        kept.put(name, k);
-        changes.incrementAndGet();
-        schedule(Math.max(0, k.due() - now));
     }
 
     /** No longer keeps the grant at {@code fence} of {@code name} (another fence's stays). */
@@ -224,13 +230,21 @@ final class SessionFile {
                 writer.write(file, bytes);
                 long end = System.nanoTime();
                 written = true;
-                for (Kept k : named.values()) {
-                    if (end - k.deadline() > 0) {
-                        k.lapsed = true; // landed too late: a newcomer may have judged it stale meanwhile
-                    } else if (!k.lapsed) {
-                        k.confirmedAt = start;
-                        k.named = true;
-                    }
+                for (Map.Entry<String, Kept> e : named.entrySet()) {
+                    Kept asWritten = e.getValue();
+                    // to the grant as it is kept now (kept again with another TTL meanwhile: by either TTL)
+                    kept.computeIfPresent(e.getKey(), (n, k) -> {
+                        if (k.fence != asWritten.fence) {
+                            return k;
+                        }
+                        if (end - asWritten.deadline() > 0 || end - k.deadline() > 0) {
+                            k.lapsed = true; // landed too late: a newcomer may have judged it stale meanwhile
+                        } else if (!k.lapsed) {
+                            k.confirmedAt = start;
+                            k.named = true;
+                        }
+                        return k;
+                    });
                 }
             }
         } catch (IOException | UncheckedIOException e) {

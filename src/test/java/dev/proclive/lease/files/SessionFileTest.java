@@ -178,6 +178,46 @@ class SessionFileTest {
         }
     }
 
+    /**
+     * A grant kept again with another TTL while a write naming it is under way: what that write
+     * finds when it lands (here: too late, so the grant lapsed for good) is the grant's, not lost
+     * with the value the new TTL replaced.
+     */
+    @Test
+    void aTtlChangedWhileALateWriteIsUnderWayKeepsTheLapse() throws Exception {
+        java.util.concurrent.atomic.AtomicInteger writes = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.CountDownLatch writing = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch landed = new java.util.concurrent.CountDownLatch(1);
+        SessionFile session = new SessionFile(dir, new Identity(1, "1", "", "", "", ""), (file, bytes) -> {
+            if (writes.incrementAndGet() == 2) { // the first write confirms the grant; the second is slow
+                writing.countDown();
+                try {
+                    go.await(30, java.util.concurrent.TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                landed.countDown();
+            }
+        });
+        try {
+            session.keep("build", 1, Duration.ofMillis(400), Instant.now());
+            assertThat(writing.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            assertThat(session.confirmed("build", 1)).as("named by the first write").isPresent();
+            session.keep("build", 1, Duration.ofMinutes(10), Instant.now()); // lease renew --ttl 600, meanwhile
+            Thread.sleep(400); // the slow write then lands after 3/4 of the 400 ms it was written for
+            go.countDown();
+            assertThat(landed.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            dev.proclive.Eventually.until("the late write's end counted for the grant as it is kept now",
+                    Duration.ofSeconds(10), () -> session.unconfirmed("build", 1));
+            assertThat(session.confirmed("build", 1)).as("a newcomer may have judged it stale before it landed")
+                    .isEmpty();
+        } finally {
+            go.countDown();
+            session.close();
+        }
+    }
+
     @Test
     void aTtlShortenedByARenewalIsWhatTheGrantIsKeptBy() throws Exception {
         java.util.List<String> written = new java.util.concurrent.CopyOnWriteArrayList<>();
