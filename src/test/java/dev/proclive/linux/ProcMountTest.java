@@ -177,6 +177,23 @@ class ProcMountTest {
         proc.delete("self/timens_offsets");
         assertThat(mount.owner(SKIP, 12)).as("kept: a process cannot leave its time namespace").isNull();
 
+        // so is a /proc whose self does not resolve (another PID namespace's)
+        FakeProc other = hookTreeIn(dir.resolve("other")).delete("self/status");
+        ProcMount otherMount = mount(other, new ArrayList<>());
+        assertThat(otherMount.owner(SKIP, 12)).isNull();
+        other.file("self/status", "Name:\tjava\nNSpid:\t1000\n");
+        assertThat(otherMount.owner(SKIP, 12)).as("kept: a process cannot leave its PID namespace").isNull();
+        FakeProc.removeLinks(dir.resolve("other"));
+
+        // an offsets file that cannot be read is tried again
+        FakeProc unreadOffsets = hookTreeIn(dir.resolve("offsets"));
+        java.nio.file.Files.createDirectories(unreadOffsets.root.resolve("self/timens_offsets")); // EISDIR
+        ProcMount offsetsMount = mount(unreadOffsets, new ArrayList<>());
+        assertThat(offsetsMount.owner(SKIP, 12)).isNull();
+        java.nio.file.Files.delete(unreadOffsets.root.resolve("self/timens_offsets"));
+        assertThat(offsetsMount.owner(SKIP, 12)).map(Identity::pid).contains(20L);
+        FakeProc.removeLinks(dir.resolve("offsets"));
+
         // a read that failed in a way that may pass is tried again
         proc.delete("self/status");
         java.nio.file.Files.createDirectories(proc.root.resolve("self/status")); // EISDIR: neither absent nor read
