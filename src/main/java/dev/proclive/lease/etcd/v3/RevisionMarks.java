@@ -57,6 +57,8 @@ public final class RevisionMarks {
     private long wroteAt;
     private boolean writing;
     private boolean flushScheduled;
+    /** Run while marks are written, outside the lock (tests: an answer that comes meanwhile). */
+    private volatile Runnable whileWriting = () -> { };
 
     private RevisionMarks(Optional<Path> dir) {
         this.dir = dir;
@@ -128,14 +130,27 @@ public final class RevisionMarks {
                 return;
             }
             seen.put(cluster, revision);
-            if (flushScheduled || writing) {
-                return;
+            if (!writing) { // else the write under way sets the next one
+                scheduleFlush();
             }
-            long wait = wroteAt == 0 ? 0 : wroteAt + WRITE_EVERY - System.nanoTime();
-            flushScheduled = true;
-            // off the caller's thread, also when due now: a slow home never slows a call
-            CompletableFuture.delayedExecutor(Math.max(0, wait), TimeUnit.NANOSECONDS).execute(this::flush);
         }
+    }
+
+    /** Sets a flush a second after the last write (at once before the first), unless one is set. */
+    private void scheduleFlush() {
+        assert Thread.holdsLock(this);
+        if (flushScheduled) {
+            return;
+        }
+        long wait = wroteAt == 0 ? 0 : wroteAt + WRITE_EVERY - System.nanoTime();
+        flushScheduled = true;
+        // off the caller's thread, also when due now: a slow home never slows a call
+        CompletableFuture.delayedExecutor(Math.max(0, wait), TimeUnit.NANOSECONDS).execute(this::flush);
+    }
+
+    /** Runs {@code r} while marks are written, outside the lock: for tests. */
+    void whileWriting(Runnable r) {
+        this.whileWriting = r;
     }
 
     /** Writes every mark raised since the last write, now. */
@@ -160,6 +175,7 @@ public final class RevisionMarks {
             wroteAt = System.nanoTime();
         }
         try {
+            whileWriting.run();
             Optional<Path> d = usable();
             if (d.isPresent()) {
                 due.forEach((c, r) -> raise(d.get(), c, r));
@@ -169,6 +185,10 @@ public final class RevisionMarks {
                 due.forEach((c, r) -> written.merge(c, r, Math::max));
                 writing = false;
                 notifyAll();
+                // a mark raised during this write: written a second after it, not at the next raise or close
+                if (seen.entrySet().stream().anyMatch(e -> written.getOrDefault(e.getKey(), 0L) < e.getValue())) {
+                    scheduleFlush();
+                }
             }
         }
     }

@@ -141,6 +141,26 @@ class RevisionMarksTest {
         assertThat(RevisionMarks.in(state).all()).isEqualTo(Map.of("7", 100L));
     }
 
+    /**
+     * A mark raised while the last one is being written is written a second later, with no further
+     * answer and no close: a process killed after its last answer leaves it on disk.
+     */
+    @Test
+    void aMarkRaisedWhileOneIsWrittenIsWrittenSoonAfter() throws Exception {
+        Path state = dir.resolve("state");
+        RevisionMarks marks = RevisionMarks.in(state);
+        java.util.concurrent.atomic.AtomicBoolean once = new java.util.concurrent.atomic.AtomicBoolean();
+        marks.whileWriting(() -> {
+            if (once.compareAndSet(false, true)) {
+                marks.saw("7", 20); // an answer that comes while the mark of 10 is being written
+            }
+        });
+        marks.saw("7", 10);
+        dev.proclive.Eventually.until("the mark raised during the write is on disk", Duration.ofSeconds(10),
+                () -> RevisionMarks.in(state).mark("7") == 20);
+        assertThat(once).isTrue();
+    }
+
     @Test
     void aMadeStateDirectoryIsTheOwnersOnly() throws Exception {
         Path state = dir.resolve("a/b/state");
