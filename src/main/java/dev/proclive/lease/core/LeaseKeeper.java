@@ -205,7 +205,7 @@ public final class LeaseKeeper implements AutoCloseable {
                         || checker.explain(held.record().holder()).liveness() != Liveness.ALIVE)) {
                     // Free, but another waiter is ahead in the queue: look again soon, as it takes its turn.
                     nap(deadline, min(recheck, nap), changed);
-                    recheck = min(recheck.multipliedBy(2), QUEUED_RECHECK);
+                    recheck = doubled(recheck, QUEUED_RECHECK);
                 } else if (a instanceof Acquisition.Held held) {
                     awaitEnd(deadline, held.record().holder(), nap, changed);
                 } else if (a instanceof Acquisition.Undecided u && u.eligibleAt().isPresent()) {
@@ -219,7 +219,7 @@ public final class LeaseKeeper implements AutoCloseable {
                     // may be ending the record this moment, or the processes that made the scan
                     // incomplete may end. Look again, soon at first.
                     nap(deadline, min(recheck, nap), changed);
-                    recheck = recheck.multipliedBy(2);
+                    recheck = doubled(recheck, RECHECK);
                 } else {
                     return a;
                 }
@@ -233,6 +233,14 @@ public final class LeaseKeeper implements AutoCloseable {
                 a = askAgain(ask, a);
             }
         }
+    }
+
+    /**
+     * Twice {@code recheck}, at most {@code cap}: a wait of any length backs off to the cap and
+     * stays there (doubled without one, it overflowed {@code Duration} after about 70 looks).
+     */
+    static Duration doubled(Duration recheck, Duration cap) {
+        return recheck.compareTo(cap) >= 0 ? cap : min(recheck.multipliedBy(2), cap);
     }
 
     private static Duration min(Duration a, Duration b) {
