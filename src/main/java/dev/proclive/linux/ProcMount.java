@@ -57,7 +57,7 @@ public final class ProcMount {
     private String bootId;
     /** The inode {@code /proc/self/ns/pid} names, {@code ""} when unreadable. */
     private String pidNamespace;
-    /** The machine id ({@link #machineId(ProcReader, String)}), {@code ""} when there is none. */
+    /** The first of {@link #MACHINE_ID_PATHS} that holds a valid id ({@link #parseMachineId}), or {@code ""}. */
     private String machineId;
 
     /** {@link #UNREAD}, {@link #PLAIN} or {@link #NOT_PLAIN}: see {@link #plainly()}. */
@@ -99,23 +99,39 @@ public final class ProcMount {
         if (v == null) {
             readFacts();
             v = ProcView.read(root, reader(), optional(bootId), optional(pidNamespace), optional(machineId));
-            if (v.settled()) {
+            if (v.settled() && factsRead) {
                 view = v;
             }
         }
         return v;
     }
 
-    /** Reads the boot id, PID namespace and machine id, once: none of them changes while the process lives. */
+    /**
+     * Reads the boot id, PID namespace and machine id, once: none of them changes while the process
+     * lives. A read that failed in a way that may pass (not absent, not denied: EMFILE, EIO) leaves
+     * its fact empty for now and is made again next time.
+     */
     private void readFacts() {
         if (!factsRead) {
             synchronized (factsLock) {
                 if (!factsRead) {
                     ProcReader r = reader();
-                    bootId = readSmallFile(r, root + "/sys/kernel/random/boot_id").orElse("");
+                    int boot = r.read(root + "/sys/kernel/random/boot_id", true);
+                    bootId = boot == ProcReader.OK ? r.text().trim() : "";
                     pidNamespace = namespace(root, "pid").orElse("");
-                    machineId = machineId(r, machineRoot).orElse("");
-                    factsRead = true;
+                    boolean settled = boot != ProcReader.FAILED;
+                    String machine = "";
+                    for (String path : MACHINE_ID_PATHS) {
+                        int read = r.read(machineRoot + path, true);
+                        settled &= read != ProcReader.FAILED;
+                        Optional<String> id = read == ProcReader.OK ? parseMachineId(r.text()) : Optional.empty();
+                        if (id.isPresent()) {
+                            machine = id.get();
+                            break;
+                        }
+                    }
+                    machineId = machine;
+                    factsRead = settled;
                 }
             }
         }
@@ -134,9 +150,9 @@ public final class ProcMount {
      * Kept once known; a read that may pass is tried again next time.
      */
     private boolean plainly() {
+        readFacts();
         int p = plain;
         if (p == UNREAD) {
-            readFacts();
             ProcReader r = reader();
             int status = r.read(root + "/self/status", true);
             if (status == ProcReader.OK) {
@@ -302,19 +318,6 @@ public final class ProcMount {
             }
         }
         return zeros == 2;
-    }
-
-    /** The first of {@link #MACHINE_ID_PATHS} below {@code root} that holds a valid id, or empty. */
-    static Optional<String> machineId(ProcReader r, String root) {
-        for (String path : MACHINE_ID_PATHS) {
-            if (r.read(root + path, true) == ProcReader.OK) {
-                Optional<String> id = parseMachineId(r.text());
-                if (id.isPresent()) {
-                    return id;
-                }
-            }
-        }
-        return Optional.empty();
     }
 
     /**

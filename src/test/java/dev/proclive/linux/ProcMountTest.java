@@ -207,6 +207,20 @@ class ProcMountTest {
                 proc.root + "/sys/kernel/random/boot_id");
     }
 
+    /** A fact read that failed in a way that may pass (here ENOTDIR) is made again, by both paths. */
+    @Test
+    void aFactThatCouldNotBeReadForAReasonThatMayPassIsReadAgain() throws java.io.IOException {
+        FakeProc proc = hookTree();
+        String boot = java.nio.file.Files.readString(proc.root.resolve("sys/kernel/random/boot_id")).trim();
+        proc.delete("sys/kernel/random/boot_id").delete("sys/kernel/random").file("sys/kernel/random", "a file\n");
+        ProcMount mount = mount(proc, new ArrayList<>());
+        assertThat(mount.owner(SKIP, 12).orElseThrow().boot()).as("unread: no boot recorded").isEmpty();
+        assertThat(mount.view().bootId()).isEmpty();
+        proc.delete("sys/kernel/random").file("sys/kernel/random/boot_id", boot + "\n");
+        assertThat(mount.owner(SKIP, 12).orElseThrow().boot()).as("read again").isEqualTo(boot);
+        assertThat(mount.view().bootId()).contains(boot);
+    }
+
     @Test
     void inAContainerPid1IsAnOwnerUnlessItIsSkipped() {
         FakeProc proc = hookTree().link("self/ns/pid", "pid:[4026532999]").file("20/stat", stat(20, "env", 1, 600))
