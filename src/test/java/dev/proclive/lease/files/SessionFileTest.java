@@ -201,11 +201,12 @@ class SessionFileTest {
             }
         });
         try {
-            session.keep("build", 1, Duration.ofMillis(400), Instant.now());
+            // a TTL of 2.4 s: the first write, due at 0.8 s, confirms unless it lands 1.8 s late
+            session.keep("build", 1, Duration.ofMillis(2400), Instant.now());
             assertThat(writing.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
             assertThat(session.confirmed("build", 1)).as("named by the first write").isPresent();
             session.keep("build", 1, Duration.ofMinutes(10), Instant.now()); // lease renew --ttl 600, meanwhile
-            Thread.sleep(400); // the slow write then lands after 3/4 of the 400 ms it was written for
+            Thread.sleep(2000); // the slow write then lands after 3/4 of the 2.4 s it was written for
             go.countDown();
             assertThat(landed.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
             dev.proclive.Eventually.until("the late write's end counted for the grant as it is kept now",
