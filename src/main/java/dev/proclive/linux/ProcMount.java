@@ -177,8 +177,11 @@ public final class ProcMount {
         return zeroBoottime(r.text()) ? PLAIN : NOT_PLAIN;
     }
 
-    /** Whether pid 1 is init of the initial PID namespace (an unreadable namespace counts as initial). */
-    private boolean initialPidNamespace() {
+    /**
+     * Whether pid 1 is init of the initial PID namespace, the namespace being {@code pidNamespace}
+     * ({@code ""}: unread, counted as initial).
+     */
+    static boolean initialPidNamespace(String pidNamespace) {
         return pidNamespace.isEmpty() || LinuxProcessIntrospector.INITIAL_PID_NAMESPACE.equals(pidNamespace);
     }
 
@@ -216,7 +219,7 @@ public final class ProcMount {
         }
         long pid = r.parentPid();
         for (int depth = 0; depth < maxDepth; depth++) {
-            if (pid <= 0 || pid == 1 && initialPidNamespace()) {
+            if (pid <= 0 || pid == 1 && initialPidNamespace(pidNamespace)) {
                 return Optional.empty(); // the top of the tree or init: never an owner
             }
             if (!readLive(r, r.path(root, pid, "stat"), pid)) {

@@ -33,7 +33,7 @@ record ProcView(Optional<ProcessLookup.Unknown> distrust, BootOffset shift,
     ProcView(Optional<ProcessLookup.Unknown> distrust, BootOffset shift, Optional<String> bootId,
              Optional<String> pidNamespace, Optional<String> machineId, boolean settled) {
         this(distrust, shift == null || shift.none() ? null : shift, bootId, pidNamespace, machineId, settled,
-                pidNamespace.isEmpty() || LinuxProcessIntrospector.INITIAL_PID_NAMESPACE.equals(pidNamespace.get()));
+                ProcMount.initialPidNamespace(pidNamespace.orElse("")));
     }
 
     /**
