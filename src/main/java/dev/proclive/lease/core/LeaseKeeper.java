@@ -240,7 +240,7 @@ public final class LeaseKeeper implements AutoCloseable {
      * stays there (doubled without one, it overflowed {@code Duration} after about 70 looks).
      */
     static Duration doubled(Duration recheck, Duration cap) {
-        return recheck.compareTo(cap) >= 0 ? cap : min(recheck.multipliedBy(2), cap);
+        return min(recheck.multipliedBy(2), cap);
     }
 
     private static Duration min(Duration a, Duration b) {
