@@ -132,6 +132,25 @@ class ColdStartIT {
     }
 
     /**
+     * {@code bench/coldstart.sh}'s floor stays a floor: it comes to the answer the path comes to,
+     * and with {@code api} loads the three types the call names and no other proclive class.
+     */
+    @Test
+    void theBenchFloorAnswersAsThePathDoesAndLoadsOnlyTheApi(@org.junit.jupiter.api.io.TempDir Path dir)
+            throws Exception {
+        String classPath = applicationClassPath();
+        Path log = dir.resolve("floor.classes");
+        String floor = run(List.of(java(), "-Xlog:class+load=info:file=" + log + ":none", "-cp", classPath,
+                FloorMain.class.getName(), "api"));
+        assertThat(floor).as("the floor's answer").isEqualTo(run(List.of(java(), "-cp", classPath,
+                ColdStartMain.class.getName())));
+        List<String> proclive = java.nio.file.Files.readAllLines(log).stream().map(l -> l.strip().split(" ", 2)[0])
+                .filter(c -> c.startsWith("dev.proclive.") && !c.equals(FloorMain.class.getName())).toList();
+        assertThat(proclive).as("proclive classes the floor loads")
+                .containsExactlyInAnyOrder("dev.proclive.ProcLive", "dev.proclive.Identity", "dev.proclive.Liveness");
+    }
+
+    /**
      * A hook whose walk ends without an owner (here at pid 1 of a fresh PID namespace, a shell, which
      * is never one) learns so on the plain path too: the general walk, the checker and the SPI stay
      * unloaded.
