@@ -153,6 +153,40 @@ public final class Platform {
             }
         }
 
+        /**
+         * Once a lock loaded JNA, opened with {@code O_NONBLOCK} through it
+         * ({@link dev.proclive.posix.Flock#read}): neither a FIFO nor the break of a file lease is
+         * waited for. Before, opened to read and write ({@code O_RDWR}), which a FIFO does not wait
+         * for on Linux or macOS, and read no further than its size (a FIFO's is 0): a store that
+         * writes the directory reads without loading JNA. A process that may not write the file
+         * (EACCES, EROFS) goes through JNA after all; without JNA, it opens as the JDK opens to read.
+         */
+        @Override
+        public byte[] read(Path file, int most) throws IOException {
+            if (jnaLoaded()) {
+                return new dev.proclive.posix.Flock().read(file, most);
+            }
+            try {
+                return FileLocker.readAsWriter(file, most);
+            } catch (java.nio.file.NoSuchFileException e) {
+                throw e;
+            } catch (FileSystemException e) { // may not write it, or a link in its place (ELOOP, said again)
+                try {
+                    return new dev.proclive.posix.Flock().read(file, most);
+                } catch (LinkageError noJna) {
+                    return FileLocker.super.read(file, most);
+                }
+            }
+        }
+
+        private static boolean jnaLoaded() {
+            try {
+                return dev.proclive.posix.Flock.loaded();
+            } catch (LinkageError noJna) {
+                return false;
+            }
+        }
+
         /** Why JNA is missing, and the fix: on the module path, the module to add; on the class path, the jar. */
         private static String jnaMissing(LinkageError e) {
             String fix = Platform.class.getModule().isNamed()

@@ -1,11 +1,13 @@
 package dev.proclive.posix;
 
 import com.sun.jna.LastErrorException;
+import com.sun.jna.NativeLong;
 import com.sun.jna.Platform;
 import dev.proclive.spi.internal.Elapsed;
 import dev.proclive.spi.internal.FileLocker;
 import java.io.IOException;
 import java.nio.charset.Charset;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -14,6 +16,7 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.io.InterruptedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.OptionalInt;
 
 /**
@@ -46,6 +49,64 @@ public final class Flock implements FileLocker {
             if (waited.over()) {
                 throw new Busy(file, most);
             }
+        }
+    }
+
+    /** Whether the C library's calls are bound (a lock or a read loaded them); false before, or where they cannot be. */
+    public static boolean loaded() {
+        return loaded;
+    }
+
+    private static volatile boolean loaded;
+
+    /**
+     * Opens {@code file} with {@code O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK}: a FIFO in its
+     * place opens at once and reads as empty (no writer: end of file; a writer that wrote nothing:
+     * EAGAIN, taken as the end), a link fails (ELOOP), and so does a file whose lease another
+     * process holds (EWOULDBLOCK, where a plain open waits for the lease's break, up to
+     * {@code /proc/sys/fs/lease-break-time}). Where the flags are not known, the JDK's open.
+     */
+    @Override
+    public byte[] read(Path file, int most) throws IOException {
+        if (Calls.UNSUPPORTED != null) {
+            return FileLocker.super.read(file, most);
+        }
+        int fd;
+        try {
+            fd = Calls.open(Calls.path(file), Calls.READ_FLAGS);
+        } catch (LastErrorException e) {
+            int errno = e.getErrorCode();
+            if (errno == Calls.ENOENT) {
+                throw new NoSuchFileException(file.toString());
+            }
+            throw errno == Calls.EACCES ? new AccessDeniedException(file.toString()) : failure(file, "open to read", e);
+        }
+        try {
+            byte[] read = new byte[0];
+            byte[] chunk = new byte[Math.min(most + 1, 8192)];
+            while (read.length <= most) {
+                long got;
+                try {
+                    got = Calls.read(fd, chunk, new NativeLong(Math.min(chunk.length, most + 1 - read.length))).longValue();
+                } catch (LastErrorException e) {
+                    if (e.getErrorCode() == Calls.EINTR) {
+                        continue;
+                    }
+                    if (e.getErrorCode() == Calls.EWOULDBLOCK) {
+                        break; // a FIFO whose writer wrote nothing
+                    }
+                    throw failure(file, "read", e);
+                }
+                if (got <= 0) {
+                    break; // the end
+                }
+                int at = read.length;
+                read = Arrays.copyOf(read, at + (int) got);
+                System.arraycopy(chunk, 0, read, at, (int) got);
+            }
+            return read;
+        } finally {
+            closeQuietly(fd);
         }
     }
 
@@ -221,18 +282,24 @@ public final class Flock implements FileLocker {
         static final int LOCK_EX = 2;
         static final int LOCK_NB = 4;
         static final int EINTR = 4;
+        static final int ENOENT = 2;
+        static final int EACCES = 13;
         /** EWOULDBLOCK (EAGAIN): 11 on Linux, 35 on macOS. */
         static final int EWOULDBLOCK = Platform.isMac() ? 35 : 11;
         static final String UNSUPPORTED;
         static final int OPEN_FLAGS;
+        /** {@link OpenFlags#readOnlyNoFollow}: what {@link Flock#read} opens with. */
+        static final int READ_FLAGS;
         private static final Charset PATH_ENCODING;
 
         static {
             OptionalInt flags = OptionalInt.empty();
+            OptionalInt readFlags = OptionalInt.empty();
             String unsupported = null;
             try {
-                flags = OpenFlags.readWriteNoFollow(Platform.isMac() ? "mac" : Platform.isLinux() ? "linux" : "other",
-                        Platform.ARCH);
+                String os = Platform.isMac() ? "mac" : Platform.isLinux() ? "linux" : "other";
+                flags = OpenFlags.readWriteNoFollow(os, Platform.ARCH);
+                readFlags = OpenFlags.readOnlyNoFollow(os, Platform.ARCH);
                 if (flags.isEmpty()) {
                     unsupported = "no open(2) flags are known for " + Platform.ARCH + " on this OS";
                 } else {
@@ -242,7 +309,9 @@ public final class Flock implements FileLocker {
                 unsupported = "JNA (net.java.dev.jna:jna) cannot load its native part: " + e;
             }
             OPEN_FLAGS = flags.orElse(0);
+            READ_FLAGS = readFlags.orElse(0);
             UNSUPPORTED = unsupported;
+            loaded = unsupported == null;
             String jnu = System.getProperty("sun.jnu.encoding");
             PATH_ENCODING = jnu != null && Charset.isSupported(jnu) ? Charset.forName(jnu) : Charset.defaultCharset();
         }
@@ -255,6 +324,8 @@ public final class Flock implements FileLocker {
         static native int flock(int fd, int operation) throws LastErrorException;
 
         static native int close(int fd) throws LastErrorException;
+
+        static native NativeLong read(int fd, byte[] buffer, NativeLong count) throws LastErrorException;
 
         static void ensureLoaded(Path file) throws IOException {
             if (UNSUPPORTED != null) {

@@ -552,7 +552,7 @@ public final class LeaseFiles implements LeaseBook {
         @Override
         public Instant freshUntil(LeaseRecord r) throws IOException {
             Instant own = r.freshUntil();
-            return SessionFile.renewedAt(dir, name, r.fence(), clock.instant()).map(at -> at.plus(r.ttl()))
+            return SessionFile.renewedAt(dir, name, r.fence(), clock.instant(), locker).map(at -> at.plus(r.ttl()))
                     .filter(own::isBefore).orElse(own);
         }
 
@@ -569,10 +569,13 @@ public final class LeaseFiles implements LeaseBook {
                 return queue;
             }
             try {
-                if (Files.size(file) > MAX_RECORD_BYTES) {
+                byte[] bytes = locker.read(file, MAX_RECORD_BYTES);
+                if (bytes.length > MAX_RECORD_BYTES) {
                     return queue;
                 }
-                for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+                // not UTF-8: a CharacterCodingException, and the queue reads as empty
+                String text = StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(bytes)).toString();
+                for (String line : text.split("\n")) {
                     if (!line.isBlank()) {
                         queue.add(LeaseJson.waiter(line));
                     }
@@ -648,7 +651,15 @@ public final class LeaseFiles implements LeaseBook {
         if (size > MAX_GUARD_BYTES) {
             throw corruptGuard(name, size + " bytes");
         }
-        String text = new String(readAll(channel), StandardCharsets.US_ASCII).strip();
+        return guardFence(name, readAll(channel));
+    }
+
+    /** As {@link #guardFence(String, SeekableByteChannel)}, over the bytes read from it ({@link FileLocker#read}). */
+    private static long guardFence(String name, byte[] bytes) throws IOException {
+        if (bytes.length > MAX_GUARD_BYTES) {
+            throw corruptGuard(name, "more than " + MAX_GUARD_BYTES + " bytes");
+        }
+        String text = new String(bytes, StandardCharsets.US_ASCII).strip();
         if (text.isEmpty()) {
             return 0;
         }
@@ -671,8 +682,8 @@ public final class LeaseFiles implements LeaseBook {
         if (!present(name, guard)) {
             return OptionalLong.empty();
         }
-        try (SeekableByteChannel in = Files.newByteChannel(guard, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
-            return OptionalLong.of(guardFence(name, in));
+        try {
+            return OptionalLong.of(guardFence(name, locker.read(guard, MAX_GUARD_BYTES)));
         } catch (NoSuchFileException | java.nio.file.AccessDeniedException e) {
             return OptionalLong.empty();
         } catch (IOException e) {
@@ -707,15 +718,15 @@ public final class LeaseFiles implements LeaseBook {
             return Optional.empty();
         }
         byte[] bytes;
-        try (SeekableByteChannel in = Files.newByteChannel(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
-            if (in.size() > MAX_RECORD_BYTES) {
-                throw new LeaseCorruptException(name, "the record holds " + in.size() + " bytes");
-            }
-            bytes = readAll(in);
+        try {
+            bytes = locker.read(file, MAX_RECORD_BYTES); // a FIFO put here since present() reads as empty
         } catch (NoSuchFileException e) {
             return Optional.empty();
         } catch (IOException e) {
             throw linkInPlace(name, file, e);
+        }
+        if (bytes.length > MAX_RECORD_BYTES) {
+            throw new LeaseCorruptException(name, "the record holds more than " + MAX_RECORD_BYTES + " bytes");
         }
         return Optional.of(LeaseJson.read(name, bytes));
     }
@@ -850,7 +861,7 @@ public final class LeaseFiles implements LeaseBook {
 
     /** Anything that is not a regular file is left alone; a file that cannot be removed is left for the next look. */
     private void cleanTemporaryFiles() throws IOException {
-        SessionFile.clean(dir, provenDead, clock.instant());
+        SessionFile.clean(dir, provenDead, clock.instant(), locker);
         DirectoryStream.Filter<Path> temporary = p -> {
             String file = p.getFileName().toString();
             return file.startsWith(".") && file.endsWith(".tmp"); // a glob would compile a regex each time

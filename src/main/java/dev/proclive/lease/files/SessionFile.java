@@ -7,6 +7,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import dev.proclive.Identity;
 import dev.proclive.lease.book.Daemons;
 import dev.proclive.lease.book.Records;
+import dev.proclive.spi.internal.FileLocker;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -357,11 +358,12 @@ final class SessionFile {
      * after {@code now} counts as {@code now + SKEW}: no writer writes into the future, and such a
      * file (one planted, or touched by hand) would otherwise hold what it names until then.
      */
-    static Optional<Instant> renewedAt(Path dir, String name, long fence, Instant now) throws IOException {
+    static Optional<Instant> renewedAt(Path dir, String name, long fence, Instant now, FileLocker files)
+            throws IOException {
         Optional<Instant> latest = Optional.empty();
-        try (DirectoryStream<Path> files = list(dir)) {
-            for (Path f : files) {
-                Optional<Instant> at = naming(f, name, fence, now);
+        try (DirectoryStream<Path> listed = list(dir)) {
+            for (Path f : listed) {
+                Optional<Instant> at = naming(f, name, fence, now, files);
                 if (at.isPresent() && (latest.isEmpty() || at.get().isAfter(latest.get()))) {
                     latest = at;
                 }
@@ -373,7 +375,8 @@ final class SessionFile {
     }
 
     /** The {@code renewedAt} of session file {@code f} if it names the grant, capped as {@link #renewedAt} says. */
-    private static Optional<Instant> naming(Path f, String name, long fence, Instant now) throws IOException {
+    private static Optional<Instant> naming(Path f, String name, long fence, Instant now, FileLocker files)
+            throws IOException {
         BasicFileAttributes a;
         try {
             a = Files.readAttributes(f, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
@@ -386,7 +389,7 @@ final class SessionFile {
         Instant latest = now.plus(SKEW);
         Optional<Instant> at;
         try {
-            at = parse(read(f)).filter(r -> r.grants().getOrDefault(name, -1L) == fence).map(Read::renewedAt);
+            at = parse(read(f, files)).filter(r -> r.grants().getOrDefault(name, -1L) == fence).map(Read::renewedAt);
         } catch (NoSuchFileException gone) {
             return Optional.empty();
         } catch (AccessDeniedException denied) {
@@ -400,15 +403,15 @@ final class SessionFile {
      * fresh any more: their {@code renewedAt} plus their longest TTL has passed (or they are no
      * session file's bytes and are a TTL of an hour old).
      */
-    static void clean(Path dir, Predicate<Identity> provenDead, Instant now) throws IOException {
-        try (DirectoryStream<Path> files = list(dir)) {
-            for (Path f : files) {
+    static void clean(Path dir, Predicate<Identity> provenDead, Instant now, FileLocker files) throws IOException {
+        try (DirectoryStream<Path> listed = list(dir)) {
+            for (Path f : listed) {
                 Optional<Identity> by = writer(f.getFileName().toString());
                 if (by.isEmpty() || !Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS) || !provenDead.test(by.get())) {
                     continue;
                 }
                 try {
-                    Optional<Read> r = parse(read(f));
+                    Optional<Read> r = parse(read(f, files));
                     Instant until = r.isPresent() ? r.get().renewedAt().plusMillis(r.get().ttlMillis())
                             : Files.getLastModifiedTime(f, LinkOption.NOFOLLOW_LINKS).toInstant().plus(Duration.ofHours(1));
                     if (now.isAfter(until)) {
@@ -423,10 +426,13 @@ final class SessionFile {
         }
     }
 
-    /** A session file's bytes, read without following a link and no more than one past {@link #MAX_BYTES}. */
-    private static byte[] read(Path f) throws IOException {
-        try (java.io.InputStream in = Files.newInputStream(f, LinkOption.NOFOLLOW_LINKS)) {
-            return in.readNBytes(MAX_BYTES + 1);
+    /**
+     * A session file's bytes, no more than one past {@link #MAX_BYTES}, read without following a link
+     * or waiting on a FIFO put in its place ({@link FileLocker#read}).
+     */
+    private static byte[] read(Path f, FileLocker files) throws IOException {
+        try {
+            return files.read(f, MAX_BYTES);
         } catch (NoSuchFileException | AccessDeniedException e) {
             throw e;
         } catch (FileSystemException e) {

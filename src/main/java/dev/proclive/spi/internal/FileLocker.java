@@ -1,10 +1,16 @@
 package dev.proclive.spi.internal;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.channels.SeekableByteChannel;
 import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Optional;
 
 /**
@@ -12,9 +18,55 @@ import java.util.Optional;
  * exists, owned by the open file description (or handle) the locker opened for it, so that no
  * other close in the process can drop it. Linux and macOS: {@code flock(2)}; Windows:
  * {@code LockFileEx}. Not {@code FileChannel.lock()} on POSIX: that is an {@code fcntl} lock,
- * dropped when any descriptor of the process on the file closes.
+ * dropped when any descriptor of the process on the file closes. It also reads the files a store
+ * shares ({@link #read}) without waiting on one that is not a regular file.
  */
 public interface FileLocker {
+
+    /**
+     * The first bytes of {@code file}, {@code most + 1} at most (as many says it holds more than
+     * {@code most}), read without following a link in its place and without waiting for what is
+     * not a regular file. Whoever may rename in a store's directory can put a FIFO where a record
+     * was, after the caller found a regular file there: a plain open to read then waits for a
+     * writer forever, and with it the store's look at every grant, or a lock's holder with the lock.
+     * On Linux and macOS such a FIFO reads as empty. This default opens as the JDK opens to read; it
+     * serves Windows, which has no FIFO in a directory.
+     *
+     * @throws java.nio.file.NoSuchFileException when nothing is there
+     * @throws IOException when it cannot be opened or read (a link in its place among them)
+     */
+    default byte[] read(Path file, int most) throws IOException {
+        try (SeekableByteChannel in = Files.newByteChannel(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+            return upTo(in, most);
+        }
+    }
+
+    /**
+     * {@link #read}, opened to read and write ({@code O_RDWR}), which a FIFO does not wait for on
+     * Linux or macOS (and holds 0 bytes, so nothing is read from it): a process that may write the
+     * file reads it so without native calls.
+     *
+     * @throws java.nio.file.AccessDeniedException where this process may not write it
+     * @throws FileSystemException on a read-only file system, or with a link in its place
+     */
+    static byte[] readAsWriter(Path file, int most) throws IOException {
+        try (SeekableByteChannel in = Files.newByteChannel(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
+                LinkOption.NOFOLLOW_LINKS)) {
+            return upTo(in, most);
+        }
+    }
+
+    /**
+     * The bytes of {@code in}, just opened, no more than its size says it holds (a FIFO's is 0:
+     * nothing is read from one, nor is it sought) and no more than {@code most + 1}.
+     */
+    private static byte[] upTo(SeekableByteChannel in, int most) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate((int) Math.min(in.size(), most + 1L));
+        while (b.hasRemaining() && in.read(b) >= 0) {
+            // read it all
+        }
+        return b.position() == b.capacity() ? b.array() : Arrays.copyOf(b.array(), b.position());
+    }
 
     /**
      * Locks {@code file}, a regular file that exists and that this process may write (a process

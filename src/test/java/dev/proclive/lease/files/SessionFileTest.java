@@ -3,6 +3,8 @@ package dev.proclive.lease.files;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.proclive.Identity;
+import dev.proclive.platform.Platform;
+import dev.proclive.spi.internal.FileLocker;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,6 +24,9 @@ class SessionFileTest {
     static final Instant AT = Instant.parse("2026-12-01T10:00:00Z");
     /** A reader's now, after every time the files here say. */
     static final Instant NOW = AT.plusSeconds(3600);
+
+    /** How the store reads session files: the platform's reader, as {@code LeaseFiles} is given it. */
+    static final FileLocker FILES = Platform.fileLocker();
 
     private static byte[] bytes(String text) {
         return text.getBytes(StandardCharsets.UTF_8);
@@ -67,10 +72,10 @@ class SessionFileTest {
         Files.writeString(dir.resolve(".session.3-3.cc"), "torn");
         Files.writeString(dir.resolve(".session.4-4.dd.tmp"),
                 "{\"renewedAt\":\"2026-12-01T11:00:00.000Z\",\"ttlMillis\":3000,\"grants\":{\"build\":3}}");
-        assertThat(SessionFile.renewedAt(dir, "build", 3, NOW)).contains(AT);
-        assertThat(SessionFile.renewedAt(dir, "build", 2, NOW)).contains(AT.plusSeconds(300));
-        assertThat(SessionFile.renewedAt(dir, "build", 4, NOW)).isEmpty();
-        assertThat(SessionFile.renewedAt(dir, "other", 3, NOW)).isEmpty();
+        assertThat(SessionFile.renewedAt(dir, "build", 3, NOW, FILES)).contains(AT);
+        assertThat(SessionFile.renewedAt(dir, "build", 2, NOW, FILES)).contains(AT.plusSeconds(300));
+        assertThat(SessionFile.renewedAt(dir, "build", 4, NOW, FILES)).isEmpty();
+        assertThat(SessionFile.renewedAt(dir, "other", 3, NOW, FILES)).isEmpty();
     }
 
     @Test
@@ -82,7 +87,7 @@ class SessionFileTest {
         Files.writeString(stale, old);
         Files.writeString(fresh, old.replace("3000", "3600000"));
         Files.writeString(alive, old);
-        SessionFile.clean(dir, id -> id.pid() != 3, AT.plus(Duration.ofMinutes(1)));
+        SessionFile.clean(dir, id -> id.pid() != 3, AT.plus(Duration.ofMinutes(1)), FILES);
         assertThat(stale).doesNotExist();
         assertThat(fresh).as("its TTL of an hour has not passed").exists();
         assertThat(alive).as("its writer is not proven DEAD").exists();
@@ -98,10 +103,10 @@ class SessionFileTest {
         Path early = dir.resolve(".session.2-2.bb");
         Files.writeString(late, last);
         Files.writeString(early, first);
-        assertThat(SessionFile.renewedAt(dir, "build", 3, NOW)).as("they keep nothing fresh").isEmpty();
-        SessionFile.clean(dir, id -> true, Instant.now()); // a dead writer's: no time can be added to it
+        assertThat(SessionFile.renewedAt(dir, "build", 3, NOW, FILES)).as("they keep nothing fresh").isEmpty();
+        SessionFile.clean(dir, id -> true, Instant.now(), FILES); // a dead writer's: no time can be added to it
         assertThat(late).as("written just now").exists();
-        SessionFile.clean(dir, id -> true, Instant.now().plus(Duration.ofHours(2)));
+        SessionFile.clean(dir, id -> true, Instant.now().plus(Duration.ofHours(2)), FILES);
         assertThat(late).as("bytes that are no session file's, an hour old").doesNotExist();
         assertThat(early).doesNotExist();
     }
@@ -129,13 +134,13 @@ class SessionFileTest {
         Path other = dir.resolve(".session.7-7.ee");
         Files.writeString(other, "{}");
         unreadableAt(other, AT);
-        assertThat(SessionFile.renewedAt(dir, "anything", 9, NOW)).as("another keeper's promise it cannot read").contains(AT);
+        assertThat(SessionFile.renewedAt(dir, "anything", 9, NOW, FILES)).as("another keeper's promise it cannot read").contains(AT);
 
         unreadableAt(other, NOW.plus(Duration.ofDays(365)));
-        assertThat(SessionFile.renewedAt(dir, "anything", 9, NOW)).as("a time no writer wrote it at: no later than a minute on")
+        assertThat(SessionFile.renewedAt(dir, "anything", 9, NOW, FILES)).as("a time no writer wrote it at: no later than a minute on")
                 .contains(NOW.plus(SessionFile.SKEW));
         unreadableAt(other, NOW.plusSeconds(30));
-        assertThat(SessionFile.renewedAt(dir, "anything", 9, NOW)).as("a clock a little ahead").contains(NOW.plusSeconds(30));
+        assertThat(SessionFile.renewedAt(dir, "anything", 9, NOW, FILES)).as("a clock a little ahead").contains(NOW.plusSeconds(30));
     }
 
     @Test
