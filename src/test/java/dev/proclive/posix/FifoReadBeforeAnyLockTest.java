@@ -1,0 +1,39 @@
+package dev.proclive.posix;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.proclive.Cli;
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The platform's reader in a JVM that never locked (as {@code lease show} runs): a FIFO in a
+ * file's place reads as empty at once, and a process that may write it loads no JNA to read it.
+ * In the test JVM a lock has usually loaded JNA already, and the other way is never taken there.
+ */
+@EnabledOnOs({OS.LINUX, OS.MAC})
+class FifoReadBeforeAnyLockTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aFifoReadsAsEmptyAtOnceWithoutLoadingJna() throws Exception {
+        Path fifo = dir.resolve("record");
+        FlockReadTest.mkfifo(fifo);
+        Process p = new ProcessBuilder(Cli.java(), "-cp", System.getProperty("java.class.path") + File.pathSeparator
+                + "target/classes", ReadBeforeAnyLockMain.class.getName(), fifo.toString()).redirectErrorStream(true).start();
+        boolean ended = p.waitFor(60, TimeUnit.SECONDS);
+        if (!ended) {
+            p.destroyForcibly();
+        }
+        assertThat(ended).as("the read waits on the FIFO").isTrue();
+        assertThat(new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip()).isEqualTo("0 false");
+    }
+}
