@@ -158,8 +158,11 @@ public final class Platform {
          * ({@link dev.proclive.posix.Flock#read}): neither a FIFO nor the break of a file lease is
          * waited for. Before, opened to read and write ({@code O_RDWR}), which a FIFO does not wait
          * for on Linux or macOS, and read no further than its size (a FIFO's is 0): a store that
-         * writes the directory reads without loading JNA. A process that may not write the file
-         * (EACCES, EROFS) goes through JNA after all; without JNA, it opens as the JDK opens to read.
+         * writes the directory reads without loading JNA (about 100 ms of a cold JVM). Such an open
+         * does wait for another process's file lease on it to break (read leases too, which an open
+         * to read only ignores), at most {@code /proc/sys/fs/lease-break-time}: a bound, where a
+         * FIFO had none. A process that may not write the file (EACCES, EROFS) goes through JNA
+         * after all; without JNA, it opens as the JDK opens to read.
          */
         @Override
         public byte[] read(Path file, int most) throws IOException {

@@ -71,23 +71,29 @@ public final class Flock implements FileLocker {
         if (Calls.UNSUPPORTED != null) {
             return FileLocker.super.read(file, most);
         }
-        int fd;
-        try {
-            fd = Calls.open(Calls.path(file), Calls.READ_FLAGS);
-        } catch (LastErrorException e) {
-            int errno = e.getErrorCode();
-            if (errno == Calls.ENOENT) {
-                throw new NoSuchFileException(file.toString());
+        int fd = -1;
+        while (fd < 0) {
+            try {
+                fd = Calls.open(Calls.path(file), Calls.READ_FLAGS);
+            } catch (LastErrorException e) {
+                int errno = e.getErrorCode();
+                if (errno == Calls.ENOENT) {
+                    throw new NoSuchFileException(file.toString());
+                }
+                if (errno != Calls.EINTR) {
+                    throw errno == Calls.EACCES ? new AccessDeniedException(file.toString())
+                            : failure(file, "open to read", e);
+                }
             }
-            throw errno == Calls.EACCES ? new AccessDeniedException(file.toString()) : failure(file, "open to read", e);
         }
         try {
-            byte[] read = new byte[0];
-            byte[] chunk = new byte[Math.min(most + 1, 8192)];
-            while (read.length <= most) {
-                long got;
+            byte[] read = new byte[Math.min(most + 1, 8192)];
+            byte[] chunk = new byte[read.length];
+            int n = 0;
+            while (n <= most) {
+                int got;
                 try {
-                    got = Calls.read(fd, chunk, new NativeLong(Math.min(chunk.length, most + 1 - read.length))).longValue();
+                    got = (int) Calls.read(fd, chunk, new NativeLong(Math.min(chunk.length, most + 1 - n))).longValue();
                 } catch (LastErrorException e) {
                     if (e.getErrorCode() == Calls.EINTR) {
                         continue;
@@ -100,11 +106,13 @@ public final class Flock implements FileLocker {
                 if (got <= 0) {
                     break; // the end
                 }
-                int at = read.length;
-                read = Arrays.copyOf(read, at + (int) got);
-                System.arraycopy(chunk, 0, read, at, (int) got);
+                if (n + got > read.length) {
+                    read = Arrays.copyOf(read, Math.min(most + 1, Math.max(2 * read.length, n + got)));
+                }
+                System.arraycopy(chunk, 0, read, n, got);
+                n += got;
             }
-            return read;
+            return n == read.length ? read : Arrays.copyOf(read, n);
         } finally {
             closeQuietly(fd);
         }

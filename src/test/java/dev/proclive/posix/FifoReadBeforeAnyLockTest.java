@@ -3,7 +3,6 @@ package dev.proclive.posix;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.proclive.Cli;
-import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
@@ -27,8 +26,8 @@ class FifoReadBeforeAnyLockTest {
     void aFifoReadsAsEmptyAtOnceWithoutLoadingJna() throws Exception {
         Path fifo = dir.resolve("record");
         FlockReadTest.mkfifo(fifo);
-        Process p = new ProcessBuilder(Cli.java(), "-cp", System.getProperty("java.class.path") + File.pathSeparator
-                + "target/classes", ReadBeforeAnyLockMain.class.getName(), fifo.toString()).redirectErrorStream(true).start();
+        Process p = new ProcessBuilder(Cli.java(), "-cp", System.getProperty("java.class.path"),
+                ReadBeforeAnyLockMain.class.getName(), fifo.toString()).redirectErrorStream(true).start();
         boolean ended = p.waitFor(60, TimeUnit.SECONDS);
         if (!ended) {
             p.destroyForcibly();

@@ -575,7 +575,7 @@ public final class LeaseFiles implements LeaseBook {
                 }
                 // not UTF-8: a CharacterCodingException, and the queue reads as empty
                 String text = StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(bytes)).toString();
-                for (String line : text.split("\n")) {
+                for (String line : text.lines().toList()) { // as a file's lines: \n, \r\n or \r ends one
                     if (!line.isBlank()) {
                         queue.add(LeaseJson.waiter(line));
                     }
