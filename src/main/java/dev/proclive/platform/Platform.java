@@ -154,39 +154,18 @@ public final class Platform {
         }
 
         /**
-         * Once a lock loaded JNA, opened with {@code O_NONBLOCK} through it
-         * ({@link dev.proclive.posix.Flock#read}): neither a FIFO nor the break of a file lease is
-         * waited for. Before, opened to read and write ({@code O_RDWR}), which a FIFO does not wait
-         * for on Linux or macOS, and read no further than its size (a FIFO's is 0): a store that
-         * writes the directory reads without loading JNA (about 100 ms of a cold JVM). Such an open
-         * does wait for another process's file lease on it to break (read leases too, which an open
-         * to read only ignores), at most {@code /proc/sys/fs/lease-break-time}: a bound, where a
-         * FIFO had none. A process that may not write the file (EACCES, EROFS) goes through JNA
-         * after all; without JNA, it opens as the JDK opens to read.
+         * Opened with {@code O_NONBLOCK} through JNA ({@link dev.proclive.posix.Flock#read}): neither
+         * a FIFO nor the break of another process's file lease on it is waited for. Not opened to
+         * read and write instead, which a FIFO does not wait for either: such an open waits for a
+         * read lease's break, up to {@code /proc/sys/fs/lease-break-time} (45 s), and the file's
+         * owner may take the lease again each time. Without JNA (no lock either), as the JDK opens.
          */
         @Override
         public byte[] read(Path file, int most) throws IOException {
-            if (jnaLoaded()) {
+            try {
                 return new dev.proclive.posix.Flock().read(file, most);
-            }
-            try {
-                return FileLocker.readAsWriter(file, most);
-            } catch (java.nio.file.NoSuchFileException e) {
-                throw e;
-            } catch (FileSystemException e) { // may not write it, or a link in its place (ELOOP, said again)
-                try {
-                    return new dev.proclive.posix.Flock().read(file, most);
-                } catch (LinkageError noJna) {
-                    return FileLocker.super.read(file, most);
-                }
-            }
-        }
-
-        private static boolean jnaLoaded() {
-            try {
-                return dev.proclive.posix.Flock.loaded();
             } catch (LinkageError noJna) {
-                return false;
+                return FileLocker.super.read(file, most);
             }
         }
 

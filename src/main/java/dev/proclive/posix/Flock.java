@@ -52,13 +52,6 @@ public final class Flock implements FileLocker {
         }
     }
 
-    /** Whether the C library's calls are bound (a lock or a read loaded them); false before, or where they cannot be. */
-    public static boolean loaded() {
-        return loaded;
-    }
-
-    private static volatile boolean loaded;
-
     /**
      * Opens {@code file} with {@code O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK}: a FIFO in its
      * place opens at once and reads as empty (no writer: end of file; a writer that wrote nothing:
@@ -283,7 +276,7 @@ public final class Flock implements FileLocker {
     }
 
     /**
-     * The C library's calls and this platform's flag values, loaded on the first lock. The calls
+     * The C library's calls and this platform's flag values, loaded on the first lock or read. The calls
      * are bound directly ({@code Native.register}): no proxy, no reflection per call.
      */
     private static final class Calls {
@@ -319,7 +312,6 @@ public final class Flock implements FileLocker {
             OPEN_FLAGS = flags.orElse(0);
             READ_FLAGS = readFlags.orElse(0);
             UNSUPPORTED = unsupported;
-            loaded = unsupported == null;
             String jnu = System.getProperty("sun.jnu.encoding");
             PATH_ENCODING = jnu != null && Charset.isSupported(jnu) ? Charset.forName(jnu) : Charset.defaultCharset();
         }

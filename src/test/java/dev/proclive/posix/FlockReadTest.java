@@ -3,17 +3,13 @@ package dev.proclive.posix;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.proclive.platform.Platform;
 import dev.proclive.spi.internal.FileLocker;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
@@ -61,31 +57,6 @@ class FlockReadTest {
                     "the JDK's open to read waits here for a writer");
             assertThat(read).isEmpty();
         }
-    }
-
-    @Test
-    void readAsAWriterAFifoReadsAsEmptyAtOnceAndAFileWhole() throws Exception {
-        Path fifo = dir.resolve("record");
-        mkfifo(fifo);
-        byte[] read = assertTimeoutPreemptively(Duration.ofSeconds(10), () -> FileLocker.readAsWriter(fifo, 1 << 20),
-                "opened to read and write, a FIFO is not waited for");
-        assertThat(read).isEmpty();
-        Path file = Files.writeString(dir.resolve("queue"), "0123456789");
-        assertThat(FileLocker.readAsWriter(file, 100)).isEqualTo("0123456789".getBytes(StandardCharsets.US_ASCII));
-        assertThat(FileLocker.readAsWriter(file, 4)).isEqualTo("01234".getBytes(StandardCharsets.US_ASCII));
-        assertThatThrownBy(() -> FileLocker.readAsWriter(dir.resolve("none"), 100)).isInstanceOf(NoSuchFileException.class);
-    }
-
-    @Test
-    void aFifoThisProcessMayNotWriteReadsAsEmptyAtOnceToo() throws Exception {
-        assumeTrue(!"root".equals(System.getProperty("user.name")), "root may open any file to write: run as a normal user");
-        Path fifo = dir.resolve("record");
-        mkfifo(fifo);
-        Files.setPosixFilePermissions(fifo, PosixFilePermissions.fromString("r--r--r--"));
-        assertThatThrownBy(() -> FileLocker.readAsWriter(fifo, 100)).isInstanceOf(AccessDeniedException.class);
-        byte[] read = assertTimeoutPreemptively(Duration.ofSeconds(10), () -> Platform.fileLocker().read(fifo, 100),
-                "a reader that may not write it");
-        assertThat(read).isEmpty();
     }
 
     @Test

@@ -683,11 +683,9 @@ public final class LeaseFiles implements LeaseBook {
             return OptionalLong.empty();
         }
         try {
-            return OptionalLong.of(guardFence(name, locker.read(guard, MAX_GUARD_BYTES)));
+            return OptionalLong.of(guardFence(name, readFound(name, guard, MAX_GUARD_BYTES)));
         } catch (NoSuchFileException | java.nio.file.AccessDeniedException e) {
             return OptionalLong.empty();
-        } catch (IOException e) {
-            throw linkInPlace(name, guard, e);
         }
     }
 
@@ -719,11 +717,9 @@ public final class LeaseFiles implements LeaseBook {
         }
         byte[] bytes;
         try {
-            bytes = locker.read(file, MAX_RECORD_BYTES); // a FIFO put here since present() reads as empty
+            bytes = readFound(name, file, MAX_RECORD_BYTES);
         } catch (NoSuchFileException e) {
             return Optional.empty();
-        } catch (IOException e) {
-            throw linkInPlace(name, file, e);
         }
         if (bytes.length > MAX_RECORD_BYTES) {
             throw new LeaseCorruptException(name, "the record holds more than " + MAX_RECORD_BYTES + " bytes");
@@ -908,16 +904,42 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * What a failed open with NOFOLLOW_LINKS means: a link in the file's place (ELOOP, which the
-     * JDK reports as a plain {@link IOException} in its own words) is a corrupt lease; anything else
-     * is the I/O failure it was.
+     * What a failed open or read without following a link means: something other than a regular
+     * file in the file's place, put there after it was found (a link: ELOOP, which the JDK reports
+     * as a plain {@link IOException} in its own words; a directory: EISDIR; a socket: ENXIO), is a
+     * corrupt lease, said as {@link #present} says it; anything else is the I/O failure it was.
      */
     private static IOException linkInPlace(String name, Path file, IOException e) {
-        if (!(e instanceof NoSuchFileException) && !(e instanceof dev.proclive.lease.LeaseException)
-                && Files.isSymbolicLink(file)) {
-            return new LeaseCorruptException(name, "a symbolic link stands where " + file.getFileName() + " should be", e);
+        if (e instanceof NoSuchFileException || e instanceof dev.proclive.lease.LeaseException) {
+            return e;
+        }
+        try {
+            present(name, file);
+        } catch (LeaseCorruptException notAFile) {
+            notAFile.addSuppressed(e);
+            return notAFile;
+        } catch (IOException gone) {
+            // nothing there to say more of
         }
         return e;
+    }
+
+    /**
+     * {@code file}'s bytes ({@link FileLocker#read}); where none were read, what is in its place
+     * now is looked at again, so that a FIFO put there after it was found (which reads as empty) is
+     * said to be one.
+     */
+    private byte[] readFound(String name, Path file, int most) throws IOException {
+        byte[] bytes;
+        try {
+            bytes = locker.read(file, most);
+        } catch (IOException e) {
+            throw linkInPlace(name, file, e);
+        }
+        if (bytes.length == 0) {
+            present(name, file);
+        }
+        return bytes;
     }
 
     /** Whether {@code file} is there, never followed; anything but a regular file in its place is corrupt. */

@@ -42,21 +42,6 @@ public interface FileLocker {
     }
 
     /**
-     * {@link #read}, opened to read and write ({@code O_RDWR}), which a FIFO does not wait for on
-     * Linux or macOS (and holds 0 bytes, so nothing is read from it): a process that may write the
-     * file reads it so without native calls.
-     *
-     * @throws java.nio.file.AccessDeniedException where this process may not write it
-     * @throws FileSystemException on a read-only file system, or with a link in its place
-     */
-    static byte[] readAsWriter(Path file, int most) throws IOException {
-        try (SeekableByteChannel in = Files.newByteChannel(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
-                LinkOption.NOFOLLOW_LINKS)) {
-            return upTo(in, most);
-        }
-    }
-
-    /**
      * The bytes of {@code in}, just opened, no more than its size says it holds (a FIFO's is 0:
      * nothing is read from one, nor is it sought) and no more than {@code most + 1}.
      */

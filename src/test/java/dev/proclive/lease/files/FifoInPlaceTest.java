@@ -90,8 +90,10 @@ class FifoInPlaceTest {
             List<LeaseBook.Waiter> queue = files.locked("build", LeaseBook.Guard::waiters);
             assertThat(queue).as("the queue, read by the lock's holder").isEmpty();
             assertThat(SessionFile.renewedAt(dir, "build", fence, Instant.now(), fifos)).as("a session file").isEmpty();
-            assertThat(files.highestFence("build")).as("the guard").hasValue(0);
-            assertThatThrownBy(() -> files.read("build")).as("the record").isInstanceOf(LeaseCorruptException.class);
+            assertThatThrownBy(() -> files.highestFence("build")).as("the guard").isInstanceOf(LeaseCorruptException.class)
+                    .hasMessageContaining("something other than a file stands where build.guard should be");
+            assertThatThrownBy(() -> files.read("build")).as("the record").isInstanceOf(LeaseCorruptException.class)
+                    .hasMessageContaining("something other than a file stands where build.lease should be");
         }, "a read waits on a FIFO");
         assertThat(fifos.read).as("each read through the store's reader")
                 .contains("build.queue", session, "build.guard", "build.lease");

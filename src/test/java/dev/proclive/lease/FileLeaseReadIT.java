@@ -1,0 +1,59 @@
+package dev.proclive.lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.proclive.CPrograms;
+import dev.proclive.Children;
+import dev.proclive.Cli;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The process that owns a record file (its last writer) may hold a read lease on it
+ * ({@code fcntl F_SETLEASE F_RDLCK}). A read lease holds out only opens for writing: each one waits
+ * for the lease's break, up to {@code /proc/sys/fs/lease-break-time} (45 s by default), and the
+ * owner can take the lease again after each. {@code lease show} takes no lock and needs no write
+ * access: it must not open the record for writing, so such a lease never stalls it.
+ */
+@EnabledOnOs(OS.LINUX)
+class FileLeaseReadIT {
+
+    @TempDir
+    Path dir;
+
+    @RegisterExtension
+    final Children children = new Children();
+
+    @Test
+    void aReadLeaseOnTheRecordDoesNotStallShow() throws Exception {
+        long breakTime = Long.parseLong(Files.readAllLines(Path.of("/proc/sys/fs/lease-break-time")).get(0).strip());
+        assumeTrue(breakTime >= 20, "a lease break here lasts " + breakTime + " s: too short to tell a stall");
+        Path store = dir.resolve("store");
+        long holder = children.sleeper().pid();
+        assertThat(Cli.run("lease", "acquire", "x", "--dir", store.toString(), "--holder", Long.toString(holder)).exit())
+                .isZero();
+        Path program = CPrograms.compile(dir, "file_lease");
+        Process lease = children.start(program.toString(), store.resolve("x.lease").toString(), "r");
+        String said = new BufferedReader(new InputStreamReader(lease.getInputStream(), StandardCharsets.US_ASCII))
+                .readLine();
+        assumeTrue("leased".equals(said), "no read lease on " + store + " here: " + said);
+
+        long start = System.nanoTime();
+        Cli.Result shown = Cli.run("lease", "show", "x", "--dir", store.toString());
+        Duration took = Duration.ofNanos(System.nanoTime() - start);
+
+        assertThat(shown.exit()).as(shown.toString()).isZero();
+        assertThat(took).as("lease show under another process's read lease on the record")
+                .isLessThan(Duration.ofSeconds(breakTime / 2));
+    }
+}
