@@ -73,6 +73,10 @@ public final class Flock implements FileLocker {
                 if (errno == Calls.ENOENT) {
                     throw new NoSuchFileException(file.toString());
                 }
+                if (errno == Calls.EWOULDBLOCK) {
+                    throw new FileSystemException(file.toString(), null, "another process holds a file lease on it"
+                            + " (fcntl F_SETLEASE) and has not yet let it go; nothing was changed: try again");
+                }
                 if (errno != Calls.EINTR) {
                     throw errno == Calls.EACCES ? new AccessDeniedException(file.toString())
                             : failure(file, "open to read", e);

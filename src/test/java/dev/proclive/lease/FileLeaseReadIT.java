@@ -34,19 +34,25 @@ class FileLeaseReadIT {
     @RegisterExtension
     final Children children = new Children();
 
-    @Test
-    void aReadLeaseOnTheRecordDoesNotStallShow() throws Exception {
-        long breakTime = Long.parseLong(Files.readAllLines(Path.of("/proc/sys/fs/lease-break-time")).get(0).strip());
-        assumeTrue(breakTime >= 20, "a lease break here lasts " + breakTime + " s: too short to tell a stall");
+    /** The lease store and a process holding a {@code kind} ("r" or "w") file lease on its record; skips where none can be taken. */
+    private Path leasedRecord(String kind) throws Exception {
         Path store = dir.resolve("store");
         long holder = children.sleeper().pid();
         assertThat(Cli.run("lease", "acquire", "x", "--dir", store.toString(), "--holder", Long.toString(holder)).exit())
                 .isZero();
         Path program = CPrograms.compile(dir, "file_lease");
-        Process lease = children.start(program.toString(), store.resolve("x.lease").toString(), "r");
+        Process lease = children.start(program.toString(), store.resolve("x.lease").toString(), kind);
         String said = new BufferedReader(new InputStreamReader(lease.getInputStream(), StandardCharsets.US_ASCII))
                 .readLine();
-        assumeTrue("leased".equals(said), "no read lease on " + store + " here: " + said);
+        assumeTrue("leased".equals(said), "no file lease on " + store + " here: " + said);
+        return store;
+    }
+
+    @Test
+    void aReadLeaseOnTheRecordDoesNotStallShow() throws Exception {
+        long breakTime = Long.parseLong(Files.readAllLines(Path.of("/proc/sys/fs/lease-break-time")).get(0).strip());
+        assumeTrue(breakTime >= 20, "a lease break here lasts " + breakTime + " s: too short to tell a stall");
+        Path store = leasedRecord("r");
 
         long start = System.nanoTime();
         Cli.Result shown = Cli.run("lease", "show", "x", "--dir", store.toString());
@@ -54,6 +60,23 @@ class FileLeaseReadIT {
 
         assertThat(shown.exit()).as(shown.toString()).isZero();
         assertThat(took).as("lease show under another process's read lease on the record")
+                .isLessThan(Duration.ofSeconds(breakTime / 2));
+    }
+
+    /** A write lease holds out every open; one with O_NONBLOCK fails at once, and the error says why. */
+    @Test
+    void aWriteLeaseOnTheRecordIsSaidNotWaitedFor() throws Exception {
+        long breakTime = Long.parseLong(Files.readAllLines(Path.of("/proc/sys/fs/lease-break-time")).get(0).strip());
+        assumeTrue(breakTime >= 20, "a lease break here lasts " + breakTime + " s: too short to tell a stall");
+        Path store = leasedRecord("w");
+
+        long start = System.nanoTime();
+        Cli.Result shown = Cli.run("lease", "show", "x", "--dir", store.toString());
+        Duration took = Duration.ofNanos(System.nanoTime() - start);
+
+        assertThat(shown.exit()).as(shown.toString()).isEqualTo(74);
+        assertThat(shown.err()).contains("holds a file lease on it");
+        assertThat(took).as("lease show under another process's write lease on the record")
                 .isLessThan(Duration.ofSeconds(breakTime / 2));
     }
 }
