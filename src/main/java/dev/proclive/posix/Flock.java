@@ -55,9 +55,10 @@ public final class Flock implements FileLocker {
     /**
      * Opens {@code file} with {@code O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK}: a FIFO in its
      * place opens at once and reads as empty (no writer: end of file; a writer that wrote nothing:
-     * EAGAIN, taken as the end), a link fails (ELOOP), and so does a file whose lease another
-     * process holds (EWOULDBLOCK, where a plain open waits for the lease's break, up to
-     * {@code /proc/sys/fs/lease-break-time}). Where the flags are not known, the JDK's open.
+     * EAGAIN, taken as the end), a link fails (ELOOP), and a file whose lease another process
+     * holds is denied for now ({@link AccessDeniedException}; EWOULDBLOCK, where a plain open waits
+     * for the lease's break, up to {@code /proc/sys/fs/lease-break-time}). Where the flags are not
+     * known, the JDK's open.
      */
     @Override
     public byte[] read(Path file, int most) throws IOException {
@@ -73,8 +74,8 @@ public final class Flock implements FileLocker {
                 if (errno == Calls.ENOENT) {
                     throw new NoSuchFileException(file.toString());
                 }
-                if (errno == Calls.EWOULDBLOCK) {
-                    throw new FileSystemException(file.toString(), null, "another process holds a file lease on it"
+                if (errno == Calls.EWOULDBLOCK) { // denied for now: a session file's reader then takes it as fresh
+                    throw new AccessDeniedException(file.toString(), null, "another process holds a file lease on it"
                             + " (fcntl F_SETLEASE) and has not yet let it go; nothing was changed: try again");
                 }
                 if (errno != Calls.EINTR) {
@@ -84,13 +85,13 @@ public final class Flock implements FileLocker {
             }
         }
         try {
-            byte[] read = new byte[Math.min(most + 1, 8192)];
+            byte[] read = new byte[(int) Math.min(most + 1L, 8192)];
             byte[] chunk = new byte[read.length];
             int n = 0;
             while (n <= most) {
                 int got;
                 try {
-                    got = (int) Calls.read(fd, chunk, new NativeLong(Math.min(chunk.length, most + 1 - n))).longValue();
+                    got = (int) Calls.read(fd, chunk, new NativeLong(Math.min(chunk.length, most + 1L - n))).longValue();
                 } catch (LastErrorException e) {
                     if (e.getErrorCode() == Calls.EINTR) {
                         continue;
@@ -104,7 +105,7 @@ public final class Flock implements FileLocker {
                     break; // the end
                 }
                 if (n + got > read.length) {
-                    read = Arrays.copyOf(read, Math.min(most + 1, Math.max(2 * read.length, n + got)));
+                    read = Arrays.copyOf(read, (int) Math.min(most + 1L, Math.max(2L * read.length, n + got)));
                 }
                 System.arraycopy(chunk, 0, read, n, got);
                 n += got;
