@@ -44,30 +44,18 @@ class FifoInPlaceTest {
     @RegisterExtension
     final Children children = new Children();
 
-    /** The platform's reader; each read first has a FIFO renamed over the file it reads. */
-    static final class FifoBeforeEachRead implements FileLocker {
-        final FileLocker platform = Platform.fileLocker();
-        final List<String> read = new CopyOnWriteArrayList<>();
-
-        @Override
-        public Lock lock(Path file, Duration most) throws IOException {
-            return platform.lock(file, most);
+    /** Renames a new FIFO over {@code file}, and says so in {@code read}. */
+    private static void fifoOver(Path file, List<String> read) throws IOException {
+        read.add(file.getFileName().toString());
+        Path fifo = file.resolveSibling("fifo-" + read.size());
+        try {
+            Process p = new ProcessBuilder("mkfifo", fifo.toString()).start();
+            assertThat(p.waitFor(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(p.exitValue()).as("mkfifo").isZero();
+        } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
         }
-
-        @Override
-        public byte[] read(Path file, int most) throws IOException {
-            read.add(file.getFileName().toString());
-            Path fifo = file.resolveSibling("fifo-" + read.size());
-            try {
-                Process p = new ProcessBuilder("mkfifo", fifo.toString()).start();
-                assertThat(p.waitFor(10, TimeUnit.SECONDS)).isTrue();
-                assertThat(p.exitValue()).as("mkfifo").isZero();
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-            Files.move(fifo, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-            return platform.read(file, most);
-        }
+        Files.move(fifo, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     }
 
     @Test
@@ -83,7 +71,8 @@ class FifoInPlaceTest {
         String session = ".session.1-1.aa";
         Files.writeString(dir.resolve(session), "{\"renewedAt\":\"" + dev.proclive.lease.book.Records.timestamp(
                 Instant.now()) + "\",\"ttlMillis\":30000,\"grants\":{\"build\":" + fence + "}}");
-        FifoBeforeEachRead fifos = new FifoBeforeEachRead();
+        List<String> read = new CopyOnWriteArrayList<>();
+        FileLocker fifos = new SwapBeforeRead(Platform.fileLocker(), file -> fifoOver(file, read));
         LeaseFiles files = LeaseFiles.open(dir, self, id -> false, false, fifos);
 
         assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
@@ -95,7 +84,7 @@ class FifoInPlaceTest {
             assertThatThrownBy(() -> files.read("build")).as("the record").isInstanceOf(LeaseCorruptException.class)
                     .hasMessageContaining("something other than a file stands where build.lease should be");
         }, "a read waits on a FIFO");
-        assertThat(fifos.read).as("each read through the store's reader")
+        assertThat(read).as("each read through the store's reader")
                 .contains("build.queue", session, "build.guard", "build.lease");
     }
 }

@@ -10,11 +10,9 @@ import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeaseStore;
 import dev.proclive.platform.Platform;
 import dev.proclive.spi.internal.FileLocker;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -39,20 +37,10 @@ class LinkInPlaceRaceTest {
             store.acquire("build", holder);
         }
         Path elsewhere = Files.writeString(dir.resolve("elsewhere"), "1");
-        FileLocker platform = Platform.fileLocker();
-        FileLocker linkFirst = new FileLocker() {
-            @Override
-            public Lock lock(Path file, Duration most) throws IOException {
-                return platform.lock(file, most);
-            }
-
-            @Override
-            public byte[] read(Path file, int most) throws IOException {
-                Path link = Files.createSymbolicLink(file.resolveSibling("link"), elsewhere);
-                Files.move(link, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-                return platform.read(file, most);
-            }
-        };
+        FileLocker linkFirst = new SwapBeforeRead(Platform.fileLocker(), file -> {
+            Path link = Files.createSymbolicLink(file.resolveSibling("link"), elsewhere);
+            Files.move(link, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        });
         LeaseFiles files = LeaseFiles.open(dir, self, id -> false, false, linkFirst);
         assertThatThrownBy(() -> files.read("build")).isInstanceOf(LeaseCorruptException.class)
                 .hasMessageContaining("a symbolic link stands where build.lease");

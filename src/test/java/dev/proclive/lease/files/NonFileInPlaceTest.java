@@ -10,14 +10,12 @@ import dev.proclive.lease.Acquisition;
 import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeaseStore;
 import dev.proclive.platform.Platform;
-import dev.proclive.spi.internal.FileLocker;
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -38,24 +36,6 @@ class NonFileInPlaceTest {
 
     @RegisterExtension
     final Children children = new Children();
-
-    /** The platform's reader; each read first has {@code swap} put something else in the file's place. */
-    record SwapBeforeRead(FileLocker platform, Swap swap) implements FileLocker {
-        interface Swap {
-            void over(Path file) throws IOException;
-        }
-
-        @Override
-        public Lock lock(Path file, Duration most) throws IOException {
-            return platform.lock(file, most);
-        }
-
-        @Override
-        public byte[] read(Path file, int most) throws IOException {
-            swap.over(file);
-            return platform.read(file, most);
-        }
-    }
 
     private LeaseFiles storeWithRecord(SwapBeforeRead.Swap swap) throws IOException {
         Identity holder = children.sleeping();
