@@ -6,7 +6,7 @@ import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
 import dev.proclive.lease.book.StrictJson;
 import dev.proclive.lease.book.LeaseNames;
-import dev.proclive.lease.core.LeaseKeeper;
+import dev.proclive.lease.core.LeaseEngine;
 import dev.proclive.lease.core.Pause;
 import dev.proclive.lease.etcd.EtcdBook;
 import dev.proclive.lease.etcd.v3.Etcd;
@@ -112,11 +112,11 @@ public final class LeaseStore implements AutoCloseable {
     /** How long one call to etcd may take before the next endpoint is tried. */
     private static final Duration ETCD_CALL = Duration.ofSeconds(5);
 
-    private final LeaseKeeper keeper;
+    private final LeaseEngine keeper;
     /** The files of a store over a directory; empty on etcd. */
     private final Optional<LeaseFiles> files;
 
-    private LeaseStore(LeaseKeeper keeper, Optional<LeaseFiles> files) {
+    private LeaseStore(LeaseEngine keeper, Optional<LeaseFiles> files) {
         this.keeper = keeper;
         this.files = files;
     }
@@ -324,13 +324,13 @@ public final class LeaseStore implements AutoCloseable {
                 LeaseFiles files = LeaseFiles.open(directory.get(), self, id -> judge.check(id) == Liveness.DEAD,
                         judge.introspector().bootId().isEmpty(), Platform.fileLocker());
                 files.clock(clock);
-                return new LeaseStore(new LeaseKeeper(files, policy, self, judge, clock, pause, tracks), Optional.of(files));
+                return new LeaseStore(new LeaseEngine(files, policy, self, judge, clock, pause, tracks), Optional.of(files));
             }
             Etcd etcd = etcdClient.isPresent() ? etcdClient.get() : EtcdGateway.open(endpoints.get(), caFile,
                     user.map(u -> new EtcdGateway.Login(u, password.clone())), ETCD_CALL, StrictJson.mapper(),
                     revisionMarks.map(RevisionMarks::in).orElseGet(RevisionMarks::forUser));
             EtcdBook book = new EtcdBook(etcd, prefix.orElse(DEFAULT_PREFIX), clock);
-            return new LeaseStore(new LeaseKeeper(book, policy, self, judge, clock, pause, tracks), Optional.empty());
+            return new LeaseStore(new LeaseEngine(book, policy, self, judge, clock, pause, tracks), Optional.empty());
         }
     }
 

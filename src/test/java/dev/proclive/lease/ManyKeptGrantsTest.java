@@ -7,7 +7,7 @@ import dev.proclive.Identity;
 import dev.proclive.LivenessChecker;
 import dev.proclive.ProcLive;
 import dev.proclive.lease.book.LeaseBook;
-import dev.proclive.lease.core.LeaseKeeper;
+import dev.proclive.lease.core.LeaseEngine;
 import dev.proclive.lease.core.Pause;
 import dev.proclive.lease.files.LeaseFiles;
 import dev.proclive.platform.Platform;
@@ -49,7 +49,7 @@ class ManyKeptGrantsTest {
         // renewed every 20 s: none is renewed while this test looks
         LeasePolicy policy = LeasePolicy.builder().ttl(Duration.ofSeconds(60)).build();
         int many = 200;
-        try (LeaseKeeper keeper = new LeaseKeeper(book, policy, self, LivenessChecker.system(), Clock.systemUTC(), Pause.REAL,
+        try (LeaseEngine keeper = new LeaseEngine(book, policy, self, LivenessChecker.system(), Clock.systemUTC(), Pause.REAL,
                 Descendants.NONE)) {
             List<Lease> leases = new ArrayList<>();
             for (int i = 0; i < many; i++) {
@@ -95,7 +95,7 @@ class ManyKeptGrantsTest {
         // renewed every 2 s
         LeasePolicy policy = LeasePolicy.builder().ttl(Duration.ofSeconds(6)).build();
         int many = 50;
-        try (LeaseKeeper keeper = new LeaseKeeper(book, policy, self, LivenessChecker.system(), Clock.systemUTC(), Pause.REAL,
+        try (LeaseEngine keeper = new LeaseEngine(book, policy, self, LivenessChecker.system(), Clock.systemUTC(), Pause.REAL,
                 Descendants.NONE)) {
             List<Lease> leases = new ArrayList<>();
             for (int i = 0; i < many; i++) {
@@ -308,7 +308,7 @@ class ManyKeptGrantsTest {
             }
             return Optional.of(f);
         };
-        try (LeaseKeeper keeper = new LeaseKeeper(book, LeasePolicy.defaults(), self, LivenessChecker.system(),
+        try (LeaseEngine keeper = new LeaseEngine(book, LeasePolicy.defaults(), self, LivenessChecker.system(),
                 Clock.systemUTC(), Pause.REAL, Descendants.NONE)) {
             watch.set(keeper.watch("build", event -> { }));
             assertThat(handedOut).hasSize(1);

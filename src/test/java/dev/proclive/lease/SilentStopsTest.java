@@ -7,7 +7,7 @@ import dev.proclive.Identity;
 import dev.proclive.LivenessChecker;
 import dev.proclive.ProcLive;
 import dev.proclive.lease.book.LeaseBook;
-import dev.proclive.lease.core.LeaseKeeper;
+import dev.proclive.lease.core.LeaseEngine;
 import dev.proclive.lease.core.Pause;
 import dev.proclive.lease.etcd.v3.Etcd;
 import dev.proclive.lease.files.LeaseFiles;
@@ -76,7 +76,7 @@ class SilentStopsTest {
         LeaseFiles files = LeaseFiles.open(tmp.resolve("leases"), self, id -> false, false, Platform.fileLocker());
         ErrorOnce book = new ErrorOnce(files);
         LeasePolicy policy = LeasePolicy.builder().ttl(Duration.ofSeconds(3)).build();
-        try (LeaseKeeper keeper = new LeaseKeeper(book, policy, self, LivenessChecker.system(), Clock.systemUTC(), Pause.REAL,
+        try (LeaseEngine keeper = new LeaseEngine(book, policy, self, LivenessChecker.system(), Clock.systemUTC(), Pause.REAL,
                 Descendants.NONE)) {
             Lease lease = ((Acquisition.Granted) keeper.acquire("build", self)).lease();
             book.armed.set(true);

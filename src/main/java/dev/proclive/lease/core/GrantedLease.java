@@ -6,7 +6,6 @@ import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.LeaseLost;
 import dev.proclive.lease.LeaseLostException;
 import dev.proclive.lease.LeaseRecord;
-import dev.proclive.lease.book.LeaseBook;
 import dev.proclive.lease.book.Records;
 import java.io.IOException;
 import java.util.Optional;
@@ -19,10 +18,7 @@ import java.util.concurrent.CompletableFuture;
  */
 final class GrantedLease implements Lease {
 
-    record Parts(Grants grants, LeaseBook book, Renewals renewals, HolderWatches watches) {
-    }
-
-    private final Parts parts;
+    private final LeaseEngine engine;
     private final String name;
     private final long fence;
     private final Identity holder;
@@ -40,22 +36,22 @@ final class GrantedLease implements Lease {
      * grant's write on; then its holder is watched, whose end may be written at once (a holder that
      * died since the grant checked it), and the record's watch sees that end.
      */
-    static GrantedLease kept(Parts parts, LeaseRecord record, Optional<String> token) {
-        GrantedLease lease = new GrantedLease(parts, record, token, Tracking.NONE);
-        parts.renewals().keep(record);
-        parts.watches().watch(record);
+    static GrantedLease kept(LeaseEngine engine, LeaseRecord record, Optional<String> token) {
+        GrantedLease lease = new GrantedLease(engine, record, token, Tracking.NONE);
+        engine.renewals.keep(record);
+        engine.watches.watch(record);
         return lease;
     }
 
-    private GrantedLease(Parts parts, LeaseRecord record, Optional<String> token, Tracking tracking) {
-        this.parts = parts;
+    private GrantedLease(LeaseEngine engine, LeaseRecord record, Optional<String> token, Tracking tracking) {
+        this.engine = engine;
         this.name = record.name();
         this.fence = record.fence();
         this.holder = record.holder();
         this.token = token;
         this.record = record;
         this.tracking = tracking;
-        this.lost = parts.renewals().lost(name, fence, holder);
+        this.lost = engine.renewals.lost(name, fence, holder);
     }
 
     /**
@@ -65,7 +61,7 @@ final class GrantedLease implements Lease {
     GrantedLease tracked(Tracking how) {
         LeaseRecord named = how.cgroup().filter(c -> record.cgroup().isEmpty())
                 .map(c -> Records.inCgroup(record, c)).orElse(record);
-        return new GrantedLease(parts, named, token, how);
+        return new GrantedLease(engine, named, token, how);
     }
 
     @Override
@@ -101,11 +97,11 @@ final class GrantedLease implements Lease {
     @Override
     public LeaseRecord renew() throws IOException {
         try {
-            LeaseRecord renewed = parts.grants().renew(name, fence, Optional.of(holder));
+            LeaseRecord renewed = engine.renew(name, fence, Optional.of(holder));
             record = renewed;
             return renewed;
         } catch (LeaseLostException e) {
-            parts.renewals().found(name, fence, holder, e.lost());
+            engine.renewals.found(name, fence, holder, e.lost());
             throw e;
         }
     }
@@ -113,34 +109,34 @@ final class GrantedLease implements Lease {
     @Override
     public boolean release() throws IOException {
         letGo = true;
-        parts.renewals().release(name, fence, holder);
+        engine.renewals.release(name, fence, holder);
         boolean released = false;
         try {
-            released = parts.grants().end(name, fence, Grants.End.as(LeaseChange.RELEASED, Optional.of(holder)));
+            released = engine.end(name, fence, LeaseEngine.End.as(LeaseChange.RELEASED, Optional.of(holder)));
         } finally {
             if (!released) {
                 letGo = false;
-                parts.renewals().unreleased(name, fence, holder, lost); // not released by this call: its loss is still told
+                engine.renewals.unreleased(name, fence, holder, lost); // not released by this call: its loss is still told
             }
         }
-        parts.watches().unwatch(name, fence);
+        engine.watches.unwatch(name, fence);
         return released;
     }
 
     @Override
     public boolean exited(int exitCode) throws IOException {
-        parts.renewals().stopRenewing(name, fence, holder); // its holder is gone: what it left behind is judged, not renewed
-        boolean ended = parts.grants().end(name, fence, Grants.End.exited(holder, OptionalLong.of(exitCode), tracking));
-        parts.renewals().lookNow(name, fence, holder); // told at once: ended, or gone to what it left behind
+        engine.renewals.stopRenewing(name, fence, holder); // its holder is gone: what it left behind is judged, not renewed
+        boolean ended = engine.end(name, fence, LeaseEngine.End.exited(holder, OptionalLong.of(exitCode), tracking));
+        engine.renewals.lookNow(name, fence, holder); // told at once: ended, or gone to what it left behind
         return ended;
     }
 
     @Override
     public Lease handOff(Identity newHolder) throws IOException {
-        LeaseRecord handed = parts.grants().handOff(name, fence, holder, newHolder);
+        LeaseRecord handed = engine.handOff(name, fence, holder, newHolder);
         letGo = true;
-        parts.renewals().release(name, fence, holder);
-        return kept(parts, handed, token);
+        engine.renewals.release(name, fence, holder);
+        return kept(engine, handed, token);
     }
 
     @Override
@@ -150,7 +146,7 @@ final class GrantedLease implements Lease {
 
     @Override
     public boolean knownLost() {
-        return lost.isDone() || parts.book().lost(name, fence);
+        return lost.isDone() || engine.book.lost(name, fence);
     }
 
     @Override
@@ -158,7 +154,7 @@ final class GrantedLease implements Lease {
         if (knownLost()) {
             return false;
         }
-        Optional<LeaseRecord> now = parts.grants().read(name);
+        Optional<LeaseRecord> now = engine.read(name);
         return now.isPresent() && now.get().held() && now.get().fence() == fence
                 && LeaseRules.sameProcess(now.get().holder(), holder);
     }
@@ -168,8 +164,8 @@ final class GrantedLease implements Lease {
         if (lost.isDone()) {
             throw new LeaseLostException(name, lost.join()); // lost once, for the first reason: what came after follows from it
         }
-        Optional<LeaseRecord> now = parts.grants().read(name);
-        Optional<LeaseLost> why = Losses.of(fence, Optional.of(holder), now, parts.book().expires());
+        Optional<LeaseRecord> now = engine.read(name);
+        Optional<LeaseLost> why = Losses.of(fence, Optional.of(holder), now, engine.book.expires());
         if (why.isPresent()) {
             // a reservation is not lost (it admits no write yet), nor a lease let go through this one
             if (!(now.isPresent() && now.get().fence() == fence && now.get().state() == LeaseRecord.State.RESERVED
@@ -177,7 +173,7 @@ final class GrantedLease implements Lease {
                 if (!letGo) {
                     lost.complete(why.get());
                 }
-                parts.renewals().found(name, fence, holder, why.get());
+                engine.renewals.found(name, fence, holder, why.get());
             }
             throw new LeaseLostException(name, why.get()); // what happened to it, read from the record
         }

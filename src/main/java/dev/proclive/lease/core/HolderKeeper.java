@@ -33,14 +33,14 @@ final class HolderKeeper {
     private static final long FIRST_PAUSE_MS = 25;
     private static final long MOST_PAUSE_MS = 1_000;
 
-    private final Grants grants;
+    private final LeaseEngine engine;
     private final LivenessChecker checker;
     private final LeaseBook book;
     /** The grants watched now, as {@code NAME@FENCE}. */
     private final Set<String> watched = ConcurrentHashMap.newKeySet();
 
-    HolderKeeper(Grants grants, LivenessChecker checker, LeaseBook book) {
-        this.grants = grants;
+    HolderKeeper(LeaseEngine engine, LivenessChecker checker, LeaseBook book) {
+        this.engine = engine;
         this.checker = checker;
         this.book = book;
     }
@@ -92,8 +92,8 @@ final class HolderKeeper {
      * file), a newcomer judges by that, and the record is left as it is.
      */
     private void renewIfDue(LeaseRecord r) throws IOException {
-        if (book.keptByRewriting() && grants.now().isAfter(r.renewedAt().plus(r.ttl().dividedBy(3)))) {
-            grants.keep(r.name(), r.fence(), Optional.of(r.holder()));
+        if (book.keptByRewriting() && engine.now().isAfter(r.renewedAt().plus(r.ttl().dividedBy(3)))) {
+            engine.keep(r.name(), r.fence(), Optional.of(r.holder()));
         }
     }
 
@@ -116,7 +116,7 @@ final class HolderKeeper {
         if (now.liveness() == Liveness.DEAD) {
             // Proven here: ended now, as a newcomer here would take it over, so that nobody
             // elsewhere waits out a TTL that another grant on the same etcd lease keeps renewing.
-            grants.end(r.name(), r.fence(), Grants.End.died(r.holder(), OptionalLong.empty(), now));
+            engine.end(r.name(), r.fence(), LeaseEngine.End.died(r.holder(), OptionalLong.empty(), now));
             return;
         }
         if (now.liveness() != Liveness.ALIVE) {
@@ -127,7 +127,7 @@ final class HolderKeeper {
         renewIfDue(r);
         checker.onExit(r.holder()).thenAccept(end -> {
             try {
-                grants.end(r.name(), r.fence(), Grants.End.died(r.holder(), OptionalLong.empty(), end));
+                engine.end(r.name(), r.fence(), LeaseEngine.End.died(r.holder(), OptionalLong.empty(), end));
             } catch (IOException | RuntimeException e) {
                 // its keep-alive stopped with its holder: it expires by itself
             } finally {

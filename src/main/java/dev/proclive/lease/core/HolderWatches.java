@@ -20,15 +20,15 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class HolderWatches {
 
-    private final Grants grants;
+    private final LeaseEngine engine;
     private final LeaseBook book;
     private final LivenessChecker checker;
     /** This process: a grant of its own ends with it, and nobody here could end it then. */
     private final Identity writer;
     private final Map<String, Watch> watches = new ConcurrentHashMap<>();
 
-    HolderWatches(Grants grants, LeaseBook book, LivenessChecker checker, Identity writer) {
-        this.grants = grants;
+    HolderWatches(LeaseEngine engine, LeaseBook book, LivenessChecker checker, Identity writer) {
+        this.engine = engine;
         this.book = book;
         this.checker = checker;
         this.writer = writer;
@@ -59,7 +59,7 @@ final class HolderWatches {
                         .map(x -> OptionalLong.of(x.code().getAsInt())).orElse(OptionalLong.empty());
                 Verdict said = verdict.exit().map(x -> new Verdict(verdict.reason(), verdict.detail() + "; its holder "
                         + x, verdict.exit())).orElse(verdict);
-                grants.end(granted.name(), granted.fence(), Grants.End.died(granted.holder(), code, said));
+                engine.end(granted.name(), granted.fence(), LeaseEngine.End.died(granted.holder(), code, said));
             } catch (IOException | RuntimeException e) {
                 // not kept any more: it expires by itself
             }

@@ -35,15 +35,15 @@ final class RecordWatches {
 
     static final long POLL_MS = 100;
 
-    private final Grants grants;
+    private final LeaseEngine engine;
     private final LeaseBook book;
     private final LivenessChecker checker;
     private volatile ScheduledExecutorService thread;
     private volatile boolean closed;
     private final Set<Watch> watches = ConcurrentHashMap.newKeySet();
 
-    RecordWatches(Grants grants, LeaseBook book, LivenessChecker checker) {
-        this.grants = grants;
+    RecordWatches(LeaseEngine engine, LeaseBook book, LivenessChecker checker) {
+        this.engine = engine;
         this.book = book;
         this.checker = checker;
     }
@@ -77,7 +77,7 @@ final class RecordWatches {
 
     private Optional<LeaseRecord> read(String name) throws IOException {
         try {
-            return grants.read(name);
+            return engine.read(name);
         } catch (LeaseCorruptException corrupt) {
             return Optional.empty(); // nothing to be told of until a record can be trusted again
         }

@@ -42,7 +42,7 @@ final class Renewals {
 
     static final long LOOK_MS = 250;
 
-    private final Grants grants;
+    private final LeaseEngine engine;
     private final LeaseBook book;
     /** The grant kept for each lease name. */
     private final Map<String, Kept> kept = new ConcurrentHashMap<>();
@@ -58,8 +58,8 @@ final class Renewals {
     /** The size {@link #losses} may grow to before the entries of leases nobody holds are dropped. */
     private int lossesSweptAt = 64;
 
-    Renewals(Grants grants, LeaseBook book) {
-        this.grants = grants;
+    Renewals(LeaseEngine engine, LeaseBook book) {
+        this.engine = engine;
         this.book = book;
     }
 
@@ -305,7 +305,7 @@ final class Renewals {
     private void renewOnce(Kept k) {
         Grant g = k.grant;
         try {
-            grants.renew(g.name(), g.fence(), Optional.of(g.holder()));
+            engine.renew(g.name(), g.fence(), Optional.of(g.holder()));
             // the record this renewal wrote, stamped while it was the one writer: not read again
             book.writtenStamp(g.name(), g.fence()).ifPresent(written -> k.seen = written);
         } catch (LeaseLostException e) {
@@ -341,7 +341,7 @@ final class Renewals {
     private boolean judge(Grant g) {
         Optional<LeaseRecord> now;
         try {
-            now = grants.read(g.name());
+            now = engine.read(g.name());
         } catch (IOException | RuntimeException e) {
             return false; // a corrupt record is a lost one only once a writer proves it: next look
         }

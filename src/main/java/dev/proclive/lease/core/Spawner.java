@@ -37,14 +37,14 @@ final class Spawner {
      */
     private static final Duration STRAGGLERS = Duration.ofSeconds(2);
 
-    private final Grants grants;
+    private final LeaseEngine engine;
     private final LivenessChecker checker;
     private final String name;
     private final GrantedLease reserved;
     private final Tracking tracking;
 
-    Spawner(Grants grants, LivenessChecker checker, GrantedLease reserved, Tracking tracking) {
-        this.grants = grants;
+    Spawner(LeaseEngine engine, LivenessChecker checker, GrantedLease reserved, Tracking tracking) {
+        this.engine = engine;
         this.checker = checker;
         this.name = reserved.name();
         this.reserved = reserved;
@@ -71,7 +71,7 @@ final class Spawner {
         } catch (IOException | RuntimeException e) {
             tracking.removeIfEmpty();
             try {
-                grants.end(name, reserved.fence(), Grants.End.as(LeaseChange.SPAWN_FAILED,
+                engine.end(name, reserved.fence(), LeaseEngine.End.as(LeaseChange.SPAWN_FAILED,
                         Optional.of(reserved.holder())));
             } catch (IOException | RuntimeException ending) {
                 e.addSuppressed(ending);
@@ -175,7 +175,7 @@ final class Spawner {
                         self.pidns(), self.machine())); // its pid alone: it exited before it could be identified
                 Verdict verdict = Verdict.of(Reason.EXITED, "pid " + p.pid() + ", started for the lease, exited with"
                         + " status " + p.exitValue() + " before the hand-off");
-                boolean ended = grants.end(name, reserved.fence(), new Grants.End(LeaseChange.EXITED, Optional.of(self),
+                boolean ended = engine.end(name, reserved.fence(), new LeaseEngine.End(LeaseChange.EXITED, Optional.of(self),
                         OptionalLong.of(p.exitValue()), Optional.of(verdict), Optional.of(exited), tracking));
                 if (!ended && tracking.tracks()) {
                     superviseLeftBehind(reserved.fence());
@@ -234,7 +234,7 @@ final class Spawner {
             return true;
         }
         if (child.isPresent() && !child.get().equals(lease.holder())) {
-            return grants.end(name, lease.fence(), Grants.End.exited(child.get(), OptionalLong.of(status), tracking));
+            return engine.end(name, lease.fence(), LeaseEngine.End.exited(child.get(), OptionalLong.of(status), tracking));
         }
         return false;
     }
@@ -247,7 +247,7 @@ final class Spawner {
      * @return whether it is followed; false when the lease is no longer theirs
      */
     private boolean superviseLeftBehind(long fence) throws IOException {
-        Optional<LeaseRecord> now = grants.read(name);
+        Optional<LeaseRecord> now = engine.read(name);
         if (now.isEmpty() || !now.get().held() || now.get().fence() != fence
                 || !now.get().adoptedBy().map(how -> how.equals(tracking.how())).orElse(false)) {
             tracking.removeIfEmpty();
@@ -259,7 +259,7 @@ final class Spawner {
                 return; // it cannot be watched from here: the next newcomer judges it
             }
             try {
-                if (!grants.end(name, fence, Grants.End.exited(holder, OptionalLong.empty(), tracking))) {
+                if (!engine.end(name, fence, LeaseEngine.End.exited(holder, OptionalLong.empty(), tracking))) {
                     superviseLeftBehind(fence);
                 }
             } catch (IOException | RuntimeException e) {

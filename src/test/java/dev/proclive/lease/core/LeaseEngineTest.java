@@ -6,7 +6,7 @@ import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 /** How a waiter in the queue backs off between looks. */
-class LeaseKeeperTest {
+class LeaseEngineTest {
 
     /** A wait of any length ({@code acquire --wait} for hours) backs off to the cap, stays there, never overflows. */
     @Test
@@ -14,11 +14,11 @@ class LeaseKeeperTest {
         Duration cap = Duration.ofSeconds(2);
         Duration recheck = Duration.ofMillis(25);
         for (int look = 0; look < 10_000; look++) {
-            recheck = LeaseKeeper.doubled(recheck, cap);
+            recheck = LeaseEngine.doubled(recheck, cap);
             assertThat(recheck).isLessThanOrEqualTo(cap).isPositive();
         }
         assertThat(recheck).isEqualTo(cap);
-        assertThat(LeaseKeeper.doubled(Duration.ofMillis(25), cap)).isEqualTo(Duration.ofMillis(50));
-        assertThat(LeaseKeeper.doubled(Duration.ofMillis(1500), cap)).isEqualTo(cap);
+        assertThat(LeaseEngine.doubled(Duration.ofMillis(25), cap)).isEqualTo(Duration.ofMillis(50));
+        assertThat(LeaseEngine.doubled(Duration.ofMillis(1500), cap)).isEqualTo(cap);
     }
 }
