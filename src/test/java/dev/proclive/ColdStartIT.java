@@ -112,7 +112,8 @@ class ColdStartIT {
 
         List<String> proclive = procliveClasses(added);
         assertThat(proclive).as("proclive classes on the hook path").hasSizeLessThanOrEqualTo(CLASS_LIMIT)
-                .noneMatch(c -> c.startsWith("dev.proclive.lease.") || c.startsWith("dev.proclive.cli."))
+                .noneMatch(c -> c.startsWith("dev.proclive.lease.") || c.startsWith("dev.proclive.etcd.")
+                        || c.startsWith("dev.proclive.cli."))
                 .noneMatch(c -> c.contains("Lambda") || c.endsWith("$1"));
         int bytes = 0;
         for (String c : proclive) {

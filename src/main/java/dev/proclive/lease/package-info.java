@@ -11,6 +11,7 @@
  * ({@code lease.core}: the rules, the keeper that gathers facts and decides, the one writer of
  * records, the token carriers, the spawner), the seam it writes through ({@code lease.book}), and
  * the two books, a directory ({@code lease.files}) and etcd ({@code lease.etcd}, whose v3 calls
- * are {@code lease.etcd.v3}). No JNA and no {@code os.name} here.
+ * are {@code dev.proclive.etcd}, a client that knows nothing of leases). No JNA and no
+ * {@code os.name} here.
  */
 package dev.proclive.lease;

@@ -243,7 +243,7 @@ class EtcdCliIT {
 
     /** Waits until a waiter's key is in the lease's queue (or it is answered): it waits now. */
     private void queued(CompletableFuture<Cli.Result> waiting) throws Exception {
-        try (dev.proclive.lease.etcd.v3.EtcdGateway raw = dev.proclive.lease.etcd.v3.EtcdGateway.open(etcd.endpoints(),
+        try (dev.proclive.etcd.EtcdGateway raw = dev.proclive.etcd.EtcdGateway.open(etcd.endpoints(),
                 java.util.Optional.empty(), Duration.ofSeconds(5), dev.proclive.lease.book.StrictJson.mapper())) {
             Eventually.until("the waiter is queued", Duration.ofSeconds(60),
                     () -> waiting.isDone() || !raw.list(prefix + "build.queue/").isEmpty());

@@ -67,7 +67,7 @@ class LeaseQueueIT {
     @Test
     void onEtcdSixWaitersAreGrantedInTheOrderTheyCame() throws Exception {
         try (dev.proclive.lease.EtcdCluster etcd = dev.proclive.lease.EtcdCluster.start(Files.createDirectories(tmp.resolve("etcd")), 1);
-             dev.proclive.lease.etcd.v3.EtcdGateway raw = dev.proclive.lease.etcd.v3.EtcdGateway.open(etcd.endpoints(),
+             dev.proclive.etcd.EtcdGateway raw = dev.proclive.etcd.EtcdGateway.open(etcd.endpoints(),
                      java.util.Optional.empty(), java.time.Duration.ofSeconds(5), dev.proclive.lease.book.StrictJson.mapper())) {
             sixWaiters(new Store() {
                 @Override

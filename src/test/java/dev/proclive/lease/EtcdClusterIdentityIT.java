@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.proclive.Identity;
 import dev.proclive.ProcLive;
-import dev.proclive.lease.etcd.v3.Etcd;
-import dev.proclive.lease.etcd.v3.EtcdGateway;
+import dev.proclive.etcd.Etcd;
+import dev.proclive.etcd.EtcdGateway;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;

@@ -45,7 +45,7 @@ class EtcdLifecycleTest extends LeaseLifecycleTest {
         Matcher fence = Pattern.compile("\"fence\":([0-9]+)").matcher(text);
         if (fence.find()) {
             long f = Long.parseLong(fence.group(1));
-            long fenceKey = etcd.get(PREFIX + "build.fence").map(dev.proclive.lease.etcd.v3.Etcd.KeyValue::modRevision).orElse(0L);
+            long fenceKey = etcd.get(PREFIX + "build.fence").map(dev.proclive.etcd.Etcd.KeyValue::modRevision).orElse(0L);
             if (f > fenceKey) {
                 etcd.advanceTo(f - 1);
                 etcd.put(PREFIX + "build.fence", "build");

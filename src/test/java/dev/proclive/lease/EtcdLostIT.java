@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.proclive.Identity;
 import dev.proclive.LivenessChecker;
 import dev.proclive.lease.core.Pause;
-import dev.proclive.lease.etcd.v3.EtcdGateway;
+import dev.proclive.etcd.EtcdGateway;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package dev.proclive.lease;
 
-import dev.proclive.lease.etcd.v3.Etcd;
+import dev.proclive.etcd.Etcd;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

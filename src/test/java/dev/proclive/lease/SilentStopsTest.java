@@ -9,7 +9,7 @@ import dev.proclive.ProcLive;
 import dev.proclive.lease.book.LeaseBook;
 import dev.proclive.lease.core.LeaseEngine;
 import dev.proclive.lease.core.Pause;
-import dev.proclive.lease.etcd.v3.Etcd;
+import dev.proclive.etcd.Etcd;
 import dev.proclive.lease.files.LeaseFiles;
 import dev.proclive.platform.Platform;
 import dev.proclive.spi.internal.Descendants;

@@ -10,7 +10,7 @@ import dev.proclive.lease.book.LeaseBook;
 import dev.proclive.lease.book.LeaseJson;
 import dev.proclive.lease.book.LeaseNames;
 import dev.proclive.lease.book.Records;
-import dev.proclive.lease.etcd.v3.Etcd;
+import dev.proclive.etcd.Etcd;
 import dev.proclive.text.OneLine;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -3,7 +3,7 @@ package dev.proclive.lease.etcd;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.Daemons;
 import dev.proclive.lease.book.LeaseBook.Grant;
-import dev.proclive.lease.etcd.v3.Etcd;
+import dev.proclive.etcd.Etcd;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;

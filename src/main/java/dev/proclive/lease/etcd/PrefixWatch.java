@@ -1,6 +1,6 @@
 package dev.proclive.lease.etcd;
 
-import dev.proclive.lease.etcd.v3.Etcd;
+import dev.proclive.etcd.Etcd;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.proclive.Identity;
 import dev.proclive.lease.book.LeaseBook;
-import dev.proclive.lease.etcd.v3.Etcd;
+import dev.proclive.etcd.Etcd;
 import java.io.IOException;
 import java.lang.reflect.Proxy;
 import java.time.Clock;

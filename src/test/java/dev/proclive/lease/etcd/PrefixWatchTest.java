@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
 import dev.proclive.lease.book.StrictJson;
-import dev.proclive.lease.etcd.v3.Etcd;
-import dev.proclive.lease.etcd.v3.EtcdGateway;
+import dev.proclive.etcd.Etcd;
+import dev.proclive.etcd.EtcdGateway;
 import java.io.OutputStream;
 import java.lang.reflect.Proxy;
 import java.net.InetSocketAddress;

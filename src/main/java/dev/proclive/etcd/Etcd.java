@@ -1,4 +1,4 @@
-package dev.proclive.lease.etcd.v3;
+package dev.proclive.etcd;
 
 import java.io.IOException;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package dev.proclive.lease.etcd.v3;
+package dev.proclive.etcd;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

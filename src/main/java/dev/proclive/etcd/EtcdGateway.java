@@ -1,4 +1,4 @@
-package dev.proclive.lease.etcd.v3;
+package dev.proclive.etcd;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
