@@ -97,15 +97,15 @@ public final class LeaseStore implements AutoCloseable {
     /** The environment variables a spawned process finds its reservation in. */
     public static final String TOKEN_VARIABLE = LeaseNames.TOKEN_VARIABLE;
     /** The lease's name, in a spawned process's environment. */
-    public static final String NAME_VARIABLE = "PROCLIVE_LEASE_NAME";
+    public static final String NAME_VARIABLE = LeaseNames.NAME_VARIABLE;
     /** The store's directory, absolute, in a spawned process's environment. */
-    public static final String DIR_VARIABLE = "PROCLIVE_LEASE_DIR";
+    public static final String DIR_VARIABLE = LeaseNames.DIR_VARIABLE;
     /** The reservation's fence, in a spawned process's environment. */
-    public static final String FENCE_VARIABLE = "PROCLIVE_LEASE_FENCE";
+    public static final String FENCE_VARIABLE = LeaseNames.FENCE_VARIABLE;
     /** The etcd endpoints of a store on etcd, comma-separated (never a password), in a spawned process's environment. */
-    public static final String ETCD_VARIABLE = "PROCLIVE_LEASE_ETCD";
+    public static final String ETCD_VARIABLE = EtcdBook.ETCD_VARIABLE;
     /** The key prefix of a store on etcd, in a spawned process's environment. */
-    public static final String PREFIX_VARIABLE = "PROCLIVE_LEASE_PREFIX";
+    public static final String PREFIX_VARIABLE = EtcdBook.PREFIX_VARIABLE;
     /** The key prefix a store on etcd uses unless told another. */
     public static final String DEFAULT_PREFIX = "proclive/leases/";
 

@@ -8,8 +8,9 @@ import java.util.regex.Pattern;
 
 /**
  * The names every layer of the lease agrees on: the rule a lease name follows, and the variables
- * a spawned process finds its reservation and its store in. The store's facade repeats the
- * variables as its public constants; the engine and the books read them here.
+ * a spawned process finds its reservation and its store in (a book names its own store's: the
+ * directory here, etcd's endpoints and prefix in its book). The store's facade exports them as its
+ * public constants.
  */
 public final class LeaseNames {
 
@@ -18,11 +19,6 @@ public final class LeaseNames {
     /** The store's directory, absolute. */
     public static final String DIR_VARIABLE = "PROCLIVE_LEASE_DIR";
     public static final String FENCE_VARIABLE = "PROCLIVE_LEASE_FENCE";
-    /** The etcd endpoints of a store on etcd, comma-separated (never a password). */
-    public static final String ETCD_VARIABLE = "PROCLIVE_LEASE_ETCD";
-    public static final String PREFIX_VARIABLE = "PROCLIVE_LEASE_PREFIX";
-    /** The key prefix a store on etcd uses unless told another. */
-    public static final String DEFAULT_PREFIX = "proclive/leases/";
 
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9._-]{0,127}");
 

@@ -59,6 +59,11 @@ public final class EtcdBook implements LeaseBook {
     /** How many leases' snapshots are remembered before they are forgotten, all at once. */
     private static final int REMEMBERED = 4096;
 
+    /** The etcd endpoints of a store on etcd, comma-separated (never a password), in a spawned process's environment. */
+    public static final String ETCD_VARIABLE = "PROCLIVE_LEASE_ETCD";
+    /** The key prefix of a store on etcd, in a spawned process's environment. */
+    public static final String PREFIX_VARIABLE = "PROCLIVE_LEASE_PREFIX";
+
     private final Etcd etcd;
     private final String prefix;
     private final Clock clock;
@@ -231,7 +236,7 @@ public final class EtcdBook implements LeaseBook {
 
     @Override
     public Map<String, String> environment() {
-        return Map.of(LeaseNames.ETCD_VARIABLE, etcd.endpoints(), LeaseNames.PREFIX_VARIABLE, prefix);
+        return Map.of(ETCD_VARIABLE, etcd.endpoints(), PREFIX_VARIABLE, prefix);
     }
 
     @Override
