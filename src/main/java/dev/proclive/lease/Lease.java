@@ -105,7 +105,8 @@ public interface Lease extends AutoCloseable {
      * replaced since), an etcd record read when its watch
      * says it changed, so a loss is known within a second of its write. Never completes for a lease
      * released or handed off through this JVM, nor after its store is closed. Each call returns a
-     * new future: cancelling one cancels nothing else.
+     * new future: cancelling one cancels nothing else. What depends on it runs on a thread of the
+     * JDK's asynchronous pool, never the store's: a callback that blocks holds up no other loss.
      *
      * <pre>{@code
      * lease.lost().thenAccept(l -> writer.stop(l.detail()));   // a writer without its lease steps down

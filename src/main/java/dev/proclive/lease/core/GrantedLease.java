@@ -141,7 +141,20 @@ final class GrantedLease implements Lease {
 
     @Override
     public CompletableFuture<LeaseLost> lost() {
-        return lost.copy();
+        if (lost.isDone()) {
+            return lost.copy();
+        }
+        // Told apart from the thread that finds the loss (the store's one look at every kept grant):
+        // a callback that blocks holds up no other lease's loss.
+        CompletableFuture<LeaseLost> told = new CompletableFuture<>();
+        lost.whenComplete((why, e) -> {
+            if (e == null) {
+                told.completeAsync(() -> why);
+            } else {
+                told.completeExceptionally(e);
+            }
+        });
+        return told;
     }
 
     @Override
