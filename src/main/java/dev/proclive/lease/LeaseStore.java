@@ -112,12 +112,12 @@ public final class LeaseStore implements AutoCloseable {
     /** How long one call to etcd may take before the next endpoint is tried. */
     private static final Duration ETCD_CALL = Duration.ofSeconds(5);
 
-    private final LeaseEngine keeper;
+    private final LeaseEngine engine;
     /** The files of a store over a directory; empty on etcd. */
     private final Optional<LeaseFiles> files;
 
-    private LeaseStore(LeaseEngine keeper, Optional<LeaseFiles> files) {
-        this.keeper = keeper;
+    private LeaseStore(LeaseEngine engine, Optional<LeaseFiles> files) {
+        this.engine = engine;
         this.files = files;
     }
 
@@ -346,7 +346,7 @@ public final class LeaseStore implements AutoCloseable {
 
     /** The policy acquisitions follow. */
     public LeasePolicy policy() {
-        return keeper.policy();
+        return engine.policy();
     }
 
     /**
@@ -358,7 +358,7 @@ public final class LeaseStore implements AutoCloseable {
      */
     @Override
     public void close() {
-        keeper.close();
+        engine.close();
     }
 
     /**
@@ -374,7 +374,7 @@ public final class LeaseStore implements AutoCloseable {
     public Acquisition acquire(String name, Identity holder) throws IOException {
         checkName(name);
         Objects.requireNonNull(holder, "holder");
-        return keeper.acquire(name, holder);
+        return engine.acquire(name, holder);
     }
 
     /**
@@ -388,7 +388,7 @@ public final class LeaseStore implements AutoCloseable {
      */
     public Acquisition acquire(String name, Identity holder, Duration wait) throws IOException {
         Objects.requireNonNull(wait, "wait");
-        return keeper.waiting(name, holder, wait, () -> acquire(name, holder));
+        return engine.waiting(name, holder, wait, () -> acquire(name, holder));
     }
 
     /**
@@ -404,13 +404,13 @@ public final class LeaseStore implements AutoCloseable {
     public Acquisition reserve(String name, Identity reserver) throws IOException {
         checkName(name);
         Objects.requireNonNull(reserver, "holder");
-        return keeper.reserve(name, reserver);
+        return engine.reserve(name, reserver);
     }
 
     /** {@link #reserve(String, Identity)}, waiting as {@link #acquire(String, Identity, Duration)} does. */
     public Acquisition reserve(String name, Identity reserver, Duration wait) throws IOException {
         Objects.requireNonNull(wait, "wait");
-        return keeper.waiting(name, reserver, wait, () -> reserve(name, reserver));
+        return engine.waiting(name, reserver, wait, () -> reserve(name, reserver));
     }
 
     /**
@@ -432,7 +432,7 @@ public final class LeaseStore implements AutoCloseable {
         checkToken(token);
         checkName(name);
         Objects.requireNonNull(holder, "holder");
-        return keeper.claim(name, token, holder);
+        return engine.claim(name, token, holder);
     }
 
     /**
@@ -446,7 +446,7 @@ public final class LeaseStore implements AutoCloseable {
      */
     public Optional<Identity> carrierOf(String token) {
         checkToken(token);
-        return keeper.carrierOf(token);
+        return engine.carrierOf(token);
     }
 
     /** Refuses what is not a reservation's token (32 lowercase hex digits), touching nothing. */
@@ -503,7 +503,7 @@ public final class LeaseStore implements AutoCloseable {
         Objects.requireNonNull(command, "command");
         Objects.requireNonNull(wait, "wait");
         checkName(name);
-        return keeper.spawn(name, command, wait);
+        return engine.spawn(name, command, wait);
     }
 
     /**
@@ -516,7 +516,7 @@ public final class LeaseStore implements AutoCloseable {
      */
     public Optional<LeaseRecord> read(String name) throws IOException {
         checkName(name);
-        return keeper.read(name);
+        return engine.read(name);
     }
 
     /**
@@ -529,7 +529,7 @@ public final class LeaseStore implements AutoCloseable {
      */
     public LeaseRecord renew(String name, long fence) throws IOException {
         checkName(name);
-        return keeper.renew(name, fence);
+        return engine.renew(name, fence);
     }
 
     /**
@@ -542,7 +542,7 @@ public final class LeaseStore implements AutoCloseable {
      */
     public boolean release(String name, long fence) throws IOException {
         checkName(name);
-        return keeper.release(name, fence);
+        return engine.release(name, fence);
     }
 
     /**
@@ -560,7 +560,7 @@ public final class LeaseStore implements AutoCloseable {
      */
     public Optional<LeaseRecord> breakLease(String name) throws IOException {
         checkName(name);
-        return keeper.breakLease(name);
+        return engine.breakLease(name);
     }
 
     /**
@@ -586,7 +586,7 @@ public final class LeaseStore implements AutoCloseable {
     public void keepHolders(Duration poll, Consumer<String> says) throws InterruptedException {
         Objects.requireNonNull(poll, "poll");
         Objects.requireNonNull(says, "says");
-        keeper.keepHolders(poll, says);
+        engine.keepHolders(poll, says);
     }
 
     /**
@@ -613,7 +613,7 @@ public final class LeaseStore implements AutoCloseable {
     public AutoCloseable watch(String name, LeaseListener listener) throws IOException {
         checkName(name);
         Objects.requireNonNull(listener, "listener");
-        return keeper.watch(name, listener);
+        return engine.watch(name, listener);
     }
 
     /**
