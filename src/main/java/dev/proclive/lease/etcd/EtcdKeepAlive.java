@@ -41,10 +41,14 @@ final class EtcdKeepAlive implements Runnable {
     private final String threadName;
     /** The store's clock, which stamps a record's {@code renewedAt}: what a write's answer is measured against. */
     private final Clock clock;
-    private final Map<String, Grant> kept = new ConcurrentHashMap<>();
+    /**
+     * The grant kept for each name, and, until it is ended here, one found lost: its holder may
+     * still write, so it keeps its etcd lease in use. A grant goes from kept to lost in one step,
+     * never out of the map and back in: a round that looks between them would find nothing to keep
+     * and end, and the lost grant's etcd lease would lapse under its writer.
+     */
+    private final Map<String, Held> held = new ConcurrentHashMap<>();
     private final Map<String, Long> lostFences = new ConcurrentHashMap<>();
-    /** Grants found lost whose holder may still write (not ended here yet): each keeps its etcd lease in use. */
-    private final Map<String, Grant> stillWriting = new ConcurrentHashMap<>();
     private final Map<Long, Tracked> leases = new ConcurrentHashMap<>();
     /** This JVM's own etcd leases, by TTL in seconds. */
     private final Map<Long, Long> own = new ConcurrentHashMap<>();
@@ -57,6 +61,10 @@ final class EtcdKeepAlive implements Runnable {
         this.etcd = etcd;
         this.threadName = threadName;
         this.clock = clock;
+    }
+
+    /** A grant this JVM keeps, or ({@code lost}) one found lost and not ended yet. */
+    private record Held(Grant grant, boolean lost) {
     }
 
     private static final class Tracked {
@@ -148,12 +156,11 @@ final class EtcdKeepAlive implements Runnable {
             t.lost = true;
         }
         own.values().remove(lease);
-        stillWriting.values().removeIf(k -> k.session() == lease); // gone, and its records with it
+        held.values().removeIf(h -> h.lost() && h.grant().session() == lease); // gone, and its records with it
     }
 
     synchronized void keep(LeaseRecord r, long lease) {
-        lostFences.remove(r.name());
-        stillWriting.remove(r.name()); // a newer grant of the name: the lost one's record is not there any more
+        lostFences.remove(r.name()); // a newer grant of the name: the lost one's record is not there any more
         Tracked t = leases.get(lease);
         if (t == null || t.lost && !t.ours) {
             // another's lease, kept for its holder: one given up while etcd did not answer is kept
@@ -162,14 +169,24 @@ final class EtcdKeepAlive implements Runnable {
             leases.put(lease, t);
         }
         t.usedAt = System.nanoTime();
-        kept.put(r.name(), new Grant(r, lease));
+        held.put(r.name(), new Held(new Grant(r, lease), false));
         start();
     }
 
     boolean keeping(String name, long fence) {
-        Grant k = kept.get(name);
+        Grant k = kept(name);
         Tracked t = k == null ? null : leases.get(k.session());
         return k != null && k.record().fence() == fence && t != null && !t.lost;
+    }
+
+    /** The grant kept for {@code name}, not one found lost; null when none is. */
+    private Grant kept(String name) {
+        Held h = held.get(name);
+        return h == null || h.lost() ? null : h.grant();
+    }
+
+    private List<Grant> kept() {
+        return held.values().stream().filter(h -> !h.lost()).map(Held::grant).toList();
     }
 
     private void start() {
@@ -180,13 +197,12 @@ final class EtcdKeepAlive implements Runnable {
     }
 
     void drop(String name) {
-        kept.remove(name);
-        stillWriting.remove(name);
+        held.remove(name);
     }
 
     /** The grant at {@code fence} of {@code name} is ended here: if it was lost, it holds its etcd lease no more. */
     void ended(String name, long fence) {
-        stillWriting.computeIfPresent(name, (n, k) -> k.record().fence() == fence ? null : k);
+        held.computeIfPresent(name, (n, h) -> h.lost() && h.grant().record().fence() == fence ? null : h);
     }
 
     boolean lost(String name, long fence) {
@@ -194,7 +210,7 @@ final class EtcdKeepAlive implements Runnable {
         if (f != null && f == fence) {
             return true;
         }
-        Grant k = kept.get(name);
+        Grant k = kept(name);
         if (k == null || k.record().fence() != fence) {
             return false;
         }
@@ -215,7 +231,7 @@ final class EtcdKeepAlive implements Runnable {
         if (!clock.instant().isAfter(r.renewedAt().plusMillis(ttl - ttl / 4))) {
             return false;
         }
-        Grant k = kept.get(r.name());
+        Grant k = kept(r.name());
         if (k != null && k.record().fence() == r.fence()) {
             markLost(k);
         } else {
@@ -225,24 +241,24 @@ final class EtcdKeepAlive implements Runnable {
     }
 
     private void markLost(Grant k) {
-        if (kept.remove(k.record().name(), k)) {
-            Tracked t = leases.get(k.session());
-            if (t != null && !t.lost) {
-                stillWriting.put(k.record().name(), k); // its holder may write on until it is ended here
+        lostFences.put(k.record().name(), k.record().fence()); // first: lost() says so from before it leaves kept()
+        held.computeIfPresent(k.record().name(), (n, h) -> {
+            if (h.lost() || !h.grant().equals(k)) {
+                return h;
             }
-        }
-        lostFences.put(k.record().name(), k.record().fence());
+            Tracked t = leases.get(k.session());
+            return t != null && !t.lost ? new Held(k, true) : null; // its holder may write on until it is ended here
+        });
     }
 
     synchronized void stop() {
         stopped = true;
-        kept.clear();
-        stillWriting.clear();
+        held.clear();
         notifyAll();
     }
 
     private boolean nothingToKeep() {
-        return kept.isEmpty() && own.isEmpty() && stillWriting.isEmpty();
+        return held.isEmpty() && own.isEmpty();
     }
 
     /**
@@ -312,8 +328,7 @@ final class EtcdKeepAlive implements Runnable {
         long unsure = unsureMillis;
         boolean answered = unsure == 0 || probe();
         Set<Long> used = new HashSet<>();
-        kept.values().forEach(k -> used.add(k.session()));
-        stillWriting.values().forEach(k -> used.add(k.session())); // lost, not ended: never revoked under its writer
+        held.values().forEach(h -> used.add(h.grant().session())); // lost, not ended: never revoked under its writer
         for (Tracked t : new ArrayList<>(leases.values())) {
             if (!used.contains(t.id) && letGo(t)) {
                 if (t.ours && !t.lost) {
@@ -340,7 +355,7 @@ final class EtcdKeepAlive implements Runnable {
                 unsureMillis = answered ? 0 : Math.max(FIRST_RETRY_MILLIS, Math.min(2 * unsure, MAX_RETRY_MILLIS));
             }
         }
-        for (Grant k : new ArrayList<>(kept.values())) {
+        for (Grant k : kept()) {
             Tracked t = leases.get(k.session());
             if (t == null || t.lost) {
                 markLost(k);
@@ -353,6 +368,7 @@ final class EtcdKeepAlive implements Runnable {
      * was answered. When it went back, every grant kept here is lost.
      */
     private boolean probe() {
+        List<Grant> kept = kept();
         if (kept.isEmpty()) {
             return true;
         }
@@ -360,7 +376,7 @@ final class EtcdKeepAlive implements Runnable {
             etcd.txn(List.of(), List.of());
             return true;
         } catch (Etcd.WentBack e) {
-            new ArrayList<>(kept.values()).forEach(this::markLost);
+            kept.forEach(this::markLost);
             return true;
         } catch (IOException | RuntimeException e) {
             return false;
