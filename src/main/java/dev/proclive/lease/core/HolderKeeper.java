@@ -13,15 +13,14 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
 
 /**
  * {@code LeaseStore.keepHolders}: every {@code poll}, the store's granted records; those whose
- * holder is ALIVE here are kept and ended the moment the holder dies, those whose holder is DEAD
- * here are ended at once. Another machine's holders are that machine's keeper's.
+ * holder is ALIVE here are kept and ended the moment the holder dies ({@link HolderWatches}), those
+ * whose holder is DEAD here are ended at once. Another machine's holders are that machine's
+ * keeper's; one this machine can no longer see is not followed, and judged again the next poll.
  */
 final class HolderKeeper {
 
@@ -36,8 +35,6 @@ final class HolderKeeper {
     private final LeaseEngine engine;
     private final LivenessChecker checker;
     private final LeaseBook book;
-    /** The grants watched now, as {@code NAME@FENCE}. */
-    private final Set<String> watched = ConcurrentHashMap.newKeySet();
 
     HolderKeeper(LeaseEngine engine, LivenessChecker checker, LeaseBook book) {
         this.engine = engine;
@@ -99,8 +96,7 @@ final class HolderKeeper {
 
     private void look(LeaseBook.Grant g) throws IOException {
         LeaseRecord r = g.record();
-        String key = r.name() + "@" + r.fence();
-        if (watched.contains(key)) {
+        if (engine.watches.following(r.name(), r.fence())) {
             if (!book.keeping(r.name(), r.fence())) {
                 book.keep(g); // given up while etcd did not answer, and still there: kept again
             }
@@ -122,17 +118,8 @@ final class HolderKeeper {
         if (now.liveness() != Liveness.ALIVE) {
             return; // another machine's, or not to be judged from here: its own keeper's
         }
-        watched.add(key);
         book.keep(g);
         renewIfDue(r);
-        checker.onExit(r.holder()).thenAccept(end -> {
-            try {
-                engine.end(r.name(), r.fence(), LeaseEngine.End.died(r.holder(), OptionalLong.empty(), end));
-            } catch (IOException | RuntimeException e) {
-                // its keep-alive stopped with its holder: it expires by itself
-            } finally {
-                watched.remove(key);
-            }
-        });
+        engine.watches.follow(r);
     }
 }

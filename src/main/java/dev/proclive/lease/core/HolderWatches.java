@@ -13,10 +13,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * On an expiring book (etcd), a grant this JVM wrote whose holder is another process and not a
- * spawned child (that one's launcher ends it, with the status) is ended the moment its holder
- * dies, so that nobody anywhere waits out its TTL. One watch per lease: a newer grant's replaces
- * an older one's.
+ * Grants ended the moment their holder dies, so that nobody anywhere waits out their TTL: on an
+ * expiring book (etcd), one this JVM wrote whose holder is another process and not a spawned child
+ * (that one's launcher ends it, with the status); and every grant {@link HolderKeeper} keeps. Only
+ * a death is written: a holder that can no longer be seen from here (the exit watch says UNKNOWN)
+ * is not followed any more, and its grant is left as it is. One watch per lease: a newer grant's
+ * replaces an older one's.
  */
 final class HolderWatches {
 
@@ -39,10 +41,14 @@ final class HolderWatches {
 
     /** Watches the holder of {@code granted}, where it is one to watch. */
     void watch(LeaseRecord granted) {
-        if (!book.expires() || !granted.granted() || granted.tokenDigest().isPresent()
-                || LeaseRules.sameProcess(granted.holder(), writer)) {
-            return;
+        if (book.expires() && granted.granted() && granted.tokenDigest().isEmpty()
+                && !LeaseRules.sameProcess(granted.holder(), writer)) {
+            follow(granted);
         }
+    }
+
+    /** Ends {@code granted} when its holder dies; whether or not it is one {@link #watch} follows. */
+    void follow(LeaseRecord granted) {
         Watch watch = new Watch(granted.fence(), checker.onExit(granted.holder()));
         Watch before = watches.put(granted.name(), watch);
         if (before != null && before != watch) {
@@ -51,7 +57,7 @@ final class HolderWatches {
         watch.end().thenAccept(verdict -> {
             watches.remove(granted.name(), watch);
             if (verdict.liveness() != Liveness.DEAD) {
-                return; // cannot be watched from here: the record expires by itself unless renewed
+                return; // cannot be seen from here: not proven dead, never ended as dead
             }
             try {
                 // How it ended, where the kernel told the watch: the record keeps it ("its holder was killed by SIGKILL").
@@ -64,6 +70,12 @@ final class HolderWatches {
                 // not kept any more: it expires by itself
             }
         });
+    }
+
+    /** Whether the holder of the grant at {@code fence} of lease {@code name} is followed now. */
+    boolean following(String name, long fence) {
+        Watch w = watches.get(name);
+        return w != null && w.fence() == fence;
     }
 
     /** The grant at {@code fence} of lease {@code name} ended here: its holder's watch is no longer needed. */
