@@ -43,12 +43,11 @@ public interface LeaseBook {
     }
 
     /**
-     * Keeps {@code grant} fresh from now on, until it is ended or lost: another process's found in
-     * this book (etcd: attached to {@code grant.session()}), or, where records are not
-     * {@linkplain #keptByRewriting rewritten}, this store's own (a directory's session file names it).
+     * Keeps {@code grant} fresh from now on, until it is ended or lost, without rewriting its
+     * record: another process's found in this book (etcd: attached to {@code grant.session()}), or
+     * this store's own (a directory's session file names it; etcd's was attached when written).
      */
-    default void keep(Grant grant) {
-    }
+    void keep(Grant grant);
 
     /** Whether the grant at {@code fence} of {@code name} is kept alive by the book now; true where nothing expires. */
     default boolean keeping(String name, long fence) {
@@ -60,8 +59,7 @@ public interface LeaseBook {
      * if it was lost, nothing of it may still write. What the book kept for it may go (etcd: the etcd
      * lease a lost grant still holds); a lost grant's record is never freed by this book before.
      */
-    default void ended(String name, long fence) {
-    }
+    void ended(String name, long fence);
 
     /** Every granted record in the book, read at one moment; records that cannot be read are left out. */
     java.util.List<Grant> grants() throws IOException;
@@ -92,15 +90,6 @@ public interface LeaseBook {
      */
     default Optional<Object> stamp(String name) throws IOException {
         return Optional.empty();
-    }
-
-    /**
-     * Whether a kept grant's record is rewritten every third of its TTL to stay fresh (a newcomer
-     * judges it by its {@code renewedAt}); false where the book keeps its grants fresh itself and
-     * tells a newcomer through {@link Guard#freshUntil} (etcd's keep-alive; a directory's session file).
-     */
-    default boolean keptByRewriting() {
-        return true;
     }
 
     /**

@@ -125,7 +125,7 @@ final class GrantedLease implements Lease {
 
     @Override
     public boolean exited(int exitCode) throws IOException {
-        engine.renewals.stopRenewing(name, fence, holder); // its holder is gone: what it left behind is judged, not renewed
+        engine.renewals.holderEnded(name, fence, holder); // its holder is gone: what it left behind is judged, not kept fresh
         boolean ended = engine.end(name, fence, LeaseEngine.End.exited(holder, OptionalLong.of(exitCode), tracking));
         engine.renewals.lookNow(name, fence, holder); // told at once: ended, or gone to what it left behind
         return ended;

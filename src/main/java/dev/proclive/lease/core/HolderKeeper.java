@@ -11,7 +11,6 @@ import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
@@ -83,24 +82,12 @@ final class HolderKeeper {
         }
     }
 
-    /**
-     * Renews {@code r}'s record once a third of its TTL has passed, where the book keeps grants by
-     * rewriting them; where it keeps them fresh itself (etcd's keep-alive, a directory's session
-     * file), a newcomer judges by that, and the record is left as it is.
-     */
-    private void renewIfDue(LeaseRecord r) throws IOException {
-        if (book.keptByRewriting() && engine.now().isAfter(r.renewedAt().plus(r.ttl().dividedBy(3)))) {
-            engine.keep(r.name(), r.fence(), Optional.of(r.holder()));
-        }
-    }
-
     private void look(LeaseBook.Grant g) throws IOException {
         LeaseRecord r = g.record();
         if (engine.watches.following(r.name(), r.fence())) {
             if (!book.keeping(r.name(), r.fence())) {
                 book.keep(g); // given up while etcd did not answer, and still there: kept again
             }
-            renewIfDue(r);
             if (!book.expires() && book.lost(r.name(), r.fence())) {
                 // a directory's session file: its writes have failed for 3/4 of the TTL (tried again every second)
                 throw new IOException("its keeping went unconfirmed: the session file could not be written for 3/4 of its "
@@ -118,8 +105,7 @@ final class HolderKeeper {
         if (now.liveness() != Liveness.ALIVE) {
             return; // another machine's, or not to be judged from here: its own keeper's
         }
-        book.keep(g);
-        renewIfDue(r);
+        book.keep(g); // fresh by the book's keep-alive or session file: the record itself is not rewritten
         engine.watches.follow(r);
     }
 }

@@ -483,20 +483,14 @@ public final class LeaseEngine implements AutoCloseable {
         if (book.lost(name, fence)) {
             throw new LeaseLostException(name, Losses.unconfirmed(fence, holder));
         }
-        return keep(name, fence, holder);
-    }
-
-    /**
-     * A renewal without asking the book whether it counts the grant lost: a keeper's renewal of
-     * another process's grant ({@code lease keep}), which leaves that question to the holder.
-     */
-    LeaseRecord keep(String name, long fence, Optional<Identity> holder) throws IOException {
-        return book.locked(name, guard -> {
+        LeaseRecord renewed = book.locked(name, guard -> {
             LeaseRecord r = still(name, guard, fence, holder);
-            LeaseRecord renewed = Records.renewed(r, writer, now(), policy.renewalTtl().orElse(r.ttl()));
-            guard.replace(renewed);
-            return renewed;
+            LeaseRecord again = Records.renewed(r, writer, now(), policy.renewalTtl().orElse(r.ttl()));
+            guard.replace(again);
+            return again;
         });
+        renewals.written(renewed);
+        return renewed;
     }
 
     /**

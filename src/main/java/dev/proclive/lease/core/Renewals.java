@@ -3,31 +3,25 @@ package dev.proclive.lease.core;
 import dev.proclive.Identity;
 import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.LeaseLost;
-import dev.proclive.lease.LeaseLostException;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.Daemons;
 import dev.proclive.lease.book.LeaseBook;
 import java.io.IOException;
 import java.lang.ref.WeakReference;
-import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The grants a store keeps, on two daemon threads whatever their number. On
- * {@code proclive-lease-renew} one pass renews every grant whose renewal is due or comes due soon
- * (each every third of its TTL, where the book keeps grants by rewriting them; etcd and a directory
- * keep them fresh themselves, by one keep-alive or one session file for all). On
- * {@code proclive-lease-look}, never behind a renewal that waits for an answer, one look every
+ * The grants a store keeps, on one daemon thread whatever their number. A record is never
+ * rewritten to stay fresh: the book keeps every grant fresh itself (etcd by one keep-alive of the
+ * etcd lease they are attached to, a directory by one session file that names them all). On
+ * {@code proclive-lease-look}, never behind a write that waits for an answer, one look every
  * {@value #LOOK_MS} ms goes over every kept grant, so that its loss is known within a second: the
  * book asked whether its keep-alive went unconfirmed, and a directory's record read when its stamp
  * shows it replaced since it was last read or written here (an etcd record is read when its watch
@@ -35,8 +29,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * one writer, so a change by another writer after it is never taken for one of this store's.
  * A grant is kept until it is released or handed off here, found lost (found unconfirmed, until
  * released: it may still be written under), replaced by another grant of the same name here, or
- * the store is closed. A renewal that fails for a while is tried again the next period; what one
- * grant's renewal or look throws is that grant's alone, and the passes go on.
+ * the store is closed. What one grant's look throws is that grant's alone, and the look goes on.
  */
 final class Renewals {
 
@@ -48,13 +41,10 @@ final class Renewals {
     private final Map<String, Kept> kept = new ConcurrentHashMap<>();
     /** Each grant's loss, held weakly: a grant whose leases are all gone leaves nothing behind. */
     private final Map<Grant, WeakReference<CompletableFuture<LeaseLost>>> losses = new ConcurrentHashMap<>();
-    private volatile ScheduledExecutorService renewer;
     private volatile ScheduledExecutorService looker;
+    /** Where an etcd record is read when its watch says it changed: never on the look's thread, which a slow answer would hold up. */
+    private volatile ScheduledExecutorService reader;
     private volatile boolean closed;
-    /** The next renewal pass, set to run at {@link #passAt} ({@link System#nanoTime()}); null when none is. */
-    private ScheduledFuture<?> pass;
-    private long passAt;
-    private boolean looking;
     /** The size {@link #losses} may grow to before the entries of leases nobody holds are dropped. */
     private int lossesSweptAt = 64;
 
@@ -68,26 +58,18 @@ final class Renewals {
 
     private static final class Kept {
         final Grant grant;
-        /** A third of its TTL, in nanoseconds. */
-        final long period;
-        /** When its next renewal is due ({@link System#nanoTime()}). */
-        volatile long due;
-        /** Whether it is still renewed (not once its holder ended). */
-        volatile boolean renewing = true;
-        /** Whether its book keeps it fresh itself, where it does (not once its holder ended). */
+        /** Whether its book keeps it fresh (not once its holder ended). */
         volatile boolean keptFresh = true;
         /** The record's stamp when it was last read and found this grant's; null: read it at the next look. */
         volatile Object seen;
         volatile CompletableFuture<Void> watch;
 
-        Kept(Grant grant, long period) {
+        Kept(Grant grant) {
             this.grant = grant;
-            this.period = period;
-            this.due = System.nanoTime() + period;
         }
 
         void cancel() {
-            renewing = false;
+            keptFresh = false;
             CompletableFuture<Void> w = watch;
             if (w != null) {
                 w.cancel(false);
@@ -99,9 +81,7 @@ final class Renewals {
         if (closed || !granted.granted()) {
             return;
         }
-        long period = TimeUnit.MILLISECONDS.toNanos(Math.max(10, granted.ttl().toMillis() / 3));
-        Kept k = new Kept(new Grant(granted.name(), granted.fence(), granted.holder()), period);
-        k.renewing = book.keptByRewriting(); // else its book keeps it alive: nothing to write
+        Kept k = new Kept(new Grant(granted.name(), granted.fence(), granted.holder()));
         if (namedByBook()) {
             book.keep(new LeaseBook.Grant(granted, 0)); // an etcd record is attached when granted
         }
@@ -111,9 +91,6 @@ final class Renewals {
             before.cancel();
         }
         sweepLosses();
-        if (k.renewing) {
-            renewBy(k.due);
-        }
         startLooking();
         if (book.expires()) {
             watch(k);
@@ -158,15 +135,25 @@ final class Renewals {
         forget(name, fence, holder, why.why() != LeaseChange.UNCONFIRMED);
     }
 
-    /** The grant is no longer renewed (its holder ended), though its loss is still told. */
-    void stopRenewing(String name, long fence, Identity holder) {
+    /** The grant is no longer kept fresh (its holder ended), though its loss is still told. */
+    void holderEnded(String name, long fence, Identity holder) {
         Kept k = kept.get(name);
         if (k != null && k.grant.equals(new Grant(name, fence, holder))) {
-            k.renewing = false;
             k.keptFresh = false;
             if (namedByBook()) {
                 book.ended(name, fence); // nor named by a directory's session file: it is fresh a TTL on, no longer
             }
+        }
+    }
+
+    /**
+     * {@code record}, a kept grant's, was just written here (renewed) as its one writer: its stamp is
+     * taken, and the look does not read it back.
+     */
+    void written(LeaseRecord record) {
+        Kept k = kept.get(record.name());
+        if (k != null && k.grant.equals(new Grant(record.name(), record.fence(), record.holder()))) {
+            book.writtenStamp(record.name(), record.fence()).ifPresent(stamp -> k.seen = stamp);
         }
     }
 
@@ -180,10 +167,10 @@ final class Renewals {
 
     /**
      * Whether the book keeps this store's grants fresh by naming them itself (a directory's session
-     * file), neither by a rewrite of each record nor by an expiring lease each record is attached to.
+     * file), not by an expiring lease each record is attached to when written.
      */
     private boolean namedByBook() {
-        return !book.keptByRewriting() && !book.expires();
+        return !book.expires();
     }
 
     /** The grant is released or handed off here: no longer kept, and its loss never told. */
@@ -212,106 +199,18 @@ final class Renewals {
         }
     }
 
-    /** The renewal thread; made with the first grant, never after close. */
-    private synchronized ScheduledExecutorService renewer() {
-        if (closed) {
-            throw new RejectedExecutionException("the store is closed");
-        }
-        if (renewer == null) {
-            renewer = Daemons.scheduler("proclive-lease-renew");
-        }
-        return renewer;
-    }
-
-    /** Sets the next renewal pass to run by {@code at} ({@link System#nanoTime()}), unless one already is. */
-    private synchronized void renewBy(long at) {
-        if (closed || (pass != null && passAt - at <= 0)) {
-            return;
-        }
-        if (pass != null) {
-            pass.cancel(false); // a later one, not begun: this one renews what it would have
-        }
-        try {
-            pass = renewer().schedule(this::renewDue, Math.max(0, at - System.nanoTime()), TimeUnit.NANOSECONDS);
-            passAt = at;
-        } catch (RejectedExecutionException closedNow) {
-            pass = null;
-        }
-    }
-
-    /**
-     * One pass: renews the kept grants whose renewal is due, or comes due within a fifth of its
-     * period (a second at most; its next one stays a period after the one it took the place of), the
-     * longest due first: a thousand grants are renewed in about one pass a second, not one pass each.
-     * A pass that has renewed for {@value #LOOK_MS} ms (writes that wait for a busy disk) stops, and
-     * the next one, at once, takes up what came due meanwhile in its turn.
-     */
-    private void renewDue() {
-        synchronized (this) {
-            pass = null; // from here a grant kept meanwhile sets its own pass, or is met below
-        }
-        try {
-            long start = System.nanoTime();
-            List<Kept> due = new ArrayList<>();
-            for (Kept k : kept.values()) {
-                long early = Math.min(k.period / 5, TimeUnit.SECONDS.toNanos(1));
-                if (k.renewing && start - (k.due - early) >= 0) {
-                    due.add(k);
-                }
-            }
-            due.sort(Comparator.comparingLong(k -> k.due - start));
-            for (Kept k : due) {
-                long now = System.nanoTime();
-                if (now - start > TimeUnit.MILLISECONDS.toNanos(LOOK_MS)) {
-                    break;
-                }
-                if (k.renewing && kept.get(k.grant.name()) == k) {
-                    k.due = now - (k.due + k.period) >= 0 ? now + k.period : k.due + k.period;
-                    Daemons.surviving(() -> renewOnce(k)).run();
-                }
-            }
-        } finally {
-            renewNext();
-        }
-    }
-
-    private void renewNext() {
-        Optional<Long> first = Optional.empty();
-        for (Kept k : kept.values()) {
-            if (k.renewing && (first.isEmpty() || k.due - first.get() < 0)) {
-                first = Optional.of(k.due);
-            }
-        }
-        first.ifPresent(this::renewBy);
-    }
-
     private synchronized void startLooking() {
-        if (looking || closed) {
+        if (looker != null || closed) {
             return;
         }
-        looking = true;
         looker = Daemons.scheduler("proclive-lease-look");
         looker.scheduleWithFixedDelay(this::lookAtAll, LOOK_MS, LOOK_MS, TimeUnit.MILLISECONDS);
     }
 
-    /** One look at every kept grant, each on its own; and a renewal pass set if none is (one threw before it could). */
+    /** One look at every kept grant, each on its own. */
     private void lookAtAll() {
         for (Kept k : kept.values()) {
             Daemons.surviving(() -> look(k)).run();
-        }
-        renewNext();
-    }
-
-    private void renewOnce(Kept k) {
-        Grant g = k.grant;
-        try {
-            engine.renew(g.name(), g.fence(), Optional.of(g.holder()));
-            // the record this renewal wrote, stamped while it was the one writer: not read again
-            book.writtenStamp(g.name(), g.fence()).ifPresent(written -> k.seen = written);
-        } catch (LeaseLostException e) {
-            found(g.name(), g.fence(), g.holder(), e.lost());
-        } catch (IOException | RuntimeException e) {
-            // tried again next period; a grant not confirmed for 3/4 of its TTL is said lost by the book
         }
     }
 
@@ -359,6 +258,17 @@ final class Renewals {
         return false;
     }
 
+    /** The thread an etcd record is read on when its watch says it changed; made with the first watch, never after close. */
+    private synchronized ScheduledExecutorService reader() {
+        if (closed) {
+            throw new RejectedExecutionException("the store is closed");
+        }
+        if (reader == null) {
+            reader = Daemons.scheduler("proclive-lease-read");
+        }
+        return reader;
+    }
+
     /** An etcd record is read when its watch says it changed, and watched again while kept. */
     private void watch(Kept k) {
         Optional<CompletableFuture<Void>> changed = book.changed(k.grant.name());
@@ -371,7 +281,7 @@ final class Renewals {
                 return;
             }
             try {
-                renewer().schedule(() -> {
+                reader().schedule(() -> {
                     try {
                         lookNow(k.grant.name(), k.grant.fence(), k.grant.holder());
                     } finally {
@@ -393,7 +303,7 @@ final class Renewals {
         }
         kept.values().forEach(Kept::cancel);
         kept.clear();
-        for (ScheduledExecutorService pool : new ScheduledExecutorService[] {renewer, looker}) {
+        for (ScheduledExecutorService pool : new ScheduledExecutorService[] {reader, looker}) {
             if (pool != null) {
                 pool.shutdownNow();
             }

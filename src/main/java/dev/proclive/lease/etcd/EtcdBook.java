@@ -246,11 +246,6 @@ public final class EtcdBook implements LeaseBook {
     }
 
     @Override
-    public boolean keptByRewriting() {
-        return false;
-    }
-
-    @Override
     public boolean lost(String name, long fence) {
         return keepAlive.lost(name, fence);
     }

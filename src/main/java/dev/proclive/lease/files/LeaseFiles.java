@@ -260,12 +260,6 @@ public final class LeaseFiles implements LeaseBook {
         return System.nanoTime() - last > ttl / 4 * 3;
     }
 
-    /** False: the {@link SessionFile} keeps this store's grants fresh, and {@link Guard#freshUntil} reads it. */
-    @Override
-    public boolean keptByRewriting() {
-        return false;
-    }
-
     @Override
     public void keep(Grant grant) {
         LeaseRecord r = grant.record();
