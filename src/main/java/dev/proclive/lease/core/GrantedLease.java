@@ -38,7 +38,7 @@ final class GrantedLease implements Lease {
      */
     static GrantedLease kept(LeaseEngine engine, LeaseRecord record, Optional<String> token) {
         GrantedLease lease = new GrantedLease(engine, record, token, Tracking.NONE);
-        engine.renewals.keep(record);
+        engine.keptGrants.keep(record);
         engine.watches.watch(record);
         return lease;
     }
@@ -51,7 +51,7 @@ final class GrantedLease implements Lease {
         this.token = token;
         this.record = record;
         this.tracking = tracking;
-        this.lost = engine.renewals.lost(name, fence, holder);
+        this.lost = engine.keptGrants.lost(name, fence, holder);
     }
 
     /**
@@ -101,7 +101,7 @@ final class GrantedLease implements Lease {
             record = renewed;
             return renewed;
         } catch (LeaseLostException e) {
-            engine.renewals.found(name, fence, holder, e.lost());
+            engine.keptGrants.found(name, fence, holder, e.lost());
             throw e;
         }
     }
@@ -109,14 +109,14 @@ final class GrantedLease implements Lease {
     @Override
     public boolean release() throws IOException {
         letGo = true;
-        engine.renewals.release(name, fence, holder);
+        engine.keptGrants.release(name, fence, holder);
         boolean released = false;
         try {
             released = engine.end(name, fence, LeaseEngine.End.as(LeaseChange.RELEASED, Optional.of(holder)));
         } finally {
             if (!released) {
                 letGo = false;
-                engine.renewals.unreleased(name, fence, holder, lost); // not released by this call: its loss is still told
+                engine.keptGrants.unreleased(name, fence, holder, lost); // not released by this call: its loss is still told
             }
         }
         engine.watches.unwatch(name, fence);
@@ -125,9 +125,9 @@ final class GrantedLease implements Lease {
 
     @Override
     public boolean exited(int exitCode) throws IOException {
-        engine.renewals.holderEnded(name, fence, holder); // its holder is gone: what it left behind is judged, not kept fresh
+        engine.keptGrants.holderEnded(name, fence, holder); // its holder is gone: what it left behind is judged, not kept fresh
         boolean ended = engine.end(name, fence, LeaseEngine.End.exited(holder, OptionalLong.of(exitCode), tracking));
-        engine.renewals.lookNow(name, fence, holder); // told at once: ended, or gone to what it left behind
+        engine.keptGrants.lookNow(name, fence, holder); // told at once: ended, or gone to what it left behind
         return ended;
     }
 
@@ -135,7 +135,7 @@ final class GrantedLease implements Lease {
     public Lease handOff(Identity newHolder) throws IOException {
         LeaseRecord handed = engine.handOff(name, fence, holder, newHolder);
         letGo = true;
-        engine.renewals.release(name, fence, holder);
+        engine.keptGrants.release(name, fence, holder);
         return kept(engine, handed, token);
     }
 
@@ -186,7 +186,7 @@ final class GrantedLease implements Lease {
                 if (!letGo) {
                     lost.complete(why.get());
                 }
-                engine.renewals.found(name, fence, holder, why.get());
+                engine.keptGrants.found(name, fence, holder, why.get());
             }
             throw new LeaseLostException(name, why.get()); // what happened to it, read from the record
         }

@@ -56,7 +56,7 @@ public final class LeaseEngine implements AutoCloseable {
     private final TokenCarriers carriers;
     private final Descendants descendants;
     /** What keeps the grants made here, and watches their holders where the book expires records. */
-    final Renewals renewals;
+    final KeptGrants keptGrants;
     final HolderWatches watches;
     private final RecordWatches events;
     private final WaiterQueue queue;
@@ -74,7 +74,7 @@ public final class LeaseEngine implements AutoCloseable {
         this.pause = pause;
         this.descendants = descendants;
         this.carriers = new TokenCarriers(checker, descendants);
-        this.renewals = new Renewals(this, book);
+        this.keptGrants = new KeptGrants(this, book);
         this.watches = new HolderWatches(this, book, checker, writer);
         this.queue = new WaiterQueue(book, checker, writer);
         this.waits = new Waiting(book, checker, pause, queue, this::now);
@@ -205,7 +205,7 @@ public final class LeaseEngine implements AutoCloseable {
         Optional<LeaseRecord> before = book.read(name);
         boolean released = end(name, fence, End.as(LeaseChange.RELEASED, Optional.empty()));
         if (released && before.isPresent() && before.get().fence() == fence) {
-            renewals.release(name, fence, before.get().holder()); // released here: not lost
+            keptGrants.release(name, fence, before.get().holder()); // released here: not lost
         }
         watches.unwatch(name, fence);
         return released;
@@ -253,7 +253,7 @@ public final class LeaseEngine implements AutoCloseable {
     /** Stops the watches and closes the book: what an etcd store kept expires after its TTL. */
     @Override
     public void close() {
-        renewals.close();
+        keptGrants.close();
         events.close();
         watches.close();
         book.close();
@@ -489,7 +489,7 @@ public final class LeaseEngine implements AutoCloseable {
             guard.replace(again);
             return again;
         });
-        renewals.written(renewed);
+        keptGrants.written(renewed);
         return renewed;
     }
 

@@ -31,7 +31,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * released: it may still be written under), replaced by another grant of the same name here, or
  * the store is closed. What one grant's look throws is that grant's alone, and the look goes on.
  */
-final class Renewals {
+final class KeptGrants {
 
     static final long LOOK_MS = 250;
 
@@ -48,7 +48,7 @@ final class Renewals {
     /** The size {@link #losses} may grow to before the entries of leases nobody holds are dropped. */
     private int lossesSweptAt = 64;
 
-    Renewals(LeaseEngine engine, LeaseBook book) {
+    KeptGrants(LeaseEngine engine, LeaseBook book) {
         this.engine = engine;
         this.book = book;
     }
