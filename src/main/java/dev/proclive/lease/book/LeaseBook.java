@@ -8,10 +8,10 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Where a store's records live, and how one lease is changed by one writer at a time: a directory
- * ({@code lease.files}, under a lock) or etcd ({@code lease.etcd}, by a transaction that compares
- * what was read). The engine ({@code lease.core}) decides; the book holds. A book knows records,
- * fences and guards, never a process's liveness.
+ * Where a store's records live, and how one lease is changed by one writer at a time: under a
+ * lock (a directory's book), or by a transaction that compares what was read (a key-value store's).
+ * The engine ({@code lease.core}) decides; the book holds. A book knows records, fences and guards,
+ * never a process's liveness, and nothing here names the backend behind it.
  */
 public interface LeaseBook {
 
@@ -20,7 +20,7 @@ public interface LeaseBook {
 
     /**
      * Runs {@code work} as the one writer of lease {@code name}: what it reads through the guard
-     * is what it replaces. A book that cannot lock (etcd) runs it again from a fresh read when
+     * is what it replaces. A book that cannot lock runs it again from a fresh read when
      * another writer came first, so {@code work} decides from what it reads and nothing else.
      */
     <T> T locked(String name, Locked<T> work) throws IOException;
@@ -37,15 +37,15 @@ public interface LeaseBook {
     record Grant(LeaseRecord record, long session) {
     }
 
-    /** Whether a record goes away by itself unless the book keeps it alive (etcd); false for a directory. */
+    /** Whether a record goes away by itself unless the book keeps it alive; false where records stay until removed. */
     default boolean expires() {
         return false;
     }
 
     /**
      * Keeps {@code grant} fresh from now on, until it is ended or lost, without rewriting its
-     * record: another process's found in this book (etcd: attached to {@code grant.session()}), or
-     * this store's own (a directory's session file names it; etcd's was attached when written).
+     * record: another process's found in this book (by the expiring {@code grant.session()} it is
+     * attached to), or this store's own (named by the book's session, or attached when written).
      */
     void keep(Grant grant);
 
@@ -56,8 +56,8 @@ public interface LeaseBook {
 
     /**
      * The grant at {@code fence} of {@code name} is ended, or its record is no longer that grant's:
-     * if it was lost, nothing of it may still write. What the book kept for it may go (etcd: the etcd
-     * lease a lost grant still holds); a lost grant's record is never freed by this book before.
+     * if it was lost, nothing of it may still write. What the book kept for it may go (the expiring
+     * session a lost grant still holds); a lost grant's record is never freed by this book before.
      */
     void ended(String name, long fence);
 
@@ -76,8 +76,8 @@ public interface LeaseBook {
     }
 
     /**
-     * This JVM still waits for lease {@code name}: where waiters' tickets live on an expiring lease
-     * (etcd), keeps it alive, so that a ticket goes away by itself once its waiter is gone. Called by
+     * This JVM still waits for lease {@code name}: where waiters' tickets live on an expiring
+     * session, keeps it alive, so that a ticket goes away by itself once its waiter is gone. Called by
      * each waiter at least every few seconds.
      */
     default void stillWaiting(String name) throws IOException {
@@ -101,13 +101,13 @@ public interface LeaseBook {
         return Optional.empty();
     }
 
-    /** Whether this book already knows the grant at {@code fence} lost (etcd: its keep-alive failed for too long). */
+    /** Whether this book already knows the grant at {@code fence} lost (what keeps it alive went unconfirmed for too long). */
     boolean lost(String name, long fence);
 
     /**
      * The highest fence granted for lease {@code name} as the book keeps it apart from the record
      * (a directory's guard), read without the lock: a record below it was rolled back. Empty where
-     * one transaction writes both (etcd).
+     * one transaction writes both.
      *
      * @throws LeaseCorruptException if what keeps it is no fence
      */
@@ -197,7 +197,7 @@ public interface LeaseBook {
             return record.freshUntil();
         }
 
-        /** When the record read goes away by itself unless someone keeps it (etcd); empty where it never does. */
+        /** When the record read goes away by itself unless someone keeps it; empty where it never does. */
         default Optional<Instant> expiresAt() throws IOException {
             return Optional.empty();
         }

@@ -9,7 +9,7 @@ import java.util.regex.Pattern;
 /**
  * The names every layer of the lease agrees on: the rule a lease name follows, and the variables
  * a spawned process finds its reservation and its store in (a book names its own store's: the
- * directory here, etcd's endpoints and prefix in its book). The store's facade exports them as its
+ * directory here, a key-value store's endpoints and prefix in its book). The store's facade exports them as its
  * public constants.
  */
 public final class LeaseNames {
@@ -63,7 +63,7 @@ public final class LeaseNames {
 
     /**
      * A short tag for the store whose spawned commands' environment adds {@code environment} (its
-     * directory, or its etcd endpoints and prefix): 8 hex digits of their SHA-256, so that the
+     * directory, or its key-value store's endpoints and prefix): 8 hex digits of their SHA-256, so that the
      * cgroups one store makes are told from another's under the same parent.
      */
     public static String storeTag(java.util.Map<String, String> environment) {

@@ -15,7 +15,7 @@ import java.io.IOException;
 /**
  * JSON read strictly, one way: trailing content and a field given twice are refused (in a record
  * either could hide another holder or fence; in an answer, another answer). {@link #mapper()} is
- * the library's one {@code ObjectMapper}, made the first time it is asked for (etcd's messages);
+ * the library's one {@code ObjectMapper}, made the first time it is asked for (a remote book's messages);
  * {@link #tree} reads a value by the same rules with jackson-core's parser alone, for the records
  * of a directory's lease, whose commands must start without building a mapper.
  */

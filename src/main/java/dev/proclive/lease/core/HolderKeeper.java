@@ -63,7 +63,7 @@ final class HolderKeeper {
                 answered = true;
                 says.accept("keeping the grants of this machine's holders alive; ending each the moment its holder dies");
             } else if (failures > 0) {
-                says.accept("etcd answers again: keeping");
+                says.accept("the grants can be read again: keeping");
             }
             failures = 0;
             for (LeaseBook.Grant g : grants) {
