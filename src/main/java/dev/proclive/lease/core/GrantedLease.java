@@ -39,7 +39,6 @@ final class GrantedLease implements Lease {
     static GrantedLease kept(LeaseEngine engine, LeaseRecord record, Optional<String> token) {
         GrantedLease lease = new GrantedLease(engine, record, token, Tracking.NONE);
         engine.keptGrants.keep(record);
-        engine.watches.watch(record);
         return lease;
     }
 
@@ -119,7 +118,7 @@ final class GrantedLease implements Lease {
                 engine.keptGrants.unreleased(name, fence, holder, lost); // not released by this call: its loss is still told
             }
         }
-        engine.watches.unwatch(name, fence);
+        engine.keptGrants.unfollow(name, fence);
         return released;
     }
 

@@ -17,7 +17,7 @@ import java.util.function.Consumer;
 
 /**
  * {@code LeaseStore.keepHolders}: every {@code poll}, the store's granted records; those whose
- * holder is ALIVE here are kept and ended the moment the holder dies ({@link HolderWatches}), those
+ * holder is ALIVE here are kept and ended the moment the holder dies ({@link KeptGrants#follow}), those
  * whose holder is DEAD here are ended at once. Another machine's holders are that machine's
  * keeper's; one this machine can no longer see is not followed, and judged again the next poll.
  */
@@ -84,7 +84,7 @@ final class HolderKeeper {
 
     private void look(LeaseBook.Grant g) throws IOException {
         LeaseRecord r = g.record();
-        if (engine.watches.following(r.name(), r.fence())) {
+        if (engine.keptGrants.following(r.name(), r.fence())) {
             if (!book.keeping(r.name(), r.fence())) {
                 book.keep(g); // given up while etcd did not answer, and still there: kept again
             }
@@ -106,6 +106,6 @@ final class HolderKeeper {
             return; // another machine's, or not to be judged from here: its own keeper's
         }
         book.keep(g); // fresh by the book's keep-alive or session file: the record itself is not rewritten
-        engine.watches.follow(r);
+        engine.keptGrants.follow(r);
     }
 }

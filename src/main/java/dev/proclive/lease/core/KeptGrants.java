@@ -1,6 +1,9 @@
 package dev.proclive.lease.core;
 
 import dev.proclive.Identity;
+import dev.proclive.Liveness;
+import dev.proclive.LivenessChecker;
+import dev.proclive.Verdict;
 import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.LeaseLost;
 import dev.proclive.lease.LeaseRecord;
@@ -10,6 +13,7 @@ import java.io.IOException;
 import java.lang.ref.WeakReference;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
@@ -30,6 +34,12 @@ import java.util.concurrent.atomic.AtomicReference;
  * A grant is kept until it is released or handed off here, found lost (found unconfirmed, until
  * released: it may still be written under), replaced by another grant of the same name here, or
  * the store is closed. What one grant's look throws is that grant's alone, and the look goes on.
+ *
+ * <p>A kept grant is ended the moment its holder dies, so that nobody anywhere waits out its TTL,
+ * where its record expires (etcd) and its holder is another process and not a spawned child (that
+ * one's launcher ends it, with the status); so is every grant {@link HolderKeeper} keeps. Only a
+ * death is written: a holder that can no longer be seen from here (the exit watch says UNKNOWN) is
+ * not followed any more, and its grant is left as it is. One exit watch per lease.
  */
 final class KeptGrants {
 
@@ -37,6 +47,9 @@ final class KeptGrants {
 
     private final LeaseEngine engine;
     private final LeaseBook book;
+    private final LivenessChecker checker;
+    /** This process: a grant of its own ends with it, and nobody here could end it then. */
+    private final Identity writer;
     /** The grant kept for each lease name. */
     private final Map<String, Kept> kept = new ConcurrentHashMap<>();
     /** Each grant's loss, held weakly: a grant whose leases are all gone leaves nothing behind. */
@@ -47,13 +60,20 @@ final class KeptGrants {
     private volatile boolean closed;
     /** The size {@link #losses} may grow to before the entries of leases nobody holds are dropped. */
     private int lossesSweptAt = 64;
+    /** The holder followed for each lease name: its grant's fence, and the exit watch on it. */
+    private final Map<String, Followed> followed = new ConcurrentHashMap<>();
 
-    KeptGrants(LeaseEngine engine, LeaseBook book) {
+    KeptGrants(LeaseEngine engine, LeaseBook book, LivenessChecker checker, Identity writer) {
         this.engine = engine;
         this.book = book;
+        this.checker = checker;
+        this.writer = writer;
     }
 
     private record Grant(String name, long fence, Identity holder) {
+    }
+
+    private record Followed(long fence, CompletableFuture<Verdict> end) {
     }
 
     private static final class Kept {
@@ -94,6 +114,48 @@ final class KeptGrants {
         startLooking();
         if (book.expires()) {
             watch(k);
+            if (granted.tokenDigest().isEmpty() && !LeaseRules.sameProcess(granted.holder(), writer)) {
+                follow(granted); // last: its end may be written at once (a holder that died since the grant)
+            }
+        }
+    }
+
+    /** Ends {@code granted} when its holder dies, whether or not it is kept here. */
+    void follow(LeaseRecord granted) {
+        Followed watch = new Followed(granted.fence(), checker.onExit(granted.holder()));
+        Followed before = followed.put(granted.name(), watch);
+        if (before != null && before != watch) {
+            before.end().cancel(false);
+        }
+        watch.end().thenAccept(verdict -> {
+            followed.remove(granted.name(), watch);
+            if (verdict.liveness() != Liveness.DEAD) {
+                return; // cannot be seen from here: not proven dead, never ended as dead
+            }
+            try {
+                // How it ended, where the kernel told the watch: the record keeps it ("its holder was killed by SIGKILL").
+                OptionalLong code = verdict.exit().filter(x -> x.code().isPresent())
+                        .map(x -> OptionalLong.of(x.code().getAsInt())).orElse(OptionalLong.empty());
+                Verdict said = verdict.exit().map(x -> new Verdict(verdict.reason(), verdict.detail() + "; its holder "
+                        + x, verdict.exit())).orElse(verdict);
+                engine.end(granted.name(), granted.fence(), LeaseEngine.End.died(granted.holder(), code, said));
+            } catch (IOException | RuntimeException e) {
+                // not kept any more: it expires by itself
+            }
+        });
+    }
+
+    /** Whether the holder of the grant at {@code fence} of lease {@code name} is followed now. */
+    boolean following(String name, long fence) {
+        Followed f = followed.get(name);
+        return f != null && f.fence() == fence;
+    }
+
+    /** The grant at {@code fence} of lease {@code name} ended here: its holder is followed no more. */
+    void unfollow(String name, long fence) {
+        Followed f = followed.get(name);
+        if (f != null && f.fence() == fence && followed.remove(name, f)) {
+            f.end().cancel(false);
         }
     }
 
@@ -303,6 +365,8 @@ final class KeptGrants {
         }
         kept.values().forEach(Kept::cancel);
         kept.clear();
+        followed.values().forEach(f -> f.end().cancel(false));
+        followed.clear();
         for (ScheduledExecutorService pool : new ScheduledExecutorService[] {reader, looker}) {
             if (pool != null) {
                 pool.shutdownNow();

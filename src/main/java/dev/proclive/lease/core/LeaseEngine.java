@@ -55,9 +55,8 @@ public final class LeaseEngine implements AutoCloseable {
     private final Pause pause;
     private final TokenCarriers carriers;
     private final Descendants descendants;
-    /** What keeps the grants made here, and watches their holders where the book expires records. */
+    /** What keeps the grants made here, and follows their holders where the book expires records. */
     final KeptGrants keptGrants;
-    final HolderWatches watches;
     private final RecordWatches events;
     private final WaiterQueue queue;
     private final Waiting waits;
@@ -74,8 +73,7 @@ public final class LeaseEngine implements AutoCloseable {
         this.pause = pause;
         this.descendants = descendants;
         this.carriers = new TokenCarriers(checker, descendants);
-        this.keptGrants = new KeptGrants(this, book);
-        this.watches = new HolderWatches(this, book, checker, writer);
+        this.keptGrants = new KeptGrants(this, book, checker, writer);
         this.queue = new WaiterQueue(book, checker, writer);
         this.waits = new Waiting(book, checker, pause, queue, this::now);
         this.events = new RecordWatches(this, book, checker);
@@ -207,7 +205,7 @@ public final class LeaseEngine implements AutoCloseable {
         if (released && before.isPresent() && before.get().fence() == fence) {
             keptGrants.release(name, fence, before.get().holder()); // released here: not lost
         }
-        watches.unwatch(name, fence);
+        keptGrants.unfollow(name, fence);
         return released;
     }
 
@@ -255,7 +253,6 @@ public final class LeaseEngine implements AutoCloseable {
     public void close() {
         keptGrants.close();
         events.close();
-        watches.close();
         book.close();
     }
 
