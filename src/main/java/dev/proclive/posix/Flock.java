@@ -75,8 +75,7 @@ public final class Flock implements FileLocker {
                     throw new NoSuchFileException(file.toString());
                 }
                 if (errno == Calls.EWOULDBLOCK) { // denied for now: a session file's reader then takes it as fresh
-                    throw new AccessDeniedException(file.toString(), null, "another process holds a file lease on it"
-                            + " (fcntl F_SETLEASE) and has not yet let it go; nothing was changed: try again");
+                    throw fileLeased(file);
                 }
                 if (errno != Calls.EINTR) {
                     throw errno == Calls.EACCES ? new AccessDeniedException(file.toString())
@@ -122,7 +121,7 @@ public final class Flock implements FileLocker {
         try {
             fd = Calls.open(Calls.path(file), Calls.OPEN_FLAGS);
         } catch (LastErrorException e) {
-            throw failure(file, "open for writing", e);
+            throw e.getErrorCode() == Calls.EWOULDBLOCK ? fileLeased(file) : failure(file, "open for writing", e);
         }
         boolean handedOver = false;
         try {
@@ -240,6 +239,12 @@ public final class Flock implements FileLocker {
         } catch (LastErrorException e) {
             // close(2) frees the descriptor even when it reports an error; the lock is gone
         }
+    }
+
+    /** An open with O_NONBLOCK that another process's file lease holds out: said, never waited for. */
+    private static AccessDeniedException fileLeased(Path file) {
+        return new AccessDeniedException(file.toString(), null, "another process holds a file lease on it"
+                + " (fcntl F_SETLEASE) and has not yet let it go; nothing was changed: try again");
     }
 
     private static IOException failure(Path file, String call, LastErrorException e) {

@@ -36,12 +36,17 @@ class FileLeaseReadIT {
 
     /** The lease store and a process holding a {@code kind} ("r" or "w") file lease on its record; skips where none can be taken. */
     private Path leasedRecord(String kind) throws Exception {
+        return leased("x.lease", kind);
+    }
+
+    /** The lease store, lease x granted, and a process holding a {@code kind} file lease on its {@code file}. */
+    private Path leased(String file, String kind) throws Exception {
         Path store = dir.resolve("store");
         long holder = children.sleeper().pid();
         assertThat(Cli.run("lease", "acquire", "x", "--dir", store.toString(), "--holder", Long.toString(holder)).exit())
                 .isZero();
         Path program = CPrograms.compile(dir, "file_lease");
-        Process lease = children.start(program.toString(), store.resolve("x.lease").toString(), kind);
+        Process lease = children.start(program.toString(), store.resolve(file).toString(), kind);
         String said = new BufferedReader(new InputStreamReader(lease.getInputStream(), StandardCharsets.US_ASCII))
                 .readLine();
         assumeTrue("leased".equals(said), "no file lease on " + store + " here: " + said);
@@ -70,6 +75,24 @@ class FileLeaseReadIT {
         long breakTime = breakTime();
         Cli.Result shown = showWithin(leasedRecord("r"), breakTime, "read lease");
         assertThat(shown.exit()).as(shown.toString()).isZero();
+    }
+
+    /**
+     * A read lease on the guard holds out the open for writing that takes the lock: with O_NONBLOCK
+     * it fails at once, the error says why (it said "[11]"), and nothing is changed.
+     */
+    @Test
+    void aFileLeaseOnTheGuardIsSaidNotWaitedFor() throws Exception {
+        long breakTime = breakTime();
+        Path store = leased("x.guard", "r");
+        String before = Files.readString(store.resolve("x.lease"));
+        long start = System.nanoTime();
+        Cli.Result released = Cli.run("lease", "release", "x", "--dir", store.toString(), "--fence", "1");
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("a lock under another process's read lease on the guard")
+                .isLessThan(Duration.ofSeconds(breakTime / 2));
+        assertThat(released.exit()).as(released.toString()).isNotZero();
+        assertThat(released.err()).contains("holds a file lease on it").doesNotContain("[11]");
+        assertThat(Files.readString(store.resolve("x.lease"))).as("nothing changed").isEqualTo(before);
     }
 
     /** A write lease holds out every open; one with O_NONBLOCK fails at once, and the error says why. */
