@@ -13,6 +13,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -32,7 +34,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * from an older copy of its data answers below the revision this JVM saw ({@link Etcd.WentBack}),
  * and every grant kept here is lost at once, not a third of the TTL later.
  */
-final class EtcdKeepAlive implements Runnable {
+final class EtcdKeepAlive {
 
     private static final long FIRST_RETRY_MILLIS = 100;
     private static final long MAX_RETRY_MILLIS = TimeUnit.DAYS.toMillis(1);
@@ -52,7 +54,13 @@ final class EtcdKeepAlive implements Runnable {
     private final Map<Long, Tracked> leases = new ConcurrentHashMap<>();
     /** This JVM's own etcd leases, by TTL in seconds. */
     private final Map<Long, Long> own = new ConcurrentHashMap<>();
-    private Thread thread;
+    /** The rounds' one thread, while anything is kept; null when nothing is. */
+    private ScheduledExecutorService rounds;
+    /** The next round, set to run by {@link #nextAt} ({@link System#nanoTime()}); null when none is. */
+    private ScheduledFuture<?> next;
+    private long nextAt;
+    /** How many rounds were set: a round set before the last one was (cancelled as it began) does not run. */
+    private long roundsSet;
     private volatile boolean stopped;
     /** How soon the next round comes while etcd may have changed under the grants (0: it is not in doubt). */
     private volatile long unsureMillis;
@@ -139,7 +147,9 @@ final class EtcdKeepAlive implements Runnable {
     synchronized void unsure() {
         if (unsureMillis == 0) {
             unsureMillis = FIRST_RETRY_MILLIS;
-            notifyAll();
+            if (rounds != null) {
+                start();
+            }
         }
     }
 
@@ -189,11 +199,30 @@ final class EtcdKeepAlive implements Runnable {
         return held.values().stream().filter(h -> !h.lost()).map(Held::grant).toList();
     }
 
+    /**
+     * Sets the next round a period from now, or sooner while unsure, unless one is set sooner
+     * already: a new grant keeps the rhythm of the shortest TTL, it does not call early. Under this lock.
+     */
     private void start() {
-        if (thread == null && !stopped) {
-            thread = Daemons.start(threadName, this); // it waits for this lock before it looks at thread
+        long period = periodMillis();
+        long unsure = unsureMillis;
+        roundBy(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(unsure > 0 ? Math.min(unsure, period) : period));
+    }
+
+    /** Sets the next round to run by {@code at} ({@link System#nanoTime()}), unless one is set sooner. Under this lock. */
+    private void roundBy(long at) {
+        if (stopped || (next != null && nextAt - at <= 0)) {
+            return;
         }
-        notifyAll();
+        if (next != null) {
+            next.cancel(false); // a later one, not begun
+        }
+        if (rounds == null) {
+            rounds = Daemons.scheduler(threadName);
+        }
+        long set = ++roundsSet;
+        next = rounds.schedule(() -> round(set), Math.max(0, at - System.nanoTime()), TimeUnit.NANOSECONDS);
+        nextAt = at;
     }
 
     void drop(String name) {
@@ -254,7 +283,10 @@ final class EtcdKeepAlive implements Runnable {
     synchronized void stop() {
         stopped = true;
         held.clear();
-        notifyAll();
+        if (rounds != null) {
+            rounds.shutdownNow();
+            rounds = null;
+        }
     }
 
     private boolean nothingToKeep() {
@@ -262,66 +294,42 @@ final class EtcdKeepAlive implements Runnable {
     }
 
     /**
-     * Rounds until stopped or nothing is left to keep. Nothing ends it silently: a round that
-     * throws is followed by the next, and a thread ended otherwise (interrupted) is replaced at once
-     * while anything is kept: every grant on it would wait in vain to be told.
+     * One round, and the next set: a period (a third of the shortest TTL) after this one began, or
+     * sooner while etcd may have changed under the grants. Nothing ends the rounds silently while
+     * anything is kept: what a round throws, an {@code Error} too, is followed by the next round
+     * all the same (its thread lives on: {@link Daemons#scheduler}), and every grant on it would
+     * wait in vain to be told. Once nothing is left to keep, the thread ends; the next grant starts one.
      */
-    @Override
-    public void run() {
+    private void round(long set) {
+        long began = System.nanoTime();
+        synchronized (this) {
+            if (set != roundsSet) {
+                return; // another round took its place
+            }
+            next = null;
+            if (stopped) {
+                return;
+            }
+            if (nothingToKeep()) {
+                rounds.shutdown();
+                rounds = null;
+                return;
+            }
+        }
         try {
-            rounds();
+            tick();
         } finally {
             synchronized (this) {
-                if (thread == Thread.currentThread()) {
-                    thread = null;
-                    if (!stopped && !nothingToKeep()) {
-                        start();
-                    }
-                }
+                roundBy(began + TimeUnit.MILLISECONDS.toNanos(periodMillis()));
+                start(); // sooner, while unsure
             }
         }
     }
 
-    private void rounds() {
-        long due = System.nanoTime() + TimeUnit.DAYS.toNanos(1); // the next round: a period from now, below
-        while (true) {
-            try {
-                synchronized (this) {
-                    if (stopped) {
-                        return;
-                    }
-                    if (nothingToKeep()) {
-                        thread = null; // the next grant starts one
-                        return;
-                    }
-                    long now = System.nanoTime();
-                    // A new grant wakes this thread: it keeps the rhythm of the shortest TTL, it does not call early.
-                    long shortest = leases.values().stream().mapToLong(t -> t.ttlMillis).min().orElse(3000);
-                    long period = Math.max(50, shortest / 3);
-                    long unsure = unsureMillis;
-                    long cap = now + TimeUnit.MILLISECONDS.toNanos(unsure > 0 ? Math.min(unsure, period) : period);
-                    if (due - cap > 0) {
-                        due = cap;
-                    }
-                    if (due - now > 0) {
-                        try {
-                            TimeUnit.NANOSECONDS.timedWait(this, due - now);
-                        } catch (InterruptedException e) {
-                            return; // another thread takes over (run())
-                        }
-                        continue;
-                    }
-                    due = now + TimeUnit.MILLISECONDS.toNanos(period);
-                }
-                tick();
-            } catch (Throwable e) {
-                // the next round follows, not at once; a lease not confirmed meanwhile is lost as any other
-                long soonest = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(50);
-                if (due - soonest < 0) {
-                    due = soonest;
-                }
-            }
-        }
+    /** A third of the shortest TTL kept: the rhythm of the rounds. */
+    private long periodMillis() {
+        long shortest = leases.values().stream().mapToLong(t -> t.ttlMillis).min().orElse(3000);
+        return Math.max(50, shortest / 3);
     }
 
     private void tick() {
