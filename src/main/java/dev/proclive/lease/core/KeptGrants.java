@@ -210,11 +210,15 @@ final class KeptGrants {
 
     /**
      * {@code record}, a kept grant's, was just written here (renewed) as its one writer: its stamp is
-     * taken, and the look does not read it back.
+     * taken, and the look does not read it back; a directory's session file keeps it by the TTL it
+     * has now (a renewal may have set another).
      */
     void written(LeaseRecord record) {
         Kept k = kept.get(record.name());
         if (k != null && k.grant.equals(new Grant(record.name(), record.fence(), record.holder()))) {
+            if (k.keptFresh && namedByBook()) {
+                book.keep(new LeaseBook.Grant(record, 0));
+            }
             book.writtenStamp(record.name(), record.fence()).ifPresent(stamp -> k.seen = stamp);
         }
     }

@@ -130,10 +130,11 @@ public final class LeaseFiles implements LeaseBook {
     private boolean cleaned;
 
     /**
-     * A grant's write that went through, at {@code nanos} on the monotonic clock, and the
-     * {@link #stamp} of the record it put in place (null where there is none).
+     * A grant's write that went through, at {@code nanos} on the monotonic clock, the TTL newcomers
+     * judge it by and the {@code renewedAt} it wrote, and the {@link #stamp} of the record it put
+     * in place (null where there is none).
      */
-    private record Confirmed(long fence, long nanos, long ttlNanos, Object stamp) {
+    private record Confirmed(long fence, long nanos, long ttlNanos, Instant renewedAt, Object stamp) {
     }
 
     /** What runs after a temporary file was written and before it is moved into place. */
@@ -260,10 +261,18 @@ public final class LeaseFiles implements LeaseBook {
         return System.nanoTime() - last > ttl / 4 * 3;
     }
 
+    /**
+     * Names the grant in the session file by the TTL its record has; a record renewed elsewhere since
+     * this store last wrote it (a later {@code renewedAt}: {@code lease renew --ttl}) also sets the TTL
+     * its loss is judged by here, a longer one too. A read older than this store's last write changes
+     * nothing there: the shorter of the two TTLs is still the one judged by.
+     */
     @Override
     public void keep(Grant grant) {
         LeaseRecord r = grant.record();
         session.keep(r.name(), r.fence(), r.ttl(), r.renewedAt());
+        confirmed.computeIfPresent(r.name(), (n, c) -> c.fence() == r.fence() && r.renewedAt().isAfter(c.renewedAt())
+                ? new Confirmed(c.fence(), c.nanos(), r.ttl().toNanos(), r.renewedAt(), c.stamp()) : c);
     }
 
     @Override
@@ -762,7 +771,7 @@ public final class LeaseFiles implements LeaseBook {
         } catch (IOException e) {
             written = null; // a look reads it
         }
-        confirmed.put(name, new Confirmed(record.fence(), System.nanoTime(), record.ttl().toNanos(), written));
+        confirmed.put(name, new Confirmed(record.fence(), System.nanoTime(), record.ttl().toNanos(), record.renewedAt(), written));
     }
 
     /**
