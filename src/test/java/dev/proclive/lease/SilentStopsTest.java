@@ -119,19 +119,27 @@ class SilentStopsTest {
     }
 
     /**
-     * An interrupt of the etcd keep-alive thread does not end the keeping: keep-alives go on, and
-     * the grant stays kept (a thread it once ended was never replaced, and every grant on it was
-     * said lost three quarters of a TTL later).
+     * An interrupt of the etcd keep-alive thread in the middle of a keep-alive (as a caller's
+     * cancellation could reach it) does not end the keeping: keep-alives go on, and the grant stays
+     * kept (a thread it once ended was never replaced, and every grant on it was said lost three
+     * quarters of a TTL later). Once idle, the thread is also interrupted from outside.
      */
     @Test
     void anInterruptOfTheEtcdKeepAliveThreadEndsNotTheKeeping() throws Exception {
         FakeEtcd fake = new FakeEtcd();
         String threadName = "proclive-etcd-keepalive interrupted/";
         AtomicInteger fromTheThread = new AtomicInteger();
+        AtomicBoolean interruptNext = new AtomicBoolean();
+        AtomicBoolean interrupted = new AtomicBoolean();
         Etcd counting = (Etcd) Proxy.newProxyInstance(Etcd.class.getClassLoader(), new Class<?>[] {Etcd.class},
                 (proxy, method, args) -> {
                     if (method.getName().equals("keepAlive") && Thread.currentThread().getName().equals(threadName)) {
                         fromTheThread.incrementAndGet();
+                        if (interruptNext.compareAndSet(true, false)) {
+                            Thread.currentThread().interrupt(); // as the gateway leaves it, having been interrupted
+                            interrupted.set(true);
+                            throw new java.io.InterruptedIOException("interrupted in a keep-alive");
+                        }
                     }
                     try {
                         return method.invoke(fake, args);
@@ -145,9 +153,14 @@ class SilentStopsTest {
             Eventually.until("a keep-alive sent by its thread", Duration.ofSeconds(30), () -> fromTheThread.get() >= 1);
             Thread keeper = Thread.getAllStackTraces().keySet().stream()
                     .filter(t -> t.isAlive() && t.getName().equals(threadName)).findFirst().orElseThrow();
+            interruptNext.set(true);
+            Eventually.until("a keep-alive interrupted", Duration.ofSeconds(30), interrupted::get);
             int before = fromTheThread.get();
+            Eventually.until("keep-alives sent after it", Duration.ofSeconds(30), () -> fromTheThread.get() >= before + 3);
             keeper.interrupt();
-            Eventually.until("keep-alives sent after the interrupt", Duration.ofSeconds(30), () -> fromTheThread.get() >= before + 3);
+            int after = fromTheThread.get();
+            Eventually.until("keep-alives sent after an interrupt from outside", Duration.ofSeconds(30),
+                    () -> fromTheThread.get() >= after + 3);
             CompletableFuture<LeaseLost> lost = lease.lost();
             assertThat(lost).as("still kept: %s", lost).isNotDone();
             lease.ensureValid();

@@ -22,7 +22,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The grants a store keeps, on one daemon thread whatever their number. A record is never
+ * The grants a store keeps, on one daemon thread whatever their number (and, on etcd, one more
+ * that reads a record its watch says changed). A record is never
  * rewritten to stay fresh: the book keeps every grant fresh itself (etcd by one keep-alive of the
  * etcd lease they are attached to, a directory by one session file that names them all). On
  * {@code proclive-lease-look}, never behind a write that waits for an answer, one look every
@@ -123,9 +124,21 @@ final class KeptGrants {
     /** Ends {@code granted} when its holder dies, whether or not it is kept here. */
     void follow(LeaseRecord granted) {
         Followed watch = new Followed(granted.fence(), checker.onExit(granted.holder()));
-        Followed before = followed.put(granted.name(), watch);
-        if (before != null && before != watch) {
-            before.end().cancel(false);
+        Followed[] replaced = {null};
+        Followed now = followed.compute(granted.name(), (n, before) -> {
+            if (before != null && before.fence() > watch.fence()) {
+                return before; // a grant listed late does not take a newer one's place
+            }
+            replaced[0] = before;
+            return watch;
+        });
+        if (replaced[0] != null) {
+            replaced[0].end().cancel(false);
+        }
+        if (now != watch || closed) { // closed: nothing ends a grant through this store any more
+            followed.remove(granted.name(), watch);
+            watch.end().cancel(false);
+            return;
         }
         watch.end().thenAccept(verdict -> {
             followed.remove(granted.name(), watch);

@@ -214,15 +214,17 @@ final class EtcdKeepAlive {
         if (stopped || (next != null && nextAt - at <= 0)) {
             return;
         }
-        if (next != null) {
-            next.cancel(false); // a later one, not begun
-        }
         if (rounds == null) {
             rounds = Daemons.scheduler(threadName);
         }
-        long set = ++roundsSet;
+        long set = roundsSet + 1;
+        ScheduledFuture<?> later = next;
         next = rounds.schedule(() -> round(set), Math.max(0, at - System.nanoTime()), TimeUnit.NANOSECONDS);
         nextAt = at;
+        roundsSet = set; // set only once scheduled: a round that failed to be leaves the one before in place
+        if (later != null) {
+            later.cancel(false); // a later one, not begun
+        }
     }
 
     void drop(String name) {
