@@ -17,8 +17,8 @@ import java.util.function.Consumer;
 
 /**
  * {@code LeaseStore.keepHolders}: every {@code poll}, the store's granted records; those whose
- * holder is ALIVE here are kept and ended the moment the holder dies ({@link KeptGrants#follow}), those
- * whose holder is DEAD here are ended at once. Another machine's holders are that machine's
+ * holder is ALIVE here are kept and ended the moment the holder dies ({@link KeptGrants#follow}),
+ * those whose holder is DEAD here are ended at once. Another machine's holders are that machine's
  * keeper's; one this machine can no longer see is not followed, and judged again the next poll.
  */
 final class HolderKeeper {

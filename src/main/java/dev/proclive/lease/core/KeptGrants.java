@@ -23,9 +23,9 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The grants a store keeps, on one daemon thread whatever their number (and, on etcd, one more
- * that reads a record its watch says changed). A record is never
- * rewritten to stay fresh: the book keeps every grant fresh itself (etcd by one keep-alive of the
- * etcd lease they are attached to, a directory by one session file that names them all). On
+ * that reads a record its watch says changed). A record is never rewritten to stay fresh: the
+ * book keeps every grant fresh itself (etcd by one keep-alive of the etcd lease they are attached
+ * to, a directory by one session file that names them all). On
  * {@code proclive-lease-look}, never behind a write that waits for an answer, one look every
  * {@value #LOOK_MS} ms goes over every kept grant, so that its loss is known within a second: the
  * book asked whether its keep-alive went unconfirmed, and a directory's record read when its stamp

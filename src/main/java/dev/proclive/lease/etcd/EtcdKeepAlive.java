@@ -298,9 +298,10 @@ final class EtcdKeepAlive {
     /**
      * One round, and the next set: a period (a third of the shortest TTL) after this one began, or
      * sooner while etcd may have changed under the grants. Nothing ends the rounds silently while
-     * anything is kept: what a round throws, an {@code Error} too, is followed by the next round
-     * all the same (its thread lives on: {@link Daemons#scheduler}), and every grant on it would
-     * wait in vain to be told. Once nothing is left to keep, the thread ends; the next grant starts one.
+     * anything is kept (every grant on them would wait in vain to be told): what a round throws, an
+     * {@code Error} too, is followed by the next round all the same, on the same thread
+     * ({@link Daemons#scheduler}). Once nothing is left to keep, the thread ends; the next grant
+     * starts one.
      */
     private void round(long set) {
         long began = System.nanoTime();
