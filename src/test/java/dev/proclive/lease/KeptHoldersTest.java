@@ -94,8 +94,12 @@ class KeptHoldersTest {
                         assertThat(r.granted()).isTrue();
                         assertThat(r.holder().pid()).isEqualTo(pid);
                     });
+            assertThat(said).as("said once").filteredOn(s -> s.contains("cannot be seen from here now")).hasSize(1)
+                    .allSatisfy(s -> assertThat(s).startsWith("lease build at fence ").contains("not ended"));
 
             blind.set(false);
+            Eventually.until("the holder said seen again", Duration.ofSeconds(20),
+                    () -> said.stream().anyMatch(s -> s.contains("its holder is seen again")));
             holder.destroy();
             holder.waitFor();
             Eventually.until("its death written once it could be seen", Duration.ofSeconds(30),

@@ -10,7 +10,9 @@ import dev.proclive.text.OneLine;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.OptionalLong;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
@@ -34,6 +36,10 @@ final class HolderKeeper {
     private final LeaseEngine engine;
     private final LivenessChecker checker;
     private final LeaseBook book;
+    /** The grants this keeper kept (their holder ALIVE here), as {@code NAME@FENCE}, among those listed last. */
+    private final Set<String> keptHere = new HashSet<>();
+    /** Of {@link #keptHere}, those whose holder cannot be seen from here now: said once, until seen again. */
+    private final Set<String> unseen = new HashSet<>();
 
     HolderKeeper(LeaseEngine engine, LivenessChecker checker, LeaseBook book) {
         this.engine = engine;
@@ -66,9 +72,11 @@ final class HolderKeeper {
                 says.accept("the grants can be read again: keeping");
             }
             failures = 0;
+            Set<String> listed = new HashSet<>();
             for (LeaseBook.Grant g : grants) {
+                listed.add(key(g.record()));
                 try {
-                    look(g);
+                    look(g, says);
                 } catch (LeaseLostException e) {
                     // ended or taken since it was listed: no longer a grant to keep
                 } catch (InterruptedIOException e) {
@@ -78,12 +86,19 @@ final class HolderKeeper {
                             + OneLine.escape(String.valueOf(e.getMessage())) + "); trying again");
                 }
             }
+            keptHere.retainAll(listed);
+            unseen.retainAll(listed);
             Thread.sleep(Math.max(1, poll.toMillis()));
         }
     }
 
-    private void look(LeaseBook.Grant g) throws IOException {
+    private static String key(LeaseRecord r) {
+        return r.name() + "@" + r.fence();
+    }
+
+    private void look(LeaseBook.Grant g, Consumer<String> says) throws IOException {
         LeaseRecord r = g.record();
+        String key = key(r);
         if (engine.keptGrants.following(r.name(), r.fence())) {
             if (!book.keeping(r.name(), r.fence())) {
                 book.keep(g); // given up while etcd did not answer, and still there: kept again
@@ -103,8 +118,16 @@ final class HolderKeeper {
             return;
         }
         if (now.liveness() != Liveness.ALIVE) {
+            if (keptHere.contains(key) && unseen.add(key)) {
+                says.accept("lease " + r.name() + " at fence " + r.fence() + ": its holder cannot be seen from here now ("
+                        + OneLine.escape(now.detail()) + "); not ended, as nothing proves it dead; judged again each poll");
+            }
             return; // another machine's, or not to be judged from here: its own keeper's
         }
+        if (unseen.remove(key)) {
+            says.accept("lease " + r.name() + " at fence " + r.fence() + ": its holder is seen again; keeping it");
+        }
+        keptHere.add(key);
         book.keep(g); // fresh by the book's keep-alive or session file: the record itself is not rewritten
         engine.keptGrants.follow(r);
     }
