@@ -41,9 +41,18 @@ class LeaseLockIT {
     Path tmp;
     final Children children = new Children();
     final List<Process> workers = new ArrayList<>();
+    /** The stores a test opened: closed before the directory is deleted, so none writes its session file into the deletion. */
+    final List<LeaseStore> stores = new ArrayList<>();
+
+    private LeaseStore open(Path dir) throws java.io.IOException {
+        LeaseStore store = LeaseStore.open(dir);
+        stores.add(store);
+        return store;
+    }
 
     @AfterEach
     void stop() throws InterruptedException {
+        stores.forEach(LeaseStore::close);
         for (Process p : workers) {
             p.destroyForcibly();
             p.waitFor(10, TimeUnit.SECONDS);
@@ -109,7 +118,7 @@ class LeaseLockIT {
 
     @Test
     void otherCodeThatOpensAndClosesTheGuardDropsNothing() throws Exception {
-        LeaseStore store = LeaseStore.open(tmp.resolve("leases"));
+        LeaseStore store = open(tmp.resolve("leases"));
         assertOneHolder(store, () -> {
             Path guard = store.directory().orElseThrow().resolve("build.guard");
             try (FileChannel other = FileChannel.open(guard, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
@@ -124,7 +133,7 @@ class LeaseLockIT {
 
     @Test
     void aSecondCopyOfTheLibraryInAnotherClassLoaderWaitsAndThrowsNothing() throws Exception {
-        LeaseStore store = LeaseStore.open(tmp.resolve("leases"));
+        LeaseStore store = open(tmp.resolve("leases"));
         assertOneHolder(store, () -> {
             ClassLoader copy = new ChildFirst(LeaseStore.class.getProtectionDomain().getCodeSource().getLocation());
             Class<?> storeClass = Class.forName(LeaseStore.class.getName(), true, copy);
@@ -152,8 +161,8 @@ class LeaseLockIT {
         Path bound = Files.createDirectories(tmp.resolve("bound"));
         run("mount", "--bind", real.toString(), bound.toString());
         try {
-            LeaseStore store = LeaseStore.open(real);
-            LeaseStore throughMount = LeaseStore.open(bound);
+            LeaseStore store = open(real);
+            LeaseStore throughMount = open(bound);
             assertThat(throughMount.directory()).isNotEqualTo(store.directory());
             Identity self = ProcLive.current().orElseThrow();
             assertOneHolder(store, () -> CompletableFuture.supplyAsync(() -> {

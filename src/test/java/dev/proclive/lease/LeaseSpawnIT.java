@@ -39,9 +39,25 @@ class LeaseSpawnIT {
     final Children children = new Children();
     final List<Process> workers = new ArrayList<>();
     final List<Long> orphans = new ArrayList<>();
+    /** The stores a test opened: closed before the directory is deleted, so none writes its session file into the deletion. */
+    final List<LeaseStore> stores = new ArrayList<>();
+
+    private LeaseStore open() throws java.io.IOException {
+        LeaseStore store = LeaseStore.open(leases());
+        stores.add(store);
+        return store;
+    }
+
+    /** A store on {@link #leases()} whose spawns the kernel tracks ({@link #TRACKED}), closed after the test. */
+    private LeaseStore tracked() throws java.io.IOException {
+        LeaseStore store = LeaseStore.builder().directory(leases()).policy(TRACKED).build();
+        stores.add(store);
+        return store;
+    }
 
     @AfterEach
     void stop() throws InterruptedException {
+        stores.forEach(LeaseStore::close);
         for (Process p : workers) {
             p.destroyForcibly();
             p.waitFor(10, TimeUnit.SECONDS);
@@ -101,7 +117,7 @@ class LeaseSpawnIT {
 
     @Test
     void spawnStartsTheChildUnderTheLeaseWithItsReservationInItsEnvironment() throws Exception {
-        LeaseStore store = LeaseStore.builder().directory(leases()).policy(TRACKED).build(); // an end the kernel can prove, also on a busy box
+        LeaseStore store = tracked(); // an end the kernel can prove, also on a busy box
         Acquisition s = store.spawn("build", new ProcessBuilder("sleep", "60"));
         assertThat(s).isInstanceOf(Acquisition.Started.class);
         Acquisition.Started started = (Acquisition.Started) s;
@@ -125,7 +141,7 @@ class LeaseSpawnIT {
     @Test
     void aLauncherKilledBeforeItStartedAnythingLeavesAReservationThatIsFreed() throws Exception {
         assertThat(killedLauncher("before-start")).isEqualTo("reserved");
-        LeaseStore store = LeaseStore.open(leases());
+        LeaseStore store = open();
         assertThat(store.read("build").orElseThrow().state()).isEqualTo(LeaseRecord.State.RESERVED);
         Acquisition a = store.acquire("build", newcomer());
         assumeCompleteScan(a);
@@ -144,7 +160,7 @@ class LeaseSpawnIT {
     @Test
     void aCarrierThatKeepsReForkingIsNeverMissed() throws Exception {
         Path refork = dev.proclive.CPrograms.compile(tmp, "refork");
-        LeaseStore store = LeaseStore.open(leases());
+        LeaseStore store = open();
         Process reserverProcess = children.start("sleep", "60");
         Identity reserver = ProcLive.identify(reserverProcess.pid()).orElseThrow();
         Lease reserved = ((Acquisition.Granted) store.reserve("build", reserver)).lease();
@@ -171,7 +187,7 @@ class LeaseSpawnIT {
     @Test
     void aChildThatDaemonisesDoesNotEndItsLeaseWhileItsTokenLivesOn() throws Exception {
         Path refork = dev.proclive.CPrograms.compile(tmp, "refork");
-        LeaseStore store = LeaseStore.open(leases());
+        LeaseStore store = open();
         Acquisition.Started s = (Acquisition.Started) store.spawn("build",
                 new ProcessBuilder(refork.toString()).redirectError(ProcessBuilder.Redirect.INHERIT));
         long group = Long.parseLong(new BufferedReader(new InputStreamReader(s.process().getInputStream(),
@@ -195,7 +211,7 @@ class LeaseSpawnIT {
     @Test
     void aLauncherKilledBetweenStartAndHandOffLeavesTheLeaseToItsChild() throws Exception {
         long child = Long.parseLong(killedLauncher("before-handoff"));
-        LeaseStore store = LeaseStore.open(leases());
+        LeaseStore store = open();
         Acquisition a = store.acquire("build", newcomer());
         assertThat(a).as("the child carries the token").isInstanceOf(Acquisition.Held.class);
         LeaseRecord r = store.read("build").orElseThrow();
@@ -207,7 +223,7 @@ class LeaseSpawnIT {
     @Test
     void aCarrierThatIsAGrandchildWhoseParentExitedIsAdopted() throws Exception {
         long grandchild = Long.parseLong(killedLauncher("grandchild"));
-        LeaseStore store = LeaseStore.open(leases());
+        LeaseStore store = open();
         assertThat(store.acquire("build", newcomer())).isInstanceOf(Acquisition.Held.class);
         assertThat(store.read("build").orElseThrow().holder().pid()).isEqualTo(grandchild);
     }
@@ -215,7 +231,7 @@ class LeaseSpawnIT {
     @Test
     void aLauncherKilledAfterTheHandOffChangesNothing() throws Exception {
         long child = Long.parseLong(killedLauncher("after-handoff"));
-        LeaseStore store = LeaseStore.open(leases());
+        LeaseStore store = open();
         Acquisition a = store.acquire("build", newcomer());
         assertThat(a).isInstanceOf(Acquisition.Held.class);
         assertThat(((Acquisition.Held) a).record().holder().pid()).isEqualTo(child);
@@ -224,7 +240,7 @@ class LeaseSpawnIT {
 
     @Test
     void twoThreadsOfOneProcessSpawningOneNameStartOneChild() throws Exception {
-        LeaseStore store = LeaseStore.builder().directory(leases()).policy(TRACKED).build(); // an end the kernel can prove, also on a busy box
+        LeaseStore store = tracked(); // an end the kernel can prove, also on a busy box
         java.util.concurrent.CyclicBarrier together = new java.util.concurrent.CyclicBarrier(2);
         java.util.concurrent.Callable<Acquisition> spawn = () -> {
             together.await();
@@ -254,7 +270,7 @@ class LeaseSpawnIT {
 
     @Test
     void aFailedHandOffStillReturnsTheRunningChildWithItsReservation() throws Exception {
-        LeaseStore store = LeaseStore.builder().directory(leases()).policy(TRACKED).build(); // an end the kernel can prove, also on a busy box
+        LeaseStore store = tracked(); // an end the kernel can prove, also on a busy box
         int[] replaces = {0};
         int handOff = dev.proclive.Cgroups.canBeMade() ? 3 : 2; // the reservation, its cgroup named (where one is made), the hand-off
         store.files().beforeReplace(() -> {
@@ -292,7 +308,7 @@ class LeaseSpawnIT {
      */
     @Test
     void interruptsWhileTheChildIsHandedTheLeaseDoNotFailTheHandOff() throws Exception {
-        LeaseStore store = LeaseStore.builder().directory(leases()).policy(TRACKED).build(); // an end the kernel can prove, also on a busy box
+        LeaseStore store = tracked(); // an end the kernel can prove, also on a busy box
         Thread caller = Thread.currentThread();
         for (int i = 0; i < 10; i++) {
             java.util.concurrent.atomic.AtomicBoolean returned = new java.util.concurrent.atomic.AtomicBoolean();
@@ -368,7 +384,7 @@ class LeaseSpawnIT {
 
     @Test
     void aChildThatExitsAtOnceEndsTheLeaseWithItsStatus() throws Exception {
-        LeaseStore store = LeaseStore.builder().directory(leases()).policy(TRACKED).build(); // an end the kernel can prove, also on a busy box
+        LeaseStore store = tracked(); // an end the kernel can prove, also on a busy box
         Acquisition.Started s = (Acquisition.Started) store.spawn("build", new ProcessBuilder("sh", "-c", "exit 7"));
         assertThat(s.process().waitFor()).isEqualTo(7);
         // whether it exited before the hand-off or after, the record says so, with the status, once waitFor returns
@@ -380,7 +396,7 @@ class LeaseSpawnIT {
 
     @Test
     void theLibraryEndsASpawnedChildsLeaseWhenItExitsWithoutTheCallerAsking() throws Exception {
-        LeaseStore store = LeaseStore.builder().directory(leases()).policy(TRACKED).build(); // an end the kernel can prove, also on a busy box
+        LeaseStore store = tracked(); // an end the kernel can prove, also on a busy box
         Acquisition.Started s = (Acquisition.Started) store.spawn("build", new ProcessBuilder("sleep", "60"));
         assertThat(store.read("build").orElseThrow().state()).isEqualTo(LeaseRecord.State.HELD);
         s.process().destroyForcibly(); // SIGKILL
@@ -395,7 +411,7 @@ class LeaseSpawnIT {
 
     @Test
     void aCommandThatCannotStartEndsTheReservationAsSpawnFailed() throws Exception {
-        LeaseStore store = LeaseStore.open(leases());
+        LeaseStore store = open();
         assertThatThrownBy(() -> store.spawn("build", new ProcessBuilder(tmp.resolve("no-such-program").toString())))
                 .isInstanceOf(IOException.class);
         LeaseRecord r = store.read("build").orElseThrow();
