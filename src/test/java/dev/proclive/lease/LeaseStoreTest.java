@@ -185,17 +185,19 @@ class LeaseStoreTest {
 
     @Test
     void anUnknownHolderIsTakenOverOnlyWhenAllowedAndItsTtlHasPassed() throws Exception {
-        LeaseStore lenient = LeaseStore.builder().directory(dir).policy(LeasePolicy.builder().takeUnknownAfterTtl(true).build()).build();
-        Identity elsewhere = with(children.sleeping(), "1", "", "another-host");
-        Instant fresh = Instant.now().truncatedTo(ChronoUnit.MILLIS);
-        writeRecord(elsewhere, 3, fresh);
-        assertThat(lenient.acquire("build", children.sleeping())).isInstanceOfSatisfying(Acquisition.Undecided.class,
-                u -> assertThat(u.eligibleAt()).contains(fresh.plusSeconds(30)));
+        try (LeaseStore lenient = LeaseStore.builder().directory(dir).policy(LeasePolicy.builder().takeUnknownAfterTtl(true)
+                .build()).build()) {
+            Identity elsewhere = with(children.sleeping(), "1", "", "another-host");
+            Instant fresh = Instant.now().truncatedTo(ChronoUnit.MILLIS);
+            writeRecord(elsewhere, 3, fresh);
+            assertThat(lenient.acquire("build", children.sleeping())).isInstanceOfSatisfying(Acquisition.Undecided.class,
+                    u -> assertThat(u.eligibleAt()).contains(fresh.plusSeconds(30)));
 
-        writeRecord(elsewhere, 3, fresh.minusSeconds(31));
-        Lease lease = granted(lenient.acquire("build", children.sleeping()));
-        assertThat(lease.fence()).isEqualTo(4);
-        assertThat(lease.record().previous().orElseThrow().verdict().liveness()).isEqualTo(Liveness.UNKNOWN);
+            writeRecord(elsewhere, 3, fresh.minusSeconds(31));
+            Lease lease = granted(lenient.acquire("build", children.sleeping()));
+            assertThat(lease.fence()).isEqualTo(4);
+            assertThat(lease.record().previous().orElseThrow().verdict().liveness()).isEqualTo(Liveness.UNKNOWN);
+        }
     }
 
     @Test
@@ -420,60 +422,61 @@ class LeaseStoreTest {
         for (int i = 0; i < threads; i++) {
             holders.add(children.sleeping());
         }
-        LeaseStore second = LeaseStore.open(dir);
-        AtomicInteger inside = new AtomicInteger();
-        AtomicInteger overlaps = new AtomicInteger();
-        ConcurrentLinkedQueue<Long> fences = new ConcurrentLinkedQueue<>();
-        AtomicBoolean done = new AtomicBoolean();
-        Path guard = dir.resolve("build.guard");
-        // A second channel on the guard, opened and closed over and over by code that is not the store's.
-        Thread meddler = new Thread(() -> {
-            while (!done.get()) {
-                try (FileChannel c = FileChannel.open(guard, StandardOpenOption.READ)) {
-                    c.size();
-                } catch (IOException e) {
-                    // not created yet
-                }
-            }
-        });
-        meddler.start();
-        List<Thread> workers = new ArrayList<>();
-        ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
-        for (int t = 0; t < threads; t++) {
-            Identity holder = holders.get(t);
-            LeaseStore s = t % 2 == 0 ? store : second;
-            Thread w = new Thread(() -> {
-                int grants = 0;
-                try {
-                    while (grants < 25) {
-                        Acquisition a = s.acquire("build", holder);
-                        if (a instanceof Acquisition.Granted g) {
-                            if (inside.incrementAndGet() != 1) {
-                                overlaps.incrementAndGet();
-                            }
-                            fences.add(g.lease().fence());
-                            Thread.onSpinWait();
-                            inside.decrementAndGet();
-                            assertThat(g.lease().release()).isTrue();
-                            grants++;
-                        }
+        try (LeaseStore second = LeaseStore.open(dir)) {
+            AtomicInteger inside = new AtomicInteger();
+            AtomicInteger overlaps = new AtomicInteger();
+            ConcurrentLinkedQueue<Long> fences = new ConcurrentLinkedQueue<>();
+            AtomicBoolean done = new AtomicBoolean();
+            Path guard = dir.resolve("build.guard");
+            // A second channel on the guard, opened and closed over and over by code that is not the store's.
+            Thread meddler = new Thread(() -> {
+                while (!done.get()) {
+                    try (FileChannel c = FileChannel.open(guard, StandardOpenOption.READ)) {
+                        c.size();
+                    } catch (IOException e) {
+                        // not created yet
                     }
-                } catch (Throwable e) {
-                    errors.add(e);
                 }
             });
-            workers.add(w);
-            w.start();
+            meddler.start();
+            List<Thread> workers = new ArrayList<>();
+            ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
+            for (int t = 0; t < threads; t++) {
+                Identity holder = holders.get(t);
+                LeaseStore s = t % 2 == 0 ? store : second;
+                Thread w = new Thread(() -> {
+                    int grants = 0;
+                    try {
+                        while (grants < 25) {
+                            Acquisition a = s.acquire("build", holder);
+                            if (a instanceof Acquisition.Granted g) {
+                                if (inside.incrementAndGet() != 1) {
+                                    overlaps.incrementAndGet();
+                                }
+                                fences.add(g.lease().fence());
+                                Thread.onSpinWait();
+                                inside.decrementAndGet();
+                                assertThat(g.lease().release()).isTrue();
+                                grants++;
+                            }
+                        }
+                    } catch (Throwable e) {
+                        errors.add(e);
+                    }
+                });
+                workers.add(w);
+                w.start();
+            }
+            for (Thread w : workers) {
+                w.join(120_000);
+            }
+            done.set(true);
+            meddler.join();
+            assertThat(errors).isEmpty();
+            assertThat(overlaps).hasValue(0);
+            assertThat(fences).hasSize(threads * 25).doesNotHaveDuplicates();
+            assertThat(new ArrayList<>(fences)).isSorted();
         }
-        for (Thread w : workers) {
-            w.join(120_000);
-        }
-        done.set(true);
-        meddler.join();
-        assertThat(errors).isEmpty();
-        assertThat(overlaps).hasValue(0);
-        assertThat(fences).hasSize(threads * 25).doesNotHaveDuplicates();
-        assertThat(new ArrayList<>(fences)).isSorted();
     }
 
     @Test

@@ -88,37 +88,38 @@ class ReplacedGuardTest {
         assumeTrue(onPath("flock"), "flock (util-linux) is needed");
         Path dir = Files.createDirectory(tmp.resolve("leases"));
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x")); // others may read
-        LeaseStore store = LeaseStore.builder().directory(dir).build();
-        Identity holder = children.sleeping();
-        Acquisition a = store.acquire("build", holder);
-        assertThat(a).isInstanceOf(Acquisition.Granted.class);
-        assertThat(((Acquisition.Granted) a).lease().release()).isTrue();
-        Path guard = dir.resolve("build.guard");
-        Files.setPosixFilePermissions(guard, PosixFilePermissions.fromString("rw-r--r--")); // as an older version left it
-        Object old = Files.getAttribute(guard, "unix:ino", LinkOption.NOFOLLOW_LINKS);
+        try (LeaseStore store = LeaseStore.builder().directory(dir).build()) {
+            Identity holder = children.sleeping();
+            Acquisition a = store.acquire("build", holder);
+            assertThat(a).isInstanceOf(Acquisition.Granted.class);
+            assertThat(((Acquisition.Granted) a).lease().release()).isTrue();
+            Path guard = dir.resolve("build.guard");
+            Files.setPosixFilePermissions(guard, PosixFilePermissions.fromString("rw-r--r--")); // as an older version left it
+            Object old = Files.getAttribute(guard, "unix:ino", LinkOption.NOFOLLOW_LINKS);
 
-        // a reader opens it read-only now, and locks it later
-        Process reader = new ProcessBuilder("sh", "-c", "exec 3<\"$1\"; echo opened; read go; flock -s 3; head -n 1 <&3; echo locked; exec sleep 120",
-                "sh", guard.toString()).start();
-        started.add(reader);
-        BufferedReader said = new BufferedReader(new InputStreamReader(reader.getInputStream(), StandardCharsets.UTF_8));
-        assertThat(said.readLine()).isEqualTo("opened");
+            // a reader opens it read-only now, and locks it later
+            Process reader = new ProcessBuilder("sh", "-c", "exec 3<\"$1\"; echo opened; read go; flock -s 3; head -n 1 <&3; echo locked; exec sleep 120",
+                    "sh", guard.toString()).start();
+            started.add(reader);
+            BufferedReader said = new BufferedReader(new InputStreamReader(reader.getInputStream(), StandardCharsets.UTF_8));
+            assertThat(said.readLine()).isEqualTo("opened");
 
-        Acquisition taken = store.acquire("build", holder);
-        assertThat(taken).isInstanceOf(Acquisition.Granted.class);
-        assertThat(Files.getAttribute(guard, "unix:ino", LinkOption.NOFOLLOW_LINKS)).as("the guard was replaced").isNotEqualTo(old);
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(guard))).isEqualTo("rw-------");
-        assertThat(Files.readString(guard).strip()).as("its fence carried over").isEqualTo("2");
+            Acquisition taken = store.acquire("build", holder);
+            assertThat(taken).isInstanceOf(Acquisition.Granted.class);
+            assertThat(Files.getAttribute(guard, "unix:ino", LinkOption.NOFOLLOW_LINKS)).as("the guard was replaced").isNotEqualTo(old);
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(guard))).isEqualTo("rw-------");
+            assertThat(Files.readString(guard).strip()).as("its fence carried over").isEqualTo("2");
 
-        OutputStream in = reader.getOutputStream();
-        in.write("go\n".getBytes(StandardCharsets.UTF_8));
-        in.flush();
-        assertThat(said.readLine()).as("the old guard holds no fence any version would take").isEqualTo("replaced; call again");
-        assertThat(said.readLine()).as("the reader holds the old guard's lock").isEqualTo("locked");
-        assertThat(((Acquisition.Granted) taken).lease().release()).as("a call that does not wait gets the lock").isTrue();
-        Acquisition again = store.acquire("build", holder);
-        assertThat(again).isInstanceOf(Acquisition.Granted.class);
-        assertThat(((Acquisition.Granted) again).lease().fence()).isEqualTo(3);
+            OutputStream in = reader.getOutputStream();
+            in.write("go\n".getBytes(StandardCharsets.UTF_8));
+            in.flush();
+            assertThat(said.readLine()).as("the old guard holds no fence any version would take").isEqualTo("replaced; call again");
+            assertThat(said.readLine()).as("the reader holds the old guard's lock").isEqualTo("locked");
+            assertThat(((Acquisition.Granted) taken).lease().release()).as("a call that does not wait gets the lock").isTrue();
+            Acquisition again = store.acquire("build", holder);
+            assertThat(again).isInstanceOf(Acquisition.Granted.class);
+            assertThat(((Acquisition.Granted) again).lease().fence()).isEqualTo(3);
+        }
     }
 
     @Test
