@@ -59,8 +59,6 @@ final class EtcdKeepAlive {
     /** The next round, set to run by {@link #nextAt} ({@link System#nanoTime()}); null when none is. */
     private ScheduledFuture<?> next;
     private long nextAt;
-    /** How many rounds were set: a round set before the last one was (cancelled as it began) does not run. */
-    private long roundsSet;
     private volatile boolean stopped;
     /** How soon the next round comes while etcd may have changed under the grants (0: it is not in doubt). */
     private volatile long unsureMillis;
@@ -209,22 +207,21 @@ final class EtcdKeepAlive {
         roundBy(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(unsure > 0 ? Math.min(unsure, period) : period));
     }
 
-    /** Sets the next round to run by {@code at} ({@link System#nanoTime()}), unless one is set sooner. Under this lock. */
+    /**
+     * Sets the next round to run by {@code at} ({@link System#nanoTime()}), unless one is set sooner
+     * or is running now (it sets the next itself when it ends), as the session file sets its writes.
+     * Under this lock.
+     */
     private void roundBy(long at) {
-        if (stopped || (next != null && nextAt - at <= 0)) {
+        if (stopped || (next != null && (nextAt - at <= 0 || !next.cancel(false)))) {
             return;
         }
+        next = null; // cancelled: if setting the new one fails, the next call sets one
         if (rounds == null) {
             rounds = Daemons.scheduler(threadName);
         }
-        long set = roundsSet + 1;
-        ScheduledFuture<?> later = next;
-        next = rounds.schedule(() -> round(set), Math.max(0, at - System.nanoTime()), TimeUnit.NANOSECONDS);
+        next = rounds.schedule(this::round, Math.max(0, at - System.nanoTime()), TimeUnit.NANOSECONDS);
         nextAt = at;
-        roundsSet = set; // set only once scheduled: a round that failed to be leaves the one before in place
-        if (later != null) {
-            later.cancel(false); // a later one, not begun
-        }
     }
 
     void drop(String name) {
@@ -303,17 +300,14 @@ final class EtcdKeepAlive {
      * ({@link Daemons#scheduler}). Once nothing is left to keep, the thread ends; the next grant
      * starts one.
      */
-    private void round(long set) {
+    private void round() {
         long began = System.nanoTime();
         synchronized (this) {
-            if (set != roundsSet) {
-                return; // another round took its place
-            }
-            next = null;
             if (stopped) {
                 return;
             }
             if (nothingToKeep()) {
+                next = null;
                 rounds.shutdown();
                 rounds = null;
                 return;
@@ -323,6 +317,7 @@ final class EtcdKeepAlive {
             tick();
         } finally {
             synchronized (this) {
+                next = null; // this round's: from here the next is set as any other
                 roundBy(began + TimeUnit.MILLISECONDS.toNanos(periodMillis()));
                 start(); // sooner, while unsure
             }
