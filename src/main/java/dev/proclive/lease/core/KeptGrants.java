@@ -142,8 +142,8 @@ final class KeptGrants {
         }
         watch.end().thenAccept(verdict -> {
             followed.remove(granted.name(), watch);
-            if (verdict.liveness() != Liveness.DEAD) {
-                return; // cannot be seen from here: not proven dead, never ended as dead
+            if (verdict.liveness() != Liveness.DEAD || closed) {
+                return; // cannot be seen from here: not proven dead, never ended as dead (nor by a closed store)
             }
             try {
                 // How it ended, where the kernel told the watch: the record keeps it ("its holder was killed by SIGKILL").

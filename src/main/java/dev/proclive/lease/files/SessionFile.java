@@ -56,6 +56,8 @@ final class SessionFile {
     private static final JsonFactory JSON = new JsonFactory();
     /** How far ahead of a reader's clock a session file's time is believed (a writer's clock a little ahead). */
     static final Duration SKEW = Duration.ofMinutes(1);
+    /** How long {@link #close} waits for a write under way to land. */
+    static final Duration CLOSE_WAIT = Duration.ofSeconds(5);
 
     /** Writes {@code bytes} over {@code file} atomically and forced, as the store writes a record. */
     interface Writer {
@@ -271,11 +273,30 @@ final class SessionFile {
         return changes.get() != changesSeen ? Math.min(delay, TimeUnit.MILLISECONDS.toNanos(10)) : delay;
     }
 
-    /** Stops writing; the file stays, and what it names stays fresh for its TTL. */
-    synchronized void close() {
-        closed = true;
-        if (thread != null) {
-            thread.shutdownNow();
+    /**
+     * Stops writing; the file stays, and what it names stays fresh for its TTL. Returns once a write
+     * under way has landed ({@link #CLOSE_WAIT} at most), so that nothing is written after: a
+     * directory removed just after a close sees no file appear in it.
+     */
+    void close() {
+        ScheduledExecutorService writing;
+        synchronized (this) {
+            closed = true; // a write under way sets none after it
+            if (next != null) {
+                next.cancel(false);
+            }
+            writing = thread;
+        }
+        if (writing == null) {
+            return;
+        }
+        writing.shutdown(); // not under this lock: a write under way takes it as it ends
+        try {
+            writing.awaitTermination(CLOSE_WAIT.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            writing.shutdownNow(); // a write hung past the wait (a file system that does not answer) is left
         }
     }
 

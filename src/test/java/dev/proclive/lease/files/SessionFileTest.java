@@ -267,6 +267,28 @@ class SessionFileTest {
         }
     }
 
+    /**
+     * Once {@code close} returns, the file is not written any more: a write under way has landed
+     * first, so a directory deleted just after (a test's, a user's) sees no file appear in it.
+     */
+    @Test
+    void closeReturnsOnceAWriteUnderWayHasLanded() throws Exception {
+        java.util.concurrent.CountDownLatch writing = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicBoolean landed = new java.util.concurrent.atomic.AtomicBoolean();
+        SessionFile session = new SessionFile(dir, new Identity(1, "1", "", "", "", ""), (file, bytes) -> {
+            writing.countDown();
+            long until = System.nanoTime() + Duration.ofMillis(300).toNanos();
+            while (System.nanoTime() - until < 0) {
+                Thread.onSpinWait(); // a write an interrupt does not cut short, as a move or a force
+            }
+            landed.set(true);
+        });
+        session.keep("build", 1, Duration.ofMillis(300), Instant.now());
+        assertThat(writing.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        session.close();
+        assertThat(landed).as("landed before close returned").isTrue();
+    }
+
     @Test
     void aWriteTheSchedulerCouldNotSetIsSetByTheNextKeep() throws Exception {
         java.util.concurrent.atomic.AtomicInteger writes = new java.util.concurrent.atomic.AtomicInteger();
