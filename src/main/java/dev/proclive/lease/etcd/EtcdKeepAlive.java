@@ -1,8 +1,8 @@
 package dev.proclive.lease.etcd;
 
 import dev.proclive.lease.LeaseRecord;
-import dev.proclive.lease.book.Daemons;
 import dev.proclive.lease.book.LeaseBook.Grant;
+import dev.proclive.lease.book.Rounds;
 import dev.proclive.etcd.Etcd;
 import java.io.IOException;
 import java.time.Clock;
@@ -11,10 +11,9 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -40,7 +39,6 @@ final class EtcdKeepAlive {
     private static final long MAX_RETRY_MILLIS = TimeUnit.DAYS.toMillis(1);
 
     private final Etcd etcd;
-    private final String threadName;
     /** The store's clock, which stamps a record's {@code renewedAt}: what a write's answer is measured against. */
     private final Clock clock;
     /**
@@ -54,19 +52,16 @@ final class EtcdKeepAlive {
     private final Map<Long, Tracked> leases = new ConcurrentHashMap<>();
     /** This JVM's own etcd leases, by TTL in seconds. */
     private final Map<Long, Long> own = new ConcurrentHashMap<>();
-    /** The rounds' one thread, while anything is kept; null when nothing is. */
-    private ScheduledExecutorService rounds;
-    /** The next round, set to run by {@link #nextAt} ({@link System#nanoTime()}); null when none is. */
-    private ScheduledFuture<?> next;
-    private long nextAt;
-    private volatile boolean stopped;
+    private final Rounds rounds;
+    /** When the last round began ({@link System#nanoTime()}): the next comes a period after. */
+    private volatile long began;
     /** How soon the next round comes while etcd may have changed under the grants (0: it is not in doubt). */
     private volatile long unsureMillis;
 
     EtcdKeepAlive(Etcd etcd, String threadName, Clock clock) {
         this.etcd = etcd;
-        this.threadName = threadName;
         this.clock = clock;
+        this.rounds = new Rounds(threadName, this::round, this::nextRound);
     }
 
     /** A grant this JVM keeps, or ({@code lost}) one found lost and not ended yet. */
@@ -145,7 +140,7 @@ final class EtcdKeepAlive {
     synchronized void unsure() {
         if (unsureMillis == 0) {
             unsureMillis = FIRST_RETRY_MILLIS;
-            if (rounds != null) {
+            if (!nothingToKeep()) {
                 start();
             }
         }
@@ -199,29 +194,17 @@ final class EtcdKeepAlive {
 
     /**
      * Sets the next round a period from now, or sooner while unsure, unless one is set sooner
-     * already: a new grant keeps the rhythm of the shortest TTL, it does not call early. Under this lock.
+     * already: a new grant keeps the rhythm of the shortest TTL, it does not call early.
      */
     private void start() {
-        long period = periodMillis();
-        long unsure = unsureMillis;
-        roundBy(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(unsure > 0 ? Math.min(unsure, period) : period));
+        rounds.by(soonest(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(periodMillis())));
     }
 
-    /**
-     * Sets the next round to run by {@code at} ({@link System#nanoTime()}), unless one is set sooner
-     * or is running now (it sets the next itself when it ends), as the session file sets its writes.
-     * Under this lock.
-     */
-    private void roundBy(long at) {
-        if (stopped || (next != null && (nextAt - at <= 0 || !next.cancel(false)))) {
-            return;
-        }
-        next = null; // cancelled: if setting the new one fails, the next call sets one
-        if (rounds == null) {
-            rounds = Daemons.scheduler(threadName);
-        }
-        next = rounds.schedule(this::round, Math.max(0, at - System.nanoTime()), TimeUnit.NANOSECONDS);
-        nextAt = at;
+    /** {@code at}, or sooner while etcd may have changed under the grants. */
+    private long soonest(long at) {
+        long unsure = unsureMillis;
+        long soon = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(unsure);
+        return unsure > 0 && soon - at < 0 ? soon : at;
     }
 
     void drop(String name) {
@@ -279,13 +262,9 @@ final class EtcdKeepAlive {
         });
     }
 
-    synchronized void stop() {
-        stopped = true;
+    void stop() {
         held.clear();
-        if (rounds != null) {
-            rounds.shutdownNow();
-            rounds = null;
-        }
+        rounds.close(Duration.ZERO); // a round under way is interrupted: the client closes after this
     }
 
     private boolean nothingToKeep() {
@@ -293,35 +272,15 @@ final class EtcdKeepAlive {
     }
 
     /**
-     * One round, and the next set: a period (a third of the shortest TTL) after this one began, or
-     * sooner while etcd may have changed under the grants. Nothing ends the rounds silently while
-     * anything is kept (every grant on them would wait in vain to be told): what a round throws, an
-     * {@code Error} too, is followed by the next round all the same, on the same thread
-     * ({@link Daemons#scheduler}). Once nothing is left to keep, the thread ends; the next grant
-     * starts one.
+     * When the round after one is due: a period (a third of the shortest TTL) after that one began,
+     * or sooner while etcd may have changed under the grants; none once nothing is left to keep (the
+     * thread ends; the next grant starts one). Nothing ends the rounds silently while anything is
+     * kept (every grant on them would wait in vain to be told): what a round throws, an {@code Error}
+     * too, is followed by the next round all the same ({@link Rounds}).
      */
-    private void round() {
-        long began = System.nanoTime();
-        synchronized (this) {
-            if (stopped) {
-                return;
-            }
-            if (nothingToKeep()) {
-                next = null;
-                rounds.shutdown();
-                rounds = null;
-                return;
-            }
-        }
-        try {
-            tick();
-        } finally {
-            synchronized (this) {
-                next = null; // this round's: from here the next is set as any other
-                roundBy(began + TimeUnit.MILLISECONDS.toNanos(periodMillis()));
-                start(); // sooner, while unsure
-            }
-        }
+    private OptionalLong nextRound() {
+        return nothingToKeep() ? OptionalLong.empty()
+                : OptionalLong.of(soonest(began + TimeUnit.MILLISECONDS.toNanos(periodMillis())));
     }
 
     /** A third of the shortest TTL kept: the rhythm of the rounds. */
@@ -330,7 +289,8 @@ final class EtcdKeepAlive {
         return Math.max(50, shortest / 3);
     }
 
-    private void tick() {
+    private void round() {
+        began = System.nanoTime();
         long unsure = unsureMillis;
         boolean answered = unsure == 0 || probe();
         Set<Long> used = new HashSet<>();

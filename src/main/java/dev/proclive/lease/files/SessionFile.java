@@ -5,8 +5,8 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import dev.proclive.Identity;
-import dev.proclive.lease.book.Daemons;
 import dev.proclive.lease.book.Records;
+import dev.proclive.lease.book.Rounds;
 import dev.proclive.spi.internal.FileLocker;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -30,8 +30,6 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -105,11 +103,10 @@ final class SessionFile {
     private volatile boolean written;
     /** Counts the changes of what is kept: a write that began before the last one is followed by another. */
     private final AtomicLong changes = new AtomicLong();
-    private ScheduledExecutorService thread;
-    /** The next write set, and when it is due ({@link System#nanoTime()}); null when none is. */
-    private ScheduledFuture<?> next;
-    private long nextAt;
-    private boolean closed;
+    /** The changes counted as the last write began, and whether it failed: what sets the one after it. */
+    private volatile long changesSeen;
+    private volatile boolean failed;
+    private final Rounds writes = new Rounds("proclive-lease-session", this::writeNow, this::nextWrite);
 
     SessionFile(Path dir, Identity process, Writer writer) {
         // tells apart the files of one process's stores; no secret
@@ -149,7 +146,7 @@ final class SessionFile {
         });
         if (made[0] != null) {
             changes.incrementAndGet();
-            schedule(Math.max(0, made[0].due() - now));
+            writes.by(made[0].due());
         }
     }
 
@@ -163,7 +160,7 @@ final class SessionFile {
         if (dropped[0]) {
             changes.incrementAndGet();
             if (written) {
-                schedule(TimeUnit.MILLISECONDS.toNanos(period())); // written once more, naming only what is kept
+                writes.in(TimeUnit.MILLISECONDS.toNanos(period())); // written once more, naming only what is kept
             }
         }
     }
@@ -191,38 +188,17 @@ final class SessionFile {
         return k != null && (k.lapsed || System.nanoTime() - k.deadline() > 0);
     }
 
-    /** Sets the next write {@code delay} ns from now, unless one is set sooner or is being written. */
-    private synchronized void schedule(long delay) {
-        if (closed) {
-            return;
-        }
-        long at = System.nanoTime() + delay;
-        if (next != null && (nextAt - at <= 0 || !next.cancel(false))) {
-            return; // due soon enough, or being written now (the write after it is set by what is kept then)
-        }
-        next = null; // cancelled: if setting the new one fails, the next call sets one
-        if (thread == null) {
-            thread = Daemons.scheduler("proclive-lease-session");
-        }
-        next = thread.schedule(this::writeNow, delay, TimeUnit.NANOSECONDS); // the scheduler guards each run
-        nextAt = at;
-    }
-
     /** A third of the shortest TTL kept (10 ms at least); a second where nothing is. */
     private long period() {
         OptionalLong shortest = kept.values().stream().mapToLong(k -> k.ttlMillis).min();
         return shortest.isEmpty() ? 1000 : Math.max(10, shortest.getAsLong() / 3);
     }
 
-    /**
-     * One write, then the next one set: a period on while anything is kept, sooner where a grant
-     * comes due before that, a second at most while writes fail, and at once where what is kept
-     * changed meanwhile. Nothing is written before a first grant.
-     */
+    /** One write of what is kept now; nothing is written before a first grant. */
     private void writeNow() {
-        long changesSeen = changes.get();
+        changesSeen = changes.get();
         Map<String, Kept> named = new HashMap<>(kept);
-        boolean failed = false;
+        failed = false;
         try {
             if (!named.isEmpty() || written) {
                 long start = System.nanoTime();
@@ -252,25 +228,31 @@ final class SessionFile {
             }
         } catch (IOException | UncheckedIOException e) {
             failed = true; // tried again soon: a grant unconfirmed for 3/4 of its TTL is lost
-        } finally {
-            synchronized (this) {
-                next = null;
-                if (!closed && (!kept.isEmpty() || changes.get() != changesSeen)) {
-                    schedule(failed ? TimeUnit.MILLISECONDS.toNanos(Math.max(100, Math.min(period(), 1000)))
-                            : nextDelay(changesSeen));
-                }
-            }
         }
     }
 
-    /** After a write that went through: a period, or until a grant comes due, or 10 ms where what is kept changed. */
-    private long nextDelay(long changesSeen) {
-        long delay = TimeUnit.MILLISECONDS.toNanos(period());
-        long now = System.nanoTime();
-        for (Kept k : kept.values()) {
-            delay = Math.min(delay, Math.max(0, k.due() - now));
+    /**
+     * When the write after one is due: a period on while anything is kept, sooner where a grant comes
+     * due before that, 10 ms on where what is kept changed during the write, a second at most after
+     * one that failed; none where nothing is kept and nothing changed.
+     */
+    private OptionalLong nextWrite() {
+        boolean changed = changes.get() != changesSeen;
+        if (kept.isEmpty() && !changed) {
+            return OptionalLong.empty();
         }
-        return changes.get() != changesSeen ? Math.min(delay, TimeUnit.MILLISECONDS.toNanos(10)) : delay;
+        long now = System.nanoTime();
+        if (failed) {
+            return OptionalLong.of(now + TimeUnit.MILLISECONDS.toNanos(Math.max(100, Math.min(period(), 1000))));
+        }
+        long at = now + TimeUnit.MILLISECONDS.toNanos(changed ? Math.min(period(), 10) : period());
+        for (Kept k : kept.values()) {
+            long due = k.due();
+            if (due - at < 0) {
+                at = due - now < 0 ? now : due; // one past due: at once
+            }
+        }
+        return OptionalLong.of(at);
     }
 
     /**
@@ -279,25 +261,7 @@ final class SessionFile {
      * directory removed just after a close sees no file appear in it.
      */
     void close() {
-        ScheduledExecutorService writing;
-        synchronized (this) {
-            closed = true; // a write under way sets none after it
-            if (next != null) {
-                next.cancel(false);
-            }
-            writing = thread;
-        }
-        if (writing == null) {
-            return;
-        }
-        writing.shutdown(); // not under this lock: a write under way takes it as it ends
-        try {
-            writing.awaitTermination(CLOSE_WAIT.toNanos(), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } finally {
-            writing.shutdownNow(); // a write hung past the wait (a file system that does not answer) is left
-        }
+        writes.close(CLOSE_WAIT); // a write hung past it (a file system that does not answer) is left
     }
 
     static byte[] json(Map<String, Kept> kept, Instant now) throws IOException {

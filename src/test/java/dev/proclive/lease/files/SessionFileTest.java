@@ -289,41 +289,6 @@ class SessionFileTest {
         assertThat(landed).as("landed before close returned").isTrue();
     }
 
-    @Test
-    void aWriteTheSchedulerCouldNotSetIsSetByTheNextKeep() throws Exception {
-        java.util.concurrent.atomic.AtomicInteger writes = new java.util.concurrent.atomic.AtomicInteger();
-        java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
-        // the second write set fails as a scheduler out of memory fails (an Error the application lives through)
-        java.util.concurrent.ScheduledThreadPoolExecutor failingOnce = new java.util.concurrent.ScheduledThreadPoolExecutor(1) {
-            @Override
-            public java.util.concurrent.ScheduledFuture<?> schedule(Runnable task, long delay,
-                                                                  java.util.concurrent.TimeUnit unit) {
-                if (calls.incrementAndGet() == 2) {
-                    throw new OutOfMemoryError("no room for the task");
-                }
-                return super.schedule(task, delay, unit);
-            }
-        };
-        SessionFile session = new SessionFile(dir, new Identity(1, "1", "", "", "", ""),
-                (file, bytes) -> writes.incrementAndGet());
-        java.lang.reflect.Field thread = SessionFile.class.getDeclaredField("thread");
-        thread.setAccessible(true);
-        thread.set(session, failingOnce);
-        try {
-            Instant now = Instant.now();
-            Instant longAgo = now.minus(Duration.ofHours(2));
-            session.keep("a", 1, Duration.ofHours(1), now); // due in 20 minutes: set, not run yet
-            org.assertj.core.api.Assertions.assertThatThrownBy(() -> session.keep("b", 1, Duration.ofHours(1), longAgo))
-                    .as("due at once: the write set is cancelled, the new one cannot be set")
-                    .isInstanceOf(OutOfMemoryError.class);
-            session.keep("c", 1, Duration.ofHours(1), longAgo); // due at once, and the scheduler works again
-            dev.proclive.Eventually.until("a write naming the grants", Duration.ofSeconds(10), () -> writes.get() > 0);
-        } finally {
-            session.close();
-            failingOnce.shutdownNow();
-        }
-    }
-
     /** Makes {@code file} unreadable to its owner, last modified at {@code at}. */
     private static void unreadableAt(Path file, Instant at) throws java.io.IOException {
         Files.setPosixFilePermissions(file, java.util.Set.of(java.nio.file.attribute.PosixFilePermission.OWNER_WRITE,

@@ -1,0 +1,110 @@
+package dev.proclive.lease.book;
+
+import java.time.Duration;
+import java.util.OptionalLong;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * One piece of work run again and again, each run by a time and never later, on one daemon thread:
+ * a store's session-file writes, its keep-alive's rounds.
+ *
+ * <p>{@link #by} sets a run by a time: one set sooner stays, one set later is moved up, and one
+ * running now sets the next itself as it ends, by the time {@code after} names then. {@code after}
+ * is asked under this object's lock after the running one is cleared, so a run asked for while
+ * another ends is never lost: either the call sees no run and sets one, or {@code after} sees what
+ * the caller changed first. The thread is made with the first run and ends once {@code after} names
+ * none; the next {@code by} makes another. What a run throws, an {@code Error} too, is the run's
+ * alone ({@link Daemons#scheduler}): the next is set all the same.
+ */
+public final class Rounds {
+
+    private final Supplier<ScheduledExecutorService> threads;
+    private final Runnable work;
+    private final Supplier<OptionalLong> after;
+    private ScheduledExecutorService thread;
+    /** The next run set, and when it is due ({@link System#nanoTime()}); null when none is, or it is running. */
+    private ScheduledFuture<?> next;
+    private long nextAt;
+    private boolean closed;
+
+    /**
+     * Runs {@code work} on a daemon thread called {@code threadName}; after each run, the next is set
+     * by the time {@code after} gives ({@link System#nanoTime()}), or none where it gives none.
+     * {@code after} is asked under this object's lock: it takes no other.
+     */
+    public Rounds(String threadName, Runnable work, Supplier<OptionalLong> after) {
+        this(() -> Daemons.scheduler(threadName), work, after);
+    }
+
+    /** As {@link #Rounds(String, Runnable, Supplier)}, on the threads {@code threads} makes. */
+    public Rounds(Supplier<ScheduledExecutorService> threads, Runnable work, Supplier<OptionalLong> after) {
+        this.threads = threads;
+        this.work = work;
+        this.after = after;
+    }
+
+    /** Sets a run by {@code at} ({@link System#nanoTime()}), unless one is set sooner or is running now. */
+    public synchronized void by(long at) {
+        if (closed || (next != null && (nextAt - at <= 0 || !next.cancel(false)))) {
+            return; // due soon enough, or running (the run after it is set by what it finds then)
+        }
+        next = null; // cancelled: if setting the new one fails, the next call sets one
+        if (thread == null) {
+            thread = threads.get();
+        }
+        next = thread.schedule(this::run, Math.max(0, at - System.nanoTime()), TimeUnit.NANOSECONDS);
+        nextAt = at;
+    }
+
+    /** Sets a run {@code delay} nanoseconds from now, as {@link #by}. */
+    public void in(long delay) {
+        by(System.nanoTime() + delay);
+    }
+
+    private void run() {
+        try {
+            work.run();
+        } finally {
+            synchronized (this) {
+                next = null;
+                OptionalLong at = closed ? OptionalLong.empty() : after.get();
+                if (at.isPresent()) {
+                    by(at.getAsLong());
+                } else if (thread != null) {
+                    thread.shutdown(); // nothing left to do: the thread ends after this run
+                    thread = null;
+                }
+            }
+        }
+    }
+
+    /**
+     * Runs nothing more. Returns once a run under way has ended, or {@code wait} has passed (then it
+     * is interrupted and left to end by itself). Closing twice does nothing more.
+     */
+    public void close(Duration wait) {
+        ScheduledExecutorService running;
+        synchronized (this) {
+            closed = true; // a run under way sets none after it
+            if (next != null) {
+                next.cancel(false);
+            }
+            running = thread;
+            thread = null;
+        }
+        if (running == null) {
+            return;
+        }
+        running.shutdown(); // not under this lock: a run under way takes it as it ends
+        try {
+            running.awaitTermination(wait.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            running.shutdownNow();
+        }
+    }
+}

@@ -1,0 +1,163 @@
+package dev.proclive.lease.book;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.proclive.Eventually;
+import java.time.Duration;
+import java.util.OptionalLong;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/** Work run by a time and never later, on one thread that lives while there is work: what the session file and keep-alive run on. */
+class RoundsTest {
+
+    private static final long HOUR = TimeUnit.HOURS.toNanos(1);
+
+    private static boolean threadNamed(String name) {
+        return Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.isAlive() && t.getName().equals(name));
+    }
+
+    @Test
+    void aRunAskedSoonerMovesTheOneSetAndOneAskedLaterLeavesIt() throws Exception {
+        AtomicInteger runs = new AtomicInteger();
+        Rounds rounds = new Rounds("rounds-test-sooner", runs::incrementAndGet, OptionalLong::empty);
+        try {
+            rounds.in(HOUR);
+            rounds.in(2 * HOUR);
+            Thread.sleep(100);
+            assertThat(runs).as("nothing due yet").hasValue(0);
+            rounds.in(0);
+            Eventually.until("the run moved up", Duration.ofSeconds(10), () -> runs.get() == 1);
+        } finally {
+            rounds.close(Duration.ofSeconds(5));
+        }
+    }
+
+    /**
+     * A run asked for while one runs is set by the running one as it ends: what {@code after} finds
+     * then is what the caller changed before asking.
+     */
+    @Test
+    void aRunAskedForWhileOneRunsComesAfterIt() throws Exception {
+        AtomicInteger runs = new AtomicInteger();
+        CountDownLatch running = new CountDownLatch(1);
+        CountDownLatch go = new CountDownLatch(1);
+        AtomicBoolean more = new AtomicBoolean();
+        Rounds rounds = new Rounds("rounds-test-during", () -> {
+            if (runs.incrementAndGet() == 1) {
+                running.countDown();
+                try {
+                    go.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }, () -> more.getAndSet(false) ? OptionalLong.of(System.nanoTime()) : OptionalLong.empty());
+        try {
+            rounds.in(0);
+            assertThat(running.await(30, TimeUnit.SECONDS)).isTrue();
+            more.set(true);
+            rounds.in(0); // while the first runs: it sets this one as it ends
+            go.countDown();
+            Eventually.until("a second run", Duration.ofSeconds(10), () -> runs.get() == 2);
+        } finally {
+            go.countDown();
+            rounds.close(Duration.ofSeconds(5));
+        }
+    }
+
+    @Test
+    void theThreadEndsWhenNothingIsLeftAndTheNextCallStartsAnother() throws Exception {
+        String name = "rounds-test-ends";
+        AtomicInteger runs = new AtomicInteger();
+        AtomicBoolean more = new AtomicBoolean(true);
+        Rounds rounds = new Rounds(name, runs::incrementAndGet,
+                () -> more.get() ? OptionalLong.of(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(20)) : OptionalLong.empty());
+        try {
+            rounds.in(0);
+            Eventually.until("runs again and again", Duration.ofSeconds(10), () -> runs.get() >= 3);
+            assertThat(threadNamed(name)).isTrue();
+            more.set(false);
+            Eventually.until("its thread ended", Duration.ofSeconds(10), () -> !threadNamed(name));
+            int before = runs.get();
+            rounds.in(0);
+            Eventually.until("run on a new thread", Duration.ofSeconds(10), () -> runs.get() == before + 1);
+        } finally {
+            rounds.close(Duration.ofSeconds(5));
+        }
+    }
+
+    @Test
+    void anErrorInARunIsItsAloneAndTheNextIsSet() throws Exception {
+        AtomicInteger runs = new AtomicInteger();
+        Rounds rounds = new Rounds("rounds-test-error", () -> {
+            if (runs.incrementAndGet() == 1) {
+                throw new OutOfMemoryError("thrown in one run, as an application that lives on meets it");
+            }
+        }, () -> OptionalLong.of(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(10)));
+        try {
+            rounds.in(0);
+            Eventually.until("runs after the Error", Duration.ofSeconds(10), () -> runs.get() >= 3);
+        } finally {
+            rounds.close(Duration.ofSeconds(5));
+        }
+    }
+
+    @Test
+    void aRunTheSchedulerCouldNotSetIsSetByTheNextCall() throws Exception {
+        AtomicInteger runs = new AtomicInteger();
+        AtomicInteger calls = new AtomicInteger();
+        // the second run set fails as a scheduler out of memory fails (an Error the application lives through)
+        ScheduledThreadPoolExecutor failingOnce = new ScheduledThreadPoolExecutor(1) {
+            @Override
+            public ScheduledFuture<?> schedule(Runnable task, long delay, TimeUnit unit) {
+                if (calls.incrementAndGet() == 2) {
+                    throw new OutOfMemoryError("no room for the task");
+                }
+                return super.schedule(task, delay, unit);
+            }
+        };
+        Rounds rounds = new Rounds(() -> failingOnce, runs::incrementAndGet, OptionalLong::empty);
+        try {
+            rounds.in(HOUR); // set, not run yet
+            assertThatThrownBy(() -> rounds.in(0)).as("the run set is cancelled, the new one cannot be set")
+                    .isInstanceOf(OutOfMemoryError.class);
+            rounds.in(0); // and the scheduler works again
+            Eventually.until("a run", Duration.ofSeconds(10), () -> runs.get() == 1);
+        } finally {
+            rounds.close(Duration.ofSeconds(5));
+            failingOnce.shutdownNow();
+        }
+    }
+
+    @Test
+    void closedNothingRunsAndARunUnderWayIsWaitedFor() throws Exception {
+        AtomicInteger runs = new AtomicInteger();
+        CountDownLatch running = new CountDownLatch(1);
+        AtomicBoolean ended = new AtomicBoolean();
+        Rounds rounds = new Rounds("rounds-test-close", () -> {
+            runs.incrementAndGet();
+            running.countDown();
+            long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300);
+            while (System.nanoTime() - until < 0) {
+                Thread.onSpinWait(); // not cut short by an interrupt
+            }
+            ended.set(true);
+        }, () -> OptionalLong.of(System.nanoTime()));
+        rounds.in(0);
+        assertThat(running.await(30, TimeUnit.SECONDS)).isTrue();
+        rounds.close(Duration.ofSeconds(30));
+        assertThat(ended).as("the run under way ended before close returned").isTrue();
+        rounds.in(0);
+        rounds.close(Duration.ofSeconds(5)); // twice: nothing more
+        Thread.sleep(100);
+        assertThat(runs).as("none after close, though after asked for one at once").hasValue(1);
+        Eventually.until("its thread ended", Duration.ofSeconds(10), () -> !threadNamed("rounds-test-close"));
+    }
+}
