@@ -322,14 +322,13 @@ class ManyKeptGrantsTest {
     }
 
     /** A directory's book that counts what its store reads of it, and how often it asks what changed. */
-    static final class Counting implements LeaseBook {
-        final LeaseBook real;
+    static final class Counting extends ForwardingBook {
         final AtomicInteger reads = new AtomicInteger();
         final AtomicInteger stamps = new AtomicInteger();
         final AtomicInteger writes = new AtomicInteger();
 
         Counting(LeaseBook real) {
-            this.real = real;
+            super(real);
         }
 
         @Override
@@ -345,39 +344,9 @@ class ManyKeptGrantsTest {
         }
 
         @Override
-        public Optional<Object> writtenStamp(String name, long fence) {
-            return real.writtenStamp(name, fence);
-        }
-
-        @Override
         public <T> T locked(String name, Locked<T> work) throws IOException {
             writes.incrementAndGet();
             return real.locked(name, work);
-        }
-
-        @Override
-        public void keep(Grant grant) {
-            real.keep(grant);
-        }
-
-        @Override
-        public boolean keeping(String name, long fence) {
-            return real.keeping(name, fence);
-        }
-
-        @Override
-        public void ended(String name, long fence) {
-            real.ended(name, fence);
-        }
-
-        @Override
-        public List<Grant> grants() throws IOException {
-            return real.grants();
-        }
-
-        @Override
-        public Map<String, String> environment() {
-            return real.environment();
         }
 
         /**
@@ -395,21 +364,6 @@ class ManyKeptGrantsTest {
         public Optional<CompletableFuture<Void>> changed(String name) {
             java.util.function.Function<String, Optional<CompletableFuture<Void>>> c = changes;
             return c == null ? real.changed(name) : c.apply(name);
-        }
-
-        @Override
-        public boolean lost(String name, long fence) {
-            return real.lost(name, fence);
-        }
-
-        @Override
-        public java.util.OptionalLong highestFence(String name) throws IOException {
-            return real.highestFence(name);
-        }
-
-        @Override
-        public void close() {
-            real.close();
         }
     }
 }
