@@ -9,9 +9,8 @@ import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * A book that hands every call to a real one: a test overrides what it counts or breaks. The
- * defaults that go through another method ({@code locked} with a bound, {@code stillWaiting}) are
- * left as they are, so an override of that method sees their calls too.
+ * A book that hands every call to a real one, a default method's too: a test overrides what it
+ * counts or breaks.
  */
 abstract class ForwardingBook implements LeaseBook {
 
@@ -39,6 +38,16 @@ abstract class ForwardingBook implements LeaseBook {
     @Override
     public <T> T locked(String name, Locked<T> work) throws IOException {
         return real.locked(name, work);
+    }
+
+    @Override
+    public <T> T locked(String name, java.time.Duration most, Locked<T> work) throws IOException {
+        return real.locked(name, most, work);
+    }
+
+    @Override
+    public void stillWaiting(String name) throws IOException {
+        real.stillWaiting(name);
     }
 
     @Override

@@ -349,6 +349,12 @@ class ManyKeptGrantsTest {
             return real.locked(name, work);
         }
 
+        @Override
+        public <T> T locked(String name, Duration most, Locked<T> work) throws IOException {
+            writes.incrementAndGet();
+            return real.locked(name, most, work);
+        }
+
         /**
          * What {@link #changed} answers: the real book's unless a test says otherwise (then the book
          * also says it {@link #expires()}, as etcd's does, whose watches wait on these).

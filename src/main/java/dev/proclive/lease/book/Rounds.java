@@ -13,11 +13,13 @@ import java.util.function.Supplier;
  *
  * <p>{@link #by} sets a run by a time: one set sooner stays, one set later is moved up, and one
  * running now sets the next itself as it ends, by the time {@code after} names then. {@code after}
- * is asked under this object's lock after the running one is cleared, so a run asked for while
- * another ends is never lost: either the call sees no run and sets one, or {@code after} sees what
- * the caller changed first. The thread is made with the first run and ends once {@code after} names
- * none; the next {@code by} makes another. What a run throws, an {@code Error} too, is the run's
- * alone ({@link Daemons#scheduler}): the next is set all the same.
+ * is asked under this object's lock once the run is no longer running, so a run asked for while
+ * another ends is never lost: either the call sees none running and sets one, or {@code after} sees
+ * what the caller changed first. One run at a time: a run set and then moved (a task the scheduler
+ * had already begun as it was cancelled) does nothing. The thread is made with the first run and
+ * ends once {@code after} names none; the next {@code by} makes another. What a run throws, an
+ * {@code Error} too, is the run's alone: the next is set as it ends all the same (where
+ * {@code after} or the scheduler throws there, the next {@code by} sets one).
  */
 public final class Rounds {
 
@@ -25,9 +27,12 @@ public final class Rounds {
     private final Runnable work;
     private final Supplier<OptionalLong> after;
     private ScheduledExecutorService thread;
-    /** The next run set, and when it is due ({@link System#nanoTime()}); null when none is, or it is running. */
+    /** The next run set, and when it is due ({@link System#nanoTime()}); null when none is. */
     private ScheduledFuture<?> next;
     private long nextAt;
+    /** Which run set is the one to run: one set before it was moved does nothing. */
+    private long current;
+    private boolean running;
     private boolean closed;
 
     /**
@@ -46,16 +51,20 @@ public final class Rounds {
         this.after = after;
     }
 
-    /** Sets a run by {@code at} ({@link System#nanoTime()}), unless one is set sooner or is running now. */
+    /** Sets a run by {@code at} ({@link System#nanoTime()}), unless one is set sooner or one is running now. */
     public synchronized void by(long at) {
-        if (closed || (next != null && (nextAt - at <= 0 || !next.cancel(false)))) {
+        if (closed || running || (next != null && nextAt - at <= 0)) {
             return; // due soon enough, or running (the run after it is set by what it finds then)
         }
-        next = null; // cancelled: if setting the new one fails, the next call sets one
+        if (next != null) {
+            next.cancel(false); // one the scheduler has begun already finds it is not current, and does nothing
+            next = null; // if setting the new one fails, the next call sets one
+        }
         if (thread == null) {
             thread = threads.get();
         }
-        next = thread.schedule(this::run, Math.max(0, at - System.nanoTime()), TimeUnit.NANOSECONDS);
+        long ticket = ++current;
+        next = thread.schedule(() -> run(ticket), Math.max(0, at - System.nanoTime()), TimeUnit.NANOSECONDS);
         nextAt = at;
     }
 
@@ -64,12 +73,19 @@ public final class Rounds {
         by(System.nanoTime() + delay);
     }
 
-    private void run() {
+    private void run(long ticket) {
+        synchronized (this) {
+            if (closed || running || ticket != current) {
+                return; // moved, or closed, before it began
+            }
+            running = true;
+            next = null;
+        }
         try {
             work.run();
         } finally {
             synchronized (this) {
-                next = null;
+                running = false;
                 OptionalLong at = closed ? OptionalLong.empty() : after.get();
                 if (at.isPresent()) {
                     by(at.getAsLong());
@@ -86,25 +102,25 @@ public final class Rounds {
      * is interrupted and left to end by itself). Closing twice does nothing more.
      */
     public void close(Duration wait) {
-        ScheduledExecutorService running;
+        ScheduledExecutorService last;
         synchronized (this) {
             closed = true; // a run under way sets none after it
             if (next != null) {
                 next.cancel(false);
             }
-            running = thread;
+            last = thread;
             thread = null;
         }
-        if (running == null) {
+        if (last == null) {
             return;
         }
-        running.shutdown(); // not under this lock: a run under way takes it as it ends
+        last.shutdown(); // not under this lock: a run under way takes it as it ends
         try {
-            running.awaitTermination(wait.toNanos(), TimeUnit.NANOSECONDS);
+            last.awaitTermination(wait.toNanos(), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
-            running.shutdownNow();
+            last.shutdownNow();
         }
     }
 }

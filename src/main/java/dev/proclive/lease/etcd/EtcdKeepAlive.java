@@ -291,6 +291,9 @@ final class EtcdKeepAlive {
 
     private void round() {
         began = System.nanoTime();
+        if (nothingToKeep()) {
+            return; // the last grant went since this round was set: nothing to keep alive, and the thread ends
+        }
         long unsure = unsureMillis;
         boolean answered = unsure == 0 || probe();
         Set<Long> used = new HashSet<>();
