@@ -9,8 +9,10 @@ import dev.proclive.lease.LeaseLost;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.Daemons;
 import dev.proclive.lease.book.LeaseBook;
+import dev.proclive.lease.book.Rounds;
 import java.io.IOException;
 import java.lang.ref.WeakReference;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -22,8 +24,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The grants a store keeps, on one daemon thread whatever their number (and, on etcd, one more
- * that reads a record its watch says changed). A record is never rewritten to stay fresh: the
+ * The grants a store keeps, on one daemon thread whatever their number, which ends while none is
+ * kept (and, on etcd, one more that reads a record its watch says changed). A record is never rewritten to stay fresh: the
  * book keeps every grant fresh itself (etcd by one keep-alive of the etcd lease they are attached
  * to, a directory by one session file that names them all). On
  * {@code proclive-lease-look}, never behind a write that waits for an answer, one look every
@@ -45,6 +47,7 @@ import java.util.concurrent.atomic.AtomicReference;
 final class KeptGrants {
 
     static final long LOOK_MS = 250;
+    private static final long LOOK_NANOS = TimeUnit.MILLISECONDS.toNanos(LOOK_MS);
 
     private final LeaseEngine engine;
     private final LeaseBook book;
@@ -55,7 +58,9 @@ final class KeptGrants {
     private final Map<String, Kept> kept = new ConcurrentHashMap<>();
     /** Each grant's loss, held weakly: a grant whose leases are all gone leaves nothing behind. */
     private final Map<Grant, WeakReference<CompletableFuture<LeaseLost>>> losses = new ConcurrentHashMap<>();
-    private volatile ScheduledExecutorService looker;
+    /** One look at every kept grant every {@value #LOOK_MS} ms, while any is kept. */
+    private final Rounds looks = new Rounds("proclive-lease-look", this::lookAtAll,
+            () -> kept.isEmpty() ? OptionalLong.empty() : OptionalLong.of(System.nanoTime() + LOOK_NANOS));
     /** Where an etcd record is read when its watch says it changed: never on the look's thread, which a slow answer would hold up. */
     private volatile ScheduledExecutorService reader;
     private volatile boolean closed;
@@ -112,7 +117,7 @@ final class KeptGrants {
             before.cancel();
         }
         sweepLosses();
-        startLooking();
+        looks.in(LOOK_NANOS); // one set sooner stays: a new grant is looked at with the others
         if (book.expires()) {
             watch(k);
             if (granted.tokenDigest().isEmpty() && !LeaseRules.sameProcess(granted.holder(), writer)) {
@@ -278,14 +283,6 @@ final class KeptGrants {
         }
     }
 
-    private synchronized void startLooking() {
-        if (looker != null || closed) {
-            return;
-        }
-        looker = Daemons.scheduler("proclive-lease-look");
-        looker.scheduleWithFixedDelay(this::lookAtAll, LOOK_MS, LOOK_MS, TimeUnit.MILLISECONDS);
-    }
-
     /** One look at every kept grant, each on its own. */
     private void lookAtAll() {
         for (Kept k : kept.values()) {
@@ -384,10 +381,9 @@ final class KeptGrants {
         kept.clear();
         followed.values().forEach(f -> f.end().cancel(false));
         followed.clear();
-        for (ScheduledExecutorService pool : new ScheduledExecutorService[] {reader, looker}) {
-            if (pool != null) {
-                pool.shutdownNow();
-            }
+        looks.close(Duration.ZERO);
+        if (reader != null) {
+            reader.shutdownNow();
         }
     }
 }
