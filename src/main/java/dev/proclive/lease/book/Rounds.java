@@ -19,9 +19,12 @@ import java.util.function.Supplier;
  * had already begun as it was cancelled) does nothing. The thread is made with the first run and
  * ends once {@code after} names none; the next {@code by} makes another. What a run throws, an
  * {@code Error} too, is the run's alone: the next is set as it ends all the same (where
- * {@code after} or the scheduler throws there, the next {@code by} sets one).
+ * {@code after} or the scheduler throws there, a run a second later; where that fails too, the
+ * next {@code by} sets one).
  */
 public final class Rounds {
+
+    private static final long RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final Supplier<ScheduledExecutorService> threads;
     private final Runnable work;
@@ -86,14 +89,27 @@ public final class Rounds {
         } finally {
             synchronized (this) {
                 running = false;
-                OptionalLong at = closed ? OptionalLong.empty() : after.get();
-                if (at.isPresent()) {
-                    by(at.getAsLong());
-                } else if (thread != null) {
-                    thread.shutdown(); // nothing left to do: the thread ends after this run
-                    thread = null;
+                try {
+                    OptionalLong at = closed ? OptionalLong.empty() : after.get();
+                    if (at.isPresent()) {
+                        by(at.getAsLong());
+                    } else if (thread != null) {
+                        thread.shutdown(); // nothing left to do: the thread ends after this run
+                        thread = null;
+                    }
+                } catch (Throwable e) {
+                    retry(); // an Error asking for or setting the next (out of memory): the rounds go on
                 }
             }
+        }
+    }
+
+    /** A run a second from now, whether or not anything is left (that run asks again); if even that fails, the next call sets one. */
+    private void retry() {
+        try {
+            by(System.nanoTime() + RETRY_NANOS);
+        } catch (Throwable again) {
+            // nothing more to do here: the owner's next call sets a run
         }
     }
 

@@ -24,11 +24,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The grants a store keeps, on one daemon thread whatever their number, which ends while none is
- * kept (and, on etcd, one more that reads a record its watch says changed). A record is never rewritten to stay fresh: the
- * book keeps every grant fresh itself (etcd by one keep-alive of the etcd lease they are attached
- * to, a directory by one session file that names them all). On
- * {@code proclive-lease-look}, never behind a write that waits for an answer, one look every
+ * The grants a store keeps, on one daemon thread whatever their number (and, on etcd, one more
+ * that reads a record its watch says changed); the look's thread ends once a look finds none kept,
+ * and starts again with the next. A record is never rewritten to stay fresh: the book keeps every
+ * grant fresh itself (etcd by one keep-alive of the etcd lease they are attached to, a directory
+ * by one session file that names them all). On {@code proclive-lease-look}, never behind a write
+ * that waits for an answer, one look every
  * {@value #LOOK_MS} ms goes over every kept grant, so that its loss is known within a second: the
  * book asked whether its keep-alive went unconfirmed, and a directory's record read when its stamp
  * shows it replaced since it was last read or written here (an etcd record is read when its watch
@@ -58,7 +59,7 @@ final class KeptGrants {
     private final Map<String, Kept> kept = new ConcurrentHashMap<>();
     /** Each grant's loss, held weakly: a grant whose leases are all gone leaves nothing behind. */
     private final Map<Grant, WeakReference<CompletableFuture<LeaseLost>>> losses = new ConcurrentHashMap<>();
-    /** One look at every kept grant every {@value #LOOK_MS} ms, while any is kept. */
+    /** One look at every kept grant {@value #LOOK_MS} ms after the last ended, while any is kept. */
     private final Rounds looks = new Rounds("proclive-lease-look", this::lookAtAll,
             () -> kept.isEmpty() ? OptionalLong.empty() : OptionalLong.of(System.nanoTime() + LOOK_NANOS));
     /** Where an etcd record is read when its watch says it changed: never on the look's thread, which a slow answer would hold up. */

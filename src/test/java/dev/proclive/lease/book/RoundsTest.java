@@ -142,6 +142,26 @@ class RoundsTest {
         }
     }
 
+    /** An {@code Error} asking when the next run is due (out of memory as it ends) does not end the rounds. */
+    @Test
+    void anErrorAskingForTheNextRunEndsNotTheRounds() throws Exception {
+        AtomicInteger runs = new AtomicInteger();
+        AtomicBoolean thrown = new AtomicBoolean();
+        Rounds rounds = new Rounds("rounds-test-after-error", runs::incrementAndGet, () -> {
+            if (thrown.compareAndSet(false, true)) {
+                throw new OutOfMemoryError("thrown asking for the next run");
+            }
+            return OptionalLong.of(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(10));
+        });
+        try {
+            rounds.in(0);
+            Eventually.until("runs after the Error", Duration.ofSeconds(30), () -> runs.get() >= 3);
+            assertThat(thrown).isTrue();
+        } finally {
+            rounds.close(Duration.ofSeconds(5));
+        }
+    }
+
     @Test
     void aRunTheSchedulerCouldNotSetIsSetByTheNextCall() throws Exception {
         AtomicInteger runs = new AtomicInteger();
