@@ -9,7 +9,7 @@ import java.util.function.Supplier;
 
 /**
  * One piece of work run again and again, each run by a time and never later, on one daemon thread:
- * a store's session-file writes, its keep-alive's rounds.
+ * a store's look at the grants it keeps, its session-file writes, its keep-alive's rounds.
  *
  * <p>{@link #by} sets a run by a time: one set sooner stays, one set later is moved up, and one
  * running now sets the next itself as it ends, by the time {@code after} names then. {@code after}
