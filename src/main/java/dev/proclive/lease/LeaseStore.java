@@ -354,8 +354,8 @@ public final class LeaseStore implements AutoCloseable {
      * closes its client: what this JVM kept expires after its TTL (ended records stay as they are);
      * a store over a directory stops writing its session file (a write under way is waited for, up
      * to 5 s, so that the file is not written after this returns) and forbids further use; what it
-     * kept stays fresh for its TTL. Leases granted by this store are not released: release them first. Closing twice
-     * does nothing more.
+     * kept stays fresh for its TTL. Leases granted by this store are not released: release them
+     * first. Closing twice does nothing more.
      */
     @Override
     public void close() {
