@@ -19,6 +19,16 @@ class RoundsTest {
 
     private static final long HOUR = TimeUnit.HOURS.toNanos(1);
 
+    /** Says it is running, then waits for {@code go} (30 s at most): a run held open while the test acts. */
+    private static void holdOpen(CountDownLatch running, CountDownLatch go) {
+        running.countDown();
+        try {
+            go.await(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     private static boolean threadNamed(String name) {
         return Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.isAlive() && t.getName().equals(name));
     }
@@ -50,12 +60,7 @@ class RoundsTest {
         AtomicBoolean more = new AtomicBoolean();
         Rounds rounds = new Rounds("rounds-test-during", () -> {
             if (runs.incrementAndGet() == 1) {
-                running.countDown();
-                try {
-                    go.await(30, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
+                holdOpen(running, go);
             }
         }, () -> more.getAndSet(false) ? OptionalLong.of(System.nanoTime()) : OptionalLong.empty());
         try {
@@ -85,12 +90,7 @@ class RoundsTest {
         CountDownLatch go = new CountDownLatch(1);
         Rounds rounds = new Rounds(name, () -> {
             runs.incrementAndGet();
-            running.countDown();
-            try {
-                go.await(30, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+            holdOpen(running, go);
         }, OptionalLong::empty);
         try {
             rounds.in(0);
