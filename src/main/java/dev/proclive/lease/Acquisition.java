@@ -57,8 +57,9 @@ public sealed interface Acquisition {
      * that raced it) it may still be {@linkplain LeaseRecord.State#RESERVED reserved}: the process
      * carries the token and can {@linkplain LeaseStore#claim claim} it, and a newcomer's scan finds
      * it. If the process exited before the hand-off, the lease is already ended as {@code exited}.
-     * While this JVM lives, the lease is ended as {@code exited}, with the status, when the process
-     * exits; {@link #process()}'s {@code waitFor} and {@code onExit} return once that end is written
+     * While this JVM lives and the store is open, the lease is ended as {@code exited}, with the
+     * status, when the process exits (after a close, nothing is written: the record names a holder
+     * that is then DEAD, which the next newcomer proves); {@link #process()}'s {@code waitFor} and {@code onExit} return once that end is written
      * (or could not be: its holder is then gone, and the next newcomer proves it), so a record read
      * after them says how the process ended.
      *

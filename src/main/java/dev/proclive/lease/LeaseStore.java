@@ -352,10 +352,11 @@ public final class LeaseStore implements AutoCloseable {
     /**
      * Lets go of what this store holds open. A store on etcd stops keeping its grants alive and
      * closes its client: what this JVM kept expires after its TTL (ended records stay as they are);
-     * a store over a directory stops writing its session file (a write under way is waited for, up
-     * to 5 s, so that the file is not written after this returns) and forbids further use; what it
-     * kept stays fresh for its TTL. Leases granted by this store are not released: release them
-     * first. Closing twice does nothing more.
+     * a store over a directory stops writing its session file and locks nothing more (a call that
+     * would write throws {@link IllegalStateException}); what it kept stays fresh for its TTL. The
+     * writes under way are waited for, up to 5 s, so that nothing lands in the directory after this
+     * returns; nor is a spawned command's end written after it. Leases granted by this store are not
+     * released: release them first. Closing twice does nothing more.
      */
     @Override
     public void close() {

@@ -56,14 +56,24 @@ class LeaseSpawnIT {
     }
 
     @AfterEach
-    void stop() throws InterruptedException {
+    void stop() throws Exception {
         stores.forEach(LeaseStore::close);
+        List<Path> closedWith = files();
         for (Process p : workers) {
             p.destroyForcibly();
             p.waitFor(10, TimeUnit.SECONDS);
         }
         orphans.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
         children.killAll();
+        // named here, not left to JUnit's "failed to delete" as it removes the directory
+        assertThat(files()).as("files that appeared after every store closed").isSubsetOf(closedWith);
+    }
+
+    /** Every path under the test's directory now. */
+    private List<Path> files() throws IOException {
+        try (java.util.stream.Stream<Path> all = Files.walk(tmp)) {
+            return all.toList();
+        }
     }
 
     /**

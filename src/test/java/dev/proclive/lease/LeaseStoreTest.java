@@ -494,4 +494,48 @@ class LeaseStoreTest {
         assertThat(Records.timestamp(Instant.parse("2026-11-29T10:00:00Z"))).isEqualTo("2026-11-29T10:00:00.000Z");
         assertThat(r.freshUntil()).isEqualTo(r.renewedAt().plusSeconds(30));
     }
+
+    /**
+     * A close returns once a write under way has landed, and nothing is locked (so nothing written)
+     * through the store after it: a directory removed just after a close sees no file appear in it.
+     */
+    @Test
+    void closeWaitsForAWriteUnderWayAndWritesNothingAfter() throws Exception {
+        Identity holder = children.sleeping();
+        java.util.concurrent.CountDownLatch writing = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch land = new java.util.concurrent.CountDownLatch(1);
+        store.files().beforeReplace(() -> {
+            writing.countDown();
+            try {
+                land.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        java.util.concurrent.ExecutorService two = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try {
+            java.util.concurrent.Future<Acquisition> acquired = two.submit(() -> store.acquire("build", holder));
+            assertThat(writing.await(30, TimeUnit.SECONDS)).isTrue();
+            java.util.concurrent.Future<?> closed = two.submit(store::close);
+            assertThatThrownBy(() -> closed.get(200, TimeUnit.MILLISECONDS))
+                    .as("close returned while a write was under way")
+                    .isInstanceOf(java.util.concurrent.TimeoutException.class);
+            land.countDown();
+            closed.get(30, TimeUnit.SECONDS);
+            assertThat(dir.resolve("build.lease")).as("in place before close returned").exists();
+            assertThat(acquired.get(30, TimeUnit.SECONDS)).isInstanceOf(Acquisition.Granted.class);
+        } finally {
+            land.countDown();
+            two.shutdownNow();
+        }
+        List<Path> before;
+        try (var files = Files.list(dir)) {
+            before = files.sorted().toList();
+        }
+        assertThatThrownBy(() -> store.acquire("other", holder)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
+        try (var files = Files.list(dir)) {
+            assertThat(files.sorted().toList()).as("no guard, no record").isEqualTo(before);
+        }
+    }
 }

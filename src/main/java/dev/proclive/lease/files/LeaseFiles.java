@@ -128,6 +128,10 @@ public final class LeaseFiles implements LeaseBook {
     /** When the temporary files were last looked for, and whether they ever were: guarded by {@code this}. */
     private long cleanedAt;
     private boolean cleaned;
+    /** The threads inside {@link #locked} now, each with its depth: {@link #close} waits for them. Guarded by itself. */
+    private final Map<Thread, Integer> inside = new java.util.HashMap<>();
+    /** Whether {@link #close} began: nothing is locked (so nothing written) from then on. Guarded by {@link #inside}. */
+    private boolean closed;
 
     /**
      * A grant's write that went through, at {@code nanos} on the monotonic clock, the TTL newcomers
@@ -286,10 +290,55 @@ public final class LeaseFiles implements LeaseBook {
         return c != null && c.fence() == fence ? Optional.ofNullable(c.stamp()) : Optional.empty();
     }
 
-    /** Stops writing the session file; what it names stays fresh for one TTL more, as after a last renewal. */
+    /**
+     * Writes nothing more: the session file stops (what it names stays fresh for one TTL more, as
+     * after a last renewal), and a call that would lock a lease throws {@link IllegalStateException}
+     * from now on. Returns once the writes under way have landed, waiting 5 s at most for each kind
+     * (the session file's, then the locked calls'): a directory removed just after a close sees no
+     * file appear in it. A call of this thread's own under way (a close from inside a locked
+     * call) is not waited for.
+     */
     @Override
     public void close() {
+        synchronized (inside) {
+            closed = true;
+        }
         session.close();
+        long deadline = System.nanoTime() + SessionFile.CLOSE_WAIT.toNanos();
+        synchronized (inside) {
+            Thread self = Thread.currentThread();
+            while (inside.keySet().stream().anyMatch(t -> t != self)) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return; // a write hung past it (a file system that does not answer) is left to end by itself
+                }
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(inside, left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
+    }
+
+    /** This thread enters a locked call; refused once the book is closed. */
+    private void enter(String name) {
+        synchronized (inside) {
+            if (closed) {
+                throw new IllegalStateException("the lease store is closed: lease " + name + " is not locked through it");
+            }
+            inside.merge(Thread.currentThread(), 1, Integer::sum);
+        }
+    }
+
+    /** This thread leaves a locked call. */
+    private void leave() {
+        synchronized (inside) {
+            if (inside.computeIfPresent(Thread.currentThread(), (t, depth) -> depth == 1 ? null : depth - 1) == null) {
+                inside.notifyAll();
+            }
+        }
     }
 
     @Override
@@ -300,10 +349,20 @@ public final class LeaseFiles implements LeaseBook {
     /**
      * Runs {@code work} while lease {@code name} is locked, in this JVM and across processes, after
      * removing dead writers' temporary files when due ({@link #CLEAN_EVERY}); {@link FileLocker.Busy}
-     * when another writer kept it locked for all of {@code most}.
+     * when another writer kept it locked for all of {@code most}; {@link IllegalStateException}
+     * once the book is {@linkplain #close closed}.
      */
     @Override
     public <T> T locked(String name, Duration most, Locked<T> work) throws IOException {
+        enter(name);
+        try {
+            return lockedOpen(name, most, work);
+        } finally {
+            leave();
+        }
+    }
+
+    private <T> T lockedOpen(String name, Duration most, Locked<T> work) throws IOException {
         Elapsed waited = Elapsed.bounded(most);
         Path guard = dir.resolve(name + ".guard");
         BasicFileAttributes found = guardAttributes(name, guard);
