@@ -57,4 +57,30 @@ class DirectoryUnconfirmedTest {
             assertThat(lease.isValid()).as("no write under it once it is unconfirmed").isFalse();
         }
     }
+
+    /**
+     * A grant found unconfirmed is named by the session file on (its holder may still write under
+     * it); once released, no more: a store's file does not name a grant it let go for good.
+     */
+    @Test
+    void aGrantFoundUnconfirmedAndThenReleasedIsNoLongerNamedByTheSessionFile() throws Exception {
+        Duration ttl = Duration.ofSeconds(2);
+        Path dir = tmp.resolve("leases");
+        try (LeaseStore store = LeaseStore.builder().directory(dir).policy(LeasePolicy.builder().ttl(ttl).build()).build()) {
+            Identity holder = children.sleeping();
+            Lease lease = ((Acquisition.Granted) store.acquire("build", holder)).lease();
+            Runnable failing = () -> {
+                throw new UncheckedIOException(new IOException("Read-only file system"));
+            };
+            store.files().beforeSessionWrite(failing);
+            LeaseLost lost = lease.lost().get(Eventually.scaled(Duration.ofSeconds(20)).toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(lost.why()).isEqualTo(LeaseChange.UNCONFIRMED);
+            store.files().beforeSessionWrite(() -> { }); // the writes go through again
+            Eventually.until("named by the session file again", Duration.ofSeconds(20),
+                    () -> SessionFiles.keptAt(dir, "build", 1), at -> at.isAfter(Instant.EPOCH));
+            assertThat(lease.release()).isTrue();
+            Eventually.until("no longer named once released", Duration.ofSeconds(20),
+                    () -> SessionFiles.keptAt(dir, "build", 1), at -> at.equals(Instant.EPOCH));
+        }
+    }
 }

@@ -35,9 +35,11 @@ import java.util.concurrent.atomic.AtomicReference;
  * shows it replaced since it was last read or written here (an etcd record is read when its watch
  * says it changed). The stamp of a record this store wrote is taken by the book while it was the
  * one writer, so a change by another writer after it is never taken for one of this store's.
- * A grant is kept until it is released or handed off here, found lost (found unconfirmed, until
- * released: it may still be written under), replaced by another grant of the same name here, or
- * the store is closed. What one grant's look throws is that grant's alone, and the look goes on.
+ * A grant is kept until it is released or handed off here, found lost, replaced by another grant
+ * of the same name here, or the store is closed. One found unconfirmed may still be written under
+ * (its holder lives, only its keeping failed): a directory's session file names it on until it
+ * ends ({@link LeaseEngine#end}), so that it is fresh again once the writes go through. What one
+ * grant's look throws is that grant's alone, and the look goes on.
  *
  * <p>A kept grant is ended the moment its holder dies, so that nobody anywhere waits out its TTL,
  * where its record expires (etcd) and its holder is another process and not a spawned child (that
@@ -212,7 +214,7 @@ final class KeptGrants {
         if (f != null) {
             f.complete(why);
         }
-        // One unconfirmed may still be written under: it stays kept until ended.
+        // One unconfirmed may still be written under: a session file names it on until it ends.
         forget(name, fence, holder, why.why() != LeaseChange.UNCONFIRMED);
     }
 
