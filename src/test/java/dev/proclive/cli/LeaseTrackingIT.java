@@ -88,10 +88,15 @@ class LeaseTrackingIT {
 
 
     private Process background(String... args) throws Exception {
+        return background(ProcessBuilder.Redirect.DISCARD, args);
+    }
+
+    /** {@code lease ARGS} in the background, its standard error to {@code err}. */
+    private Process background(ProcessBuilder.Redirect err, String... args) throws Exception {
         List<String> all = new ArrayList<>(List.of("lease"));
         all.addAll(List.of(args));
         Process p = new ProcessBuilder(Cli.command(Cli.jar(), all.toArray(new String[0])))
-                .redirectError(ProcessBuilder.Redirect.DISCARD).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+                .redirectError(err).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         started.add(p);
         return p;
     }
@@ -166,8 +171,9 @@ class LeaseTrackingIT {
         JsonNode held = heldByOtherThan(run.pid());
         assumeTrue(held.has("cgroup"), "no cgroup can be made here (the cgroup v2 hierarchy is not writable)");
         assertThat(Files.isDirectory(Path.of(held.path("cgroup").asText()))).isTrue();
-        Process waiter = background("acquire", "build", "--dir", dir(), "--holder", Long.toString(children.sleeper().pid()),
-                "--wait", "60");
+        Path said = tmp.resolve("waiter.err");
+        Process waiter = background(ProcessBuilder.Redirect.to(said.toFile()), "acquire", "build", "--dir", dir(),
+                "--holder", Long.toString(children.sleeper().pid()), "--wait", "60");
         queued();
         long command = held.path("holder").path("pid").asLong();
         List<ProcessHandle> all = new ArrayList<>(ProcessHandle.of(command).orElseThrow().descendants().toList());
@@ -176,6 +182,9 @@ class LeaseTrackingIT {
         all.forEach(ProcessHandle::destroyForcibly);
         stopChurn(); // with the supervisor gone, the empty cgroup and a finished scan prove the end
         assertThat(waiter.waitFor(90, TimeUnit.SECONDS)).isTrue();
+        if (waiter.exitValue() == 2) { // undecided at its deadline: what ended under each scan was not this test's
+            dev.proclive.BusyMachine.assumeScanNotOutrun(Files.readString(said));
+        }
         assertThat(waiter.exitValue()).as("granted: the cgroup is empty, %s", record()).isZero();
         assertThat(Files.exists(Path.of(held.path("cgroup").asText()))).as("an empty cgroup is removed").isFalse();
     }
