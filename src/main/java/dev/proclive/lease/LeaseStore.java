@@ -352,11 +352,13 @@ public final class LeaseStore implements AutoCloseable {
     /**
      * Lets go of what this store holds open. A store on etcd stops keeping its grants alive and
      * closes its client: what this JVM kept expires after its TTL (ended records stay as they are);
-     * a store over a directory stops writing its session file and locks nothing more (a call that
-     * would write throws {@link IllegalStateException}); what it kept stays fresh for its TTL. The
-     * writes under way are waited for, up to 5 s, so that nothing lands in the directory after this
-     * returns; nor is a spawned command's end written after it. Leases granted by this store are not
-     * released: release them first. Closing twice does nothing more.
+     * a store over a directory stops writing its session file and takes no lock any more (a call
+     * that would lock a lease, a wait for one included, throws {@link IllegalStateException}); what
+     * it kept stays fresh for its TTL. The writes under way are waited for, 5 s at most for the
+     * session file's and as long again for the others, so that nothing lands in the directory after
+     * this returns; nor is a spawned command's end written after it. Leases granted by this store
+     * are not released: release them first (a release after the close throws too). Closing twice
+     * does nothing more.
      */
     @Override
     public void close() {
@@ -387,6 +389,8 @@ public final class LeaseStore implements AutoCloseable {
      * for too. At the deadline it returns what it finds then.
      *
      * @throws InterruptedIOException if the thread is interrupted while waiting
+     * @throws IllegalStateException  if a store over a directory is closed, also while this waits
+     *                                (its place in the queue then lapses at its deadline)
      */
     public Acquisition acquire(String name, Identity holder, Duration wait) throws IOException {
         Objects.requireNonNull(wait, "wait");

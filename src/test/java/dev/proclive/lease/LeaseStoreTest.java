@@ -538,4 +538,44 @@ class LeaseStoreTest {
             assertThat(files.sorted().toList()).as("no guard, no record").isEqualTo(before);
         }
     }
+
+    /** A call still waiting for a lease's lock when the store closes is refused before it writes anything. */
+    @Test
+    void aCallWaitingForTheLockWhenTheStoreClosesIsRefused() throws Exception {
+        Identity holder = children.sleeping();
+        java.util.concurrent.CountDownLatch writing = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch land = new java.util.concurrent.CountDownLatch(1);
+        AtomicInteger writes = new AtomicInteger();
+        store.files().beforeReplace(() -> {
+            writes.incrementAndGet();
+            writing.countDown();
+            try {
+                land.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        java.util.concurrent.ExecutorService three = java.util.concurrent.Executors.newFixedThreadPool(3);
+        try {
+            java.util.concurrent.Future<Acquisition> first = three.submit(() -> store.acquire("build", holder));
+            assertThat(writing.await(30, TimeUnit.SECONDS)).isTrue();
+            Identity newcomer = children.sleeping();
+            java.util.concurrent.atomic.AtomicReference<Thread> asking = new java.util.concurrent.atomic.AtomicReference<>();
+            java.util.concurrent.Future<Acquisition> second = three.submit(() -> {
+                asking.set(Thread.currentThread());
+                return store.acquire("build", newcomer);
+            });
+            dev.proclive.Eventually.until("the second call waits for the lock", Duration.ofSeconds(30),
+                    () -> asking.get() != null && asking.get().getState() == Thread.State.TIMED_WAITING);
+            java.util.concurrent.Future<?> closed = three.submit(store::close);
+            assertThatThrownBy(() -> second.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(IllegalStateException.class);
+            land.countDown();
+            closed.get(30, TimeUnit.SECONDS);
+            assertThat(first.get(30, TimeUnit.SECONDS)).isInstanceOf(Acquisition.Granted.class);
+            assertThat(writes).as("the waiting call wrote nothing").hasValue(1);
+        } finally {
+            land.countDown();
+            three.shutdownNow();
+        }
+    }
 }

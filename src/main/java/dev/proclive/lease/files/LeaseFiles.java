@@ -130,7 +130,7 @@ public final class LeaseFiles implements LeaseBook {
     private boolean cleaned;
     /** The threads inside {@link #locked} now, each with its depth: {@link #close} waits for them. Guarded by itself. */
     private final Map<Thread, Integer> inside = new java.util.HashMap<>();
-    /** Whether {@link #close} began: nothing is locked (so nothing written) from then on. Guarded by {@link #inside}. */
+    /** Whether {@link #close} began: no lock is taken (so nothing written) from then on. Guarded by {@link #inside}. */
     private boolean closed;
 
     /**
@@ -293,10 +293,12 @@ public final class LeaseFiles implements LeaseBook {
     /**
      * Writes nothing more: the session file stops (what it names stays fresh for one TTL more, as
      * after a last renewal), and a call that would lock a lease throws {@link IllegalStateException}
-     * from now on. Returns once the writes under way have landed, waiting 5 s at most for each kind
-     * (the session file's, then the locked calls'): a directory removed just after a close sees no
-     * file appear in it. A call of this thread's own under way (a close from inside a locked
-     * call) is not waited for.
+     * from now on, as does one still waiting for a lock (before it writes anything). Returns once the
+     * writes under way have landed, waiting 5 s at most for each kind (the session file's, then the
+     * locked calls'): a directory removed just after a close sees no file appear in it, unless a
+     * write outlasted that wait (a file system that does not answer), the closing thread was
+     * interrupted, or the close came from inside a locked call (that call, and those waiting behind
+     * it, are not waited for).
      */
     @Override
     public void close() {
@@ -325,10 +327,16 @@ public final class LeaseFiles implements LeaseBook {
     /** This thread enters a locked call; refused once the book is closed. */
     private void enter(String name) {
         synchronized (inside) {
+            refuseIfClosed(name);
+            inside.merge(Thread.currentThread(), 1, Integer::sum);
+        }
+    }
+
+    private void refuseIfClosed(String name) {
+        synchronized (inside) {
             if (closed) {
                 throw new IllegalStateException("the lease store is closed: lease " + name + " is not locked through it");
             }
-            inside.merge(Thread.currentThread(), 1, Integer::sum);
         }
     }
 
@@ -373,10 +381,11 @@ public final class LeaseFiles implements LeaseBook {
         if (inJvm.isHeldByCurrentThread()) {
             throw new IllegalStateException("lease " + name + " is already locked by this thread");
         }
-        lockInJvm(inJvm, guard, most, waited);
+        lockInJvm(name, inJvm, guard, most, waited);
         FileLocker.Lock across = null;
         FileChannel own = null;
         try {
+            refuseIfClosed(name); // closed while it waited for this JVM's lock
             try {
                 across = locker.lock(guard, waited.left());
             } catch (FileLocker.Busy busy) {
@@ -388,6 +397,7 @@ public final class LeaseFiles implements LeaseBook {
                 }
                 throw busy;
             }
+            refuseIfClosed(name); // closed while it waited for another process's lock: nothing written
             own = across.channel().isPresent() ? null : openGuard(name, guard);
             if (exposed && own != null && fileKey != null && fileKey.equals(
                     Files.readAttributes(guard, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).fileKey())) {
@@ -472,12 +482,13 @@ public final class LeaseFiles implements LeaseBook {
      * slices on the monotonic clock until {@code waited} says {@code most} has passed (a clock
      * stepped back stretches no slice).
      */
-    private static void lockInJvm(ReentrantLock inJvm, Path guard, Duration most, Elapsed waited) throws IOException {
+    private void lockInJvm(String name, ReentrantLock inJvm, Path guard, Duration most, Elapsed waited) throws IOException {
         try {
             while (!inJvm.tryLock(Math.max(0, Math.min(waited.leftNanos(), LOCK_SLICE_NANOS)), TimeUnit.NANOSECONDS)) {
                 if (waited.leftNanos() <= 0) {
                     throw new FileLocker.Busy(guard, most);
                 }
+                refuseIfClosed(name); // a wait for the lock is no write under way: it ends with the close
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
