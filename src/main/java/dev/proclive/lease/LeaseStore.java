@@ -570,12 +570,13 @@ public final class LeaseStore implements AutoCloseable {
     }
 
     /**
-     * Keeps the grants of this machine's holders, until interrupted: every granted record whose
-     * holder is ALIVE here is kept (named by this store's session file over a directory, written
-     * every third of the shortest TTL it keeps; on etcd its etcd lease kept alive, one thread for
-     * all) and ended the moment its holder dies (through the exit watch: {@code exited}, with the
-     * verdict), so a newcomer anywhere is granted at once instead of after the TTL; one whose holder
-     * is already DEAD here is ended when it is found. Records granted since are picked up every
+     * Keeps the grants of this machine's holders, until interrupted or the store is closed (then it
+     * returns once its poll under way ends): every granted record whose holder is ALIVE here is kept
+     * (named by this store's session file over a directory, written every third of the shortest TTL
+     * it keeps; on etcd its etcd lease kept alive, one thread for all) and ended the moment its
+     * holder dies (through the exit watch: {@code exited}, with the verdict), so a newcomer anywhere
+     * is granted at once instead of after the TTL; one whose holder is already DEAD here is ended
+     * when it is found. Records granted since are picked up every
      * {@code poll}, read in pages however many there are. What {@code proclive lease keep} runs.
      *
      * <p>It never gives up: a member that does not answer, an answer that cannot be read, a grant

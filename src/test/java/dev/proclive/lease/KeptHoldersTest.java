@@ -115,4 +115,39 @@ class KeptHoldersTest {
             holder.waitFor();
         }
     }
+
+    /**
+     * A keeper returns once its store is closed: it would otherwise say, every poll and for ever,
+     * that it cannot keep a grant through the closed store.
+     */
+    @Test
+    void theKeeperReturnsOnceItsStoreIsClosed() throws Exception {
+        Process holder = new ProcessBuilder("sleep", "600").start();
+        LeaseStore store = LeaseStore.open(tmp.resolve("leases"));
+        List<String> said = new CopyOnWriteArrayList<>();
+        java.util.concurrent.CompletableFuture<Void> returned = new java.util.concurrent.CompletableFuture<>();
+        Thread keeper = new Thread(() -> {
+            try {
+                store.keepHolders(Duration.ofMillis(20), said::add);
+                returned.complete(null);
+            } catch (Throwable e) {
+                returned.completeExceptionally(e);
+            }
+        }, "test-keeper");
+        keeper.setDaemon(true);
+        try {
+            assertThat(store.acquire("build", ProcLive.identify(holder.pid()).orElseThrow()))
+                    .isInstanceOf(Acquisition.Granted.class);
+            keeper.start();
+            Eventually.until("the keeper keeping", Duration.ofSeconds(20), () -> said.stream().anyMatch(s -> s.startsWith("keeping")));
+            store.close();
+            returned.get(Eventually.scaled(Duration.ofSeconds(20)).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            assertThat(said).last().isEqualTo("the store is closed: no longer keeping");
+        } finally {
+            keeper.interrupt();
+            store.close();
+            holder.destroy();
+            holder.waitFor();
+        }
+    }
 }

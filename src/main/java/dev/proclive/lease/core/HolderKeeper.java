@@ -22,6 +22,7 @@ import java.util.function.Consumer;
  * holder is ALIVE here are kept and ended the moment the holder dies ({@link KeptGrants#follow}),
  * those whose holder is DEAD here are ended at once. Another machine's holders are that machine's
  * keeper's; one this machine can no longer see is not followed, and judged again the next poll.
+ * It returns once the store is closed.
  */
 final class HolderKeeper {
 
@@ -50,7 +51,7 @@ final class HolderKeeper {
     void run(Duration poll, Consumer<String> says) throws InterruptedException {
         int failures = 0;
         boolean answered = false;
-        while (true) {
+        while (!engine.closed) {
             List<LeaseBook.Grant> grants;
             try {
                 grants = book.grants();
@@ -65,6 +66,9 @@ final class HolderKeeper {
                 Thread.sleep(pause.toMillis());
                 continue;
             }
+            if (engine.closed) {
+                break; // closed while it read: what it read is not judged through a closed store
+            }
             if (!answered) {
                 answered = true;
                 says.accept("keeping the grants of this machine's holders alive; ending each the moment its holder dies");
@@ -74,6 +78,9 @@ final class HolderKeeper {
             failures = 0;
             Set<String> listed = new HashSet<>();
             for (LeaseBook.Grant g : grants) {
+                if (engine.closed) {
+                    break;
+                }
                 listed.add(key(g.record()));
                 try {
                     look(g, says);
@@ -90,6 +97,7 @@ final class HolderKeeper {
             unseen.retainAll(listed);
             Thread.sleep(Math.max(1, poll.toMillis()));
         }
+        says.accept("the store is closed: no longer keeping");
     }
 
     private static String key(LeaseRecord r) {

@@ -57,6 +57,8 @@ public final class LeaseEngine implements AutoCloseable {
     private final Descendants descendants;
     /** What keeps the grants made here, and follows their holders where the book expires records. */
     final KeptGrants keptGrants;
+    /** Whether {@link #close} began: a keeper of holders ({@link #keepHolders}) returns. */
+    volatile boolean closed;
     private final RecordWatches events;
     private final WaiterQueue queue;
     private final Waiting waits;
@@ -251,6 +253,7 @@ public final class LeaseEngine implements AutoCloseable {
     /** Stops the watches and closes the book: what an etcd store kept expires after its TTL. */
     @Override
     public void close() {
+        closed = true;
         keptGrants.close();
         events.close();
         book.close();
