@@ -59,9 +59,9 @@ public sealed interface Acquisition {
      * it. If the process exited before the hand-off, the lease is already ended as {@code exited}.
      * While this JVM lives and the store is open, the lease is ended as {@code exited}, with the
      * status, when the process exits (after a close, nothing is written: the record names a holder
-     * that is then DEAD, which the next newcomer proves); {@link #process()}'s {@code waitFor} and {@code onExit} return once that end is written
-     * (or could not be: its holder is then gone, and the next newcomer proves it), so a record read
-     * after them says how the process ended.
+     * that is then DEAD, which the next newcomer proves); {@link #process()}'s {@code waitFor} and
+     * {@code onExit} return once that end is written (or could not be: its holder is then gone, and
+     * the next newcomer proves it), so a record read after them says how the process ended.
      *
      * <pre>{@code
      * Acquisition a = store.spawn("build", new ProcessBuilder("make"));

@@ -576,8 +576,8 @@ public final class LeaseStore implements AutoCloseable {
      * it keeps; on etcd its etcd lease kept alive, one thread for all) and ended the moment its
      * holder dies (through the exit watch: {@code exited}, with the verdict), so a newcomer anywhere
      * is granted at once instead of after the TTL; one whose holder is already DEAD here is ended
-     * when it is found. Records granted since are picked up every
-     * {@code poll}, read in pages however many there are. What {@code proclive lease keep} runs.
+     * when it is found. Records granted since are picked up every {@code poll}, read in pages however
+     * many there are. What {@code proclive lease keep} runs.
      *
      * <p>It never gives up: a member that does not answer, an answer that cannot be read, a grant
      * that cannot be ended now are each said through {@code says} and tried again after a pause

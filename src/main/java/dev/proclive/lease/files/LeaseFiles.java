@@ -42,6 +42,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -129,7 +130,7 @@ public final class LeaseFiles implements LeaseBook {
     private long cleanedAt;
     private boolean cleaned;
     /** The threads inside {@link #locked} now, each with its depth: {@link #close} waits for them. Guarded by itself. */
-    private final Map<Thread, Integer> inside = new java.util.HashMap<>();
+    private final Map<Thread, Integer> inside = new HashMap<>();
     /** Whether {@link #close} began: no lock is taken (so nothing written) from then on. Guarded by {@link #inside}. */
     private boolean closed;
 
@@ -332,6 +333,7 @@ public final class LeaseFiles implements LeaseBook {
         }
     }
 
+    /** Refuses the call once the book is closed: nothing is written through it any more. */
     private void refuseIfClosed(String name) {
         synchronized (inside) {
             if (closed) {
@@ -480,7 +482,7 @@ public final class LeaseFiles implements LeaseBook {
     /**
      * Takes {@code inJvm}, a fair lock (threads that take it in a loop never keep one out), in
      * slices on the monotonic clock until {@code waited} says {@code most} has passed (a clock
-     * stepped back stretches no slice).
+     * stepped back stretches no slice), or the book is closed.
      */
     private void lockInJvm(String name, ReentrantLock inJvm, Path guard, Duration most, Elapsed waited) throws IOException {
         try {
