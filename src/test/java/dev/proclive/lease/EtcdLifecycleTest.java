@@ -340,6 +340,60 @@ class EtcdLifecycleTest extends LeaseLifecycleTest {
                 () -> store.read(name).orElseThrow().ended(), java.util.Optional::isPresent).orElseThrow();
     }
 
+    /**
+     * A removed record is remembered at the delete's revision, as every write is. Remembered at the
+     * revision of the read before it, a read answered before the delete on another thread (a watch's)
+     * and remembered after it took the removal's place, and the next call through the store found
+     * the corrupt record it had just broken (seen as {@code break}, then an acquire refused as corrupt).
+     */
+    @Test
+    void aReadAnsweredBeforeARemovalNeverTakesItsPlace() throws Exception {
+        java.util.concurrent.CountDownLatch answered = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicBoolean holdNext = new java.util.concurrent.atomic.AtomicBoolean();
+        dev.proclive.etcd.Etcd slow = (dev.proclive.etcd.Etcd) java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(), new Class<?>[] {dev.proclive.etcd.Etcd.class}, (p, m, a) -> {
+                    Object answer;
+                    try {
+                        answer = m.invoke(etcd, a);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                    if (m.getName().equals("txn") && holdNext.compareAndSet(true, false)) {
+                        answered.countDown(); // answered now, handed back once the test lets it
+                        release.await();
+                    }
+                    return answer;
+                });
+        dev.proclive.lease.etcd.EtcdBook book = new dev.proclive.lease.etcd.EtcdBook(slow, "removed/", clock);
+        java.util.concurrent.ExecutorService other = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            etcd.put("removed/build.fence", "build");
+            etcd.put("removed/build", "this is not a lease record");
+            holdNext.set(true);
+            java.util.concurrent.Future<?> stale = other.submit(() -> {
+                try {
+                    return book.read("build");
+                } catch (LeaseCorruptException expected) {
+                    return null;
+                }
+            });
+            assertThat(answered.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            book.locked("build", guard -> {
+                guard.remove(); // as break removes a corrupt record
+                return null;
+            });
+            release.countDown();
+            stale.get(10, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(book.locked("build", dev.proclive.lease.book.LeaseBook.Guard::record))
+                    .as("the removal stands").isEmpty();
+        } finally {
+            release.countDown();
+            other.shutdownNow();
+            book.close();
+        }
+    }
+
     private static long keepAliveThreads(String prefix) {
         return Thread.getAllStackTraces().keySet().stream()
                 .filter(t -> t.isAlive() && t.getName().equals("proclive-etcd-keepalive " + prefix)).count();

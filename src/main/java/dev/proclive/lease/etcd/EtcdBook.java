@@ -365,8 +365,8 @@ public final class EtcdBook implements LeaseBook {
 
         @Override
         public void remove() throws IOException {
-            write(List.of(new Etcd.Delete(recordKey(name)))); // the fence key stays: fences keep growing
-            written(Optional.empty(), 0, read.fenceRevision(), read.revision());
+            Etcd.Outcome o = write(List.of(new Etcd.Delete(recordKey(name)))); // the fence key stays: fences keep growing
+            written(Optional.empty(), 0, read.fenceRevision(), o.revision()); // at the delete's revision, as every write
             keepAlive.drop(name);
         }
 
