@@ -394,6 +394,21 @@ class EtcdLifecycleTest extends LeaseLifecycleTest {
         }
     }
 
+    /**
+     * The thread that reads a record its watch said changed ends once nothing is left to read, as
+     * the look's does: a store whose grants sit still holds no thread for them.
+     */
+    @Test
+    void theThreadThatReadsChangedRecordsEndsOnceNothingIsLeftToRead() throws Exception {
+        Lease lease = ((Acquisition.Granted) store.acquire("build", host.start(60, 50, "600"))).lease();
+        etcd.put(PREFIX + "build", recordText().replaceFirst("\"pid\":[0-9]+", "\"pid\":424242")); // another holder
+        LeaseLost lost = lease.lost().get(10, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(lost.record()).as("read from etcd: %s", lost).isPresent();
+        Eventually.until("no thread left reading", java.time.Duration.ofSeconds(10),
+                () -> Thread.getAllStackTraces().keySet().stream()
+                        .noneMatch(t -> t.isAlive() && t.getName().equals("proclive-lease-read")));
+    }
+
     private static long keepAliveThreads(String prefix) {
         return Thread.getAllStackTraces().keySet().stream()
                 .filter(t -> t.isAlive() && t.getName().equals("proclive-etcd-keepalive " + prefix)).count();

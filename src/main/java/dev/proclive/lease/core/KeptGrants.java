@@ -18,22 +18,20 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The grants a store keeps, on one daemon thread whatever their number (and, on etcd, one more
- * that reads a record its watch says changed); the look's thread ends once a look finds none kept,
- * and starts again with the next. A record is never rewritten to stay fresh: the book keeps every
- * grant fresh itself (etcd by one keep-alive of the etcd lease they are attached to, a directory
- * by one session file that names them all). On {@code proclive-lease-look}, never behind a write
- * that waits for an answer, one look every
- * {@value #LOOK_MS} ms goes over every kept grant, so that its loss is known within a second: the
- * book asked whether its keep-alive went unconfirmed, and a directory's record read when its stamp
- * shows it replaced since it was last read or written here (an etcd record is read when its watch
- * says it changed). The stamp of a record this store wrote is taken by the book while it was the
+ * that reads the records their watches say changed); each thread ends once it finds nothing left
+ * to do (the look, no grant kept; the reads, no record to read), and starts again with the next.
+ * A record is never rewritten to stay fresh: the book keeps every grant fresh itself (etcd by one
+ * keep-alive of the etcd lease they are attached to, a directory by one session file that names
+ * them all). On {@code proclive-lease-look}, never behind a write that waits for an answer, one
+ * look every {@value #LOOK_MS} ms goes over every kept grant, so that its loss is known within a
+ * second: the book asked whether its keep-alive went unconfirmed, and a directory's record read
+ * when its stamp shows it replaced since it was last read or written here (an etcd record is read
+ * on {@code proclive-lease-read} when its watch says it changed). The stamp of a record this store wrote is taken by the book while it was the
  * one writer, so a change by another writer after it is never taken for one of this store's.
  * A grant is kept until it is released or handed off here, found lost, replaced by another grant
  * of the same name here, or the store is closed. One found unconfirmed may still be written under
@@ -64,8 +62,10 @@ final class KeptGrants {
     /** One look at every kept grant {@value #LOOK_MS} ms after the last ended, while any is kept. */
     private final Rounds looks = new Rounds("proclive-lease-look", this::lookAtAll,
             () -> kept.isEmpty() ? OptionalLong.empty() : OptionalLong.of(System.nanoTime() + LOOK_NANOS));
-    /** Where an etcd record is read when its watch says it changed: never on the look's thread, which a slow answer would hold up. */
-    private volatile ScheduledExecutorService reader;
+    /** The etcd records to read, by lease name, each with its grant and when it is due: their watch said they changed, or broke. */
+    private final Map<String, ToRead> toRead = new ConcurrentHashMap<>();
+    /** Where they are read: never on the look's thread, which a slow answer would hold up. */
+    private final Rounds reads = new Rounds("proclive-lease-read", this::readChanged, this::nextRead);
     private volatile boolean closed;
     /** The size {@link #losses} may grow to before the entries of leases nobody holds are dropped. */
     private int lossesSweptAt = 64;
@@ -83,6 +83,10 @@ final class KeptGrants {
     }
 
     private record Followed(long fence, CompletableFuture<Verdict> end) {
+    }
+
+    /** A kept grant's record to read by {@code at} ({@link System#nanoTime()}). */
+    private record ToRead(Kept kept, long at) {
     }
 
     private static final class Kept {
@@ -337,17 +341,6 @@ final class KeptGrants {
         return false;
     }
 
-    /** The thread an etcd record is read on when its watch says it changed; made with the first watch, never after close. */
-    private synchronized ScheduledExecutorService reader() {
-        if (closed) {
-            throw new RejectedExecutionException("the store is closed");
-        }
-        if (reader == null) {
-            reader = Daemons.scheduler("proclive-lease-read");
-        }
-        return reader;
-    }
-
     /** An etcd record is read when its watch says it changed, and watched again while kept. */
     private void watch(Kept k) {
         Optional<CompletableFuture<Void>> changed = book.changed(k.grant.name());
@@ -359,34 +352,55 @@ final class KeptGrants {
             if (closed || kept.get(k.grant.name()) != k) {
                 return;
             }
-            try {
-                reader().schedule(() -> {
-                    try {
-                        lookNow(k.grant.name(), k.grant.fence(), k.grant.holder());
-                    } finally {
-                        if (kept.get(k.grant.name()) == k) {
-                            watch(k); // whatever the look met, the next change is watched for
-                        }
-                    }
-                }, e == null ? 0 : 1000, TimeUnit.MILLISECONDS); // a broken watch is asked again after a pause
-            } catch (RejectedExecutionException closedNow) {
-                // the store was closed
-            }
+            // a broken watch is asked again after a pause
+            long at = System.nanoTime() + (e == null ? 0 : TimeUnit.SECONDS.toNanos(1));
+            toRead.merge(k.grant.name(), new ToRead(k, at),
+                    (before, now) -> before.kept() == k && before.at() - at <= 0 ? before : now); // the sooner stays
+            reads.by(at);
         });
+    }
+
+    /** Reads each record due, and watches it again while its grant is kept. */
+    private void readChanged() {
+        long now = System.nanoTime();
+        for (Map.Entry<String, ToRead> e : toRead.entrySet()) {
+            ToRead r = e.getValue();
+            if (r.at() - now > 0 || !toRead.remove(e.getKey(), r) || kept.get(e.getKey()) != r.kept()) {
+                continue;
+            }
+            Kept k = r.kept();
+            Daemons.surviving(() -> {
+                try {
+                    lookNow(k.grant.name(), k.grant.fence(), k.grant.holder());
+                } finally {
+                    if (!closed && kept.get(k.grant.name()) == k) {
+                        watch(k); // whatever the look met, the next change is watched for
+                    }
+                }
+            }).run();
+        }
+    }
+
+    /** When the next record is due to be read; none when none is. */
+    private OptionalLong nextRead() {
+        OptionalLong next = OptionalLong.empty();
+        for (ToRead r : toRead.values()) {
+            if (next.isEmpty() || r.at() - next.getAsLong() < 0) {
+                next = OptionalLong.of(r.at());
+            }
+        }
+        return next;
     }
 
     /** Keeps nothing more; the threads end. Losses not yet known are never told. */
     void close() {
-        synchronized (this) {
-            closed = true;
-        }
+        closed = true;
         kept.values().forEach(Kept::cancel);
         kept.clear();
         followed.values().forEach(f -> f.end().cancel(false));
         followed.clear();
         looks.close(Duration.ZERO);
-        if (reader != null) {
-            reader.shutdownNow();
-        }
+        reads.close(Duration.ZERO);
+        toRead.clear();
     }
 }
