@@ -495,6 +495,20 @@ class LeaseStoreTest {
         assertThat(r.freshUntil()).isEqualTo(r.renewedAt().plusSeconds(30));
     }
 
+    /** Each record write, counted in {@code writes}, says so through {@code writing} and lands only once {@code land} opens. */
+    private void holdRecordWrites(java.util.concurrent.CountDownLatch writing, java.util.concurrent.CountDownLatch land,
+                                  AtomicInteger writes) {
+        store.files().beforeReplace(() -> {
+            writes.incrementAndGet();
+            writing.countDown();
+            try {
+                land.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+    }
+
     /**
      * A close returns once a write under way has landed, and nothing is locked (so nothing written)
      * through the store after it: a directory removed just after a close sees no file appear in it.
@@ -504,14 +518,7 @@ class LeaseStoreTest {
         Identity holder = children.sleeping();
         java.util.concurrent.CountDownLatch writing = new java.util.concurrent.CountDownLatch(1);
         java.util.concurrent.CountDownLatch land = new java.util.concurrent.CountDownLatch(1);
-        store.files().beforeReplace(() -> {
-            writing.countDown();
-            try {
-                land.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
+        holdRecordWrites(writing, land, new AtomicInteger());
         java.util.concurrent.ExecutorService two = java.util.concurrent.Executors.newFixedThreadPool(2);
         try {
             java.util.concurrent.Future<Acquisition> acquired = two.submit(() -> store.acquire("build", holder));
@@ -546,15 +553,7 @@ class LeaseStoreTest {
         java.util.concurrent.CountDownLatch writing = new java.util.concurrent.CountDownLatch(1);
         java.util.concurrent.CountDownLatch land = new java.util.concurrent.CountDownLatch(1);
         AtomicInteger writes = new AtomicInteger();
-        store.files().beforeReplace(() -> {
-            writes.incrementAndGet();
-            writing.countDown();
-            try {
-                land.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
+        holdRecordWrites(writing, land, writes);
         java.util.concurrent.ExecutorService three = java.util.concurrent.Executors.newFixedThreadPool(3);
         try {
             java.util.concurrent.Future<Acquisition> first = three.submit(() -> store.acquire("build", holder));
