@@ -321,6 +321,46 @@ class ManyKeptGrantsTest {
         }
     }
 
+    /**
+     * Many watches are one piece of work: one thread looks at all of them, a change to one is told to
+     * its listener, and the thread ends once the last watch is closed, the store still open.
+     */
+    @Test
+    void manyWatchesShareOneThreadThatEndsWithTheLastOfThem() throws Exception {
+        Identity self = ProcLive.current().orElseThrow();
+        LeaseBook book = LeaseFiles.open(tmp.resolve("leases"), self, id -> false, false, Platform.fileLocker());
+        int many = 100;
+        try (LeaseEngine keeper = new LeaseEngine(book, LeasePolicy.defaults(), self, LivenessChecker.system(),
+                Clock.systemUTC(), Pause.REAL, Descendants.NONE)) {
+            List<AutoCloseable> watches = new ArrayList<>();
+            java.util.concurrent.BlockingQueue<LeaseEvent> heard = new java.util.concurrent.LinkedBlockingQueue<>();
+            for (int i = 0; i < many; i++) {
+                String name = "lease-" + i;
+                watches.add(keeper.watch(name, e -> {
+                    if (e.record().name().equals("lease-42")) {
+                        heard.add(e);
+                    }
+                }));
+            }
+            Eventually.until("the watches' thread runs", Duration.ofSeconds(10), () -> eventThreads() == 1);
+            assertThat(keeper.acquire("lease-42", self)).isInstanceOf(Acquisition.Granted.class);
+            LeaseEvent granted = heard.poll(Eventually.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(granted).as("the grant of one of %d watched leases is told", many).isNotNull();
+            assertThat(granted.kind()).isEqualTo(LeaseChange.GRANTED);
+            assertThat(eventThreads()).as("threads looking at %d watches", many).isEqualTo(1);
+            for (AutoCloseable w : watches) {
+                w.close();
+            }
+            Eventually.until("the watches' thread ends with the last watch", Duration.ofSeconds(10),
+                    () -> eventThreads() == 0);
+        }
+    }
+
+    private static long eventThreads() {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.isAlive() && t.getName().equals("proclive-lease-events")).count();
+    }
+
     /** A directory's book that counts what its store reads of it, and how often it asks what changed. */
     static final class Counting extends ForwardingBook {
         final AtomicInteger reads = new AtomicInteger();

@@ -10,42 +10,46 @@ import dev.proclive.lease.LeaseListener;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.Daemons;
 import dev.proclive.lease.book.LeaseBook;
+import dev.proclive.lease.book.Rounds;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Future;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The store's watches on leases' records, for listeners: one daemon thread
- * ({@code proclive-lease-events}) reads each watched record when it may have changed — a
- * directory's when its stamp, asked every {@value #POLL_MS} ms, shows it replaced since it was
- * read; an etcd record when its watch says so (and every second besides) — and tells each listener
- * what changed since its last read, in order. The holder a granted record names is followed
- * through the exit watch, so that its death is told though nobody writes it.
+ * The store's watches on leases' records, for listeners: one run ({@code proclive-lease-events})
+ * goes over every watch that is due, whatever their number — a directory's record every
+ * {@value #POLL_MS} ms, read only when its stamp shows it replaced; an etcd record when its watch
+ * says it changed, and every second besides — and tells each listener, in order, what changed
+ * since its last read. The holder a granted record names is followed through the exit watch, so
+ * that its death is told though nobody writes it.
  */
 final class RecordWatches {
 
     static final long POLL_MS = 100;
+    private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(POLL_MS);
+    private static final long SECOND_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final LeaseEngine engine;
     private final LeaseBook book;
     private final LivenessChecker checker;
-    private volatile ScheduledExecutorService thread;
+    private final long everyNanos;
     private volatile boolean closed;
     private final Set<Watch> watches = ConcurrentHashMap.newKeySet();
+    private final Rounds rounds = new Rounds("proclive-lease-events", this::lookAtDue, this::nextDue);
 
     RecordWatches(LeaseEngine engine, LeaseBook book, LivenessChecker checker) {
         this.engine = engine;
         this.book = book;
         this.checker = checker;
+        this.everyNanos = book.expires() ? SECOND_NANOS : POLL_NANOS;
     }
 
     /** Watches lease {@code name} from its record as it is now; closing what this returns stops it. */
@@ -56,10 +60,9 @@ final class RecordWatches {
         Optional<Object> stamp = stamp(book, name);
         Watch w = new Watch(name, listener, read(name));
         w.seen = stamp.orElse(null);
+        w.dueAt = System.nanoTime() + POLL_NANOS;
         watches.add(w);
-        ScheduledExecutorService t = thread();
-        t.execute(w::followHolder);
-        w.poll = t.scheduleWithFixedDelay(w::look, POLL_MS, book.expires() ? 1000 : POLL_MS, TimeUnit.MILLISECONDS);
+        rounds.in(0); // its holder followed at once
         if (book.expires()) {
             w.arm();
         }
@@ -83,16 +86,48 @@ final class RecordWatches {
         }
     }
 
+    private void lookAtDue() {
+        long now = System.nanoTime();
+        for (Watch w : watches) {
+            Daemons.surviving(() -> w.lookIfDue(now)).run(); // one watch's failure is its own
+        }
+    }
+
+    /** The soonest a watch is due; asked under the rounds' lock, so it takes none. */
+    private OptionalLong nextDue() {
+        OptionalLong soonest = OptionalLong.empty();
+        for (Watch w : watches) {
+            long at = w.dueAt;
+            Long changed = w.changedAt;
+            if (changed != null && changed - at < 0) {
+                at = changed;
+            }
+            if (w.holderDied != null) {
+                at = System.nanoTime();
+            }
+            if (soonest.isEmpty() || at - soonest.getAsLong() < 0) {
+                soonest = OptionalLong.of(at);
+            }
+        }
+        return soonest;
+    }
+
+    /** One listener's watch; what is not volatile is used on the rounds' run only, one run at a time. */
     private final class Watch implements AutoCloseable {
         final String name;
         final LeaseListener listener;
         Optional<LeaseRecord> last;
         /** The record's stamp when {@link #last} was read; null: read it at the next look. */
         Object seen;
-        volatile ScheduledFuture<?> poll;
+        /** When the next look is due ({@link System#nanoTime()}). */
+        volatile long dueAt;
+        /** When etcd's watch said the record changed (or broke: a second later); null when it has not. */
+        volatile Long changedAt;
+        /** The grant whose holder the exit watch found dead, to be told. */
+        volatile LeaseRecord holderDied;
         volatile CompletableFuture<Void> changed;
         volatile boolean stopped;
-        /** The grant whose holder's end is watched (its fence and holder), and the exit watch on it. */
+        /** The grant whose holder's end is watched, and the exit watch on it. */
         Optional<LeaseRecord> followed = Optional.empty();
         volatile CompletableFuture<Verdict> holderEnd;
 
@@ -102,11 +137,39 @@ final class RecordWatches {
             this.last = last;
         }
 
-        /** On the event thread only. */
-        void look() {
+        void lookIfDue(long now) {
             if (stopped) {
                 return;
             }
+            LeaseRecord died = holderDied;
+            if (died != null) {
+                holderDied = null;
+                if (sameGrant(followed, Optional.of(died))) {
+                    tell(new LeaseEvent(LeaseChange.HOLDER_DIED, died, Optional.empty()));
+                    dueAt = now; // what was written since, after it
+                }
+            }
+            Long changedNow = changedAt;
+            boolean rearm = changedNow != null && now - changedNow >= 0;
+            if (rearm) {
+                changedAt = null;
+                dueAt = now;
+            }
+            try {
+                if (now - dueAt >= 0) {
+                    dueAt = now + everyNanos;
+                    look();
+                } else {
+                    followHolder(); // a new watch's first run
+                }
+            } finally {
+                if (rearm) {
+                    arm(); // whatever the look met, the next change is watched for
+                }
+            }
+        }
+
+        private void look() {
             Optional<Object> stamp = stamp(book, name);
             if (stamp.isPresent() && stamp.get().equals(seen)) {
                 return; // not replaced since it was read: nothing to tell
@@ -127,12 +190,12 @@ final class RecordWatches {
 
         /**
          * Follows the end of the holder the record names now, when it is another grant or holder
-         * than the one followed; on the event thread only. A holder that cannot be judged here
-         * (another machine's) is not followed: its record's expiry says it.
+         * than the one followed. A holder that cannot be judged here (another machine's) is not
+         * followed: its record's expiry says it.
          */
-        void followHolder() {
+        private void followHolder() {
             Optional<LeaseRecord> now = last.filter(LeaseRecord::granted);
-            if (stopped || sameGrant(now, followed)) {
+            if (sameGrant(now, followed)) {
                 return;
             }
             CompletableFuture<Verdict> before = holderEnd;
@@ -148,18 +211,9 @@ final class RecordWatches {
             CompletableFuture<Verdict> end = checker.onExit(granted.holder());
             holderEnd = end;
             end.thenAccept(verdict -> {
-                if (verdict.liveness() != Liveness.DEAD || stopped) {
-                    return;
-                }
-                try {
-                    thread().execute(() -> {
-                        if (!stopped && sameGrant(followed, Optional.of(granted))) {
-                            tell(new LeaseEvent(LeaseChange.HOLDER_DIED, granted, Optional.empty()));
-                            look(); // what was written since, after it
-                        }
-                    });
-                } catch (RejectedExecutionException storeClosed) {
-                    // nothing more to tell
+                if (verdict.liveness() == Liveness.DEAD && !stopped) {
+                    holderDied = granted;
+                    rounds.in(0);
                 }
             });
         }
@@ -168,7 +222,7 @@ final class RecordWatches {
          * What the listener throws, an {@code Error} too (an assertion, an {@code OutOfMemoryError}
          * it lives through), is its own failure: it is told the next event all the same.
          */
-        void tell(LeaseEvent e) {
+        private void tell(LeaseEvent e) {
             try {
                 listener.changed(e);
             } catch (Throwable dropped) {
@@ -176,7 +230,7 @@ final class RecordWatches {
             }
         }
 
-        /** Looks when etcd's watch says the record changed, and watches again. */
+        /** Has the record looked at when etcd's watch says it changed (a second later when the watch broke). */
         void arm() {
             Optional<CompletableFuture<Void>> c = book.changed(name);
             if (c.isEmpty()) {
@@ -191,17 +245,9 @@ final class RecordWatches {
                 if (stopped || closed) {
                     return;
                 }
-                try {
-                    thread().schedule(() -> {
-                        try {
-                            look();
-                        } finally {
-                            arm(); // whatever the look met, the next change is watched for
-                        }
-                    }, e == null ? 0 : 1000, TimeUnit.MILLISECONDS);
-                } catch (RejectedExecutionException storeClosed) {
-                    // nothing more to tell
-                }
+                long at = System.nanoTime() + (e == null ? 0 : SECOND_NANOS);
+                changedAt = at;
+                rounds.by(at);
             });
         }
 
@@ -209,7 +255,7 @@ final class RecordWatches {
         public void close() {
             stopped = true;
             watches.remove(this);
-            for (Future<?> f : new Future<?>[] {holderEnd, poll, changed}) {
+            for (Future<?> f : new Future<?>[] {holderEnd, changed}) {
                 if (f != null) {
                     f.cancel(false);
                 }
@@ -267,20 +313,10 @@ final class RecordWatches {
         return events;
     }
 
-    private synchronized ScheduledExecutorService thread() {
-        if (thread == null) {
-            thread = Daemons.scheduler("proclive-lease-events");
-        }
-        return thread;
-    }
-
-    /** Stops every watch; the thread ends. */
+    /** Stops every watch; a run under way is interrupted. */
     void close() {
         closed = true;
         List.copyOf(watches).forEach(Watch::close);
-        ScheduledExecutorService pool = thread;
-        if (pool != null) {
-            pool.shutdownNow();
-        }
+        rounds.close(Duration.ZERO);
     }
 }
