@@ -6,15 +6,14 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The one place the lease wing makes threads: each a daemon named for its work, so that a thread
- * dump (or a test) tells the library's work apart, and none of them keeps a JVM from exiting.
+ * The one place the lease wing makes threads: daemons, so none keeps a JVM from exiting, each named
+ * for its work, so a thread dump (or a test) tells them apart.
  */
 public final class Daemons {
 
     private Daemons() {
     }
 
-    /** Starts {@code work} on a new daemon thread called {@code name}. */
     public static Thread start(String name, Runnable work) {
         Thread t = daemon(name, work);
         t.start();
@@ -33,11 +32,8 @@ public final class Daemons {
     }
 
     /**
-     * One daemon thread called {@code name}, made with its first task; a cancelled task is dropped at
-     * once. A {@link ScheduledThreadPoolExecutor} never runs a periodic task again once a run threw,
-     * so each run is {@linkplain #surviving guarded} (an {@code OutOfMemoryError} the application
-     * lives through, an {@code AssertionError}, a listener's mistake) and the next comes as scheduled
-     * ({@code execute} and {@code submit} go through {@code schedule}).
+     * A {@link ScheduledThreadPoolExecutor} never runs a periodic task again once a run threw, so each
+     * run is {@linkplain #surviving guarded} ({@code execute} and {@code submit} go through {@code schedule}).
      */
     public static ScheduledExecutorService scheduler(String name) {
         ScheduledThreadPoolExecutor pool = new ScheduledThreadPoolExecutor(1, r -> daemon(name, r)) {

@@ -21,24 +21,18 @@ import java.util.function.Predicate;
 import java.util.regex.Pattern;
 
 /**
- * Reads a record's JSON strictly: a record that does not say exactly what it must is corrupt,
- * never guessed at (a guessed holder or fence is a second writer let in), and writes it: the record's
- * one codec, and its queue lines'. Both with jackson-core's streaming parser and generator: a
- * command on a directory's lease builds no {@code ObjectMapper} (that alone was half its start;
- * {@link StrictJson} reads the tree).
+ * The codec of records and queue lines, streaming only: building an {@code ObjectMapper} was half a
+ * command's start. A record not saying exactly what it must is corrupt, never guessed at: a guessed
+ * holder or fence lets in a second writer.
  */
 public final class LeaseJson {
 
-    /** {@code r} as the one-line JSON object written to disk. */
+    /** One line, as written to disk. */
     public static String write(LeaseRecord r) {
         return write(r, Optional.empty(), Optional.empty());
     }
 
-    /**
-     * {@code r} as the one-line JSON object written to disk; with {@code "verdict":{"liveness":…,
-     * "reason":…}} when given (a holder's verdict, as {@code lease show} prints it) and
-     * {@code "eligibleAt"} when given.
-     */
+    /** With a holder's {@code "verdict"} and {@code "eligibleAt"} when given, as {@code lease show} prints them. */
     public static String write(LeaseRecord r, Optional<Verdict> verdict, Optional<Instant> eligibleAt) {
         java.io.StringWriter text = new java.io.StringWriter(1024);
         try (JsonGenerator g = IdentityStream.FACTORY.createGenerator(text)) {
@@ -119,9 +113,7 @@ public final class LeaseJson {
     }
 
     /**
-     * The record in {@code bytes}, which must be the record of lease {@code name}.
-     *
-     * @throws LeaseCorruptException naming what is wrong
+     * @throws LeaseCorruptException naming what is wrong, also when it is not lease {@code name}'s
      */
     public static LeaseRecord read(String name, byte[] bytes) throws LeaseCorruptException {
         JsonNode o;
@@ -179,10 +171,6 @@ public final class LeaseJson {
                 previous, digest, reserverUid, adoptedBy, startedAfter, ended, cgroupPath, cgroupId);
     }
 
-    /**
-     * A waiter as a queue line holds it: {@code {"until":"…","who":{IDENTITY},"by":{IDENTITY}}}
-     * ({@code by} left out when it is {@code who}).
-     */
     public static String waiter(LeaseBook.Waiter w) {
         java.io.StringWriter text = new java.io.StringWriter(256);
         try (JsonGenerator g = IdentityStream.FACTORY.createGenerator(text)) {
@@ -201,10 +189,7 @@ public final class LeaseJson {
         return text.toString();
     }
 
-    /**
-     * The waiter in a queue line ({@code IOException} if it is not one); a line without {@code by}
-     * (written before tickets named their waiting process) is {@code who}'s own.
-     */
+    /** A line without {@code by} (older tickets) is {@code who}'s own. */
     public static LeaseBook.Waiter waiter(String line) throws IOException {
         JsonNode o = StrictJson.tree(line.getBytes(java.nio.charset.StandardCharsets.UTF_8));
         if (o == null || !o.isObject() || !o.path("who").isObject()
@@ -220,28 +205,24 @@ public final class LeaseJson {
         }
     }
 
-    /** A cgroup as a record names it: an absolute path, no {@code .} or {@code ..} steps, its last one {@code proclive.NAME.HEX}. */
+    /** Absolute, no {@code .} or {@code ..} steps, the last one {@code proclive.NAME.HEX}. */
     private static final Predicate<String> CGROUP = Pattern.compile(
             "(/(?!\\.\\.?/)[^/\\x00\\n]+)*/proclive\\.[A-Za-z0-9_][A-Za-z0-9._-]{0,127}\\.[0-9a-f]{12}")
             .asMatchPredicate();
 
-    /** A cgroup's id as a record names it: its namespace's inode and its directory's. */
+    /** The inode of the cgroup's namespace, and of its directory. */
     private static final Predicate<String> CGROUP_ID = Pattern.compile("[0-9]{1,20}:[0-9]{1,20}").asMatchPredicate();
 
-    /** The largest user id (uid_t is 32 bits; (uid_t)-1 means none). */
+    /** uid_t is 32 bits; (uid_t)-1 means none. */
     private static final long MAX_UID = 0xFFFF_FFFEL;
 
-    /** A start fingerprint as {@code startedAfter} holds it: Linux ticks, or macOS seconds.microseconds. */
+    /** Linux clock ticks, or macOS seconds.microseconds. */
     private static final Predicate<String> START_FLOOR = Pattern.compile("[0-9]{1,18}(\\.[0-9]{6})?")
             .asMatchPredicate();
 
-    /** A token's digest as records hold it: 64 lowercase hex digits. */
     private static final Predicate<String> DIGEST = Pattern.compile("[0-9a-f]{64}").asMatchPredicate();
 
-    /**
-     * The reservation's token digest: {@code tokenDigest}, or, in a record an earlier version wrote,
-     * the digest of its {@code token}. Both present must agree.
-     */
+    /** {@code tokenDigest}, or the digest of {@code token} an earlier version wrote; both present must agree. */
     private static Optional<String> tokenDigest(String name, JsonNode o) throws LeaseCorruptException {
         Optional<String> digest = matching(name, o, "tokenDigest", DIGEST, "not 64 lowercase hex digits");
         Optional<String> token = matching(name, o, "token", Records::isToken, "not 32 lowercase hex digits");
@@ -255,10 +236,7 @@ public final class LeaseJson {
         return Optional.of(fromToken);
     }
 
-    /**
-     * Evidence that contradicts itself is no evidence: a holder renewed after it was taken over, a
-     * grant that ended before it began, an exit status of a holder that did not exit.
-     */
+    /** Evidence that contradicts itself is no evidence. */
     private static void consistent(String name, Instant acquiredAt, Optional<LeaseRecord.Takeover> previous, Optional<LeaseRecord.Ending> ended)
             throws LeaseCorruptException {
         if (previous.isPresent() && previous.get().renewedAt().isPresent()
@@ -309,7 +287,7 @@ public final class LeaseJson {
         return Verdict.of(reason, detail != null && detail.isTextual() ? detail.asText() : "");
     }
 
-    /** The object in {@code field}, or null when it is absent or JSON null. */
+    /** Null when absent or JSON null. */
     private static JsonNode object(String name, JsonNode o, String field) throws LeaseCorruptException {
         JsonNode v = o.get(field);
         if (v == null || v.isNull()) {
@@ -340,7 +318,7 @@ public final class LeaseJson {
         return Optional.of(v.asText());
     }
 
-    /** The text in {@code field} if given; corrupt, as {@code not} says, where {@code shape} refuses it. */
+    /** {@code not}: what the error says the text is not, where {@code shape} refuses it. */
     private static Optional<String> matching(String name, JsonNode o, String field, Predicate<String> shape, String not)
             throws LeaseCorruptException {
         Optional<String> v = optionalText(name, o, field);
@@ -385,7 +363,6 @@ public final class LeaseJson {
         }
     }
 
-    /** The identity an object of a tree holds, read by {@link IdentityStream}'s rules. */
     private static Identity identity(JsonNode object) throws IOException {
         try (JsonParser p = object.traverse()) {
             return IdentityStream.read(p, p.nextToken()).orElseThrow();
@@ -412,7 +389,7 @@ public final class LeaseJson {
         return v == null || v.isNull() ? Optional.empty() : Optional.of(time(name, o, field));
     }
 
-    /** The first line of a parser's message, which may quote what it read: escaped, so it stays one line. */
+    /** A parser's message may quote what it read: escaped, so it stays one line. */
     private static String firstLine(Exception e) {
         String m = String.valueOf(e.getMessage());
         int nl = m.indexOf('\n');

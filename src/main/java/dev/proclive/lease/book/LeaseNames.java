@@ -7,10 +7,8 @@ import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
- * The names every layer of the lease agrees on: the rule a lease name follows, and the variables
- * a spawned process finds its reservation and its store in (a book names its own store's: the
- * directory here, a key-value store's endpoints and prefix in its book). The store's facade exports them as its
- * public constants.
+ * The names every layer agrees on: the lease name rule, and the variables a spawned process finds its
+ * reservation in (a book names its own store's). The store's facade exports them as public constants.
  */
 public final class LeaseNames {
 
@@ -25,11 +23,7 @@ public final class LeaseNames {
     private LeaseNames() {
     }
 
-    /**
-     * Refuses (an {@code IllegalArgumentException} naming the rule; null, a {@code NullPointerException})
-     * what is not a lease name, touching nothing: 1 to 128 of {@code [A-Za-z0-9._-]}, not starting
-     * with {@code .} or {@code -}.
-     */
+    /** Throws {@code IllegalArgumentException} naming the rule (null: {@code NullPointerException}). */
     public static void checkName(String name) {
         Objects.requireNonNull(name, "name");
         if (!isName(name)) {
@@ -38,16 +32,11 @@ public final class LeaseNames {
         }
     }
 
-    /** Whether {@code name} is a lease name ({@link #checkName}). */
     public static boolean isName(String name) {
         return NAME.matcher(name).matches();
     }
 
-    /**
-     * The lease whose command a cgroup this library made for the store tagged {@code store}
-     * ({@code …/proclive.NAME.STORE.HEX}, {@link #storeTag}) was made for; empty when the path is
-     * not one, or is another store's.
-     */
+    /** The NAME of a cgroup {@code …/proclive.NAME.STORE.HEX} of store tag {@code store}; else empty. */
     public static Optional<String> ofCgroup(String cgroup, String store) {
         Path last = Path.of(cgroup).getFileName();
         String dir = last == null ? "" : last.toString();
@@ -61,11 +50,7 @@ public final class LeaseNames {
         return isName(name) ? Optional.of(name) : Optional.empty();
     }
 
-    /**
-     * A short tag for the store whose spawned commands' environment adds {@code environment} (its
-     * directory, or its key-value store's endpoints and prefix): 8 hex digits of their SHA-256, so that the
-     * cgroups one store makes are told from another's under the same parent.
-     */
+    /** Tells one store's cgroups from another's under the same parent: from its spawned commands' variables. */
     public static String storeTag(java.util.Map<String, String> environment) {
         StringBuilder all = new StringBuilder();
         new java.util.TreeMap<>(environment).forEach((k, v) -> all.append(k).append('=').append(v).append('\n'));

@@ -12,10 +12,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.regex.Pattern;
 
-/**
- * A record's named changes, and the text forms its parts take (a token and its digest, a fence, an
- * instant): beside the engine, not on the API's {@link LeaseRecord}. Pure.
- */
+/** A record's named changes and its parts' text forms, kept off the API's {@link LeaseRecord}. Pure. */
 public final class Records {
 
     private static final Pattern TOKEN = Pattern.compile("[0-9a-f]{32}");
@@ -28,7 +25,7 @@ public final class Records {
     private Records() {
     }
 
-    /** A record being changed, made back into one once: every named change goes through it. */
+    /** Every named change goes through this copy. */
     private static final class Draft {
         private final LeaseRecord r;
         long fence;
@@ -72,11 +69,7 @@ public final class Records {
         }
     }
 
-    /**
-     * A new grant of lease {@code name}, over {@code previous} (a takeover's); its fence is the book's
-     * to give ({@link #fenced}). A reservation gives its token's digest, its reserver's user and the
-     * start floor of its scans.
-     */
+    /** A new grant, over {@code previous} (a takeover's); its fence is the book's to give ({@link #fenced}). */
     public static LeaseRecord granted(String name, LeaseRecord.State state, Identity holder, Identity writer, Instant now,
                                       Duration ttl, Optional<LeaseRecord.Takeover> previous, Optional<String> tokenDigest,
                                       OptionalLong reserverUid, Optional<String> startedAfter) {
@@ -99,14 +92,13 @@ public final class Records {
         return d.done();
     }
 
-    /** {@code r} at another fence: the one a new grant was given when it was written. */
+    /** {@code r} at the fence its new grant was given when written. */
     public static LeaseRecord fenced(LeaseRecord r, long fence) {
         Draft d = new Draft(r);
         d.fence = fence;
         return d.done();
     }
 
-    /** {@code r} renewed at {@code now} for {@code ttl}, by {@code writer}. */
     public static LeaseRecord renewed(LeaseRecord r, Identity writer, Instant now, Duration ttl) {
         Draft d = new Draft(r);
         d.writer = writer;
@@ -115,7 +107,7 @@ public final class Records {
         return d.done();
     }
 
-    /** {@code r}'s grant, fence kept, handed to {@code holder}: asked again, a reservation claimed or handed on. */
+    /** Fence kept: asked again, a reservation claimed or handed on. */
     public static LeaseRecord handedTo(LeaseRecord r, LeaseRecord.State state, Identity holder, Identity writer,
                                        Instant now, Duration ttl) {
         Draft d = new Draft(r);
@@ -128,14 +120,12 @@ public final class Records {
         return d.done();
     }
 
-    /** {@code r}'s grant, fence kept, adopted by {@code carrier} (found as {@code how} says), written by {@code writer} at {@code now}. */
     public static LeaseRecord adoptedBy(LeaseRecord r, Identity carrier, String how, Identity writer, Instant now) {
         Draft d = new Draft(handedTo(r, LeaseRecord.State.HELD, carrier, writer, now, r.ttl()));
         d.adoptedBy = Optional.of(how);
         return d.done();
     }
 
-    /** {@code r}'s grant ended as {@code ending}: released, the fence kept. */
     public static LeaseRecord ended(LeaseRecord r, Identity writer, LeaseRecord.Ending ending) {
         Draft d = new Draft(r);
         d.state = LeaseRecord.State.RELEASED;
@@ -144,7 +134,7 @@ public final class Records {
         return d.done();
     }
 
-    /** {@code r} released by {@code writer} as it is otherwise: a reservation broken before anything held it. */
+    /** A reservation broken before anything held it. */
     public static LeaseRecord released(LeaseRecord r, Identity writer) {
         Draft d = new Draft(r);
         d.state = LeaseRecord.State.RELEASED;
@@ -152,7 +142,6 @@ public final class Records {
         return d.done();
     }
 
-    /** {@code r} naming the cgroup its command runs in. */
     public static LeaseRecord inCgroup(LeaseRecord r, Cgroup cgroup) {
         Draft d = new Draft(r);
         d.cgroup = Optional.of(cgroup.path());
@@ -160,7 +149,7 @@ public final class Records {
         return d.done();
     }
 
-    /** {@code r}, handed to a process that never carried its token, the token retired: its end is its holder's. */
+    /** Handed to a process that never carried the token: its end is its holder's. */
     public static LeaseRecord withoutToken(LeaseRecord r) {
         Draft d = new Draft(r);
         d.tokenDigest = Optional.empty();
@@ -169,12 +158,11 @@ public final class Records {
         return d.done();
     }
 
-    /** Whether {@code token} is a token as reservations make them: 32 lowercase hex digits. */
     public static boolean isToken(String token) {
         return token != null && TOKEN.matcher(token).matches();
     }
 
-    /** The SHA-256 of {@code text}'s UTF-8 bytes as 64 lowercase hex digits: what a record holds for a token. */
+    /** What a record holds for a token. */
     public static String digest(String text) {
         try {
             byte[] sum = java.security.MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
@@ -184,16 +172,12 @@ public final class Records {
         }
     }
 
-    /** Whether {@code token} is the token {@code r}'s reservation was made with. */
     public static boolean hasToken(LeaseRecord r, String token) {
         return r.tokenDigest().isPresent() && isToken(token) && java.security.MessageDigest.isEqual(
                 r.tokenDigest().get().getBytes(StandardCharsets.US_ASCII), digest(token).getBytes(StandardCharsets.US_ASCII));
     }
 
-    /**
-     * A fence as the guard, the record and the command line write it: ASCII digits, 0 to 2^63−1, no
-     * sign or space; empty when {@code text} is not one.
-     */
+    /** A fence as the guard, record and command line write it: ASCII digits, no sign or space; else empty. */
     public static OptionalLong parseFence(String text) {
         if (!FENCE.matcher(text).matches()) {
             return OptionalLong.empty();
@@ -205,12 +189,11 @@ public final class Records {
         }
     }
 
-    /** An instant as records write it: ISO-8601 UTC with milliseconds, {@code 2026-11-29T10:00:00.123Z}. */
     public static String timestamp(Instant at) {
         return INSTANT.format(at);
     }
 
-    /** Whether a record may hold {@code at}: years 0 to 9999, which every reader can hold and add a TTL to. */
+    /** Years 0 to 9999: what every reader can hold and add a TTL to. */
     public static boolean recordable(Instant at) {
         return !at.isBefore(EARLIEST) && !at.isAfter(LATEST);
     }

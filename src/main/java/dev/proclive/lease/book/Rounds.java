@@ -8,19 +8,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
- * One piece of work run again and again, each run by a time and never later, on one daemon thread:
- * a store's look at the grants it keeps, its session-file writes, its keep-alive's rounds.
- *
- * <p>{@link #by} sets a run by a time: one set sooner stays, one set later is moved up, and one
- * running now sets the next itself as it ends, by the time {@code after} names then. {@code after}
- * is asked under this object's lock once the run is no longer running, so a run asked for while
- * another ends is never lost: either the call sees none running and sets one, or {@code after} sees
- * what the caller changed first. One run at a time: a run set and then moved (a task the scheduler
- * had already begun as it was cancelled) does nothing. The thread is made with the first run and
- * ends once {@code after} names none; the next {@code by} makes another. What a run throws, an
- * {@code Error} too, is the run's alone: the next is set as it ends all the same (where
- * {@code after} or the scheduler throws there, a run a second later; where that fails too, the
- * next {@code by} sets one).
+ * One piece of work run again and again on one daemon thread, each run by a time and never later.
+ * {@code after} is asked under this object's lock once the run is no longer running, so a run asked
+ * for while another ends is never lost: either the caller sees none running and sets one, or
+ * {@code after} sees what the caller changed first. The thread ends once {@code after} names none;
+ * what a run throws, an {@code Error} too, is the run's alone.
  */
 public final class Rounds {
 
@@ -38,11 +30,7 @@ public final class Rounds {
     private boolean running;
     private boolean closed;
 
-    /**
-     * Runs {@code work} on a daemon thread called {@code threadName}; after each run, the next is set
-     * by the time {@code after} gives ({@link System#nanoTime()}), or none where it gives none.
-     * {@code after} is asked under this object's lock: it takes no other.
-     */
+    /** {@code after} ({@link System#nanoTime()}, or none) is asked under this object's lock: it takes no other. */
     public Rounds(String threadName, Runnable work, Supplier<OptionalLong> after) {
         this(() -> Daemons.scheduler(threadName), work, after);
     }
@@ -57,7 +45,7 @@ public final class Rounds {
     /** Sets a run by {@code at} ({@link System#nanoTime()}), unless one is set sooner or one is running now. */
     public synchronized void by(long at) {
         if (closed || running || (next != null && nextAt - at <= 0)) {
-            return; // due soon enough, or running (the run after it is set by what it finds then)
+            return; // due soon enough, or running: the run's end sets the next by what it finds then
         }
         if (next != null) {
             next.cancel(false); // one the scheduler has begun already finds it is not current, and does nothing
@@ -94,7 +82,7 @@ public final class Rounds {
                     if (at.isPresent()) {
                         by(at.getAsLong());
                     } else if (thread != null) {
-                        thread.shutdown(); // nothing left to do: the thread ends after this run
+                        thread.shutdown(); // the thread ends after this run; the next by() makes another
                         thread = null;
                     }
                 } catch (Throwable e) {
@@ -104,7 +92,7 @@ public final class Rounds {
         }
     }
 
-    /** A run a second from now, whether or not anything is left (that run asks again); if even that fails, the next call sets one. */
+    /** A run a second from now, whether or not anything is left: that run asks {@code after} again. */
     private void retry() {
         try {
             by(System.nanoTime() + RETRY_NANOS);
@@ -113,10 +101,7 @@ public final class Rounds {
         }
     }
 
-    /**
-     * Runs nothing more. Returns once a run under way has ended, or {@code wait} has passed (then it
-     * is interrupted and left to end by itself). Closing twice does nothing more.
-     */
+    /** Waits up to {@code wait} for a run under way, then interrupts it and leaves it to end by itself. */
     public void close(Duration wait) {
         ScheduledExecutorService last;
         synchronized (this) {

@@ -13,32 +13,27 @@ import dev.proclive.text.IdentityStream;
 import java.io.IOException;
 
 /**
- * JSON read strictly, one way: trailing content and a field given twice are refused (in a record
- * either could hide another holder or fence; in an answer, another answer). {@link #mapper()} is
- * the library's one {@code ObjectMapper}, made the first time it is asked for (a remote book's messages);
- * {@link #tree} reads a value by the same rules with jackson-core's parser alone, for the records
- * of a directory's lease, whose commands must start without building a mapper.
+ * JSON read strictly: trailing content and a field given twice are refused (in a record either could
+ * hide another holder or fence). {@link #tree} reads by the same rules with jackson-core alone: a
+ * directory lease's commands must start without building a mapper.
  */
 public final class StrictJson {
 
     private StrictJson() {
     }
 
-    /** The one mapper, made when first used; shared, never changed after. */
+    /** Made on first use (a remote book's messages); shared, so never reconfigured. */
     private static final class Strict {
         static final ObjectMapper MAPPER = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
                 .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
     }
 
-    /** The library's one {@code ObjectMapper}: trailing content and a field given twice are refused. */
+    /** The library's one {@code ObjectMapper}. */
     public static ObjectMapper mapper() {
         return Strict.MAPPER;
     }
 
-    /**
-     * The JSON value in {@code bytes} as a tree, read as {@link #mapper()} reads one (a field given
-     * twice and anything after the value refused) without making it; null when there is none.
-     */
+    /** The value in {@code bytes}, read by {@link #mapper()}'s rules without making it; null when there is none. */
     static JsonNode tree(byte[] bytes) throws IOException {
         try (JsonParser p = IdentityStream.FACTORY.createParser(bytes)) {
             JsonToken first = p.nextToken();
@@ -54,7 +49,7 @@ public final class StrictJson {
         }
     }
 
-    /** The value whose first token {@code t} is; the parser's depth limit bounds the recursion. */
+    /** The parser's depth limit bounds the recursion. */
     private static JsonNode node(JsonParser p, JsonToken t) throws IOException {
         JsonNodeFactory nodes = JsonNodeFactory.instance; // an if chain: a switch over jackson's enum is one class more
         if (t == JsonToken.START_OBJECT) {

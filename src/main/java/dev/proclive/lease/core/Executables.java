@@ -7,10 +7,8 @@ import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 
 /**
- * Finds a program as {@link ProcessBuilder#start()} does on Linux, for a command that another
- * program then runs in its place: a name with a {@code /} as it is (against the command's
- * directory), any other in this JVM's {@code PATH}. A program that is not there fails here, with
- * the message the JDK gives, instead of starting a process that fails.
+ * Finds a program as {@link ProcessBuilder#start()} does on Linux, for a command another program runs in its
+ * place: a missing one fails here, with the JDK's message, instead of starting a process that fails.
  */
 final class Executables {
 
@@ -20,10 +18,7 @@ final class Executables {
     private Executables() {
     }
 
-    /**
-     * {@code program}'s path, absolute unless it was given relative with a {@code /} (then it is
-     * kept, and runs against {@code directory}).
-     */
+    /** Absolute, unless given relative with a {@code /}: then kept as is, to run against {@code directory}. */
     static String find(String program, File directory) throws IOException {
         Path base = directory == null ? Path.of("").toAbsolutePath() : directory.toPath().toAbsolutePath();
         try {

@@ -12,10 +12,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 
-/**
- * A {@link Lease} as the engine grants it: its name, fence, holder and token, the record it last
- * wrote, and the parts of the engine it renews, ends and hands off through. Thread-safe.
- */
+/** A {@link Lease} as the engine grants it. Thread-safe. */
 final class GrantedLease implements Lease {
 
     private final LeaseEngine engine;
@@ -31,10 +28,8 @@ final class GrantedLease implements Lease {
     private volatile boolean letGo;
 
     /**
-     * A grant written here, as the caller's lease: kept by the store, its holder watched where it must
-     * be. In this order: its loss can be told from the start; it is kept, its record watched from the
-     * grant's write on; then its holder is watched, whose end may be written at once (a holder that
-     * died since the grant checked it), and the record's watch sees that end.
+     * A grant written here, kept by the store. Order matters: its loss future exists first, then its
+     * record is watched, then its holder, whose end may be written at once and must be seen by that watch.
      */
     static GrantedLease kept(LeaseEngine engine, LeaseRecord record, Optional<String> token) {
         GrantedLease lease = new GrantedLease(engine, record, token, Tracking.NONE);
@@ -53,10 +48,7 @@ final class GrantedLease implements Lease {
         this.lost = engine.keptGrants.lost(name, fence, holder);
     }
 
-    /**
-     * This lease, its holder's descendants tracked by {@code how}: its {@link #exited} asks the
-     * kernel first, and its record names the cgroup, as the record written when it was made does.
-     */
+    /** This lease, descendants tracked by {@code how}; its record names the cgroup, as the written one does. */
     GrantedLease tracked(Tracking how) {
         LeaseRecord named = how.cgroup().filter(c -> record.cgroup().isEmpty())
                 .map(c -> Records.inCgroup(record, c)).orElse(record);
@@ -143,8 +135,7 @@ final class GrantedLease implements Lease {
         if (lost.isDone()) {
             return lost.copy();
         }
-        // Told apart from the thread that finds the loss (the store's one look at every kept grant):
-        // a callback that blocks holds up no other lease's loss.
+        // told off the look's thread (one for every kept grant): a blocking callback holds up no other loss
         CompletableFuture<LeaseLost> told = new CompletableFuture<>();
         lost.whenComplete((why, e) -> {
             if (e == null) {
@@ -187,7 +178,7 @@ final class GrantedLease implements Lease {
                 }
                 engine.keptGrants.found(name, fence, holder, why.get());
             }
-            throw new LeaseLostException(name, why.get()); // what happened to it, read from the record
+            throw new LeaseLostException(name, why.get());
         }
         if (knownLost()) { // unconfirmed, or lost since the read: the first reason known
             throw new LeaseLostException(name, lost.getNow(Losses.unconfirmed(fence, Optional.of(holder))));

@@ -18,19 +18,12 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
 
 /**
- * {@code LeaseStore.keepHolders}: every {@code poll}, the store's granted records; those whose
- * holder is ALIVE here are kept and ended the moment the holder dies ({@link KeptGrants#follow}),
- * those whose holder is DEAD here are ended at once. Another machine's holders are that machine's
- * keeper's; one this machine can no longer see is not followed, and judged again the next poll.
- * It returns once the store is closed.
+ * {@code LeaseStore.keepHolders}: grants of holders ALIVE here are kept and ended when they die, of DEAD ones at
+ * once; another machine's are its own keeper's, and one not seen from here is judged again the next poll.
  */
 final class HolderKeeper {
 
-    /**
-     * A failed read of the grants is tried again after 25 ms, doubling with each failure in a row
-     * to 1 s, each pause changed by up to a fifth at random, so that keepers that failed together do
-     * not try again together.
-     */
+    /** Doubling to 1 s, each pause off by up to a fifth at random, so that keepers that failed together retry apart. */
     private static final long FIRST_PAUSE_MS = 25;
     private static final long MOST_PAUSE_MS = 1_000;
 
@@ -120,8 +113,7 @@ final class HolderKeeper {
         }
         Verdict now = checker.explain(r.holder());
         if (now.liveness() == Liveness.DEAD) {
-            // Proven here: ended now, as a newcomer here would take it over, so that nobody
-            // elsewhere waits out a TTL that another grant on the same etcd lease keeps renewing.
+            // ended now, as a newcomer here would take it: nobody waits out a TTL another grant on its etcd lease renews
             engine.end(r.name(), r.fence(), LeaseEngine.End.died(r.holder(), OptionalLong.empty(), now));
             return;
         }
@@ -130,7 +122,7 @@ final class HolderKeeper {
                 says.accept("lease " + r.name() + " at fence " + r.fence() + ": its holder cannot be seen from here now ("
                         + OneLine.escape(now.detail()) + "); not ended, as nothing proves it dead; judged again each poll");
             }
-            return; // another machine's, or not to be judged from here: its own keeper's
+            return;
         }
         if (unseen.remove(key)) {
             says.accept("lease " + r.name() + " at fence " + r.fence() + ": its holder is seen again; keeping it");

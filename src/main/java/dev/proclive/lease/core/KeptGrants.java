@@ -22,28 +22,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The grants a store keeps, on one daemon thread whatever their number (and, on etcd, one more
- * that reads the records their watches say changed); each thread ends once it finds nothing left
- * to do (the look, no grant kept; the reads, no record to read), and starts again with the next.
- * A record is never rewritten to stay fresh: the book keeps every grant fresh itself (etcd by one
- * keep-alive of the etcd lease they are attached to, a directory by one session file that names
- * them all). On {@code proclive-lease-look}, never behind a write that waits for an answer, one
- * look every {@value #LOOK_MS} ms goes over every kept grant, so that its loss is known within a
- * second: the book asked whether its keep-alive went unconfirmed, and a directory's record read
- * when its stamp shows it replaced since it was last read or written here (an etcd record is read
- * on {@code proclive-lease-read} when its watch says it changed). The stamp of a record this store wrote is taken by the book while it was the
- * one writer, so a change by another writer after it is never taken for one of this store's.
- * A grant is kept until it is released or handed off here, found lost, replaced by another grant
- * of the same name here, or the store is closed. One found unconfirmed may still be written under
- * (its holder lives, only its keeping failed): a directory's session file names it on until it
- * ends ({@link LeaseEngine#end}), so that it is fresh again once the writes go through. What one
- * grant's look throws is that grant's alone, and the look goes on.
- *
- * <p>A kept grant is ended the moment its holder dies, so that nobody anywhere waits out its TTL,
- * where its record expires (etcd) and its holder is another process and not a spawned child (that
- * one's launcher ends it, with the status); so is every grant {@link HolderKeeper} keeps. Only a
- * death is written: a holder that can no longer be seen from here (the exit watch says UNKNOWN) is
- * not followed any more, and its grant is left as it is. One exit watch per lease.
+ * The grants a store keeps, all looked at every {@value #LOOK_MS} ms on one daemon thread so that a
+ * loss is known within a second; the book keeps them fresh, a record is never rewritten for it.
+ * Where records expire (etcd), another process's grant is ended the moment its holder dies, so that
+ * nobody waits out its TTL (a spawned child's launcher ends its own, with the status).
  */
 final class KeptGrants {
 
@@ -55,21 +37,17 @@ final class KeptGrants {
     private final LivenessChecker checker;
     /** This process: a grant of its own ends with it, and nobody here could end it then. */
     private final Identity writer;
-    /** The grant kept for each lease name. */
     private final Map<String, Kept> kept = new ConcurrentHashMap<>();
     /** Each grant's loss, held weakly: a grant whose leases are all gone leaves nothing behind. */
     private final Map<Grant, WeakReference<CompletableFuture<LeaseLost>>> losses = new ConcurrentHashMap<>();
-    /** One look at every kept grant {@value #LOOK_MS} ms after the last ended, while any is kept. */
     private final Rounds looks = new Rounds("proclive-lease-look", this::lookAtAll,
             () -> kept.isEmpty() ? OptionalLong.empty() : OptionalLong.of(System.nanoTime() + LOOK_NANOS));
-    /** The etcd records to read, by lease name, each with its grant and when it is due: their watch said they changed, or broke. */
+    /** etcd records whose watch fired (a change, or a break), to read when due. */
     private final Map<String, ToRead> toRead = new ConcurrentHashMap<>();
-    /** Where they are read: never on the look's thread, which a slow answer would hold up. */
+    /** Never on the look's thread, which a slow answer would hold up. */
     private final Rounds reads = new Rounds("proclive-lease-read", this::readChanged, this::nextRead);
     private volatile boolean closed;
-    /** The size {@link #losses} may grow to before the entries of leases nobody holds are dropped. */
     private int lossesSweptAt = 64;
-    /** The holder followed for each lease name: its grant's fence, and the exit watch on it. */
     private final Map<String, Followed> followed = new ConcurrentHashMap<>();
 
     KeptGrants(LeaseEngine engine, LeaseBook book, LivenessChecker checker, Identity writer) {
@@ -85,7 +63,7 @@ final class KeptGrants {
     private record Followed(long fence, CompletableFuture<Verdict> end) {
     }
 
-    /** A kept grant's record to read by {@code at} ({@link System#nanoTime()}). */
+    /** {@code at}: {@link System#nanoTime()}. */
     private record ToRead(Kept kept, long at) {
     }
 
@@ -116,9 +94,9 @@ final class KeptGrants {
         }
         Kept k = new Kept(new Grant(granted.name(), granted.fence(), granted.holder()));
         if (namedByBook()) {
-            book.keep(new LeaseBook.Grant(granted, 0)); // an etcd record is attached when granted
+            book.keep(new LeaseBook.Grant(granted, 0));
         }
-        k.seen = book.writtenStamp(granted.name(), granted.fence()).orElse(null); // written here: not read again
+        k.seen = book.writtenStamp(granted.name(), granted.fence()).orElse(null); // stamped as its one writer: not read back
         Kept before = kept.put(granted.name(), k);
         if (before != null) {
             before.cancel();
@@ -155,7 +133,7 @@ final class KeptGrants {
         watch.end().thenAccept(verdict -> {
             followed.remove(granted.name(), watch);
             if (verdict.liveness() != Liveness.DEAD || closed) {
-                return; // cannot be seen from here: not proven dead, never ended as dead (nor by a closed store)
+                return; // UNKNOWN is not proven dead: its grant is left as it is
             }
             try {
                 // How it ended, where the kernel told the watch: the record keeps it ("its holder was killed by SIGKILL").
@@ -170,13 +148,11 @@ final class KeptGrants {
         });
     }
 
-    /** Whether the holder of the grant at {@code fence} of lease {@code name} is followed now. */
     boolean following(String name, long fence) {
         Followed f = followed.get(name);
         return f != null && f.fence() == fence;
     }
 
-    /** The grant at {@code fence} of lease {@code name} ended here: its holder is followed no more. */
     void unfollow(String name, long fence) {
         Followed f = followed.get(name);
         if (f != null && f.fence() == fence && followed.remove(name, f)) {
@@ -184,10 +160,7 @@ final class KeptGrants {
         }
     }
 
-    /**
-     * Drops the losses of leases nobody holds any more once their number has doubled since it was
-     * last done: a thousand grants kept one after another cost a thousand steps, not a million.
-     */
+    /** Only once the map has doubled: a thousand grants kept one after another cost a thousand steps, not a million. */
     private void sweepLosses() {
         if (losses.size() < lossesSweptAt) {
             return;
@@ -196,10 +169,7 @@ final class KeptGrants {
         lossesSweptAt = Math.max(64, 2 * losses.size());
     }
 
-    /**
-     * Completes with the grant's loss the moment this JVM knows it; never, for a grant released or
-     * handed off here. The same future for every lease of one grant while one of them holds it.
-     */
+    /** Completes when this JVM knows the grant lost; never if released or handed off here. One future per grant. */
     CompletableFuture<LeaseLost> lost(String name, long fence, Identity holder) {
         // held strongly here until returned: a weak reference alone may be cleared before the caller has it
         AtomicReference<CompletableFuture<LeaseLost>> found = new AtomicReference<>();
@@ -211,14 +181,13 @@ final class KeptGrants {
         return found.get();
     }
 
-    /** The grant is lost as {@code why} says: its loss is told (unless it was released here), and it is no longer kept. */
     void found(String name, long fence, Identity holder, LeaseLost why) {
         WeakReference<CompletableFuture<LeaseLost>> ref = losses.get(new Grant(name, fence, holder));
         CompletableFuture<LeaseLost> f = ref == null ? null : ref.get();
         if (f != null) {
             f.complete(why);
         }
-        // One unconfirmed may still be written under: a session file names it on until it ends.
+        // one unconfirmed may still be written under: a session file names it on until it ends
         forget(name, fence, holder, why.why() != LeaseChange.UNCONFIRMED);
     }
 
@@ -228,15 +197,14 @@ final class KeptGrants {
         if (k != null && k.grant.equals(new Grant(name, fence, holder))) {
             k.keptFresh = false;
             if (namedByBook()) {
-                book.ended(name, fence); // nor named by a directory's session file: it is fresh a TTL on, no longer
+                book.ended(name, fence); // its session file keeps it fresh one TTL more, no longer
             }
         }
     }
 
     /**
-     * {@code record}, a kept grant's, was just written here (renewed) as its one writer: its stamp is
-     * taken, and the look does not read it back; a directory's session file keeps it by the TTL it
-     * has now (a renewal may have set another).
+     * Just renewed here: its stamp, taken while this store was its one writer (a later write by another
+     * shows another), spares the look a read; the session file keeps it by the TTL it has now.
      */
     void written(LeaseRecord record) {
         Kept k = kept.get(record.name());
@@ -248,7 +216,6 @@ final class KeptGrants {
         }
     }
 
-    /** Looks at the grant's record now, and tells its loss if it shows one. */
     void lookNow(String name, long fence, Identity holder) {
         Grant g = new Grant(name, fence, holder);
         if (!unconfirmed(g)) {
@@ -256,15 +223,11 @@ final class KeptGrants {
         }
     }
 
-    /**
-     * Whether the book keeps this store's grants fresh by naming them itself (a directory's session
-     * file), not by an expiring lease each record is attached to when written.
-     */
+    /** A directory's session file names the grants; an etcd record is attached to an expiring lease. */
     private boolean namedByBook() {
         return !book.expires();
     }
 
-    /** The grant is released or handed off here: no longer kept, and its loss never told. */
     void release(String name, long fence, Identity holder) {
         losses.remove(new Grant(name, fence, holder));
         forget(name, fence, holder, true);
@@ -276,10 +239,7 @@ final class KeptGrants {
         lookNow(name, fence, holder);
     }
 
-    /**
-     * The grant is no longer kept; {@code letGo}: nor named by a directory's session file (though
-     * the fence may be another holder's now).
-     */
+    /** {@code letGo}: nor named by a session file (though the fence may be another holder's now). */
     private void forget(String name, long fence, Identity holder, boolean letGo) {
         Kept k = kept.get(name);
         if (k != null && k.grant.equals(new Grant(name, fence, holder)) && kept.remove(name, k)) {
@@ -290,14 +250,12 @@ final class KeptGrants {
         }
     }
 
-    /** One look at every kept grant, each on its own. */
     private void lookAtAll() {
         for (Kept k : kept.values()) {
             Daemons.surviving(() -> look(k)).run();
         }
     }
 
-    /** Asks the book whether the grant went unconfirmed, and reads a directory's record when it was replaced. */
     private void look(Kept k) {
         Grant g = k.grant;
         if (kept.get(g.name()) != k || unconfirmed(g) || book.expires()) { // etcd: read when its watch says
@@ -319,7 +277,7 @@ final class KeptGrants {
         return true;
     }
 
-    /** Reads the grant's record and tells its loss if it shows one; whether it is still the grant's (false: unknown). */
+    /** Whether the record is still the grant's (false also when unknown); tells its loss if it shows one. */
     private boolean judge(Grant g) {
         Optional<LeaseRecord> now;
         try {
@@ -341,7 +299,6 @@ final class KeptGrants {
         return false;
     }
 
-    /** An etcd record is read when its watch says it changed, and watched again while kept. */
     private void watch(Kept k) {
         Optional<CompletableFuture<Void>> changed = book.changed(k.grant.name());
         if (changed.isEmpty()) {
@@ -360,7 +317,6 @@ final class KeptGrants {
         });
     }
 
-    /** Reads each record due, and watches it again while its grant is kept. */
     private void readChanged() {
         long now = System.nanoTime();
         for (Map.Entry<String, ToRead> e : toRead.entrySet()) {
@@ -381,7 +337,6 @@ final class KeptGrants {
         }
     }
 
-    /** When the next record is due to be read; none when none is. */
     private OptionalLong nextRead() {
         OptionalLong next = OptionalLong.empty();
         for (ToRead r : toRead.values()) {
@@ -392,7 +347,7 @@ final class KeptGrants {
         return next;
     }
 
-    /** Keeps nothing more; the threads end. Losses not yet known are never told. */
+    /** Losses not yet known are never told. */
     void close() {
         closed = true;
         kept.values().forEach(Kept::cancel);

@@ -33,16 +33,12 @@ import java.util.OptionalLong;
 import java.util.function.Consumer;
 
 /**
- * The engine: the one place that decides and writes a lease's life over the book. It locks a
- * lease, lets {@link LeaseRules} decide (gathering each fact the rules ask for: a verdict, a scan
- * for a token's carriers, the record's freshness), writes what was decided and answers as the API
- * does; it renews, hands off and ends grants, waits in order, spawns, and keeps what it granted.
- * Every write first proves the record is one this store can trust ({@link #trusted}: not rolled
- * back below the guard). It knows its book only through the seam ({@link LeaseBook}).
+ * The one place that decides and writes a lease's life, knowing its book only through {@link LeaseBook}.
+ * Every write first proves the record not rolled back below the guard ({@link #trusted}).
  */
 public final class LeaseEngine implements AutoCloseable {
 
-    /** How old an empty, unnamed cgroup of this library must be before a sweep removes it. */
+    /** Younger, an empty unnamed cgroup may be one another starter has made and not named yet. */
     private static final Duration STRAY_AGE = Duration.ofSeconds(30);
     private static final java.security.SecureRandom TOKENS = new java.security.SecureRandom();
 
@@ -55,7 +51,6 @@ public final class LeaseEngine implements AutoCloseable {
     private final Pause pause;
     private final TokenCarriers carriers;
     private final Descendants descendants;
-    /** What keeps the grants made here, and follows their holders where the book expires records. */
     final KeptGrants keptGrants;
     /** Whether {@link #close} began: a keeper of holders ({@link #keepHolders}) returns. */
     volatile boolean closed;
@@ -123,10 +118,7 @@ public final class LeaseEngine implements AutoCloseable {
     }
 
     /**
-     * Asks, and while the answer is {@link Acquisition.Held} (or {@link Acquisition.Undecided}
-     * with an {@code eligibleAt} within the wait, or over a DEAD holder whose token could not be
-     * proven unused), waits in order and asks again, until {@code wait} has passed ({@link Waiting}).
-     *
+     * Asks again, in order, while held or undecided within {@code wait} ({@link Waiting}).
      * @throws InterruptedIOException if the thread is interrupted while waiting
      */
     public Acquisition waiting(String name, Identity who, Duration wait, Ask ask) throws IOException {
@@ -146,11 +138,7 @@ public final class LeaseEngine implements AutoCloseable {
         return new Spawner(this, checker, reserved, tracking).start(command, book.environment());
     }
 
-    /**
-     * A new cgroup for the command of {@code reserved}, made only now that the lease is granted and
-     * named in its record before anything enters it; empty where none can be made or named (the
-     * command then runs without one).
-     */
+    /** Made only once the lease is granted; empty where none can be made or named (then the command runs without). */
     private Optional<Cgroup> cgroupFor(GrantedLease reserved) {
         String store = LeaseNames.storeTag(book.environment());
         Optional<String> path = descendants.newCgroup(reserved.name(), store);
@@ -172,11 +160,7 @@ public final class LeaseEngine implements AutoCloseable {
         return Optional.empty();
     }
 
-    /**
-     * Removes the empty cgroups of this store ({@code store}, its tag) below this process's own that
-     * no granted record names, left by a starter killed before it could remove one: another store's,
-     * under the same parent, are its own to judge (its records are not read here).
-     */
+    /** Strays of starters killed early; another store's are its own to judge (its records are not read here). */
     private void sweep(String store, String madeNow) {
         for (String stray : descendants.emptyCgroups(store, madeNow, STRAY_AGE)) {
             Optional<String> lease = LeaseNames.ofCgroup(stray, store);
@@ -211,10 +195,7 @@ public final class LeaseEngine implements AutoCloseable {
         return released;
     }
 
-    /**
-     * The operator's override: ends the grant whoever holds it, as broken, and empties its queue of
-     * waiters (those still waiting keep asking, the order they came in forgotten).
-     */
+    /** The operator's override: ends the grant as broken and empties its queue (waiters keep asking, unordered). */
     public Optional<LeaseRecord> breakLease(String name) throws IOException {
         try {
             if (read(name).isEmpty() && book.highestFence(name).isEmpty()) {
@@ -250,7 +231,7 @@ public final class LeaseEngine implements AutoCloseable {
         new HolderKeeper(this, checker, book).run(poll, says);
     }
 
-    /** Stops the watches and closes the book: what an etcd store kept expires after its TTL. */
+    /** What an etcd store kept expires after its TTL. */
     @Override
     public void close() {
         closed = true;
@@ -270,10 +251,8 @@ public final class LeaseEngine implements AutoCloseable {
     }
 
     /**
-     * How a grant ends: as {@code how}, if it is still {@code holder}'s (anyone's when empty), with
-     * the holder's {@code verdict} as it was seen (else judged now). {@code child}: a reservation's
-     * child that exited before the hand-off; {@code tracking}: what the kernel tracks of a spawned
-     * command, asked before a scan for the token.
+     * {@code holder}: anyone's when empty; {@code verdict}: judged now when empty; {@code child}: a
+     * reservation's child that exited before the hand-off; {@code tracking}: asked before a token scan.
      */
     record End(LeaseChange how, Optional<Identity> holder, OptionalLong exitCode, Optional<Verdict> verdict,
                Optional<Identity> child, Tracking tracking) {
@@ -287,30 +266,24 @@ public final class LeaseEngine implements AutoCloseable {
                     tracking);
         }
 
-        /** {@code holder}'s death, as its exit watch or a keeper saw it. */
         static End died(Identity holder, OptionalLong exitCode, Verdict seen) {
             return new End(LeaseChange.EXITED, Optional.of(holder), exitCode, Optional.of(seen), Optional.empty(),
                     Tracking.NONE);
         }
     }
 
-    /** The store's time, to the millisecond. */
     Instant now() {
         return clock.instant().truncatedTo(ChronoUnit.MILLIS);
     }
 
-    /**
-     * Now, or {@code earliest} if the clock was stepped back before it: an ending before its grant
-     * would be a corrupt record.
-     */
+    /** Never before {@code earliest}: after a clock step back, an ending before its grant is a corrupt record. */
     private Instant notBefore(Instant earliest) {
         Instant now = now();
         return now.isBefore(earliest) ? earliest : now;
     }
 
     /**
-     * The record of {@code name}, without a lock, judged as a grant judges it.
-     *
+     * Without a lock, judged as a grant judges it.
      * @throws LeaseCorruptException if it cannot be trusted, or the guard is no fence
      */
     public Optional<LeaseRecord> read(String name) throws IOException {
@@ -322,10 +295,7 @@ public final class LeaseEngine implements AutoCloseable {
         return r;
     }
 
-    /**
-     * {@code r} made the holding of {@code found}, a carrier of its token, fence kept, and written;
-     * empty when that process has ended since it was found.
-     */
+    /** {@code r} handed to {@code found}, a carrier of its token, fence kept; empty when it has ended since. */
     private Optional<LeaseRecord> adopt(LeaseBook.Guard guard, LeaseRecord r, ProcessInfo found, Instant now,
                                         String how) throws IOException {
         Optional<Identity> carrier = checker.identify(found.pid()).filter(id -> id.start().equals(found.start()));
@@ -337,13 +307,7 @@ public final class LeaseEngine implements AutoCloseable {
         return Optional.of(adopted);
     }
 
-    /**
-     * Decides {@code request} over the record {@code guard} holds ({@link LeaseRules}, each fact read
-     * once the rules ask for it), writes what was decided, and answers as the API does: the decision
-     * is turned into the answer once, here.
-     *
-     * A free lease goes first to the waiters in {@link #queue}, in the order they came.
-     */
+    /** Each fact is read only once {@link LeaseRules} ask for it; the decision becomes the answer here alone. */
     private Acquisition decide(String name, LeaseRules.Request request, LeaseBook.Guard guard) throws IOException {
         Optional<LeaseRecord> current = guard.record();
         if (current.isPresent() && current.get().granted()) {
@@ -409,8 +373,7 @@ public final class LeaseEngine implements AutoCloseable {
             return new Acquisition.Held(r, held.verdict());
         }
         LeaseRules.Undecided undecided = (LeaseRules.Undecided) d;
-        // A holder that cannot be judged here (another machine's) is nobody's to keep alive from here:
-        // a record that goes away by itself (etcd) is free when it does.
+        // UNKNOWN (another machine's holder): a record that expires by itself (etcd) is free when it does
         Optional<Instant> eligible = undecided.eligibleAt().isEmpty() && undecided.verdict().liveness() == Liveness.UNKNOWN
                 ? guard.expiresAt() : undecided.eligibleAt();
         Verdict v = undecided.verdict();
@@ -421,7 +384,6 @@ public final class LeaseEngine implements AutoCloseable {
         return new Acquisition.Undecided(r, v, eligible, why);
     }
 
-    /** Removes {@code cgroup}, named by a record whose grant ended, if it proves empty here. */
     private void removeIfEmpty(Cgroup cgroup) {
         if (descendants.members(cgroup.path(), cgroup.id()).map(List::isEmpty).orElse(false)) {
             descendants.remove(cgroup.path());
@@ -429,9 +391,7 @@ public final class LeaseEngine implements AutoCloseable {
     }
 
     /**
-     * Names {@code cgroup} in the reservation at {@code fence} of {@code reserver}, before anything
-     * enters it: from then on every reader judges by it, and whoever finds it empty removes it.
-     *
+     * Before anything enters it: from then on every reader judges by it, whoever finds it empty removes it.
      * @throws LeaseLostException if the reservation is no longer that
      */
     void nameCgroup(String name, long fence, Identity reserver, Cgroup cgroup) throws IOException {
@@ -449,10 +409,9 @@ public final class LeaseEngine implements AutoCloseable {
     }
 
     /**
-     * A granted record, if its fence is not below {@code highest}: one that is was restored from an
-     * old copy (the guard only grows), and renewing it would hand out a fence already given. Unless
-     * its holder is of an earlier boot: that is what a power loss leaves (the guard is forced, the
-     * directory need not be), and such a holder is DEAD, so the next grant, above the guard, is safe.
+     * A fence below {@code highest} means a restored old copy (the guard only grows): renewing it would
+     * hand out a fence twice. Unless its holder is of an earlier boot, as a power loss leaves it (the
+     * guard is forced, the directory need not be): that holder is DEAD, and the next grant is safe.
      */
     LeaseRecord trusted(String name, LeaseRecord granted, long highest) throws LeaseCorruptException {
         Optional<String> boot = introspector.bootId();
@@ -478,7 +437,7 @@ public final class LeaseEngine implements AutoCloseable {
                         "fence " + fence + " is reserved for pid " + current.get().holder().pid())));
     }
 
-    /** Renews the grant at {@code fence} (of {@code holder}, when given); the record's TTL kept unless the policy sets one. */
+    /** {@code holder}: anyone when empty; the record's TTL is kept unless the policy sets one. */
     LeaseRecord renew(String name, long fence, Optional<Identity> holder) throws IOException {
         if (book.lost(name, fence)) {
             throw new LeaseLostException(name, Losses.unconfirmed(fence, holder));
@@ -494,12 +453,10 @@ public final class LeaseEngine implements AutoCloseable {
     }
 
     /**
-     * Ends the grant at {@code fence} as {@code end} says: a released record that says how. Where a
-     * spawned command left something behind (the kernel's word, or a scan for its token), the lease
+     * Where a spawned command left something behind (the kernel's word, or a token scan), the lease
      * goes to that instead, and this returns false.
-     *
-     * @return true if it is ended at that fence now (also when it already was); false, and nothing
-     *         written, when there is no record, it is at another fence or another holder's
+     * @return true if ended at that fence (now or before); false, and nothing written, when there is
+     *         no record, or it is at another fence or another holder's
      */
     boolean end(String name, long fence, End end) throws IOException {
         Tracking tracking = end.tracking();
@@ -521,7 +478,7 @@ public final class LeaseEngine implements AutoCloseable {
             }
             trusted(name, r, guard.fence());
             if (kernel.isPresent() && !kernel.get().isEmpty()) {
-                // The kernel says what the command left behind: the lease is theirs, the oldest one's.
+                // the kernel's list of what the command left: the lease goes to the oldest
                 Optional<ProcessInfo> next = oldest(kernel.get());
                 Instant at = notBefore(r.acquiredAt());
                 if (next.isPresent() && adopt(guard, r, next.get(), at, tracking.how()).isPresent()) {
@@ -547,10 +504,7 @@ public final class LeaseEngine implements AutoCloseable {
         return ended;
     }
 
-    /**
-     * Of {@code pids}, as processes are read now, the one a launcher's command left first: one
-     * whose parent is not among them, the oldest such.
-     */
+    /** The process the command left first, as processes are read now. */
     private Optional<ProcessInfo> oldest(List<Long> pids) {
         List<ProcessInfo> found = new ArrayList<>();
         for (long pid : pids) {
@@ -562,14 +516,11 @@ public final class LeaseEngine implements AutoCloseable {
     }
 
     /**
-     * Whether no process carries {@code r}'s token any more, before a spawned child's exit ends its
-     * lease: a child that daemonised (forked and exited) leaves the process that writes under the
-     * fence behind. One found gets the lease, as a newcomer's scan would give it. While processes
-     * keep ending under every pass of the scan (a chain that re-forks) one may be among them: a
-     * reservation then becomes the exited {@code child}'s, DEAD now, so that it is judged by its
-     * carriers from then on, never held on by the live reserver. A scan left partial for good by
-     * other users' processes (a normal user's view) does not keep the lease from ending: the
-     * child's descendants run as the reserver's user, whose environments are read.
+     * Whether no process carries {@code r}'s token: a child that daemonised leaves its writer behind,
+     * and one found gets the lease. While a re-forking chain outruns the scan, a reservation goes to
+     * the exited {@code child} (DEAD), so it is judged by its carriers, never held on by the live
+     * reserver. A scan partial for good by other users' processes does not stop the end: the child's
+     * descendants run as the reserver's user, whose environments are read.
      */
     private boolean carriersGone(String name, LeaseBook.Guard guard, LeaseRecord r, Optional<Identity> child)
             throws IOException {
@@ -590,10 +541,8 @@ public final class LeaseEngine implements AutoCloseable {
     }
 
     /**
-     * Hands the grant at {@code fence} of {@code from} to {@code to}: from a reservation the fence is
-     * kept (the reserver never wrote under it), from a held lease it is the next one (the old
-     * writer's late writes must be refused).
-     *
+     * A reservation keeps its fence (the reserver never wrote under it); a held lease takes the next
+     * (the old writer's late writes must be refused).
      * @throws IllegalArgumentException if {@code to} is not ALIVE
      */
     LeaseRecord handOff(String name, long fence, Identity from, Identity to) throws IOException {
@@ -609,8 +558,7 @@ public final class LeaseEngine implements AutoCloseable {
             }
             LeaseRecord held = Records.handedTo(r, LeaseRecord.State.HELD, to, writer, now, r.ttl());
             if (r.tokenDigest().isPresent() && !carriers.carriesDigest(to, r.tokenDigest().get()).orElse(true)) {
-                // Its environment was read and holds no token: what it starts never carries it,
-                // and its end is its own death, told by its verdict, never by a scan.
+                // no token in its environment: nothing it starts carries one, so only its death ends it
                 held = Records.withoutToken(held);
             }
             guard.replace(held);

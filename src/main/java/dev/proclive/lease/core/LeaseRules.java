@@ -17,9 +17,8 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
- * Who gets a lease: a pure function of the record, the request, what is known of the record's
- * holder (its verdict; for a reservation, a scan for its token), the policy and the time. No file,
- * no process, no clock: the store gathers the facts, asks, and does what the decision says.
+ * Who gets a lease: a pure function of the record, the request, the holder's verdict and token scan,
+ * the policy and the time. No file, no process, no clock: the store gathers the facts.
  */
 final class LeaseRules {
 
@@ -35,11 +34,8 @@ final class LeaseRules {
     }
 
     /**
-     * A request for a lease.
-     *
      * @param who     the holder asked for (of a reservation: the reserver)
-     * @param carrier whether {@code who}'s initial environment was read and holds the claim's
-     *                token: only a proven carrier can claim
+     * @param carrier {@code who}'s initial environment was read and holds the token: only a proven carrier claims
      */
     record Request(Kind kind, Identity who, Optional<String> token, boolean carrier) {
         static Request acquire(Identity who) {
@@ -82,10 +78,7 @@ final class LeaseRules {
     record Undecided(Verdict verdict, Optional<Instant> eligibleAt) implements Decision {
     }
 
-    /**
-     * Ask again with one more fact: the record holder's verdict, a scan for the reservation's token,
-     * or until when the record is fresh, as its book tells it.
-     */
+    /** Ask again with one more fact: the holder's verdict, a scan for the token, or the book's freshness. */
     enum Need implements Decision {
         VERDICT,
         SCAN,
@@ -93,12 +86,8 @@ final class LeaseRules {
     }
 
     /**
-     * Decides {@code request} over {@code current}; each fact once the decision asked for it.
-     *
-     * @param verdict the verdict of {@code current}'s holder
-     * @param scan    the scan for {@code current}'s token
-     * @param fresh   until when {@code current} is fresh, its book's word: a record kept alive
-     *                without being rewritten is fresh while what keeps it lives
+     * Each fact is given once the decision asked for it. {@code fresh} is the book's word: a record
+     * kept alive without being rewritten is fresh while what keeps it lives.
      */
     static Decision decide(Request request, Optional<LeaseRecord> current, Optional<Verdict> verdict,
                            Optional<EnvironmentScan> scan, Optional<Instant> fresh, LeasePolicy policy, Instant now) {
@@ -122,11 +111,9 @@ final class LeaseRules {
         if (v.liveness() == Liveness.ALIVE) {
             return new Held(v);
         }
-        // A reservation, and a grant that came from one whose holder is DEAD, belong to the processes
-        // that carry its token: a child that re-forks (as a daemon does) or left a grandchild writing
-        // still writes under the fence. So does a grant whose command started in a cgroup of its own,
-        // token or not (one retired at the hand-off): what it left inside is the kernel's to tell. A
-        // holder whose machine rebooted took them with that boot.
+        // A reservation, or a DEAD holder's grant that came from one, belongs to its token's carriers: a
+        // re-forked daemon or a grandchild still writes under the fence. With a cgroup of its own, token or
+        // not, the kernel tells what was left inside. A reboot took them all.
         boolean carried = (r.tokenDigest().isPresent() || r.cgroup().isPresent())
                 && (r.state() == LeaseRecord.State.RESERVED || v.liveness() == Liveness.DEAD);
         if (carried && v.reason() != dev.proclive.Reason.REBOOTED) {
@@ -137,8 +124,7 @@ final class LeaseRules {
             if (carrier.isPresent()) {
                 return new Adopt(carrier.get());
             }
-            // Never free what something may still use: a partial scan, or a reserver whose end
-            // cannot be proven, leave it be.
+            // never free what something may still use: a partial scan, or a reserver not proven DEAD
             if (!scan.get().complete() || v.liveness() != Liveness.DEAD) {
                 return new Undecided(v, Optional.empty());
             }
@@ -175,10 +161,7 @@ final class LeaseRules {
         }
     }
 
-    /**
-     * Whether a reservation's {@code startedAfter} can be a start floor of this boot: of the same
-     * form as the floor now (ticks, or seconds.microseconds) and not after it.
-     */
+    /** Whether {@code startedAfter} can be a start floor of this boot: of the floor's form now, and not after it. */
     static boolean floorWithin(String startedAfter, String floorNow) {
         if (startedAfter.contains(".") != floorNow.contains(".")) {
             return false;

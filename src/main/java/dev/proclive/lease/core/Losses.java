@@ -13,13 +13,7 @@ final class Losses {
     private Losses() {
     }
 
-    /**
-     * What became of the grant at {@code fence} held by {@code holder}; empty while it is still
-     * held. A grant still reserved is unconfirmed: no writer is confirmed under its fence until the
-     * hand-off.
-     *
-     * @param expires whether a record goes away by itself (etcd): a missing one expired, else it was removed
-     */
+    /** Empty while the grant is still held; {@code expires} when records go away by themselves (etcd). */
     static Optional<LeaseLost> of(long fence, Optional<Identity> holder, Optional<LeaseRecord> now, boolean expires) {
         String mine = grant(fence, holder);
         if (now.isEmpty()) {
@@ -51,8 +45,7 @@ final class Losses {
                     + e.how().json() + at + status));
         }
         if (r.fence() == fence && r.state() == LeaseRecord.State.RESERVED) {
-            // the reservation this grant was handed from, read before the hand-off showed: a record at
-            // a fence never goes back from held to reserved, so this proves nothing about the grant
+            // read before the hand-off showed: at one fence, a record never goes back from held to reserved
             return Optional.empty();
         }
         if (r.fence() == fence) {
@@ -72,7 +65,6 @@ final class Losses {
                 + " by one at fence " + r.fence() + " (" + r.state().json() + ", pid " + r.holder().pid() + ")"));
     }
 
-    /** A grant whose keep-alive or renewal went unconfirmed for three quarters of its TTL. */
     static LeaseLost unconfirmed(long fence, Optional<Identity> holder) {
         return new LeaseLost(LeaseChange.UNCONFIRMED, Optional.empty(), grant(fence, holder) + " is lost: its"
                 + " keep-alive or its renewal was not confirmed for three quarters of its TTL, and someone else may be"

@@ -5,9 +5,8 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * How a wait waits, and the monotonic time its deadlines are measured on: the seam that lets wait
- * rules be tested without sleeping, beside the store's {@link java.time.Clock} (which dates
- * records, never bounds a wait).
+ * How a wait waits, on monotonic time: a seam to test wait rules without sleeping. The store's
+ * {@link java.time.Clock} dates records, never bounds a wait.
  */
 public interface Pause {
     /** Waits until {@code end} completes or {@code most} has passed. */
@@ -20,11 +19,7 @@ public interface Pause {
         return System.nanoTime();
     }
 
-    /**
-     * Real time: short relative waits, the whole bounded on a monotonic clock that counts no step
-     * back (as {@code libfaketime} steps it) — never a timed {@code get}, whose deadline a clock
-     * stepped back would stretch by the step.
-     */
+    /** Never a timed {@code get}, whose deadline a clock stepped back (as {@code libfaketime} steps it) stretches. */
     Pause REAL = new Pause() {
         @Override
         public void await(CompletableFuture<?> end, Duration most) throws InterruptedException {

@@ -8,12 +8,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * A spawned command's {@link Process} whose {@link #waitFor()} and {@link #onExit()} return once
- * the store is done with the command's end, so a caller that reads the record then finds the end
- * there, not a race with the library's own write. {@link #destroy()} and {@link #destroyForcibly()}
- * stop the command's whole tree where it runs in a cgroup of its own, as a service manager stops a
- * service. {@code info()}, {@code children()} and {@code descendants()} are {@link Process}'s own,
- * through {@link #toHandle()}.
+ * A spawned command's {@link Process} whose {@link #waitFor()} and {@link #onExit()} return once the
+ * store is done with its end: a caller that then reads the record races no write. {@link #destroy()} and
+ * {@link #destroyForcibly()} stop the whole tree where it runs in a cgroup of its own.
  */
 final class RecordedProcess extends Process {
 

@@ -24,17 +24,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
- * {@code LeaseStore.spawn}'s part after the reservation: the command started with the reservation
- * in its environment, handed the lease, and its end recorded when it exits. Once the command has
- * started, the answer is {@link Acquisition.Started}, whatever fails after.
+ * {@code LeaseStore.spawn} after the reservation: start, hand-off, the exit recorded. Once the command
+ * has started, the answer is {@link Acquisition.Started}, whatever fails after.
  */
 final class Spawner {
 
-    /**
-     * How long a command's end waits for what it left in its cgroup to end too, when the lease is
-     * no longer theirs (they were told to stop with the command), so that the cgroup is removed
-     * before the end is told.
-     */
+    /** How long stragglers told to stop with the command get to leave its cgroup, removed before the end is told. */
     private static final Duration STRAGGLERS = Duration.ofSeconds(2);
 
     private final LeaseEngine engine;
@@ -51,12 +46,7 @@ final class Spawner {
         this.tracking = tracking;
     }
 
-    /**
-     * Starts {@code command} under the reservation, with {@code book}'s variables.
-     *
-     * @throws IOException as {@link ProcessBuilder#start()} throws (the reservation then ends as
-     *                     {@code spawn_failed})
-     */
+    /** @throws IOException as {@link ProcessBuilder#start()} does; the reservation then ends as {@code spawn_failed} */
     Acquisition.Started start(ProcessBuilder command, Map<String, String> book) throws IOException {
         Map<String, String> env = command.environment();
         // An outer lease's variables (lease run inside lease run) are not this lease's: none is inherited.
@@ -86,7 +76,6 @@ final class Spawner {
         return new Acquisition.Started(lease, new RecordedProcess(p, recorded, tracking), handed.failure());
     }
 
-    /** What the hand-off left: the lease whose end the child's exit records (if any), the child as identified, why it failed. */
     private record HandedOff(Optional<Lease> watched, Optional<Identity> child, Optional<IOException> failure) {
     }
 
@@ -105,11 +94,8 @@ final class Spawner {
     }
 
     /**
-     * Runs {@code work} on a thread of its own and waits for it, an interrupt of the calling thread
-     * kept for the caller. A caller is interrupted to end a wait for the lease ({@code lease run}
-     * does so on a signal); once the child runs, an interrupt must not reach the files the hand-off
-     * reads and writes (an interrupted channel closes, and the hand-off would fail, leaving a
-     * running child without its lease).
+     * Runs {@code work} on its own thread, the caller's interrupt kept for later: an interrupt closes
+     * the hand-off's file channels, and a failed hand-off leaves a running child without its lease.
      */
     private static <T> T apart(Supplier<T> work) {
         boolean interrupted = Thread.interrupted();
@@ -129,10 +115,8 @@ final class Spawner {
     }
 
     /**
-     * Starts {@code command}; with a cgroup, as a process that moves itself into it and then
-     * becomes the command (this JVM never moves: its other threads start processes too). A missing
-     * program fails here, as {@link ProcessBuilder#start()} fails. The caller's builder is left as
-     * it was given.
+     * With a cgroup, starts a process that moves itself into it, then becomes the command: this JVM
+     * never moves, as its other threads start processes too. A missing program still fails here.
      */
     private Process start(ProcessBuilder command) throws IOException {
         if (tracking.cgroup().isEmpty()) {
@@ -153,12 +137,8 @@ final class Spawner {
     }
 
     /**
-     * The reservation handed to the started child, fence kept. A child that exits before it can be
-     * identified or handed the lease ends it as {@code exited} (or, while its token lives on, leaves
-     * it its own, judged by the carriers); one that runs but cannot be identified keeps it reserved
-     * (it carries the token).
-     *
-     * @return the lease whose end the child's exit still has to record; empty when it is recorded
+     * Empty when the end is already recorded: a child that exits before the hand-off ends the lease as
+     * {@code exited} unless its token lives on. One that runs unidentified keeps it reserved.
      */
     private Optional<Lease> handOff(Process p, Optional<Identity> child) throws IOException {
         if (child.isPresent()) {
@@ -189,11 +169,8 @@ final class Spawner {
     }
 
     /**
-     * Ends {@code lease} as {@link #ended} says when {@code p} exits, while this JVM lives. Where the
-     * kernel tracks what the child left behind, the lease went to the oldest of them: that one is
-     * watched in turn, and so on until nothing is left.
-     *
-     * @return completes once the end is written or could not be
+     * Ends {@code lease} at {@code p}'s exit, while this JVM lives; where tracked, it follows the oldest
+     * process left behind. Completes once the end is written or could not be.
      */
     private CompletableFuture<Void> endWhenExited(Lease lease, Optional<Identity> child, Process p) {
         CompletableFuture<Void> recorded = new CompletableFuture<>();
@@ -206,10 +183,8 @@ final class Spawner {
                 } catch (IOException | RuntimeException e) {
                     // the record stays as it is: its holder is now DEAD, and the next newcomer proves it
                 }
-                // Also when the lease was lost, broken or taken over meanwhile (what the command left
-                // inside was told to stop with it): removed before the end is told, for a launcher
-                // exits once it is (lease run does), and a cgroup nobody removes then stays until the
-                // next spawn's sweep.
+                // Also when the lease was lost meanwhile: removed before the end is told, as a launcher
+                // exits then (lease run does) and a cgroup left stays until the next spawn's sweep.
                 if (followed) {
                     tracking.removeIfEmpty();
                 } else {
@@ -223,11 +198,8 @@ final class Spawner {
     }
 
     /**
-     * Ends {@code lease} as its command's exit with {@code status}; a reservation the child claimed
-     * itself (after a failed hand-off) as the child's, at the same fence.
-     *
-     * @return whether it ended; false when it went to what the command left behind, or was no
-     *         longer this grant
+     * False when the lease went to what the command left behind, or is no longer this grant. A
+     * reservation the child claimed itself (after a failed hand-off) ends as the child's.
      */
     private boolean ended(Lease lease, Optional<Identity> child, int status) throws IOException {
         if (lease.exited(status)) {
@@ -239,13 +211,7 @@ final class Spawner {
         return false;
     }
 
-    /**
-     * While this JVM lives, a lease that went to what a tracked command left behind is ended the
-     * moment nothing of it is left: when its holder exits, the kernel is asked again, and the lease
-     * ends or goes to the next.
-     *
-     * @return whether it is followed; false when the lease is no longer theirs
-     */
+    /** While this JVM lives, at each holder's exit the lease ends or goes to the next; false if no longer theirs. */
     private boolean superviseLeftBehind(long fence) throws IOException {
         Optional<LeaseRecord> now = engine.read(name);
         if (now.isEmpty() || !now.get().held() || now.get().fence() != fence

@@ -40,19 +40,12 @@ final class TokenCarriers {
     record Carried(EnvironmentScan scan, String how) {
     }
 
-    /**
-     * Whether {@code holder}'s initial environment holds {@code token}: empty when it cannot be
-     * read; false when it does not, or what was read is another process under {@code holder}'s pid.
-     */
+    /** Empty when {@code holder}'s initial environment cannot be read; false too for another process under its pid. */
     Optional<Boolean> carries(Identity holder, String token) {
         return carriesWhere(holder, token::equals);
     }
 
-    /**
-     * The outermost of {@code from} and its ancestors that carry {@code token}, each one's parent
-     * carrying it too: the process a launcher started with it (its own parent does not carry it).
-     * Empty when {@code from} does not carry it.
-     */
+    /** The process a launcher started with {@code token}: the top of {@code from}'s chain of carriers, if any. */
     Optional<Identity> outermost(Identity from, String token) {
         Optional<Identity> found = Optional.empty();
         Identity at = from;
@@ -87,13 +80,9 @@ final class TokenCarriers {
     }
 
     /**
-     * The carriers of {@code reserved}'s token. Every proof at hand, not the first: where its
-     * command started in a cgroup that can be judged here (this machine, this boot, the cgroup
-     * namespace and directory it was made in), its members are carriers whatever a daemon did to its
-     * environment (also once the token was retired at the hand-off); but a cgroup proves who is
-     * inside, never who left, so when it reads empty (it is then removed) the token is scanned for
-     * as well, as a proof (the introspector passes over the process list again while processes end
-     * under it: {@code passAgain}); only carriers of the reserver's user count.
+     * A local cgroup's members carry the token whatever a daemon did to its environment; but a cgroup
+     * proves who is inside, never who left, so an empty one is removed and the token scanned for too.
+     * Only carriers of the reserver's user count.
      *
      * @throws LeaseCorruptException if the record's {@code startedAfter} is not a start time of this
      *                               boot: a floor above every process would make any scan empty
@@ -105,9 +94,7 @@ final class TokenCarriers {
             return new Carried(members.get(), "cgroup");
         }
         if (reserved.tokenDigest().isEmpty()) {
-            // its token was retired at the hand-off (its holder's environment was read without it):
-            // nothing carries it, and a cgroup read here that holds nobody, or none, leaves the
-            // holder's death the proof, as it always was
+            // its token was retired at the hand-off: nothing carries it, and the holder's death is the proof
             return new Carried(NONE, "cgroup");
         }
         String digest = reserved.tokenDigest().get();

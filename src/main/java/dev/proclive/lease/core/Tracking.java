@@ -10,12 +10,10 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * What the kernel tracks of one spawned command: whether this JVM became a subreaper before it
- * started, and the cgroup it started in. "None left" needs every proof at hand to say none: the
- * cgroup proves who stayed inside, never who left, so while this JVM lives its orphans are asked
- * too (an escaped daemon whose parent ended is re-parented here whatever its cgroup).
+ * The kernel's tracking of one spawned command: this JVM made a subreaper before it started, and its cgroup.
+ * A cgroup proves who stayed, never who left: this JVM's orphans are asked too (a daemon is re-parented here).
  *
- * @param cgroup       the cgroup the command started in, if one was made and named in the record
+ * @param cgroup       if one was made and named in the record
  * @param startedAfter a start floor taken before the command started: an older orphan is not the command's
  */
 record Tracking(Descendants descendants, boolean subreaper, Optional<Cgroup> cgroup,
@@ -36,7 +34,7 @@ record Tracking(Descendants descendants, boolean subreaper, Optional<Cgroup> cgr
         return cgroup.isPresent() ? "cgroup" : "subreaper";
     }
 
-    /** Removes the command's cgroup if it is empty now (a populated one stays: the kernel refuses). */
+    /** A populated cgroup stays: the kernel refuses to remove it. */
     void removeIfEmpty() {
         cgroup.ifPresent(c -> descendants.remove(c.path()));
     }
@@ -45,10 +43,7 @@ record Tracking(Descendants descendants, boolean subreaper, Optional<Cgroup> cgr
         cgroup.ifPresent(c -> descendants.signal(c.path(), c.id(), signal));
     }
 
-    /**
-     * Removes the command's cgroup once it is empty, waiting at most {@code most} for what is
-     * inside to end; one still populated then stays, for whoever finds it empty later.
-     */
+    /** Waits at most {@code most} for the members to end; one still populated then stays, for whoever finds it empty. */
     void removeWhenEmpty(Duration most) {
         if (cgroup.isEmpty()) {
             return;
@@ -63,11 +58,8 @@ record Tracking(Descendants descendants, boolean subreaper, Optional<Cgroup> cgr
     }
 
     /**
-     * The command's descendants that live on after it exited: the cgroup's members and the orphans
-     * this subreaper adopted, together. Empty when it cannot be told: without the subreaper's
-     * orphans a cgroup that reads empty proves nothing (a daemon may have left it). A daemon forks
-     * and exits in steps (fork, setsid, fork again): while what is left changes, it is read again,
-     * for a moment, so that the one adopted is the one that stays.
+     * The command's members and adopted orphans after it exited; empty when it cannot be told. A daemon forks and
+     * exits in steps (fork, setsid, fork): read again while it changes, so that the one adopted is the one that stays.
      */
     Optional<List<Long>> leftBehind() {
         Optional<List<Long>> now = read();
@@ -94,8 +86,7 @@ record Tracking(Descendants descendants, boolean subreaper, Optional<Cgroup> cgr
     }
 
     private Optional<List<Long>> read() {
-        // Once the command exited, whatever of it lives tops out at an orphan of this subreaper
-        // (its parent ended), inside the cgroup or not; the members say the same of those inside.
+        // once the command exited, whatever of it lives tops out at an orphan of this subreaper, in the cgroup or not
         Optional<List<Long>> orphans = subreaper ? descendants.orphans(startedAfter) : Optional.empty();
         Optional<List<Long>> members = cgroup.flatMap(c -> descendants.members(c.path(), c.id()));
         if (orphans.isEmpty()) {

@@ -16,13 +16,10 @@ import java.util.Optional;
 import java.util.function.Predicate;
 
 /**
- * The processes waiting for each lease, served in the order they came: a ticket per waiter in the
- * book ({@link LeaseBook.Guard#waiters}), written under the lease's lock. A ticket names the
- * process the lease is wanted for and the process that waits (this store's, which takes it out
- * again). A new grant goes to the longest-waiting live waiter; tickets past their time, and those
- * whose waiting process or whose holder-to-be is DEAD, are dropped, so a waiter that died (killed
- * -9 while it waited for a live shell) or gave up never holds the others up. Where the book keeps
- * no queue, nothing is queued.
+ * The waiters for each lease, served in the order they came: a ticket each in the book
+ * ({@link LeaseBook.Guard#waiters}), written under the lease's lock. Tickets past their time, or whose
+ * waiting process or holder-to-be is DEAD, are dropped, so a waiter killed -9 never holds the others up.
+ * Where the book keeps no queue, nothing is queued.
  */
 final class WaiterQueue {
 
@@ -56,7 +53,6 @@ final class WaiterQueue {
         }
     }
 
-    /** Changes lease {@code name}'s queue under its lock, waiting for it at most {@code lock}; written if changed. */
     private void rewrite(String name, Duration lock, Predicate<List<LeaseBook.Waiter>> changed) throws IOException {
         book.locked(name, lock, guard -> {
             List<LeaseBook.Waiter> queue = new ArrayList<>(guard.waiters());
@@ -80,9 +76,8 @@ final class WaiterQueue {
     }
 
     /**
-     * The waiter a new grant for {@code who} waits behind: the first live one that is not
-     * {@code who}. {@code who}'s own ticket stays (its waiter takes it out once it is answered: a
-     * book that writes again after a conflict must find it again). Under the lease's lock.
+     * The first live waiter that is not {@code who}; under the lease's lock. {@code who}'s own ticket
+     * stays: its waiter takes it out once answered, and a book that writes again must find it again.
      */
     Optional<LeaseBook.Waiter> ahead(LeaseBook.Guard guard, Identity who, Optional<LeaseRecord> current,
                                      Instant now) throws IOException {
@@ -91,9 +86,7 @@ final class WaiterQueue {
             return Optional.empty();
         }
         int before = queue.size();
-        // A ticket lapses at its deadline, when its waiting process or its holder-to-be is DEAD, or
-        // once it was granted (its waiter takes it out then; should that fail, the lease's holder
-        // does not wait for it).
+        // also once granted: its waiter takes it out then, and should that fail, the holder does not wait for it
         queue.removeIf(w -> now.isAfter(w.until()) || dead(w.by()) || (!w.by().equals(w.who()) && dead(w.who()))
                 || current.map(r -> LeaseRules.sameProcess(r.holder(), w.who())).orElse(false));
         Optional<LeaseBook.Waiter> first = queue.isEmpty() ? Optional.empty() : Optional.of(queue.get(0));
@@ -111,9 +104,8 @@ final class WaiterQueue {
     }
 
     /**
-     * Why a free lease is refused to a caller while {@code first} waits ahead of it: the record's
-     * holder's own verdict ({@code holder}: DEAD, or whatever it is; never said alive when it is
-     * not), and the waiter whose turn it is.
+     * Why a free lease is refused while {@code first} waits ahead: the record holder's own verdict
+     * (never said alive when it is not) and whose turn it is.
      */
     static Verdict turnOf(LeaseBook.Waiter first, Verdict holder) {
         String waiting = first.by().equals(first.who()) ? "pid " + first.who().pid()

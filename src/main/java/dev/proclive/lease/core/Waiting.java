@@ -16,11 +16,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
-/**
- * The engine's waits: a caller that asks for a lease with a wait is queued (served in the order
- * waiters came), woken by the holder's end or the record's change, and asks again until its wait
- * has passed; the lease's lock is waited for no longer than the caller waits.
- */
+/** The engine's waits: a waiter is queued in the order it came, woken by the holder's end or the record's change. */
 final class Waiting {
 
     /** While waiting for a holder's exit, how often a release without an exit is looked for. */
@@ -29,7 +25,7 @@ final class Waiting {
     private static final Duration LAST_LOCK = Duration.ofMillis(100);
     /** How often a waiter queued behind another looks again, at most. */
     private static final Duration QUEUED_RECHECK = Duration.ofMillis(200);
-    /** The longest one wait of a nap lasts before the wait's own deadline is looked at again. */
+    /** A clock seen going back (libfaketime steps the monotonic one too) costs a deadline one slice at most. */
     private static final Duration NAP_SLICE = Duration.ofMillis(250);
 
     private final LeaseBook book;
@@ -50,12 +46,9 @@ final class Waiting {
     }
 
     /**
-     * Asks, and while the answer is {@link Acquisition.Held} (or {@link Acquisition.Undecided}
-     * with an {@code eligibleAt} within the wait, or over a DEAD holder whose token could not be
-     * proven unused), waits and asks again, until {@code wait} has passed on the pause's monotonic
-     * clock (a wall clock stepped back never stretches it). The lease's lock is waited for within
-     * the same bound: a writer stopped inside its section makes the wait end with an
-     * {@link IOException} at the deadline, never later.
+     * Asks again while the answer is {@link Acquisition.Held} or an {@link Acquisition.Undecided} that
+     * may change, until {@code wait} has passed on the pause's monotonic clock. A writer stopped inside
+     * its section ends the wait with an {@link IOException} at the deadline, never later.
      *
      * @throws InterruptedIOException if the thread is interrupted while waiting
      */
@@ -72,8 +65,7 @@ final class Waiting {
                 return a; // asked again, it would answer this same grant "again", with itself as the previous record
             }
             if (!deadline.over() && checker.explain(who).liveness() == Liveness.ALIVE) {
-                // served in order from now on. The ticket's end is a date (other processes read it);
-                // its waiter's own deadline stays monotonic.
+                // the ticket's end is a date, as other processes read it; this waiter's deadline stays monotonic
                 queue.enqueue(name, who, now().plus(bound), lockBound().orElseThrow());
                 queued = true;
             }
@@ -122,10 +114,8 @@ final class Waiting {
                 // it may lapse: the waiter still asks, and is served when nobody is ahead
             }
             Duration nap = min(left, RECHECK);
-            // Where the book tells of changes (etcd), its watch starts after the latest revision this
-            // store read on any thread, which may be newer than the answer last given here: the
-            // watch is made first and the answer waited on is asked after it, so that no change
-            // falls between the two.
+            // A book's watch (etcd) starts after the newest revision this store read on any thread, maybe
+            // newer than the last answer here: made first, the answer asked after it, no change falls between.
             Optional<CompletableFuture<Void>> changed = book.changed(name);
             try {
                 if (changed.isPresent()) {
@@ -145,9 +135,8 @@ final class Waiting {
                     }
                     nap(deadline, min(until, nap), changed);
                 } else if (a instanceof Acquisition.Undecided u && u.verdict().liveness() == Liveness.DEAD) {
-                    // Its holder is DEAD but a scan could not prove its token unused: its launcher
-                    // may be ending the record this moment, or the processes that made the scan
-                    // incomplete may end. Look again, soon at first.
+                    // DEAD holder, token not proven unused: its launcher may be ending the record, or what
+                    // made the scan incomplete may end. Look again, soon at first.
                     nap(deadline, min(recheck, nap), changed);
                     recheck = doubled(recheck, RECHECK);
                 } else {
@@ -165,10 +154,7 @@ final class Waiting {
         }
     }
 
-    /**
-     * Twice {@code recheck}, at most {@code cap}: a wait of any length backs off to the cap and
-     * stays there (doubled without one, it overflowed {@code Duration} after about 70 looks).
-     */
+    /** Capped: doubled without a cap, it overflowed {@code Duration} after about 70 looks. */
     static Duration doubled(Duration recheck, Duration cap) {
         return min(recheck.multipliedBy(2), cap);
     }
@@ -188,13 +174,7 @@ final class Waiting {
         }
     }
 
-    /**
-     * Waits at most {@code most}, or until {@code wake} completes, in slices of at most
-     * {@link #NAP_SLICE}, between which the whole wait's {@code deadline} is counted too: a clock
-     * seen going back (libfaketime steps the monotonic clock with the wall clock) costs a deadline
-     * at most one slice of what passed, so a wall clock stepped back again and again never keeps a
-     * wait from ending.
-     */
+    /** Waits at most {@code most}, or until {@code wake}, in slices between which {@code deadline} is counted too. */
     private void nap(Elapsed deadline, Duration most, Optional<? extends CompletableFuture<?>> wake)
             throws InterruptedException {
         Elapsed napped = Elapsed.bounded(most, pause::nanoTime);

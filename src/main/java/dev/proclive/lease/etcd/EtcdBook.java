@@ -30,38 +30,24 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * A lease store's records in etcd. {@code PREFIX NAME} holds the record's JSON, attached to an etcd
- * lease while it is granted (so it goes away by itself when nobody keeps it alive);
- * {@code PREFIX NAME.fence} is never leased and never deleted, and <b>the fence is its
- * {@code mod_revision}</b>: it is written in the transaction of every new grant (and every
- * held-to-held hand-off), and etcd's revisions only grow. A record written by a grant carries fence
- * 0 in its JSON (the transaction's revision is not known before it commits) and is read with the
- * fence key's revision; later writes carry the fence itself.
- *
- * <p>There is no lock: a writer reads both keys at one revision, decides, and writes in one
- * transaction that compares both keys' {@code mod_revision} with what it read; when another writer
- * came first it reads and decides again. Reads are linearizable, so a member cut off from its
- * majority answers nothing, and nothing is granted.
- *
- * <p>Every grant this JVM writes goes onto its own etcd lease of its TTL (the store's session, as
- * etcd's {@code concurrency.Session}), kept alive by {@link EtcdKeepAlive}, which says when a grant
- * is {@linkplain #lost lost}. A record is not rewritten to stay alive: a newcomer that takes an UNKNOWN
- * holder's lease after its TTL waits for that etcd lease to expire ({@link LeaseBook.Guard#freshUntil}).
- * One watch over the prefix ({@link PrefixWatch}) tells every kept grant and waiter of a change.
+ * A lease store's records in etcd, without a lock: a writer reads a lease's two keys at one revision and
+ * writes in one transaction comparing both {@code mod_revision}s, deciding again when another came first.
+ * Reads are linearizable: a member cut off from its majority answers nothing, so nothing is granted.
+ * Each grant written here is on this JVM's etcd lease of its TTL, kept alive by {@link EtcdKeepAlive}.
  */
 public final class EtcdBook implements LeaseBook {
 
+    /**
+     * {@code PREFIX NAME.fence} is never leased nor deleted: <b>the fence is its {@code mod_revision}</b>,
+     * written with every new grant (and held-to-held hand-off), and etcd's revisions only grow.
+     */
     private static final String FENCE_SUFFIX = ".fence";
-    /** How often a writer reads and tries again before it says the lease is too contended. */
     private static final int TRIES = 64;
-    /** The TTL of the etcd lease this JVM's waiters' tickets live on. */
     private static final Duration TICKET_TTL = Duration.ofSeconds(10);
-    /** How many leases' snapshots are remembered before they are forgotten, all at once. */
     private static final int REMEMBERED = 4096;
 
-    /** The etcd endpoints of a store on etcd, comma-separated (never a password), in a spawned process's environment. */
+    /** Comma-separated (never a password). */
     public static final String ETCD_VARIABLE = "PROCLIVE_LEASE_ETCD";
-    /** The key prefix of a store on etcd, in a spawned process's environment. */
     public static final String PREFIX_VARIABLE = "PROCLIVE_LEASE_PREFIX";
 
     private final Etcd etcd;
@@ -69,13 +55,10 @@ public final class EtcdBook implements LeaseBook {
     private final Clock clock;
     private final EtcdKeepAlive keepAlive;
     private final PrefixWatch watch;
-    /** The etcd lease of this JVM's waiters' tickets (0: none yet), and when it was last confirmed alive. */
+    /** This JVM's waiters' tickets' etcd lease (0: none) and when last confirmed, System.nanoTime(); guarded by this. */
     private long ticketLease;
     private long ticketLeaseConfirmed;
-    /**
-     * The latest snapshot known of each lease this JVM wrote or read: a grant's watch starts from its
-     * revision (one forgotten is read again, so all may be forgotten at once).
-     */
+    /** Watches start from these revisions; one forgotten is read again, so all may be forgotten at once. */
     private final Map<String, Snapshot> known = new ConcurrentHashMap<>();
 
     public EtcdBook(Etcd etcd, String prefix, Clock clock) {
@@ -102,22 +85,18 @@ public final class EtcdBook implements LeaseBook {
         return prefix + name + FENCE_SUFFIX;
     }
 
-    /** Where lease {@code name}'s waiters are: one key each below it. */
     private String queuePrefix(String name) {
         return prefix + name + ".queue/";
     }
 
-    /** A waiter's key: one per process (its identity's digest), whichever machine it waits on. */
+    /** One per process, whichever machine it waits on. */
     private String waiterKey(String name, LeaseBook.Waiter w) {
         Identity who = w.who();
         String id = who.pid() + "\n" + who.start() + "\n" + who.boot() + "\n" + who.host() + "\n" + who.machine();
         return queuePrefix(name) + Records.digest(id).substring(0, 32);
     }
 
-    /**
-     * Both keys of a lease, read at one revision: the record (or why what is at its key cannot be
-     * trusted), its key's mod revision and etcd lease (0: absent, none), and the fence key's revision.
-     */
+    /** Both keys of a lease read at one revision; 0 for an absent key's revision or no etcd lease. */
     private record Snapshot(Optional<LeaseRecord> record, Optional<LeaseCorruptException> corrupt, long recordRevision,
                             long etcdLease, long fenceRevision, long revision) {
         Optional<LeaseRecord> trusted() throws LeaseCorruptException {
@@ -136,7 +115,7 @@ public final class EtcdBook implements LeaseBook {
         return List.of(new Etcd.Get(recordKey(name)), new Etcd.Get(fenceKey(name)));
     }
 
-    /** The snapshot {@code o}'s two reads make (of {@link #reads}), remembered as the latest known. */
+    /** {@code o} answers {@link #reads}. */
     private Snapshot parse(String name, Etcd.Outcome o) {
         Optional<Etcd.KeyValue> kv = o.reads().get(0);
         long fenceRevision = o.reads().get(1).map(Etcd.KeyValue::modRevision).orElse(0L);
@@ -154,7 +133,7 @@ public final class EtcdBook implements LeaseBook {
         return remember(name, new Snapshot(record, corrupt, recordRevision, lease, fenceRevision, o.revision()));
     }
 
-    /** The record at {@code kv}, its fence from the fence key's revision when it says 0. */
+    /** A new grant's JSON says fence 0 (its revision is unknown before commit): the fence key's revision is it. */
     private LeaseRecord record(String name, Etcd.KeyValue kv, long fenceRevision) throws LeaseCorruptException {
         LeaseRecord r = LeaseJson.read(name, kv.value());
         if (r.fence() == 0) {
@@ -173,11 +152,7 @@ public final class EtcdBook implements LeaseBook {
         return r;
     }
 
-    /**
-     * Remembers {@code s} as the latest known snapshot of {@code name}, unless one of a later
-     * revision is known already: reads on other threads answer out of order, and a writer that
-     * started from an older snapshot would judge from what has changed since.
-     */
+    /** The later revision wins: reads on other threads answer out of order, and writers start from these. */
     private Snapshot remember(String name, Snapshot s) {
         if (known.size() > REMEMBERED) {
             known.clear();
@@ -192,7 +167,7 @@ public final class EtcdBook implements LeaseBook {
         return snapshot(name).trusted();
     }
 
-    /** Another writer came first: decide again from {@code now}, what the failed write read. */
+    /** Another writer came first: decide again from {@code now}, which the failed write read. */
     private static final class Conflict extends IOException {
         private static final long serialVersionUID = 1L;
         private final transient Snapshot now;
@@ -204,10 +179,8 @@ public final class EtcdBook implements LeaseBook {
     }
 
     /**
-     * Runs {@code work} from the latest snapshot this JVM knows of the lease, when there is one (a
-     * lease released here and acquired again costs one transaction each): a write compares it, and
-     * one that finds it stale reads the lease in the same call and runs {@code work} again; an
-     * answer that writes nothing is never given from a remembered snapshot, only from one read now.
+     * Starts from a remembered snapshot when there is one (a write's compare catches a stale one), but an
+     * answer that writes nothing is never given from it: the lease is read now and {@code work} runs again.
      */
     @Override
     public <T> T locked(String name, Locked<T> work) throws IOException {
@@ -241,7 +214,7 @@ public final class EtcdBook implements LeaseBook {
 
     @Override
     public Optional<CompletableFuture<Void>> changed(String name) {
-        Snapshot last = known.get(name); // news after the revision of the latest read or write here
+        Snapshot last = known.get(name);
         return Optional.of(watch.changed(recordKey(name), last == null ? 0 : last.revision()));
     }
 
@@ -256,10 +229,7 @@ public final class EtcdBook implements LeaseBook {
         ticketLease(false);
     }
 
-    /**
-     * The etcd lease for a new ticket: this JVM's, confirmed alive at most a third of its TTL ago
-     * (granted anew when it expired), or, when {@code forTicket} is false, only kept alive if there is one.
-     */
+    /** Confirmed alive at most a third of its TTL ago; granted anew only {@code forTicket}, else 0 when gone. */
     private synchronized long ticketLease(boolean forTicket) throws IOException {
         long now = System.nanoTime();
         if (ticketLease != 0 && now - ticketLeaseConfirmed < TICKET_TTL.toNanos() / 3) {
@@ -338,11 +308,10 @@ public final class EtcdBook implements LeaseBook {
     private final class TxnGuard implements Guard {
         private final String name;
         private Snapshot read;
-        /** Whether the snapshot is one remembered from earlier, not read for this writer. */
+        /** Not read for this writer. */
         private final boolean remembered;
         /** Whether a write went through: the compare proved the snapshot current. */
         boolean wrote;
-        /** The waiters' keys as {@link #waiters()} last read them. */
         private Set<String> queueRead = Set.of();
 
         TxnGuard(String name, Snapshot read, boolean remembered) {
@@ -366,7 +335,7 @@ public final class EtcdBook implements LeaseBook {
         @Override
         public void remove() throws IOException {
             Etcd.Outcome o = write(List.of(new Etcd.Delete(recordKey(name)))); // the fence key stays: fences keep growing
-            written(Optional.empty(), 0, read.fenceRevision(), o.revision()); // at the delete's revision, as every write
+            written(Optional.empty(), 0, read.fenceRevision(), o.revision()); // the delete's revision: older reads lose
             keepAlive.drop(name);
         }
 
@@ -375,7 +344,7 @@ public final class EtcdBook implements LeaseBook {
             return read.fenceRevision();
         }
 
-        /** The waiters, one key each, in the order their keys were created (as etcd's {@code Mutex} orders them). */
+        /** In the order their keys were created, as etcd's {@code Mutex} orders them. */
         @Override
         public List<LeaseBook.Waiter> waiters() throws IOException {
             List<Etcd.KeyValue> keys = new ArrayList<>(etcd.list(queuePrefix(name)));
@@ -393,11 +362,7 @@ public final class EtcdBook implements LeaseBook {
             return queue;
         }
 
-        /**
-         * Creates the keys of waiters new to the queue, on this JVM's tickets' etcd lease, and
-         * deletes those read and no longer in it; a key another process created since the read is
-         * left alone (nothing locks the queue: each waiter's key is its own).
-         */
+        /** A key made since the read is left alone: nothing locks the queue, each waiter's key is its own. */
         @Override
         public void waiters(List<LeaseBook.Waiter> queue) throws IOException {
             Set<String> wanted = new LinkedHashSet<>();
@@ -419,11 +384,7 @@ public final class EtcdBook implements LeaseBook {
             }
         }
 
-        /**
-         * A granted record stays on the etcd lease it is attached to when its TTL is unchanged
-         * (refreshed first, unless this JVM keeps it alive already); otherwise it goes onto this
-         * JVM's etcd lease of its TTL. An ended record is attached to none: it stays until replaced.
-         */
+        /** Granted at an unchanged TTL it keeps its etcd lease, else takes this JVM's; an ended record has none. */
         @Override
         public void replace(LeaseRecord r) throws IOException {
             long lease = 0;
@@ -480,11 +441,9 @@ public final class EtcdBook implements LeaseBook {
         }
 
         /**
-         * A grant whose answer came later than its etcd lease can be trusted to live (its TTL less a
-         * quarter), or later than that after the write was stamped ({@code renewedAt}), is lost, said
-         * now, before anyone acts on it. {@code inUse}: whether a holder may already write under the
-         * fence (a renewal, a claim): its etcd lease then stays in use until it is ended here; a new
-         * grant nobody was told of frees its record at once.
+         * A grant answered later than its etcd lease can be trusted to live (TTL less a quarter), or that
+         * long after its {@code renewedAt}, is lost, said before anyone acts on it. {@code inUse}: a holder
+         * may already write under the fence, so its etcd lease stays until ended; else the record is freed.
          */
         private void answeredInTime(LeaseRecord r, long lease, boolean inUse) throws LeaseLostException {
             boolean leaseAlive = keepAlive.alive(lease);
@@ -505,12 +464,7 @@ public final class EtcdBook implements LeaseBook {
                             + " ms less a quarter): the record may be gone already"));
         }
 
-        /**
-         * Deletes the record of a grant nobody was told of, if it is still the one written at
-         * {@code revision}: left, it would stay held as long as anything else keeps this JVM's etcd
-         * lease alive. One that cannot be deleted now goes with its etcd lease, or is taken as any
-         * other whose holder has not renewed it.
-         */
+        /** Left, a grant nobody was told of would stay held while anything keeps this JVM's etcd lease alive. */
         private void free(long revision) {
             try {
                 Etcd.Outcome o = etcd.txn(List.of(new Etcd.Compare(recordKey(name), revision)),
@@ -523,7 +477,7 @@ public final class EtcdBook implements LeaseBook {
             }
         }
 
-        /** Runs {@code puts} if nothing changed since the snapshot; else says what is there now, to decide from. */
+        /** Compared with the snapshot: a stale one throws what is there now, to decide from. */
         private Etcd.Outcome write(List<Etcd.Op> puts) throws IOException {
             Etcd.Outcome o;
             try {
@@ -540,16 +494,13 @@ public final class EtcdBook implements LeaseBook {
             return o;
         }
 
-        /** Remembers {@code r} as written here at {@code revision}, on etcd lease {@code lease}; empty: deleted. */
+        /** {@code r} empty: deleted. */
         private void written(Optional<LeaseRecord> r, long lease, long fenceRevision, long revision) {
             read = remember(name, new Snapshot(r, Optional.empty(), r.isPresent() ? revision : 0, lease, fenceRevision,
                     revision));
         }
 
-        /**
-         * A record on an etcd lease is fresh while that etcd lease lives: until it expires as etcd
-         * says now, a second on for etcd's whole seconds; one on none as its {@code renewedAt} says.
-         */
+        /** Not rewritten to stay alive: fresh while its etcd lease lives, plus 1 s for etcd's whole seconds. */
         @Override
         public Instant freshUntil(LeaseRecord r) throws IOException {
             if (read.etcdLease() == 0) {

@@ -18,20 +18,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * One thread for every grant this JVM keeps alive, and the etcd leases they are attached to: this
- * JVM's own, one per TTL, shared by the grants it writes, and others' for grants it keeps for them
- * ({@code lease keep}). A grant is lost when anyone else may be granted soon: its etcd lease not
- * confirmed alive for its TTL less a quarter (said before etcd can have let the lease expire), or
- * the answer to its write come later than that after it was stamped ({@link #answeredLate}). An own
- * etcd lease no grant uses any more is revoked. A grant found lost still uses its etcd lease until
- * it is ended here: whatever may still write under its fence, nothing here frees the lease for
- * another before that — it is kept alive, never revoked.
- *
- * <p>When etcd may have changed under the grants (the prefix's watch broke, as when a member
- * restarts; a keep-alive went unanswered), rounds come soon (a tenth of a second, doubling up to the
- * usual period) until one is answered whole, each also making a key-value call: an etcd restored
- * from an older copy of its data answers below the revision this JVM saw ({@link Etcd.WentBack}),
- * and every grant kept here is lost at once, not a third of the TTL later.
+ * Keeps alive, on one thread, the etcd leases of this JVM's grants: its own (one per TTL, shared) and
+ * others' ({@code lease keep}). A grant is lost once its lease goes unconfirmed for 3/4 of its TTL,
+ * before etcd can have let it expire, and at once when etcd answers below the revision seen
+ * ({@link Etcd.WentBack}: restored from an older copy). A lost grant keeps its lease alive until it
+ * is ended here: its holder may still write under its fence.
  */
 final class EtcdKeepAlive {
 
@@ -39,13 +30,11 @@ final class EtcdKeepAlive {
     private static final long MAX_RETRY_MILLIS = TimeUnit.DAYS.toMillis(1);
 
     private final Etcd etcd;
-    /** The store's clock, which stamps a record's {@code renewedAt}: what a write's answer is measured against. */
+    /** Stamps a record's {@code renewedAt}: what a write's answer is measured against. */
     private final Clock clock;
     /**
-     * The grant kept for each name, and, until it is ended here, one found lost: its holder may
-     * still write, so it keeps its etcd lease in use. A grant goes from kept to lost in one step,
-     * never out of the map and back in: a round that looks between them would find nothing to keep
-     * and end, and the lost grant's etcd lease would lapse under its writer.
+     * Kept grants, and lost ones until ended here. Kept to lost is one step, never out and back in: a
+     * round between would find nothing to keep and end, and the lease would lapse under its writer.
      */
     private final Map<String, Held> held = new ConcurrentHashMap<>();
     private final Map<String, Long> lostFences = new ConcurrentHashMap<>();
@@ -64,7 +53,6 @@ final class EtcdKeepAlive {
         this.rounds = new Rounds(threadName, this::round, this::nextRound);
     }
 
-    /** A grant this JVM keeps, or ({@code lost}) one found lost and not ended yet. */
     private record Held(Grant grant, boolean lost) {
     }
 
@@ -74,7 +62,6 @@ final class EtcdKeepAlive {
         final boolean ours;
         volatile long confirmedAt;
         volatile boolean lost;
-        /** When a grant last went onto it or was kept on it. */
         volatile long usedAt;
         /** Writes handed this lease whose answer is not known yet: while there are any, it is in use. */
         final AtomicInteger inFlight = new AtomicInteger();
@@ -92,11 +79,7 @@ final class EtcdKeepAlive {
         }
     }
 
-    /**
-     * This JVM's etcd lease of {@code ttl}, granted when there is none that is surely alive, for a
-     * write about to be sent: in use until {@link #answered} says that write's answer is known (a
-     * lease revoked under a write in flight would take the record just written with it).
-     */
+    /** In use until {@link #answered}: a lease revoked under a write in flight would take the record with it. */
     synchronized long shared(Duration ttl) throws IOException {
         long seconds = Math.max(1, (ttl.toMillis() + 999) / 1000);
         Long id = own.get(seconds);
@@ -126,9 +109,8 @@ final class EtcdKeepAlive {
         }
     }
 
-    /** Whether {@code t}, which no kept grant uses, is let go: decided under the lock {@link #shared} holds. */
+    /** Whether {@code t} is let go; under the lock {@link #shared} holds, so that no write takes it meanwhile. */
     private synchronized boolean letGo(Tracked t) {
-        // time to let it go once no grant has used it for a third of its TTL, and no write is in flight on it
         if (Duration.ofNanos(System.nanoTime() - t.usedAt).toMillis() <= t.ttlMillis / 3 || t.inFlight.get() > 0) {
             return false;
         }
@@ -146,7 +128,6 @@ final class EtcdKeepAlive {
         }
     }
 
-    /** Whether {@code lease} is one this JVM keeps alive and surely is. */
     boolean alive(long lease) {
         Tracked t = leases.get(lease);
         return t != null && !t.overdue(System.nanoTime());
@@ -166,8 +147,7 @@ final class EtcdKeepAlive {
         lostFences.remove(r.name()); // a newer grant of the name: the lost one's record is not there any more
         Tracked t = leases.get(lease);
         if (t == null || t.lost && !t.ours) {
-            // another's lease, kept for its holder: one given up while etcd did not answer is kept
-            // again once a read shows its grant still there
+            // another's, kept for its holder (again, if given up while etcd was silent and a read shows its grant)
             t = new Tracked(lease, r.ttl().toMillis(), false, System.nanoTime());
             leases.put(lease, t);
         }
@@ -192,15 +172,11 @@ final class EtcdKeepAlive {
         return held.values().stream().filter(h -> !h.lost()).map(Held::grant).toList();
     }
 
-    /**
-     * Sets the next round a period from now, or sooner while unsure, unless one is set sooner
-     * already: a new grant keeps the rhythm of the shortest TTL, it does not call early.
-     */
+    /** A new grant keeps the rhythm of the shortest TTL: it does not call early. */
     private void start() {
         rounds.by(soonest(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(periodMillis())));
     }
 
-    /** {@code at}, or sooner while etcd may have changed under the grants. */
     private long soonest(long at) {
         long unsure = unsureMillis;
         long soon = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(unsure);
@@ -233,10 +209,7 @@ final class EtcdKeepAlive {
         return false;
     }
 
-    /**
-     * Whether the answer to the write of {@code r} came later than its TTL less a quarter after the
-     * write was stamped ({@code renewedAt}): then it is lost from now on, whatever its etcd lease says.
-     */
+    /** Answered later than 3/4 of its TTL after {@code renewedAt}: lost from now on, whatever its etcd lease says. */
     boolean answeredLate(LeaseRecord r) {
         long ttl = r.ttl().toMillis();
         if (!clock.instant().isAfter(r.renewedAt().plusMillis(ttl - ttl / 4))) {
@@ -271,19 +244,12 @@ final class EtcdKeepAlive {
         return held.isEmpty() && own.isEmpty();
     }
 
-    /**
-     * When the round after one is due: a period (a third of the shortest TTL) after that one began,
-     * or sooner while etcd may have changed under the grants; none once nothing is left to keep (the
-     * thread ends; the next grant starts one). Nothing ends the rounds silently while anything is
-     * kept (every grant on them would wait in vain to be told): what a round throws, an {@code Error}
-     * too, is followed by the next round all the same ({@link Rounds}).
-     */
+    /** None once nothing is left to keep: the thread ends, and the next grant starts one. */
     private OptionalLong nextRound() {
         return nothingToKeep() ? OptionalLong.empty()
                 : OptionalLong.of(soonest(began + TimeUnit.MILLISECONDS.toNanos(periodMillis())));
     }
 
-    /** A third of the shortest TTL kept: the rhythm of the rounds. */
     private long periodMillis() {
         long shortest = leases.values().stream().mapToLong(t -> t.ttlMillis).min().orElse(3000);
         return Math.max(50, shortest / 3);
@@ -292,7 +258,7 @@ final class EtcdKeepAlive {
     private void round() {
         began = System.nanoTime();
         if (nothingToKeep()) {
-            return; // the last grant went since this round was set: nothing to keep alive, and the thread ends
+            return; // the last grant went since this round was set
         }
         long unsure = unsureMillis;
         boolean answered = unsure == 0 || probe();
@@ -332,10 +298,7 @@ final class EtcdKeepAlive {
         }
     }
 
-    /**
-     * An empty transaction, whose revision the client compares with what this JVM saw: whether it
-     * was answered. When it went back, every grant kept here is lost.
-     */
+    /** Whether etcd answered an empty transaction, whose revision the client checks against the one seen. */
     private boolean probe() {
         List<Grant> kept = kept();
         if (kept.isEmpty()) {

@@ -12,20 +12,12 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One etcd watch stream over a book's prefix, for every caller that waits for a key under it to
- * change: opened when the first caller needs it (from after the revision that caller last read),
- * and kept open until the book is closed. A caller that read a key at an older revision than the
- * stream can vouch for is told at once, to read again. When the stream breaks, every waiting
- * caller is told so (exceptionally) after a pause that grows with each break in a row (25 ms,
- * doubling to about a second and a half, with jitter), so that callers who ask anew do not spin;
- * when etcd ends it as one that may have missed changes (compacted), each is told its key changed.
- * Every {@value #RENEW_MS} ms the stream is opened anew from after the latest change it delivered:
- * a connection that died without a word (a NAT or a proxy that dropped it while idle) hides a
- * change for no longer than that. One new stream a half minute, whatever the number of callers.
+ * One etcd watch stream over a book's prefix for every caller waiting on a key, opened on first need.
+ * Reopened every {@value #RENEW_MS} ms from its latest change: a connection dropped without a word (an
+ * idle NAT or proxy) hides a change no longer than that. State guarded by this.
  */
 final class PrefixWatch {
 
-    /** How many keys' last changes are remembered before they are forgotten, all at once. */
     private static final int REMEMBERED = 4096;
     static final long RENEW_MS = 30_000;
 
@@ -33,19 +25,18 @@ final class PrefixWatch {
     private final String prefix;
     /** Told when the stream breaks: etcd may have changed under it (a member restarted, or was restored). */
     private final Runnable broke;
-    /** The callers waiting, by key, each with the revision after which a change of its key is news. */
+    /** By key, each with the revision after which a change is news. */
     private final Map<String, List<Waiting>> waiting = new HashMap<>();
-    /** The revision of the latest change the stream saw of each key, since {@link #coveredFrom}. */
+    /** Each key's latest change, since {@link #coveredFrom}. */
     private final Map<String, Long> lastChange = new HashMap<>();
     /** Every change at this revision or later is in {@link #lastChange} (the stream saw it, or will). */
     private long coveredFrom;
-    /** The stream, or null while there is none; {@link #generation} names the one opened last. */
+    /** Null while there is none; {@link #generation} names the one opened last. */
     private CompletableFuture<Void> stream;
     private long generation;
-    /** Streams that broke in a row, without an answer between. */
     private int broken;
     private boolean closed;
-    /** The revision of the latest change the streams delivered, or the one the first was opened after. */
+    /** The latest change delivered, or the revision the first stream was opened after. */
     private long lastEvent;
 
     private record Waiting(CompletableFuture<Void> future, long after) {
@@ -58,9 +49,8 @@ final class PrefixWatch {
     }
 
     /**
-     * Completes when {@code key} is written or deleted at a revision after {@code afterRevision}
-     * (at once when that cannot be ruled out: {@code afterRevision} 0, or older than the stream
-     * vouches for); exceptionally when the watch breaks. Cancel it to stop waiting.
+     * Completes when {@code key} changes after {@code afterRevision}, at once when that cannot be ruled out
+     * (0, or older than the stream vouches for); exceptionally when the watch breaks. Cancel to stop waiting.
      */
     CompletableFuture<Void> changed(String key, long afterRevision) {
         CompletableFuture<Void> f = new CompletableFuture<>();
@@ -99,7 +89,7 @@ final class PrefixWatch {
         }
     }
 
-    /** Starts a stream from after {@code afterRevision} as the one in use; called with the lock held. */
+    /** Called with the lock held. */
     private void start(long afterRevision) {
         long mine = ++generation;
         CompletableFuture<Void> s = etcd.watchPrefix(prefix, afterRevision, (revision, changes) -> seen(mine, changes));
@@ -108,7 +98,7 @@ final class PrefixWatch {
         CompletableFuture.delayedExecutor(RENEW_MS, TimeUnit.MILLISECONDS).execute(() -> renew(mine));
     }
 
-    /** Opens the stream anew if the one of generation {@code mine} still serves: who waits, and what it saw, stay. */
+    /** If generation {@code mine} still serves; who waits, and what it saw, stay. */
     private void renew(long mine) {
         CompletableFuture<Void> old;
         synchronized (this) {
@@ -127,11 +117,11 @@ final class PrefixWatch {
             if (mine != generation || stream == null) {
                 return;
             }
-            broken = 0; // a stream that answers as one: the next break waits briefly again
+            broken = 0; // the next break waits briefly again
             for (Etcd.Change c : changes) {
                 if (lastChange.size() >= REMEMBERED && !lastChange.containsKey(c.key())) {
                     lastChange.clear(); // forgotten: a caller who read before this change is told at once
-                    coveredFrom = c.revision() + 1; // what this answer held before it, at its revision, too
+                    coveredFrom = c.revision() + 1; // this answer's earlier changes at its revision, too
                 }
                 lastChange.merge(c.key(), c.revision(), Math::max);
                 lastEvent = Math.max(lastEvent, c.revision());
@@ -150,8 +140,8 @@ final class PrefixWatch {
     }
 
     /**
-     * The stream of generation {@code mine} ended, {@code e} why (null: etcd ended it as one that
-     * may have missed changes): every caller waiting is told, a break after a pause.
+     * {@code e} null: etcd ended it as one that may have missed changes (compacted). A break is told after
+     * 25 ms doubling to about 1.6 s, with jitter, so callers who ask anew do not spin.
      */
     private void ended(long mine, Throwable e) {
         List<Waiting> tell = new ArrayList<>();
@@ -179,7 +169,7 @@ final class PrefixWatch {
         }));
     }
 
-    /** Closes the stream; the callers still waiting are told (exceptionally) that nothing is watched. */
+    /** Callers still waiting are told (exceptionally) that nothing is watched. */
     void close() {
         List<Waiting> tell = new ArrayList<>();
         CompletableFuture<Void> s;

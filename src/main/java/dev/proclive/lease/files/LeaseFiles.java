@@ -55,23 +55,15 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
 
 /**
- * The files of a lease directory, and every rule about handling them: no link followed, reads
- * bounded, records replaced atomically, the guard locked and its fence kept, temporary files named
- * and recognised in one place. What a record <em>says</em> is {@link LeaseJson}'s; what to do about
- * it is the store's.
+ * The files of a lease directory and every rule for handling them: no link followed, reads bounded,
+ * records replaced atomically, the guard locked and its fence kept.
  */
 public final class LeaseFiles implements LeaseBook {
 
-    /**
-     * How long a call that does not wait waits for another writer's lock: a section takes
-     * milliseconds; a writer stopped inside it (^Z, SIGSTOP) makes others fail after this, never hang.
-     */
+    /** A section takes milliseconds: a writer stopped inside one (SIGSTOP) makes others fail after this, not hang. */
     public static final Duration LOCK_WAIT = Duration.ofSeconds(5);
 
-    /**
-     * How often a store lists the directory for dead writers' temporary files: a leftover costs only
-     * its room, while a listing at every write costs a store renewing a thousand leases 3,000 names each.
-     */
+    /** A leftover costs only its room; a listing per write costs a store renewing 1,000 leases 3,000 names each. */
     public static final Duration CLEAN_EVERY = Duration.ofMinutes(1);
 
     /** The largest record (or queue) read: a record is a few hundred bytes. */
@@ -80,7 +72,7 @@ public final class LeaseFiles implements LeaseBook {
     /** The largest guard read: 19 digits and a newline, with room for spaces. */
     private static final int MAX_GUARD_BYTES = 40;
 
-    /** The longest one wait for the in-JVM lock lasts before the caller's bound is looked at again. */
+    /** The longest wait for the in-JVM lock before the caller's bound and the close are looked at again. */
     private static final long LOCK_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
     private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
@@ -95,54 +87,43 @@ public final class LeaseFiles implements LeaseBook {
     /** What a guard of a shared directory holds once another replaced it: no fence, so every version refuses it. */
     static final String REPLACED = "replaced; call again";
 
-    /**
-     * One lock per guard file in this JVM, keyed by the file's identity (device and inode, or its
-     * real path where the platform gives none), so that two paths to one directory share it.
-     */
+    /** Per guard, by file identity (device and inode, else real path): two paths to one directory share a lock. */
     private static final ConcurrentHashMap<Object, ReentrantLock> LOCKS = new ConcurrentHashMap<>();
 
     private final Path dir;
     private final Identity writer;
     private final FileLocker locker;
-    /** Whether the process that named a temporary file is proven DEAD: then its file may go. */
+    /** Only a writer proven DEAD may have its temporary files removed. */
     private final Predicate<Identity> provenDead;
     /** What a file is created with: owner-only on POSIX, so that nobody opens it before {@link #share}. */
     private final FileAttribute<?>[] createAs;
-    /** The permissions of a record, queue or session file where the directory is shared (POSIX); else empty. */
+    /** Of a record, queue or session file where the directory is shared (POSIX); else empty. */
     private final Optional<Set<PosixFilePermission>> shared;
-    /** The permissions of a guard in a shared directory: open to its writers alone, as only they may lock it. */
+    /** Of a guard in a shared directory: open to its writers alone, as only they may lock it. */
     private final Optional<Set<PosixFilePermission>> sharedGuard;
     /** The shared directory's group: every file made here joins it, as in a setgid directory, to lock no member out. */
     private final Optional<GroupPrincipal> group;
-    /**
-     * Whether each replace also forces the directory. Not needed where holders record a boot id: a
-     * record that a power loss rolled back then names a holder of an earlier boot, proven DEAD.
-     */
+    /** Not needed with boot ids: a record a power loss rolled back names a holder of an earlier boot, proven DEAD. */
     private final boolean forceDirectory;
-    /** The last confirmed write of each grant this store wrote or renewed, by lease name. */
+    /** Grants this store wrote or renewed, by lease name. */
     private final ConcurrentHashMap<String, Confirmed> confirmed = new ConcurrentHashMap<>();
     private final SessionFile session;
     private volatile Clock clock = Clock.systemUTC();
     private volatile Runnable beforeReplace = () -> { };
     private volatile Runnable beforeSessionWrite = () -> { };
     private volatile long cleanEveryNanos = CLEAN_EVERY.toNanos();
-    /** When the temporary files were last looked for, and whether they ever were: guarded by {@code this}. */
+    /** On {@code System.nanoTime()}; guarded by {@code this}. */
     private long cleanedAt;
     private boolean cleaned;
-    /** The threads inside {@link #locked} now, each with its depth: {@link #close} waits for them. Guarded by itself. */
+    /** Threads inside {@link #locked}, with depth: {@link #close} waits for them. Guarded by itself. */
     private final Map<Thread, Integer> inside = new HashMap<>();
-    /** Whether {@link #close} began: no lock is taken (so nothing written) from then on. Guarded by {@link #inside}. */
+    /** No lock is taken (so nothing written) once set. Guarded by {@link #inside}. */
     private boolean closed;
 
-    /**
-     * A grant's write that went through, at {@code nanos} on the monotonic clock, the TTL newcomers
-     * judge it by and the {@code renewedAt} it wrote, and the {@link #stamp} of the record it put
-     * in place (null where there is none).
-     */
+    /** A grant's write that went through; {@code nanos} on {@code System.nanoTime()}; {@code stamp} null where none. */
     private record Confirmed(long fence, long nanos, long ttlNanos, Instant renewedAt, Object stamp) {
     }
 
-    /** What runs after a temporary file was written and before it is moved into place. */
     private interface BeforeMove {
         void run(Path tmp) throws IOException;
     }
@@ -166,10 +147,8 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * The permissions of a file in a shared directory of permissions {@code d}: the owner reads and
-     * writes; a class that may write the directory (write and search) reads and writes too; one that
-     * may only search it reads when {@code readers} ({@code read} and {@code show} need no write
-     * access), or gets nothing (the guard).
+     * A class that may write {@code d} (write and search) reads and writes; one that may only search it
+     * reads when {@code readers} ({@code read} and {@code show} need no write access), else nothing (the guard).
      */
     private static Set<PosixFilePermission> filePermissions(Set<PosixFilePermission> d, boolean readers) {
         Set<PosixFilePermission> p = EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
@@ -189,9 +168,7 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * The files in {@code dir}, created owner-only (on POSIX) if it is missing, written by {@code writer}
-     * (temporary files are named after it), guards locked across processes by {@code locker};
-     * {@code provenDead} and {@code forceDirectory} are as the fields of those names say.
+     * The files in {@code dir}, created owner-only (on POSIX) if it is missing.
      *
      * @throws NotDirectoryException if {@code dir} exists and is not a directory
      */
@@ -212,7 +189,6 @@ public final class LeaseFiles implements LeaseBook {
         return new LeaseFiles(real, writer, provenDead, attributes, forceDirectory, locker);
     }
 
-    /** The directory, resolved. */
     public Path directory() {
         return dir;
     }
@@ -244,11 +220,8 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * Whether the grant at {@code fence}, last written or renewed by this store, has gone
-     * unconfirmed (neither its record's write nor its session file's) for three quarters of its TTL,
-     * on the monotonic clock: a newcomer may take an UNKNOWN holder's lease after the TTL, so the
-     * holder hears it first. A grant this store keeps but never wrote (a keeper's) is judged by its
-     * session file alone.
+     * Whether the grant went unconfirmed (record and session file) for 3/4 of its TTL, on {@code System.nanoTime()}:
+     * a newcomer may take an UNKNOWN holder's lease after the TTL, so the holder hears it first.
      */
     @Override
     public boolean lost(String name, long fence) {
@@ -261,17 +234,12 @@ public final class LeaseFiles implements LeaseBook {
         if (kept.isPresent() && kept.getAsLong() - last > 0) {
             last = kept.getAsLong();
         }
-        // the shorter TTL: a renewal elsewhere (lease renew --ttl) may have shortened what newcomers judge by
+        // the shorter: a renewal elsewhere (lease renew --ttl) may have shortened what newcomers judge by
         long ttl = Math.min(c.ttlNanos(), session.ttlNanos(name, fence).orElse(Long.MAX_VALUE));
         return System.nanoTime() - last > ttl / 4 * 3;
     }
 
-    /**
-     * Names the grant in the session file by the TTL its record has; a record renewed elsewhere since
-     * this store last wrote it (a later {@code renewedAt}: {@code lease renew --ttl}) also sets the TTL
-     * its loss is judged by here, a longer one too. A read older than this store's last write changes
-     * nothing there: the shorter of the two TTLs is still the one judged by.
-     */
+    /** A later {@code renewedAt} (renewed elsewhere: {@code lease renew --ttl}) sets the TTL its loss is judged by. */
     @Override
     public void keep(Grant grant) {
         LeaseRecord r = grant.record();
@@ -292,14 +260,10 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * Writes nothing more: the session file stops (what it names stays fresh for one TTL more, as
-     * after a last renewal), and a call that would lock a lease throws {@link IllegalStateException}
-     * from now on, as does one still waiting for a lock (before it writes anything). Returns once the
-     * writes under way have landed, waiting 5 s at most for each kind (the session file's, then the
-     * locked calls'): a directory removed just after a close sees no file appear in it, unless a
-     * write outlasted that wait (a file system that does not answer), the closing thread was
-     * interrupted, or the close came from inside a locked call (that call, and those waiting behind
-     * it, are not waited for).
+     * Writes nothing more (what the session file names stays fresh one TTL more); a locked call, even one
+     * still waiting for its lock, throws {@link IllegalStateException}. Waits 5 s at most for the session
+     * file's write, then for locked calls under way, so a directory removed just after sees no file appear;
+     * a close from inside a locked call does not wait for that call.
      */
     @Override
     public void close() {
@@ -313,7 +277,7 @@ public final class LeaseFiles implements LeaseBook {
             while (inside.keySet().stream().anyMatch(t -> t != self)) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
-                    return; // a write hung past it (a file system that does not answer) is left to end by itself
+                    return; // a hung write (a file system that does not answer) ends by itself
                 }
                 try {
                     TimeUnit.NANOSECONDS.timedWait(inside, left);
@@ -325,7 +289,6 @@ public final class LeaseFiles implements LeaseBook {
         }
     }
 
-    /** This thread enters a locked call; refused once the book is closed. */
     private void enter(String name) {
         synchronized (inside) {
             refuseIfClosed(name);
@@ -333,7 +296,6 @@ public final class LeaseFiles implements LeaseBook {
         }
     }
 
-    /** Refuses the call once the book is closed: nothing is written through it any more. */
     private void refuseIfClosed(String name) {
         synchronized (inside) {
             if (closed) {
@@ -342,7 +304,6 @@ public final class LeaseFiles implements LeaseBook {
         }
     }
 
-    /** This thread leaves a locked call. */
     private void leave() {
         synchronized (inside) {
             if (inside.computeIfPresent(Thread.currentThread(), (t, depth) -> depth == 1 ? null : depth - 1) == null) {
@@ -357,10 +318,8 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * Runs {@code work} while lease {@code name} is locked, in this JVM and across processes, after
-     * removing dead writers' temporary files when due ({@link #CLEAN_EVERY}); {@link FileLocker.Busy}
-     * when another writer kept it locked for all of {@code most}; {@link IllegalStateException}
-     * once the book is {@linkplain #close closed}.
+     * Runs {@code work} locked in this JVM and across processes; {@link FileLocker.Busy} when another writer kept
+     * it for all of {@code most}; {@link IllegalStateException} once the book is {@linkplain #close closed}.
      */
     @Override
     public <T> T locked(String name, Duration most, Locked<T> work) throws IOException {
@@ -440,15 +399,10 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * Replaces the guard, locked here through {@code old}, which users other than the directory's
-     * writers may have opened (an older version made it 0644, or it was in another group): a fresh
-     * copy, made owner-only, then given a guard's group and permissions, is locked, renamed over it,
-     * and the directory forced (a power loss never brings the old one back after fences went on in
-     * the new one). A descriptor to the old guard then holds nobody out: every locker makes sure the
-     * file it locked is the one at the path ({@link FileLocker#lock}), and a writer that locked the
-     * old one meanwhile locks the new one instead. The old one is left holding {@link #REPLACED},
-     * which no version reads as a fence. Best effort: where a step fails, the old guard stays, still
-     * locked.
+     * Renames a fresh, locked copy over a guard that non-writers may hold open (0644 from an older version, or
+     * another group), and forces the directory so a power loss never brings the old one back. An old descriptor
+     * then holds nobody out: every locker checks that the file it locked is the one at the path
+     * ({@link FileLocker#lock}). Best effort: where a step fails, the old guard stays, still locked.
      *
      * @return the lock on the new guard, held: the caller lets the old one go
      */
@@ -479,11 +433,7 @@ public final class LeaseFiles implements LeaseBook {
         return Optional.of(lock[0]);
     }
 
-    /**
-     * Takes {@code inJvm}, a fair lock (threads that take it in a loop never keep one out), in
-     * slices on the monotonic clock until {@code waited} says {@code most} has passed (a clock
-     * stepped back stretches no slice), or the book is closed.
-     */
+    /** Fair: a looping thread keeps none out. Sliced on the monotonic clock, so a clock stepped back stretches none. */
     private void lockInJvm(String name, ReentrantLock inJvm, Path guard, Duration most, Elapsed waited) throws IOException {
         try {
             while (!inJvm.tryLock(Math.max(0, Math.min(waited.leftNanos(), LOCK_SLICE_NANOS)), TimeUnit.NANOSECONDS)) {
@@ -499,12 +449,8 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * The guard's attributes (POSIX ones in a shared directory), the guard created first if it is
-     * missing (owner-only until it has the directory's group and a guard's permissions); refused if
-     * not a regular file. In a shared directory a guard of this store's user with the wrong group or
-     * permissions (an older version's umask, or by hand) is given them — unless it is
-     * {@linkplain #exposed exposed}: then only its replacement, under its lock, shuts out what was
-     * opened before ({@link #replaceGuard}).
+     * The guard, created owner-only if missing; a shared one with the wrong group or permissions is given them,
+     * unless {@linkplain #exposed exposed}: then only its replacement ({@link #replaceGuard}) shuts out old opens.
      */
     private BasicFileAttributes guardAttributes(String name, Path guard) throws IOException {
         for (int attempt = 0; ; attempt++) {
@@ -538,9 +484,8 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * Whether a guard of a shared directory may have been opened by someone a guard there is not
-     * open to (a class its permissions let read or write it that guards give nothing, or another
-     * group's members), who could hold its lock through that descriptor whatever its permissions become.
+     * Whether its permissions let in a class a shared guard's do not, or its group is another: someone may then
+     * hold it open, and so its lock, whatever its permissions become.
      */
     private boolean exposed(PosixFileAttributes a) {
         Set<PosixFilePermission> allowed = sharedGuard.orElseThrow();
@@ -555,11 +500,7 @@ public final class LeaseFiles implements LeaseBook {
         return false;
     }
 
-    /**
-     * Gives {@code file}, just made here, the directory's group, then {@code permissions} (so that
-     * what a group gets is never its maker's group's), whatever the umask took away. A group this
-     * process is not a member of cannot be given (the file stays in its maker's group; README says so).
-     */
+    /** The group first, so what a group gets is never its maker's group's; whatever the umask took is given back. */
     private void share(Path file, Optional<Set<PosixFilePermission>> permissions) throws IOException {
         if (permissions.isEmpty()) {
             return;
@@ -594,7 +535,7 @@ public final class LeaseFiles implements LeaseBook {
             return record;
         }
 
-        /** Replaces the record; a guard found below the record's fence (restored by hand) is raised to it. */
+        /** A guard found below the record's fence (restored by hand) is raised to it. */
         @Override
         public void replace(LeaseRecord r) throws IOException {
             LeaseFiles.this.replace(name, r);
@@ -612,7 +553,7 @@ public final class LeaseFiles implements LeaseBook {
                         + "; nothing was granted (use another name)");
             }
             LeaseRecord granted = Records.fenced(r, highest + 1);
-            replace(granted); // above the guard's fence: raises it
+            replace(granted);
             return granted;
         }
 
@@ -623,7 +564,6 @@ public final class LeaseFiles implements LeaseBook {
             record = Optional.empty();
         }
 
-        /** Its own {@code renewedAt} plus its TTL, or the newest session file's that names it, whichever is later. */
         @Override
         public Instant freshUntil(LeaseRecord r) throws IOException {
             Instant own = r.freshUntil();
@@ -631,11 +571,7 @@ public final class LeaseFiles implements LeaseBook {
                     .filter(own::isBefore).orElse(own);
         }
 
-        /**
-         * The waiters ({@code NAME.queue}, one {@link LeaseJson#waiter} a line, longest-waiting first).
-         * Fairness, not safety, rests on it: a queue that cannot be read reads as empty, and the next
-         * write replaces it; a link or non-regular file in its place is corrupt.
-         */
+        /** Longest-waiting first. Only fairness rests on it: a queue that cannot be read reads as empty. */
         @Override
         public List<Waiter> waiters() throws IOException {
             Path file = dir.resolve(name + ".queue");
@@ -650,7 +586,7 @@ public final class LeaseFiles implements LeaseBook {
                 }
                 // not UTF-8: a CharacterCodingException, and the queue reads as empty
                 String text = StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(bytes)).toString();
-                for (String line : text.lines().toList()) { // as a file's lines: \n, \r\n or \r ends one
+                for (String line : text.lines().toList()) {
                     if (!line.isBlank()) {
                         queue.add(LeaseJson.waiter(line));
                     }
@@ -661,7 +597,6 @@ public final class LeaseFiles implements LeaseBook {
             }
         }
 
-        /** Replaces the queue atomically; removes it when empty. */
         @Override
         public void waiters(List<Waiter> queue) throws IOException {
             Path file = dir.resolve(name + ".queue");
@@ -706,10 +641,8 @@ public final class LeaseFiles implements LeaseBook {
         }
 
         /**
-         * Rewrites the fence in place with one write: it only grows, so its digits cover the old ones,
-         * and a process killed at that moment leaves the old value or the new one. Forced before it
-         * returns, so before a grant returns or a spawned child starts: a fence is never handed out
-         * twice, even across a power loss that rolled the record back.
+         * One write in place: a fence only grows, so its digits cover the old ones and a kill leaves old or new.
+         * Forced before a grant returns or a child starts: never handed out twice, even across a power loss.
          */
         private void fence(long fence) throws IOException {
             byte[] digits = Long.toString(fence).getBytes(StandardCharsets.US_ASCII);
@@ -720,7 +653,7 @@ public final class LeaseFiles implements LeaseBook {
         }
     }
 
-    /** The fence a guard holds (0 when empty); corrupt, saying how to go on, if it holds anything else. */
+    /** 0 when empty; corrupt if it holds anything but a fence. */
     private static long guardFence(String name, SeekableByteChannel channel) throws IOException {
         long size = channel.size();
         if (size > MAX_GUARD_BYTES) {
@@ -729,7 +662,6 @@ public final class LeaseFiles implements LeaseBook {
         return guardFence(name, readAll(channel));
     }
 
-    /** As {@link #guardFence(String, SeekableByteChannel)}, over the bytes read from it ({@link FileLocker#read}). */
     private static long guardFence(String name, byte[] bytes) throws IOException {
         if (bytes.length > MAX_GUARD_BYTES) {
             throw corruptGuard(name, "more than " + MAX_GUARD_BYTES + " bytes");
@@ -747,10 +679,7 @@ public final class LeaseFiles implements LeaseBook {
                 + " highest fence the record proves, and fences go on above it");
     }
 
-    /**
-     * The guard's fence, read without the lock (it only grows); empty when there is no guard, or
-     * this process may not read it (a guard is open only to the directory's writers).
-     */
+    /** Read without the lock (it only grows); empty with no guard or one this process may not read (writers only). */
     @Override
     public OptionalLong highestFence(String name) throws IOException {
         Path guard = dir.resolve(name + ".guard");
@@ -783,7 +712,7 @@ public final class LeaseFiles implements LeaseBook {
         return grants;
     }
 
-    /** The record of lease {@code name}, or empty when there is none. Takes no lock. */
+    /** Takes no lock. */
     @Override
     public Optional<LeaseRecord> read(String name) throws IOException {
         Path file = dir.resolve(name + ".lease");
@@ -803,10 +732,8 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * The record file's identity (device and inode), size and modification time, without following
-     * a link; {@link #ABSENT} when there is none. Every replace moves a new file into place, so the
-     * identity changes with each write (and the time and size, should an inode be reused). Empty
-     * where the platform names no file identity.
+     * Identity, time and size, unfollowed; {@link #ABSENT} when there is none; empty where the platform names
+     * no file identity. Each replace moves a new file in: the identity changes (or time and size, on inode reuse).
      */
     @Override
     public Optional<Object> stamp(String name) throws IOException {
@@ -822,11 +749,7 @@ public final class LeaseFiles implements LeaseBook {
         return Optional.of(List.of(a.fileKey(), a.lastModifiedTime(), a.size(), a.isRegularFile()));
     }
 
-    /**
-     * Writes {@code record} over the old one ({@link #writeOver}); the directory is forced too only
-     * where rolled-back records cannot be told by their holder's boot ({@link #forceDirectory}): a
-     * power loss may then lose the latest record, never a fence (the guard is forced).
-     */
+    /** Unless the directory is forced a power loss may lose the latest record, never a fence: the guard is forced. */
     private void replace(String name, LeaseRecord record) throws IOException {
         writeOver(name, dir.resolve(name + ".lease"), (LeaseJson.write(record) + "\n").getBytes(StandardCharsets.UTF_8),
                 shared, tmp -> beforeReplace.run());
@@ -847,10 +770,8 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * Writes {@code bytes} to a new temporary file named for lease {@code lease} with
-     * {@code permissions}, forces it, runs {@code beforeMove}, and moves it over {@code file}
-     * atomically: a reader sees the old file or the new one, and the new one's bytes are on disk
-     * before it is named. A write that fails removes its temporary file.
+     * Through a forced temporary file renamed over {@code file} after {@code beforeMove}: a reader sees the old
+     * file or the new one, whose bytes are on disk before it is named.
      */
     private void writeOver(String lease, Path file, byte[] bytes, Optional<Set<PosixFilePermission>> permissions,
                            BeforeMove beforeMove) throws IOException {
@@ -882,10 +803,7 @@ public final class LeaseFiles implements LeaseBook {
         }
     }
 
-    /**
-     * Deletes {@code file}: a link itself, never what it points to, or an empty directory in its
-     * place; a directory that is not empty is corrupt, for its owner to remove.
-     */
+    /** A link itself, never what it points to, or an empty directory; a directory not empty is corrupt. */
     private static void delete(String name, Path file, String what) throws IOException {
         try {
             Files.deleteIfExists(file);
@@ -904,11 +822,7 @@ public final class LeaseFiles implements LeaseBook {
         }
     }
 
-    /**
-     * Removes the temporary and session files whose writer is proven DEAD (killed mid-write), at
-     * this store's first write, then once {@link #CLEAN_EVERY} has passed; one thread at a time,
-     * while the others go on. A listing that fails is tried again at the next write.
-     */
+    /** At the first write, then once per {@link #CLEAN_EVERY}; one thread lists while the others go on. */
     private void cleanTemporaryFilesWhenDue() throws IOException {
         long start = System.nanoTime();
         synchronized (this) {
@@ -930,7 +844,7 @@ public final class LeaseFiles implements LeaseBook {
         }
     }
 
-    /** Anything that is not a regular file is left alone; a file that cannot be removed is left for the next look. */
+    /** Anything that is not a regular file is left alone. */
     private void cleanTemporaryFiles() throws IOException {
         SessionFile.clean(dir, provenDead, clock.instant(), locker);
         DirectoryStream.Filter<Path> temporary = p -> {
@@ -958,7 +872,6 @@ public final class LeaseFiles implements LeaseBook {
         }
     }
 
-    /** All of {@code in}'s bytes, from its start. */
     private static byte[] readAll(SeekableByteChannel in) throws IOException {
         ByteBuffer b = ByteBuffer.allocate((int) in.size());
         in.position(0);
@@ -968,7 +881,7 @@ public final class LeaseFiles implements LeaseBook {
         return b.array();
     }
 
-    /** Opens the guard to read and write, without following a link; a link in its place is corrupt. */
+    /** Never follows a link: a link in the guard's place is corrupt. */
     private static FileChannel openGuard(String name, Path guard) throws IOException {
         try {
             return FileChannel.open(guard, StandardOpenOption.READ, StandardOpenOption.WRITE,
@@ -979,10 +892,8 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * What a failed open or read without following a link means: something other than a regular
-     * file in the file's place, put there after it was found (a link: ELOOP, which the JDK reports
-     * as a plain {@link IOException} in its own words; a directory: EISDIR; a socket: ENXIO), is a
-     * corrupt lease, said as {@link #present} says it; anything else is the I/O failure it was.
+     * A non-regular file put in the file's place after it was found (a link: ELOOP, a plain {@link IOException}
+     * from the JDK; a directory: EISDIR; a socket: ENXIO) makes a failed unfollowed open or read a corrupt lease.
      */
     private static IOException linkInPlace(String name, Path file, IOException e) {
         if (e instanceof NoSuchFileException || e instanceof dev.proclive.lease.LeaseException) {
@@ -999,11 +910,7 @@ public final class LeaseFiles implements LeaseBook {
         return e;
     }
 
-    /**
-     * {@code file}'s bytes ({@link FileLocker#read}); where none were read, what is in its place
-     * now is looked at again, so that a FIFO put there after it was found (which reads as empty) is
-     * said to be one.
-     */
+    /** Where none were read, it is looked at again: a FIFO put in its place after it was found reads as empty. */
     private byte[] readFound(String name, Path file, int most) throws IOException {
         byte[] bytes;
         try {
@@ -1017,7 +924,7 @@ public final class LeaseFiles implements LeaseBook {
         return bytes;
     }
 
-    /** Whether {@code file} is there, never followed; anything but a regular file in its place is corrupt. */
+    /** Never followed; anything but a regular file in its place is corrupt. */
     private static boolean present(String name, Path file) throws IOException {
         try {
             BasicFileAttributes a = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);

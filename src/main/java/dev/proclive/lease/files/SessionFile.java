@@ -36,13 +36,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 
 /**
- * What keeps a directory store's grants fresh without rewriting them, as an etcd session keeps its
- * records: one file per store, {@code .session.PID-START.RANDOM}, written again every third of the
- * shortest TTL it keeps, naming each grant (lease and fence) and when it was written. A granted
- * record is fresh until its own {@code renewedAt} plus its TTL, or the {@code renewedAt} of the
- * newest session file that names it plus its TTL, whichever is later: a thousand grants kept cost
- * one forced write a period. A store that ends (closed, or killed) leaves its file, which keeps what
- * it named fresh one TTL more, as a last renewal did; a dead writer's file past that is removed.
+ * Keeps a directory store's grants fresh without rewriting them, as an etcd lease does: one file per
+ * store, written every third of the shortest TTL, naming each grant, so a thousand grants cost one
+ * forced write a period. A record is fresh a TTL past the later of its own {@code renewedAt} and that
+ * of the newest session file naming it; a store that ends leaves its file, as a last renewal.
  */
 final class SessionFile {
 
@@ -54,7 +51,6 @@ final class SessionFile {
     private static final JsonFactory JSON = new JsonFactory();
     /** How far ahead of a reader's clock a session file's time is believed (a writer's clock a little ahead). */
     static final Duration SKEW = Duration.ofMinutes(1);
-    /** How long {@link #close} waits for a write under way to land. */
     static final Duration CLOSE_WAIT = Duration.ofSeconds(5);
 
     /** Writes {@code bytes} over {@code file} atomically and forced, as the store writes a record. */
@@ -62,12 +58,7 @@ final class SessionFile {
         void write(Path file, byte[] bytes) throws IOException;
     }
 
-    /**
-     * A grant kept, and when it was last confirmed ({@link System#nanoTime()}): when it was kept,
-     * aged by its record's {@code renewedAt}, then the start of each write that named it and went
-     * through in time. One not confirmed for three quarters of its TTL is lapsed for good: a write
-     * that lands later is no proof a newcomer did not judge it stale meanwhile.
-     */
+    /** {@code confirmedAt} ({@link System#nanoTime()}): its record's {@code renewedAt}, then each in-time write's start. */
     private static final class Kept {
         final long fence;
         final long ttlMillis;
@@ -103,7 +94,6 @@ final class SessionFile {
     private volatile boolean written;
     /** Counts the changes of what is kept: a write that began before the last one is followed by another. */
     private final AtomicLong changes = new AtomicLong();
-    /** The changes counted as the last write began, and whether it failed: what sets the one after it. */
     private volatile long changesSeen;
     private volatile boolean failed;
     private final Rounds writes = new Rounds("proclive-lease-session", this::writeNow, this::nextWrite);
@@ -120,11 +110,7 @@ final class SessionFile {
         this.clock = c;
     }
 
-    /**
-     * Keeps the grant at {@code fence} of {@code name}, written at {@code renewedAt} with {@code ttl},
-     * fresh until {@link #drop dropped}: named by a third of the TTL after {@code renewedAt} (at once
-     * where that has passed). Kept again with another TTL, the new one counts from then on.
-     */
+    /** Named by a third of the TTL after {@code renewedAt}; kept again with another TTL, that one counts from now. */
     void keep(String name, long fence, Duration ttl, Instant renewedAt) {
         long ttlMillis = Math.max(1, ttl.toMillis());
         long now = System.nanoTime();
@@ -150,7 +136,6 @@ final class SessionFile {
         }
     }
 
-    /** No longer keeps the grant at {@code fence} of {@code name} (another fence's stays). */
     void drop(String name, long fence) {
         boolean[] dropped = new boolean[1];
         kept.computeIfPresent(name, (n, k) -> {
@@ -176,7 +161,6 @@ final class SessionFile {
         return k == null || !k.named || k.lapsed ? OptionalLong.empty() : OptionalLong.of(k.confirmedAt);
     }
 
-    /** The TTL this file keeps the grant by, in nanoseconds; empty where it keeps none. */
     OptionalLong ttlNanos(String name, long fence) {
         Kept k = kept(name, fence);
         return k == null ? OptionalLong.empty() : OptionalLong.of(k.ttlNanos());
@@ -188,13 +172,11 @@ final class SessionFile {
         return k != null && (k.lapsed || System.nanoTime() - k.deadline() > 0);
     }
 
-    /** A third of the shortest TTL kept (10 ms at least); a second where nothing is. */
     private long period() {
         OptionalLong shortest = kept.values().stream().mapToLong(k -> k.ttlMillis).min();
         return shortest.isEmpty() ? 1000 : Math.max(10, shortest.getAsLong() / 3);
     }
 
-    /** One write of what is kept now; nothing is written before a first grant. */
     private void writeNow() {
         changesSeen = changes.get();
         Map<String, Kept> named = new HashMap<>(kept);
@@ -217,7 +199,7 @@ final class SessionFile {
                             return k;
                         }
                         if (end - asWritten.deadline() > 0 || end - k.deadline() > 0) {
-                            k.lapsed = true; // landed too late: a newcomer may have judged it stale meanwhile
+                            k.lapsed = true; // for good: a newcomer may have judged it stale meanwhile
                         } else if (!k.lapsed) {
                             k.confirmedAt = start;
                             k.named = true;
@@ -231,11 +213,6 @@ final class SessionFile {
         }
     }
 
-    /**
-     * When the write after one is due: a period on while anything is kept, sooner where a grant comes
-     * due before that, 10 ms on where what is kept changed during the write, a second at most after
-     * one that failed; none where nothing is kept and nothing changed.
-     */
     private OptionalLong nextWrite() {
         boolean changed = changes.get() != changesSeen;
         if (kept.isEmpty() && !changed) {
@@ -249,17 +226,13 @@ final class SessionFile {
         for (Kept k : kept.values()) {
             long due = k.due();
             if (due - at < 0) {
-                at = due - now < 0 ? now : due; // one past due: at once
+                at = due - now < 0 ? now : due;
             }
         }
         return OptionalLong.of(at);
     }
 
-    /**
-     * Stops writing; the file stays, and what it names stays fresh for its TTL. Returns once a write
-     * under way has landed ({@link #CLOSE_WAIT} at most), so that nothing is written after: a
-     * directory removed just after a close sees no file appear in it.
-     */
+    /** Waits for a write under way ({@link #CLOSE_WAIT} at most): a directory removed just after sees no file appear. */
     void close() {
         writes.close(CLOSE_WAIT); // a write hung past it (a file system that does not answer) is left
     }
@@ -281,11 +254,10 @@ final class SessionFile {
         return out.toByteArray();
     }
 
-    /** What one session file says: when it was written, its longest TTL, and the grants it names. */
     record Read(Instant renewedAt, long ttlMillis, Map<String, Long> grants) {
     }
 
-    /** One session file's bytes read; empty when not one (a field twice or unknown, a time a record cannot hold). */
+    /** Empty when not a session file's (a field twice or unknown, a time a record cannot hold). */
     static Optional<Read> parse(byte[] bytes) {
         try (JsonParser p = JSON.createParser(bytes)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
@@ -323,10 +295,7 @@ final class SessionFile {
         }
     }
 
-    /**
-     * The session files of a directory, read with no lock (each is replaced whole): not a temporary
-     * file, which may start the same ({@code .session.PID-START.RANDOM.tmp}, or a lease named {@code session}'s).
-     */
+    /** No lock: each is replaced whole. A temporary file may start the same (a lease named {@code session}'s). */
     private static DirectoryStream<Path> list(Path dir) throws IOException {
         return Files.newDirectoryStream(dir, p -> isSessionFile(p.getFileName().toString()));
     }
@@ -336,12 +305,10 @@ final class SessionFile {
     }
 
     /**
-     * The latest {@code renewedAt} of the session files of {@code dir} that name the grant at
-     * {@code fence} of {@code name}: empty where none does. A session file this process may not
-     * read is taken to name it, as last written when it was last modified: a newcomer never takes
-     * a lease earlier than a keeper it cannot read may have promised. A time more than {@link #SKEW}
-     * after {@code now} counts as {@code now + SKEW}: no writer writes into the future, and such a
-     * file (one planted, or touched by hand) would otherwise hold what it names until then.
+     * Empty where no session file names the grant. One this process may not read counts as naming it,
+     * as of its mtime: a newcomer never takes a lease a keeper it cannot read may have promised. A time
+     * past {@code now} plus {@link #SKEW} is capped there: such a file (planted, or touched by hand)
+     * would otherwise hold what it names until then.
      */
     static Optional<Instant> renewedAt(Path dir, String name, long fence, Instant now, FileLocker files)
             throws IOException {
@@ -359,7 +326,6 @@ final class SessionFile {
         return latest;
     }
 
-    /** The {@code renewedAt} of session file {@code f} if it names the grant, capped as {@link #renewedAt} says. */
     private static Optional<Instant> naming(Path f, String name, long fence, Instant now, FileLocker files)
             throws IOException {
         BasicFileAttributes a;
@@ -383,11 +349,7 @@ final class SessionFile {
         return at.map(t -> t.isAfter(latest) ? latest : t);
     }
 
-    /**
-     * Removes the session files of {@code dir} whose writer is proven DEAD and which keep nothing
-     * fresh any more: their {@code renewedAt} plus their longest TTL has passed (or they are no
-     * session file's bytes and are a TTL of an hour old).
-     */
+    /** Removes a proven DEAD writer's files past {@code renewedAt} plus TTL (unparsable: mtime plus an hour). */
     static void clean(Path dir, Predicate<Identity> provenDead, Instant now, FileLocker files) throws IOException {
         try (DirectoryStream<Path> listed = list(dir)) {
             for (Path f : listed) {
@@ -411,10 +373,7 @@ final class SessionFile {
         }
     }
 
-    /**
-     * A session file's bytes, no more than one past {@link #MAX_BYTES}, read without following a link
-     * or waiting on a FIFO put in its place ({@link FileLocker#read}).
-     */
+    /** Never following a link or waiting on a FIFO put in its place ({@link FileLocker#read}). */
     private static byte[] read(Path f, FileLocker files) throws IOException {
         try {
             return files.read(f, MAX_BYTES);
@@ -425,7 +384,6 @@ final class SessionFile {
         }
     }
 
-    /** The process a session file's name says wrote it. */
     static Optional<Identity> writer(String fileName) {
         if (!isSessionFile(fileName)) {
             return Optional.empty();

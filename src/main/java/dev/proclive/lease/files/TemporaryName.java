@@ -8,9 +8,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * A temporary file's name, {@code .NAME.PID-START.RANDOM.tmp}: the process writing it (so that a
- * later writer can tell a dead one's leftovers) and 64 random bits (so that nobody can plant a
- * file where the next one will be).
+ * {@code .NAME.PID-START.RANDOM.tmp}: the writer, so that a later one can tell a dead one's leftovers, and
+ * 64 random bits, so that nobody can plant a file where the next one will be.
  */
 public record TemporaryName(String lease, Identity writer, String random) {
 
@@ -21,7 +20,7 @@ public record TemporaryName(String lease, Identity writer, String random) {
         return new TemporaryName(lease, writer, HexFormat.of().toHexDigits(RANDOM.nextLong()));
     }
 
-    /** The name's parts, if {@code file} is a temporary file of any lease. */
+    /** Empty unless {@code file} is a temporary file of some lease. */
     public static Optional<TemporaryName> parse(String file) {
         Matcher m = SHAPE.matcher(file);
         if (!m.matches()) {
@@ -37,7 +36,6 @@ public record TemporaryName(String lease, Identity writer, String random) {
                 m.group(4) == null ? "" : m.group(4)));
     }
 
-    /** Whether this process wrote it. */
     public boolean writtenBy(Identity process) {
         return writer.pid() == process.pid() && writer.start().equals(process.start());
     }
