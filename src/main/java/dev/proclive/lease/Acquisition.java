@@ -11,8 +11,7 @@ import java.util.Optional;
  * {@link LeaseStore#spawn} decided: {@link Granted} (of a spawn: {@link Started}), {@link Held} by a
  * live holder, {@link Undecided} because the holder's end cannot be proven, {@link NotAlive} because
  * the process it was asked for is not alive itself, or (of a claim) {@link NotCarrier} because that
- * process does not carry the reservation's token. One answer for every way of asking: a spawn that
- * started nothing says why with the same cases as a reservation.
+ * process does not carry the reservation's token.
  *
  * <pre>{@code
  * Acquisition a = store.acquire("build", owner);
@@ -28,14 +27,11 @@ public sealed interface Acquisition {
     /**
      * The lease is the caller's holder's now.
      *
-     * <p>A lease excludes other <em>holders</em>, not two processes acting for one: a grant to the
-     * holder that already has it (two hooks of one agent, each asking for their owner) is granted
-     * again, same fence, and {@link #again()} says so.
-     *
      * @param lease    the lease, with its fence
      * @param previous the record this grant replaced (a released one, the same holder's, or one
      *                 taken over, which then also names the verdict that allowed it), or empty
-     * @param again    whether the holder had it already: the same grant, renewed, not a new one
+     * @param again    whether the holder had it already (two hooks of one agent): the same grant and
+     *                 fence, renewed, not a new one
      */
     record Granted(Lease lease, Optional<LeaseRecord> previous, boolean again) implements Acquisition {
         /** @throws NullPointerException if an argument is null */
@@ -47,21 +43,18 @@ public sealed interface Acquisition {
 
     /**
      * Of {@link LeaseStore#spawn} only: the process runs under the lease. Once
-     * {@link ProcessBuilder#start()} has returned, this is what {@code spawn} answers, whatever
-     * fails after: the caller always gets the {@code Process} it must look after. A spawn that
-     * started nothing answers with the reservation's refusal ({@link Held}, {@link Undecided},
-     * {@link NotAlive}); it is never {@link Granted}.
+     * {@link ProcessBuilder#start()} has returned, {@code spawn} answers this whatever fails after,
+     * so the caller always gets the {@code Process} it must look after.
      *
-     * <p>{@link #lease()} is the lease as it then is: normally {@linkplain LeaseRecord.State#HELD
-     * held} by the process. If the hand-off failed ({@link #handOffFailure()}: an I/O error, a claim
-     * that raced it) it may still be {@linkplain LeaseRecord.State#RESERVED reserved}: the process
-     * carries the token and can {@linkplain LeaseStore#claim claim} it, and a newcomer's scan finds
-     * it. If the process exited before the hand-off, the lease is already ended as {@code exited}.
-     * While this JVM lives and the store is open, the lease is ended as {@code exited}, with the
-     * status, when the process exits (after a close, nothing is written: the record names a holder
-     * that is then DEAD, which the next newcomer proves); {@link #process()}'s {@code waitFor} and
-     * {@code onExit} return once that end is written (or could not be: its holder is then gone, and
-     * the next newcomer proves it), so a record read after them says how the process ended.
+     * <p>{@link #lease()} is normally {@linkplain LeaseRecord.State#HELD held} by the process. If the
+     * hand-off failed ({@link #handOffFailure()}: an I/O error, a claim that raced it) it may still be
+     * {@linkplain LeaseRecord.State#RESERVED reserved}: the process carries the token and can
+     * {@linkplain LeaseStore#claim claim} it, and a newcomer's scan finds it. If the process exited
+     * before the hand-off, the lease is already ended as {@code exited}. While this JVM lives and the
+     * store is open, the lease ends as {@code exited}, with the status, when the process exits, and
+     * {@link #process()}'s {@code waitFor} and {@code onExit} return only once that end is written
+     * (or could not be), so a record read after them says how the process ended. After a close
+     * nothing is written: the next newcomer proves the holder DEAD.
      *
      * <pre>{@code
      * Acquisition a = store.spawn("build", new ProcessBuilder("make"));
@@ -73,7 +66,7 @@ public sealed interface Acquisition {
      * }</pre>
      *
      * @param lease          the lease
-     * @param process        the process; its {@code waitFor} and {@code onExit} wait for its end to be recorded
+     * @param process        the process
      * @param handOffFailure why the lease could not be handed to the process, if it could not
      */
     record Started(Lease lease, Process process, Optional<IOException> handOffFailure) implements Acquisition {
@@ -106,11 +99,9 @@ public sealed interface Acquisition {
      * @param record     the record as read
      * @param verdict    the holder's verdict just now
      * @param eligibleAt when the policy would take it over (the TTL after it was last kept: the
-     *                   record's {@code renewedAt}, or a keeper's later word), or empty when the
-     *                   policy never takes it over
+     *                   record's {@code renewedAt}, or a keeper's later word), or empty if never
      * @param why        what kept the proof from completing, for a person: the holder's verdict, or
-     *                   what a scan for the token could not read ("pid 4242 ended before its
-     *                   environment could be read", "3 processes of other users could not be read")
+     *                   what a scan for the token could not read
      */
     record Undecided(LeaseRecord record, Verdict verdict, Optional<Instant> eligibleAt, String why)
             implements Acquisition {
@@ -142,9 +133,8 @@ public sealed interface Acquisition {
     }
 
     /**
-     * A claim for a process that does not carry the reservation's token: its initial environment
-     * was read and holds no {@code PROCLIVE_LEASE_TOKEN} with that token. Only the process a
-     * reservation was made for (or one it started) can claim it; nothing was written.
+     * A claim for a process whose initial environment was read and holds no
+     * {@code PROCLIVE_LEASE_TOKEN} with the reservation's token; nothing was written.
      *
      * @param verdict the claimer's verdict (it is ALIVE)
      */

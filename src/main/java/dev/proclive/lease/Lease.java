@@ -8,11 +8,8 @@ import java.util.Optional;
  * A granted lease: its name, its fence and its holder. Check {@link #ensureValid()} right before a
  * write it protects, pass {@link #fence()} along with the write so the resource can refuse a stale
  * holder's late one, and {@link #release()} (or close) when done. While this JVM lives its store
- * keeps it fresh, for all its leases at once (over a directory its session file names it, written
- * every third of the TTL; on etcd its etcd lease's keep-alive), until it is released, ended or
- * found lost ({@link #lost()} says when, and why); {@link #renew()} rewrites the record by hand.
- * A reserved lease ({@link LeaseStore#reserve}) is {@linkplain #handOff handed off} to the process
- * it was reserved for once that runs. Thread-safe.
+ * keeps it fresh (over a directory every third of its TTL, on etcd by its etcd lease's keep-alive)
+ * until it is released, ended or found lost ({@link #lost()}). Thread-safe.
  */
 public interface Lease extends AutoCloseable {
 
@@ -29,9 +26,8 @@ public interface Lease extends AutoCloseable {
     LeaseRecord.State state();
 
     /**
-     * The reservation's token (32 lowercase hex digits), which the process it is for finds in its
-     * environment: known to the lease that reserved or claimed it, never written to the record
-     * (which holds its digest). Empty for a lease that was neither.
+     * The reservation's token (32 lowercase hex digits), never written to the record; empty for a
+     * lease that neither reserved nor claimed.
      */
     Optional<String> token();
 
@@ -58,10 +54,9 @@ public interface Lease extends AutoCloseable {
 
     /**
      * Ends the lease because its holder, a process this one started, exited with {@code exitCode}:
-     * the record says {@code exited} and keeps the status. A lease from a reservation is not ended
-     * while a process still carries its token (the holder daemonised: forked and exited): the
-     * outermost carrier found becomes the holder instead, and this returns false; so too while
-     * processes keep ending under the scan for carriers.
+     * the record says {@code exited}, with the status. A lease from a reservation is not ended while
+     * a process still carries its token (the holder daemonised: the outermost carrier becomes the
+     * holder), nor while processes keep ending under the scan for carriers: this then returns false.
      *
      * @return as {@link #release()}
      * @throws IOException if the files cannot be read or written
@@ -70,8 +65,8 @@ public interface Lease extends AutoCloseable {
 
     /**
      * Hands the lease to {@code newHolder}, which must be ALIVE: from a reservation the fence is
-     * kept (the reserver never wrote under it), from a held lease the new holder gets the next
-     * fence (the old writer's late writes must be refused). This lease is no longer valid after.
+     * kept, from a held lease the new holder gets the next one (so the old writer's late writes are
+     * refused). This lease is no longer valid after.
      *
      * @return the new holder's lease
      * @throws IllegalArgumentException if {@code newHolder} is not ALIVE
@@ -81,32 +76,26 @@ public interface Lease extends AutoCloseable {
     Lease handOff(Identity newHolder) throws IOException;
 
     /**
-     * Whether the record on disk still carries this fence and holder, held: whether a write under
-     * {@link #fence()} may go ahead. A {@linkplain LeaseRecord.State#RESERVED reserved} lease admits
-     * no write (its fence becomes the child's at the hand-off, so a reserver's late write would
-     * carry it): false. Takes no lock.
+     * Whether the record still carries this fence and holder, held: whether a write under
+     * {@link #fence()} may go ahead. False for a {@linkplain LeaseRecord.State#RESERVED reserved}
+     * lease, whose fence becomes the child's at the hand-off. Takes no lock.
      */
     boolean isValid() throws IOException;
 
     /**
      * Re-reads the record, for a check right before a protected write. A lease already known lost
-     * ({@link #lost()} done) is not read again: it says the reason it was lost for first (a holder
-     * that died, say, though another holds the lease now).
+     * ({@link #lost()} done) is not read again: it throws for the first reason it was lost.
      *
      * @throws LeaseLostException if the lease is no longer this one's, carrying why
      */
     void ensureValid() throws IOException;
 
     /**
-     * Completes the moment this JVM knows the grant is gone — taken over, broken, expired,
-     * unconfirmed for three quarters of its TTL, its holder ended, its record removed — with why
-     * ({@link LeaseLost#why()}) and the record that shows it. The store looks for it while it keeps
-     * the lease: a directory's record is looked at every quarter second (read when its file was
-     * replaced since), an etcd record read when its watch
-     * says it changed, so a loss is known within a second of its write. Never completes for a lease
-     * released or handed off through this JVM, nor after its store is closed. Each call returns a
-     * new future: cancelling one cancels nothing else. What depends on it runs on a thread of the
-     * JDK's asynchronous pool, never the store's: a callback that blocks holds up no other loss.
+     * Completes the moment this JVM knows the grant is gone, with why ({@link LeaseLost#why()}):
+     * within a second of the write that shows it. Never completes for a lease released or handed
+     * off through this JVM, nor after its store is closed.
+     * Each call returns a new future: cancelling one cancels nothing else. Dependents run on the
+     * JDK's asynchronous pool, never the store's thread: one that blocks holds up no other loss.
      *
      * <pre>{@code
      * lease.lost().thenAccept(l -> writer.stop(l.detail()));   // a writer without its lease steps down
@@ -115,11 +104,10 @@ public interface Lease extends AutoCloseable {
     java.util.concurrent.CompletableFuture<LeaseLost> lost();
 
     /**
-     * Whether this JVM already knows the grant lost, without asking anyone: its store's renewal
-     * found it taken over, broken or gone; on etcd also its keep-alive or its record's renewal has
-     * not been confirmed for three quarters of its TTL (etcd may let it expire, or a newcomer take
-     * it, any moment), or etcd said the lease is gone. Cheap, for a timer that steps a writer down
-     * at once; false says nothing more ({@link #isValid()} reads the record).
+     * Whether this JVM already knows the grant lost, without asking anyone: found taken over, broken
+     * or gone, or (on etcd) unconfirmed for three quarters of its TTL, when etcd may let it expire or
+     * a newcomer take it any moment. Cheap, for a timer that steps a writer down at once; false says
+     * nothing more ({@link #isValid()} reads the record).
      */
     boolean knownLost();
 

@@ -3,10 +3,9 @@ package dev.proclive.lease;
 import java.util.Locale;
 
 /**
- * What happened to a grant: it was granted, or one of the ways a grant ends or is lost. One
- * vocabulary for all three places that say it: a record's {@linkplain LeaseRecord.Ending#how() end}
- * (released, broken, exited, spawn_failed), a {@linkplain LeaseLost#why() loss} as this JVM learned
- * it, and a watch's {@linkplain LeaseEvent#kind() event}.
+ * What happened to a grant: granted, or a way a grant ends or is lost. One vocabulary for a
+ * record's {@linkplain LeaseRecord.Ending#how() end}, a {@linkplain LeaseLost#why() loss} as this JVM
+ * learned it, and a watch's {@linkplain LeaseEvent#kind() event}.
  */
 public enum LeaseChange {
     /** Granted (held or reserved) to a holder: a new grant, or one handed to a new holder at its fence. */
@@ -26,12 +25,11 @@ public enum LeaseChange {
     /** Its keep-alive or its renewal was not confirmed for three quarters of its TTL: anyone may be granted it soon. */
     UNCONFIRMED,
     /**
-     * Its holder ended: for a loss, the record says so ({@code exited}); for a watch, this machine's
-     * exit watch saw it while the record still named it (nobody had written its end yet): told once
-     * per grant and holder, and only for a holder this machine can judge; the record may still say
-     * granted until someone writes the end or a newcomer takes it over (told then as
-     * {@code EXITED} or {@code TAKEN_OVER}); on etcd a holder elsewhere is heard of when its record
-     * expires ({@code EXPIRED}).
+     * Its holder ended. For a loss, the record says {@code exited}. For a watch, this machine saw it
+     * end while the record still named it: told once per grant and holder, only for a holder this
+     * machine can judge, and the record may still say granted until its end is written
+     * ({@code EXITED}) or a newcomer takes it over ({@code TAKEN_OVER}); on etcd a holder elsewhere
+     * is heard of when its record expires ({@code EXPIRED}).
      */
     HOLDER_DIED,
     /** Its record was removed, or released by another process. */

@@ -4,9 +4,8 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * A change of one lease's record, as a {@link LeaseStore#watch watch} sees it, written by any
- * process: said after the write is durable, in the order the record went through them; and the
- * death of the holder a record names ({@link LeaseChange#HOLDER_DIED}), which nobody needs to write.
+ * A change of one lease's record by any process, as a {@link LeaseStore#watch watch} tells it, or
+ * the death of the holder a record names ({@link LeaseChange#HOLDER_DIED}), which needs no write.
  *
  * @param kind     what happened: {@code GRANTED}, {@code RELEASED}, {@code EXITED} (spawn_failed too),
  *                 {@code TAKEN_OVER}, {@code BROKEN}, {@code EXPIRED} or {@code HOLDER_DIED}
@@ -29,10 +28,7 @@ public record LeaseEvent(LeaseChange kind, LeaseRecord record, Optional<LeaseRec
         return kind;
     }
 
-    /**
-     * The record that shows it, as it was written; for {@link LeaseChange#EXPIRED}, the last one the watch
-     * saw before it went.
-     */
+    /** The record that shows it; for {@link LeaseChange#EXPIRED}, the last one seen before it went. */
     @Override
     public LeaseRecord record() {
         return record;

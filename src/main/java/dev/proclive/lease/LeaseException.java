@@ -4,9 +4,8 @@ import java.io.IOException;
 
 /**
  * What a lease operation found that is not an I/O failure: the lease is no longer this holder's
- * (lost), or its files cannot be trusted (corrupt) — the two kinds of it this package throws, and
- * the only ones (its constructor is the package's). Catch this to treat both alike; an
- * {@link IOException} that is not one of them is the file system's.
+ * (lost), or its files cannot be trusted (corrupt); there are no other kinds. Catch this to treat
+ * both alike; another {@link IOException} is the file system's.
  */
 public abstract class LeaseException extends IOException {
 

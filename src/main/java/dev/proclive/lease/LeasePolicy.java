@@ -12,20 +12,15 @@ import java.util.Optional;
  * LeasePolicy policy = LeasePolicy.builder().ttl(Duration.ofMinutes(2)).takeUnknownAfterTtl(true).build();
  * }</pre>
  *
- * <p>{@link #defaults()}: a TTL of 30 seconds, a lease held by an UNKNOWN holder is never taken
- * over (UNKNOWN means "could not prove it", and taking a live writer's lease is the worse mistake),
- * and a {@linkplain LeaseStore#spawn spawned} command's descendants are tracked by the kernel.
+ * <p>By default ({@link #defaults()}) an UNKNOWN holder's lease is never taken over: UNKNOWN means
+ * "could not prove it", and taking a live writer's lease is the worse mistake.
  *
  * <p>The TTL is written into every record a grant writes, and each record is judged by its own. A
- * renewal keeps the TTL its record has (the one the holder promised when it took the lease) unless
- * this policy's TTL was {@linkplain #ttl(Duration) set explicitly}: a store opened with the defaults
- * never shortens a promise another store made.
+ * renewal keeps its record's TTL unless this policy's was {@linkplain #ttl(Duration) set
+ * explicitly}: a store opened with the defaults never shortens a promise another store made.
  *
- * <p>A policy is immutable and thread-safe: each setting ({@link #ttl(Duration)},
- * {@link #takeUnknownAfterTtl(boolean)}, {@link #trackDescendants(boolean)}) returns a copy with
- * that setting changed and leaves the policy it was called on as it was. {@link #builder()} (the
- * defaults) is where a chain of settings starts and {@link #build()} (the policy itself) ends it,
- * kept so that the chain reads as it always has.
+ * <p>Immutable and thread-safe: each setting returns a copy with that setting changed, leaving this
+ * policy as it was. {@link #builder()} starts a chain of settings and {@link #build()} ends it.
  */
 public final class LeasePolicy {
 
@@ -49,17 +44,14 @@ public final class LeasePolicy {
         return DEFAULTS;
     }
 
-    /**
-     * {@link #defaults()}: where a chain of settings starts
-     * ({@code LeasePolicy.builder().ttl(Duration.ofMinutes(2)).build()}).
-     */
+    /** {@link #defaults()}, where a chain starts: {@code LeasePolicy.builder().ttl(Duration.ofMinutes(2)).build()}. */
     public static LeasePolicy builder() {
         return DEFAULTS;
     }
 
     /**
-     * A copy of this policy with a grant or renewal fresh for {@code ttl}, set explicitly (a renewal
-     * writes it: see {@link #renewalTtl()}). This policy is unchanged.
+     * A copy with a grant or renewal fresh for {@code ttl}, set explicitly (a renewal writes it: see
+     * {@link #renewalTtl()}).
      *
      * @param ttl positive, whole milliseconds
      * @throws NullPointerException     if {@code ttl} is null
@@ -76,34 +68,27 @@ public final class LeasePolicy {
         return new LeasePolicy(ttl, takeUnknownAfterTtl, true, trackDescendants);
     }
 
-    /**
-     * A copy of this policy that does (or does not) take over an UNKNOWN holder's lease once it was
-     * not kept for its TTL. This policy is unchanged.
-     */
+    /** A copy that does (or does not) take over an UNKNOWN holder's lease once it was not kept for its TTL. */
     public LeasePolicy takeUnknownAfterTtl(boolean take) {
         return new LeasePolicy(ttl, take, ttlGiven, trackDescendants);
     }
 
     /**
-     * A copy of this policy in which a {@linkplain LeaseStore#spawn spawned} command's descendants
-     * are (or are not) tracked by the kernel. This policy is unchanged.
+     * A copy in which a {@linkplain LeaseStore#spawn spawned} command's descendants are (or are not)
+     * tracked by the kernel. On by default, so that a command's end is recorded at once whatever else
+     * runs on the machine and whatever a daemon it leaves does to its environment. Without it, and
+     * once this JVM is gone, that end is proven by the command's cgroup, if it has one, and a scan of
+     * every process's environment for its token, which a busy machine (a build beside it) can keep
+     * undecided.
      *
-     * <p>Tracking is on by default, so that a command's end is recorded at once, whatever else runs
-     * on the machine and whatever a daemon it leaves does to its environment. Without it, the end of
-     * a command that may have left a process behind is proven by a scan of every process's
-     * environment for its token, which a busy machine (a build beside it) can keep undecided.
-     *
-     * <p>What it changes for the application, on Linux: this JVM becomes a child subreaper
-     * ({@code PR_SET_CHILD_SUBREAPER}) at its first spawn, for the rest of its life. What any
-     * process this JVM started leaves behind when it exits is re-parented to this JVM instead of
-     * init, and a daemon thread ({@code proclive-subreaper}) reaps those that end, every 100 ms;
-     * {@code ProcessHandle.current().children()} lists them, and a process this JVM starts from
-     * its main thread would count as a command's. Where the cgroup v2 hierarchy is writable
-     * (root, a delegated subtree), the command also starts in a new cgroup of its own, named in
-     * the record, whose members every reader can see, also after this JVM is gone: the command
-     * is started through {@code /bin/sh}, which moves itself into the cgroup and then becomes
-     * the command (same pid, same environment); this JVM itself never moves. Elsewhere (macOS,
-     * Windows) nothing changes: the token scan proves what it can.
+     * <p>On Linux this JVM becomes a child subreaper ({@code PR_SET_CHILD_SUBREAPER}) at its first
+     * spawn, for the rest of its life: what any process it started leaves behind is re-parented to it
+     * instead of init and reaped when it ends; {@code ProcessHandle.current().children()} lists them,
+     * and a process this JVM starts from its main thread would count as a command's. Where the cgroup
+     * v2 hierarchy is writable (root, a delegated subtree), the command also starts in a cgroup of its
+     * own, named in the record and visible to every reader after this JVM is gone: it is started
+     * through {@code /bin/sh}, which moves itself into the cgroup and becomes the command (same pid,
+     * same environment); this JVM never moves. On macOS and Windows nothing changes.
      *
      * @param track false to opt out: the JVM is never made a subreaper and no cgroup is made
      */
@@ -111,7 +96,7 @@ public final class LeasePolicy {
         return new LeasePolicy(ttl, takeUnknownAfterTtl, ttlGiven, track);
     }
 
-    /** This policy: where a chain of settings ends, kept so that the chain reads as it always has. */
+    /** This policy: where a chain of settings ends. */
     public LeasePolicy build() {
         return this;
     }
@@ -121,10 +106,7 @@ public final class LeasePolicy {
         return ttl;
     }
 
-    /**
-     * Whether a lease whose holder is UNKNOWN may be taken over once its record's
-     * {@code renewedAt + ttl} has passed.
-     */
+    /** Whether a lease whose holder is UNKNOWN may be taken over once its {@code renewedAt + ttl} has passed. */
     public boolean takeUnknownAfterTtl() {
         return takeUnknownAfterTtl;
     }
@@ -134,10 +116,7 @@ public final class LeasePolicy {
         return ttlGiven ? Optional.of(ttl) : Optional.empty();
     }
 
-    /**
-     * Whether {@link LeaseStore#spawn} lets the kernel track what the command starts: see
-     * {@link #trackDescendants(boolean)}.
-     */
+    /** Whether {@link LeaseStore#spawn} lets the kernel track what the command starts. */
     public boolean trackDescendants() {
         return trackDescendants;
     }

@@ -21,13 +21,9 @@ import java.util.OptionalLong;
  *  "ended":{"how":"exited","at":"…","liveness":"dead","reason":"exited","exitCode":0}}
  * }</pre>
  * Timestamps are ISO-8601 UTC instants with millisecond precision; unknown fields are ignored on
- * read; {@code previous} is present after a takeover, {@code tokenDigest} and {@code reserverUid} on
- * a reservation (and on the grant it was handed off to), {@code adoptedBy} when a reservation went
- * to the process that carried its token, {@code ended} once a grant ended. Records written before
- * reservations existed (no token, no ended) read as they were. The token itself is never written:
- * a record in a shared directory is readable by others, and whoever knows the token can make a
- * process carry it. A record written by an earlier version with a {@code "token"} still reads (as
- * its digest).
+ * read, and records of earlier versions still read (one with a {@code "token"} as its digest). The
+ * token itself is never written: a record in a shared directory is readable by others, and whoever
+ * knows the token can make a process carry it.
  *
  * @param name         the lease's name
  * @param fence        the fence of the grant this record belongs to: it only grows
@@ -35,11 +31,12 @@ import java.util.OptionalLong;
  * @param holder       the process the lease is (or was) held for; of a reservation, its reserver
  * @param writer       the process that wrote this record (a hook may write for its owner)
  * @param acquiredAt   when this fence was granted
- * @param renewedAt    when it was last granted or renewed by a write of the record (a kept grant is
- *                     fresh longer where its store keeps it: a session file, an etcd lease)
+ * @param renewedAt    when it was last granted or renewed by a write of the record (a grant its
+ *                     store keeps stays fresh longer)
  * @param ttl          how long the holder promised to stay fresh after {@code renewedAt}
  * @param previous     the holder this grant took the lease over from, and why, if it did
- * @param tokenDigest  the reservation's token as SHA-256, 64 lowercase hex digits (its digest, as {@code lease.book.Records} makes it)
+ * @param tokenDigest  the reservation's token as SHA-256, 64 lowercase hex digits: on a reservation
+ *                     and the grant it was handed off to
  * @param reserverUid  the user the reservation's process runs as (that of the process that made
  *                     it): a process of another user that carries the token is never its holder
  * @param adoptedBy    how a reservation found its holder, if not handed off: {@code "token"} (a
@@ -48,14 +45,12 @@ import java.util.OptionalLong;
  * @param startedAfter a start fingerprint no later than that of any process started after the
  *                     reservation: a scan for its token skips older processes
  * @param ended        how this grant ended, if it did
- * @param cgroup       the cgroup (v2) the reservation's command was started in, where one could be
- *                     made, named before anything entered it and until it is removed: its members
- *                     are what of the command stayed inside, for a reader in the namespace it was
- *                     made in: its directory, as the process that made it saw it
+ * @param cgroup       the cgroup (v2) directory, as its maker saw it, the reservation's command was
+ *                     started in where one could be made, named from before anything entered it until
+ *                     it is removed: its members are what of the command stayed inside
  * @param cgroupId     what tells that cgroup apart from another at its path, as
- *                     {@code "NAMESPACE:INODE"} (the cgroup namespace it was made in and its
- *                     directory's inode); only with a {@code cgroup}, and empty in a record written
- *                     before it was kept (then only who is inside is a proof)
+ *                     {@code "NAMESPACE:INODE"} (cgroup namespace and directory inode); only with a
+ *                     {@code cgroup}, and empty in older records
  */
 public record LeaseRecord(String name, long fence, State state, Identity holder, Identity writer,
                           Instant acquiredAt, Instant renewedAt, Duration ttl, Optional<Takeover> previous,
@@ -148,7 +143,7 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
         }
     }
 
-    /** A record without a cgroup, as records were before cgroups tracked a command. */
+    /** A record without a cgroup. */
     public LeaseRecord(String name, long fence, State state, Identity holder, Identity writer, Instant acquiredAt,
                        Instant renewedAt, Duration ttl, Optional<Takeover> previous, Optional<String> tokenDigest,
                        OptionalLong reserverUid, Optional<String> adoptedBy, Optional<String> startedAfter,
@@ -157,7 +152,7 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
                 adoptedBy, startedAfter, ended, Optional.empty(), Optional.empty());
     }
 
-    /** A record without a reservation's fields or an ending, as records were before reservations. */
+    /** A record without a reservation's fields or an ending. */
     public LeaseRecord(String name, long fence, State state, Identity holder, Identity writer, Instant acquiredAt,
                        Instant renewedAt, Duration ttl, Optional<Takeover> previous) {
         this(name, fence, state, holder, writer, acquiredAt, renewedAt, ttl, previous, Optional.empty(),

@@ -41,56 +41,41 @@ import java.util.function.Consumer;
  * }</pre>
  *
  * <p>A lease is granted when it is free (no record, or a released one), again to the same holder
- * (same fence: {@link Acquisition.Granted#again()}), and over a holder proven DEAD (exited, a
- * zombie, its PID reused, the machine rebooted) at once, with the old holder and the verdict kept in
- * the record's {@code previous}. It is never taken from an ALIVE holder. An UNKNOWN holder keeps
- * it, unless the {@link LeasePolicy} takes UNKNOWN over and the record was not renewed for the TTL
- * it promised. Every new grant gets a fence one higher than any granted before, also after a
- * release, a {@link #breakLease break} or the record's deletion by hand. A lease excludes other
- * <em>holders</em>: two processes acting for one holder (two hooks of one agent) share it.
+ * (same fence: {@link Acquisition.Granted#again()}), and at once over a holder proven DEAD (exited,
+ * a zombie, its PID reused, the machine rebooted), the old holder and verdict kept in the record's
+ * {@code previous}. It is never taken from an ALIVE holder; an UNKNOWN holder keeps it unless the
+ * {@link LeasePolicy} takes UNKNOWN over and the record was not renewed for its TTL. Each new grant
+ * gets a fence one higher than any before, also after a release, a {@link #breakLease break} or the
+ * record's deletion by hand. A lease excludes other <em>holders</em>: two processes acting for one
+ * holder (two hooks of one agent) share it.
  *
- * <p><b>Starting the writer under the lease.</b> A lease for a process yet to start is
- * {@linkplain #reserve reserved}: granted with its fence to the launcher with a token, which the
- * child finds in its environment ({@code PROCLIVE_LEASE_TOKEN}, with {@code PROCLIVE_LEASE_NAME},
- * {@code PROCLIVE_LEASE_DIR} and {@code PROCLIVE_LEASE_FENCE}); once the child runs, the launcher
- * {@linkplain Lease#handOff hands it off}. {@link #spawn} does all of it. Should the launcher die
- * before handing off, the child {@linkplain #claim claims} it; and a newcomer that finds a
- * reservation whose reserver is not ALIVE scans this host's processes for the token: the process
- * that carries it becomes the holder, and only a complete scan that finds none (with the reserver
- * DEAD) frees the reservation.
+ * <p><b>Starting the writer under the lease.</b> {@link #spawn} {@linkplain #reserve reserves} the
+ * lease, starts the child with the reservation in its environment and {@linkplain Lease#handOff
+ * hands it off}; should the launcher die before that, the child {@linkplain #claim claims} it. A
+ * newcomer that finds the reserver not ALIVE scans this host's processes for the token and makes
+ * its carrier the holder; only a complete scan that finds none (the reserver DEAD) frees it.
  *
- * <p>In a directory, its files: {@code NAME.lease}, the record, replaced atomically (a reader never
- * sees half a record, and a process killed at any step leaves the old record or the new one);
- * {@code NAME.guard}, never deleted, locked while a record is read, judged and replaced, and
- * holding the highest fence ever granted; {@code .NAME.PID-START.RANDOM.tmp}, a record being
- * written by that process, created exclusively, removed by its writer if the write fails and by a
- * later writer once that process is proven DEAD; {@code NAME.queue}, the waiters' tickets. A
- * directory the store creates is owner-only (0700); files are owner-only (0600) whenever the
- * directory grants no group or other access; in an existing shared directory each file the store
- * makes is given, past the umask, read and write for each class of users that may write the
- * directory and read for one that may only read it — but no access to the guard — so a hook and
- * its agent running as different users can share a group-writable one (records 0664, guards 0660
- * in a {@code 02775} directory).
+ * <p>In a directory: {@code NAME.lease}, the record, replaced atomically (a reader never sees half a
+ * record; a writer killed at any step leaves the old one or the new); {@code NAME.guard}, never
+ * deleted, holding the highest fence ever granted; {@code .NAME.PID-START.RANDOM.tmp}, a record
+ * being written; {@code NAME.queue}, the waiters' tickets. A directory the store creates is 0700;
+ * files are 0600 where the directory grants no group or other access. In a shared directory each
+ * file gets, past the umask, read and write for each class of users that may write the directory
+ * and read for one that may only read it (but no access to the guard), so a hook and its agent
+ * running as different users can share a group-writable one (records 0664, guards 0660 in a
+ * {@code 02775} directory).
  *
- * <p>Judging and writing happen one process at a time: within a JVM under one lock per guard file
- * (by its device and inode, so two paths to one directory share it), across processes under a
- * {@code flock(2)} lock on a descriptor the store opens for it ({@code LockFileEx} on Windows), so
- * other code closing the guard, a second copy of this library in another class loader or a bind
- * mount of the directory cannot drop it. On Linux and macOS locking loads JNA. The lock is taken
- * through a descriptor opened for writing (a reader of the directory cannot hold writers out) and
- * waited for no longer than the caller waits (5 s for a call without a wait, {@link #breakLease}
- * included): a process stopped while it holds it makes the others fail with an
- * {@link IOException}, never hang. {@link #read} takes no lock and needs no write access.
- * Instances are thread-safe.
+ * <p>Judging and writing happen one at a time, within a JVM (two paths to one directory share its
+ * lock) and across processes: {@code flock(2)} ({@code LockFileEx} on Windows; on Linux and macOS
+ * it loads JNA) on a descriptor of the store's own, which other code closing the guard, a second
+ * copy of this library or a bind mount cannot drop. It needs write access (a reader cannot hold
+ * writers out) and is waited for no longer than the caller waits (5 s without a wait,
+ * {@link #breakLease} included): a process stopped while holding it makes the others fail with an
+ * {@link IOException}, never hang. Instances are thread-safe.
  *
- * <p>What a lease does not promise: holders on other hosts are never judged DEAD (their liveness is
- * UNKNOWN, taken over only by a policy that says so, after their TTL); a directory with the sticky
- * bit (such as {@code /tmp} itself) cannot pass a lease from one user to another, since the kernel
- * refuses to replace another user's record there.
- *
- * <p>A granted lease keeps itself while this JVM lives, says when and why it is lost
- * ({@link Lease#lost()}); waiters are served in the order they came; a {@linkplain #watch watch}
- * tells listeners what any process does to a lease.
+ * <p>What a lease does not promise: holders on other hosts are never judged DEAD, only UNKNOWN; a
+ * directory with the sticky bit (such as {@code /tmp} itself) cannot pass a lease from one user to
+ * another, since the kernel refuses to replace another user's record there.
  */
 public final class LeaseStore implements AutoCloseable {
 
@@ -127,8 +112,8 @@ public final class LeaseStore implements AutoCloseable {
     }
 
     /**
-     * A store over {@code dir} with {@link LeasePolicy#defaults()}, the directory created
-     * (owner-only, on POSIX) if it is missing: {@code builder().directory(dir).build()}.
+     * A store over {@code dir} with {@link LeasePolicy#defaults()}, created if missing:
+     * {@code builder().directory(dir).build()}.
      *
      * @throws NullPointerException  if {@code dir} is null
      * @throws NotDirectoryException if {@code dir} exists and is not a directory
@@ -182,8 +167,8 @@ public final class LeaseStore implements AutoCloseable {
         }
 
         /**
-         * The leases are files in {@code dir}, created (owner-only, on POSIX) if it is missing: for
-         * holders on this machine (and others sharing the directory, judged UNKNOWN).
+         * The leases are files in {@code dir}, created (owner-only, on POSIX) if missing: for holders
+         * on this machine (and others sharing the directory, judged UNKNOWN).
          */
         public Builder directory(Path dir) {
             this.directory = Optional.of(Objects.requireNonNull(dir, "dir"));
@@ -192,14 +177,12 @@ public final class LeaseStore implements AutoCloseable {
 
         /**
          * The leases live in etcd (v3, through its JSON gateway), for holders on several machines:
-         * every method and rule as over a directory, a record that expires when nobody keeps it
-         * alive, and fences from etcd's revisions. Lease {@code NAME}'s record is
-         * {@code PREFIX NAME}, attached to an etcd lease of the record's TTL while it is granted;
-         * its fence is the {@code mod_revision} of {@code PREFIX NAME.fence}, never leased and never
-         * deleted. A holder on this machine is judged here; one on another machine is UNKNOWN,
-         * {@link Acquisition.Undecided} until its record expires by itself. Nothing is granted by a
-         * member cut off from its majority; no member answering is an {@link IOException}. On etcd
-         * a lease name does not end in {@code .fence}.
+         * the same methods and rules, a record that expires when nobody keeps it alive, and fences
+         * from etcd's revisions: lease {@code NAME} is key {@code PREFIX NAME}, its fence the
+         * {@code mod_revision} of {@code PREFIX NAME.fence} (never deleted; no lease name ends in
+         * {@code .fence}). A holder on another machine is {@link Acquisition.Undecided} until its
+         * record expires. A member cut off from its majority grants nothing; no member answering is
+         * an {@link IOException}.
          *
          * @param endpoints {@code http://HOST:PORT} or {@code https://HOST:PORT} of the members, tried
          *                  in turn; a user or password goes in {@link #credentials}, never in a URI
@@ -252,14 +235,12 @@ public final class LeaseStore implements AutoCloseable {
         }
 
         /**
-         * Where a store on etcd keeps the highest revision it saw of each etcd cluster, for the stores
-         * opened after it (default: {@code $PROCLIVE_STATE_DIR} where that is an absolute path, else
-         * none: a cluster wiped and made again with the same member names and addresses has the same
-         * id, and would be refused until its mark was deleted). A store that reaches a cluster below its mark refuses,
-         * as one whose revision went back under it: the cluster was restored from an older copy of its
-         * data, and its fences would repeat ones already handed out. Made owner-only if missing; one
-         * that is a link, another user's or writable by others is not used, and nothing fails for want
-         * of it.
+         * Where a store on etcd keeps the highest revision it saw of each cluster (default:
+         * {@code $PROCLIVE_STATE_DIR} if absolute, else none). A later store refuses a cluster below
+         * its mark: it was restored from an older copy, and its fences would repeat ones handed out (a
+         * cluster wiped and remade with the same member names and addresses keeps its id: it is
+         * refused until its mark is deleted). Made owner-only if missing; one that is a link, another
+         * user's or writable by others is not used, and nothing fails for want of it.
          */
         public Builder revisionMarks(Path dir) {
             this.revisionMarks = Optional.of(Objects.requireNonNull(dir, "dir"));
@@ -350,15 +331,13 @@ public final class LeaseStore implements AutoCloseable {
     }
 
     /**
-     * Lets go of what this store holds open. A store on etcd stops keeping its grants alive and
-     * closes its client: what this JVM kept expires after its TTL (ended records stay as they are);
-     * a store over a directory stops writing its session file and takes no lock any more (a call
-     * that would lock a lease, a wait for one included, throws {@link IllegalStateException}); what
-     * it kept stays fresh for its TTL. The writes under way are waited for, 5 s at most for the
-     * session file's and as long again for the others, so that nothing lands in the directory after
-     * this returns; nor is a spawned command's end written after it. Leases granted by this store
-     * are not released: release them first (a release after the close throws too). Closing twice
-     * does nothing more.
+     * Lets go of what this store holds open. Its grants are kept no longer: on etcd they expire
+     * after their TTL (ended records stay as they are), over a directory they stay fresh for their
+     * TTL, and a call that would lock a lease, a wait included, throws {@link IllegalStateException}.
+     * Writes under way are waited for (5 s at most for the session file's, as long again for the
+     * others): nothing lands in the directory after this returns, nor is a spawned command's end
+     * written. Leases granted by this store are not released: release them first (a release after
+     * the close throws too). Closing twice does nothing more.
      */
     @Override
     public void close() {
@@ -383,10 +362,10 @@ public final class LeaseStore implements AutoCloseable {
 
     /**
      * Like {@link #acquire(String, Identity)}, but while another holder is ALIVE, waits up to
-     * {@code wait} for it to end — told by the exit watch ({@link LivenessChecker#onExit}) the
-     * moment it exits, and looking every 2 s for a release without an exit — then judges again.
-     * An {@link Acquisition.Undecided} whose {@code eligibleAt} falls within the wait is waited
-     * for too. At the deadline it returns what it finds then.
+     * {@code wait} for it to end (seen the moment it exits, {@link LivenessChecker#onExit}; a
+     * release without an exit within 2 s), then judges again. An {@link Acquisition.Undecided}
+     * whose {@code eligibleAt} falls within the wait is waited for too. Waiters are served in the
+     * order they came; at the deadline it returns what it finds then.
      *
      * @throws InterruptedIOException if the thread is interrupted while waiting
      * @throws IllegalStateException  if a store over a directory is closed, also while this waits
@@ -398,11 +377,10 @@ public final class LeaseStore implements AutoCloseable {
     }
 
     /**
-     * Reserves lease {@code name} for a process about to start, judged exactly as
-     * {@link #acquire}: the granted lease is {@link LeaseRecord.State#RESERVED reserved} to
-     * {@code reserver} (the live process responsible for it, usually the caller), with a new
-     * {@link Lease#token() token}. Start the process with the token in its environment, then
-     * {@link Lease#handOff hand it off}; {@link #spawn} does both.
+     * Reserves lease {@code name}, judged as {@link #acquire}, for a process about to start: it is
+     * {@link LeaseRecord.State#RESERVED reserved} to {@code reserver} (the live process responsible
+     * for it, usually the caller), with a new {@link Lease#token() token} to start the process with
+     * before {@link Lease#handOff handing it off}.
      *
      * @throws IllegalArgumentException if {@code name} is not a lease name
      * @throws IOException              as for {@link #acquire}
@@ -421,13 +399,12 @@ public final class LeaseStore implements AutoCloseable {
 
     /**
      * The spawned process's side, for when its launcher died before handing the lease off: the
-     * reservation with {@code token} becomes {@code holder}'s, its fence kept. Only a carrier can
-     * claim: {@code holder}'s initial environment must hold {@code PROCLIVE_LEASE_TOKEN=token}
-     * (else {@link Acquisition.NotCarrier}, nothing read or written; an environment that cannot be
-     * read proves nothing, and the claim is judged as a newcomer's). Already held by
-     * {@code holder}: granted again. Another token, another holder or no reservation: judged as
-     * {@link #acquire} judges a newcomer, except that a claim never takes anything over (a lease it
-     * would take over is {@link Acquisition.Undecided}: acquire it instead).
+     * reservation with {@code token} becomes {@code holder}'s, fence kept. Only a carrier can claim:
+     * {@code holder}'s initial environment must hold {@code PROCLIVE_LEASE_TOKEN=token}, else
+     * {@link Acquisition.NotCarrier}, nothing read or written (an environment that cannot be read
+     * proves nothing: the claim is judged as a newcomer's). Already {@code holder}'s: granted again.
+     * Otherwise judged as {@link #acquire} judges a newcomer, except that a claim never takes over
+     * (that is {@link Acquisition.Undecided}: acquire it instead).
      *
      * @param token the reservation's token, from {@code PROCLIVE_LEASE_TOKEN}
      * @throws IllegalArgumentException if {@code name} is not a lease name or {@code token} is not
@@ -443,10 +420,9 @@ public final class LeaseStore implements AutoCloseable {
 
     /**
      * The process a reservation's token was started in, as seen from this one: the outermost of
-     * this process and its ancestors that carry {@code token} in their initial environment, without
-     * a break (its own parent does not carry it: that is the launcher). The holder to {@link #claim}
-     * for when this process runs somewhere below the spawned command (a hook it runs, or the command
-     * itself after {@code exec}). Empty when this process does not carry the token.
+     * this process and its unbroken line of ancestors that carry {@code token} in their initial
+     * environment. The holder to {@link #claim} for from below the spawned command (a hook it runs,
+     * or the command after {@code exec}). Empty when this process does not carry the token.
      *
      * @throws IllegalArgumentException if {@code token} is not 32 lowercase hex digits
      */
@@ -466,11 +442,10 @@ public final class LeaseStore implements AutoCloseable {
 
     /**
      * Reserves lease {@code name} for {@code command}, starts it with the reservation in its
-     * environment ({@code PROCLIVE_LEASE_TOKEN}, {@code _NAME}, {@code _DIR}, {@code _FENCE}),
-     * identifies it and hands the lease to it, fence kept. The caller may exit any time after this
-     * returns: the child holds the lease. While this JVM lives, the lease is ended as
-     * {@code exited}, with the child's status, when the child exits (through
-     * {@link Process#onExit()}); {@link Lease#exited} is for a caller that waits itself.
+     * environment ({@code PROCLIVE_LEASE_TOKEN}, {@code _NAME}, {@code _DIR}, {@code _FENCE}) and
+     * hands the lease to it, fence kept: the caller may exit any time after this returns. While this
+     * JVM lives the lease ends as {@code exited}, with the child's status, when the child exits;
+     * {@link Lease#exited} is for a caller that waits itself.
      *
      * <pre>{@code
      * if (store.spawn("build", new ProcessBuilder("make").inheritIO()) instanceof Acquisition.Started started) {
@@ -478,19 +453,11 @@ public final class LeaseStore implements AutoCloseable {
      * }
      * }</pre>
      *
-     * <p>What proves the command's end: by default the kernel (Linux: this JVM a child subreaper,
-     * and the command in a cgroup of its own where one can be made, see
-     * {@link LeasePolicy#trackDescendants(boolean)}): while this JVM lives the end is recorded at
-     * once, and what the command leaves behind holds the lease until it ends. Once this JVM is
-     * gone, and under {@code trackDescendants(false)}, a newcomer proves it by the cgroup and a
-     * scan of this machine's environments for the token (a command that daemonised still carries
-     * it), which processes of the same user ending under every pass can leave undecided.
-     *
-     * <p>Once the command has started this returns {@link Acquisition.Started}, whatever fails after
-     * (see {@link Acquisition.Started#handOffFailure()}): a running child is never left without the
-     * {@code Process} that looks after it. If the command cannot be started the reservation ends
-     * as {@code spawn_failed} and the exception is thrown. A reservation is one intent: while this
-     * lease is reserved by a live process (this one included) another spawn is refused as
+     * <p>What the command leaves behind holds the lease until it ends too (how that end is proven:
+     * {@link LeasePolicy#trackDescendants(boolean)}). Once the command has started this returns
+     * {@link Acquisition.Started}, whatever fails after (see {@link Acquisition.Started#handOffFailure()});
+     * if it cannot be started the reservation ends as {@code spawn_failed} and the exception is
+     * thrown. While the lease is reserved by a live process (this one included) another spawn is
      * {@link Acquisition.Held}.
      *
      * @return {@link Acquisition.Started}, or the reservation's refusal as it answered
@@ -513,8 +480,8 @@ public final class LeaseStore implements AutoCloseable {
     }
 
     /**
-     * The record of lease {@code name}, or empty when there is none. Takes no lock and needs no
-     * write access: the record is replaced atomically, never written in place.
+     * The record of lease {@code name}, or empty when there is none; takes no lock and needs no
+     * write access.
      *
      * @throws IllegalArgumentException if {@code name} is not a lease name
      * @throws LeaseCorruptException    if the record cannot be trusted
@@ -539,8 +506,7 @@ public final class LeaseStore implements AutoCloseable {
     }
 
     /**
-     * Releases lease {@code name} at {@code fence}: writes a released record, the fence kept, that
-     * says it ended as {@code released}.
+     * Releases lease {@code name} at {@code fence}: the record, fence kept, says {@code released}.
      *
      * @return true if it is released at that fence now (also when it already was); false, and
      *         nothing written, when there is no record or it is at another fence
@@ -552,13 +518,11 @@ public final class LeaseStore implements AutoCloseable {
     }
 
     /**
-     * The operator's override: releases lease {@code name} whoever holds it, the fence kept (the
-     * next grant gets the one after it); the record says it ended as {@code broken}, with the
-     * holder's verdict then (a live holder's lease broken shows as such). Also how a record that
-     * cannot be trusted is cleared: one that is not JSON, contradicts itself, was rolled back, or is
-     * a link or a directory in the record's place is removed (on etcd its key is deleted), and the
-     * fence stays above every fence granted (the guard, or etcd's fence key, keeps it). A name
-     * never taken is left as it is: nothing is made for it.
+     * The operator's override: releases lease {@code name} whoever holds it, fence kept (the next
+     * grant gets the one after); the record says it ended as {@code broken}, with the holder's
+     * verdict then. Also clears a record that cannot be trusted (not JSON, self-contradicting,
+     * rolled back, or a link or directory in its place): it is removed (on etcd its key deleted),
+     * and the fence stays above every fence granted. A name never taken is left as it is.
      *
      * @return the released record written; empty when there was no record, or the one there could
      *         not be trusted and was removed ({@link #read} threw {@link LeaseCorruptException} for it)
@@ -570,20 +534,17 @@ public final class LeaseStore implements AutoCloseable {
     }
 
     /**
-     * Keeps the grants of this machine's holders, until interrupted or the store is closed (then it
-     * returns once its poll under way ends): every granted record whose holder is ALIVE here is kept
-     * (named by this store's session file over a directory, written every third of the shortest TTL
-     * it keeps; on etcd its etcd lease kept alive, one thread for all) and ended the moment its
-     * holder dies (through the exit watch: {@code exited}, with the verdict), so a newcomer anywhere
-     * is granted at once instead of after the TTL; one whose holder is already DEAD here is ended
-     * when it is found. Records granted since are picked up every {@code poll}, read in pages however
-     * many there are. What {@code proclive lease keep} runs.
+     * Keeps the grants of this machine's holders until interrupted or the store is closed (then it
+     * returns once its poll under way ends), as {@code proclive lease keep} does: each granted record
+     * whose holder is ALIVE here is kept fresh, and ended ({@code exited}, with the verdict) the
+     * moment its holder dies, so a newcomer anywhere is granted at once instead of after the TTL;
+     * one whose holder is already DEAD here is ended when found. New grants are picked up every
+     * {@code poll}.
      *
-     * <p>It never gives up: a member that does not answer, an answer that cannot be read, a grant
-     * that cannot be ended now are each said through {@code says} and tried again after a pause
-     * that grows to about a second; grants given up while etcd did not answer are kept again once
-     * it does, if they are still there. Its first line through {@code says}, once the records could
-     * be read, tells that it keeps.
+     * <p>It never gives up: each failure (a member that does not answer, an answer that cannot be
+     * read, a grant that cannot be ended now) is said through {@code says} and tried again after a
+     * pause that grows to about a second; grants given up while etcd did not answer are kept again
+     * once it does, if still there. Its first line through {@code says} tells that it keeps.
      *
      * @param poll how often the grants are read again
      * @param says one line for a person at a time, from this thread
@@ -597,14 +558,12 @@ public final class LeaseStore implements AutoCloseable {
     }
 
     /**
-     * Tells {@code listener} each change of lease {@code name}'s record from now on, written by any
-     * process: {@link LeaseChange#GRANTED}, {@code RELEASED}, {@code EXITED}, {@code TAKEN_OVER},
-     * {@code BROKEN}, {@code EXPIRED}, each after the write is durable, and {@code HOLDER_DIED} when
-     * this machine's exit watch sees the record's holder end, in order, on the store's one event
-     * thread ({@code proclive-lease-events}). A directory's record is looked at every 100 ms (read
-     * when its file was replaced since), an etcd record when its watch says it changed (and every
-     * second besides); a grant that came and went between two reads is told as granted, then how it
-     * ended.
+     * Tells {@code listener}, in order and one call at a time (on the store's event thread), each
+     * change of lease {@code name}'s record from now on by any process ({@link LeaseChange#GRANTED}
+     * and each way a grant ends) once the write is durable, and {@code HOLDER_DIED} when this
+     * machine sees the record's holder end. A directory's record is
+     * looked at every 100 ms, an etcd record when its watch says it changed (and every second
+     * besides); a grant that came and went between two looks is told as granted, then as ended.
      *
      * <pre>{@code
      * try (AutoCloseable w = store.watch("deploy", e -> System.out.println(e.kind() + " fence " + e.record().fence()))) {

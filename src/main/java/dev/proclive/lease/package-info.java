@@ -5,13 +5,5 @@
  * {@link dev.proclive.lease.LeasePolicy} allows it and the holder stopped renewing; every grant
  * carries a fence number that only grows, so the protected resource can refuse a stale holder's
  * late writes.
- *
- * <p>This package is the API: the store (the one place that builds a book, and what closes it),
- * the values it answers with, and the exceptions. Below it, and not exported: the engine
- * ({@code lease.core}: the rules, the keeper that gathers facts and decides, the one writer of
- * records, the token carriers, the spawner), the seam it writes through ({@code lease.book}), and
- * the two books, a directory ({@code lease.files}) and etcd ({@code lease.etcd}, whose v3 calls
- * are {@code dev.proclive.etcd}, a client that knows nothing of leases). No JNA and no
- * {@code os.name} here.
  */
 package dev.proclive.lease;
