@@ -577,4 +577,30 @@ class LeaseStoreTest {
             three.shutdownNow();
         }
     }
+
+    /**
+     * A waiter whose store is closed under it takes its ticket out as the close refuses it: the next
+     * newcomer is not held up until that waiter's deadline, its process still alive.
+     */
+    @Test
+    void aWaiterRefusedByItsStoresCloseLeavesNoTicketToWaitBehind() throws Exception {
+        Lease held = granted(store.acquire("build", children.sleeping()));
+        LeaseStore closing = LeaseStore.open(dir);
+        Identity newcomer = children.sleeping();
+        java.util.concurrent.ExecutorService one = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            java.util.concurrent.Future<Acquisition> waited = one.submit(
+                    () -> closing.acquire("build", newcomer, Duration.ofMinutes(10)));
+            Path queue = dir.resolve("build.queue");
+            dev.proclive.Eventually.until("the newcomer's ticket", Duration.ofSeconds(30),
+                    () -> Files.exists(queue) && Files.readString(queue).contains("\"pid\":" + newcomer.pid()));
+            closing.close();
+            assertThatThrownBy(() -> waited.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(IllegalStateException.class);
+            assertThat(held.release()).isTrue();
+            assertThat(store.acquire("build", children.sleeping()))
+                    .as("nobody is ahead once the refused waiter's store closed").isInstanceOf(Acquisition.Granted.class);
+        } finally {
+            one.shutdownNow();
+        }
+    }
 }

@@ -235,6 +235,7 @@ public final class LeaseEngine implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        queue.close(); // while the book still takes locks
         keptGrants.close();
         events.close();
         book.close();

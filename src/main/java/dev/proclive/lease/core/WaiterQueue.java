@@ -13,6 +13,8 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 
 /**
@@ -30,6 +32,12 @@ final class WaiterQueue {
     private final LivenessChecker checker;
     /** The process that waits: this store's. */
     private final Identity waiter;
+    /** The tickets this store put in and has not taken out yet: its close takes them out. */
+    private final Set<Ticket> placed = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
+
+    private record Ticket(String name, Identity who) {
+    }
 
     WaiterQueue(LeaseBook book, LivenessChecker checker, Identity waiter) {
         this.book = book;
@@ -39,18 +47,38 @@ final class WaiterQueue {
 
     /** Puts {@code who} at the end of lease {@code name}'s queue (once), until {@code until}. */
     void enqueue(String name, Identity who, Instant until, Duration lock) throws IOException {
-        rewrite(name, lock, queue -> {
-            boolean queued = queue.stream().anyMatch(w -> LeaseRules.sameProcess(w.who(), who));
-            return !queued && queue.add(new LeaseBook.Waiter(who, waiter, until));
-        });
+        Ticket ticket = new Ticket(name, who);
+        placed.add(ticket); // before the lock: a close either finds it or is seen under the lock
+        try {
+            rewrite(name, lock, queue -> {
+                if (closed) {
+                    throw new IllegalStateException("the lease store is closed: nothing waits for lease " + name + " through it");
+                }
+                boolean queued = queue.stream().anyMatch(w -> LeaseRules.sameProcess(w.who(), who));
+                return !queued && queue.add(new LeaseBook.Waiter(who, waiter, until));
+            });
+        } catch (IOException | RuntimeException e) {
+            placed.remove(ticket);
+            throw e;
+        }
     }
 
     void dequeue(String name, Identity who) {
+        placed.remove(new Ticket(name, who));
         try {
             rewrite(name, DEQUEUE_LOCK, queue -> queue.removeIf(w -> LeaseRules.sameProcess(w.who(), who)));
         } catch (IOException | RuntimeException e) {
             // its ticket lapses at its deadline, or when its waiting process is DEAD
         }
+    }
+
+    /**
+     * Takes out this store's tickets, and puts none in after: a waiter the close refuses would
+     * otherwise hold every later one up until its deadline, its process still alive.
+     */
+    void close() {
+        closed = true;
+        List.copyOf(placed).forEach(t -> dequeue(t.name(), t.who()));
     }
 
     private void rewrite(String name, Duration lock, Predicate<List<LeaseBook.Waiter>> changed) throws IOException {
