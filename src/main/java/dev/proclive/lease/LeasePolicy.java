@@ -76,10 +76,10 @@ public final class LeasePolicy {
     /**
      * A copy in which a {@linkplain LeaseStore#spawn spawned} command's descendants are (or are not)
      * tracked by the kernel. On by default, so that a command's end is recorded at once whatever else
-     * runs on the machine and whatever a daemon it leaves does to its environment. Without it, and
-     * once this JVM is gone, that end is proven by the command's cgroup, if it has one, and a scan of
-     * every process's environment for its token, which a busy machine (a build beside it) can keep
-     * undecided.
+     * runs on the machine and whatever a daemon it leaves does to its environment. Once this JVM is
+     * gone, that end is proven by the command's cgroup, if it has one, and a scan of every process's
+     * environment for its token; without tracking (and then no cgroup is made), by the scan alone,
+     * also while this JVM lives. A busy machine (a build beside it) can keep a scan undecided.
      *
      * <p>On Linux this JVM becomes a child subreaper ({@code PR_SET_CHILD_SUBREAPER}) at its first
      * spawn, for the rest of its life: what any process it started leaves behind is re-parented to it

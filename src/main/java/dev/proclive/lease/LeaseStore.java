@@ -332,12 +332,14 @@ public final class LeaseStore implements AutoCloseable {
 
     /**
      * Lets go of what this store holds open. Its grants are kept no longer: on etcd they expire
-     * after their TTL (ended records stay as they are), over a directory they stay fresh for their
-     * TTL, and a call that would lock a lease, a wait included, throws {@link IllegalStateException}.
-     * Writes under way are waited for (5 s at most for the session file's, as long again for the
-     * others): nothing lands in the directory after this returns, nor is a spawned command's end
-     * written. Leases granted by this store are not released: release them first (a release after
-     * the close throws too). Closing twice does nothing more.
+     * after their TTL (ended records stay as they are), and so do its waiters' places in the queues.
+     * Over a directory its grants stay fresh for their TTL; the places in the queues it holds for
+     * waiters are taken out (2 s at most for their locks); and a call that would lock a lease, a
+     * wait included, throws {@link IllegalStateException}. Writes under way are waited for (5 s at
+     * most for the session file's, as long again for the others): nothing lands in the directory
+     * after this returns, nor is a spawned command's end written. Leases granted by this store are
+     * not released: release them first (a release after the close throws too). Closing twice does
+     * nothing more.
      */
     @Override
     public void close() {
@@ -369,7 +371,7 @@ public final class LeaseStore implements AutoCloseable {
      *
      * @throws InterruptedIOException if the thread is interrupted while waiting
      * @throws IllegalStateException  if a store over a directory is closed, also while this waits
-     *                                (its place in the queue then lapses at its deadline)
+     *                                (its place in the queue is then taken out)
      */
     public Acquisition acquire(String name, Identity holder, Duration wait) throws IOException {
         Objects.requireNonNull(wait, "wait");
@@ -453,8 +455,10 @@ public final class LeaseStore implements AutoCloseable {
      * }
      * }</pre>
      *
-     * <p>What the command leaves behind holds the lease until it ends too (how that end is proven:
-     * {@link LeasePolicy#trackDescendants(boolean)}). Once the command has started this returns
+     * <p>What the command leaves behind holds the lease until it ends too. How that end is proven:
+     * by default the kernel, at once, while this JVM lives ({@link LeasePolicy#trackDescendants(boolean)});
+     * once this JVM is gone, or without tracking, a newcomer proves it by the command's cgroup, if it
+     * has one, and a scan of this machine's environments for the token. Once the command has started this returns
      * {@link Acquisition.Started}, whatever fails after (see {@link Acquisition.Started#handOffFailure()});
      * if it cannot be started the reservation ends as {@code spawn_failed} and the exception is
      * thrown. While the lease is reserved by a live process (this one included) another spawn is

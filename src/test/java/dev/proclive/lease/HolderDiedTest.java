@@ -99,4 +99,43 @@ class HolderDiedTest {
             heardWithinASecond(store, true);
         }
     }
+
+    /**
+     * A watch opened while the store's event run is under way (here from a listener, which then
+     * takes longer than a look's period) follows its holder all the same: its death is told.
+     */
+    @Test
+    void aWatchOpenedDuringALongListenerCallStillHearsItsHolderDie() throws Exception {
+        try (LeaseStore store = LeaseStore.open(tmp.resolve("leases"))) {
+            Identity holder = notAChild();
+            assertThat(store.acquire("build", holder)).isInstanceOf(Acquisition.Granted.class);
+            BlockingQueue<LeaseEvent> heard = new LinkedBlockingQueue<>();
+            java.util.concurrent.atomic.AtomicReference<AutoCloseable> opened = new java.util.concurrent.atomic.AtomicReference<>();
+            java.util.concurrent.CountDownLatch inside = new java.util.concurrent.CountDownLatch(1);
+            try (AutoCloseable first = store.watch("other", e -> {
+                if (opened.get() == null) {
+                    try {
+                        opened.set(store.watch("build", heard::add));
+                        Thread.sleep(3 * 100 + 100); // longer than a directory's look period
+                    } catch (Exception ex) {
+                        throw new IllegalStateException(ex);
+                    } finally {
+                        inside.countDown();
+                    }
+                }
+            })) {
+                assertThat(store.acquire("other", ProcLive.current().orElseThrow())).isInstanceOf(Acquisition.Granted.class);
+                assertThat(inside.await(Eventually.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+                Thread.sleep(500); // a few looks at the new watch, its record unchanged
+                ProcessHandle.of(holderPid).orElseThrow().destroyForcibly();
+                LeaseEvent e = heard.poll(Eventually.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS);
+                assertThat(e).as("an event after the kill").isNotNull();
+                assertThat(e.kind()).as("%s", e).isEqualTo(LeaseChange.HOLDER_DIED);
+            } finally {
+                if (opened.get() != null) {
+                    opened.get().close();
+                }
+            }
+        }
+    }
 }

@@ -62,7 +62,11 @@ final class RecordWatches {
         w.seen = stamp.orElse(null);
         w.dueAt = System.nanoTime() + POLL_NANOS;
         watches.add(w);
-        rounds.in(0); // its holder followed at once
+        if (closed) { // the store closed meanwhile: its close may not have seen this watch
+            w.close();
+            throw new IllegalStateException("the lease store is closed");
+        }
+        rounds.in(0); // its holder followed at the next run
         if (book.expires()) {
             w.arm();
         }
@@ -159,10 +163,9 @@ final class RecordWatches {
                 if (now - dueAt >= 0) {
                     dueAt = now + everyNanos;
                     look();
-                } else {
-                    followHolder(); // a new watch's first run
                 }
             } finally {
+                followHolder(); // a new watch's holder at its first run, whether or not it is due
                 if (rearm) {
                     arm(); // whatever the look met, the next change is watched for
                 }
@@ -185,7 +188,6 @@ final class RecordWatches {
             List<LeaseEvent> events = between(last, now);
             last = now; // told once each, whatever the listener does with them
             events.forEach(this::tell);
-            followHolder();
         }
 
         /**
@@ -195,8 +197,8 @@ final class RecordWatches {
          */
         private void followHolder() {
             Optional<LeaseRecord> now = last.filter(LeaseRecord::granted);
-            if (sameGrant(now, followed)) {
-                return;
+            if (stopped || sameGrant(now, followed)) {
+                return; // stopped: a listener closed its watch as it was told; nothing is left to cancel this one
             }
             CompletableFuture<Verdict> before = holderEnd;
             if (before != null) {
@@ -210,6 +212,9 @@ final class RecordWatches {
             LeaseRecord granted = now.get();
             CompletableFuture<Verdict> end = checker.onExit(granted.holder());
             holderEnd = end;
+            if (stopped) {
+                end.cancel(false); // closed as it was made: the close may have cancelled the one before
+            }
             end.thenAccept(verdict -> {
                 if (verdict.liveness() == Liveness.DEAD && !stopped) {
                     holderDied = granted;

@@ -7,6 +7,7 @@ import dev.proclive.Verdict;
 import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.LeaseBook;
+import dev.proclive.spi.internal.Elapsed;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
@@ -27,6 +28,8 @@ final class WaiterQueue {
 
     /** How long taking a ticket out waits for the lock: a ticket left behind lapses with its waiter. */
     private static final Duration DEQUEUE_LOCK = Duration.ofMillis(250);
+    /** How long a close waits for the locks of all the leases it has tickets in. */
+    private static final Duration CLOSE_LOCKS = Duration.ofSeconds(2);
 
     private final LeaseBook book;
     private final LivenessChecker checker;
@@ -48,7 +51,7 @@ final class WaiterQueue {
     /** Puts {@code who} at the end of lease {@code name}'s queue (once), until {@code until}. */
     void enqueue(String name, Identity who, Instant until, Duration lock) throws IOException {
         Ticket ticket = new Ticket(name, who);
-        placed.add(ticket); // before the lock: a close either finds it or is seen under the lock
+        boolean added = placed.add(ticket); // before the lock: a close either finds it or is seen under the lock
         try {
             rewrite(name, lock, queue -> {
                 if (closed) {
@@ -58,27 +61,43 @@ final class WaiterQueue {
                 return !queued && queue.add(new LeaseBook.Waiter(who, waiter, until));
             });
         } catch (IOException | RuntimeException e) {
-            placed.remove(ticket);
+            if (added) { // not another thread's, waiting for the same holder
+                placed.remove(ticket);
+            }
             throw e;
         }
     }
 
     void dequeue(String name, Identity who) {
         placed.remove(new Ticket(name, who));
+        takeOut(name, DEQUEUE_LOCK, w -> LeaseRules.sameProcess(w.who(), who));
+    }
+
+    private void takeOut(String name, Duration lock, Predicate<LeaseBook.Waiter> whose) {
         try {
-            rewrite(name, DEQUEUE_LOCK, queue -> queue.removeIf(w -> LeaseRules.sameProcess(w.who(), who)));
+            rewrite(name, lock, queue -> queue.removeIf(whose));
         } catch (IOException | RuntimeException e) {
             // its ticket lapses at its deadline, or when its waiting process is DEAD
         }
     }
 
     /**
-     * Takes out this store's tickets, and puts none in after: a waiter the close refuses would
-     * otherwise hold every later one up until its deadline, its process still alive.
+     * Where tickets do not lapse by themselves (a directory's), takes out the ones this store put in,
+     * and puts none in after: a waiter the close refuses would hold every later one up until its
+     * deadline, its process alive. Where they expire with their keeper (etcd), they lapse with the store.
      */
     void close() {
+        if (book.expires()) {
+            return;
+        }
         closed = true;
-        List.copyOf(placed).forEach(t -> dequeue(t.name(), t.who()));
+        Elapsed bound = Elapsed.bounded(CLOSE_LOCKS, System::nanoTime);
+        for (Ticket t : List.copyOf(placed)) {
+            placed.remove(t);
+            Duration left = bound.left();
+            takeOut(t.name(), left.toMillis() < 50 ? Duration.ofMillis(50) : left,
+                    w -> LeaseRules.sameProcess(w.who(), t.who()) && LeaseRules.sameProcess(w.by(), waiter));
+        }
     }
 
     private void rewrite(String name, Duration lock, Predicate<List<LeaseBook.Waiter>> changed) throws IOException {
