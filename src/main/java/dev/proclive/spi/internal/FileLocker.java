@@ -29,13 +29,18 @@ public interface FileLocker {
      * not a regular file. Whoever may rename in a store's directory can put a FIFO where a record
      * was, after the caller found a regular file there: a plain open to read then waits for a
      * writer forever, and with it the store's look at every grant, or a lock's holder with the lock.
-     * On Linux and macOS such a FIFO reads as empty. This default opens as the JDK opens to read; it
-     * serves Windows, which has no FIFO in a directory.
+     * On Linux and macOS such a FIFO reads as empty. This default serves Windows, which has no FIFO
+     * in a directory, and a POSIX system without JNA: a FIFO (or any file that is neither regular nor
+     * a directory nor a link) found there reads as empty, unopened; one put in its place between that
+     * look and the open, as the JDK opens to read, still waits.
      *
      * @throws java.nio.file.NoSuchFileException when nothing is there
      * @throws IOException when it cannot be opened or read (a link in its place among them)
      */
     default byte[] read(Path file, int most) throws IOException {
+        if (Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).isOther()) {
+            return new byte[0];
+        }
         try (SeekableByteChannel in = Files.newByteChannel(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
             return upTo(in, most);
         }

@@ -87,4 +87,21 @@ class FifoInPlaceTest {
         assertThat(read).as("each read through the store's reader")
                 .contains("build.queue", session, "build.guard", "build.lease");
     }
+
+    /** Without JNA (and on Windows) a reader opens as the JDK does: a FIFO found in a file's place is not opened. */
+    @Test
+    void theDefaultReaderReadsAFifoFoundInPlaceAsEmptyWithoutOpeningIt() throws Exception {
+        Path file = dir.resolve("build.lease");
+        Files.writeString(file, "{}");
+        fifoOver(file, new CopyOnWriteArrayList<>());
+        FileLocker withoutJna = (f, most) -> {
+            throw new IOException("no lock here");
+        };
+        byte[] bytes = assertTimeoutPreemptively(Duration.ofSeconds(30), () -> withoutJna.read(file, 100),
+                "the default reader waits on a FIFO");
+        assertThat(bytes).isEmpty();
+        Files.delete(file);
+        Files.writeString(file, "{\"a\":1}");
+        assertThat(withoutJna.read(file, 100)).as("a regular file is read as before").hasSize(7);
+    }
 }
