@@ -61,7 +61,7 @@ import java.util.function.Consumer;
  * being written; {@code NAME.queue}, the waiters' tickets. A directory the store creates is 0700;
  * files are 0600 where the directory grants no group or other access. In a shared directory each
  * file gets, past the umask, read and write for each class of users that may write the directory
- * and read for one that may only read it (but no access to the guard), so a hook and its agent
+ * and read for one that may only read it — but no access to the guard — so a hook and its agent
  * running as different users can share a group-writable one (records 0664, guards 0660 in a
  * {@code 02775} directory).
  *
@@ -332,9 +332,9 @@ public final class LeaseStore implements AutoCloseable {
 
     /**
      * Lets go of what this store holds open. Its grants are kept no longer: on etcd they expire
-     * after their TTL (ended records stay as they are), and so do its waiters' places in the queues.
-     * Over a directory its grants stay fresh for their TTL; the places in the queues it holds for
-     * waiters are taken out (2 s at most for their locks); and a call that would lock a lease, a
+     * after their TTL (ended records stay as they are). Over a directory its grants stay fresh for
+     * their TTL; the places in the queues it holds for waiters are taken out (what cannot be within
+     * 2 s for their locks lapses at its waiter's deadline); and a call that would lock a lease, a
      * wait included, throws {@link IllegalStateException}. Writes under way are waited for (5 s at
      * most for the session file's, as long again for the others): nothing lands in the directory
      * after this returns, nor is a spawned command's end written. Leases granted by this store are
@@ -371,7 +371,7 @@ public final class LeaseStore implements AutoCloseable {
      *
      * @throws InterruptedIOException if the thread is interrupted while waiting
      * @throws IllegalStateException  if a store over a directory is closed, also while this waits
-     *                                (its place in the queue is then taken out)
+     *                                (its place in the queue is then taken out, or lapses at the deadline)
      */
     public Acquisition acquire(String name, Identity holder, Duration wait) throws IOException {
         Objects.requireNonNull(wait, "wait");
@@ -455,10 +455,10 @@ public final class LeaseStore implements AutoCloseable {
      * }
      * }</pre>
      *
-     * <p>What the command leaves behind holds the lease until it ends too. How that end is proven:
-     * by default the kernel, at once, while this JVM lives ({@link LeasePolicy#trackDescendants(boolean)});
-     * once this JVM is gone, or without tracking, a newcomer proves it by the command's cgroup, if it
-     * has one, and a scan of this machine's environments for the token. Once the command has started this returns
+     * <p>What the command leaves behind holds the lease until it ends too. How that end is proven
+     * ({@link LeasePolicy#trackDescendants(boolean)}): by default the kernel, at once, while this JVM
+     * lives; without tracking, a scan of this machine's environments for the token as the command
+     * exits; once this JVM is gone, a newcomer's scan, and the command's cgroup where it has one. Once the command has started this returns
      * {@link Acquisition.Started}, whatever fails after (see {@link Acquisition.Started#handOffFailure()});
      * if it cannot be started the reservation ends as {@code spawn_failed} and the exception is
      * thrown. While the lease is reserved by a live process (this one included) another spawn is

@@ -584,6 +584,16 @@ class LeaseStoreTest {
      */
     @Test
     void aWaiterRefusedByItsStoresCloseLeavesNoTicketToWaitBehind() throws Exception {
+        waiterRefusedByClose(false);
+    }
+
+    /** A close called on an interrupted thread (try-with-resources after shutdownNow) takes the tickets out too, and keeps the interrupt. */
+    @Test
+    void aCloseOnAnInterruptedThreadStillTakesItsWaitersTicketsOut() throws Exception {
+        waiterRefusedByClose(true);
+    }
+
+    private void waiterRefusedByClose(boolean interrupted) throws Exception {
         Lease held = granted(store.acquire("build", children.sleeping()));
         LeaseStore closing = LeaseStore.open(dir);
         Identity newcomer = children.sleeping();
@@ -594,7 +604,11 @@ class LeaseStoreTest {
             Path queue = dir.resolve("build.queue");
             dev.proclive.Eventually.until("the newcomer's ticket", Duration.ofSeconds(30),
                     () -> Files.exists(queue) && Files.readString(queue).contains("\"pid\":" + newcomer.pid()));
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
             closing.close();
+            assertThat(Thread.interrupted()).as("the interrupt kept").isEqualTo(interrupted);
             assertThatThrownBy(() -> waited.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(IllegalStateException.class);
             assertThat(held.release()).isTrue();
             assertThat(store.acquire("build", children.sleeping()))

@@ -356,6 +356,40 @@ class ManyKeptGrantsTest {
         }
     }
 
+    /**
+     * A listener that closes its watch as it is told is told nothing more, not even the rest of what
+     * one look found (a grant that came and went between two looks is two events).
+     */
+    @Test
+    void aListenerThatClosesItsWatchIsToldNothingMore() throws Exception {
+        Identity self = ProcLive.current().orElseThrow();
+        Path elsewhere = tmp.resolve("elsewhere");
+        try (LeaseStore other = LeaseStore.open(elsewhere)) {
+            Lease lease = ((Acquisition.Granted) other.acquire("build", self)).lease();
+            assertThat(lease.release()).isTrue();
+        }
+        Files.createDirectories(tmp.resolve("leases"));
+        try (LeaseStore store = LeaseStore.open(tmp.resolve("leases"))) {
+            List<LeaseChange> told = new java.util.concurrent.CopyOnWriteArrayList<>();
+            AtomicReference<AutoCloseable> watch = new AtomicReference<>();
+            watch.set(store.watch("build", e -> {
+                told.add(e.kind());
+                try {
+                    watch.get().close();
+                } catch (Exception ex) {
+                    throw new IllegalStateException(ex);
+                }
+            }));
+            // a released record appears whole: a grant that came and went since the watch's last look
+            Path moving = tmp.resolve("leases/.moving");
+            Files.copy(elsewhere.resolve("build.lease"), moving);
+            Files.move(moving, tmp.resolve("leases/build.lease"), java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            Eventually.until("the first event", Duration.ofSeconds(10), () -> !told.isEmpty());
+            Thread.sleep(300); // three more looks' time
+            assertThat(told).as("told after the listener closed its watch").containsExactly(LeaseChange.GRANTED);
+        }
+    }
+
     private static long eventThreads() {
         return Thread.getAllStackTraces().keySet().stream()
                 .filter(t -> t.isAlive() && t.getName().equals("proclive-lease-events")).count();

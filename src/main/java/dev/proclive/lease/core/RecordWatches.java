@@ -166,7 +166,7 @@ final class RecordWatches {
                 }
             } finally {
                 followHolder(); // a new watch's holder at its first run, whether or not it is due
-                if (rearm) {
+                if (rearm && !stopped) {
                     arm(); // whatever the look met, the next change is watched for
                 }
             }
@@ -228,6 +228,9 @@ final class RecordWatches {
          * it lives through), is its own failure: it is told the next event all the same.
          */
         private void tell(LeaseEvent e) {
+            if (stopped) {
+                return; // the listener closed its watch: nothing more, not even the rest of this look
+            }
             try {
                 listener.changed(e);
             } catch (Throwable dropped) {

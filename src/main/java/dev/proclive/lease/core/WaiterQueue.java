@@ -13,8 +13,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 
@@ -35,8 +35,8 @@ final class WaiterQueue {
     private final LivenessChecker checker;
     /** The process that waits: this store's. */
     private final Identity waiter;
-    /** The tickets this store put in and has not taken out yet: its close takes them out. */
-    private final Set<Ticket> placed = ConcurrentHashMap.newKeySet();
+    /** The tickets this store put in and has not taken out yet, with how many of its threads wait on each: its close takes them out. */
+    private final Map<Ticket, Integer> placed = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
     private record Ticket(String name, Identity who) {
@@ -51,7 +51,7 @@ final class WaiterQueue {
     /** Puts {@code who} at the end of lease {@code name}'s queue (once), until {@code until}. */
     void enqueue(String name, Identity who, Instant until, Duration lock) throws IOException {
         Ticket ticket = new Ticket(name, who);
-        boolean added = placed.add(ticket); // before the lock: a close either finds it or is seen under the lock
+        placed.merge(ticket, 1, Integer::sum); // before the lock: a close either finds it or is seen under the lock
         try {
             rewrite(name, lock, queue -> {
                 if (closed) {
@@ -61,16 +61,18 @@ final class WaiterQueue {
                 return !queued && queue.add(new LeaseBook.Waiter(who, waiter, until));
             });
         } catch (IOException | RuntimeException e) {
-            if (added) { // not another thread's, waiting for the same holder
-                placed.remove(ticket);
-            }
+            unplace(ticket);
             throw e;
         }
     }
 
     void dequeue(String name, Identity who) {
-        placed.remove(new Ticket(name, who));
         takeOut(name, DEQUEUE_LOCK, w -> LeaseRules.sameProcess(w.who(), who));
+        unplace(new Ticket(name, who)); // after: a close meanwhile takes it out if this could not
+    }
+
+    private void unplace(Ticket ticket) {
+        placed.computeIfPresent(ticket, (t, waiting) -> waiting > 1 ? waiting - 1 : null);
     }
 
     private void takeOut(String name, Duration lock, Predicate<LeaseBook.Waiter> whose) {
@@ -84,19 +86,29 @@ final class WaiterQueue {
     /**
      * Where tickets do not lapse by themselves (a directory's), takes out the ones this store put in,
      * and puts none in after: a waiter the close refuses would hold every later one up until its
-     * deadline, its process alive. Where they expire with their keeper (etcd), they lapse with the store.
+     * deadline, its process alive. What cannot be taken out within {@link #CLOSE_LOCKS} lapses so. An
+     * etcd ticket lapses within seconds of its waiter's last word.
      */
     void close() {
         if (book.expires()) {
             return;
         }
         closed = true;
-        Elapsed bound = Elapsed.bounded(CLOSE_LOCKS, System::nanoTime);
-        for (Ticket t : List.copyOf(placed)) {
-            placed.remove(t);
-            Duration left = bound.left();
-            takeOut(t.name(), left.toMillis() < 50 ? Duration.ofMillis(50) : left,
-                    w -> LeaseRules.sameProcess(w.who(), t.who()) && LeaseRules.sameProcess(w.by(), waiter));
+        boolean interrupted = Thread.interrupted(); // a lock is not even tried on an interrupted thread
+        try {
+            Elapsed bound = Elapsed.bounded(CLOSE_LOCKS, System::nanoTime);
+            for (Ticket t : List.copyOf(placed.keySet())) {
+                if (bound.over()) {
+                    break;
+                }
+                placed.remove(t);
+                takeOut(t.name(), bound.left(),
+                        w -> LeaseRules.sameProcess(w.who(), t.who()) && LeaseRules.sameProcess(w.by(), waiter));
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
