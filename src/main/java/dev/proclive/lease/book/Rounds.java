@@ -28,6 +28,8 @@ public final class Rounds {
     /** Which run set is the one to run: one set before it was moved does nothing. */
     private long current;
     private boolean running;
+    /** The thread of the run under way, if any. */
+    private volatile Thread runner;
     private boolean closed;
 
     /** {@code after} ({@link System#nanoTime()}, or none) is asked under this object's lock: it takes no other. */
@@ -70,6 +72,7 @@ public final class Rounds {
                 return; // moved, or closed, before it began
             }
             running = true;
+            runner = Thread.currentThread();
             next = null;
         }
         try {
@@ -77,6 +80,7 @@ public final class Rounds {
         } finally {
             synchronized (this) {
                 running = false;
+                runner = null;
                 try {
                     OptionalLong at = closed ? OptionalLong.empty() : after.get();
                     if (at.isPresent()) {
@@ -113,6 +117,10 @@ public final class Rounds {
             thread = null;
         }
         if (last == null) {
+            return;
+        }
+        if (Thread.currentThread() == runner) {
+            last.shutdown(); // closed by its own run (a listener closing its store): it ends as it returns, not interrupted
             return;
         }
         last.shutdown(); // not under this lock: a run under way takes it as it ends

@@ -213,4 +213,25 @@ class RoundsTest {
         assertThat(runs).as("none after close, though after asked for one at once").hasValue(1);
         Eventually.until("its thread ended", Duration.ofSeconds(10), () -> !threadNamed("rounds-test-close"));
     }
+
+    /**
+     * A run that closes its own rounds (a listener closing its store on the event thread) is neither
+     * made to wait for itself nor interrupted: what it closes next can still wait for its writes.
+     */
+    @Test
+    void aRunThatClosesItsOwnRoundsIsNotInterruptedNorKeptWaiting() throws Exception {
+        java.util.concurrent.atomic.AtomicReference<Rounds> self = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.CompletableFuture<long[]> seen = new java.util.concurrent.CompletableFuture<>();
+        Rounds rounds = new Rounds("rounds-test-self-close", () -> {
+            long began = System.nanoTime();
+            self.get().close(Duration.ofSeconds(20));
+            seen.complete(new long[] {System.nanoTime() - began, Thread.currentThread().isInterrupted() ? 1 : 0});
+        }, () -> OptionalLong.of(System.nanoTime()));
+        self.set(rounds);
+        rounds.in(0);
+        long[] after = seen.get(60, TimeUnit.SECONDS);
+        assertThat(after[1]).as("the run interrupted by its own close").isZero();
+        assertThat(TimeUnit.NANOSECONDS.toSeconds(after[0])).as("seconds the close waited for the run calling it").isLessThan(10);
+        Eventually.until("its thread ended", Duration.ofSeconds(10), () -> !threadNamed("rounds-test-self-close"));
+    }
 }
