@@ -27,8 +27,7 @@ public final class Rounds {
     private long nextAt;
     /** Which run set is the one to run: one set before it was moved does nothing. */
     private long current;
-    private boolean running;
-    /** The thread of the run under way, if any. */
+    /** The thread of the run under way; null when none is running. */
     private volatile Thread runner;
     private boolean closed;
 
@@ -46,7 +45,7 @@ public final class Rounds {
 
     /** Sets a run by {@code at} ({@link System#nanoTime()}), unless one is set sooner or one is running now. */
     public synchronized void by(long at) {
-        if (closed || running || (next != null && nextAt - at <= 0)) {
+        if (closed || runner != null || (next != null && nextAt - at <= 0)) {
             return; // due soon enough, or running: the run's end sets the next by what it finds then
         }
         if (next != null) {
@@ -68,10 +67,9 @@ public final class Rounds {
 
     private void run(long ticket) {
         synchronized (this) {
-            if (closed || running || ticket != current) {
+            if (closed || runner != null || ticket != current) {
                 return; // moved, or closed, before it began
             }
-            running = true;
             runner = Thread.currentThread();
             next = null;
         }
@@ -79,7 +77,6 @@ public final class Rounds {
             work.run();
         } finally {
             synchronized (this) {
-                running = false;
                 runner = null;
                 try {
                     OptionalLong at = closed ? OptionalLong.empty() : after.get();
@@ -119,11 +116,10 @@ public final class Rounds {
         if (last == null) {
             return;
         }
-        if (Thread.currentThread() == runner) {
-            last.shutdown(); // closed by its own run (a listener closing its store): it ends as it returns, not interrupted
-            return;
-        }
         last.shutdown(); // not under this lock: a run under way takes it as it ends
+        if (Thread.currentThread() == runner) {
+            return; // closed by its own run (a listener closing its store): it ends as it returns, not interrupted
+        }
         try {
             last.awaitTermination(wait.toNanos(), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {

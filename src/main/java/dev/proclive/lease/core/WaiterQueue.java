@@ -96,7 +96,7 @@ final class WaiterQueue {
         closed = true;
         boolean interrupted = Thread.interrupted(); // a lock is not even tried on an interrupted thread
         try {
-            Elapsed bound = Elapsed.bounded(CLOSE_LOCKS, System::nanoTime);
+            Elapsed bound = Elapsed.bounded(CLOSE_LOCKS);
             for (Ticket t : List.copyOf(placed.keySet())) {
                 if (bound.over()) {
                     break;
