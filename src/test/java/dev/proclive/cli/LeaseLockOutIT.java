@@ -309,7 +309,7 @@ class LeaseLockOutIT {
         Cli.Result waited = Cli.run("lease", "acquire", "build", "--dir", dir, "--holder",
                 Long.toString(children.sleeper().pid()), "--wait", "1");
         assertThat(waited.exit()).as("corrupt, as a directory at the record is: %s", waited).isEqualTo(65);
-        assertThat(waited.err()).contains("a directory stands where build.queue should be");
+        assertThat(waited.err()).contains("a directory stands where build.queue should be; break the lease to go on (proclive lease break build)");
         Cli.Result broken = Cli.run("lease", "break", "build", "--dir", dir);
         assertThat(broken.exit()).as("%s", broken).isZero();
         assertThat(Path.of(dir, "build.queue")).as("break removes it").doesNotExist();
@@ -333,7 +333,7 @@ class LeaseLockOutIT {
         for (List<String> call : calls) {
             Cli.Result r = Cli.run(call.toArray(String[]::new));
             assertThat(r.exit()).as("%s: %s", call, r).isEqualTo(65);
-            assertThat(r.err()).as("%s", call).contains("a symbolic link stands where build.guard should be")
+            assertThat(r.err()).as("%s", call).contains("a symbolic link stands where build.guard should be; remove it by hand")
                     .doesNotContain("NOFOLLOW_LINKS");
         }
         assertThat(Files.readString(target)).isEqualTo("precious\n");

@@ -935,10 +935,13 @@ public final class LeaseFiles implements LeaseBook {
         }
     }
 
+    /** {@code break} removes what stands at the record or the queue; at the guard it cannot lock, so nothing can. */
     private static void refuseNonRegular(String name, Path file, BasicFileAttributes a) throws LeaseCorruptException {
         if (!a.isRegularFile()) {
-            throw new LeaseCorruptException(name, (a.isSymbolicLink() ? "a symbolic link" : a.isDirectory()
-                    ? "a directory" : "something other than a file") + " stands where " + file.getFileName() + " should be");
+            String what = a.isSymbolicLink() ? "a symbolic link" : a.isDirectory() ? "a directory" : "something other than a file";
+            String fix = file.getFileName().toString().endsWith(".guard") ? "remove it by hand to go on"
+                    : "break the lease to go on (proclive lease break " + name + "), which removes it";
+            throw new LeaseCorruptException(name, what + " stands where " + file.getFileName() + " should be; " + fix);
         }
     }
 }

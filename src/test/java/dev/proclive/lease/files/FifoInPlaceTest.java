@@ -80,9 +80,9 @@ class FifoInPlaceTest {
             assertThat(queue).as("the queue, read by the lock's holder").isEmpty();
             assertThat(SessionFile.renewedAt(dir, "build", fence, Instant.now(), fifos)).as("a session file").isEmpty();
             assertThatThrownBy(() -> files.highestFence("build")).as("the guard").isInstanceOf(LeaseCorruptException.class)
-                    .hasMessageContaining("something other than a file stands where build.guard should be");
+                    .hasMessageContaining("something other than a file stands where build.guard should be; remove it by hand");
             assertThatThrownBy(() -> files.read("build")).as("the record").isInstanceOf(LeaseCorruptException.class)
-                    .hasMessageContaining("something other than a file stands where build.lease should be");
+                    .hasMessageContaining("something other than a file stands where build.lease should be; break the lease to go on (proclive lease break build)");
         }, "a read waits on a FIFO");
         assertThat(read).as("each read through the store's reader")
                 .contains("build.queue", session, "build.guard", "build.lease");
