@@ -59,6 +59,41 @@ class DirectoryUnconfirmedTest {
     }
 
     /**
+     * A renewal confirms its grant as of the {@code renewedAt} it wrote, which newcomers judge by, not as
+     * of when its slow write landed: else the holder would hear of its loss after a newcomer may take it.
+     */
+    @Test
+    void aSlowRenewalConfirmsItsGrantAsOfItsRenewedAtNotItsLanding() throws Exception {
+        Duration ttl = Duration.ofSeconds(8);
+        try (LeaseStore store = LeaseStore.builder().directory(tmp.resolve("leases"))
+                .policy(LeasePolicy.builder().ttl(ttl).build()).build()) {
+            store.files().beforeSessionWrite(() -> {
+                throw new UncheckedIOException(new IOException("Read-only file system"));
+            });
+            Identity holder = children.sleeping();
+            Lease lease = ((Acquisition.Granted) store.acquire("build", holder)).lease();
+            store.files().beforeReplace(() -> pause(Duration.ofSeconds(4))); // the renewal's write lands 4 s late
+            LeaseRecord renewed = lease.renew();
+            store.files().beforeReplace(() -> { });
+            Instant lossDue = renewed.renewedAt().plus(ttl.multipliedBy(3).dividedBy(4));
+            Instant after = lossDue.plusMillis(500);
+            while (Instant.now().isBefore(after)) {
+                Thread.sleep(Math.max(1, Duration.between(Instant.now(), after).toMillis()));
+            }
+            assertThat(store.files().lost("build", renewed.fence()))
+                    .as("unconfirmed 3/4 of its TTL after the renewedAt it wrote, %s", renewed.renewedAt()).isTrue();
+        }
+    }
+
+    private static void pause(Duration d) {
+        try {
+            Thread.sleep(d.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
      * A grant found unconfirmed is named by the session file on (its holder may still write under
      * it); once released, no more: a store's file does not name a grant it let go for good.
      */
