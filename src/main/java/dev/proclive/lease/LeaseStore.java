@@ -75,7 +75,8 @@ import java.util.function.Consumer;
  *
  * <p>What a lease does not promise: holders on other hosts are never judged DEAD, only UNKNOWN; a
  * directory with the sticky bit (such as {@code /tmp} itself) cannot pass a lease from one user to
- * another, since the kernel refuses to replace another user's record there.
+ * another, since the kernel refuses to replace another user's record there: only a file's maker may
+ * write it there.
  */
 public final class LeaseStore implements AutoCloseable {
 

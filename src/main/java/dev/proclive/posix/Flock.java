@@ -247,8 +247,11 @@ public final class Flock implements FileLocker {
                 + " (fcntl F_SETLEASE) and has not yet let it go; nothing was changed: try again");
     }
 
+    /** EACCES as the JDK says it ({@link AccessDeniedException}), so that a caller can tell it apart. */
     private static IOException failure(Path file, String call, LastErrorException e) {
-        return new FileSystemException(file.toString(), null, call + " failed: " + e.getMessage());
+        String why = call + " failed: " + e.getMessage();
+        return e.getErrorCode() == Calls.EACCES ? new AccessDeniedException(file.toString(), null, why)
+                : new FileSystemException(file.toString(), null, why);
     }
 
     private static final class Held implements Lock {

@@ -119,6 +119,40 @@ class LeaseLockOutIT {
         assertThat(mode(own.resolve("build.guard"))).as("the guard is alice's alone").isEqualTo("rw-------");
     }
 
+    /**
+     * In a directory with the sticky bit ({@code /tmp}), where no user may replace another's file, no other
+     * user may write or lock one the store made either: else one could forge the record in place (a second
+     * holder) or the guard (a fence granted twice), or hold everyone out through the guard's lock.
+     */
+    @Test
+    void inAStickyDirectoryNoOtherUserCanWriteOrLockWhatTheStoreMade() throws Exception {
+        OtherUsers.needed();
+        Path jar = Cli.worldReadableCopy(Files.createDirectory(tmp.resolve("jar")));
+        tmp.toFile().setExecutable(true, false);
+        Path sticky = Files.createDirectory(tmp.resolve("sticky"));
+        Files.setPosixFilePermissions(sticky, PosixFilePermissions.fromString("rwxrwxrwx"));
+        assertThat(new ProcessBuilder("chmod", "+t", sticky.toString()).start().waitFor()).isZero();
+        String dir = sticky.toString();
+        String holder = Long.toString(children.sleeper().pid());
+        Cli.Result alice = Cli.exec(as(ALICE, Cli.command(jar, "lease", "acquire", "build", "--dir", dir, "--holder", holder)), "");
+        assertThat(alice.exit()).as("alice takes it: %s", alice).isZero();
+        assertThat(mode(sticky.resolve("build.guard"))).as("the guard, alice's alone").isEqualTo("rw-------");
+        assertThat(mode(sticky.resolve("build.lease"))).as("the record, readable").isEqualTo("rw-r--r--");
+
+        for (String file : List.of("build.lease", "build.guard")) {
+            Cli.Result forged = Cli.exec(as(BOB, List.of("sh", "-c", "printf 1 > " + sticky.resolve(file))), "");
+            assertThat(forged.exit()).as("bob writes into %s: %s", file, forged).isNotZero();
+        }
+        Cli.Result taken = Cli.exec(as(BOB, Cli.command(jar, "lease", "acquire", "build", "--dir", dir, "--holder",
+                Long.toString(children.sleeper().pid()))), "");
+        assertThat(taken.exit()).as("bob cannot take it: %s", taken).isEqualTo(74);
+        assertThat(taken.err()).contains("sticky bit").contains("group-writable directory");
+        Cli.Result shown = Cli.exec(as(BOB, Cli.command(jar, "lease", "show", "build", "--dir", dir)), "");
+        assertThat(shown.exit()).as("bob reads the record: %s", shown).isZero();
+        assertThat(shown.out()).contains("\"fence\":1,\"state\":\"held\"", "\"pid\":" + holder);
+        assertThat(Files.readString(sticky.resolve("build.guard")).strip()).as("the guard's fence").isEqualTo("1");
+    }
+
     /** A process of this user holding {@code guard}'s lock as a writer stopped inside its section does. */
     private Process holdingTheLock(Path guard) throws Exception {
         return holdingTheLockFor(guard, "120");

@@ -18,6 +18,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.DirectoryIteratorException;
 import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.DirectoryStream;
@@ -101,6 +102,8 @@ public final class LeaseFiles implements LeaseBook {
     private final Optional<Set<PosixFilePermission>> shared;
     /** Of a guard in a shared directory: open to its writers alone, as only they may lock it. */
     private final Optional<Set<PosixFilePermission>> sharedGuard;
+    /** Whether the directory has the sticky bit: there only its maker may write a file ({@link #filePermissions}). */
+    private final boolean sticky;
     /** The shared directory's group: every file made here joins it, as in a setgid directory, to lock no member out. */
     private final Optional<GroupPrincipal> group;
     /** Not needed with boot ids: a record a power loss rolled back names a holder of an earlier boot, proven DEAD. */
@@ -129,7 +132,7 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     private LeaseFiles(Path dir, Identity writer, Predicate<Identity> provenDead,
-                       Optional<PosixFileAttributes> directory, boolean forceDirectory, FileLocker locker) {
+                       Optional<PosixFileAttributes> directory, boolean sticky, boolean forceDirectory, FileLocker locker) {
         Optional<PosixFileAttributes> sharedDirectory = directory.filter(d -> !d.permissions().stream()
                 .allMatch(p -> p.name().startsWith("OWNER_")));
         this.dir = dir;
@@ -138,8 +141,9 @@ public final class LeaseFiles implements LeaseBook {
         this.provenDead = provenDead;
         this.createAs = directory.isPresent()
                 ? new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(OWNER_ONLY)} : new FileAttribute<?>[0];
-        this.shared = sharedDirectory.map(d -> filePermissions(d.permissions(), true));
-        this.sharedGuard = sharedDirectory.map(d -> filePermissions(d.permissions(), false));
+        this.sticky = sticky;
+        this.shared = sharedDirectory.map(d -> filePermissions(d.permissions(), sticky, true));
+        this.sharedGuard = sharedDirectory.map(d -> filePermissions(d.permissions(), sticky, false));
         this.group = sharedDirectory.map(PosixFileAttributes::group);
         this.forceDirectory = forceDirectory;
         this.session = new SessionFile(dir, writer,
@@ -149,16 +153,18 @@ public final class LeaseFiles implements LeaseBook {
     /**
      * A class that may write {@code d} (write and search) reads and writes; one that may only search it
      * reads when {@code readers} ({@code read} and {@code show} need no write access), else nothing (the guard).
+     * In a {@code sticky} directory no user may replace another's file, so none can pass a lease on: there a
+     * class that may write the directory only reads, else it could forge a record or a guard in place.
      */
-    private static Set<PosixFilePermission> filePermissions(Set<PosixFilePermission> d, boolean readers) {
+    private static Set<PosixFilePermission> filePermissions(Set<PosixFilePermission> d, boolean sticky, boolean readers) {
         Set<PosixFilePermission> p = EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
-        if (d.contains(PosixFilePermission.GROUP_WRITE) && d.contains(PosixFilePermission.GROUP_EXECUTE)) {
+        if (!sticky && d.contains(PosixFilePermission.GROUP_WRITE) && d.contains(PosixFilePermission.GROUP_EXECUTE)) {
             p.add(PosixFilePermission.GROUP_READ);
             p.add(PosixFilePermission.GROUP_WRITE);
         } else if (readers && d.contains(PosixFilePermission.GROUP_EXECUTE)) {
             p.add(PosixFilePermission.GROUP_READ);
         }
-        if (d.contains(PosixFilePermission.OTHERS_WRITE) && d.contains(PosixFilePermission.OTHERS_EXECUTE)) {
+        if (!sticky && d.contains(PosixFilePermission.OTHERS_WRITE) && d.contains(PosixFilePermission.OTHERS_EXECUTE)) {
             p.add(PosixFilePermission.OTHERS_READ);
             p.add(PosixFilePermission.OTHERS_WRITE);
         } else if (readers && d.contains(PosixFilePermission.OTHERS_EXECUTE)) {
@@ -186,7 +192,16 @@ public final class LeaseFiles implements LeaseBook {
         Path real = dir.toRealPath();
         Optional<PosixFileAttributes> attributes = posix ? Optional.of(Files.readAttributes(real, PosixFileAttributes.class))
                 : Optional.empty();
-        return new LeaseFiles(real, writer, provenDead, attributes, forceDirectory, locker);
+        return new LeaseFiles(real, writer, provenDead, attributes, posix && sticky(real), forceDirectory, locker);
+    }
+
+    /** Whether {@code dir} has the sticky bit ({@code /tmp}); false where no {@code unix} view tells (not Linux or macOS). */
+    private static boolean sticky(Path dir) {
+        try {
+            return (((Integer) Files.getAttribute(dir, "unix:mode")) & 01000) != 0;
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException | ClassCastException e) {
+            return false;
+        }
     }
 
     public Path directory() {
@@ -374,6 +389,15 @@ public final class LeaseFiles implements LeaseBook {
             }
             cleanTemporaryFilesWhenDue();
             return work.run(new ChannelGuard(name, own != null ? own : across.channel().get()));
+        } catch (AccessDeniedException e) {
+            if (sticky && guard.toString().equals(e.getFile())) {
+                AccessDeniedException told = new AccessDeniedException(e.getFile(), null, "another user's guard in a"
+                        + " directory with the sticky bit, where no user may write or replace another's files, so none"
+                        + " can take a lease another left: share a group-writable directory without it");
+                told.initCause(e);
+                throw told;
+            }
+            throw e;
         } catch (IOException e) {
             throw linkInPlace(name, guard, e);
         } finally {
