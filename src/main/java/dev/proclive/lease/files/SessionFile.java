@@ -307,8 +307,8 @@ final class SessionFile {
     /**
      * Empty where no session file names the grant. One this process may not read counts as naming it,
      * as of its mtime: a newcomer never takes a lease a keeper it cannot read may have promised. A time
-     * past {@code now} plus {@link #SKEW} is capped there: such a file (planted, or touched by hand)
-     * would otherwise hold what it names until then.
+     * past {@code now}, or past when the file last changed, plus {@link #SKEW} is capped there: such a
+     * file (planted, or touched by hand) would otherwise hold what it names until then.
      */
     static Optional<Instant> renewedAt(Path dir, String name, long fence, Instant now, FileLocker files)
             throws IOException {
@@ -337,7 +337,8 @@ final class SessionFile {
         if (!a.isRegularFile() || a.size() > MAX_BYTES) {
             return Optional.empty(); // not a session file: it keeps nothing fresh
         }
-        Instant latest = now.plus(SKEW);
+        Instant changed = changedAt(f, a);
+        Instant latest = (changed.isBefore(now) ? changed : now).plus(SKEW);
         Optional<Instant> at;
         try {
             at = parse(read(f, files)).filter(r -> r.grants().getOrDefault(name, -1L) == fence).map(Read::renewedAt);
@@ -358,9 +359,11 @@ final class SessionFile {
                     continue;
                 }
                 try {
+                    Instant changed = changedAt(f, Files.readAttributes(f, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS));
                     Optional<Read> r = parse(read(f, files));
-                    Instant until = r.isPresent() ? r.get().renewedAt().plusMillis(r.get().ttlMillis())
-                            : Files.getLastModifiedTime(f, LinkOption.NOFOLLOW_LINKS).toInstant().plus(Duration.ofHours(1));
+                    Instant believed = r.map(Read::renewedAt).filter(at -> at.isBefore(changed.plus(SKEW)))
+                            .orElse(changed.plus(SKEW));
+                    Instant until = r.isPresent() ? believed.plusMillis(r.get().ttlMillis()) : changed.plus(Duration.ofHours(1));
                     if (now.isAfter(until)) {
                         Files.deleteIfExists(f);
                     }
@@ -370,6 +373,19 @@ final class SessionFile {
             }
         } catch (DirectoryIteratorException e) {
             throw e.getCause();
+        }
+    }
+
+    /**
+     * When the file last changed: its ctime, which no user can set (its writer writes, then renames it
+     * in); the mtime where no {@code unix} view tells (Windows).
+     */
+    private static Instant changedAt(Path f, BasicFileAttributes a) {
+        try {
+            return ((java.nio.file.attribute.FileTime) Files.getAttribute(f, "unix:ctime", LinkOption.NOFOLLOW_LINKS))
+                    .toInstant();
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException | ClassCastException e) {
+            return a.lastModifiedTime().toInstant();
         }
     }
 

@@ -93,6 +93,26 @@ class SessionFileTest {
         assertThat(alive).as("its writer is not proven DEAD").exists();
     }
 
+    /**
+     * A time ahead in a file (planted by another user of a shared directory) counts no later than a
+     * minute past when the file last changed, which its writer cannot set: it holds an UNKNOWN holder's
+     * lease a minute and a TTL past its last write at most, not for as long as it stands; and its
+     * writer proven DEAD, it is removed after that.
+     */
+    @Test
+    void aTimeAheadCountsNoLaterThanAMinutePastTheFilesLastChange() throws Exception {
+        Path planted = dir.resolve(".session.99999-1.0123456789abcdef");
+        Files.writeString(planted, "{\"renewedAt\":\"2099-01-01T00:00:00.000Z\",\"ttlMillis\":3000,\"grants\":{\"build\":2}}");
+        Instant written = Instant.now();
+        Instant later = written.plus(Duration.ofMinutes(10)); // read ten minutes on
+        Optional<Instant> at = SessionFile.renewedAt(dir, "build", 2, later, FILES);
+        assertThat(at).isPresent();
+        assertThat(at.get()).as("a minute past its last change, not past the reader's now")
+                .isBefore(written.plus(SessionFile.SKEW).plusSeconds(5));
+        SessionFile.clean(dir, id -> true, later, FILES);
+        assertThat(planted).as("its writer DEAD, past a minute and its TTL from its last change").doesNotExist();
+    }
+
     @Test
     void timesNoRecordCanHoldAreNoSessionFilesAndNeitherReadingNorCleaningThrows() throws Exception {
         String last = "{\"renewedAt\":\"+1000000000-12-31T23:59:59.999999999Z\",\"ttlMillis\":3000,\"grants\":{\"build\":3}}";
