@@ -577,7 +577,21 @@ public final class LeaseFiles implements LeaseBook {
                         + "; nothing was granted (use another name)");
             }
             LeaseRecord granted = Records.fenced(r, highest + 1);
-            replace(granted);
+            LeaseFiles.this.replace(name, granted);
+            record = Optional.of(granted);
+            try {
+                fence(granted.fence());
+            } catch (IOException | RuntimeException e) {
+                // nobody is told of this grant: released, so that its holder holds nobody out (its fence stays used)
+                try {
+                    LeaseRecord released = Records.released(granted, writer);
+                    LeaseFiles.this.replace(name, released);
+                    record = Optional.of(released);
+                } catch (IOException | RuntimeException again) {
+                    e.addSuppressed(again);
+                }
+                throw e;
+            }
             return granted;
         }
 
