@@ -227,7 +227,11 @@ final class LeaseActions {
             if (holder.isEmpty()) {
                 return ExitCode.NONE.code();
             }
-            Acquisition a = io.report().waiting(c.name(), c.waitFor(), () -> store.read(c.name()), wait -> store.acquire(c.name(), holder.get(), wait),
+            Identity asking = holder.get();
+            // held by the asking holder itself: granted again at once, no wait to tell of
+            Report.Look look = () -> store.read(c.name()).filter(r -> !(r.holder().pid() == asking.pid()
+                    && r.holder().start().equals(asking.start()) && r.holder().boot().equals(asking.boot())));
+            Acquisition a = io.report().waiting(c.name(), c.waitFor(), look, wait -> store.acquire(c.name(), asking, wait),
                     asked -> asked instanceof Acquisition.Granted ? null : asked);
             return io.report().acquisition(a, c.printFence(), true);
         }

@@ -104,6 +104,16 @@ class WaitSaysIT {
     }
 
     @Test
+    void aHolderAskingAgainIsGrantedAgainWithoutAWordOfWaiting() throws Exception {
+        Process holder = held();
+        Cli.Result r = Cli.run("lease", "acquire", "build", "--dir", dir(), "--holder", Long.toString(holder.pid()),
+                "--wait", "30", "--print", "fence");
+        assertThat(r.exit()).as(r.err()).isZero();
+        assertThat(r.line()).isEqualTo("1");
+        assertThat(r.err()).as("it waits for nobody, itself least").isEmpty();
+    }
+
+    @Test
     void aFreeLeaseIsTakenWithoutAWordOfWaiting() throws Exception {
         Cli.Result r = Cli.run("lease", "acquire", "build", "--dir", dir(), "--holder",
                 Long.toString(children.sleeper().pid()), "--wait", "30");
