@@ -44,6 +44,10 @@ final class Losses {
             return Optional.of(new LeaseLost(LeaseChange.HOLDER_DIED, now, mine + " ended as " // exited, spawn_failed
                     + e.how().json() + at + status));
         }
+        if (r.fence() == fence && !r.granted()) { // released with no word of how (a grant nobody was told of)
+            return Optional.of(new LeaseLost(LeaseChange.REMOVED, now, mine + " was released (written by pid "
+                    + r.writer().pid() + ")"));
+        }
         if (r.fence() == fence && r.state() == LeaseRecord.State.RESERVED) {
             // read before the hand-off showed: at one fence, a record never goes back from held to reserved
             return Optional.empty();

@@ -138,6 +138,10 @@ class SessionRulesTest {
         assertThat(Losses.of(1, Optional.of(A), Optional.of(takenOver(held(4, B), 5, A)), false).orElseThrow().detail())
                 .as("taken over from another grant: not said as this one's takeover")
                 .isEqualTo("fence 1 of pid 100 is no longer the record's: it is held at fence 5 for pid 100");
+        assertThat(Losses.of(1, Optional.of(A), Optional.of(Records.released(one, B)), false).orElseThrow())
+                .as("released with no word of how: not said as handed to itself")
+                .isEqualTo(new LeaseLost(LeaseChange.REMOVED, Optional.of(Records.released(one, B)),
+                        "fence 1 of pid 100 was released (written by pid 200)"));
         LeaseLost unconfirmed = Losses.unconfirmed(7, Optional.of(A));
         assertThat(unconfirmed.why()).isEqualTo(LeaseChange.UNCONFIRMED);
         assertThat(unconfirmed.record()).isEmpty();
