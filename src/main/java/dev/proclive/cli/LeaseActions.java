@@ -10,6 +10,7 @@ import dev.proclive.lease.LeaseLostException;
 import dev.proclive.lease.LeasePolicy;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.LeaseStore;
+import dev.proclive.lease.book.Records;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
@@ -229,8 +230,7 @@ final class LeaseActions {
             }
             Identity asking = holder.get();
             // held by the asking holder itself: granted again at once, no wait to tell of
-            Report.Look look = () -> store.read(c.name()).filter(r -> !(r.holder().pid() == asking.pid()
-                    && r.holder().start().equals(asking.start()) && r.holder().boot().equals(asking.boot())));
+            Report.Look look = () -> store.read(c.name()).filter(r -> !(r.held() && Records.sameProcess(r.holder(), asking)));
             Acquisition a = io.report().waiting(c.name(), c.waitFor(), look, wait -> store.acquire(c.name(), asking, wait),
                     asked -> asked instanceof Acquisition.Granted ? null : asked);
             return io.report().acquisition(a, c.printFence(), true);

@@ -30,7 +30,8 @@ class FailedWritesIT {
 
     /**
      * The record is in place when the guard's fence is forced; that failing (EIO), the grant is
-     * released: it was left to a holder nobody told, which held every newcomer out while it lived.
+     * ended as released, saying so: it was left to a holder nobody told, which held every newcomer
+     * out while it lived.
      */
     @Test
     void aGrantWhoseFenceCannotBeForcedIsReleasedNotLeftToAHolderNobodyTold() throws Exception {
@@ -49,7 +50,7 @@ class FailedWritesIT {
         assertThat(failed.out()).as("no fence handed out").isEmpty();
 
         Cli.Result shown = Cli.run("lease", "show", "build", "--dir", dir);
-        assertThat(shown.out()).as("%s", shown).contains("\"state\":\"released\"");
+        assertThat(shown.out()).as("%s", shown).contains("\"state\":\"released\"", "\"ended\":{\"how\":\"released\"");
         Cli.Result next = Cli.run("lease", "acquire", "build", "--dir", dir, "--holder",
                 Long.toString(children.sleeper().pid()), "--print", "fence");
         assertThat(next.exit()).as("the next newcomer is granted though the first holder lives: %s", next).isZero();

@@ -140,7 +140,9 @@ class LeaseLockOutIT {
         assertThat(mode(sticky.resolve("build.lease"))).as("the record, readable").isEqualTo("rw-r--r--");
 
         for (String file : List.of("build.lease", "build.guard")) {
-            Cli.Result forged = Cli.exec(as(BOB, List.of("sh", "-c", "printf 1 > " + sticky.resolve(file))), "");
+            // an open to write that creates nothing: fs.protected_regular refuses any that may create, whatever the mode
+            Cli.Result forged = Cli.exec(as(BOB, List.of("sh", "-c", "printf 1 | dd status=none conv=nocreat,notrunc of="
+                    + sticky.resolve(file))), "");
             assertThat(forged.exit()).as("bob writes into %s: %s", file, forged).isNotZero();
         }
         Cli.Result taken = Cli.exec(as(BOB, Cli.command(jar, "lease", "acquire", "build", "--dir", dir, "--holder",

@@ -211,7 +211,7 @@ class SharedGuardIT {
         Cli.Result refused = alice(jar, "lease", "acquire", "build", "--dir", own.toString(), "--holder", holder, "--wait", "3");
         assertThat(refused.exit()).as("%s", refused).isEqualTo(74);
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Eventually.scaled(Duration.ofSeconds(15)));
-        assertThat(refused.err()).as("%s", refused).contains("fuser").contains("may only read");
+        assertThat(refused.err()).as("%s", refused).contains("fuser").contains("may be opened by users other than its writers");
         assertThat(mode(guard)).as("nothing was changed").isEqualTo("rw-r--r--");
 
         reader.destroyForcibly();

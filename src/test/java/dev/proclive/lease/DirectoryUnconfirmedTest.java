@@ -64,7 +64,7 @@ class DirectoryUnconfirmedTest {
      */
     @Test
     void aSlowRenewalConfirmsItsGrantAsOfItsRenewedAtNotItsLanding() throws Exception {
-        Duration ttl = Duration.ofSeconds(8);
+        Duration ttl = Duration.ofSeconds(4);
         try (LeaseStore store = LeaseStore.builder().directory(tmp.resolve("leases"))
                 .policy(LeasePolicy.builder().ttl(ttl).build()).build()) {
             store.files().beforeSessionWrite(() -> {
@@ -72,7 +72,8 @@ class DirectoryUnconfirmedTest {
             });
             Identity holder = children.sleeping();
             Lease lease = ((Acquisition.Granted) store.acquire("build", holder)).lease();
-            store.files().beforeReplace(() -> pause(Duration.ofSeconds(4))); // the renewal's write lands 4 s late
+            // the renewal's write lands 2.5 s late: confirmed as of its landing, it would be lost at 5.5 s, past 3
+            store.files().beforeReplace(() -> pause(Duration.ofMillis(2500)));
             LeaseRecord renewed = lease.renew();
             store.files().beforeReplace(() -> { });
             Instant lossDue = renewed.renewedAt().plus(ttl.multipliedBy(3).dividedBy(4));

@@ -158,6 +158,12 @@ public final class Records {
         return d.done();
     }
 
+    /** Whether two identities name the same process: everything but the name, which is for people. */
+    public static boolean sameProcess(Identity a, Identity b) {
+        return a.pid() == b.pid() && a.start().equals(b.start()) && a.boot().equals(b.boot())
+                && a.host().equals(b.host()) && a.pidns().equals(b.pidns()) && a.machine().equals(b.machine());
+    }
+
     public static boolean isToken(String token) {
         return token != null && TOKEN.matcher(token).matches();
     }

@@ -159,7 +159,7 @@ final class GrantedLease implements Lease {
         }
         Optional<LeaseRecord> now = engine.read(name);
         return now.isPresent() && now.get().held() && now.get().fence() == fence
-                && LeaseRules.sameProcess(now.get().holder(), holder);
+                && Records.sameProcess(now.get().holder(), holder);
     }
 
     @Override
@@ -172,7 +172,7 @@ final class GrantedLease implements Lease {
         if (why.isPresent()) {
             // a reservation is not lost (it admits no write yet), nor a lease let go through this one
             if (!(now.isPresent() && now.get().fence() == fence && now.get().state() == LeaseRecord.State.RESERVED
-                    && LeaseRules.sameProcess(now.get().holder(), holder))) {
+                    && Records.sameProcess(now.get().holder(), holder))) {
                 if (!letGo) {
                     lost.complete(why.get());
                 }

@@ -1,5 +1,6 @@
 package dev.proclive.lease.core;
 
+import dev.proclive.lease.book.Records;
 import dev.proclive.Identity;
 import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
@@ -105,7 +106,7 @@ final class KeptGrants {
         looks.in(LOOK_NANOS); // one set sooner stays: a new grant is looked at with the others
         if (book.expires()) {
             watch(k);
-            if (granted.tokenDigest().isEmpty() && !LeaseRules.sameProcess(granted.holder(), writer)) {
+            if (granted.tokenDigest().isEmpty() && !Records.sameProcess(granted.holder(), writer)) {
                 follow(granted); // last: its end may be written at once (a holder that died since the grant)
             }
         }
@@ -286,7 +287,7 @@ final class KeptGrants {
             return false; // a corrupt record is a lost one only once a writer proves it: next look
         }
         if (now.isPresent() && now.get().granted() && now.get().fence() == g.fence()
-                && LeaseRules.sameProcess(now.get().holder(), g.holder())) {
+                && Records.sameProcess(now.get().holder(), g.holder())) {
             Kept k = kept.get(g.name());
             if (k != null && k.grant.equals(g) && k.keptFresh && namedByBook()) {
                 // by the TTL it has now: a renewal elsewhere may have set another

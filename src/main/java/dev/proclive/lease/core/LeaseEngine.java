@@ -343,7 +343,7 @@ public final class LeaseEngine implements AutoCloseable {
             boolean reserve = request.kind() == LeaseRules.Kind.RESERVE;
             Optional<String> token = reserve ? Optional.of(newToken()) : Optional.empty();
             KernelIntrospector os = KernelIntrospector.of(introspector);
-            LeaseRecord granted = guard.grant(Records.granted(name,
+            LeaseRecord granted = grant(guard, current, Records.granted(name,
                     reserve ? LeaseRecord.State.RESERVED : LeaseRecord.State.HELD, request.who(), writer, now,
                     policy.ttl(), grant.previous(), token.map(Records::digest),
                     reserve ? os.userId(request.who().pid()) : OptionalLong.empty(),
@@ -383,6 +383,33 @@ public final class LeaseEngine implements AutoCloseable {
                         + " carries its token cannot be proven: " + c.scan().detail())
                 .orElse(v.detail());
         return new Acquisition.Undecided(r, v, eligible, why);
+    }
+
+    /**
+     * A grant whose write failed once its record was in place (its fence not forced, EIO) is told to
+     * nobody: it is ended, released, so that a holder nobody told holds nobody out; its fence stays used.
+     */
+    private LeaseRecord grant(LeaseBook.Guard guard, Optional<LeaseRecord> before, LeaseRecord draft) throws IOException {
+        try {
+            return guard.grant(draft);
+        } catch (IOException | RuntimeException e) {
+            boolean interrupted = Thread.interrupted(); // the end is written all the same
+            try {
+                Optional<LeaseRecord> r = guard.record();
+                if (r.isPresent() && r.get().granted() && r.get().fence() > before.map(LeaseRecord::fence).orElse(0L)
+                        && Records.sameProcess(r.get().holder(), draft.holder())) {
+                    guard.replace(Records.ended(r.get(), writer, new LeaseRecord.Ending(LeaseChange.RELEASED,
+                            notBefore(r.get().acquiredAt()), checker.explain(r.get().holder()), OptionalLong.empty())));
+                }
+            } catch (IOException | RuntimeException again) {
+                e.addSuppressed(again);
+            } finally {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            throw e;
+        }
     }
 
     private void removeIfEmpty(Cgroup cgroup) {
@@ -430,7 +457,7 @@ public final class LeaseEngine implements AutoCloseable {
             throws IOException {
         Optional<LeaseRecord> current = guard.record();
         if (current.isPresent() && current.get().granted() && current.get().fence() == fence
-                && holder.map(h -> LeaseRules.sameProcess(current.get().holder(), h)).orElse(true)) {
+                && holder.map(h -> Records.sameProcess(current.get().holder(), h)).orElse(true)) {
             return trusted(name, current.get(), guard.fence());
         }
         throw new LeaseLostException(name, Losses.of(fence, holder, current, book.expires())
@@ -474,7 +501,7 @@ public final class LeaseEngine implements AutoCloseable {
             if (!r.granted()) {
                 return true;
             }
-            if (end.holder().isPresent() && !LeaseRules.sameProcess(r.holder(), end.holder().get())) {
+            if (end.holder().isPresent() && !Records.sameProcess(r.holder(), end.holder().get())) {
                 return false;
             }
             trusted(name, r, guard.fence());
@@ -555,7 +582,7 @@ public final class LeaseEngine implements AutoCloseable {
             LeaseRecord r = still(name, guard, fence, Optional.of(from));
             Instant now = now();
             if (r.state() != LeaseRecord.State.RESERVED) {
-                return guard.grant(Records.regranted(r, to, writer, now));
+                return grant(guard, Optional.of(r), Records.regranted(r, to, writer, now));
             }
             LeaseRecord held = Records.handedTo(r, LeaseRecord.State.HELD, to, writer, now, r.ttl());
             if (r.tokenDigest().isPresent() && !carriers.carriesDigest(to, r.tokenDigest().get()).orElse(true)) {

@@ -97,7 +97,7 @@ final class LeaseRules {
         LeaseRecord r = current.get();
         // "Again" is for a held lease only: a reservation is one intent, so a second reserve by its
         // own reserver is Held like anyone's (two spawns would start two children with one token).
-        if (r.state() == LeaseRecord.State.HELD && request.kind() != Kind.RESERVE && sameProcess(r.holder(), request.who())) {
+        if (r.state() == LeaseRecord.State.HELD && request.kind() != Kind.RESERVE && Records.sameProcess(r.holder(), request.who())) {
             return new Again();
         }
         if (r.state() == LeaseRecord.State.RESERVED && request.kind() == Kind.CLAIM && request.carrier()
@@ -173,9 +173,4 @@ final class LeaseRules {
         }
     }
 
-    /** Whether two identities name the same process: everything but the name, which is for people. */
-    static boolean sameProcess(Identity a, Identity b) {
-        return a.pid() == b.pid() && a.start().equals(b.start()) && a.boot().equals(b.boot())
-                && a.host().equals(b.host()) && a.pidns().equals(b.pidns()) && a.machine().equals(b.machine());
-    }
 }

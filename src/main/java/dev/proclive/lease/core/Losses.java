@@ -22,7 +22,7 @@ final class Losses {
                     : new LeaseLost(LeaseChange.REMOVED, now, mine + " is gone: there is no record (it was removed)"));
         }
         LeaseRecord r = now.get();
-        boolean same = r.fence() == fence && holder.map(h -> LeaseRules.sameProcess(r.holder(), h)).orElse(true);
+        boolean same = r.fence() == fence && holder.map(h -> Records.sameProcess(r.holder(), h)).orElse(true);
         if (same && r.held()) {
             return Optional.empty();
         }

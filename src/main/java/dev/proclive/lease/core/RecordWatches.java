@@ -1,5 +1,6 @@
 package dev.proclive.lease.core;
 
+import dev.proclive.lease.book.Records;
 import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
 import dev.proclive.Verdict;
@@ -276,7 +277,7 @@ final class RecordWatches {
         if (a.isEmpty() || b.isEmpty()) {
             return a.isEmpty() && b.isEmpty();
         }
-        return a.get().fence() == b.get().fence() && LeaseRules.sameProcess(a.get().holder(), b.get().holder());
+        return a.get().fence() == b.get().fence() && Records.sameProcess(a.get().holder(), b.get().holder());
     }
 
     /**
@@ -299,7 +300,7 @@ final class RecordWatches {
         boolean sameGrant = before.isPresent() && before.get().fence() == a.fence();
         if (a.granted()) {
             if (sameGrant && before.get().granted()) {
-                if (!LeaseRules.sameProcess(before.get().holder(), a.holder())) {
+                if (!Records.sameProcess(before.get().holder(), a.holder())) {
                     events.add(new LeaseEvent(LeaseChange.GRANTED, a, before)); // handed off, claimed, adopted
                 }
             } else if (a.previous().isPresent() && before.isPresent() && before.get().granted()) {

@@ -1,5 +1,6 @@
 package dev.proclive.lease.core;
 
+import dev.proclive.lease.book.Records;
 import dev.proclive.Identity;
 import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
@@ -57,7 +58,7 @@ final class WaiterQueue {
                 if (closed) {
                     throw new IllegalStateException("the lease store is closed: nothing waits for lease " + name + " through it");
                 }
-                boolean queued = queue.stream().anyMatch(w -> LeaseRules.sameProcess(w.who(), who));
+                boolean queued = queue.stream().anyMatch(w -> Records.sameProcess(w.who(), who));
                 return !queued && queue.add(new LeaseBook.Waiter(who, waiter, until));
             });
         } catch (IOException | RuntimeException e) {
@@ -67,7 +68,7 @@ final class WaiterQueue {
     }
 
     void dequeue(String name, Identity who) {
-        takeOut(name, DEQUEUE_LOCK, w -> LeaseRules.sameProcess(w.who(), who));
+        takeOut(name, DEQUEUE_LOCK, w -> Records.sameProcess(w.who(), who));
         unplace(new Ticket(name, who)); // after: a close meanwhile takes it out if this could not
     }
 
@@ -103,7 +104,7 @@ final class WaiterQueue {
                 }
                 placed.remove(t);
                 takeOut(t.name(), bound.left(),
-                        w -> LeaseRules.sameProcess(w.who(), t.who()) && LeaseRules.sameProcess(w.by(), waiter));
+                        w -> Records.sameProcess(w.who(), t.who()) && Records.sameProcess(w.by(), waiter));
             }
         } finally {
             if (interrupted) {
@@ -147,9 +148,9 @@ final class WaiterQueue {
         int before = queue.size();
         // also once granted: its waiter takes it out then, and should that fail, the holder does not wait for it
         queue.removeIf(w -> now.isAfter(w.until()) || dead(w.by()) || (!w.by().equals(w.who()) && dead(w.who()))
-                || current.map(r -> LeaseRules.sameProcess(r.holder(), w.who())).orElse(false));
+                || current.map(r -> Records.sameProcess(r.holder(), w.who())).orElse(false));
         Optional<LeaseBook.Waiter> first = queue.isEmpty() ? Optional.empty() : Optional.of(queue.get(0));
-        if (first.isPresent() && LeaseRules.sameProcess(first.get().who(), who)) {
+        if (first.isPresent() && Records.sameProcess(first.get().who(), who)) {
             first = Optional.empty();
         }
         if (queue.size() != before) {

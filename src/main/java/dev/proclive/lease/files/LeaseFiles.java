@@ -366,8 +366,8 @@ public final class LeaseFiles implements LeaseBook {
                 across = locker.lock(guard, waited.left());
             } catch (FileLocker.Busy busy) {
                 if (exposed) {
-                    throw new FileLocker.Busy(guard, most, guard.getFileName() + " may be opened by users who may only"
-                            + " read the directory (an older version left it so), and one of them may hold its lock:"
+                    throw new FileLocker.Busy(guard, most, guard.getFileName() + " may be opened by users other than its"
+                            + " writers (an older version left it so), and one of them may hold its lock:"
                             + " nothing tells that from a writer's; once it lets go, the next call replaces the guard"
                             + " with one that no reader can open");
                 }
@@ -390,14 +390,14 @@ public final class LeaseFiles implements LeaseBook {
             cleanTemporaryFilesWhenDue();
             return work.run(new ChannelGuard(name, own != null ? own : across.channel().get()));
         } catch (AccessDeniedException e) {
-            if (sticky && guard.toString().equals(e.getFile())) {
-                AccessDeniedException told = new AccessDeniedException(e.getFile(), null, "another user's guard in a"
-                        + " directory with the sticky bit, where no user may write or replace another's files, so none"
-                        + " can take a lease another left: share a group-writable directory without it");
+            if (sticky && guard.toString().equals(e.getFile()) && !Files.isWritable(guard)) {
+                AccessDeniedException told = new AccessDeniedException(e.getFile(), null, "the guard is not writable"
+                        + " here: in a directory with the sticky bit each file is writable by its maker alone, so a"
+                        + " lease one user took cannot be taken by another; share a group-writable directory without it");
                 told.initCause(e);
                 throw told;
             }
-            throw e;
+            throw linkInPlace(name, guard, e);
         } catch (IOException e) {
             throw linkInPlace(name, guard, e);
         } finally {
@@ -577,21 +577,7 @@ public final class LeaseFiles implements LeaseBook {
                         + "; nothing was granted (use another name)");
             }
             LeaseRecord granted = Records.fenced(r, highest + 1);
-            LeaseFiles.this.replace(name, granted);
-            record = Optional.of(granted);
-            try {
-                fence(granted.fence());
-            } catch (IOException | RuntimeException e) {
-                // nobody is told of this grant: released, so that its holder holds nobody out (its fence stays used)
-                try {
-                    LeaseRecord released = Records.released(granted, writer);
-                    LeaseFiles.this.replace(name, released);
-                    record = Optional.of(released);
-                } catch (IOException | RuntimeException again) {
-                    e.addSuppressed(again);
-                }
-                throw e;
-            }
+            replace(granted); // the record first: one killed before the guard's write is no rolled-back record
             return granted;
         }
 
