@@ -422,6 +422,8 @@ final class LeaseActions {
             Optional<LeaseRecord> broken = store.breakLease(c.name());
             if (broken.isEmpty() && corrupt.isPresent()) {
                 String why = corrupt.get().getMessage();
+                int hint = why.indexOf("; break the lease to go on");
+                why = hint < 0 ? why : why.substring(0, hint); // not told to the one who just did
                 io.out().println(IdentityJson.removed(c.name(), why));
                 Say.line(io.err(), "cleared what could not be trusted in lease " + c.name() + ": " + why
                         + "; the next grant's fence is above every fence a record proves");

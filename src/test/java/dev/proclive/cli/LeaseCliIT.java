@@ -237,6 +237,23 @@ class LeaseCliIT {
     }
 
     @Test
+    void aLinkAtTheRecordNamesBreakAndBreakRemovesItWithoutNamingItself() throws Exception {
+        Files.createDirectories(Path.of(dir()));
+        Path target = Files.writeString(tmp.resolve("elsewhere"), "precious\n");
+        Files.createSymbolicLink(Path.of(dir(), "build.lease"), target);
+        Cli.Result shown = lease("show", "build", "--dir", dir());
+        assertThat(shown.exit()).as(shown.err()).isEqualTo(65);
+        assertThat(shown.err()).contains("a symbolic link stands where build.lease should be; break the lease to go on"
+                + " (proclive lease break build), which removes it");
+        Cli.Result broken = lease("break", "build", "--dir", dir());
+        assertThat(broken.exit()).as(broken.err()).isZero();
+        assertThat(broken.err()).contains("cleared what could not be trusted in lease build: lease build: a symbolic"
+                + " link stands where build.lease should be").doesNotContain("break the lease");
+        assertThat(Path.of(dir(), "build.lease")).doesNotExist();
+        assertThat(Files.readString(target)).isEqualTo("precious\n");
+    }
+
+    @Test
     void aCommandClaimsWithoutNamingItsStoreAndNeverSeesAnOuterLeasesVariables() throws Exception {
         Path outer = tmp.resolve("outer");
         String claim = Cli.shellQuoted(Cli.command(Cli.jar(), "lease", "claim", "build", "--print", "fence"));

@@ -967,7 +967,8 @@ public final class LeaseFiles implements LeaseBook {
         if (!a.isRegularFile()) {
             String what = a.isSymbolicLink() ? "a symbolic link" : a.isDirectory() ? "a directory" : "something other than a file";
             String fix = file.getFileName().toString().endsWith(".guard") ? "remove it by hand to go on"
-                    : "break the lease to go on (proclive lease break " + name + "), which removes it";
+                    : "break the lease to go on (proclive lease break " + name + "), which removes it"
+                    + (a.isDirectory() ? " if it is empty (one with files in it is removed by hand)" : "");
             throw new LeaseCorruptException(name, what + " stands where " + file.getFileName() + " should be; " + fix);
         }
     }
