@@ -67,6 +67,9 @@ public final class LeaseFiles implements LeaseBook {
     /** A leftover costs only its room; a listing per write costs a store renewing 1,000 leases 3,000 names each. */
     public static final Duration CLEAN_EVERY = Duration.ofMinutes(1);
 
+    /** The most one pass of cleaning takes: a directory flooded with files makes no call slow. */
+    private static final long CLEAN_BUDGET_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
     /** The largest record (or queue) read: a record is a few hundred bytes. */
     private static final int MAX_RECORD_BYTES = 1 << 20;
 
@@ -340,7 +343,13 @@ public final class LeaseFiles implements LeaseBook {
     public <T> T locked(String name, Duration most, Locked<T> work) throws IOException {
         enter(name);
         try {
-            return lockedOpen(name, most, work);
+            T answer = lockedOpen(name, most, work);
+            try {
+                cleanTemporaryFilesWhenDue(); // after the lock: what a directory full of files costs holds nobody out
+            } catch (IOException | RuntimeException e) {
+                // left for the next pass
+            }
+            return answer;
         } finally {
             leave();
         }
@@ -387,7 +396,6 @@ public final class LeaseFiles implements LeaseBook {
                     own = openGuard(name, guard);
                 }
             }
-            cleanTemporaryFilesWhenDue();
             return work.run(new ChannelGuard(name, own != null ? own : across.channel().get()));
         } catch (AccessDeniedException e) {
             if (sticky && guard.toString().equals(e.getFile()) && !Files.isWritable(guard)) {
@@ -871,15 +879,19 @@ public final class LeaseFiles implements LeaseBook {
         }
     }
 
-    /** Anything that is not a regular file is left alone. */
+    /** Anything that is not a regular file is left alone; a pass stops after {@link #CLEAN_BUDGET_NANOS}. */
     private void cleanTemporaryFiles() throws IOException {
-        SessionFile.clean(dir, provenDead, clock.instant(), locker);
+        long deadline = System.nanoTime() + CLEAN_BUDGET_NANOS;
+        SessionFile.clean(dir, provenDead, clock.instant(), locker, deadline);
         DirectoryStream.Filter<Path> temporary = p -> {
             String file = p.getFileName().toString();
             return file.startsWith(".") && file.endsWith(".tmp"); // a glob would compile a regex each time
         };
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, temporary)) {
             for (Path file : files) {
+                if (System.nanoTime() - deadline > 0) {
+                    return;
+                }
                 Optional<TemporaryName> t = TemporaryName.parse(file.getFileName().toString());
                 if (t.isPresent() && LeaseNames.isName(t.get().lease()) && !t.get().writtenBy(writer)
                         && Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS) && provenDead.test(t.get().writer())) {

@@ -350,10 +350,17 @@ final class SessionFile {
         return at.map(t -> t.isAfter(latest) ? latest : t);
     }
 
-    /** Removes a proven DEAD writer's files past {@code renewedAt} plus TTL (unparsable: mtime plus an hour). */
-    static void clean(Path dir, Predicate<Identity> provenDead, Instant now, FileLocker files) throws IOException {
+    /**
+     * Removes a proven DEAD writer's files past {@code renewedAt} plus TTL (unparsable: its last change
+     * plus an hour), until {@code deadline} ({@link System#nanoTime()}).
+     */
+    static void clean(Path dir, Predicate<Identity> provenDead, Instant now, FileLocker files, long deadline)
+            throws IOException {
         try (DirectoryStream<Path> listed = list(dir)) {
             for (Path f : listed) {
+                if (System.nanoTime() - deadline > 0) {
+                    return; // the rest at the next pass
+                }
                 Optional<Identity> by = writer(f.getFileName().toString());
                 if (by.isEmpty() || !Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS) || !provenDead.test(by.get())) {
                     continue;

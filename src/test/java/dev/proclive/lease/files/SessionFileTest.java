@@ -28,6 +28,11 @@ class SessionFileTest {
     /** How the store reads session files: the platform's reader, as {@code LeaseFiles} is given it. */
     static final FileLocker FILES = Platform.fileLocker();
 
+    /** A deadline for one pass of cleaning that no test reaches. */
+    private static long unbounded() {
+        return System.nanoTime() + java.util.concurrent.TimeUnit.MINUTES.toNanos(10);
+    }
+
     private static byte[] bytes(String text) {
         return text.getBytes(StandardCharsets.UTF_8);
     }
@@ -87,7 +92,7 @@ class SessionFileTest {
         Files.writeString(stale, old);
         Files.writeString(fresh, old.replace("3000", "3600000"));
         Files.writeString(alive, old);
-        SessionFile.clean(dir, id -> id.pid() != 3, AT.plus(Duration.ofMinutes(1)), FILES);
+        SessionFile.clean(dir, id -> id.pid() != 3, AT.plus(Duration.ofMinutes(1)), FILES, unbounded());
         assertThat(stale).doesNotExist();
         assertThat(fresh).as("its TTL of an hour has not passed").exists();
         assertThat(alive).as("its writer is not proven DEAD").exists();
@@ -109,7 +114,7 @@ class SessionFileTest {
         assertThat(at).isPresent();
         assertThat(at.get()).as("a minute past its last change, not past the reader's now")
                 .isBefore(written.plus(SessionFile.SKEW).plusSeconds(5));
-        SessionFile.clean(dir, id -> true, later, FILES);
+        SessionFile.clean(dir, id -> true, later, FILES, unbounded());
         assertThat(planted).as("its writer DEAD, past a minute and its TTL from its last change").doesNotExist();
     }
 
@@ -124,9 +129,9 @@ class SessionFileTest {
         Files.writeString(late, last);
         Files.writeString(early, first);
         assertThat(SessionFile.renewedAt(dir, "build", 3, NOW, FILES)).as("they keep nothing fresh").isEmpty();
-        SessionFile.clean(dir, id -> true, Instant.now(), FILES); // a dead writer's: no time can be added to it
+        SessionFile.clean(dir, id -> true, Instant.now(), FILES, unbounded()); // a dead writer's: no time can be added to it
         assertThat(late).as("written just now").exists();
-        SessionFile.clean(dir, id -> true, Instant.now().plus(Duration.ofHours(2)), FILES);
+        SessionFile.clean(dir, id -> true, Instant.now().plus(Duration.ofHours(2)), FILES, unbounded());
         assertThat(late).as("bytes that are no session file's, an hour old").doesNotExist();
         assertThat(early).doesNotExist();
     }

@@ -1,0 +1,87 @@
+package dev.proclive.lease.files;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.proclive.Identity;
+import dev.proclive.ProcLive;
+import dev.proclive.platform.Platform;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Removing dead writers' files costs what a directory holds, which another user may flood: it runs
+ * after the lease's lock is let go, and one pass stops at its deadline, the rest left to the next.
+ */
+class CleaningTest {
+
+    @TempDir
+    Path dir;
+
+    private static final String STALE = "{\"renewedAt\":\"2026-12-01T10:00:00.000Z\",\"ttlMillis\":3000,\"grants\":{\"build\":3}}";
+
+    @Test
+    void cleaningHoldsNoLeasesLock() throws Exception {
+        Files.writeString(dir.resolve(".session.4242-1.aa"), STALE);
+        CountDownLatch cleaning = new CountDownLatch(1);
+        CountDownLatch goOn = new CountDownLatch(1);
+        AtomicBoolean first = new AtomicBoolean(true);
+        Identity self = ProcLive.identify(ProcessHandle.current().pid()).orElseThrow();
+        LeaseFiles files = LeaseFiles.open(dir, self, writer -> {
+            if (first.getAndSet(false)) { // the first pass is stuck on its first file, as on a flooded directory
+                cleaning.countDown();
+                try {
+                    goOn.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return false;
+        }, false, Platform.fileLocker());
+        files.cleanEvery(Duration.ZERO);
+        try {
+            CompletableFuture<Void> stuck = CompletableFuture.runAsync(() -> {
+                try {
+                    files.locked("build", guard -> null);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+            assertThat(cleaning.await(30, TimeUnit.SECONDS)).as("the first call cleans").isTrue();
+            String locked = files.locked("build", Duration.ofSeconds(2), guard -> "locked");
+            assertThat(locked).as("the lease's lock is free while it cleans").isEqualTo("locked");
+            goOn.countDown();
+            stuck.get(30, TimeUnit.SECONDS);
+        } finally {
+            goOn.countDown();
+            files.close();
+        }
+    }
+
+    private long sessionFiles() throws IOException {
+        try (var listed = Files.list(dir)) {
+            return listed.filter(f -> f.getFileName().toString().startsWith(SessionFile.PREFIX)).count();
+        }
+    }
+
+    @Test
+    void onePassStopsAtItsDeadlineAndTheNextGoesOn() throws Exception {
+        for (int i = 0; i < 20; i++) {
+            Files.writeString(dir.resolve(".session." + (4000 + i) + "-1.aa"), STALE);
+        }
+        SessionFile.clean(dir, writer -> true, Instant.now(), Platform.fileLocker(), System.nanoTime() - 1);
+        assertThat(sessionFiles()).as("a pass past its deadline removes nothing").isEqualTo(20);
+        SessionFile.clean(dir, writer -> true, Instant.now(), Platform.fileLocker(),
+                System.nanoTime() + TimeUnit.MINUTES.toNanos(10));
+        assertThat(sessionFiles()).as("the next pass, in time, removes every dead writer's").isZero();
+    }
+}
