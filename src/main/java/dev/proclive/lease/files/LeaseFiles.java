@@ -783,9 +783,7 @@ public final class LeaseFiles implements LeaseBook {
 
     /** Unless the directory is forced a power loss may lose the latest record, never a fence: the guard is forced. */
     private void replace(String name, LeaseRecord record) throws IOException {
-        // as of its renewedAt, which newcomers judge by, not of when a slow write lands
-        long age = Math.max(0, Math.min(record.ttl().toMillis(), clock.millis() - record.renewedAt().toEpochMilli()));
-        long confirmedAt = System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(age);
+        long confirmedAt = SessionFile.nanosAsOf(record.renewedAt(), record.ttl(), clock); // not when a slow write lands
         writeOver(name, dir.resolve(name + ".lease"), (LeaseJson.write(record) + "\n").getBytes(StandardCharsets.UTF_8),
                 shared, tmp -> beforeReplace.run());
         if (forceDirectory) {

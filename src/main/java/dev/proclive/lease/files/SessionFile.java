@@ -110,17 +110,24 @@ final class SessionFile {
         this.clock = c;
     }
 
+    /**
+     * {@link System#nanoTime()} as of {@code renewedAt} on {@code clock}, which newcomers judge a grant
+     * by: no later than now, no earlier than {@code ttl} ago.
+     */
+    static long nanosAsOf(Instant renewedAt, Duration ttl, Clock clock) {
+        long ageMillis = Math.max(0, Math.min(ttl.toMillis(), clock.millis() - renewedAt.toEpochMilli()));
+        return System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(ageMillis);
+    }
+
     /** Named by a third of the TTL after {@code renewedAt}; kept again with another TTL, that one counts from now. */
     void keep(String name, long fence, Duration ttl, Instant renewedAt) {
         long ttlMillis = Math.max(1, ttl.toMillis());
-        long now = System.nanoTime();
-        long age = Math.max(0, Duration.between(renewedAt, clock.instant()).toNanos());
+        long asOfRenewal = nanosAsOf(renewedAt, Duration.ofMillis(ttlMillis), clock);
         Kept[] made = new Kept[1];
         // in one step with a write's confirmation or lapse of the grant (writeNow): neither is lost
         kept.compute(name, (n, before) -> {
             if (before == null || before.fence != fence) {
-                long confirmedAt = now - Math.min(age, TimeUnit.MILLISECONDS.toNanos(ttlMillis));
-                return made[0] = new Kept(fence, ttlMillis, confirmedAt);
+                return made[0] = new Kept(fence, ttlMillis, asOfRenewal);
             }
             if (before.ttlMillis == ttlMillis) {
                 return before;
