@@ -599,7 +599,7 @@ public final class LeaseFiles implements LeaseBook {
         @Override
         public Instant freshUntil(LeaseRecord r) throws IOException {
             Instant own = r.freshUntil();
-            return SessionFile.renewedAt(dir, name, r.fence(), clock.instant(), locker).map(at -> at.plus(r.ttl()))
+            return SessionFiles.renewedAt(dir, name, r.fence(), clock.instant(), locker).map(at -> at.plus(r.ttl()))
                     .filter(own::isBefore).orElse(own);
         }
 
@@ -880,7 +880,7 @@ public final class LeaseFiles implements LeaseBook {
     /** Anything that is not a regular file is left alone; a pass stops after {@link #CLEAN_BUDGET_NANOS}. */
     private void cleanTemporaryFiles() throws IOException {
         long deadline = System.nanoTime() + CLEAN_BUDGET_NANOS;
-        SessionFile.clean(dir, provenDead, clock.instant(), locker, deadline);
+        SessionFiles.clean(dir, provenDead, clock.instant(), locker, deadline);
         DirectoryStream.Filter<Path> temporary = p -> {
             String file = p.getFileName().toString();
             return file.startsWith(".") && file.endsWith(".tmp"); // a glob would compile a regex each time

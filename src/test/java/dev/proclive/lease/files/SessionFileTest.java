@@ -39,9 +39,9 @@ class SessionFileTest {
 
     @Test
     void whatItSaysIsReadBack() {
-        Optional<SessionFile.Read> r = SessionFile.parse(bytes(
+        Optional<SessionFiles.Read> r = SessionFiles.parse(bytes(
                 "{\"renewedAt\":\"2026-12-01T10:00:00.000Z\",\"ttlMillis\":30000,\"grants\":{\"a\":3,\"b\":7}}\n"));
-        assertThat(r).contains(new SessionFile.Read(AT, 30000, Map.of("a", 3L, "b", 7L)));
+        assertThat(r).contains(new SessionFiles.Read(AT, 30000, Map.of("a", 3L, "b", 7L)));
     }
 
     @Test
@@ -53,19 +53,19 @@ class SessionFileTest {
                 "{\"renewedAt\":\"2026-12-01T10:00:00.000Z\",\"ttlMillis\":30000,\"grants\":{},\"more\":1}",
                 "{\"renewedAt\":\"yesterday\",\"ttlMillis\":30000,\"grants\":{}}",
                 "{\"renewedAt\":\"2026-12-01T10:00:00.000Z\",\"ttlMillis\":30000,\"grants\":{}} {}"}) {
-            assertThat(SessionFile.parse(bytes(text))).as(text).isEmpty();
+            assertThat(SessionFiles.parse(bytes(text))).as(text).isEmpty();
         }
     }
 
     @Test
     void itsNameSaysWhichProcessWroteIt() {
-        assertThat(SessionFile.writer(".session.4242-98765.0123456789abcdef"))
+        assertThat(SessionFiles.writer(".session.4242-98765.0123456789abcdef"))
                 .contains(new Identity(4242, "98765", "", "", "", ""));
-        assertThat(SessionFile.writer(".session.4242-1700000000.123456.0123456789abcdef"))
+        assertThat(SessionFiles.writer(".session.4242-1700000000.123456.0123456789abcdef"))
                 .map(Identity::start).contains("1700000000.123456");
-        assertThat(SessionFile.writer("build.lease")).isEmpty();
-        assertThat(SessionFile.writer(".session.4242-98765.0123456789abcdef.tmp")).as("one being written").isEmpty();
-        assertThat(SessionFile.writer(".session.x-1.0123")).isEmpty();
+        assertThat(SessionFiles.writer("build.lease")).isEmpty();
+        assertThat(SessionFiles.writer(".session.4242-98765.0123456789abcdef.tmp")).as("one being written").isEmpty();
+        assertThat(SessionFiles.writer(".session.x-1.0123")).isEmpty();
     }
 
     @Test
@@ -77,10 +77,10 @@ class SessionFileTest {
         Files.writeString(dir.resolve(".session.3-3.cc"), "torn");
         Files.writeString(dir.resolve(".session.4-4.dd.tmp"),
                 "{\"renewedAt\":\"2026-12-01T11:00:00.000Z\",\"ttlMillis\":3000,\"grants\":{\"build\":3}}");
-        assertThat(SessionFile.renewedAt(dir, "build", 3, NOW, FILES)).contains(AT);
-        assertThat(SessionFile.renewedAt(dir, "build", 2, NOW, FILES)).contains(AT.plusSeconds(300));
-        assertThat(SessionFile.renewedAt(dir, "build", 4, NOW, FILES)).isEmpty();
-        assertThat(SessionFile.renewedAt(dir, "other", 3, NOW, FILES)).isEmpty();
+        assertThat(SessionFiles.renewedAt(dir, "build", 3, NOW, FILES)).contains(AT);
+        assertThat(SessionFiles.renewedAt(dir, "build", 2, NOW, FILES)).contains(AT.plusSeconds(300));
+        assertThat(SessionFiles.renewedAt(dir, "build", 4, NOW, FILES)).isEmpty();
+        assertThat(SessionFiles.renewedAt(dir, "other", 3, NOW, FILES)).isEmpty();
     }
 
     @Test
@@ -92,7 +92,7 @@ class SessionFileTest {
         Files.writeString(stale, old);
         Files.writeString(fresh, old.replace("3000", "3600000"));
         Files.writeString(alive, old);
-        SessionFile.clean(dir, id -> id.pid() != 3, AT.plus(Duration.ofMinutes(1)), FILES, unbounded());
+        SessionFiles.clean(dir, id -> id.pid() != 3, AT.plus(Duration.ofMinutes(1)), FILES, unbounded());
         assertThat(stale).doesNotExist();
         assertThat(fresh).as("its TTL of an hour has not passed").exists();
         assertThat(alive).as("its writer is not proven DEAD").exists();
@@ -110,11 +110,11 @@ class SessionFileTest {
         Files.writeString(planted, "{\"renewedAt\":\"2099-01-01T00:00:00.000Z\",\"ttlMillis\":3000,\"grants\":{\"build\":2}}");
         Instant written = Instant.now();
         Instant later = written.plus(Duration.ofMinutes(10)); // read ten minutes on
-        Optional<Instant> at = SessionFile.renewedAt(dir, "build", 2, later, FILES);
+        Optional<Instant> at = SessionFiles.renewedAt(dir, "build", 2, later, FILES);
         assertThat(at).isPresent();
         assertThat(at.get()).as("a minute past its last change, not past the reader's now")
-                .isBefore(written.plus(SessionFile.SKEW).plusSeconds(5));
-        SessionFile.clean(dir, id -> true, later, FILES, unbounded());
+                .isBefore(written.plus(SessionFiles.SKEW).plusSeconds(5));
+        SessionFiles.clean(dir, id -> true, later, FILES, unbounded());
         assertThat(planted).as("its writer DEAD, past a minute and its TTL from its last change").doesNotExist();
     }
 
@@ -122,16 +122,16 @@ class SessionFileTest {
     void timesNoRecordCanHoldAreNoSessionFilesAndNeitherReadingNorCleaningThrows() throws Exception {
         String last = "{\"renewedAt\":\"+1000000000-12-31T23:59:59.999999999Z\",\"ttlMillis\":3000,\"grants\":{\"build\":3}}";
         String first = "{\"renewedAt\":\"-1000000000-01-01T00:00:00Z\",\"ttlMillis\":3000,\"grants\":{\"build\":3}}";
-        assertThat(SessionFile.parse(bytes(last))).as("after the year 9999").isEmpty();
-        assertThat(SessionFile.parse(bytes(first))).as("before the year 0").isEmpty();
+        assertThat(SessionFiles.parse(bytes(last))).as("after the year 9999").isEmpty();
+        assertThat(SessionFiles.parse(bytes(first))).as("before the year 0").isEmpty();
         Path late = dir.resolve(".session.1-1.aa");
         Path early = dir.resolve(".session.2-2.bb");
         Files.writeString(late, last);
         Files.writeString(early, first);
-        assertThat(SessionFile.renewedAt(dir, "build", 3, NOW, FILES)).as("they keep nothing fresh").isEmpty();
-        SessionFile.clean(dir, id -> true, Instant.now(), FILES, unbounded()); // a dead writer's: no time can be added to it
+        assertThat(SessionFiles.renewedAt(dir, "build", 3, NOW, FILES)).as("they keep nothing fresh").isEmpty();
+        SessionFiles.clean(dir, id -> true, Instant.now(), FILES, unbounded()); // a dead writer's: no time can be added to it
         assertThat(late).as("written just now").exists();
-        SessionFile.clean(dir, id -> true, Instant.now().plus(Duration.ofHours(2)), FILES, unbounded());
+        SessionFiles.clean(dir, id -> true, Instant.now().plus(Duration.ofHours(2)), FILES, unbounded());
         assertThat(late).as("bytes that are no session file's, an hour old").doesNotExist();
         assertThat(early).doesNotExist();
     }
@@ -159,13 +159,13 @@ class SessionFileTest {
         Path other = dir.resolve(".session.7-7.ee");
         Files.writeString(other, "{}");
         unreadableAt(other, AT);
-        assertThat(SessionFile.renewedAt(dir, "anything", 9, NOW, FILES)).as("another keeper's promise it cannot read").contains(AT);
+        assertThat(SessionFiles.renewedAt(dir, "anything", 9, NOW, FILES)).as("another keeper's promise it cannot read").contains(AT);
 
         unreadableAt(other, NOW.plus(Duration.ofDays(365)));
-        assertThat(SessionFile.renewedAt(dir, "anything", 9, NOW, FILES)).as("a time no writer wrote it at: no later than a minute on")
-                .contains(NOW.plus(SessionFile.SKEW));
+        assertThat(SessionFiles.renewedAt(dir, "anything", 9, NOW, FILES)).as("a time no writer wrote it at: no later than a minute on")
+                .contains(NOW.plus(SessionFiles.SKEW));
         unreadableAt(other, NOW.plusSeconds(30));
-        assertThat(SessionFile.renewedAt(dir, "anything", 9, NOW, FILES)).as("a clock a little ahead").contains(NOW.plusSeconds(30));
+        assertThat(SessionFiles.renewedAt(dir, "anything", 9, NOW, FILES)).as("a clock a little ahead").contains(NOW.plusSeconds(30));
     }
 
     @Test
