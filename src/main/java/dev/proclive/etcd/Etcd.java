@@ -103,6 +103,15 @@ public interface Etcd extends AutoCloseable {
     /** Refreshes etcd lease {@code id}: its TTL in seconds from now, or 0 when it is gone (expired or revoked). */
     long keepAlive(long id) throws IOException;
 
+    /**
+     * {@link #keepAlive(long)}, asking another member too once the first has not answered within
+     * {@code hedge}: the first answer counts, so a member that hangs costs {@code hedge}, not a call's
+     * whole timeout, and a cluster slow everywhere still answers as {@link #keepAlive(long)} does.
+     */
+    default long keepAlive(long id, Duration hedge) throws IOException {
+        return keepAlive(id);
+    }
+
     /** Seconds etcd lease {@code id} has left, or -1 when it is gone. */
     long timeToLive(long id) throws IOException;
 

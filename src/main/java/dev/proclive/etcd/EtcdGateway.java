@@ -30,9 +30,12 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.Flow;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
@@ -67,6 +70,12 @@ public final class EtcdGateway implements Etcd {
     /** How many keys one page of {@link #list} asks for: far below {@link #MAX_ANSWER} for records. */
     static final int PAGE = 200;
     private static final String AUTHENTICATE = "/v3/auth/authenticate";
+    /** Where hedged calls run, so that their caller may stop waiting for one; an idle thread ends after a minute. */
+    private static final ExecutorService HEDGES = Executors.newCachedThreadPool(run -> {
+        Thread t = new Thread(run, "proclive-etcd-hedge");
+        t.setDaemon(true);
+        return t;
+    });
 
     /** The caller's one mapper (duplicate keys and trailing content refused). */
     private final ObjectMapper json;
@@ -328,6 +337,65 @@ public final class EtcdGateway implements Etcd {
     }
 
     @Override
+    public long keepAlive(long id, Duration hedge) throws IOException {
+        if (endpoints.size() < 2 || hedge.compareTo(timeout) >= 0) {
+            return keepAlive(id);
+        }
+        int from = current;
+        CompletableFuture<JsonNode> first = hedging(() -> call("/v3/lease/keepalive", lease(id), from));
+        CompletableFuture<JsonNode> answer;
+        try {
+            first.get(Math.max(1, hedge.toMillis()), TimeUnit.MILLISECONDS);
+            answer = first;
+        } catch (TimeoutException e) {
+            CompletableFuture<JsonNode> second = hedging(() -> call("/v3/lease/keepalive", lease(id), from + 1));
+            answer = new CompletableFuture<>();
+            AtomicInteger failed = new AtomicInteger();
+            for (CompletableFuture<JsonNode> asked : List.of(first, second)) {
+                CompletableFuture<JsonNode> any = answer;
+                asked.whenComplete((r, x) -> {
+                    if (x == null) {
+                        any.complete(r);
+                    } else if (failed.incrementAndGet() == 2) {
+                        any.completeExceptionally(x); // the second to fail has tried every member since the first
+                    }
+                });
+            }
+        } catch (ExecutionException e) {
+            answer = first;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while keeping etcd lease " + id + " alive");
+        }
+        try {
+            return answer.get().path("result").path("TTL").asLong(0);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            throw cause instanceof IOException io ? io : new IOException(String.valueOf(cause), cause);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while keeping etcd lease " + id + " alive");
+        }
+    }
+
+    private interface Call {
+        JsonNode answer() throws IOException;
+    }
+
+    /** On a daemon thread of {@link #HEDGES}: a call the caller may stop waiting for. */
+    private static CompletableFuture<JsonNode> hedging(Call call) {
+        CompletableFuture<JsonNode> answer = new CompletableFuture<>();
+        HEDGES.execute(() -> {
+            try {
+                answer.complete(call.answer());
+            } catch (IOException | RuntimeException e) {
+                answer.completeExceptionally(e);
+            }
+        });
+        return answer;
+    }
+
+    @Override
     public long timeToLive(long id) throws IOException {
         return call("/v3/lease/timetolive", lease(id)).path("TTL").asLong(-1);
     }
@@ -436,11 +504,21 @@ public final class EtcdGateway implements Etcd {
         return call(path, body, answer -> true, "");
     }
 
+    /** Trying the endpoints from the {@code from}th (modulo their number) on. */
+    private JsonNode call(String path, ObjectNode body, int from) throws IOException {
+        return call(path, body, answer -> true, "", from);
+    }
+
+    private JsonNode call(String path, ObjectNode body, Predicate<JsonNode> valid, String what) throws IOException {
+        return call(path, body, valid, what, current);
+    }
+
     /**
      * Posts {@code body} to {@code path}, trying the endpoints in turn: the answer, or why not. An
      * answer {@code valid} refuses is a failed answer of that member ({@code what} says what it was).
      */
-    private JsonNode call(String path, ObjectNode body, Predicate<JsonNode> valid, String what) throws IOException {
+    private JsonNode call(String path, ObjectNode body, Predicate<JsonNode> valid, String what, int from)
+            throws IOException {
         IOException last = null;
         WentBack back = null;
         long floor = revision.get(); // what any answer to a call sent from now on is at, at least
@@ -451,7 +529,7 @@ public final class EtcdGateway implements Etcd {
         Map<String, Long> marked = !keyValue ? Map.of()
                 : pinned == null ? marks.all() : Map.of(pinned, marks.mark(pinned));
         for (int tried = 0; tried < endpoints.size(); tried++) {
-            int at = (current + tried) % endpoints.size();
+            int at = (from + tried) % endpoints.size();
             URI base = endpoints.get(at);
             try {
                 JsonNode r = send(base, path, body);

@@ -215,6 +215,34 @@ class EtcdGatewayTest {
     }
 
     /**
+     * A keep-alive whose first member hangs asks the next too once its hedge has passed, and takes
+     * that answer without waiting out the call's timeout; the member that answered is asked first
+     * from then on. (The hung member answers 5 once freed, 20 s on at the latest; the next answers 17.)
+     */
+    @Test
+    void aKeepAliveAsksTheNextMemberTooOnceTheFirstHasNotAnsweredWithinItsHedge() throws Exception {
+        java.util.concurrent.CountDownLatch freed = new java.util.concurrent.CountDownLatch(1);
+        URI hung = server(r -> {
+            try {
+                freed.await(20, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return "{\"result\":{\"header\":{},\"ID\":\"9\",\"TTL\":\"5\"}}";
+        });
+        URI good = server(r -> "{\"result\":{\"header\":{},\"ID\":\"9\",\"TTL\":\"17\"}}");
+        EtcdGateway etcd = EtcdGateway.open(List.of(hung, good), Optional.empty(), Duration.ofSeconds(60),
+                dev.proclive.lease.book.StrictJson.mapper());
+        try {
+            assertThat(etcd.keepAlive(9, Duration.ofMillis(100))).as("the next member's answer").isEqualTo(17);
+            assertThat(etcd.keepAlive(9, Duration.ofSeconds(60)))
+                    .as("a hedge as long as the timeout is a plain call, to the member that answered last").isEqualTo(17);
+        } finally {
+            freed.countDown();
+        }
+    }
+
+    /**
      * A login's password is the one given when the client was opened: a caller that clears its
      * array once open returns (as the store's builder asks of its callers) still logs in, also
      * again when the token expired.

@@ -261,7 +261,7 @@ final class EtcdKeepAlive {
             return; // the last grant went since this round was set
         }
         long unsure = unsureMillis;
-        boolean answered = unsure == 0 || probe();
+        boolean answered = true;
         Set<Long> used = new HashSet<>();
         held.values().forEach(h -> used.add(h.grant().session())); // lost, not ended: never revoked under its writer
         for (Tracked t : new ArrayList<>(leases.values())) {
@@ -273,7 +273,8 @@ final class EtcdKeepAlive {
             }
             long sent = System.nanoTime();
             try {
-                if (etcd.keepAlive(t.id) <= 0) {
+                // a member that hangs costs a sixth of the TTL: the next is asked too, and the grant is kept
+                if (etcd.keepAlive(t.id, Duration.ofMillis(t.ttlMillis / 6)) <= 0) {
                     forget(t.id); // expired or revoked: someone else may hold its grants now
                 } else {
                     t.confirmedAt = sent;
@@ -285,6 +286,8 @@ final class EtcdKeepAlive {
                 }
             }
         }
+        // after the keep-alives, which a member that hangs here would hold up, and which make the one that answered asked first
+        answered &= unsure == 0 || probe();
         synchronized (this) {
             if (unsureMillis == unsure) { // else a watch broke during this round: the next one comes soon
                 unsureMillis = answered ? 0 : Math.max(FIRST_RETRY_MILLIS, Math.min(2 * unsure, MAX_RETRY_MILLIS));
