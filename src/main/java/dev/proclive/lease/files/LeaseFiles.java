@@ -32,9 +32,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.nio.file.attribute.FileAttribute;
-import java.nio.file.attribute.GroupPrincipal;
-import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -42,7 +39,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -79,9 +75,6 @@ public final class LeaseFiles implements LeaseBook {
     /** The longest wait for the in-JVM lock before the caller's bound and the close are looked at again. */
     private static final long LOCK_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
-    private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
-    private static final Set<PosixFilePermission> OWNER_ONLY_DIRECTORY = PosixFilePermissions.fromString("rwx------");
-
     private static final Set<OpenOption> CREATE_NEW = Set.of(StandardOpenOption.WRITE, StandardOpenOption.CREATE_NEW,
             LinkOption.NOFOLLOW_LINKS);
 
@@ -99,16 +92,7 @@ public final class LeaseFiles implements LeaseBook {
     private final FileLocker locker;
     /** Only a writer proven DEAD may have its temporary files removed. */
     private final Predicate<Identity> provenDead;
-    /** What a file is created with: owner-only on POSIX, so that nobody opens it before {@link #share}. */
-    private final FileAttribute<?>[] createAs;
-    /** Of a record, queue or session file where the directory is shared (POSIX); else empty. */
-    private final Optional<Set<PosixFilePermission>> shared;
-    /** Of a guard in a shared directory: open to its writers alone, as only they may lock it. */
-    private final Optional<Set<PosixFilePermission>> sharedGuard;
-    /** Whether the directory has the sticky bit: there only its maker may write a file ({@link #filePermissions}). */
-    private final boolean sticky;
-    /** The shared directory's group: every file made here joins it, as in a setgid directory, to lock no member out. */
-    private final Optional<GroupPrincipal> group;
+    private final FileModes modes;
     /** Not needed with boot ids: a record a power loss rolled back names a holder of an earlier boot, proven DEAD. */
     private final boolean forceDirectory;
     /** Grants this store wrote or renewed, by lease name. */
@@ -134,46 +118,16 @@ public final class LeaseFiles implements LeaseBook {
         void run(Path tmp) throws IOException;
     }
 
-    private LeaseFiles(Path dir, Identity writer, Predicate<Identity> provenDead,
-                       Optional<PosixFileAttributes> directory, boolean sticky, boolean forceDirectory, FileLocker locker) {
-        Optional<PosixFileAttributes> sharedDirectory = directory.filter(d -> !d.permissions().stream()
-                .allMatch(p -> p.name().startsWith("OWNER_")));
+    private LeaseFiles(Path dir, Identity writer, Predicate<Identity> provenDead, FileModes modes,
+                       boolean forceDirectory, FileLocker locker) {
         this.dir = dir;
         this.writer = writer;
         this.locker = locker;
         this.provenDead = provenDead;
-        this.createAs = directory.isPresent()
-                ? new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(OWNER_ONLY)} : new FileAttribute<?>[0];
-        this.sticky = sticky;
-        this.shared = sharedDirectory.map(d -> filePermissions(d.permissions(), sticky, true));
-        this.sharedGuard = sharedDirectory.map(d -> filePermissions(d.permissions(), sticky, false));
-        this.group = sharedDirectory.map(PosixFileAttributes::group);
+        this.modes = modes;
         this.forceDirectory = forceDirectory;
         this.session = new SessionFile(dir, writer,
-                (file, bytes) -> writeOver(SessionFile.TEMPORARY, file, bytes, shared, t -> beforeSessionWrite.run()));
-    }
-
-    /**
-     * A class that may write {@code d} (write and search) reads and writes; one that may only search it
-     * reads when {@code readers} ({@code read} and {@code show} need no write access), else nothing (the guard).
-     * In a {@code sticky} directory no user may replace another's file, so none can pass a lease on: there a
-     * class that may write the directory only reads, else it could forge a record or a guard in place.
-     */
-    private static Set<PosixFilePermission> filePermissions(Set<PosixFilePermission> d, boolean sticky, boolean readers) {
-        Set<PosixFilePermission> p = EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
-        if (!sticky && d.contains(PosixFilePermission.GROUP_WRITE) && d.contains(PosixFilePermission.GROUP_EXECUTE)) {
-            p.add(PosixFilePermission.GROUP_READ);
-            p.add(PosixFilePermission.GROUP_WRITE);
-        } else if (readers && d.contains(PosixFilePermission.GROUP_EXECUTE)) {
-            p.add(PosixFilePermission.GROUP_READ);
-        }
-        if (!sticky && d.contains(PosixFilePermission.OTHERS_WRITE) && d.contains(PosixFilePermission.OTHERS_EXECUTE)) {
-            p.add(PosixFilePermission.OTHERS_READ);
-            p.add(PosixFilePermission.OTHERS_WRITE);
-        } else if (readers && d.contains(PosixFilePermission.OTHERS_EXECUTE)) {
-            p.add(PosixFilePermission.OTHERS_READ);
-        }
-        return p;
+                (file, bytes) -> writeOver(SessionFile.TEMPORARY, file, bytes, modes.shared, t -> beforeSessionWrite.run()));
     }
 
     /**
@@ -185,7 +139,7 @@ public final class LeaseFiles implements LeaseBook {
                                   boolean forceDirectory, FileLocker locker) throws IOException {
         boolean posix = dir.getFileSystem().supportedFileAttributeViews().contains("posix");
         if (!Files.exists(dir) && posix) {
-            Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(OWNER_ONLY_DIRECTORY));
+            Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(FileModes.OWNER_ONLY_DIRECTORY));
         } else if (!Files.exists(dir)) {
             Files.createDirectories(dir);
         }
@@ -193,18 +147,7 @@ public final class LeaseFiles implements LeaseBook {
             throw new NotDirectoryException(dir.toString());
         }
         Path real = dir.toRealPath();
-        Optional<PosixFileAttributes> attributes = posix ? Optional.of(Files.readAttributes(real, PosixFileAttributes.class))
-                : Optional.empty();
-        return new LeaseFiles(real, writer, provenDead, attributes, posix && sticky(real), forceDirectory, locker);
-    }
-
-    /** Whether {@code dir} has the sticky bit ({@code /tmp}); false where no {@code unix} view tells (not Linux or macOS). */
-    private static boolean sticky(Path dir) {
-        try {
-            return (((Integer) Files.getAttribute(dir, "unix:mode")) & 01000) != 0;
-        } catch (IOException | UnsupportedOperationException | IllegalArgumentException | ClassCastException e) {
-            return false;
-        }
+        return new LeaseFiles(real, writer, provenDead, FileModes.of(real), forceDirectory, locker);
     }
 
     public Path directory() {
@@ -359,7 +302,7 @@ public final class LeaseFiles implements LeaseBook {
         Elapsed waited = Elapsed.bounded(most);
         Path guard = dir.resolve(name + ".guard");
         BasicFileAttributes found = guardAttributes(name, guard);
-        boolean exposed = sharedGuard.isPresent() && exposed((PosixFileAttributes) found);
+        boolean exposed = found instanceof PosixFileAttributes p && modes.exposed(p);
         Object fileKey = found.fileKey();
         ReentrantLock inJvm = LOCKS.computeIfAbsent(fileKey != null ? fileKey : guard.toRealPath(),
                 k -> new ReentrantLock(true));
@@ -398,7 +341,7 @@ public final class LeaseFiles implements LeaseBook {
             }
             return work.run(new ChannelGuard(name, own != null ? own : across.channel().get()));
         } catch (AccessDeniedException e) {
-            if (sticky && guard.toString().equals(e.getFile()) && !Files.isWritable(guard)) {
+            if (modes.sticky && guard.toString().equals(e.getFile()) && !Files.isWritable(guard)) {
                 AccessDeniedException told = new AccessDeniedException(e.getFile(), null, "the guard is not writable"
                         + " here: in a directory with the sticky bit each file is writable by its maker alone, so a"
                         + " lease one user took cannot be taken by another; share a group-writable directory without it");
@@ -446,7 +389,7 @@ public final class LeaseFiles implements LeaseBook {
         FileLocker.Lock[] lock = new FileLocker.Lock[1];
         try {
             // nobody else locks a temporary file
-            writeOver(name, guard, content, sharedGuard, tmp -> lock[0] = locker.lock(tmp, Duration.ZERO));
+            writeOver(name, guard, content, modes.sharedGuard, tmp -> lock[0] = locker.lock(tmp, Duration.ZERO));
         } catch (IOException e) {
             if (lock[0] != null) {
                 lock[0].close();
@@ -482,23 +425,17 @@ public final class LeaseFiles implements LeaseBook {
 
     /**
      * The guard, created owner-only if missing; a shared one with the wrong group or permissions is given them,
-     * unless {@linkplain #exposed exposed}: then only its replacement ({@link #replaceGuard}) shuts out old opens.
+     * unless {@linkplain FileModes#exposed exposed}: then only its replacement ({@link #replaceGuard}) shuts out old opens.
      */
     private BasicFileAttributes guardAttributes(String name, Path guard) throws IOException {
         for (int attempt = 0; ; attempt++) {
             try {
-                Class<? extends BasicFileAttributes> kind = sharedGuard.isPresent() ? PosixFileAttributes.class
+                Class<? extends BasicFileAttributes> kind = modes.sharedGuard.isPresent() ? PosixFileAttributes.class
                         : BasicFileAttributes.class;
                 BasicFileAttributes a = Files.readAttributes(guard, kind, LinkOption.NOFOLLOW_LINKS);
                 refuseNonRegular(name, guard, a);
-                if (a instanceof PosixFileAttributes p && sharedGuard.isPresent() && !exposed(p)
-                        && (group.filter(g -> !g.equals(p.group())).isPresent()
-                        || !p.permissions().equals(sharedGuard.get()))) {
-                    try {
-                        share(guard, sharedGuard); // a regular file: no link to follow
-                    } catch (IOException notOurs) {
-                        // another user's: only its owner can change it
-                    }
+                if (a instanceof PosixFileAttributes p) {
+                    modes.shareGuard(guard, p); // a regular file: no link to follow
                 }
                 return a;
             } catch (NoSuchFileException e) {
@@ -506,45 +443,13 @@ public final class LeaseFiles implements LeaseBook {
                     throw e;
                 }
                 try {
-                    Files.newByteChannel(guard, CREATE_NEW, createAs).close();
-                    share(guard, sharedGuard);
+                    Files.newByteChannel(guard, CREATE_NEW, modes.createAs).close();
+                    modes.share(guard, modes.sharedGuard);
                 } catch (FileAlreadyExistsException raced) {
                     // another process made it: read it again
                 }
             }
         }
-    }
-
-    /**
-     * Whether its permissions let in a class a shared guard's do not, or its group is another: someone may then
-     * hold it open, and so its lock, whatever its permissions become.
-     */
-    private boolean exposed(PosixFileAttributes a) {
-        Set<PosixFilePermission> allowed = sharedGuard.orElseThrow();
-        boolean otherGroup = group.filter(g -> !g.equals(a.group())).isPresent();
-        for (PosixFilePermission p : a.permissions()) {
-            boolean groups = p == PosixFilePermission.GROUP_READ || p == PosixFilePermission.GROUP_WRITE;
-            boolean others = p == PosixFilePermission.OTHERS_READ || p == PosixFilePermission.OTHERS_WRITE;
-            if ((groups && (otherGroup || !allowed.contains(p))) || (others && !allowed.contains(p))) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /** The group first, so what a group gets is never its maker's group's; whatever the umask took is given back. */
-    private void share(Path file, Optional<Set<PosixFilePermission>> permissions) throws IOException {
-        if (permissions.isEmpty()) {
-            return;
-        }
-        if (group.isPresent()) {
-            try {
-                Files.getFileAttributeView(file, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS).setGroup(group.get());
-            } catch (IOException notAMember) {
-                // only the owner, a member of that group, or root may give it
-            }
-        }
-        Files.setPosixFilePermissions(file, permissions.get());
     }
 
     private final class ChannelGuard implements Guard {
@@ -640,7 +545,7 @@ public final class LeaseFiles implements LeaseBook {
             for (Waiter w : queue) {
                 text.append(LeaseJson.waiter(w)).append('\n');
             }
-            writeOver(name, file, text.toString().getBytes(StandardCharsets.UTF_8), shared, tmp -> { });
+            writeOver(name, file, text.toString().getBytes(StandardCharsets.UTF_8), modes.shared, tmp -> { });
         }
 
         @Override
@@ -785,7 +690,7 @@ public final class LeaseFiles implements LeaseBook {
     private void replace(String name, LeaseRecord record) throws IOException {
         long confirmedAt = SessionFile.nanosAsOf(record.renewedAt(), record.ttl(), clock); // not when a slow write lands
         writeOver(name, dir.resolve(name + ".lease"), (LeaseJson.write(record) + "\n").getBytes(StandardCharsets.UTF_8),
-                shared, tmp -> beforeReplace.run());
+                modes.shared, tmp -> beforeReplace.run());
         if (forceDirectory) {
             forceDirectory();
         }
@@ -812,9 +717,9 @@ public final class LeaseFiles implements LeaseBook {
         try {
             for (int attempt = 0; tmp == null; attempt++) {
                 Path candidate = dir.resolve(TemporaryName.of(lease, writer).toString());
-                try (FileChannel out = FileChannel.open(candidate, CREATE_NEW, createAs)) {
+                try (FileChannel out = FileChannel.open(candidate, CREATE_NEW, modes.createAs)) {
                     tmp = candidate;
-                    share(tmp, permissions);
+                    modes.share(tmp, permissions);
                     ByteBuffer b = ByteBuffer.wrap(bytes);
                     while (b.hasRemaining()) {
                         out.write(b);
