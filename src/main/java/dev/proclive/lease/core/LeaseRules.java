@@ -142,7 +142,9 @@ final class LeaseRules {
         if (request.kind() == Kind.CLAIM) {
             return new Undecided(v, Optional.empty()); // a claim takes nothing over
         }
-        return new Grant(Optional.of(new LeaseRecord.Takeover(r.fence(), r.holder(), v, now, Optional.of(r.renewedAt()))));
+        // never before the renewal it follows: a clock behind the holder's would make the record contradict itself
+        Instant at = now.isBefore(r.renewedAt()) ? r.renewedAt() : now;
+        return new Grant(Optional.of(new LeaseRecord.Takeover(r.fence(), r.holder(), v, at, Optional.of(r.renewedAt()))));
     }
 
     /** The carrier the launcher started: one whose parent does not carry the token, the oldest such. */

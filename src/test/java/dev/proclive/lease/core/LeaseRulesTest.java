@@ -126,6 +126,23 @@ class LeaseRulesTest {
         assertThat(decide(newcomer, held(), UNKNOWN, null, NEVER)).isEqualTo(new LeaseRules.Undecided(UNKNOWN, Optional.empty()));
     }
 
+    /**
+     * A newcomer whose clock is behind the dead holder's says it took over no earlier than that
+     * holder's last renewal: a takeover dated before it made the record contradict itself, and
+     * every later call refused it as corrupt (65) until a break.
+     */
+    @Test
+    void aTakeoverIsDatedNoEarlierThanTheRenewalItFollows() throws Exception {
+        LeaseRecord ahead = record(LeaseRecord.State.HELD, NOW.plusSeconds(5));
+        LeaseRules.Decision d = decide(LeaseRules.Request.acquire(NEWCOMER), ahead, DEAD, null, NEVER);
+        LeaseRecord.Takeover t = ((LeaseRules.Grant) d).previous().orElseThrow();
+        assertThat(t.at()).isEqualTo(NOW.plusSeconds(5));
+        LeaseRecord taken = new LeaseRecord("build", 8, LeaseRecord.State.HELD, NEWCOMER, NEWCOMER, NOW, NOW,
+                Duration.ofSeconds(30), Optional.of(t));
+        assertThat(dev.proclive.lease.book.LeaseJson.read("build", dev.proclive.lease.book.LeaseJson.write(taken)
+                .getBytes(java.nio.charset.StandardCharsets.UTF_8)).previous()).contains(t);
+    }
+
     @Test
     void anUnknownHolderIsTakenOnlyByAPolicyThatSaysSoAndOnlyAfterItsOwnTtl() {
         LeaseRules.Request newcomer = LeaseRules.Request.acquire(NEWCOMER);
