@@ -11,7 +11,9 @@ import java.util.Optional;
  *
  * <p>The kernel converts {@code start + offset} nanoseconds to ticks, rounding down; an offset that
  * is not a whole number of ticks therefore leaves the true start either the tick computed or the
- * one before it. Both match then: there the fingerprint's floor is two ticks (20 ms), not one.
+ * one before it. Both match then, here and, as the recorder cannot say which it wrote, wherever
+ * such a fingerprint is judged ({@link #recordedATickLate}): the fingerprint's floor is two ticks
+ * (20 ms), not one.
  *
  * @param ticks     whole ticks of the offset, rounded down
  * @param ambiguous whether the offset has a fraction of a tick
@@ -49,6 +51,28 @@ record BootOffset(long ticks, boolean ambiguous) {
 
     static BootOffset of(long offsetNanos) {
         return new BootOffset(Math.floorDiv(offsetNanos, NANOS_PER_TICK), Math.floorMod(offsetNanos, NANOS_PER_TICK) != 0);
+    }
+
+    /**
+     * Shown start ticks past any uptime (292 years): a process that started before a negative
+     * offset's namespace begins has {@code start + offset} below zero, which the kernel shows wrapped
+     * around as an unsigned count (seen: 1844679418311 for 5010941).
+     */
+    static boolean wrapped(long shownTicks) {
+        return shownTicks < 0 || shownTicks > Long.MAX_VALUE / NANOS_PER_TICK;
+    }
+
+    /**
+     * Whether {@code recorded} is the tick after {@code current}: what a recorder in a time namespace
+     * whose offset has a fraction of a tick may write (the kernel rounds {@code start + offset} down).
+     * Never a reused pid: a later process with the pid cannot have started before the recorded one.
+     */
+    static boolean recordedATickLate(String recorded, String current) {
+        try {
+            return Long.parseLong(recorded) == Math.addExact(Long.parseLong(current), 1);
+        } catch (ArithmeticException | NumberFormatException e) {
+            return false;
+        }
     }
 
     /** Whether start times are shown as they are recorded: nothing to convert. */

@@ -161,6 +161,11 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
         }
         ProcessInfo info = r.lastInfo;
         if (info == null || v.shifted() || !r.says(info)) {
+            if (v.shifted() && BootOffset.wrapped(r.startTicks())) {
+                return new ProcessLookup.Unknown(Reason.NO_FINGERPRINT, "pid " + pid + " started before this"
+                        + " process's time namespace begins (a negative boottime offset), so its start is shown"
+                        + " wrapped around and cannot be compared");
+            }
             info = info(r, v);
             r.lastInfo = info;
         }

@@ -7,7 +7,9 @@ import static dev.proclive.Tools.onPath;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.proclive.Identity;
+import dev.proclive.Liveness;
 import dev.proclive.ProcLive;
+import dev.proclive.Reason;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -293,7 +295,36 @@ class PrivilegedIT {
             identify.addAll(Cli.command(jar, "identify", Long.toString(sleeper.pid())));
             Identity inside = mapper.readValue(Cli.exec(identify, "").line(), Identity.class);
             assertThat(Long.parseLong(inside.start()) - Long.parseLong(outside.start())).isBetween(0L, 1L);
+            // recorded there a tick late, it is still the same process here
+            assertThat(ProcLive.check(inside)).as("offset %s ns", nanos).isEqualTo(Liveness.ALIVE);
+            Identity tickLate = new Identity(outside.pid(), Long.toString(Long.parseLong(outside.start()) + 1),
+                    outside.boot(), outside.host(), outside.name(), outside.pidns());
+            assertThat(ProcLive.explain(tickLate).reason()).isEqualTo(Reason.MATCHED);
         }
+    }
+
+    /**
+     * Inside a namespace whose negative boottime offset is larger than a process's start, that start
+     * is shown wrapped around (below zero, as an unsigned count): neither checked as a reused pid nor
+     * recorded.
+     */
+    @Test
+    void aStartWrappedAroundByANegativeOffsetIsNeitherDeadNorRecorded() throws Exception {
+        Path timens = dev.proclive.CPrograms.compile(dir, "timens_exec");
+        Process sleeper = children.sleeper();
+        Identity outside = ProcLive.identify(sleeper.pid()).orElseThrow();
+        Thread.sleep(1_000); // the offset may take boottime back to 0.5 s after its start, not below zero
+        String nanos = Long.toString(-(Long.parseLong(outside.start()) * 10_000_000L + 500_000_000L));
+        List<String> check = new ArrayList<>(List.of(timens.toString(), nanos));
+        check.addAll(Cli.command(jar, "check", mapper.writeValueAsString(outside)));
+        Cli.Result r = Cli.exec(check, "");
+        assertThat(r.line()).as(r.err()).isEqualTo("{\"liveness\":\"unknown\",\"reason\":\"no_fingerprint\"}");
+
+        List<String> identify = new ArrayList<>(List.of(timens.toString(), nanos));
+        identify.addAll(Cli.command(jar, "identify", Long.toString(sleeper.pid())));
+        Cli.Result inside = Cli.exec(identify, "");
+        assertThat(inside.out()).as(inside.err()).isEmpty();
+        assertThat(inside.exit()).isNotZero();
     }
 
     @Test

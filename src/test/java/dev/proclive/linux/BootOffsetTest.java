@@ -54,6 +54,24 @@ class BootOffsetTest {
         assertThat(new BootOffset(5, true).sameStart("17", "x")).isFalse();
     }
 
+    /**
+     * Recorded in a namespace whose offset has a fraction of a tick, a start may be the tick after the
+     * true one: it matches anywhere. The tick before never does (where the judge's view is exact),
+     * and a shown start past any uptime is one wrapped around below zero.
+     */
+    @Test
+    void aStartRecordedATickLateIsTheSameProcessAndAWrappedOneIsToldApart() {
+        assertThat(BootOffset.recordedATickLate("19", "18")).isTrue();
+        assertThat(BootOffset.recordedATickLate("17", "18")).isFalse();
+        assertThat(BootOffset.recordedATickLate("20", "18")).isFalse();
+        assertThat(BootOffset.recordedATickLate("9223372036854775807", "9223372036854775807")).isFalse();
+        assertThat(BootOffset.recordedATickLate("x", "18")).isFalse();
+        assertThat(BootOffset.wrapped(1_844_679_418_311L)).isTrue();
+        assertThat(BootOffset.wrapped(-1)).isTrue();
+        assertThat(BootOffset.wrapped(5_010_941L)).isFalse();
+        assertThat(BootOffset.wrapped(Long.MAX_VALUE / BootOffset.NANOS_PER_TICK)).isFalse();
+    }
+
     @Test
     void fieldsAreSplitAtRunsOfSpacesAndTabs() {
         assertThat(BootOffset.parse("  boottime\t \t1000   0  \n")).contains(new BootOffset(100_000, false));

@@ -62,7 +62,8 @@ class LinuxProcessIntrospectorTest {
     void aStartTheKernelNeverWritesProvesNothing() {
         proc.process(77, "spaces.stat"); // started at 4180
         assertThat(reason(proc.introspector(NEVER), 77, "4180")).isEqualTo(Reason.MATCHED);
-        assertThat(reason(proc.introspector(NEVER), 77, "4181")).isEqualTo(Reason.PID_REUSED);
+        assertThat(reason(proc.introspector(NEVER), 77, "4179")).isEqualTo(Reason.PID_REUSED);
+        assertThat(reason(proc.introspector(NEVER), 77, "4182")).isEqualTo(Reason.PID_REUSED);
         for (String unwritten : new String[] {"04180", "004180", "+4180", " 4180", "4180 ", "4180.0", "-4180",
                 "\u0664\u0661\u0668\u0660"}) {
             assertThat(reason(proc.introspector(NEVER), 77, unwritten)).as(unwritten).isEqualTo(Reason.NO_FINGERPRINT);
@@ -229,8 +230,21 @@ class LinuxProcessIntrospectorTest {
         assertThat(found(linux.lookup(77)).start()).isEqualTo("4180");
         assertThat(reason(linux, 77, "4180")).isEqualTo(Reason.MATCHED);
         assertThat(reason(linux, 77, "4179")).isEqualTo(Reason.MATCHED);
-        assertThat(reason(linux, 77, "4181")).isEqualTo(Reason.PID_REUSED);
+        assertThat(reason(linux, 77, "4181")).as("recorded a tick late elsewhere").isEqualTo(Reason.MATCHED);
+        assertThat(reason(linux, 77, "4182")).isEqualTo(Reason.PID_REUSED);
         assertThat(reason(linux, 77, "4178")).isEqualTo(Reason.PID_REUSED);
+    }
+
+    /** A negative offset larger than a process's start shows that start wrapped around: not comparable. */
+    @Test
+    void aStartWrappedAroundByANegativeOffsetIsNoFingerprint() {
+        proc.file("self/timens_offsets", "monotonic 0 0\nboottime -60 0\n").process(77, "spaces.stat");
+        proc.file("77/stat", Fixtures.text("stat/spaces.stat").replace(" 4180 ", " 1844674407370 ")
+                .replaceFirst("^\\d+", "77"));
+        LinuxProcessIntrospector linux = proc.introspector(NEVER);
+        assertThat(linux.lookup(77)).isInstanceOfSatisfying(ProcessLookup.Unknown.class,
+                u -> assertThat(u.reason()).isEqualTo(Reason.NO_FINGERPRINT));
+        assertThat(reason(linux, 77, "4180")).isEqualTo(Reason.NO_FINGERPRINT);
     }
 
     @Test
