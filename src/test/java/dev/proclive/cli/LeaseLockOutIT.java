@@ -319,6 +319,26 @@ class LeaseLockOutIT {
         }
     }
 
+    /**
+     * A ticket whose waiter is UNKNOWN here (another PID namespace, whose death nothing here could see)
+     * holds nobody back, though it stays in the queue for its waiter: a waiter killed with its
+     * namespace kept a free lease shut until its {@code --wait} ran out, which may be years.
+     */
+    @Test
+    void aTicketWhoseWaiterIsUnknownHereHoldsNobodyBack() throws Exception {
+        String dir = tmp.resolve("leases").toString();
+        String elsewhere = identity(children.sleeper().pid()).replaceFirst("\"pidns\":\"[0-9]+\"", "\"pidns\":\"1\"");
+        assertThat(elsewhere).contains("\"pidns\":\"1\"");
+        String holder = Long.toString(children.sleeper().pid());
+        Cli.Result held = Cli.run("lease", "acquire", "build", "--dir", dir, "--holder", holder, "--print", "fence");
+        assertThat(held.exit()).isZero();
+        assertThat(Cli.run("lease", "release", "build", "--dir", dir, "--fence", held.line()).exit()).isZero();
+        Files.writeString(Path.of(dir, "build.queue"), "{\"until\":\"2999-01-01T00:00:00.000Z\",\"who\":" + elsewhere + "}\n");
+        Cli.Result granted = Cli.run("lease", "acquire", "build", "--dir", dir, "--holder", Long.toString(children.sleeper().pid()));
+        assertThat(granted.exit()).as("%s", granted).isZero();
+        assertThat(Files.readString(Path.of(dir, "build.queue"))).as("its ticket stays").contains("\"pidns\":\"1\"");
+    }
+
     @Test
     void theRefusalForATicketAheadNeverCallsADeadHolderAlive() throws Exception {
         String dir = tmp.resolve("leases").toString();

@@ -136,8 +136,10 @@ final class WaiterQueue {
     }
 
     /**
-     * The first live waiter that is not {@code who}; under the lease's lock. {@code who}'s own ticket
-     * stays: its waiter takes it out once answered, and a book that writes again must find it again.
+     * The first waiter proven ALIVE, unless it is {@code who}; under the lease's lock. {@code who}'s own
+     * ticket stays: its waiter takes it out once answered, and a book that writes again must find it again.
+     * A waiter UNKNOWN here (another PID namespace) keeps its ticket but holds nobody back: nothing here
+     * could tell when it died, and its ticket may last as long as its {@code --wait}.
      */
     Optional<LeaseBook.Waiter> ahead(LeaseBook.Guard guard, Identity who, Optional<LeaseRecord> current,
                                      Instant now) throws IOException {
@@ -145,16 +147,27 @@ final class WaiterQueue {
         if (queue.isEmpty()) {
             return Optional.empty();
         }
-        int before = queue.size();
-        // also once granted: its waiter takes it out then, and should that fail, the holder does not wait for it
-        queue.removeIf(w -> now.isAfter(w.until()) || dead(w.by()) || (!w.by().equals(w.who()) && dead(w.who()))
-                || current.map(r -> Records.sameProcess(r.holder(), w.who())).orElse(false));
-        Optional<LeaseBook.Waiter> first = queue.isEmpty() ? Optional.empty() : Optional.of(queue.get(0));
+        List<LeaseBook.Waiter> kept = new ArrayList<>(queue.size());
+        Optional<LeaseBook.Waiter> first = Optional.empty();
+        for (LeaseBook.Waiter w : queue) {
+            // also once granted: its waiter takes it out then, and should that fail, the holder does not wait for it
+            if (now.isAfter(w.until()) || current.map(r -> Records.sameProcess(r.holder(), w.who())).orElse(false)) {
+                continue;
+            }
+            Liveness by = checker.explain(w.by()).liveness();
+            if (by == Liveness.DEAD || (!w.by().equals(w.who()) && dead(w.who()))) {
+                continue;
+            }
+            kept.add(w);
+            if (first.isEmpty() && by == Liveness.ALIVE) {
+                first = Optional.of(w);
+            }
+        }
         if (first.isPresent() && Records.sameProcess(first.get().who(), who)) {
             first = Optional.empty();
         }
-        if (queue.size() != before) {
-            guard.waiters(queue);
+        if (kept.size() != queue.size()) {
+            guard.waiters(kept);
         }
         return first;
     }
