@@ -11,9 +11,9 @@ import java.util.Optional;
  *
  * <p>The kernel converts {@code start + offset} nanoseconds to ticks, rounding down; an offset that
  * is not a whole number of ticks therefore leaves the true start either the tick computed or the
- * one before it. Both match then, here and, as the recorder cannot say which it wrote, wherever
- * such a fingerprint is judged ({@link #recordedATickLate}): the fingerprint's floor is two ticks
- * (20 ms), not one.
+ * one before it. Both match then: inside such a namespace, and, for a process that lives in one
+ * (whose recorder may have been there too), outside it ({@link #recordedATickLate}). There the
+ * fingerprint's floor is two ticks (20 ms), not one: a pid reused within the tick may match.
  *
  * @param ticks     whole ticks of the offset, rounded down
  * @param ambiguous whether the offset has a fraction of a tick
@@ -63,13 +63,13 @@ record BootOffset(long ticks, boolean ambiguous) {
     }
 
     /**
-     * Whether {@code recorded} is the tick after {@code current}: what a recorder in a time namespace
-     * whose offset has a fraction of a tick may write (the kernel rounds {@code start + offset} down).
-     * Never a reused pid: a later process with the pid cannot have started before the recorded one.
+     * Whether {@code recorded} is the tick after {@code current} ({@code current} as the kernel
+     * writes it): what a recorder in a namespace whose offset has a fraction of a tick may write
+     * for a process of that namespace, whose true start is then either.
      */
     static boolean recordedATickLate(String recorded, String current) {
         try {
-            return Long.parseLong(recorded) == Math.addExact(Long.parseLong(current), 1);
+            return recorded.equals(Long.toString(Math.addExact(Long.parseLong(current), 1)));
         } catch (ArithmeticException | NumberFormatException e) {
             return false;
         }

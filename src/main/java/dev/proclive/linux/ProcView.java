@@ -87,8 +87,7 @@ record ProcView(Optional<ProcessLookup.Unknown> distrust, BootOffset shift,
 
     /** Whether a recorded fingerprint names the process whose fingerprint reads {@code current} here ({@link BootOffset#sameStart}). */
     boolean sameStart(String recorded, String current) {
-        return recorded.equals(current) || BootOffset.recordedATickLate(recorded, current)
-                || shift != null && shift.sameStart(recorded, current);
+        return shift == null ? recorded.equals(current) : shift.sameStart(recorded, current);
     }
 
     private static ProcView untrusted(Reason reason, String detail, Optional<String> boot, Optional<String> pidns,

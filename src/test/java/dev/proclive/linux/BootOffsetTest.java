@@ -56,8 +56,8 @@ class BootOffsetTest {
 
     /**
      * Recorded in a namespace whose offset has a fraction of a tick, a start may be the tick after the
-     * true one: it matches anywhere. The tick before never does (where the judge's view is exact),
-     * and a shown start past any uptime is one wrapped around below zero.
+     * true one, spelled as the kernel spells starts; a shown start past any uptime is one wrapped
+     * around below zero.
      */
     @Test
     void aStartRecordedATickLateIsTheSameProcessAndAWrappedOneIsToldApart() {
@@ -66,6 +66,8 @@ class BootOffsetTest {
         assertThat(BootOffset.recordedATickLate("20", "18")).isFalse();
         assertThat(BootOffset.recordedATickLate("9223372036854775807", "9223372036854775807")).isFalse();
         assertThat(BootOffset.recordedATickLate("x", "18")).isFalse();
+        assertThat(BootOffset.recordedATickLate("+19", "18")).isFalse();
+        assertThat(BootOffset.recordedATickLate("019", "18")).isFalse();
         assertThat(BootOffset.wrapped(1_844_679_418_311L)).isTrue();
         assertThat(BootOffset.wrapped(-1)).isTrue();
         assertThat(BootOffset.wrapped(5_010_941L)).isFalse();
