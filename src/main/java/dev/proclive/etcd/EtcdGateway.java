@@ -341,14 +341,17 @@ public final class EtcdGateway implements Etcd {
         if (endpoints.size() < 2 || hedge.compareTo(timeout) >= 0) {
             return keepAlive(id);
         }
-        int from = current;
-        CompletableFuture<JsonNode> first = hedging(() -> call("/v3/lease/keepalive", lease(id), from));
+        AtomicInteger asking = new AtomicInteger(current);
+        CompletableFuture<JsonNode> first = hedging(() -> call("/v3/lease/keepalive", lease(id), r -> true, "",
+                asking.get(), asking::set));
         CompletableFuture<JsonNode> answer;
         try {
             first.get(Math.max(1, hedge.toMillis()), TimeUnit.MILLISECONDS);
             answer = first;
         } catch (TimeoutException e) {
-            CompletableFuture<JsonNode> second = hedging(() -> call("/v3/lease/keepalive", lease(id), from + 1));
+            int next = asking.get() + 1; // after the member the first call waits for: it may have passed others over
+            CompletableFuture<JsonNode> second = hedging(() -> call("/v3/lease/keepalive", lease(id), r -> true,
+                    "", next, at -> { }));
             answer = new CompletableFuture<>();
             AtomicInteger failed = new AtomicInteger();
             for (CompletableFuture<JsonNode> asked : List.of(first, second)) {
@@ -368,7 +371,11 @@ public final class EtcdGateway implements Etcd {
             throw new InterruptedIOException("interrupted while keeping etcd lease " + id + " alive");
         }
         try {
-            return answer.get().path("result").path("TTL").asLong(0);
+            // each call gives up after the timeout at every member: bounded, though nothing should come to it
+            long most = Math.multiplyExact(timeout.toMillis() + 1000, endpoints.size());
+            return answer.get(most, TimeUnit.MILLISECONDS).path("result").path("TTL").asLong(0);
+        } catch (TimeoutException e) {
+            throw new HttpTimeoutException("no etcd member answered a keep-alive of lease " + id);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             throw cause instanceof IOException io ? io : new IOException(String.valueOf(cause), cause);
@@ -388,7 +395,7 @@ public final class EtcdGateway implements Etcd {
         HEDGES.execute(() -> {
             try {
                 answer.complete(call.answer());
-            } catch (IOException | RuntimeException e) {
+            } catch (Throwable e) { // an Error too: its caller would wait for an answer that never comes
                 answer.completeExceptionally(e);
             }
         });
@@ -504,21 +511,17 @@ public final class EtcdGateway implements Etcd {
         return call(path, body, answer -> true, "");
     }
 
-    /** Trying the endpoints from the {@code from}th (modulo their number) on. */
-    private JsonNode call(String path, ObjectNode body, int from) throws IOException {
-        return call(path, body, answer -> true, "", from);
-    }
-
     private JsonNode call(String path, ObjectNode body, Predicate<JsonNode> valid, String what) throws IOException {
-        return call(path, body, valid, what, current);
+        return call(path, body, valid, what, current, at -> { });
     }
 
     /**
-     * Posts {@code body} to {@code path}, trying the endpoints in turn: the answer, or why not. An
-     * answer {@code valid} refuses is a failed answer of that member ({@code what} says what it was).
+     * Posts {@code body} to {@code path}, trying the endpoints in turn from the {@code from}th (modulo
+     * their number), each told to {@code asking} as it is asked: the answer, or why not. An answer
+     * {@code valid} refuses is a failed answer of that member ({@code what} says what it was).
      */
-    private JsonNode call(String path, ObjectNode body, Predicate<JsonNode> valid, String what, int from)
-            throws IOException {
+    private JsonNode call(String path, ObjectNode body, Predicate<JsonNode> valid, String what, int from,
+                          java.util.function.IntConsumer asking) throws IOException {
         IOException last = null;
         WentBack back = null;
         long floor = revision.get(); // what any answer to a call sent from now on is at, at least
@@ -530,6 +533,7 @@ public final class EtcdGateway implements Etcd {
                 : pinned == null ? marks.all() : Map.of(pinned, marks.mark(pinned));
         for (int tried = 0; tried < endpoints.size(); tried++) {
             int at = (from + tried) % endpoints.size();
+            asking.accept(at);
             URI base = endpoints.get(at);
             try {
                 JsonNode r = send(base, path, body);

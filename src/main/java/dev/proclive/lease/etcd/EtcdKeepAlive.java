@@ -261,7 +261,7 @@ final class EtcdKeepAlive {
             return; // the last grant went since this round was set
         }
         long unsure = unsureMillis;
-        boolean answered = true;
+        boolean answered = unsure == 0 || probe(); // first: a cluster gone back must not keep a grant a moment more
         Set<Long> used = new HashSet<>();
         held.values().forEach(h -> used.add(h.grant().session())); // lost, not ended: never revoked under its writer
         for (Tracked t : new ArrayList<>(leases.values())) {
@@ -286,8 +286,6 @@ final class EtcdKeepAlive {
                 }
             }
         }
-        // after the keep-alives, which a member that hangs here would hold up, and which make the one that answered asked first
-        answered &= unsure == 0 || probe();
         synchronized (this) {
             if (unsureMillis == unsure) { // else a watch broke during this round: the next one comes soon
                 unsureMillis = answered ? 0 : Math.max(FIRST_RETRY_MILLIS, Math.min(2 * unsure, MAX_RETRY_MILLIS));
