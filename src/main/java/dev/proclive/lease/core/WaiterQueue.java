@@ -4,6 +4,7 @@ import dev.proclive.lease.book.Records;
 import dev.proclive.Identity;
 import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
+import dev.proclive.Reason;
 import dev.proclive.Verdict;
 import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeaseRecord;
@@ -136,10 +137,11 @@ final class WaiterQueue {
     }
 
     /**
-     * The first waiter proven ALIVE, unless it is {@code who}; under the lease's lock. {@code who}'s own
-     * ticket stays: its waiter takes it out once answered, and a book that writes again must find it again.
-     * A waiter UNKNOWN here (another PID namespace) keeps its ticket but holds nobody back: nothing here
-     * could tell when it died, and its ticket may last as long as its {@code --wait}.
+     * The first live waiter, unless it is {@code who}; under the lease's lock. {@code who}'s own ticket
+     * stays: its waiter takes it out once answered, and a book that writes again must find it again.
+     * Where tickets do not lapse by themselves (a directory's), a waiter in another PID namespace or on
+     * another host keeps its ticket but holds nobody back: nothing here could see it die, and its ticket
+     * may last as long as its {@code --wait}.
      */
     Optional<LeaseBook.Waiter> ahead(LeaseBook.Guard guard, Identity who, Optional<LeaseRecord> current,
                                      Instant now) throws IOException {
@@ -154,12 +156,13 @@ final class WaiterQueue {
             if (now.isAfter(w.until()) || current.map(r -> Records.sameProcess(r.holder(), w.who())).orElse(false)) {
                 continue;
             }
-            Liveness by = checker.explain(w.by()).liveness();
-            if (by == Liveness.DEAD || (!w.by().equals(w.who()) && dead(w.who()))) {
+            Reason by = checker.explain(w.by()).reason();
+            if (by.liveness() == Liveness.DEAD || (!w.by().equals(w.who()) && dead(w.who()))) {
                 continue;
             }
             kept.add(w);
-            if (first.isEmpty() && by == Liveness.ALIVE) {
+            boolean unseen = by == Reason.OTHER_PID_NAMESPACE || by == Reason.OTHER_HOST;
+            if (first.isEmpty() && (book.expires() || !unseen)) {
                 first = Optional.of(w);
             }
         }
