@@ -716,13 +716,52 @@ class LeaseLifecycleTest {
         assertThat(pauses).allSatisfy(d -> assertThat(d).isLessThanOrEqualTo(Duration.ofSeconds(2)));
         assertThat((System.nanoTime() - before) / 1_000_000).as("two minutes waited without sleeping").isLessThan(5_000);
 
-        // An eligibleAt beyond the wait is not waited for at all.
+        // An eligibleAt beyond the wait is not slept until, but the record is looked at again while the
+        // wait lasts: its UNKNOWN holder may still let the lease go.
         writeRecordText(recordText().replace("\"host\":\"here\"", "\"host\":\"another-host\""));
         pauses.clear();
+        Instant asked = clock.now;
         Acquisition early = open(LeasePolicy.builder().takeUnknownAfterTtl(true).build())
                 .acquire("build", host.start(62, 50, "620"), Duration.ofSeconds(10));
         assertThat(early).isInstanceOf(Acquisition.Undecided.class);
-        assertThat(pauses).isEmpty();
+        assertThat(pauses).isNotEmpty().allSatisfy(d -> assertThat(d).isLessThanOrEqualTo(Duration.ofSeconds(2)));
+        assertThat(Duration.between(asked, clock.now)).as("the whole wait").isEqualTo(Duration.ofSeconds(10));
+    }
+
+    /** An UNKNOWN holder that lets the lease go within the wait is followed by the waiter, though it is never eligible. */
+    @Test
+    void aWaiterOverAnUnknownHolderIsGrantedOnceThatHolderReleases() throws Exception {
+        Lease held = granted(store.acquire("build", host.start(60, 50, "600")));
+        writeRecordText(recordText().replace("\"host\":\"here\"", "\"host\":\"another-host\""));
+        int[] looks = {0};
+        Pause releasing = new Pause() {
+            @Override
+            public void await(java.util.concurrent.CompletableFuture<?> end, Duration most) {
+                sleep(most);
+            }
+
+            @Override
+            public void sleep(Duration d) {
+                pauses.add(d);
+                clock.advance(d);
+                if (++looks[0] == 3) {
+                    try {
+                        writeRecordText(recordText().replace("\"state\":\"held\"", "\"state\":\"released\""));
+                    } catch (java.io.IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                }
+            }
+
+            @Override
+            public long nanoTime() {
+                return clock.nanos();
+            }
+        };
+        Acquisition a = open(LeasePolicy.defaults(), releasing).acquire("build", host.start(70, 50, "1100"),
+                Duration.ofSeconds(30));
+        assertThat(a).isInstanceOf(Acquisition.Granted.class);
+        assertThat(((Acquisition.Granted) a).lease().fence()).isGreaterThan(held.fence());
     }
 
     @Test
@@ -758,12 +797,15 @@ class LeaseLifecycleTest {
         assertThat(a).isInstanceOf(Acquisition.Granted.class);
         assertThat(pauses).containsExactly(Duration.ofMillis(25), Duration.ofMillis(50), Duration.ofMillis(100));
 
-        // over a holder that is UNKNOWN, the answer comes at once, as before
+        // over a holder that is UNKNOWN, the record is looked at again while the wait lasts (that holder
+        // may let the lease go), and the last answer comes at the deadline
         pauses.clear();
         writeRecordText(recordText().replaceFirst("\"host\":\"here\"", "\"host\":\"another-host\""));
+        Instant asked = clock.now;
         assertThat(waiting.acquire("build", host.start(71, 50, "1200"), Duration.ofSeconds(30)))
                 .isInstanceOf(Acquisition.Undecided.class);
-        assertThat(pauses).isEmpty();
+        assertThat(pauses).isNotEmpty().allSatisfy(d -> assertThat(d).isLessThanOrEqualTo(Duration.ofSeconds(2)));
+        assertThat(Duration.between(asked, clock.now)).isEqualTo(Duration.ofSeconds(30));
     }
 
     @Test

@@ -128,15 +128,13 @@ final class Waiting {
                     recheck = doubled(recheck, QUEUED_RECHECK);
                 } else if (a instanceof Acquisition.Held held) {
                     awaitEnd(deadline, held.record().holder(), nap, changed);
-                } else if (a instanceof Acquisition.Undecided u && u.eligibleAt().isPresent()) {
-                    Duration until = Duration.between(now(), u.eligibleAt().get()).plusMillis(1);
-                    if (until.compareTo(left) > 0) {
-                        return a;
-                    }
-                    nap(deadline, min(until, nap), changed);
-                } else if (a instanceof Acquisition.Undecided u && u.verdict().liveness() == Liveness.DEAD) {
-                    // DEAD holder, token not proven unused: its launcher may be ending the record, or what
-                    // made the scan incomplete may end. Look again, soon at first.
+                } else if (a instanceof Acquisition.Undecided u && u.eligibleAt().isPresent()
+                        && Duration.between(now(), u.eligibleAt().get()).plusMillis(1).compareTo(left) <= 0) {
+                    nap(deadline, min(Duration.between(now(), u.eligibleAt().get()).plusMillis(1), nap), changed);
+                } else if (a instanceof Acquisition.Undecided) {
+                    // A DEAD holder whose token is not proven unused (its launcher may be ending the record, or
+                    // what made the scan incomplete may end), or one UNKNOWN here, which may still let the lease
+                    // go before the wait ends. Look again, soon at first.
                     nap(deadline, min(recheck, nap), changed);
                     recheck = doubled(recheck, RECHECK);
                 } else {
