@@ -48,8 +48,11 @@ final class Arguments {
             }
         }
         if (!ok || millis < min * 1000) {
-            throw new Options.Usage(option + (fractions ? " is a number of seconds such as 30 or 0.5"
-                    : " is a whole number of seconds" + (min > 0 ? " above 0" : "")) + ", not \"" + value + "\"");
+            String shape = fractions ? " is a number of seconds such as 30 or 0.5"
+                    : " is a whole number of seconds" + (min > 0 ? " above 0" : "");
+            boolean tooLong = whole > 9 && digits(value, 0, whole);
+            throw new Options.Usage(option + shape + (tooLong ? ", at most 999999999 (nine digits)" : "") + ", not \""
+                    + value + "\"");
         }
         return Duration.ofMillis(millis);
     }
