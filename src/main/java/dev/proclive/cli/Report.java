@@ -63,8 +63,8 @@ final class Report {
             why = record.state().json() + " by pid " + record.holder().pid() + " at fence " + record.fence()
                     + ", whose end cannot be proven: " + undecided.why()
                     + undecided.eligibleAt().map(at -> " (eligible at " + Records.timestamp(at) + ")").orElse("")
-                    + "; wait and try again (--wait), run this as the reserver's user or as root, or once you know"
-                    + " the holder is gone: proclive lease break " + record.name();
+                    + "; wait and try again (--wait)" + whereToLook(record, undecided.verdict().reason())
+                    + ", or once you know the holder is gone: proclive lease break " + record.name();
             code = ExitCode.UNKNOWN.code();
         }
         if (toStdout && !printFence) {
@@ -74,6 +74,21 @@ final class Report {
         Say.line(err, "lease " + record.name() + " is " + (code == ExitCode.UNKNOWN.code() ? "undecided" : "not granted")
                 + ": " + why);
         return code;
+    }
+
+    /** Where the holder's end could be proven, if the reason says: {@code ", run this …"}, or nothing. */
+    private static String whereToLook(LeaseRecord record, dev.proclive.Reason reason) {
+        String whose = record.state() == LeaseRecord.State.RESERVED ? "reserver's" : "holder's";
+        if (reason == dev.proclive.Reason.ACCESS_DENIED || reason.liveness() == dev.proclive.Liveness.DEAD) {
+            return ", run this as the " + whose + " user or as root"; // DEAD: a scan other users' processes cut short
+        }
+        if (reason == dev.proclive.Reason.OTHER_PID_NAMESPACE) {
+            return ", run this in the " + whose + " PID namespace";
+        }
+        if (reason == dev.proclive.Reason.OTHER_HOST) {
+            return ", run this on the " + whose + " host";
+        }
+        return "";
     }
 
     /**
