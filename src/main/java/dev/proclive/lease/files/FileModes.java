@@ -23,22 +23,19 @@ final class FileModes {
 
     static final Set<PosixFilePermission> OWNER_ONLY_DIRECTORY = PosixFilePermissions.fromString("rwx------");
 
-    /** What a file is created with: owner-only on POSIX. */
-    final FileAttribute<?>[] createAs;
+    private final boolean posix;
     /** Of a record, queue or session file where the directory is shared (POSIX); else empty. */
-    final Optional<Set<PosixFilePermission>> shared;
+    private final Optional<Set<PosixFilePermission>> shared;
     /** Of a guard in a shared directory: open to its writers alone, as only they may lock it. */
-    final Optional<Set<PosixFilePermission>> sharedGuard;
-    /** Whether the directory has the sticky bit: there only its maker may write a file ({@link #permissions}). */
-    final boolean sticky;
+    private final Optional<Set<PosixFilePermission>> sharedGuard;
+    private final boolean sticky;
     /** The shared directory's group: every file made here joins it, as in a setgid directory, to lock no member out. */
     private final Optional<GroupPrincipal> group;
 
     private FileModes(Optional<PosixFileAttributes> directory, boolean sticky) {
         Optional<PosixFileAttributes> sharedDirectory = directory.filter(d -> !d.permissions().stream()
                 .allMatch(p -> p.name().startsWith("OWNER_")));
-        this.createAs = directory.isPresent() ? new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(
-                PosixFilePermissions.fromString("rw-------"))} : new FileAttribute<?>[0];
+        this.posix = directory.isPresent();
         this.sticky = sticky;
         this.shared = sharedDirectory.map(d -> permissions(d.permissions(), sticky, true));
         this.sharedGuard = sharedDirectory.map(d -> permissions(d.permissions(), sticky, false));
@@ -51,6 +48,22 @@ final class FileModes {
             return new FileModes(Optional.empty(), false);
         }
         return new FileModes(Optional.of(Files.readAttributes(dir, PosixFileAttributes.class)), sticky(dir));
+    }
+
+    /** What a file is created with: owner-only on POSIX. */
+    FileAttribute<?>[] createAs() {
+        return posix ? new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString(
+                "rw-------"))} : new FileAttribute<?>[0];
+    }
+
+    /** Whether the directory has the sticky bit: there only its maker may write a file ({@link #permissions}). */
+    boolean sticky() {
+        return sticky;
+    }
+
+    /** Whether guards are shared: the directory is, on POSIX. */
+    boolean guardsShared() {
+        return sharedGuard.isPresent();
     }
 
     /**
@@ -115,14 +128,19 @@ final class FileModes {
             return;
         }
         try {
-            share(guard, sharedGuard);
+            share(guard, true);
         } catch (IOException notOurs) {
             // another user's: only its owner can change it
         }
     }
 
-    /** The group first, so what a group gets is never its maker's group's; whatever the umask took is given back. */
-    void share(Path file, Optional<Set<PosixFilePermission>> permissions) throws IOException {
+    /**
+     * Gives a file made here what it should have where the directory is shared, a {@code guard}'s or
+     * another's: the group first, so what a group gets is never its maker's group's; whatever the umask
+     * took is given back.
+     */
+    void share(Path file, boolean guard) throws IOException {
+        Optional<Set<PosixFilePermission>> permissions = guard ? sharedGuard : shared;
         if (permissions.isEmpty()) {
             return;
         }

@@ -33,7 +33,6 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFileAttributes;
-import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 import java.time.Duration;
@@ -127,7 +126,7 @@ public final class LeaseFiles implements LeaseBook {
         this.modes = modes;
         this.forceDirectory = forceDirectory;
         this.session = new SessionFile(dir, writer,
-                (file, bytes) -> writeOver(SessionFile.TEMPORARY, file, bytes, modes.shared, t -> beforeSessionWrite.run()));
+                (file, bytes) -> writeOver(SessionFile.TEMPORARY, file, bytes, false, t -> beforeSessionWrite.run()));
     }
 
     /**
@@ -341,7 +340,7 @@ public final class LeaseFiles implements LeaseBook {
             }
             return work.run(new ChannelGuard(name, own != null ? own : across.channel().get()));
         } catch (AccessDeniedException e) {
-            if (modes.sticky && guard.toString().equals(e.getFile()) && !Files.isWritable(guard)) {
+            if (modes.sticky() && guard.toString().equals(e.getFile()) && !Files.isWritable(guard)) {
                 AccessDeniedException told = new AccessDeniedException(e.getFile(), null, "the guard is not writable"
                         + " here: in a directory with the sticky bit each file is writable by its maker alone, so a"
                         + " lease one user took cannot be taken by another; share a group-writable directory without it");
@@ -389,7 +388,7 @@ public final class LeaseFiles implements LeaseBook {
         FileLocker.Lock[] lock = new FileLocker.Lock[1];
         try {
             // nobody else locks a temporary file
-            writeOver(name, guard, content, modes.sharedGuard, tmp -> lock[0] = locker.lock(tmp, Duration.ZERO));
+            writeOver(name, guard, content, true, tmp -> lock[0] = locker.lock(tmp, Duration.ZERO));
         } catch (IOException e) {
             if (lock[0] != null) {
                 lock[0].close();
@@ -430,7 +429,7 @@ public final class LeaseFiles implements LeaseBook {
     private BasicFileAttributes guardAttributes(String name, Path guard) throws IOException {
         for (int attempt = 0; ; attempt++) {
             try {
-                Class<? extends BasicFileAttributes> kind = modes.sharedGuard.isPresent() ? PosixFileAttributes.class
+                Class<? extends BasicFileAttributes> kind = modes.guardsShared() ? PosixFileAttributes.class
                         : BasicFileAttributes.class;
                 BasicFileAttributes a = Files.readAttributes(guard, kind, LinkOption.NOFOLLOW_LINKS);
                 refuseNonRegular(name, guard, a);
@@ -443,8 +442,8 @@ public final class LeaseFiles implements LeaseBook {
                     throw e;
                 }
                 try {
-                    Files.newByteChannel(guard, CREATE_NEW, modes.createAs).close();
-                    modes.share(guard, modes.sharedGuard);
+                    Files.newByteChannel(guard, CREATE_NEW, modes.createAs()).close();
+                    modes.share(guard, true);
                 } catch (FileAlreadyExistsException raced) {
                     // another process made it: read it again
                 }
@@ -545,7 +544,7 @@ public final class LeaseFiles implements LeaseBook {
             for (Waiter w : queue) {
                 text.append(LeaseJson.waiter(w)).append('\n');
             }
-            writeOver(name, file, text.toString().getBytes(StandardCharsets.UTF_8), modes.shared, tmp -> { });
+            writeOver(name, file, text.toString().getBytes(StandardCharsets.UTF_8), false, tmp -> { });
         }
 
         @Override
@@ -690,7 +689,7 @@ public final class LeaseFiles implements LeaseBook {
     private void replace(String name, LeaseRecord record) throws IOException {
         long confirmedAt = SessionFile.nanosAsOf(record.renewedAt(), record.ttl(), clock); // not when a slow write lands
         writeOver(name, dir.resolve(name + ".lease"), (LeaseJson.write(record) + "\n").getBytes(StandardCharsets.UTF_8),
-                modes.shared, tmp -> beforeReplace.run());
+                false, tmp -> beforeReplace.run());
         if (forceDirectory) {
             forceDirectory();
         }
@@ -711,15 +710,15 @@ public final class LeaseFiles implements LeaseBook {
      * Through a forced temporary file renamed over {@code file} after {@code beforeMove}: a reader sees the old
      * file or the new one, whose bytes are on disk before it is named.
      */
-    private void writeOver(String lease, Path file, byte[] bytes, Optional<Set<PosixFilePermission>> permissions,
+    private void writeOver(String lease, Path file, byte[] bytes, boolean guard,
                            BeforeMove beforeMove) throws IOException {
         Path tmp = null;
         try {
             for (int attempt = 0; tmp == null; attempt++) {
                 Path candidate = dir.resolve(TemporaryName.of(lease, writer).toString());
-                try (FileChannel out = FileChannel.open(candidate, CREATE_NEW, modes.createAs)) {
+                try (FileChannel out = FileChannel.open(candidate, CREATE_NEW, modes.createAs())) {
                     tmp = candidate;
-                    modes.share(tmp, permissions);
+                    modes.share(tmp, guard);
                     ByteBuffer b = ByteBuffer.wrap(bytes);
                     while (b.hasRemaining()) {
                         out.write(b);
