@@ -287,7 +287,7 @@ public final class Ancestry {
         for (int i = 0; i < chain.size(); i++) {
             Identity a = chain.get(i);
             if (a.pid() == id.pid()) {
-                return os.sameStart(a.pid(), id.start(), a.start()) ? Match.ancestor(i)
+                return os.sameStart(id.start(), a.start()) ? Match.ancestor(i)
                         : Match.notAncestor(); // the pid was recycled: that process is gone
             }
         }

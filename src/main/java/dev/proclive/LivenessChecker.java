@@ -347,7 +347,7 @@ public final class LivenessChecker {
         if (id.start().isEmpty() || !introspector.isFingerprint(id.start())) {
             return Reason.NO_FINGERPRINT; // a start this platform never writes cannot be compared: it proves nothing
         }
-        if (!introspector.sameStart(info.pid(), id.start(), info.start())) {
+        if (!introspector.sameStart(id.start(), info.start())) {
             return mayBeForeign(id, initialPidns) ? Reason.OTHER_PID_NAMESPACE : Reason.PID_REUSED;
         }
         // if, not switch: a switch on an enum loads a synthetic class on first use

@@ -11,9 +11,9 @@ import java.util.Optional;
  *
  * <p>The kernel converts {@code start + offset} nanoseconds to ticks, rounding down; an offset that
  * is not a whole number of ticks therefore leaves the true start either the tick computed or the
- * one before it. Both match then: inside such a namespace, and, for a process that lives in one
- * (whose recorder may have been there too), outside it ({@link #recordedATickLate}). There the
- * fingerprint's floor is two ticks (20 ms), not one: a pid reused within the tick may match.
+ * one before it. Both match then: inside such a namespace the tick before, and everywhere the
+ * tick after what the kernel shows ({@link #recordedATickLate}), as a recorder there may write it.
+ * For such a recording the fingerprint's floor is two ticks (20 ms), not one.
  *
  * @param ticks     whole ticks of the offset, rounded down
  * @param ambiguous whether the offset has a fraction of a tick
@@ -64,8 +64,10 @@ record BootOffset(long ticks, boolean ambiguous) {
 
     /**
      * Whether {@code recorded} is the tick after {@code current} ({@code current} as the kernel
-     * writes it): what a recorder in a namespace whose offset has a fraction of a tick may write
-     * for a process of that namespace, whose true start is then either.
+     * writes it): what a recorder in a namespace whose offset has a fraction of a tick may write for
+     * any process, whose true start is then either. Accepted everywhere, as nothing tells where an
+     * identity was recorded; it widens nothing for an exact recording, since a later process with the
+     * pid cannot have started a tick before the recorded one, and a late one has the 20 ms floor.
      */
     static boolean recordedATickLate(String recorded, String current) {
         try {

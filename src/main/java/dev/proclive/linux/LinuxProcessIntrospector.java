@@ -138,14 +138,6 @@ public final class LinuxProcessIntrospector implements KernelIntrospector {
         return view().sameStart(recorded, current);
     }
 
-    /** Also the tick after, where the process lives in a time namespace whose offset has a fraction of a tick. */
-    @Override
-    public boolean sameStart(long pid, String recorded, String current) {
-        return sameStart(recorded, current) || BootOffset.recordedATickLate(recorded, current)
-                && readSmallFile(procRoot + "/" + pid + "/timens_offsets").flatMap(BootOffset::parse)
-                .map(BootOffset::ambiguous).orElse(false);
-    }
-
     private ProcessLookup read(long pid, boolean processOnly) {
         if (pid <= 0) {
             return new ProcessLookup.Gone("no process has pid " + pid);

@@ -85,9 +85,15 @@ record ProcView(Optional<ProcessLookup.Unknown> distrust, BootOffset shift,
         return shift == null ? Long.toString(shownTicks) : shift.fingerprint(shownTicks);
     }
 
-    /** Whether a recorded fingerprint names the process whose fingerprint reads {@code current} here ({@link BootOffset#sameStart}). */
+    /**
+     * Whether a recorded fingerprint names the process whose fingerprint reads {@code current} here: the
+     * same, the tick after ({@link BootOffset#recordedATickLate}, what any recorder in a namespace whose
+     * offset has a fraction of a tick may write), or, in such a namespace, the tick before
+     * ({@link BootOffset#sameStart}).
+     */
     boolean sameStart(String recorded, String current) {
-        return shift == null ? recorded.equals(current) : shift.sameStart(recorded, current);
+        return recorded.equals(current) || BootOffset.recordedATickLate(recorded, current)
+                || shift != null && shift.sameStart(recorded, current);
     }
 
     private static ProcView untrusted(Reason reason, String detail, Optional<String> boot, Optional<String> pidns,

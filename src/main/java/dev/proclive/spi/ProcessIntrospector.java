@@ -49,18 +49,6 @@ public interface ProcessIntrospector {
     }
 
     /**
-     * {@link #sameStart(String, String)} for the process at {@code pid}, which a platform may also
-     * ask where that process's view of start times is coarser than this one's (Linux: a process in a
-     * time namespace whose offset is not a whole clock tick, recorded from inside it, may carry the
-     * tick after). The default asks only the fingerprints.
-     *
-     * @param pid the process whose fingerprint reads {@code current}
-     */
-    default boolean sameStart(long pid, String recorded, String current) {
-        return sameStart(recorded, current);
-    }
-
-    /**
      * Whether {@code recorded} is a start fingerprint as this platform writes them, spelled exactly
      * so (Linux: clock ticks, decimal digits without a sign or a leading zero; macOS:
      * {@code seconds.microseconds}, the seconds likewise): one that is not ({@code 0285663} for

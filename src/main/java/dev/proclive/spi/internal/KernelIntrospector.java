@@ -142,11 +142,6 @@ public interface KernelIntrospector extends ProcessIntrospector {
         }
 
         @Override
-        public boolean sameStart(long pid, String recorded, String current) {
-            return inner.sameStart(pid, recorded, current);
-        }
-
-        @Override
         public boolean isFingerprint(String recorded) {
             return inner.isFingerprint(recorded);
         }
