@@ -502,7 +502,7 @@ public final class LeaseFiles implements LeaseBook {
 
         @Override
         public Instant freshUntil(LeaseRecord r) throws IOException {
-            Instant own = r.freshUntil();
+            Instant own = SessionFiles.believed(dir.resolve(name + ".lease"), r.renewedAt(), clock.instant()).plus(r.ttl());
             return SessionFiles.renewedAt(dir, name, r.fence(), clock.instant(), locker).map(at -> at.plus(r.ttl()))
                     .filter(own::isBefore).orElse(own);
         }

@@ -166,6 +166,22 @@ final class SessionFiles {
     }
 
     /**
+     * {@code renewedAt}, written in {@code file}, counted no later than {@link #SKEW} past when the file
+     * last changed (or {@code now}, if sooner): a writer whose clock was ahead, or a hand, would
+     * otherwise hold an UNKNOWN holder's lease off until then. As it is where the file cannot be read.
+     */
+    static Instant believed(Path file, Instant renewedAt, Instant now) {
+        Instant changed;
+        try {
+            changed = changedAt(file, Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS));
+        } catch (IOException e) {
+            return renewedAt;
+        }
+        Instant latest = (changed.isBefore(now) ? changed : now).plus(SKEW);
+        return renewedAt.isAfter(latest) ? latest : renewedAt;
+    }
+
+    /**
      * When the file last changed: its ctime, which no user can set (its writer writes, then renames it
      * in); the mtime where no {@code unix} view tells (Windows).
      */
