@@ -20,7 +20,29 @@ final class VerdictCommands {
             if (args.size() != 1) {
                 throw new Options.Usage("identify takes exactly one PID");
             }
-            return Input.print(ProcLive.identify(Arguments.pid(args.get(0))), io);
+            long pid = Arguments.pid(args.get(0));
+            java.util.Optional<dev.proclive.Identity> identity = ProcLive.identify(pid);
+            if (identity.isEmpty()) {
+                Say.line(io.err(), "no identity could be determined: " + whyNot(pid));
+                return ExitCode.NONE.code();
+            }
+            return Input.print(identity, io);
+        }
+
+        /** What the process's lookup said, where it says: gone, or why its start cannot be read. */
+        private static String whyNot(long pid) {
+            dev.proclive.spi.ProcessLookup lookup = dev.proclive.LivenessChecker.system().introspector().lookupProcess(pid);
+            if (lookup instanceof dev.proclive.spi.ProcessLookup.Gone gone) {
+                return gone.detail();
+            }
+            if (lookup instanceof dev.proclive.spi.ProcessLookup.Unknown unknown) {
+                return unknown.detail();
+            }
+            if (lookup instanceof dev.proclive.spi.ProcessLookup.Found found
+                    && found.info().state() != dev.proclive.spi.ProcessState.LIVE) {
+                return "pid " + pid + " is " + found.info().state().name().toLowerCase(java.util.Locale.ROOT);
+            }
+            return "this host's name could not be read";
         }
     }
 

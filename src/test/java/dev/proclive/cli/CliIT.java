@@ -282,7 +282,18 @@ class CliIT {
 
     @Test
     void aNegativePidIsAPidThatIsNotFound() {
-        assertThat(Cli.run("identify", "-5").exit()).isEqualTo(3);
+        Cli.Result r = Cli.run("identify", "-5");
+        assertThat(r.exit()).isEqualTo(3);
+        assertThat(r.err()).isEqualTo("proclive: no identity could be determined: no process has pid -5\n");
+    }
+
+    @Test
+    void anIdentityThatCannotBeDeterminedSaysWhy() throws Exception {
+        String none = Long.toString(Long.MAX_VALUE); // above any pid_max
+        Cli.Result r = Cli.run("identify", none);
+        assertThat(r.exit()).isEqualTo(3);
+        assertThat(r.err()).startsWith("proclive: no identity could be determined: ").contains(none);
+        assertOneCleanErrorLine(r);
     }
 
     @Test
