@@ -79,8 +79,11 @@ final class Report {
     /** Where the holder's end could be proven, if the reason says: {@code ", run this …"}, or nothing. */
     private static String whereToLook(LeaseRecord record, dev.proclive.Reason reason) {
         String whose = record.state() == LeaseRecord.State.RESERVED ? "reserver's" : "holder's";
-        if (reason == dev.proclive.Reason.ACCESS_DENIED || reason.liveness() == dev.proclive.Liveness.DEAD) {
-            return ", run this as the " + whose + " user or as root"; // DEAD: a scan other users' processes cut short
+        if (reason == dev.proclive.Reason.ACCESS_DENIED) {
+            return ", run this as the " + whose + " user or as root";
+        }
+        if (reason.liveness() == dev.proclive.Liveness.DEAD) { // its token's scan was cut short
+            return ", run this as the " + whose + " user or as root if other users' processes cut the scan short";
         }
         if (reason == dev.proclive.Reason.OTHER_PID_NAMESPACE) {
             return ", run this in the " + whose + " PID namespace";

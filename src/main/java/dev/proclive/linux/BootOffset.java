@@ -13,7 +13,8 @@ import java.util.Optional;
  * is not a whole number of ticks therefore leaves the true start either the tick computed or the
  * one before it. Both match then: inside such a namespace the tick before, and everywhere the
  * tick after what the kernel shows ({@link #recordedATickLate}), as a recorder there may write it.
- * For such a recording the fingerprint's floor is two ticks (20 ms), not one.
+ * For such a recording the fingerprint's floor is two ticks (20 ms), not one; three judged inside
+ * another such namespace.
  *
  * @param ticks     whole ticks of the offset, rounded down
  * @param ambiguous whether the offset has a fraction of a tick
@@ -67,7 +68,7 @@ record BootOffset(long ticks, boolean ambiguous) {
      * writes it): what a recorder in a namespace whose offset has a fraction of a tick may write for
      * any process, whose true start is then either. Accepted everywhere, as nothing tells where an
      * identity was recorded; it widens nothing for an exact recording, since a later process with the
-     * pid cannot have started a tick before the recorded one, and a late one has the 20 ms floor.
+     * pid cannot have started a tick before the recorded one, and a late one has the floor above.
      */
     static boolean recordedATickLate(String recorded, String current) {
         try {

@@ -22,8 +22,13 @@ class ReportTest {
     static final Instant NOW = Instant.parse("2026-12-01T10:00:00Z");
 
     private static String said(Reason reason) {
-        LeaseRecord held = new LeaseRecord("build", 3, LeaseRecord.State.HELD, HOLDER, HOLDER, NOW, NOW,
-                Duration.ofSeconds(30), Optional.empty());
+        return said(reason, LeaseRecord.State.HELD);
+    }
+
+    private static String said(Reason reason, LeaseRecord.State state) {
+        LeaseRecord held = new LeaseRecord("build", 3, state, HOLDER, HOLDER, NOW, NOW, Duration.ofSeconds(30),
+                Optional.empty(), state == LeaseRecord.State.RESERVED ? Optional.of("a".repeat(64)) : Optional.empty(),
+                java.util.OptionalLong.empty(), Optional.empty(), Optional.empty(), Optional.empty());
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         int code = new Report(new PrintStream(new ByteArrayOutputStream()), new PrintStream(err, true, StandardCharsets.UTF_8))
                 .acquisition(new Acquisition.Undecided(held, Verdict.of(reason, "why"), Optional.empty()), false, true);
@@ -39,5 +44,8 @@ class ReportTest {
         assertThat(said(Reason.OTHER_HOST)).contains("run this on the holder's host, or once");
         assertThat(said(Reason.NO_FINGERPRINT)).contains("wait and try again (--wait), or once you know")
                 .doesNotContain("run this");
+        assertThat(said(Reason.EXITED, LeaseRecord.State.RESERVED)).contains("run this as the reserver's user or as"
+                + " root if other users' processes cut the scan short, or once");
+        assertThat(said(Reason.ACCESS_DENIED, LeaseRecord.State.RESERVED)).contains("as the reserver's user or as root,");
     }
 }

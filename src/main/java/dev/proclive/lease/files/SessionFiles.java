@@ -177,6 +177,7 @@ final class SessionFiles {
         } catch (IOException e) {
             return renewedAt;
         }
+        changed = changed.plus(Duration.between(Instant.now(), now)); // on the clock of now: a store's may be set apart
         Instant latest = (changed.isBefore(now) ? changed : now).plus(SKEW);
         return renewedAt.isAfter(latest) ? latest : renewedAt;
     }
