@@ -728,29 +728,19 @@ class LeaseLifecycleTest {
         assertThat(Duration.between(asked, clock.now)).as("the whole wait").isEqualTo(Duration.ofSeconds(10));
     }
 
-    /** An UNKNOWN holder that lets the lease go within the wait is followed by the waiter, though it is never eligible. */
-    @Test
-    void aWaiterOverAnUnknownHolderIsGrantedOnceThatHolderReleases() throws Exception {
-        Lease held = granted(store.acquire("build", host.start(60, 50, "600")));
-        writeRecordText(recordText().replace("\"host\":\"here\"", "\"host\":\"another-host\""));
-        int[] looks = {0};
-        Pause releasing = new Pause() {
+    /** A pause that passes on the test's clocks, counted in {@code pauses}, and runs {@code after} after each. */
+    private Pause pausing(Runnable after) {
+        return new Pause() {
             @Override
             public void await(java.util.concurrent.CompletableFuture<?> end, Duration most) {
-                sleep(most);
+                sleep(most); // a book that can tell a record's change waits through await: the same look
             }
 
             @Override
             public void sleep(Duration d) {
                 pauses.add(d);
                 clock.advance(d);
-                if (++looks[0] == 3) {
-                    try {
-                        writeRecordText(recordText().replace("\"state\":\"held\"", "\"state\":\"released\""));
-                    } catch (java.io.IOException e) {
-                        throw new java.io.UncheckedIOException(e);
-                    }
-                }
+                after.run();
             }
 
             @Override
@@ -758,6 +748,23 @@ class LeaseLifecycleTest {
                 return clock.nanos();
             }
         };
+    }
+
+    /** An UNKNOWN holder that lets the lease go within the wait is followed by the waiter, though it is never eligible. */
+    @Test
+    void aWaiterOverAnUnknownHolderIsGrantedOnceThatHolderReleases() throws Exception {
+        Lease held = granted(store.acquire("build", host.start(60, 50, "600")));
+        writeRecordText(recordText().replace("\"host\":\"here\"", "\"host\":\"another-host\""));
+        int[] looks = {0};
+        Pause releasing = pausing(() -> {
+            if (++looks[0] == 3) {
+                try {
+                    writeRecordText(recordText().replace("\"state\":\"held\"", "\"state\":\"released\""));
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }
+        });
         Acquisition a = open(LeasePolicy.defaults(), releasing).acquire("build", host.start(70, 50, "1100"),
                 Duration.ofSeconds(30));
         assertThat(a).isInstanceOf(Acquisition.Granted.class);
@@ -772,26 +779,11 @@ class LeaseLifecycleTest {
         host.scan = EnvironmentScan.incomplete("pid 9: its environment is not readable by this user");
         // the scan becomes complete after a few looks (the unreadable process ended)
         int[] looks = {0};
-        Pause counting = new Pause() {
-            @Override
-            public void await(java.util.concurrent.CompletableFuture<?> end, Duration most) {
-                sleep(most); // a book that can tell a record's change waits through await: the same look
+        Pause counting = pausing(() -> {
+            if (++looks[0] == 3) {
+                host.scan = new EnvironmentScan(List.of(), true, "");
             }
-
-            @Override
-            public void sleep(Duration d) {
-                pauses.add(d);
-                clock.advance(d);
-                if (++looks[0] == 3) {
-                    host.scan = new EnvironmentScan(List.of(), true, "");
-                }
-            }
-
-            @Override
-            public long nanoTime() {
-                return clock.nanos();
-            }
-        };
+        });
         LeaseStore waiting = open(LeasePolicy.defaults(), counting);
         Acquisition a = waiting.acquire("build", host.start(70, 50, "1100"), Duration.ofSeconds(30));
         assertThat(a).isInstanceOf(Acquisition.Granted.class);
@@ -824,25 +816,10 @@ class LeaseLifecycleTest {
         granted(store.acquire("build", host.start(60, 50, "600")));
         long start = clock.nanos();
         // the wall clock goes back an hour at each pause, the monotonic one on by what was waited
-        Pause steppingBack = new Pause() {
-            @Override
-            public void await(java.util.concurrent.CompletableFuture<?> end, Duration most) {
-                sleep(most);
-            }
-
-            @Override
-            public void sleep(Duration d) {
-                pauses.add(d);
-                clock.advance(d);
-                clock.now = clock.now.minus(Duration.ofHours(1));
-                assertThat(pauses).as("pauses of a wait of 4.5 s, 250 ms each").hasSizeLessThanOrEqualTo(18);
-            }
-
-            @Override
-            public long nanoTime() {
-                return clock.nanos();
-            }
-        };
+        Pause steppingBack = pausing(() -> {
+            clock.now = clock.now.minus(Duration.ofHours(1));
+            assertThat(pauses).as("pauses of a wait of 4.5 s, 250 ms each").hasSizeLessThanOrEqualTo(18);
+        });
         Acquisition a = open(LeasePolicy.defaults(), steppingBack).acquire("build", host.start(70, 50, "700"),
                 Duration.ofMillis(4500));
         assertThat(a).isInstanceOf(Acquisition.Held.class);
