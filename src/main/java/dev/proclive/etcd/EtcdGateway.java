@@ -344,45 +344,50 @@ public final class EtcdGateway implements Etcd {
         AtomicInteger asking = new AtomicInteger(current);
         CompletableFuture<JsonNode> first = hedging(() -> call("/v3/lease/keepalive", lease(id), r -> true, "",
                 asking.get(), asking::set));
-        CompletableFuture<JsonNode> answer;
+        CompletableFuture<JsonNode> answer = first;
         try {
-            first.get(Math.max(1, hedge.toMillis()), TimeUnit.MILLISECONDS);
-            answer = first;
-        } catch (TimeoutException e) {
-            int next = asking.get() + 1; // after the member the first call waits for: it may have passed others over
-            CompletableFuture<JsonNode> second = hedging(() -> call("/v3/lease/keepalive", lease(id), r -> true,
-                    "", next, at -> { }));
-            answer = new CompletableFuture<>();
-            AtomicInteger failed = new AtomicInteger();
-            for (CompletableFuture<JsonNode> asked : List.of(first, second)) {
-                CompletableFuture<JsonNode> any = answer;
-                asked.whenComplete((r, x) -> {
-                    if (x == null) {
-                        any.complete(r);
-                    } else if (failed.incrementAndGet() == 2) {
-                        any.completeExceptionally(x); // the second to fail has tried every member since the first
-                    }
-                });
+            try {
+                first.get(Math.max(1, hedge.toMillis()), TimeUnit.MILLISECONDS);
+            } catch (TimeoutException slow) {
+                int next = asking.get() + 1; // after the member the first call waits for: it may have passed others over
+                answer = firstAnswer(first, hedging(() -> call("/v3/lease/keepalive", lease(id), r -> true, "", next,
+                        at -> { })));
+            } catch (ExecutionException failed) {
+                // told below
             }
-        } catch (ExecutionException e) {
-            answer = first;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new InterruptedIOException("interrupted while keeping etcd lease " + id + " alive");
-        }
-        try {
             // each call gives up after the timeout at every member: bounded, though nothing should come to it
             long most = Math.multiplyExact(timeout.toMillis() + 1000, endpoints.size());
             return answer.get(most, TimeUnit.MILLISECONDS).path("result").path("TTL").asLong(0);
         } catch (TimeoutException e) {
             throw new HttpTimeoutException("no etcd member answered a keep-alive of lease " + id);
         } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
-            throw cause instanceof IOException io ? io : new IOException(String.valueOf(cause), cause);
+            throw cause(e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new InterruptedIOException("interrupted while keeping etcd lease " + id + " alive");
         }
+    }
+
+    /** The first of {@code a} and {@code b} to answer; failed once both have, as the second did. */
+    private static CompletableFuture<JsonNode> firstAnswer(CompletableFuture<JsonNode> a, CompletableFuture<JsonNode> b) {
+        CompletableFuture<JsonNode> any = new CompletableFuture<>();
+        AtomicInteger failed = new AtomicInteger();
+        for (CompletableFuture<JsonNode> asked : List.of(a, b)) {
+            asked.whenComplete((r, x) -> {
+                if (x == null) {
+                    any.complete(r);
+                } else if (failed.incrementAndGet() == 2) {
+                    any.completeExceptionally(x); // the second to fail has tried every member since the first
+                }
+            });
+        }
+        return any;
+    }
+
+    /** What a call's future failed with, as the call would have thrown it. */
+    private static IOException cause(ExecutionException e) {
+        Throwable cause = e.getCause();
+        return cause instanceof IOException io ? io : new IOException(String.valueOf(cause), cause);
     }
 
     private interface Call {
@@ -673,8 +678,7 @@ public final class EtcdGateway implements Etcd {
         } catch (TimeoutException e) {
             throw new HttpTimeoutException("no whole answer within " + timeout.toMillis() + " ms");
         } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
-            throw cause instanceof IOException io ? io : new IOException(String.valueOf(cause), cause);
+            throw cause(e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new InterruptedIOException("interrupted while calling etcd at " + base);
