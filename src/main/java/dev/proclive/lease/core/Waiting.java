@@ -128,15 +128,18 @@ final class Waiting {
                     recheck = doubled(recheck, QUEUED_RECHECK);
                 } else if (a instanceof Acquisition.Held held) {
                     awaitEnd(deadline, held.record().holder(), nap, changed);
-                } else if (a instanceof Acquisition.Undecided u && u.eligibleAt().isPresent()
-                        && Duration.between(now(), u.eligibleAt().get()).plusMillis(1).compareTo(left) <= 0) {
-                    nap(deadline, min(Duration.between(now(), u.eligibleAt().get()).plusMillis(1), nap), changed);
-                } else if (a instanceof Acquisition.Undecided) {
-                    // A DEAD holder whose token is not proven unused (its launcher may be ending the record, or
-                    // what made the scan incomplete may end), or one UNKNOWN here, which may still let the lease
-                    // go before the wait ends. Look again, soon at first.
-                    nap(deadline, min(recheck, nap), changed);
-                    recheck = doubled(recheck, RECHECK);
+                } else if (a instanceof Acquisition.Undecided u) {
+                    Optional<Duration> eligible = u.eligibleAt().map(at -> Duration.between(now(), at).plusMillis(1))
+                            .filter(until -> until.compareTo(left) <= 0);
+                    if (eligible.isPresent()) {
+                        nap(deadline, min(eligible.get(), nap), changed);
+                    } else {
+                        // A DEAD holder whose token is not proven unused (its launcher may be ending the record, or
+                        // what made the scan incomplete may end), or one UNKNOWN here, which may still let the lease
+                        // go before the wait ends. Look again, soon at first.
+                        nap(deadline, min(recheck, nap), changed);
+                        recheck = doubled(recheck, RECHECK);
+                    }
                 } else {
                     return a;
                 }
