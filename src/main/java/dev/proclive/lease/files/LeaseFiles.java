@@ -502,8 +502,9 @@ public final class LeaseFiles implements LeaseBook {
 
         @Override
         public Instant freshUntil(LeaseRecord r) throws IOException {
-            Instant own = SessionFiles.believed(dir.resolve(name + ".lease"), r.renewedAt(), clock.instant()).plus(r.ttl());
-            return SessionFiles.renewedAt(dir, name, r.fence(), clock.instant(), locker).map(at -> at.plus(r.ttl()))
+            Instant now = clock.instant();
+            Instant own = SessionFiles.believed(dir.resolve(name + ".lease"), r.renewedAt(), now).plus(r.ttl());
+            return SessionFiles.renewedAt(dir, name, r.fence(), now, locker).map(at -> at.plus(r.ttl()))
                     .filter(own::isBefore).orElse(own);
         }
 

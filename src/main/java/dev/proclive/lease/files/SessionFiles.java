@@ -120,7 +120,6 @@ final class SessionFiles {
             return Optional.empty(); // not a session file: it keeps nothing fresh
         }
         Instant changed = changedAt(f, a);
-        Instant latest = (changed.isBefore(now) ? changed : now).plus(SKEW);
         Optional<Instant> at;
         try {
             at = parse(read(f, files)).filter(r -> r.grants().getOrDefault(name, -1L) == fence).map(Read::renewedAt);
@@ -129,7 +128,13 @@ final class SessionFiles {
         } catch (AccessDeniedException denied) {
             at = Optional.of(a.lastModifiedTime().toInstant());
         }
-        return at.map(t -> t.isAfter(latest) ? latest : t);
+        return at.map(t -> capped(t, changed, now));
+    }
+
+    /** {@code at}, no later than {@link #SKEW} past {@code changed} or {@code now}, the sooner. */
+    private static Instant capped(Instant at, Instant changed, Instant now) {
+        Instant latest = (changed.isBefore(now) ? changed : now).plus(SKEW);
+        return at.isAfter(latest) ? latest : at;
     }
 
     /**
@@ -177,9 +182,8 @@ final class SessionFiles {
         } catch (IOException e) {
             return renewedAt;
         }
-        changed = changed.plus(Duration.between(Instant.now(), now)); // on the clock of now: a store's may be set apart
-        Instant latest = (changed.isBefore(now) ? changed : now).plus(SKEW);
-        return renewedAt.isAfter(latest) ? latest : renewedAt;
+        // on the clock of now: a store's may be set apart
+        return capped(renewedAt, changed.plus(Duration.between(Instant.now(), now)), now);
     }
 
     /**
