@@ -1,5 +1,7 @@
 package dev.proclive.cli;
 
+import dev.proclive.Liveness;
+import dev.proclive.Reason;
 import dev.proclive.lease.book.LeaseJson;
 import dev.proclive.lease.book.Records;
 import dev.proclive.lease.Acquisition;
@@ -77,18 +79,18 @@ final class Report {
     }
 
     /** Where the holder's end could be proven, if the reason says: {@code ", run this …"}, or nothing. */
-    private static String whereToLook(LeaseRecord record, dev.proclive.Reason reason) {
+    private static String whereToLook(LeaseRecord record, Reason reason) {
         String whose = record.state() == LeaseRecord.State.RESERVED ? "reserver's" : "holder's";
-        if (reason == dev.proclive.Reason.ACCESS_DENIED) {
+        if (reason == Reason.ACCESS_DENIED) {
             return ", run this as the " + whose + " user or as root";
         }
-        if (reason.liveness() == dev.proclive.Liveness.DEAD) { // its token's scan was cut short
+        if (reason.liveness() == Liveness.DEAD) { // its token's scan was cut short
             return ", run this as the " + whose + " user or as root if other users' processes cut the scan short";
         }
-        if (reason == dev.proclive.Reason.OTHER_PID_NAMESPACE) {
+        if (reason == Reason.OTHER_PID_NAMESPACE) {
             return ", run this in the " + whose + " PID namespace";
         }
-        if (reason == dev.proclive.Reason.OTHER_HOST) {
+        if (reason == Reason.OTHER_HOST) {
             return ", run this on the " + whose + " host";
         }
         return "";

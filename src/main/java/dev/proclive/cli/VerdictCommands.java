@@ -1,9 +1,13 @@
 package dev.proclive.cli;
 
 import dev.proclive.Identity;
+import dev.proclive.LivenessChecker;
 import dev.proclive.ProcLive;
 import dev.proclive.Verdict;
+import dev.proclive.spi.ProcessLookup;
+import dev.proclive.spi.ProcessState;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 
@@ -21,7 +25,7 @@ final class VerdictCommands {
                 throw new Options.Usage("identify takes exactly one PID");
             }
             long pid = Arguments.pid(args.get(0));
-            java.util.Optional<dev.proclive.Identity> identity = ProcLive.identify(pid);
+            Optional<Identity> identity = ProcLive.identify(pid);
             if (identity.isEmpty()) {
                 Say.line(io.err(), "no identity could be determined: " + whyNot(pid));
                 return ExitCode.NONE.code();
@@ -31,15 +35,15 @@ final class VerdictCommands {
 
         /** What the process's lookup said, where it says: gone, or why its start cannot be read. */
         private static String whyNot(long pid) {
-            dev.proclive.spi.ProcessLookup lookup = dev.proclive.LivenessChecker.system().introspector().lookupProcess(pid);
-            if (lookup instanceof dev.proclive.spi.ProcessLookup.Gone gone) {
+            ProcessLookup lookup = LivenessChecker.system().introspector().lookupProcess(pid);
+            if (lookup instanceof ProcessLookup.Gone gone) {
                 return gone.detail();
             }
-            if (lookup instanceof dev.proclive.spi.ProcessLookup.Unknown unknown) {
+            if (lookup instanceof ProcessLookup.Unknown unknown) {
                 return unknown.detail();
             }
-            if (lookup instanceof dev.proclive.spi.ProcessLookup.Found found
-                    && found.info().state() != dev.proclive.spi.ProcessState.LIVE) {
+            if (lookup instanceof ProcessLookup.Found found
+                    && found.info().state() != ProcessState.LIVE) {
                 return "pid " + pid + " is " + found.info().state().name().toLowerCase(java.util.Locale.ROOT);
             }
             return "this host's name could not be read";
