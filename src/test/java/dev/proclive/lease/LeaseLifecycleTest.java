@@ -341,6 +341,21 @@ class LeaseLifecycleTest {
     }
 
     @Test
+    void aTakeoverByANewcomerWhoseClockIsBehindIsAcquiredNoEarlierThanItTookOver() throws Exception {
+        Identity dead = host.start(60, 50, "600");
+        granted(store.acquire("build", dead));
+        host.exit(dead);
+        clock.now = clock.now.minusSeconds(90); // the newcomer's clock is behind the dead holder's
+        Identity taker = host.start(61, 50, "610");
+        LeaseRecord taken = granted(store.acquire("build", taker)).record();
+        LeaseRecord.Takeover previous = taken.previous().orElseThrow();
+        assertThat(previous.at()).isEqualTo(Instant.parse("2026-12-01T10:00:00Z"));
+        assertThat(taken.acquiredAt()).as("a grant does not begin before the takeover it follows")
+                .isEqualTo(previous.at());
+        assertThat(taken.renewedAt()).isEqualTo(previous.at());
+    }
+
+    @Test
     void aRenewalKeepsThePromisedTtlAndMovesRenewedAt() throws Exception {
         LeaseStore longTtl = open(LeasePolicy.builder().ttl(Duration.ofMinutes(10)).build());
         Lease lease = granted(longTtl.acquire("build", host.start(60, 50, "600")));

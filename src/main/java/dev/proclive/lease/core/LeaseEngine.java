@@ -343,8 +343,9 @@ public final class LeaseEngine implements AutoCloseable {
             boolean reserve = request.kind() == LeaseRules.Kind.RESERVE;
             Optional<String> token = reserve ? Optional.of(newToken()) : Optional.empty();
             KernelIntrospector os = KernelIntrospector.of(introspector);
+            Instant at = grant.previous().map(LeaseRecord.Takeover::at).orElse(now); // never before what it took over
             LeaseRecord granted = grant(guard, current, Records.granted(name,
-                    reserve ? LeaseRecord.State.RESERVED : LeaseRecord.State.HELD, request.who(), writer, now,
+                    reserve ? LeaseRecord.State.RESERVED : LeaseRecord.State.HELD, request.who(), writer, at,
                     policy.ttl(), grant.previous(), token.map(Records::digest),
                     reserve ? os.userId(request.who().pid()) : OptionalLong.empty(),
                     reserve ? os.startFloor() : Optional.empty()));
