@@ -221,7 +221,8 @@ public final class EtcdGateway implements Etcd {
         }
         JsonNode r;
         try {
-            r = call("/v3/kv/txn", body);
+            boolean reads = compares.isEmpty() && otherwise.isEmpty() && ops.stream().allMatch(op -> op instanceof Get);
+            r = reads ? hedged("/v3/kv/txn", body, readHedge(), "a read") : call("/v3/kv/txn", body);
         } catch (EtcdException e) {
             if (!e.getMessage().contains("requested lease not found")) {
                 throw e;
@@ -275,7 +276,7 @@ public final class EtcdGateway implements Etcd {
             }
             JsonNode page;
             try {
-                page = call("/v3/kv/range", body);
+                page = hedged("/v3/kv/range", body, readHedge(), "a read of " + prefix);
             } catch (IOException e) {
                 if (limit > 1 && tooLarge(e)) {
                     limit /= 2;
@@ -338,34 +339,51 @@ public final class EtcdGateway implements Etcd {
 
     @Override
     public long keepAlive(long id, Duration hedge) throws IOException {
+        return hedged("/v3/lease/keepalive", lease(id), hedge, "a keep-alive of lease " + id)
+                .path("result").path("TTL").asLong(0);
+    }
+
+    /**
+     * A call that changes nothing, asking the next member too once the first has not answered
+     * within {@code hedge}; the first answer counts. A plain call where there is no other member,
+     * or the hedge is no shorter than a call's timeout.
+     */
+    private JsonNode hedged(String path, ObjectNode body, Duration hedge, String what) throws IOException {
         if (endpoints.size() < 2 || hedge.compareTo(timeout) >= 0) {
-            return keepAlive(id);
+            return call(path, body);
         }
         AtomicInteger asking = new AtomicInteger(current);
-        CompletableFuture<JsonNode> first = hedging(() -> call("/v3/lease/keepalive", lease(id), r -> true, "",
-                asking.get(), asking::set));
+        CompletableFuture<JsonNode> first = hedging(() -> call(path, body, r -> true, "", asking.get(), asking::set));
         CompletableFuture<JsonNode> answer = first;
         try {
             try {
                 first.get(Math.max(1, hedge.toMillis()), TimeUnit.MILLISECONDS);
             } catch (TimeoutException slow) {
                 int next = asking.get() + 1; // after the member the first call waits for: it may have passed others over
-                answer = firstAnswer(first, hedging(() -> call("/v3/lease/keepalive", lease(id), r -> true, "", next,
-                        at -> { })));
+                answer = firstAnswer(first, hedging(() -> call(path, body, r -> true, "", next, at -> { })));
             } catch (ExecutionException failed) {
                 // told below
             }
             // each call gives up after the timeout at every member: bounded, though nothing should come to it
             long most = Math.multiplyExact(timeout.toMillis() + 1000, endpoints.size());
-            return answer.get(most, TimeUnit.MILLISECONDS).path("result").path("TTL").asLong(0);
+            return answer.get(most, TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
-            throw new HttpTimeoutException("no etcd member answered a keep-alive of lease " + id);
+            throw new HttpTimeoutException("no etcd member answered " + what);
         } catch (ExecutionException e) {
             throw cause(e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new InterruptedIOException("interrupted while keeping etcd lease " + id + " alive");
+            throw new InterruptedIOException("interrupted while waiting for " + what);
         }
+    }
+
+    /**
+     * How long a read waits for one member before the next is asked too: a fifth of a call's timeout.
+     * The member that answers first is asked first by the calls after, writes included, so a member
+     * that hangs costs a command this, not the timeout.
+     */
+    private Duration readHedge() {
+        return timeout.dividedBy(5);
     }
 
     /** The first of {@code a} and {@code b} to answer; failed once both have, as the second did. */

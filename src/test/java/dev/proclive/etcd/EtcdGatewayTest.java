@@ -19,6 +19,7 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -237,6 +238,58 @@ class EtcdGatewayTest {
             assertThat(etcd.keepAlive(9, Duration.ofMillis(100))).as("the next member's answer").isEqualTo(17);
             assertThat(etcd.keepAlive(9, Duration.ofSeconds(60)))
                     .as("a hedge as long as the timeout is a plain call, to the member that answered last").isEqualTo(17);
+        } finally {
+            freed.countDown();
+        }
+    }
+
+    /**
+     * A read (a range, a transaction of reads alone) asks the next member too once the first has not
+     * answered within a fifth of the timeout, and the calls after start at the member that answered:
+     * a member that hangs costs a command that, not the timeout. A write is never sent twice.
+     */
+    @Test
+    void aReadAsksTheNextMemberTooOnceTheFirstHangsAndAWriteWaitsForItsMember() throws Exception {
+        java.util.concurrent.CountDownLatch freed = new java.util.concurrent.CountDownLatch(1);
+        String answer = "{\"header\":{\"revision\":\"9\"},\"succeeded\":true,\"responses\":[],\"kvs\":[{\"key\":\""
+                + b64("p/a") + "\",\"mod_revision\":\"4\",\"value\":\"\"}]}";
+        URI hung = server(r -> {
+            try {
+                freed.await(30, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return answer;
+        });
+        URI good = server(r -> answer);
+        Duration timeout = Duration.ofSeconds(10);
+        try {
+            EtcdGateway reader = EtcdGateway.open(List.of(hung, good), Optional.empty(), timeout,
+                    dev.proclive.lease.book.StrictJson.mapper());
+            long began = System.nanoTime();
+            assertThat(reader.list("p/")).extracting(Etcd.KeyValue::key).containsExactly("p/a");
+            assertThat(reader.txn(List.of(), List.of(new Etcd.Get("p/a"))).succeeded()).isTrue();
+            assertThat(Duration.ofNanos(System.nanoTime() - began)).as("hedged: answered before the timeout")
+                    .isLessThan(timeout);
+            assertThat(reader.txn(List.of(new Etcd.Compare("p/a", 4)), List.of(new Etcd.Put("p/a", new byte[0], 0)))
+                    .succeeded()).as("a write after goes to the member that answered").isTrue();
+
+            EtcdGateway writer = EtcdGateway.open(List.of(hung, good), Optional.empty(), timeout,
+                    dev.proclive.lease.book.StrictJson.mapper());
+            got.clear();
+            CompletableFuture<Etcd.Outcome> write = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return writer.txn(List.of(new Etcd.Compare("p/a", 4)), List.of(new Etcd.Put("p/a", new byte[0], 0)));
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            Thread.sleep(timeout.dividedBy(5).plusSeconds(2).toMillis()); // past the hedge a read would have
+            // the hung member takes it only once it answers the read it holds: nobody has it yet
+            assertThat(got).as("no other member was sent the write while its member hung").isEmpty();
+            freed.countDown();
+            assertThat(write.get(30, java.util.concurrent.TimeUnit.SECONDS).succeeded()).isTrue();
+            assertThat(got).as("sent once, to its member").hasSize(1);
         } finally {
             freed.countDown();
         }
