@@ -32,7 +32,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Flow;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -445,12 +444,7 @@ public final class EtcdGateway implements Etcd {
         return json.createObjectNode().put("ID", Long.toString(id));
     }
 
-    /**
-     * One stream over the prefix's range: each answer's changes handed on in order, with the
-     * header's revision. A compacted watch ends normally (anything may have changed); a broken one
-     * exceptionally, and so does one etcd canceled for another reason (it would be canceled again:
-     * the caller backs off), one that answers what no watch says, or a member of another cluster.
-     */
+    /** One stream over the prefix's range, read by a {@link WatchStream}. */
     @Override
     public CompletableFuture<Void> watchPrefix(String prefix, long afterRevision, Changes changes) {
         ObjectNode body = json.createObjectNode();
@@ -464,65 +458,13 @@ public final class EtcdGateway implements Etcd {
         } catch (IOException e) {
             return CompletableFuture.failedFuture(e);
         }
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        http.sendAsync(request, HttpResponse.BodyHandlers.fromLineSubscriber(new Flow.Subscriber<String>() {
-            @Override
-            public void onSubscribe(Flow.Subscription s) {
-                done.whenComplete((v, e) -> s.cancel()); // done or cancelled: the stream is closed
-                s.request(Long.MAX_VALUE);
-            }
-
-            @Override
-            public void onNext(String line) {
-                if (done.isDone()) {
-                    return;
-                }
-                try {
-                    JsonNode answer = json.readTree(line);
-                    if (answer == null || !answer.isObject() || !answer.has("result")) {
-                        throw new IOException(what + " answered what no watch says: "
-                                + line.substring(0, Math.min(line.length(), 80)));
-                    }
-                    JsonNode result = answer.path("result");
-                    String id = result.path("header").path("cluster_id").asText("");
-                    String pinned = cluster.get();
-                    if (!id.isEmpty() && pinned != null && !pinned.equals(id)) {
-                        throw new IOException(what + " was answered by a member of etcd cluster " + id
-                                + ", not of cluster " + pinned + ", which this store reached first");
-                    }
-                    if (result.path("compact_revision").asLong(0) > 0) {
-                        done.complete(null);
-                    } else if (result.path("canceled").asBoolean(false)) {
-                        throw new IOException("etcd canceled " + what + ": "
-                                + reason(result.path("cancel_reason").asText("no reason given")));
-                    } else {
-                        List<Change> seen = new ArrayList<>();
-                        for (JsonNode event : result.path("events")) {
-                            seen.add(new Change(text(event.path("kv").path("key").asText("")),
-                                    event.path("kv").path("mod_revision").asLong(0)));
-                        }
-                        changes.seen(result.path("header").path("revision").asLong(0), seen);
-                    }
-                } catch (IOException | RuntimeException e) {
-                    done.completeExceptionally(e);
-                }
-            }
-
-            @Override
-            public void onError(Throwable t) {
-                done.completeExceptionally(t);
-            }
-
-            @Override
-            public void onComplete() {
-                done.completeExceptionally(new IOException(what + " ended"));
-            }
-        })).whenComplete((response, e) -> {
+        WatchStream stream = new WatchStream(json, what, cluster::get, changes);
+        http.sendAsync(request, HttpResponse.BodyHandlers.fromLineSubscriber(stream)).whenComplete((response, e) -> {
             if (e != null) {
-                done.completeExceptionally(e);
+                stream.done.completeExceptionally(e);
             }
         });
-        return done;
+        return stream.done;
     }
 
     @Override
@@ -741,7 +683,7 @@ public final class EtcdGateway implements Etcd {
                 kv.path("create_revision").asLong(), kv.path("mod_revision").asLong(), kv.path("lease").asLong());
     }
 
-    private static String reason(String said) {
+    static String reason(String said) {
         String line = said.replaceAll("\\p{Cntrl}", " ");
         return line.length() <= 200 ? line : line.substring(0, 200) + "…";
     }
@@ -754,7 +696,7 @@ public final class EtcdGateway implements Etcd {
         return Base64.getEncoder().encodeToString(bytes);
     }
 
-    private static String text(String base64) {
+    static String text(String base64) {
         return new String(Base64.getDecoder().decode(base64), StandardCharsets.UTF_8);
     }
 
