@@ -97,6 +97,30 @@ class EtcdSlowAnswerTest {
     }
 
     /**
+     * A takeover's grant is dated no earlier than the renewal it follows, which a clock ahead may
+     * have put in the future: its answer's lateness is measured from when its write was sent all the
+     * same, not from that date.
+     */
+    @Test
+    void aLateAnswerToATakeoverDatedAheadIsNoGrant() throws Exception {
+        FakeEtcd etcd = new FakeEtcd();
+        Process dead = new ProcessBuilder("sleep", "600").start();
+        Clock ahead = Clock.offset(Clock.systemUTC(), Duration.ofMinutes(10));
+        try (LeaseStore before = LeaseStore.builder().etcdClient(etcd).prefix("slow/").policy(TTL3)
+                .checker(LivenessChecker.system()).clock(ahead).pause(Pause.REAL).descendants(Descendants.NONE).build()) {
+            assertThat(before.acquire("build", ProcLive.identify(dead.pid()).orElseThrow()))
+                    .isInstanceOf(Acquisition.Granted.class);
+        } // closed: its record stays until its etcd lease expires, a TTL on
+        dead.destroy();
+        dead.waitFor();
+        etcd.leasedAnswerDelayMillis = ofTtl(0.83);
+        try (LeaseStore store = store(etcd)) {
+            assertThatThrownBy(() -> store.acquire("build", ProcLive.current().orElseThrow()))
+                    .isInstanceOf(LeaseLostException.class).hasMessageContaining("later than three quarters of its TTL");
+        }
+    }
+
+    /**
      * A grant answered too late leaves no record held for its caller behind, though another grant
      * of this JVM keeps the shared etcd lease alive: nobody was told of it, so it is freed at once,
      * and a newcomer is granted (it was left held, never renewed, 4 TTLs on: {@code Held}, its

@@ -402,6 +402,7 @@ public final class EtcdBook implements LeaseBook {
                 }
             }
             Etcd.Outcome o;
+            Instant sent = clock.instant();
             try {
                 o = write(List.of(new Etcd.Put(recordKey(name), bytes(r), lease)));
             } finally {
@@ -412,7 +413,7 @@ public final class EtcdBook implements LeaseBook {
             written(Optional.of(r), lease, read.fenceRevision(), o.revision());
             if (r.granted()) {
                 keepAlive.keep(r, lease);
-                answeredInTime(r, lease, true);
+                answeredInTime(r, lease, true, sent);
             } else {
                 keepAlive.drop(name);
             }
@@ -422,6 +423,7 @@ public final class EtcdBook implements LeaseBook {
         public LeaseRecord grant(LeaseRecord r) throws IOException {
             long lease = keepAlive.shared(r.ttl());
             Etcd.Outcome o;
+            Instant sent = clock.instant();
             try {
                 o = write(List.of(new Etcd.Put(fenceKey(name), name.getBytes(StandardCharsets.UTF_8), 0),
                         new Etcd.Put(recordKey(name), bytes(Records.fenced(r, 0)), lease)));
@@ -436,18 +438,21 @@ public final class EtcdBook implements LeaseBook {
             LeaseRecord granted = Records.fenced(r, o.revision());
             written(Optional.of(granted), lease, o.revision(), o.revision());
             keepAlive.keep(granted, lease);
-            answeredInTime(granted, lease, false);
+            answeredInTime(granted, lease, false, sent);
             return granted;
         }
 
         /**
          * A grant answered later than its etcd lease can be trusted to live (TTL less a quarter), or that
-         * long after its {@code renewedAt}, is lost, said before anyone acts on it. {@code inUse}: a holder
-         * may already write under the fence, so its etcd lease stays until ended; else the record is freed.
+         * long after its {@code renewedAt} or when it was {@code sent}, whichever is earlier (a takeover is
+         * dated no earlier than the renewal it follows, which may be ahead), is lost, said before anyone acts
+         * on it. {@code inUse}: a holder may already write under the fence, so its etcd lease stays until
+         * ended; else the record is freed.
          */
-        private void answeredInTime(LeaseRecord r, long lease, boolean inUse) throws LeaseLostException {
+        private void answeredInTime(LeaseRecord r, long lease, boolean inUse, Instant sent) throws LeaseLostException {
             boolean leaseAlive = keepAlive.alive(lease);
-            if (!keepAlive.lost(r.name(), r.fence()) && !keepAlive.answeredLate(r)) { // either marks it lost
+            Instant from = r.renewedAt().isBefore(sent) ? r.renewedAt() : sent;
+            if (!keepAlive.lost(r.name(), r.fence()) && !keepAlive.answeredLate(r, from)) { // either marks it lost
                 return;
             }
             if (!inUse) {
@@ -457,7 +462,7 @@ public final class EtcdBook implements LeaseBook {
             long ttl = r.ttl().toMillis();
             String mine = "fence " + r.fence() + " of pid " + r.holder().pid() + ": ";
             throw new LeaseLostException(name, new LeaseLost(LeaseChange.UNCONFIRMED, Optional.empty(), leaseAlive
-                    ? mine + "the answer to its write came " + Duration.between(r.renewedAt(), clock.instant())
+                    ? mine + "the answer to its write came " + Duration.between(from, clock.instant())
                             .toMillis() + " ms after it was sent, later than three quarters of its TTL (" + ttl
                             + " ms): a newcomer may take it any moment"
                     : mine + "the answer to its write came later than its etcd lease can be trusted to live (" + ttl

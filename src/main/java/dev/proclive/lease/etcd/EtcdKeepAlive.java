@@ -7,6 +7,7 @@ import dev.proclive.etcd.Etcd;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -209,10 +210,10 @@ final class EtcdKeepAlive {
         return false;
     }
 
-    /** Answered later than 3/4 of its TTL after {@code renewedAt}: lost from now on, whatever its etcd lease says. */
-    boolean answeredLate(LeaseRecord r) {
+    /** Answered later than 3/4 of its TTL after {@code from}: lost from now on, whatever its etcd lease says. */
+    boolean answeredLate(LeaseRecord r, Instant from) {
         long ttl = r.ttl().toMillis();
-        if (!clock.instant().isAfter(r.renewedAt().plusMillis(ttl - ttl / 4))) {
+        if (!clock.instant().isAfter(from.plusMillis(ttl - ttl / 4))) {
             return false;
         }
         Grant k = kept(r.name());
