@@ -351,21 +351,26 @@ public final class EtcdGateway implements Etcd {
         if (endpoints.size() < 2 || hedge.compareTo(timeout) >= 0) {
             return call(path, body);
         }
+        Answers answers = new Answers();
         AtomicInteger asking = new AtomicInteger(current);
-        CompletableFuture<JsonNode> first = hedging(() -> call(path, body, r -> true, "", asking.get(), asking::set));
-        CompletableFuture<JsonNode> answer = first;
+        hedging(() -> call(path, body, r -> true, "", current, at -> {
+            asking.set(at);
+            return !answers.answer.isDone(); // no further member once the other call has answered
+        })).whenComplete(answers::told);
         try {
             try {
-                first.get(Math.max(1, hedge.toMillis()), TimeUnit.MILLISECONDS);
+                answers.answer.get(Math.max(1, hedge.toMillis()), TimeUnit.MILLISECONDS);
             } catch (TimeoutException slow) {
+                answers.askedAgain();
                 int next = asking.get() + 1; // after the member the first call waits for: it may have passed others over
-                answer = firstAnswer(first, hedging(() -> call(path, body, r -> true, "", next, at -> { })));
-            } catch (ExecutionException failed) {
+                hedging(() -> call(path, body, r -> true, "", next, at -> !answers.answer.isDone()))
+                        .whenComplete(answers::told);
+            } catch (ExecutionException e) {
                 // told below
             }
             // each call gives up after the timeout at every member: bounded, though nothing should come to it
             long most = Math.multiplyExact(timeout.toMillis() + 1000, endpoints.size());
-            return answer.get(most, TimeUnit.MILLISECONDS);
+            return answers.answer.get(most, TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
             throw new HttpTimeoutException("no etcd member answered " + what);
         } catch (ExecutionException e) {
@@ -373,6 +378,41 @@ public final class EtcdGateway implements Etcd {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new InterruptedIOException("interrupted while waiting for " + what);
+        } finally {
+            answers.answer.cancel(false); // answered, or given up: a call still under way asks no further member
+        }
+    }
+
+    /**
+     * The calls of one hedged call: the first answer, or once every call asked has failed, the failure
+     * that says most (a revision gone back, an answer too large to read: what the caller acts on),
+     * the others added to it.
+     */
+    private static final class Answers {
+        final CompletableFuture<JsonNode> answer = new CompletableFuture<>();
+        private final List<Throwable> failures = new ArrayList<>();
+        private int asked = 1;
+
+        synchronized void askedAgain() {
+            asked++;
+        }
+
+        void told(JsonNode r, Throwable x) {
+            if (x == null) {
+                answer.complete(r);
+                return;
+            }
+            Throwable most;
+            synchronized (this) {
+                failures.add(x);
+                if (failures.size() < asked) {
+                    return;
+                }
+                most = failures.stream().filter(f -> f instanceof WentBack || tooLarge(f)).findFirst()
+                        .orElse(failures.get(failures.size() - 1));
+                failures.stream().filter(f -> f != most).forEach(most::addSuppressed);
+            }
+            answer.completeExceptionally(most);
         }
     }
 
@@ -383,22 +423,6 @@ public final class EtcdGateway implements Etcd {
      */
     private Duration readHedge() {
         return timeout.dividedBy(5);
-    }
-
-    /** The first of {@code a} and {@code b} to answer; failed once both have, as the second did. */
-    private static CompletableFuture<JsonNode> firstAnswer(CompletableFuture<JsonNode> a, CompletableFuture<JsonNode> b) {
-        CompletableFuture<JsonNode> any = new CompletableFuture<>();
-        AtomicInteger failed = new AtomicInteger();
-        for (CompletableFuture<JsonNode> asked : List.of(a, b)) {
-            asked.whenComplete((r, x) -> {
-                if (x == null) {
-                    any.complete(r);
-                } else if (failed.incrementAndGet() == 2) {
-                    any.completeExceptionally(x); // the second to fail has tried every member since the first
-                }
-            });
-        }
-        return any;
     }
 
     /** What a call's future failed with, as the call would have thrown it. */
@@ -477,16 +501,17 @@ public final class EtcdGateway implements Etcd {
     }
 
     private JsonNode call(String path, ObjectNode body, Predicate<JsonNode> valid, String what) throws IOException {
-        return call(path, body, valid, what, current, at -> { });
+        return call(path, body, valid, what, current, at -> true);
     }
 
     /**
      * Posts {@code body} to {@code path}, trying the endpoints in turn from the {@code from}th (modulo
-     * their number), each told to {@code asking} as it is asked: the answer, or why not. An answer
-     * {@code valid} refuses is a failed answer of that member ({@code what} says what it was).
+     * their number), each told to {@code asking} before it is asked (false: no further member is): the
+     * answer, or why not. An answer {@code valid} refuses is a failed answer of that member ({@code what}
+     * says what it was).
      */
     private JsonNode call(String path, ObjectNode body, Predicate<JsonNode> valid, String what, int from,
-                          java.util.function.IntConsumer asking) throws IOException {
+                          java.util.function.IntPredicate asking) throws IOException {
         IOException last = null;
         WentBack back = null;
         long floor = revision.get(); // what any answer to a call sent from now on is at, at least
@@ -498,7 +523,9 @@ public final class EtcdGateway implements Etcd {
                 : pinned == null ? marks.all() : Map.of(pinned, marks.mark(pinned));
         for (int tried = 0; tried < endpoints.size(); tried++) {
             int at = (from + tried) % endpoints.size();
-            asking.accept(at);
+            if (!asking.test(at)) {
+                break;
+            }
             URI base = endpoints.get(at);
             try {
                 JsonNode r = send(base, path, body);
@@ -539,6 +566,9 @@ public final class EtcdGateway implements Etcd {
         }
         if (back != null) {
             throw back; // its words say what an operator must do
+        }
+        if (last == null) {
+            throw new IOException("no longer waited for: another member answered");
         }
         throw new IOException("no etcd member answered (" + endpoints() + "): " + last.getMessage(), last);
     }

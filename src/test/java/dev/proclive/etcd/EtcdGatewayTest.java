@@ -246,14 +246,16 @@ class EtcdGatewayTest {
     /**
      * A read (a range, a transaction of reads alone) asks the next member too once the first has not
      * answered within a fifth of the timeout, and the calls after start at the member that answered:
-     * a member that hangs costs a command that, not the timeout. A write is never sent twice.
+     * a member that hangs costs a command that, not the timeout. A write is sent to one member at a time.
      */
     @Test
     void aReadAsksTheNextMemberTooOnceTheFirstHangsAndAWriteWaitsForItsMember() throws Exception {
         java.util.concurrent.CountDownLatch freed = new java.util.concurrent.CountDownLatch(1);
         String answer = "{\"header\":{\"revision\":\"9\"},\"succeeded\":true,\"responses\":[],\"kvs\":[{\"key\":\""
                 + b64("p/a") + "\",\"mod_revision\":\"4\",\"value\":\"\"}]}";
+        List<String> calls = new CopyOnWriteArrayList<>(); // "MEMBER PATH", as each member takes a request up
         URI hung = server(r -> {
+            calls.add("hung " + r[0]);
             try {
                 freed.await(30, java.util.concurrent.TimeUnit.SECONDS);
             } catch (InterruptedException e) {
@@ -261,35 +263,48 @@ class EtcdGatewayTest {
             }
             return answer;
         });
-        URI good = server(r -> answer);
+        URI good = server(r -> {
+            calls.add("good " + r[0]);
+            return answer;
+        });
         Duration timeout = Duration.ofSeconds(10);
+        Etcd.Compare unchanged = new Etcd.Compare("p/a", 4);
+        Etcd.Put put = new Etcd.Put("p/a", new byte[0], 0);
         try {
             EtcdGateway reader = EtcdGateway.open(List.of(hung, good), Optional.empty(), timeout,
                     dev.proclive.lease.book.StrictJson.mapper());
             long began = System.nanoTime();
-            assertThat(reader.list("p/")).extracting(Etcd.KeyValue::key).containsExactly("p/a");
-            assertThat(reader.txn(List.of(), List.of(new Etcd.Get("p/a"))).succeeded()).isTrue();
-            assertThat(Duration.ofNanos(System.nanoTime() - began)).as("hedged: answered before the timeout")
+            assertThat(reader.txn(List.of(), List.of(new Etcd.Get("p/a"))).reads()).hasSize(0);
+            assertThat(Duration.ofNanos(System.nanoTime() - began)).as("a read hedged: answered before the timeout")
                     .isLessThan(timeout);
-            assertThat(reader.txn(List.of(new Etcd.Compare("p/a", 4)), List.of(new Etcd.Put("p/a", new byte[0], 0)))
-                    .succeeded()).as("a write after goes to the member that answered").isTrue();
+            assertThat(calls).containsExactly("hung /v3/kv/txn", "good /v3/kv/txn");
+            assertThat(reader.txn(List.of(unchanged), List.of(put)).succeeded()).isTrue();
+            assertThat(calls).as("a write after goes to the member that answered").endsWith("good /v3/kv/txn")
+                    .hasSize(3);
+
+            EtcdGateway lister = EtcdGateway.open(List.of(hung, good), Optional.empty(), timeout,
+                    dev.proclive.lease.book.StrictJson.mapper());
+            began = System.nanoTime();
+            assertThat(lister.list("p/")).extracting(Etcd.KeyValue::key).containsExactly("p/a");
+            assertThat(Duration.ofNanos(System.nanoTime() - began)).as("a range hedged").isLessThan(timeout);
+            assertThat(calls).endsWith("good /v3/kv/range");
 
             EtcdGateway writer = EtcdGateway.open(List.of(hung, good), Optional.empty(), timeout,
                     dev.proclive.lease.book.StrictJson.mapper());
-            got.clear();
+            calls.clear();
             CompletableFuture<Etcd.Outcome> write = CompletableFuture.supplyAsync(() -> {
                 try {
-                    return writer.txn(List.of(new Etcd.Compare("p/a", 4)), List.of(new Etcd.Put("p/a", new byte[0], 0)));
+                    return writer.txn(List.of(unchanged), List.of(put));
                 } catch (IOException e) {
                     throw new java.io.UncheckedIOException(e);
                 }
             });
             Thread.sleep(timeout.dividedBy(5).plusSeconds(2).toMillis()); // past the hedge a read would have
-            // the hung member takes it only once it answers the read it holds: nobody has it yet
-            assertThat(got).as("no other member was sent the write while its member hung").isEmpty();
+            assertThat(calls).as("no other member was sent the write while its member hung").isEmpty();
             freed.countDown();
             assertThat(write.get(30, java.util.concurrent.TimeUnit.SECONDS).succeeded()).isTrue();
-            assertThat(got).as("sent once, to its member").hasSize(1);
+            assertThat(calls).as("sent once, to its member").containsOnlyOnce("hung /v3/kv/txn")
+                    .doesNotContain("good /v3/kv/txn");
         } finally {
             freed.countDown();
         }
@@ -375,10 +390,10 @@ class EtcdGatewayTest {
         assertThat(second.path("revision").asText()).as("the same revision").isEqualTo("9");
     }
 
-    @Test
-    void aPageTooLargeForOneAnswerIsAskedAgainInHalves() throws Exception {
+    /** Two keys, each with a large value where more than one is asked for: more than one answer can carry. */
+    private static Function<String[], String> twoLargeValues() {
         String big = "A".repeat((EtcdGateway.MAX_ANSWER / 2 / 4 + 1) * 4); // base64 of 1.5 MiB of zeros and more
-        URI e = server(r -> {
+        return r -> {
             int limit;
             try {
                 limit = JSON.readTree(r[2]).path("limit").asInt();
@@ -386,12 +401,42 @@ class EtcdGatewayTest {
                 return null;
             }
             StringBuilder kvs = new StringBuilder();
-            for (int i = 0; i < Math.min(limit, 2); i++) { // two large values: more than one answer can carry
+            for (int i = 0; i < Math.min(limit, 2); i++) {
                 kvs.append(i == 0 ? "" : ",").append("{\"key\":\"").append(b64("p/" + i)).append("\",\"value\":\"")
                         .append(limit > 1 ? big : "").append("\"}");
             }
             return "{\"header\":{\"revision\":\"3\"},\"more\":false,\"kvs\":[" + kvs + "]}";
+        };
+    }
+
+    /**
+     * With a member that hangs asked first, the page too large is still asked again in halves: of the
+     * two failed calls of a hedged read, the one that says the answer was too large is the one told.
+     */
+    @Test
+    void aPageTooLargeIsAskedAgainInHalvesThoughTheMemberAskedFirstHangs() throws Exception {
+        java.util.concurrent.CountDownLatch freed = new java.util.concurrent.CountDownLatch(1);
+        URI hung = server(r -> {
+            try {
+                freed.await(60, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return null;
         });
+        URI large = server(twoLargeValues());
+        try {
+            EtcdGateway etcd = EtcdGateway.open(List.of(hung, large), Optional.empty(), Duration.ofSeconds(2),
+                    dev.proclive.lease.book.StrictJson.mapper());
+            assertThat(etcd.list("p/")).extracting(Etcd.KeyValue::key).containsExactly("p/0");
+        } finally {
+            freed.countDown();
+        }
+    }
+
+    @Test
+    void aPageTooLargeForOneAnswerIsAskedAgainInHalves() throws Exception {
+        URI e = server(twoLargeValues());
         assertThat(open(e).list("p/")).isNotEmpty();
         List<Integer> limits = got.stream().map(r -> {
             try {
