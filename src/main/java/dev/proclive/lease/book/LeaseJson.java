@@ -154,7 +154,7 @@ public final class LeaseJson {
         Optional<String> startedAfter = matching(name, o, "startedAfter", START_FLOOR,
                 "not a start time (decimal clock ticks, or seconds.microseconds)");
         Optional<String> cgroupPath = matching(name, o, "cgroup", CGROUP,
-                "not the absolute path of a cgroup this library made (…/proclive.NAME.HEX)");
+                "not the absolute path of a cgroup this library made (…/proclive.NAME.STORE.HEX)");
         Optional<String> cgroupId = optionalText(name, o, "cgroupId");
         if (cgroupId.isPresent() && (cgroupPath.isEmpty() || !CGROUP_ID.test(cgroupId.get()))) {
             throw new LeaseCorruptException(name, "\"cgroupId\" is " + OneLine.quote(cgroupId.get())
@@ -205,9 +205,9 @@ public final class LeaseJson {
         }
     }
 
-    /** Absolute, no {@code .} or {@code ..} steps, the last one {@code proclive.NAME.HEX}. */
+    /** Absolute, no {@code .} or {@code ..} steps, the last one {@code proclive.NAME.STORE.HEX} (older: no STORE). */
     private static final Predicate<String> CGROUP = Pattern.compile(
-            "(/(?!\\.\\.?/)[^/\\x00\\n]+)*/proclive\\.[A-Za-z0-9_][A-Za-z0-9._-]{0,127}\\.[0-9a-f]{12}")
+            "(/(?!\\.\\.?/)[^/\\x00\\n]+)*/proclive\\.[A-Za-z0-9_][A-Za-z0-9._-]{0,127}(\\.[0-9a-f]{8})?\\.[0-9a-f]{12}")
             .asMatchPredicate();
 
     /** The inode of the cgroup's namespace, and of its directory. */

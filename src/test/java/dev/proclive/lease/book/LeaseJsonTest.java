@@ -54,6 +54,19 @@ class LeaseJsonTest {
         assertThat(LeaseJson.read("build", LeaseJson.write(bare).getBytes(StandardCharsets.UTF_8))).isEqualTo(bare);
     }
 
+    /** The cgroup a spawn makes for the longest name a lease may have, its store's tag in it, reads back. */
+    @Test
+    void theCgroupOfALeaseWithTheLongestNameReadsBack() throws Exception {
+        String name = "n".repeat(128);
+        String store = LeaseNames.storeTag(java.util.Map.of("PROCLIVE_LEASE_DIR", "/var/leases"));
+        String cgroup = "/sys/fs/cgroup/user.slice/proclive." + name + "." + store + ".51f3a3eac8bd";
+        assertThat(LeaseNames.ofCgroup(cgroup, store)).contains(name);
+        LeaseRecord r = new LeaseRecord(name, 7, LeaseRecord.State.RESERVED, HOLDER, HOLDER, AT, AT, Duration.ofSeconds(30),
+                Optional.empty(), Optional.of(Records.digest("0123456789abcdef0123456789abcdef")), OptionalLong.of(1000),
+                Optional.empty(), Optional.empty(), Optional.empty(), Optional.of(cgroup), Optional.of("4026531835:29019"));
+        assertThat(LeaseJson.read(name, LeaseJson.write(r).getBytes(StandardCharsets.UTF_8))).isEqualTo(r);
+    }
+
     @Test
     void aCgroupIsNamedByItsPathAndItsIdOnlyBesideIt() throws Exception {
         LeaseRecord r = everything();
