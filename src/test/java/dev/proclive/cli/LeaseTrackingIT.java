@@ -383,6 +383,46 @@ class LeaseTrackingIT {
         }
     }
 
+    /**
+     * A newcomer that cannot read the record's cgroup (its mount namespace has no cgroup2 file system
+     * at that path, as a sandbox's) while a daemon that cleared its environment stays inside, after
+     * {@code lease run} was killed with its command: the token scan finds nobody, but the cgroup it
+     * cannot read may hold the command's daemons: undecided, never granted. Seen whole, the daemon
+     * is found inside and holds the lease.
+     */
+    @Test
+    void aNewcomerThatCannotReadTheCgroupIsNotLetInWhileADaemonWithoutTheTokenStaysInside() throws Exception {
+        assumeTrue("root".equals(System.getProperty("user.name")), "needs root to mount over the cgroup2 file system in a mount namespace");
+        Path own = dev.proclive.Cgroups.own().orElse(null);
+        Path mount = dev.proclive.Cgroups.mount().orElse(null);
+        assumeTrue(own != null && mount != null && Files.isWritable(own.resolve("cgroup.procs")),
+                "no writable cgroup v2 hierarchy here");
+        Path blankd = CPrograms.compile(tmp, "blankd");
+        Path pidFile = tmp.resolve("daemon.pid");
+        Process run = background("run", "build", "--dir", dir(), "--", "sh", "-c", "\"$0\" 120 \"$1\" && exec sleep 120",
+                blankd.toString(), pidFile.toString());
+        JsonNode held = heldInACgroup(run);
+        long daemon = Long.parseLong(waitFor(pidFile).strip());
+        try {
+            run.destroyForcibly(); // SIGKILL: nothing follows the command any more
+            assertThat(run.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            ProcessHandle command = ProcessHandle.of(held.path("holder").path("pid").asLong()).orElseThrow();
+            command.destroyForcibly(); // the daemon, its environment cleared, is all that is left inside
+            command.onExit().get(30, TimeUnit.SECONDS);
+            String acquire = Cli.shellQuoted(Cli.command(Cli.jar(), "lease", "acquire", "build", "--dir", dir(),
+                    "--holder", Long.toString(children.sleeper().pid())));
+            String blind = "mount -t tmpfs none " + Cli.shellQuoted(List.of(mount.toString())) + " && exec " + acquire;
+            Cli.Result newcomer = Cli.exec(List.of("unshare", "-m", "sh", "-c", blind), "");
+            assertThat(newcomer.exit()).as("no second writer: %s %s", newcomer.out(), newcomer.err()).isEqualTo(2);
+            assertThat(newcomer.err()).contains("cannot be read here");
+            Cli.Result seeing = lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(children.sleeper().pid()));
+            assertThat(seeing.exit()).as("%s %s", seeing.out(), seeing.err()).isEqualTo(1);
+            assertThat(record().path("holder").path("pid").asLong()).as("the daemon holds it: %s", record()).isEqualTo(daemon);
+        } finally {
+            ProcessHandle.of(daemon).ifPresent(ProcessHandle::destroyForcibly);
+        }
+    }
+
     /** Waits until the kernel says {@code cgroup} is empty (or it is gone). */
     private static void emptied(Path cgroup) throws Exception {
         Eventually.until(cgroup + " emptied", Duration.ofSeconds(30), () -> !Files.exists(cgroup)

@@ -89,17 +89,27 @@ final class TokenCarriers {
      */
     Carried scan(String name, LeaseRecord reserved) throws LeaseCorruptException {
         Optional<String> floor = floor(name, reserved);
-        Optional<EnvironmentScan> members = Cgroup.of(reserved).filter(c -> local(reserved)).flatMap(this::members);
+        Optional<Cgroup> cgroup = Cgroup.of(reserved).filter(c -> local(reserved));
+        Optional<EnvironmentScan> members = cgroup.flatMap(this::members);
         if (members.isPresent() && !members.get().carriers().isEmpty()) {
             return new Carried(members.get(), "cgroup");
         }
+        Carried scanned;
         if (reserved.tokenDigest().isEmpty()) {
             // its token was retired at the hand-off: nothing carries it, and the holder's death is the proof
-            return new Carried(NONE, "cgroup");
+            scanned = new Carried(NONE, "cgroup");
+        } else {
+            String digest = reserved.tokenDigest().get();
+            scanned = new Carried(KernelIntrospector.of(introspector).scanEnvironments(LeaseNames.TOKEN_VARIABLE,
+                    value -> Records.digest(value).equals(digest), reserved.reserverUid().orElse(-1), floor), "token");
         }
-        String digest = reserved.tokenDigest().get();
-        return new Carried(KernelIntrospector.of(introspector).scanEnvironments(LeaseNames.TOKEN_VARIABLE,
-                value -> Records.digest(value).equals(digest), reserved.reserverUid().orElse(-1), floor), "token");
+        if (cgroup.isPresent() && members.isEmpty() && scanned.scan().carriers().isEmpty()) {
+            // what stayed inside may carry no token (a daemon that cleared its environment): nothing proves it gone
+            return new Carried(EnvironmentScan.incomplete("cgroup " + cgroup.get().path() + " cannot be read here (another"
+                    + " cgroup namespace, or no cgroup2 file system at that path): what its command left inside is not known"),
+                    scanned.how());
+        }
+        return scanned;
     }
 
     /** Whether {@code r}'s cgroup path is this machine's, of this boot: its holder is. */
