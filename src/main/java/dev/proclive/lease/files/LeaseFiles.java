@@ -503,9 +503,33 @@ public final class LeaseFiles implements LeaseBook {
         @Override
         public Instant freshUntil(LeaseRecord r) throws IOException {
             Instant now = clock.instant();
-            Instant own = SessionFiles.believed(dir.resolve(name + ".lease"), r.renewedAt(), now).plus(r.ttl());
-            return SessionFiles.renewedAt(dir, name, r.fence(), now, locker).map(at -> at.plus(r.ttl()))
+            Optional<Duration> fsAhead = fileSystemAhead(now);
+            Instant own = SessionFiles.believed(dir.resolve(name + ".lease"), r.renewedAt(), now, fsAhead).plus(r.ttl());
+            return SessionFiles.renewedAt(dir, name, r.fence(), now, fsAhead, locker).map(at -> at.plus(r.ttl()))
                     .filter(own::isBefore).orElse(own);
+        }
+
+        /**
+         * How far the clock that stamps this directory's changes (a network file system's server's, or
+         * the kernel's, which a process's own clock may not follow) is ahead of the store's at {@code now}:
+         * a file made now tells. Empty where none can be made, or the store's clock is not the system's
+         * (a test's, which those stamps cannot follow).
+         */
+        private Optional<Duration> fileSystemAhead(Instant now) {
+            if (!clock.equals(Clock.systemUTC())) {
+                return Optional.empty();
+            }
+            Path probe = dir.resolve(TemporaryName.of(name, writer).toString());
+            try {
+                Files.newByteChannel(probe, CREATE_NEW, modes.createAs()).close();
+                try {
+                    return Optional.of(Duration.between(now, SessionFiles.changedAt(probe)));
+                } finally {
+                    deleteQuietly(probe);
+                }
+            } catch (IOException | RuntimeException e) {
+                return Optional.empty();
+            }
         }
 
         /** Longest-waiting first. Only fairness rests on it: a queue that cannot be read reads as empty. */

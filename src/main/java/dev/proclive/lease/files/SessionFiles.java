@@ -88,16 +88,17 @@ final class SessionFiles {
 
     /**
      * Empty where no session file names the grant. One this process may not read counts as naming it,
-     * as of its mtime: a newcomer never takes a lease a keeper it cannot read may have promised. A time
-     * past {@code now}, or past when the file last changed, plus {@link #SKEW} is capped there: such a
-     * file (planted, or touched by hand) would otherwise hold what it names until then.
+     * as of its mtime: a newcomer never takes a lease a keeper it cannot read may have promised. Each
+     * counts no later than {@link #SKEW} past when it last changed or {@code now}, and, where
+     * {@code fsAhead} tells how far the file system's clock, which stamps that change, is ahead of
+     * {@code now}'s, from that change at the earliest ({@link #believed}).
      */
-    static Optional<Instant> renewedAt(Path dir, String name, long fence, Instant now, FileLocker files)
-            throws IOException {
+    static Optional<Instant> renewedAt(Path dir, String name, long fence, Instant now, Optional<Duration> fsAhead,
+                                       FileLocker files) throws IOException {
         Optional<Instant> latest = Optional.empty();
         try (DirectoryStream<Path> listed = list(dir)) {
             for (Path f : listed) {
-                Optional<Instant> at = naming(f, name, fence, now, files);
+                Optional<Instant> at = naming(f, name, fence, now, fsAhead, files);
                 if (at.isPresent() && (latest.isEmpty() || at.get().isAfter(latest.get()))) {
                     latest = at;
                 }
@@ -108,8 +109,8 @@ final class SessionFiles {
         return latest;
     }
 
-    private static Optional<Instant> naming(Path f, String name, long fence, Instant now, FileLocker files)
-            throws IOException {
+    private static Optional<Instant> naming(Path f, String name, long fence, Instant now, Optional<Duration> fsAhead,
+                                            FileLocker files) throws IOException {
         BasicFileAttributes a;
         try {
             a = Files.readAttributes(f, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
@@ -119,7 +120,7 @@ final class SessionFiles {
         if (!a.isRegularFile() || a.size() > SessionFile.MAX_BYTES) {
             return Optional.empty(); // not a session file: it keeps nothing fresh
         }
-        Instant changed = changedAt(f, a);
+        Instant changed = changedAt(f, a).minus(fsAhead.orElse(Duration.ZERO));
         Optional<Instant> at;
         try {
             at = parse(read(f, files)).filter(r -> r.grants().getOrDefault(name, -1L) == fence).map(Read::renewedAt);
@@ -128,13 +129,19 @@ final class SessionFiles {
         } catch (AccessDeniedException denied) {
             at = Optional.of(a.lastModifiedTime().toInstant());
         }
-        return at.map(t -> capped(t, changed, now));
+        return at.map(t -> believed(t, changed, now, fsAhead.isPresent()));
     }
 
-    /** {@code at}, no later than {@link #SKEW} past {@code changed} or {@code now}, the sooner. */
-    private static Instant capped(Instant at, Instant changed, Instant now) {
+    /**
+     * {@code at}, a time its writer wrote in a file that last changed at {@code changed}: no later than
+     * {@link #SKEW} past that change or {@code now}, the sooner (a writer's clock ahead, or a file planted
+     * or touched by hand, would hold what it names until then); {@code floor}: and no earlier than that
+     * change (a writer's clock behind would let a newcomer take what it keeps fresh).
+     */
+    private static Instant believed(Instant at, Instant changed, Instant now, boolean floor) {
         Instant latest = (changed.isBefore(now) ? changed : now).plus(SKEW);
-        return at.isAfter(latest) ? latest : at;
+        Instant earliest = floor && changed.isAfter(at) ? changed : at;
+        return earliest.isAfter(latest) ? latest : earliest;
     }
 
     /**
@@ -171,24 +178,27 @@ final class SessionFiles {
     }
 
     /**
-     * {@code renewedAt}, written in {@code file}, counted no later than {@link #SKEW} past when the file
-     * last changed (or {@code now}, if sooner): a writer whose clock was ahead, or a hand, would
-     * otherwise hold an UNKNOWN holder's lease off until then. As it is where the file cannot be read.
+     * A record's {@code renewedAt}, written in {@code file}, no later than {@link #SKEW} past when the
+     * file last changed or {@code now} ({@link #believed(Instant, Instant, Instant, boolean)}, no floor:
+     * a record's own time is its holder's promise); as it is where the file cannot be read. Without
+     * {@code fsAhead}, that change is moved by how far {@code now}'s clock is set apart from the system's.
      */
-    static Instant believed(Path file, Instant renewedAt, Instant now) {
-        Instant changed;
+    static Instant believed(Path file, Instant renewedAt, Instant now, Optional<Duration> fsAhead) {
         try {
-            changed = changedAt(file, Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS));
+            Instant changed = changedAt(file).minus(fsAhead.orElseGet(() -> Duration.between(now, Instant.now())));
+            return believed(renewedAt, changed, now, false); // a record's own time counts as written (DESIGN)
         } catch (IOException e) {
             return renewedAt;
         }
-        // on the clock of now: a store's may be set apart
-        return capped(renewedAt, changed.plus(Duration.between(Instant.now(), now)), now);
+    }
+
+    static Instant changedAt(Path f) throws IOException {
+        return changedAt(f, Files.readAttributes(f, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS));
     }
 
     /**
      * When the file last changed: its ctime, which no user can set (its writer writes, then renames it
-     * in); the mtime where no {@code unix} view tells (Windows).
+     * in), on the file system's clock; the mtime where no {@code unix} view tells (Windows).
      */
     private static Instant changedAt(Path f, BasicFileAttributes a) {
         try {

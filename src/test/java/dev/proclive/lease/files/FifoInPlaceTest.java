@@ -78,7 +78,7 @@ class FifoInPlaceTest {
         assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
             List<LeaseBook.Waiter> queue = files.locked("build", LeaseBook.Guard::waiters);
             assertThat(queue).as("the queue, read by the lock's holder").isEmpty();
-            assertThat(SessionFiles.renewedAt(dir, "build", fence, Instant.now(), fifos)).as("a session file").isEmpty();
+            assertThat(SessionFiles.renewedAt(dir, "build", fence, Instant.now(), java.util.Optional.empty(), fifos)).as("a session file").isEmpty();
             assertThatThrownBy(() -> files.highestFence("build")).as("the guard").isInstanceOf(LeaseCorruptException.class)
                     .hasMessageContaining("something other than a file stands where build.guard should be; remove it by hand");
             assertThatThrownBy(() -> files.read("build")).as("the record").isInstanceOf(LeaseCorruptException.class)

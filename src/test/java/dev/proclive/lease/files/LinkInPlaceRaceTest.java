@@ -46,6 +46,6 @@ class LinkInPlaceRaceTest {
                 .hasMessageContaining("a symbolic link stands where build.lease");
         assertThatThrownBy(() -> files.highestFence("build")).isInstanceOf(LeaseCorruptException.class)
                 .hasMessageContaining("a symbolic link stands where build.guard");
-        assertThat(SessionFiles.renewedAt(dir, "build", 1, java.time.Instant.now(), linkFirst)).isEmpty();
+        assertThat(SessionFiles.renewedAt(dir, "build", 1, java.time.Instant.now(), java.util.Optional.empty(), linkFirst)).isEmpty();
     }
 }

@@ -3,6 +3,7 @@ package dev.proclive.lease.files;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.proclive.Identity;
+import dev.proclive.lease.book.Records;
 import dev.proclive.platform.Platform;
 import dev.proclive.spi.internal.FileLocker;
 import java.nio.charset.StandardCharsets;
@@ -77,10 +78,10 @@ class SessionFileTest {
         Files.writeString(dir.resolve(".session.3-3.cc"), "torn");
         Files.writeString(dir.resolve(".session.4-4.dd.tmp"),
                 "{\"renewedAt\":\"2026-12-01T11:00:00.000Z\",\"ttlMillis\":3000,\"grants\":{\"build\":3}}");
-        assertThat(SessionFiles.renewedAt(dir, "build", 3, NOW, FILES)).contains(AT);
-        assertThat(SessionFiles.renewedAt(dir, "build", 2, NOW, FILES)).contains(AT.plusSeconds(300));
-        assertThat(SessionFiles.renewedAt(dir, "build", 4, NOW, FILES)).isEmpty();
-        assertThat(SessionFiles.renewedAt(dir, "other", 3, NOW, FILES)).isEmpty();
+        assertThat(SessionFiles.renewedAt(dir, "build", 3, NOW, Optional.empty(), FILES)).contains(AT);
+        assertThat(SessionFiles.renewedAt(dir, "build", 2, NOW, Optional.empty(), FILES)).contains(AT.plusSeconds(300));
+        assertThat(SessionFiles.renewedAt(dir, "build", 4, NOW, Optional.empty(), FILES)).isEmpty();
+        assertThat(SessionFiles.renewedAt(dir, "other", 3, NOW, Optional.empty(), FILES)).isEmpty();
     }
 
     @Test
@@ -110,12 +111,32 @@ class SessionFileTest {
         Files.writeString(planted, "{\"renewedAt\":\"2099-01-01T00:00:00.000Z\",\"ttlMillis\":3000,\"grants\":{\"build\":2}}");
         Instant written = Instant.now();
         Instant later = written.plus(Duration.ofMinutes(10)); // read ten minutes on
-        Optional<Instant> at = SessionFiles.renewedAt(dir, "build", 2, later, FILES);
+        Optional<Instant> at = SessionFiles.renewedAt(dir, "build", 2, later, Optional.empty(), FILES);
         assertThat(at).isPresent();
         assertThat(at.get()).as("a minute past its last change, not past the reader's now")
                 .isBefore(written.plus(SessionFiles.SKEW).plusSeconds(5));
         SessionFiles.clean(dir, id -> true, later, FILES, unbounded());
         assertThat(planted).as("its writer DEAD, past a minute and its TTL from its last change").doesNotExist();
+    }
+
+    /**
+     * A time behind when the file last changed (its writer's clock behind) counts from that change
+     * where the file system's clock is known against the reader's: the writer renewed no earlier.
+     */
+    @Test
+    void aTimeBehindTheFilesLastChangeCountsFromThatChange() throws Exception {
+        Instant before = Instant.now().minusSeconds(1); // a change time is stamped by a coarse clock
+        Instant behind = before.minusSeconds(40).truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+        Files.writeString(dir.resolve(".session.1-1.aa"), "{\"renewedAt\":\"" + Records.timestamp(behind)
+                + "\",\"ttlMillis\":3000,\"grants\":{\"build\":3}}");
+        Instant now = Instant.now();
+        assertThat(SessionFiles.renewedAt(dir, "build", 3, now, Optional.of(Duration.ZERO), FILES).orElseThrow())
+                .as("from its change").isAfter(before).isBeforeOrEqualTo(now.plusSeconds(1));
+        assertThat(SessionFiles.renewedAt(dir, "build", 3, now, Optional.of(Duration.ofSeconds(5)), FILES).orElseThrow())
+                .as("the file system's clock five seconds ahead").isAfter(before.minusSeconds(5))
+                .isBeforeOrEqualTo(now.minusSeconds(4));
+        assertThat(SessionFiles.renewedAt(dir, "build", 3, now, Optional.empty(), FILES))
+                .as("where that clock is not known, as written").contains(behind);
     }
 
     @Test
@@ -128,7 +149,7 @@ class SessionFileTest {
         Path early = dir.resolve(".session.2-2.bb");
         Files.writeString(late, last);
         Files.writeString(early, first);
-        assertThat(SessionFiles.renewedAt(dir, "build", 3, NOW, FILES)).as("they keep nothing fresh").isEmpty();
+        assertThat(SessionFiles.renewedAt(dir, "build", 3, NOW, Optional.empty(), FILES)).as("they keep nothing fresh").isEmpty();
         SessionFiles.clean(dir, id -> true, Instant.now(), FILES, unbounded()); // a dead writer's: no time can be added to it
         assertThat(late).as("written just now").exists();
         SessionFiles.clean(dir, id -> true, Instant.now().plus(Duration.ofHours(2)), FILES, unbounded());
@@ -159,13 +180,13 @@ class SessionFileTest {
         Path other = dir.resolve(".session.7-7.ee");
         Files.writeString(other, "{}");
         unreadableAt(other, AT);
-        assertThat(SessionFiles.renewedAt(dir, "anything", 9, NOW, FILES)).as("another keeper's promise it cannot read").contains(AT);
+        assertThat(SessionFiles.renewedAt(dir, "anything", 9, NOW, Optional.empty(), FILES)).as("another keeper's promise it cannot read").contains(AT);
 
         unreadableAt(other, NOW.plus(Duration.ofDays(365)));
-        assertThat(SessionFiles.renewedAt(dir, "anything", 9, NOW, FILES)).as("a time no writer wrote it at: no later than a minute on")
+        assertThat(SessionFiles.renewedAt(dir, "anything", 9, NOW, Optional.empty(), FILES)).as("a time no writer wrote it at: no later than a minute on")
                 .contains(NOW.plus(SessionFiles.SKEW));
         unreadableAt(other, NOW.plusSeconds(30));
-        assertThat(SessionFiles.renewedAt(dir, "anything", 9, NOW, FILES)).as("a clock a little ahead").contains(NOW.plusSeconds(30));
+        assertThat(SessionFiles.renewedAt(dir, "anything", 9, NOW, Optional.empty(), FILES)).as("a clock a little ahead").contains(NOW.plusSeconds(30));
     }
 
     @Test

@@ -1,0 +1,78 @@
+package dev.proclive.cli;
+
+import static dev.proclive.Tools.libfaketime;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.proclive.Children;
+import dev.proclive.Cli;
+import dev.proclive.Eventually;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Over a directory, clocks apart never let {@code --take-unknown} take a lease whose live holder's
+ * store keeps it: the holder runs {@code lease run} in a PID namespace of its own (UNKNOWN to a
+ * newcomer outside, as another host's would be), and one of the two clocks is set 40 s apart
+ * (libfaketime), far more than the TTL. Needs root for the PID namespace.
+ */
+@EnabledOnOs(OS.LINUX)
+class ClockSkewIT {
+
+    @RegisterExtension
+    final Children children = new Children();
+
+    @TempDir
+    Path tmp;
+
+    private static final String TTL = "3";
+
+    private static Map<String, String> clock(String lib, String offset) {
+        return Map.of("LD_PRELOAD", lib, "FAKETIME", offset, "FAKETIME_DONT_FAKE_MONOTONIC", "1");
+    }
+
+    private Cli.Result newcomerOverAHolderElsewhere(String holderOffset, String newcomerOffset) throws Exception {
+        assumeTrue("root".equals(System.getProperty("user.name")), "needs root for a PID namespace of the holder's own");
+        String lib = libfaketime();
+        String dir = tmp.resolve("leases").toString();
+        List<String> run = new ArrayList<>(List.of("unshare", "-pf", "--kill-child", "--mount-proc"));
+        run.addAll(Cli.command(Cli.jar(), "lease", "run", "build", "--dir", dir, "--ttl", TTL, "--", "sleep", "600"));
+        ProcessBuilder holder = new ProcessBuilder(run).redirectError(ProcessBuilder.Redirect.DISCARD);
+        holder.environment().putAll(clock(lib, holderOffset));
+        Process running = children.adopt(holder.start());
+        try {
+            Path record = Path.of(dir, "build.lease");
+            Eventually.until("the holder's grant", Duration.ofSeconds(60),
+                    () -> Files.exists(record) && Files.readString(record).contains("\"sleep\""));
+            // its record's own write a TTL old: what keeps it fresh now is its store's session file
+            Thread.sleep(Eventually.scaled(Duration.ofSeconds(2 * Long.parseLong(TTL))).toMillis());
+            assertThat(running.isAlive()).as("the holder runs, its lease kept").isTrue();
+            return Cli.exec(Cli.command(Cli.jar(), "lease", "acquire", "build", "--dir", dir, "--holder",
+                    Long.toString(children.sleeper().pid()), "--take-unknown"), new byte[0], clock(lib, newcomerOffset));
+        } finally {
+            running.destroyForcibly();
+            running.waitFor();
+        }
+    }
+
+    @Test
+    void aHolderWhoseClockIsBehindIsNotTakenOver() throws Exception {
+        Cli.Result newcomer = newcomerOverAHolderElsewhere("-40s", "+0");
+        assertThat(newcomer.exit()).as("no second writer: %s %s", newcomer.out(), newcomer.err()).isEqualTo(2);
+    }
+
+    @Test
+    void aNewcomerWhoseClockIsAheadDoesNotTakeItOver() throws Exception {
+        Cli.Result newcomer = newcomerOverAHolderElsewhere("+0", "+40s");
+        assertThat(newcomer.exit()).as("no second writer: %s %s", newcomer.out(), newcomer.err()).isEqualTo(2);
+    }
+}
