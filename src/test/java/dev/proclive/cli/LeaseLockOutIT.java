@@ -339,6 +339,57 @@ class LeaseLockOutIT {
         assertThat(Files.readString(Path.of(dir, "build.queue"))).as("its ticket stays").contains("\"pidns\":\"1\"");
     }
 
+    /**
+     * A waiter stopped while it waits (SIGSTOP, as ^Z stops it) sets its ticket's time no more: once
+     * that passes, a free lease goes to the next caller, though the stopped waiter asked to wait for
+     * years. It took the lease shut until its {@code --wait} ran out.
+     */
+    @Test
+    void aStoppedWaitersTicketLapsesAndTheFreeLeaseGoesOn() throws Exception {
+        String dir = tmp.resolve("leases").toString();
+        Cli.Result held = Cli.run("lease", "acquire", "build", "--dir", dir, "--holder",
+                Long.toString(children.sleeper().pid()), "--print", "fence");
+        assertThat(held.exit()).isZero();
+        Process waiter = children.adopt(new ProcessBuilder(Cli.command(Cli.jar(), "lease", "acquire", "build", "--dir", dir,
+                "--holder", Long.toString(children.sleeper().pid()), "--wait", "999999"))
+                .redirectError(ProcessBuilder.Redirect.DISCARD).redirectOutput(ProcessBuilder.Redirect.DISCARD).start());
+        Eventually.until("the waiter queued", Duration.ofSeconds(30), () -> Files.exists(Path.of(dir, "build.queue"))
+                && Files.readString(Path.of(dir, "build.queue")).contains("\"pid\":" + waiter.pid()));
+        assertThat(new ProcessBuilder("kill", "-STOP", Long.toString(waiter.pid())).start().waitFor()).isZero();
+        try {
+            assertThat(Cli.run("lease", "release", "build", "--dir", dir, "--fence", held.line()).exit()).isZero();
+            String newcomer = Long.toString(children.sleeper().pid());
+            Cli.Result granted = Eventually.until("the stopped waiter's ticket lapsed",
+                    Duration.ofSeconds(60), () -> Cli.run("lease", "acquire", "build", "--dir", dir, "--holder", newcomer),
+                    r -> r.exit() != 1);
+            assertThat(granted.exit()).as("%s", granted).isZero();
+        } finally {
+            new ProcessBuilder("kill", "-CONT", Long.toString(waiter.pid())).start().waitFor();
+            waiter.destroyForcibly();
+        }
+    }
+
+    /** A waiter that waits longer than its ticket's time sets it again, and is served first all the same. */
+    @Test
+    void aWaiterKeepsItsTicketPastItsTimeAndIsServedFirst() throws Exception {
+        String dir = tmp.resolve("leases").toString();
+        Cli.Result held = Cli.run("lease", "acquire", "build", "--dir", dir, "--holder",
+                Long.toString(children.sleeper().pid()), "--print", "fence");
+        assertThat(held.exit()).isZero();
+        Process waiter = children.adopt(new ProcessBuilder(Cli.command(Cli.jar(), "lease", "acquire", "build", "--dir", dir,
+                "--holder", Long.toString(children.sleeper().pid()), "--wait", "120"))
+                .redirectError(ProcessBuilder.Redirect.DISCARD).redirectOutput(ProcessBuilder.Redirect.DISCARD).start());
+        Path queue = Path.of(dir, "build.queue");
+        Eventually.until("the waiter queued", Duration.ofSeconds(30), () -> Files.exists(queue)
+                && Files.readString(queue).contains("\"pid\":" + waiter.pid()));
+        String first = Files.readString(queue);
+        Eventually.until("its ticket's time set again", Duration.ofSeconds(60), () -> !Files.readString(queue).equals(first));
+        assertThat(Files.readString(queue)).contains("\"pid\":" + waiter.pid());
+        assertThat(Cli.run("lease", "release", "build", "--dir", dir, "--fence", held.line()).exit()).isZero();
+        assertThat(waiter.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(waiter.exitValue()).as("the waiter is served").isZero();
+    }
+
     @Test
     void theRefusalForATicketAheadNeverCallsADeadHolderAlive() throws Exception {
         String dir = tmp.resolve("leases").toString();

@@ -32,6 +32,11 @@ final class WaiterQueue {
     private static final Duration DEQUEUE_LOCK = Duration.ofMillis(250);
     /** How long a close waits for the locks of all the leases it has tickets in. */
     private static final Duration CLOSE_LOCKS = Duration.ofSeconds(2);
+    /**
+     * Where tickets do not lapse by themselves (a directory's), how far ahead a ticket's time is set and
+     * set again while its waiter waits: one whose waiter stopped (SIGSTOP, ^Z) holds nobody up longer.
+     */
+    static final Duration TICKET_LIFE = Duration.ofSeconds(10);
 
     private final LeaseBook book;
     private final LivenessChecker checker;
@@ -50,8 +55,11 @@ final class WaiterQueue {
         this.waiter = waiter;
     }
 
-    /** Puts {@code who} at the end of lease {@code name}'s queue (once), until {@code until}. */
-    void enqueue(String name, Identity who, Instant until, Duration lock) throws IOException {
+    /**
+     * Puts {@code who} at the end of lease {@code name}'s queue (once), until {@code until}; in a
+     * directory until {@link #TICKET_LIFE} from {@code now} at most, and {@link #stillWaiting} sets it again.
+     */
+    void enqueue(String name, Identity who, Instant now, Instant until, Duration lock) throws IOException {
         Ticket ticket = new Ticket(name, who);
         placed.merge(ticket, 1, Integer::sum); // before the lock: a close either finds it or is seen under the lock
         try {
@@ -60,12 +68,42 @@ final class WaiterQueue {
                     throw new IllegalStateException("the lease store is closed: nothing waits for lease " + name + " through it");
                 }
                 boolean queued = queue.stream().anyMatch(w -> Records.sameProcess(w.who(), who));
-                return !queued && queue.add(new LeaseBook.Waiter(who, waiter, until));
+                return !queued && queue.add(new LeaseBook.Waiter(who, waiter, lapsing(now, until)));
             });
         } catch (IOException | RuntimeException e) {
             unplace(ticket);
             throw e;
         }
+    }
+
+    private Instant lapsing(Instant now, Instant until) {
+        Instant soon = now.plus(TICKET_LIFE);
+        return book.expires() || until.isBefore(soon) ? until : soon;
+    }
+
+    /**
+     * In a directory, sets {@code who}'s ticket's time {@link #TICKET_LIFE} ahead again (its deadline
+     * {@code until} at most) once half of it has passed; one dropped meanwhile (it lapsed) is put back
+     * at the end. Where tickets lapse by themselves, nothing.
+     */
+    void stillWaiting(String name, Identity who, Instant now, Instant until, Duration lock) throws IOException {
+        if (book.expires()) {
+            return;
+        }
+        Instant renewAfter = now.plus(TICKET_LIFE.dividedBy(2));
+        rewrite(name, lock, queue -> {
+            for (int i = 0; i < queue.size(); i++) {
+                LeaseBook.Waiter w = queue.get(i);
+                if (Records.sameProcess(w.who(), who) && Records.sameProcess(w.by(), waiter)) {
+                    if (w.until().isAfter(renewAfter) || !w.until().isBefore(until)) {
+                        return false;
+                    }
+                    queue.set(i, new LeaseBook.Waiter(who, waiter, lapsing(now, until)));
+                    return true;
+                }
+            }
+            return !closed && queue.add(new LeaseBook.Waiter(who, waiter, lapsing(now, until)));
+        });
     }
 
     void dequeue(String name, Identity who) {

@@ -23,6 +23,8 @@ final class Waiting {
     private static final Duration RECHECK = Duration.ofSeconds(2);
     /** The least a lock is waited for in a wait's last moment: a section takes milliseconds. */
     private static final Duration LAST_LOCK = Duration.ofMillis(100);
+    /** How long setting a ticket's time again waits for the lock: it is set again at the next look. */
+    private static final Duration TICKET_LOCK = Duration.ofMillis(250);
     /** How often a waiter queued behind another looks again, at most. */
     private static final Duration QUEUED_RECHECK = Duration.ofMillis(200);
     /** A clock seen going back (libfaketime steps the monotonic one too) costs a deadline one slice at most. */
@@ -64,12 +66,13 @@ final class Waiting {
             if (a instanceof Acquisition.Granted) {
                 return a; // asked again, it would answer this same grant "again", with itself as the previous record
             }
+            Instant until = now().plus(bound);
             if (!deadline.over() && checker.explain(who).liveness() == Liveness.ALIVE) {
                 // the ticket's end is a date, as other processes read it; this waiter's deadline stays monotonic
-                queue.enqueue(name, who, now().plus(bound), lockBound().orElseThrow());
+                queue.enqueue(name, who, now(), until, lockBound().orElseThrow());
                 queued = true;
             }
-            return waitInQueue(name, deadline, a, ask);
+            return waitInQueue(name, who, until, queued, deadline, a, ask);
         } finally {
             waitingUntil.set(outer);
             if (outer == null) {
@@ -100,7 +103,8 @@ final class Waiting {
         return Optional.of(left.compareTo(LAST_LOCK) < 0 ? LAST_LOCK : left);
     }
 
-    private Acquisition waitInQueue(String name, Elapsed deadline, Acquisition first, LeaseEngine.Ask ask) throws IOException {
+    private Acquisition waitInQueue(String name, Identity who, Instant until, boolean queued, Elapsed deadline,
+                                    Acquisition first, LeaseEngine.Ask ask) throws IOException {
         Acquisition a = first;
         Duration recheck = Duration.ofMillis(25);
         while (true) {
@@ -110,7 +114,10 @@ final class Waiting {
             }
             try {
                 book.stillWaiting(name); // a ticket on an expiring lease stays while its waiter waits
-            } catch (IOException e) {
+                if (queued) {
+                    queue.stillWaiting(name, who, now(), until, TICKET_LOCK);
+                }
+            } catch (IOException | IllegalStateException e) {
                 // it may lapse: the waiter still asks, and is served when nobody is ahead
             }
             Duration nap = min(left, RECHECK);
@@ -130,7 +137,7 @@ final class Waiting {
                     awaitEnd(deadline, held.record().holder(), nap, changed);
                 } else if (a instanceof Acquisition.Undecided u) {
                     Optional<Duration> eligible = u.eligibleAt().map(at -> Duration.between(now(), at).plusMillis(1))
-                            .filter(until -> until.compareTo(left) <= 0);
+                            .filter(wait -> wait.compareTo(left) <= 0);
                     if (eligible.isPresent()) {
                         nap(deadline, min(eligible.get(), nap), changed);
                     } else {
