@@ -368,9 +368,15 @@ public final class LinuxDescendants implements Descendants {
      * and nothing can enter it again.
      */
     private static Optional<List<Long>> removed(Path dir) {
-        Path parent = dir.getParent();
-        return parent != null && Files.isRegularFile(parent.resolve("cgroup.procs")) && !Files.exists(dir)
-                ? Optional.of(List.of()) : Optional.empty();
+        // a cgroup goes with its parents (systemd removes a stopped unit's whole subtree): the nearest
+        // one still there, a cgroup, proves it gone; something else there (no cgroup2 file system) proves nothing
+        for (Path p = dir.getParent(); p != null; p = p.getParent()) {
+            if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+                return Files.isRegularFile(p.resolve("cgroup.procs")) && !Files.exists(dir, LinkOption.NOFOLLOW_LINKS)
+                        ? Optional.of(List.of()) : Optional.empty();
+            }
+        }
+        return Optional.empty();
     }
 
     /** SIGKILL, which {@code cgroup.kill} sends. */

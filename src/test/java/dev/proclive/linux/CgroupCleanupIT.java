@@ -46,6 +46,25 @@ class CgroupCleanupIT {
     }
 
     /**
+     * A cgroup removed with its parent (systemd removes a stopped unit's whole subtree) is proven
+     * gone: the nearest directory still there is a cgroup. Where that directory is no cgroup (no
+     * cgroup2 file system at that path), nothing is proven.
+     */
+    @Test
+    void aCgroupRemovedWithItsParentIsProvenGone() throws Exception {
+        Path own = Cgroups.own().orElseThrow();
+        Path unit = Files.createDirectory(own.resolve("proclive-test-unit." + ProcessHandle.current().pid()));
+        Path made = Files.createDirectory(unit.resolve("proclive.build.0badc0de.0123456789ab"));
+        String id = cgroups.cgroupId(made.toString()).orElseThrow();
+        assertThat(cgroups.members(made.toString(), id)).contains(List.of());
+        Files.delete(made);
+        Files.delete(unit);
+        assertThat(cgroups.members(made.toString(), id)).as("gone with its parent").contains(List.of());
+        assertThat(cgroups.members("/nonexistent-cgroup-root/proclive.build.0badc0de.0123456789ab", id))
+                .as("no cgroup to tell").isEmpty();
+    }
+
+    /**
      * A program inside that manages a cgroup of its own below the command's keeps it, empty as it
      * is, while the subtree is populated (it was removed under it when the store gave up waiting
      * for the command's cgroup to empty); once the subtree is empty, both go.
