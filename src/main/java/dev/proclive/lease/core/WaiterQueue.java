@@ -94,9 +94,10 @@ final class WaiterQueue {
         rewrite(name, lock, queue -> {
             for (int i = 0; i < queue.size(); i++) {
                 LeaseBook.Waiter w = queue.get(i);
-                if (Records.sameProcess(w.who(), who) && Records.sameProcess(w.by(), waiter)) {
-                    if (w.until().isAfter(renewAfter) || !w.until().isBefore(until)) {
-                        return false;
+                if (Records.sameProcess(w.who(), who)) { // one ticket a holder-to-be, as enqueue keeps it
+                    if (!Records.sameProcess(w.by(), waiter) || w.until().isAfter(renewAfter)
+                            || !w.until().isBefore(until)) {
+                        return false; // another's for the same holder-to-be keeps its place; or not due
                     }
                     queue.set(i, new LeaseBook.Waiter(who, waiter, lapsing(now, until)));
                     return true;

@@ -109,8 +109,9 @@ final class Waiting {
         Duration recheck = Duration.ofMillis(25);
         while (true) {
             Duration left = deadline.left();
-            if (left.isNegative() || left.isZero()) {
-                return a;
+            if (left.isNegative() || left.isZero()
+                    || !(a instanceof Acquisition.Held || a instanceof Acquisition.Undecided)) {
+                return a; // granted, or an answer no wait changes: its ticket is not set again
             }
             try {
                 book.stillWaiting(name); // a ticket on an expiring lease stays while its waiter waits

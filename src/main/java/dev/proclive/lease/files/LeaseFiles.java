@@ -502,8 +502,8 @@ public final class LeaseFiles implements LeaseBook {
 
         @Override
         public Instant freshUntil(LeaseRecord r) throws IOException {
+            Optional<Duration> fsAhead = fileSystemAhead();
             Instant now = clock.instant();
-            Optional<Duration> fsAhead = fileSystemAhead(now);
             Instant own = SessionFiles.believed(dir.resolve(name + ".lease"), r.renewedAt(), now, fsAhead).plus(r.ttl());
             return SessionFiles.renewedAt(dir, name, r.fence(), now, fsAhead, locker).map(at -> at.plus(r.ttl()))
                     .filter(own::isBefore).orElse(own);
@@ -511,19 +511,21 @@ public final class LeaseFiles implements LeaseBook {
 
         /**
          * How far the clock that stamps this directory's changes (a network file system's server's, or
-         * the kernel's, which a process's own clock may not follow) is ahead of the store's at {@code now}:
-         * a file made now tells. Empty where none can be made, or the store's clock is not the system's
-         * (a test's, which those stamps cannot follow).
+         * the kernel's, which a process's own clock may not follow) is ahead of the store's: a file made
+         * now tells, the store's clock read once it is made (never ahead of the stamp: a floor a little
+         * late, not early). Empty where none can be made, or the store's clock is not the system's (a
+         * test's, which those stamps cannot follow).
          */
-        private Optional<Duration> fileSystemAhead(Instant now) {
-            if (!clock.equals(Clock.systemUTC())) {
+        private Optional<Duration> fileSystemAhead() {
+            if (!clock.withZone(java.time.ZoneOffset.UTC).equals(Clock.systemUTC())) {
                 return Optional.empty();
             }
             Path probe = dir.resolve(TemporaryName.of(name, writer).toString());
             try {
                 Files.newByteChannel(probe, CREATE_NEW, modes.createAs()).close();
+                Instant made = clock.instant();
                 try {
-                    return Optional.of(Duration.between(now, SessionFiles.changedAt(probe)));
+                    return Optional.of(Duration.between(made, SessionFiles.changedAt(probe)));
                 } finally {
                     deleteQuietly(probe);
                 }

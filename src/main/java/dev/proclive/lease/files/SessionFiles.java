@@ -127,7 +127,7 @@ final class SessionFiles {
         } catch (NoSuchFileException gone) {
             return Optional.empty();
         } catch (AccessDeniedException denied) {
-            at = Optional.of(a.lastModifiedTime().toInstant());
+            at = Optional.of(a.lastModifiedTime().toInstant().minus(fsAhead.orElse(Duration.ZERO)));
         }
         return at.map(t -> believed(t, changed, now, fsAhead.isPresent()));
     }
