@@ -506,9 +506,9 @@ public final class EtcdGateway implements Etcd {
 
     /**
      * Posts {@code body} to {@code path}, trying the endpoints in turn from the {@code from}th (modulo
-     * their number), each told to {@code asking} before it is asked (false: no further member is): the
-     * answer, or why not. An answer {@code valid} refuses is a failed answer of that member ({@code what}
-     * says what it was).
+     * their number), each told to {@code asking} before it is asked (false: no further member is) and
+     * once it answered (false: it is not asked first by the calls after): the answer, or why not. An
+     * answer {@code valid} refuses is a failed answer of that member ({@code what} says what it was).
      */
     private JsonNode call(String path, ObjectNode body, Predicate<JsonNode> valid, String what, int from,
                           java.util.function.IntPredicate asking) throws IOException {
@@ -556,7 +556,9 @@ public final class EtcdGateway implements Etcd {
                     last = back;
                     continue;
                 }
-                current = at;
+                if (asking.test(at)) { // a hedged call that lost (answered late) does not move the calls after
+                    current = at;
+                }
                 return r;
             } catch (EtcdException | InterruptedIOException e) {
                 throw e;

@@ -1,5 +1,7 @@
 package dev.proclive.etcd;
 
+import dev.proclive.Eventually;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -305,6 +307,14 @@ class EtcdGatewayTest {
             assertThat(write.get(30, java.util.concurrent.TimeUnit.SECONDS).succeeded()).isTrue();
             assertThat(calls).as("sent once, to its member").containsOnlyOnce("hung /v3/kv/txn")
                     .doesNotContain("good /v3/kv/txn");
+
+            // the reader's first read, which lost, has its answer now: the calls after start where they did
+            Eventually.until("the hung member answered the reads it held", Duration.ofSeconds(30),
+                    () -> calls.contains("hung /v3/kv/range"));
+            Thread.sleep(200);
+            calls.clear();
+            assertThat(reader.txn(List.of(unchanged), List.of(put)).succeeded()).isTrue();
+            assertThat(calls).as("a late answer of the call that lost moves nothing").containsExactly("good /v3/kv/txn");
         } finally {
             freed.countDown();
         }
