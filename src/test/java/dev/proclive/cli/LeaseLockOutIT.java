@@ -350,11 +350,7 @@ class LeaseLockOutIT {
         Cli.Result held = Cli.run("lease", "acquire", "build", "--dir", dir, "--holder",
                 Long.toString(children.sleeper().pid()), "--print", "fence");
         assertThat(held.exit()).isZero();
-        Process waiter = children.adopt(new ProcessBuilder(Cli.command(Cli.jar(), "lease", "acquire", "build", "--dir", dir,
-                "--holder", Long.toString(children.sleeper().pid()), "--wait", "999999"))
-                .redirectError(ProcessBuilder.Redirect.DISCARD).redirectOutput(ProcessBuilder.Redirect.DISCARD).start());
-        Eventually.until("the waiter queued", Duration.ofSeconds(30), () -> Files.exists(Path.of(dir, "build.queue"))
-                && Files.readString(Path.of(dir, "build.queue")).contains("\"pid\":" + waiter.pid()));
+        Process waiter = queuedWaiter(dir, "999999");
         stopOutsideItsLock(waiter);
         try {
             assertThat(Cli.run("lease", "release", "build", "--dir", dir, "--fence", held.line()).exit()).isZero();
@@ -367,6 +363,17 @@ class LeaseLockOutIT {
             new ProcessBuilder("kill", "-CONT", Long.toString(waiter.pid())).start().waitFor();
             waiter.destroyForcibly();
         }
+    }
+
+    /** A {@code lease acquire build --wait SECONDS} in the background, once its ticket is in the queue. */
+    private Process queuedWaiter(String dir, String seconds) throws Exception {
+        Process waiter = children.adopt(new ProcessBuilder(Cli.command(Cli.jar(), "lease", "acquire", "build", "--dir", dir,
+                "--holder", Long.toString(children.sleeper().pid()), "--wait", seconds))
+                .redirectError(ProcessBuilder.Redirect.DISCARD).redirectOutput(ProcessBuilder.Redirect.DISCARD).start());
+        Path queue = Path.of(dir, "build.queue");
+        Eventually.until("the waiter queued", Duration.ofSeconds(30), () -> Files.exists(queue)
+                && Files.readString(queue).contains("\"pid\":" + waiter.pid()));
+        return waiter;
     }
 
     /** SIGSTOP, sent again until it lands while {@code p} holds no lock: a stopped lock holder would hold up everyone. */
@@ -392,12 +399,8 @@ class LeaseLockOutIT {
         Cli.Result held = Cli.run("lease", "acquire", "build", "--dir", dir, "--holder",
                 Long.toString(children.sleeper().pid()), "--print", "fence");
         assertThat(held.exit()).isZero();
-        Process waiter = children.adopt(new ProcessBuilder(Cli.command(Cli.jar(), "lease", "acquire", "build", "--dir", dir,
-                "--holder", Long.toString(children.sleeper().pid()), "--wait", "120"))
-                .redirectError(ProcessBuilder.Redirect.DISCARD).redirectOutput(ProcessBuilder.Redirect.DISCARD).start());
+        Process waiter = queuedWaiter(dir, "120");
         Path queue = Path.of(dir, "build.queue");
-        Eventually.until("the waiter queued", Duration.ofSeconds(30), () -> Files.exists(queue)
-                && Files.readString(queue).contains("\"pid\":" + waiter.pid()));
         long queued = System.nanoTime();
         Thread.sleep(Duration.ofSeconds(12).toMillis()); // past the time its ticket was first given (10 s)
         assertThat(Files.readString(queue)).as("still queued %s ms on", (System.nanoTime() - queued) / 1_000_000)
