@@ -17,6 +17,7 @@ import java.io.InterruptedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Optional;
 import java.util.OptionalInt;
 
 /**
@@ -255,6 +256,8 @@ public final class Flock implements FileLocker {
     }
 
     private static final class Held implements Lock {
+        private static final Path DESCRIPTORS = Path.of(Platform.isMac() ? "/dev/fd" : "/proc/self/fd");
+        private static final boolean DESCRIPTORS_THERE = Files.isDirectory(DESCRIPTORS);
         private final int fd;
 
         Held(int fd) {
@@ -269,8 +272,7 @@ public final class Flock implements FileLocker {
         boolean isAt(Path file) throws IOException {
             Object locked;
             try {
-                locked = Files.readAttributes(Path.of(Platform.isMac() ? "/dev/fd" : "/proc/self/fd", Integer.toString(fd)),
-                        BasicFileAttributes.class).fileKey();
+                locked = Files.readAttributes(descriptor(), BasicFileAttributes.class).fileKey();
             } catch (IOException e) {
                 return true;
             }
@@ -280,6 +282,15 @@ public final class Flock implements FileLocker {
             } catch (NoSuchFileException e) {
                 return false; // removed meanwhile: opened again, it is made anew or its absence is said
             }
+        }
+
+        private Path descriptor() {
+            return DESCRIPTORS.resolve(Integer.toString(fd));
+        }
+
+        @Override
+        public Optional<Path> file() {
+            return DESCRIPTORS_THERE ? Optional.of(descriptor()) : Optional.empty();
         }
 
         @Override

@@ -374,6 +374,34 @@ class LeaseStoreTest {
     }
 
     @Test
+    @EnabledOnOs({OS.LINUX, OS.MAC})
+    void aGuardWithASecondNameIsNeitherWrittenNorShared() throws Exception {
+        Path elsewhere = Files.writeString(tmp.resolve("someone-elses.conf"), "3\n");
+        Files.createLink(dir.resolve("build.guard"), elsewhere); // as a hard link to another's file would stand there
+        Identity holder = children.sleeping();
+        assertThatThrownBy(() -> store.acquire("build", holder)).isInstanceOf(LeaseCorruptException.class)
+                .hasMessageContaining("hard link").hasMessageContaining("remove it by hand");
+        assertThatThrownBy(() -> store.breakLease("build")).isInstanceOf(LeaseCorruptException.class);
+        assertThat(Files.readString(elsewhere)).isEqualTo("3\n");
+        assertThat(dir.resolve("build.lease")).doesNotExist();
+
+        Files.delete(dir.resolve("build.guard"));
+        assertThat(granted(store.acquire("build", holder)).fence()).as("a new guard once it is removed").isEqualTo(1);
+        assertThat(Files.readString(elsewhere)).isEqualTo("3\n");
+
+        Path shared = Files.createDirectory(tmp.resolve("shared"));
+        Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxrwx---")); // guards given its modes
+        Files.setPosixFilePermissions(elsewhere, PosixFilePermissions.fromString("rw-------"));
+        Files.createLink(shared.resolve("build.guard"), elsewhere);
+        try (LeaseStore sharedStore = LeaseStore.open(shared)) {
+            assertThatThrownBy(() -> sharedStore.acquire("build", holder)).isInstanceOf(LeaseCorruptException.class)
+                    .hasMessageContaining("hard link");
+        }
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(elsewhere))).isEqualTo("rw-------");
+        assertThat(Files.readString(elsewhere)).isEqualTo("3\n");
+    }
+
+    @Test
     void aGuardWrittenByHandStillSetsTheFloor() throws Exception {
         Files.writeString(dir.resolve("build.guard"), "41\n");
         assertThat(granted(store.acquire("build", children.sleeping())).fence()).isEqualTo(42);

@@ -84,6 +84,18 @@ class ReplacedGuardTest {
     }
 
     @Test
+    void theLocksFileIsTheOneLockedThoughAnotherWasRenamedToItsName() throws Exception {
+        Path guard = Files.writeString(tmp.resolve("build.guard"), "7");
+        try (FileLocker.Lock held = new Flock().lock(guard, Duration.ofSeconds(5))) {
+            Path planted = Files.writeString(tmp.resolve(".planted"), "planted");
+            Files.move(planted, guard, StandardCopyOption.ATOMIC_MOVE);
+            assertThat(held.file()).as("/proc/self/fd is there").isPresent();
+            assertThat(Files.readString(held.file().get())).isEqualTo("7");
+            assertThat(Files.readString(guard)).isEqualTo("planted");
+        }
+    }
+
+    @Test
     void aDescriptorToAGuardAnOlderVersionLeft0644HoldsNoWriterOutOnceItsStoreReplacedIt() throws Exception {
         assumeTrue(onPath("flock"), "flock (util-linux) is needed");
         Path dir = Files.createDirectory(tmp.resolve("leases"));

@@ -325,7 +325,7 @@ public final class LeaseFiles implements LeaseBook {
                 throw busy;
             }
             refuseIfClosed(name); // closed while it waited for another process's lock: nothing written
-            own = across.channel().isPresent() ? null : openGuard(name, guard);
+            own = across.channel().isPresent() ? null : openLocked(name, guard, across);
             if (exposed && own != null && fileKey != null && fileKey.equals(
                     Files.readAttributes(guard, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).fileKey())) {
                 Optional<FileLocker.Lock> replaced = replaceGuard(name, guard, own);
@@ -335,7 +335,7 @@ public final class LeaseFiles implements LeaseBook {
                     across = replaced.get();
                     own = null;
                     closeAll(oldChannel, old);
-                    own = openGuard(name, guard);
+                    own = openLocked(name, guard, across);
                 }
             }
             return work.run(new ChannelGuard(name, own != null ? own : across.channel().get()));
@@ -434,6 +434,7 @@ public final class LeaseFiles implements LeaseBook {
                 BasicFileAttributes a = Files.readAttributes(guard, kind, LinkOption.NOFOLLOW_LINKS);
                 refuseNonRegular(name, guard, a);
                 if (a instanceof PosixFileAttributes p) {
+                    refuseLinked(name, guard, guard, LinkOption.NOFOLLOW_LINKS);
                     modes.shareGuard(guard, p); // a regular file: no link to follow
                 }
                 return a;
@@ -847,6 +848,46 @@ public final class LeaseFiles implements LeaseBook {
             // read it all
         }
         return b.array();
+    }
+
+    /**
+     * The guard as locked: through the lock's own path to its file where it has one, so that no file renamed
+     * to its name since is written.
+     */
+    private static FileChannel openLocked(String name, Path guard, FileLocker.Lock lock) throws IOException {
+        Optional<Path> locked = lock.file();
+        FileChannel channel = locked.isPresent()
+                ? FileChannel.open(locked.get(), StandardOpenOption.READ, StandardOpenOption.WRITE)
+                : openGuard(name, guard);
+        try {
+            if (locked.isPresent()) {
+                refuseLinked(name, guard, locked.get());
+            } else {
+                refuseLinked(name, guard, guard, LinkOption.NOFOLLOW_LINKS);
+            }
+            return channel;
+        } catch (IOException | RuntimeException e) {
+            channel.close();
+            throw e;
+        }
+    }
+
+    /**
+     * A guard with a second name may be a hard link to a file outside the store (where
+     * {@code fs.protected_hardlinks} is 0, anyone may link another's file): nothing is written to it, nor its
+     * modes changed.
+     */
+    private static void refuseLinked(String name, Path guard, Path file, LinkOption... options) throws IOException {
+        Object links;
+        try {
+            links = Files.getAttribute(file, "unix:nlink", options);
+        } catch (UnsupportedOperationException | IllegalArgumentException noUnixView) {
+            return;
+        }
+        if (links instanceof Integer n && n > 1) {
+            throw new LeaseCorruptException(name, guard.getFileName() + " has " + n + " names (hard links), so it may"
+                    + " be a file outside the store: nothing was written to it; remove it by hand to go on");
+        }
     }
 
     /** Never follows a link: a link in the guard's place is corrupt. */

@@ -101,6 +101,14 @@ public interface FileLocker {
             return Optional.empty();
         }
 
+        /**
+         * A path that opens the very file the lock is on, whatever was renamed to its name since
+         * ({@code /proc/self/fd/N} on Linux); empty where there is none.
+         */
+        default Optional<Path> file() {
+            return Optional.empty();
+        }
+
         /** Releases the lock. */
         @Override
         void close() throws IOException;
