@@ -856,9 +856,17 @@ public final class LeaseFiles implements LeaseBook {
      */
     private static FileChannel openLocked(String name, Path guard, FileLocker.Lock lock) throws IOException {
         Optional<Path> locked = lock.file();
-        FileChannel channel = locked.isPresent()
-                ? FileChannel.open(locked.get(), StandardOpenOption.READ, StandardOpenOption.WRITE)
-                : openGuard(name, guard);
+        FileChannel channel = null;
+        if (locked.isPresent()) {
+            try {
+                channel = FileChannel.open(locked.get(), StandardOpenOption.READ, StandardOpenOption.WRITE);
+            } catch (IOException notHere) {
+                locked = Optional.empty(); // a /proc that refuses it: opened by name, checked by name
+            }
+        }
+        if (channel == null) {
+            channel = openGuard(name, guard);
+        }
         try {
             if (locked.isPresent()) {
                 refuseLinked(name, guard, locked.get());
