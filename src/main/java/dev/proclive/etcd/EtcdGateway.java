@@ -563,7 +563,9 @@ public final class EtcdGateway implements Etcd {
             } catch (EtcdException | InterruptedIOException e) {
                 throw e;
             } catch (IOException e) {
-                last = new IOException(base + ": " + failure(e), e);
+                if (last == null || !tooLarge(last)) { // a page too large, the caller asks for less: never lost
+                    last = new IOException(base + ": " + failure(e), e);
+                }
             }
         }
         if (back != null) {
