@@ -621,6 +621,31 @@ class LeaseStoreTest {
         waiterRefusedByClose(true);
     }
 
+    /** A wait ended by an interrupt (a launcher's SIGINT) takes its ticket out: the next caller is not held behind it. */
+    @Test
+    void aWaiterInterruptedWhileItWaitsLeavesNoTicket() throws Exception {
+        Lease held = granted(store.acquire("build", children.sleeping()));
+        Identity newcomer = children.sleeping();
+        java.util.concurrent.ExecutorService one = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            java.util.concurrent.Future<Acquisition> waited = one.submit(
+                    () -> store.acquire("build", newcomer, Duration.ofMinutes(10)));
+            Path queue = dir.resolve("build.queue");
+            dev.proclive.Eventually.until("the newcomer's ticket", Duration.ofSeconds(30),
+                    () -> Files.exists(queue) && Files.readString(queue).contains("\"pid\":" + newcomer.pid()));
+            waited.cancel(true);
+            one.shutdown();
+            assertThat(one.awaitTermination(30, TimeUnit.SECONDS)).as("the wait ended").isTrue();
+            assertThat(!Files.exists(queue) || !Files.readString(queue).contains("\"pid\":" + newcomer.pid()))
+                    .as("its ticket taken out").isTrue();
+            assertThat(held.release()).isTrue();
+            assertThat(store.acquire("build", children.sleeping()))
+                    .as("nobody is ahead of a caller that does not wait").isInstanceOf(Acquisition.Granted.class);
+        } finally {
+            one.shutdownNow();
+        }
+    }
+
     private void waiterRefusedByClose(boolean interrupted) throws Exception {
         Lease held = granted(store.acquire("build", children.sleeping()));
         LeaseStore closing = LeaseStore.open(dir);

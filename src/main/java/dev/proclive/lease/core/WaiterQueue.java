@@ -108,7 +108,14 @@ final class WaiterQueue {
     }
 
     void dequeue(String name, Identity who) {
-        takeOut(name, DEQUEUE_LOCK, w -> Records.sameProcess(w.who(), who));
+        boolean interrupted = Thread.interrupted(); // a wait the interrupt ended: a lock is not even tried so
+        try {
+            takeOut(name, DEQUEUE_LOCK, w -> Records.sameProcess(w.who(), who));
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
         unplace(new Ticket(name, who)); // after: a close meanwhile takes it out if this could not
     }
 
