@@ -221,4 +221,39 @@ class EtcdSlowAnswerTest {
                     .hasMessageContaining("later than its etcd lease can be trusted to live");
         }
     }
+    /**
+     * A grant whose answer never reaches its caller (the thread interrupted while it waited for it, the
+     * write done) is told to nobody, so it is ended: it would otherwise stay held by its live holder,
+     * kept alive as long as this JVM keeps any other grant, and no newcomer could take the free lease.
+     */
+    @Test
+    void aGrantWhoseAnswerTheCallerNeverHadIsEnded() throws Exception {
+        FakeEtcd etcd = new FakeEtcd();
+        dev.proclive.Children children = new dev.proclive.Children();
+        try (LeaseStore store = store(etcd)) {
+            Identity me = ProcLive.current().orElseThrow();
+            assertThat(store.acquire("other", me)).as("another grant keeps this JVM's etcd lease alive")
+                    .isInstanceOf(Acquisition.Granted.class);
+            Identity holder = children.sleeping();
+            etcd.leasedAnswerDelayMillis = 60_000;
+            java.util.concurrent.ExecutorService one = java.util.concurrent.Executors.newSingleThreadExecutor();
+            try {
+                java.util.concurrent.Future<Acquisition> asked = one.submit(() -> store.acquire("build", holder));
+                dev.proclive.Eventually.until("the grant written, its answer not yet given", Duration.ofSeconds(30),
+                        () -> etcd.list("slow/build").stream().anyMatch(kv -> kv.key().equals("slow/build")));
+                asked.cancel(true); // interrupts the thread waiting for the answer
+                one.shutdown();
+                assertThat(one.awaitTermination(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            } finally {
+                one.shutdownNow();
+                etcd.leasedAnswerDelayMillis = 0;
+            }
+            assertThat(store.read("build")).as("the grant nobody was told of is ended")
+                    .hasValueSatisfying(r -> assertThat(r.granted()).isFalse());
+            assertThat(store.acquire("build", children.sleeping())).as("a newcomer takes the free lease")
+                    .isInstanceOf(Acquisition.Granted.class);
+        } finally {
+            children.killAll();
+        }
+    }
 }

@@ -312,6 +312,8 @@ public final class EtcdBook implements LeaseBook {
         private final boolean remembered;
         /** Whether a write went through: the compare proved the snapshot current. */
         boolean wrote;
+        /** Whether a write's answer was lost (a timeout, an interrupt): it may have gone through. */
+        private boolean unsure;
         private Set<String> queueRead = Set.of();
 
         TxnGuard(String name, Snapshot read, boolean remembered) {
@@ -327,8 +329,13 @@ public final class EtcdBook implements LeaseBook {
             }
         }
 
+        /** After a write whose answer was lost, as etcd has it now: a grant nobody was told of is ended so. */
         @Override
-        public Optional<LeaseRecord> record() throws LeaseCorruptException {
+        public Optional<LeaseRecord> record() throws IOException {
+            if (unsure) {
+                read = snapshot(name);
+                unsure = false;
+            }
             return read.trusted();
         }
 
@@ -491,6 +498,9 @@ public final class EtcdBook implements LeaseBook {
             } catch (Etcd.LeaseNotFound gone) {
                 keepAlive.forget(gone.lease());
                 throw new Conflict(snapshot(name)); // this JVM's etcd lease expired under it: take a new one
+            } catch (IOException lost) {
+                unsure = true;
+                throw lost;
             }
             if (!o.succeeded()) {
                 throw new Conflict(parse(name, o));
