@@ -494,6 +494,43 @@ class LeaseTrackingIT {
     }
 
     /**
+     * Of two processes the command leaves, one carrying the token inside the cgroup and one that left the
+     * cgroup (where it could: as root) and cleared its environment, the lease goes to the one no proof would
+     * find once {@code lease run} has exited, though it is the younger; the other keeps it held after it.
+     */
+    @Test
+    void ofWhatTheCommandLeavesTheLeaseGoesToTheOneNoOtherProofFinds() throws Exception {
+        Path pidFile = tmp.resolve("b.pid");
+        String escape = "cg=$(sed -n 's/^0:://p' /proc/self/cgroup);"
+                + " mnt=$(awk '$9 == \"cgroup2\" {print $5; exit}' /proc/self/mountinfo);"
+                + " echo $$ > \"$mnt$(dirname \"$cg\")/cgroup.procs\" 2>/dev/null;"
+                + " echo $$ > " + pidFile + "; exec sleep 120 >/dev/null 2>&1";
+        Path aPidFile = tmp.resolve("a.pid");
+        Cli.Result run = lease("run", "build", "--dir", dir(), "--", "sh", "-c",
+                "(exec sh -c 'echo $$ > " + aPidFile + "; exec sleep 120' </dev/null >/dev/null 2>&1 &); sleep 0.2;"
+                        + " (exec env -i sh -c '" + escape.replace("'", "'\\''") + "' </dev/null >/dev/null 2>&1 &);"
+                        + " while [ ! -s " + pidFile + " ]; do sleep 0.05; done");
+        assertThat(run.exit()).as(run.err()).isZero();
+        ProcessHandle a = ProcessHandle.of(Long.parseLong(waitFor(aPidFile).strip())).orElseThrow();
+        ProcessHandle b = ProcessHandle.of(Long.parseLong(waitFor(pidFile).strip())).orElseThrow();
+        try {
+            JsonNode r = record();
+            assertThat(r.path("state").asText()).as("%s", r).isEqualTo("held");
+            assertThat(r.path("holder").path("pid").asLong()).as("the one no other proof finds: %s", r).isEqualTo(b.pid());
+        } finally {
+            b.destroy();
+        }
+        b.onExit().get(60, TimeUnit.SECONDS);
+        Cli.Result newcomer = lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(children.sleeper().pid()));
+        try {
+            assertThat(newcomer.exit()).as("not granted while the first one runs: %s %s", newcomer.out(), newcomer.err())
+                    .isIn(1, 2);
+        } finally {
+            a.destroy();
+        }
+    }
+
+    /**
      * {@code lease run} of a daemon that blanks its environment, run through {@code as}: it holds the
      * lease while it runs; what a newcomer run the same way got once it ended (ended by the test).
      */

@@ -27,9 +27,11 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.function.Consumer;
 
 /**
@@ -507,8 +509,8 @@ public final class LeaseEngine implements AutoCloseable {
             }
             trusted(name, r, guard.fence());
             if (kernel.isPresent() && !kernel.get().isEmpty()) {
-                // the kernel's list of what the command left: the lease goes to the oldest
-                Optional<ProcessInfo> next = oldest(kernel.get());
+                // the kernel's list of what the command left: the lease goes to one no later proof finds
+                Optional<ProcessInfo> next = next(kernel.get(), r, tracking);
                 Instant at = notBefore(r.acquiredAt());
                 if (next.isPresent() && adopt(guard, r, next.get(), at, tracking.how()).isPresent()) {
                     return false;
@@ -533,15 +535,29 @@ public final class LeaseEngine implements AutoCloseable {
         return ended;
     }
 
-    /** The process the command left first, as processes are read now. */
-    private Optional<ProcessInfo> oldest(List<Long> pids) {
+    /**
+     * What the lease goes to of what the command left, as processes are read now: the oldest of those that
+     * neither the cgroup nor the token will show once the supervisor is gone (a daemon that left the cgroup
+     * and cleared its environment), which only being the holder keeps; else the oldest. The others stay
+     * found by those proofs when it ends.
+     */
+    private Optional<ProcessInfo> next(List<Long> pids, LeaseRecord r, Tracking tracking) {
         List<ProcessInfo> found = new ArrayList<>();
         for (long pid : pids) {
             if (introspector.lookupProcess(pid) instanceof dev.proclive.spi.ProcessLookup.Found f) {
                 found.add(f.info());
             }
         }
-        return LeaseRules.firstCarrier(found);
+        Set<Long> inside = tracking.cgroup().flatMap(c -> descendants.members(c.path(), c.id()))
+                .<Set<Long>>map(HashSet::new).orElse(Set.of());
+        List<ProcessInfo> unseen = found.stream().filter(p -> !inside.contains(p.pid()) && !carries(p, r)).toList();
+        return LeaseRules.firstCarrier(unseen.isEmpty() ? found : unseen);
+    }
+
+    /** Whether {@code p}'s environment shows {@code r}'s token to a newcomer's scan. */
+    private boolean carries(ProcessInfo p, LeaseRecord r) {
+        return r.tokenDigest().isPresent() && checker.identify(p.pid()).filter(id -> id.start().equals(p.start()))
+                .flatMap(id -> carriers.carriesDigest(id, r.tokenDigest().get())).orElse(false);
     }
 
     /**
