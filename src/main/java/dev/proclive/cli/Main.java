@@ -35,6 +35,7 @@ public final class Main {
             System.setErr(err);
             code = new Main(out, err, System.in).run(Console.utf8Arguments(args, "/proc/self/cmdline",
                     Console.argumentCharset()));
+            code = written(out, err, code);
         } catch (Throwable e) {
             code = Console.lastResort(System.err, e);
         }
@@ -43,6 +44,19 @@ public final class Main {
         // halt, not exit: the CLI registers no shutdown hook, and from JDK 21 on System.exit first
         // looks up a System.Logger to log the exit, ~10 ms of a hook command's time
         Runtime.getRuntime().halt(code);
+    }
+
+    /**
+     * 74 in place of {@code code} when standard output could not be written (closed, a full disk): what the
+     * command should have printed (an identity, a fence) is lost, so its answer cannot stand as success.
+     */
+    static int written(PrintStream out, PrintStream err, int code) {
+        if (!out.checkError()) {
+            return code;
+        }
+        Say.line(err, "could not write to standard output: what the command printed is lost (its exit code would"
+                + " have been " + code + ")");
+        return ExitCode.IO_FAILURE.code();
     }
 
     int run(String... args) {

@@ -56,4 +56,26 @@ class FailedWritesIT {
         assertThat(next.exit()).as("the next newcomer is granted though the first holder lives: %s", next).isZero();
         assertThat(Long.parseLong(next.line())).as("above the fence the failed grant wrote").isGreaterThan(1);
     }
+    /**
+     * What a command prints is its answer: standard output that cannot be written (a full disk) makes it
+     * an I/O failure, not a success whose fence or identity went nowhere. A grant so told stands for its
+     * holder, whose next acquire is granted again and prints it.
+     */
+    @Test
+    void anAnswerThatCannotBeWrittenIsAnIoFailure() throws Exception {
+        assumeTrue(Files.isWritable(Path.of("/dev/full")), "/dev/full fails every write");
+        String dir = tmp.resolve("leases").toString();
+        String holder = Long.toString(children.sleeper().pid());
+        Cli.Result lost = Cli.exec(List.of("sh", "-c", "exec " + Cli.shellQuoted(Cli.command(Cli.jar(), "lease",
+                "acquire", "build", "--dir", dir, "--holder", holder, "--print", "fence")) + " >/dev/full"), "");
+        assertThat(lost.exit()).as("%s", lost).isEqualTo(74);
+        assertThat(lost.err()).contains("standard output", "would have been 0");
+        Cli.Result again = Cli.run("lease", "acquire", "build", "--dir", dir, "--holder", holder, "--print", "fence");
+        assertThat(again.exit()).as("%s", again).isZero();
+        assertThat(again.line()).isEqualTo("1");
+
+        Cli.Result identity = Cli.exec(List.of("sh", "-c", "exec " + Cli.shellQuoted(Cli.command(Cli.jar(), "identify",
+                holder)) + " >&-"), "");
+        assertThat(identity.exit()).as("stdout closed: %s", identity).isEqualTo(74);
+    }
 }
