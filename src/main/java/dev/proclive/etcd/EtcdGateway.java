@@ -70,6 +70,8 @@ public final class EtcdGateway implements Etcd {
     static final int PAGE = 200;
     private static final String AUTHENTICATE = "/v3/auth/authenticate";
     /** Where hedged calls run, so that their caller may stop waiting for one; an idle thread ends after a minute. */
+    /** By timeout and the CA file's bytes ({@link #client}). */
+    private static final Map<List<Object>, HttpClient> CLIENTS = new java.util.concurrent.ConcurrentHashMap<>();
     private static final ExecutorService HEDGES = Executors.newCachedThreadPool(run -> {
         Thread t = new Thread(run, "proclive-etcd-hedge");
         t.setDaemon(true);
@@ -161,11 +163,28 @@ public final class EtcdGateway implements Etcd {
         }
         // the password as given now: a caller may clear its array once this returns
         login = login.map(l -> new Login(l.user(), l.password().clone()));
+        return new EtcdGateway(List.copyOf(bases), login, client(caFile, timeout), timeout, json, marks);
+    }
+
+    /**
+     * One client for every gateway of the same timeout and trust: java.net.http's client has no close on
+     * JDK 17, and one whose watch streams were cancelled keeps its selector thread and descriptors for good,
+     * so a client made per store would leave them behind each closed store.
+     */
+    private static HttpClient client(Optional<Path> caFile, Duration timeout) throws IOException {
+        byte[] pem = caFile.isPresent() ? Files.readAllBytes(caFile.get()) : new byte[0];
+        List<Object> key = List.of(timeout, Base64.getEncoder().encodeToString(pem));
+        HttpClient known = CLIENTS.get(key);
+        if (known != null) {
+            return known;
+        }
         HttpClient.Builder http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(timeout);
         if (caFile.isPresent()) {
-            http.sslContext(trusting(caFile.get()));
+            http.sslContext(trusting(caFile.get(), pem));
         }
-        return new EtcdGateway(List.copyOf(bases), login, http.build(), timeout, json, marks);
+        HttpClient made = http.build();
+        HttpClient raced = CLIENTS.putIfAbsent(key, made);
+        return raced != null ? raced : made;
     }
 
     /** An endpoint as a message may show it: without its user and password. */
@@ -180,8 +199,8 @@ public final class EtcdGateway implements Etcd {
         return "'" + text + "'";
     }
 
-    private static SSLContext trusting(Path caFile) throws IOException {
-        try (InputStream in = Files.newInputStream(caFile)) {
+    private static SSLContext trusting(Path caFile, byte[] pem) throws IOException {
+        try (InputStream in = new java.io.ByteArrayInputStream(pem)) {
             KeyStore trust = KeyStore.getInstance(KeyStore.getDefaultType());
             trust.load(null, null);
             int n = 0;
@@ -493,7 +512,7 @@ public final class EtcdGateway implements Etcd {
 
     @Override
     public void close() {
-        marks.flush(); // java.net.http's client on JDK 17 has no close: its threads are daemons and end when idle
+        marks.flush(); // the client is shared (client()): it stays for the next gateway
     }
 
     private JsonNode call(String path, ObjectNode body) throws IOException {

@@ -155,6 +155,42 @@ class EtcdGatewayTest {
         return URI.create("http://127.0.0.1:" + s.getAddress().getPort());
     }
 
+    /**
+     * Gateways opened and closed one after another, each with a watch stream cancelled, leave no
+     * threads behind: a client of java.net.http keeps its selector thread after such a stream.
+     */
+    @Test
+    void gatewaysClosedAfterAWatchLeaveNoThreadsBehind() throws Exception {
+        java.util.concurrent.CountDownLatch hangUp = new java.util.concurrent.CountDownLatch(1);
+        URI e = hostile(out -> {
+            try {
+                out.write("{\"result\":{\"header\":{\"revision\":\"1\"},\"created\":true}}\n".getBytes(StandardCharsets.UTF_8));
+                out.flush();
+                hangUp.await(60, TimeUnit.SECONDS);
+            } catch (IOException | InterruptedException gone) {
+                // the client hung up
+            }
+        });
+        java.util.function.Supplier<Long> selectors = () -> Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().endsWith("SelectorManager") && t.isAlive()).count();
+        long before = selectors.get();
+        try {
+            for (int i = 0; i < 12; i++) {
+                EtcdGateway etcd = EtcdGateway.open(List.of(e), Optional.empty(), Duration.ofMillis(1500),
+                        dev.proclive.lease.book.StrictJson.mapper());
+                java.util.concurrent.CompletableFuture<Void> watch = etcd.watchPrefix("p/", 1, (revision, changes) -> { });
+                Thread.sleep(50);
+                watch.cancel(false);
+                etcd.close();
+            }
+            System.gc();
+            Eventually.until("no more than one client's selector thread more than before (" + before + ")",
+                    Duration.ofSeconds(10), selectors::get, n -> n <= before + 1);
+        } finally {
+            hangUp.countDown();
+        }
+    }
+
     @Test
     void anEndlessOrTricklingAnswerFailsThatMemberWithinTheDeadlineAndTheNextIsTried() throws Exception {
         URI endless = hostile(out -> {
