@@ -412,7 +412,7 @@ public final class LeaseFiles implements LeaseBook {
         try {
             while (!inJvm.tryLock(Math.max(0, Math.min(waited.leftNanos(), LOCK_SLICE_NANOS)), TimeUnit.NANOSECONDS)) {
                 if (waited.leftNanos() <= 0) {
-                    throw new FileLocker.Busy(guard, most);
+                    throw FileLocker.Busy.inThisProcess(guard, most);
                 }
                 refuseIfClosed(name); // a wait for the lock is no write under way: it ends with the close
             }

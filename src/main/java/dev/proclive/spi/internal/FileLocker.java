@@ -88,6 +88,16 @@ public interface FileLocker {
                     + " stopped or hung while it held the lock, e.g. by ^Z or SIGSTOP); nothing was changed: try again"
                     + " once it goes on or ends (fuser " + file + " names it)" + (more.isEmpty() ? "" : ". " + more));
         }
+
+        private Busy(Path file, String reason) {
+            super(file.toString(), null, reason);
+        }
+
+        /** {@code file} stayed locked for {@code most} by another thread of this process. */
+        public static Busy inThisProcess(Path file, Duration most) {
+            return new Busy(file, "locked by another thread of this process for longer than " + most.toMillis()
+                    + " ms; nothing was changed: try again");
+        }
     }
 
     /** A lock held; {@link #close()} releases it. */
