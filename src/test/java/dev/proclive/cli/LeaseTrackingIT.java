@@ -500,33 +500,57 @@ class LeaseTrackingIT {
      */
     @Test
     void ofWhatTheCommandLeavesTheLeaseGoesToTheOneNoOtherProofFinds() throws Exception {
+        leftBehindUnseenHolds(false);
+    }
+
+    /** As above, the one no proof finds being a child of the other, not yet an orphan when the command ends. */
+    @Test
+    void aChildOfWhatTheCommandLeftThatNoOtherProofFindsHoldsTheLease() throws Exception {
+        leftBehindUnseenHolds(true);
+    }
+
+    private void leftBehindUnseenHolds(boolean asChild) throws Exception {
         Path pidFile = tmp.resolve("b.pid");
         String escape = "cg=$(sed -n 's/^0:://p' /proc/self/cgroup);"
                 + " mnt=$(awk '$9 == \"cgroup2\" {print $5; exit}' /proc/self/mountinfo);"
                 + " echo $$ > \"$mnt$(dirname \"$cg\")/cgroup.procs\" 2>/dev/null;"
                 + " echo $$ > " + pidFile + "; exec sleep 120 >/dev/null 2>&1";
+        String b = "env -i sh -c '" + escape.replace("'", "'\\''") + "' </dev/null >/dev/null 2>&1 &";
         Path aPidFile = tmp.resolve("a.pid");
+        String a = "echo $$ > " + aPidFile + "; " + (asChild ? b + " " : "") + "exec sleep 120";
         Cli.Result run = lease("run", "build", "--dir", dir(), "--", "sh", "-c",
-                "(exec sh -c 'echo $$ > " + aPidFile + "; exec sleep 120' </dev/null >/dev/null 2>&1 &); sleep 0.2;"
-                        + " (exec env -i sh -c '" + escape.replace("'", "'\\''") + "' </dev/null >/dev/null 2>&1 &);"
+                "(exec sh -c '" + a.replace("'", "'\\''") + "' </dev/null >/dev/null 2>&1 &); sleep 0.2;"
+                        + (asChild ? "" : " (exec " + b + ");")
                         + " while [ ! -s " + pidFile + " ]; do sleep 0.05; done");
         assertThat(run.exit()).as(run.err()).isZero();
-        ProcessHandle a = ProcessHandle.of(Long.parseLong(waitFor(aPidFile).strip())).orElseThrow();
-        ProcessHandle b = ProcessHandle.of(Long.parseLong(waitFor(pidFile).strip())).orElseThrow();
+        ProcessHandle first = ProcessHandle.of(Long.parseLong(waitFor(aPidFile).strip())).orElseThrow();
+        ProcessHandle unseen = ProcessHandle.of(Long.parseLong(waitFor(pidFile).strip())).orElseThrow();
         try {
+            if (asChild) {
+                assertThat(unseen.parent().map(ProcessHandle::pid)).as("a child of what was left").contains(first.pid());
+            }
             JsonNode r = record();
             assertThat(r.path("state").asText()).as("%s", r).isEqualTo("held");
-            assertThat(r.path("holder").path("pid").asLong()).as("the one no other proof finds: %s", r).isEqualTo(b.pid());
+            assertThat(r.path("holder").path("pid").asLong()).as("the one no other proof finds: %s", r)
+                    .isEqualTo(unseen.pid());
         } finally {
-            b.destroy();
+            unseen.destroy();
         }
-        b.onExit().get(60, TimeUnit.SECONDS);
+        Path stat = Path.of("/proc", Long.toString(unseen.pid()), "stat");
+        Eventually.until("it ended (a zombie of the sleep that holds it as a child)", Duration.ofSeconds(60), () -> {
+            try {
+                String line = Files.readString(stat);
+                return line.substring(line.lastIndexOf(')') + 2, line.lastIndexOf(')') + 3);
+            } catch (java.nio.file.NoSuchFileException gone) {
+                return "gone";
+            }
+        }, state -> state.equals("Z") || state.equals("gone"));
         Cli.Result newcomer = lease("acquire", "build", "--dir", dir(), "--holder", Long.toString(children.sleeper().pid()));
         try {
             assertThat(newcomer.exit()).as("not granted while the first one runs: %s %s", newcomer.out(), newcomer.err())
                     .isIn(1, 2);
         } finally {
-            a.destroy();
+            first.destroy();
         }
     }
 

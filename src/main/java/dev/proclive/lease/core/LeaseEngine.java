@@ -28,6 +28,7 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -536,12 +537,16 @@ public final class LeaseEngine implements AutoCloseable {
     }
 
     /**
-     * What the lease goes to of what the command left, as processes are read now: the oldest of those that
-     * neither the cgroup nor the token will show once the supervisor is gone (a daemon that left the cgroup
-     * and cleared its environment), which only being the holder keeps; else the oldest. The others stay
-     * found by those proofs when it ends.
+     * What the lease goes to of what the command left (and what that started), as processes are read now:
+     * the oldest of those that neither the cgroup nor the token will show once the supervisor is gone (a
+     * daemon that left the cgroup and cleared its environment), which only being the holder keeps; else
+     * the oldest. The others stay found by those proofs when it ends.
      */
-    private Optional<ProcessInfo> next(List<Long> pids, LeaseRecord r, Tracking tracking) {
+    private Optional<ProcessInfo> next(List<Long> left, LeaseRecord r, Tracking tracking) {
+        Set<Long> pids = new LinkedHashSet<>(left);
+        for (long pid : left) {
+            ProcessHandle.of(pid).ifPresent(h -> h.descendants().forEach(d -> pids.add(d.pid())));
+        }
         List<ProcessInfo> found = new ArrayList<>();
         for (long pid : pids) {
             if (introspector.lookupProcess(pid) instanceof dev.proclive.spi.ProcessLookup.Found f) {
