@@ -17,6 +17,8 @@ import dev.proclive.lease.book.LeaseBook;
 import dev.proclive.lease.book.LeaseNames;
 import dev.proclive.lease.book.Records;
 import dev.proclive.spi.ProcessInfo;
+import dev.proclive.spi.ProcessLookup;
+import dev.proclive.spi.ProcessState;
 import dev.proclive.spi.ProcessIntrospector;
 import dev.proclive.spi.internal.Descendants;
 import dev.proclive.spi.internal.KernelIntrospector;
@@ -27,9 +29,11 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -511,10 +515,11 @@ public final class LeaseEngine implements AutoCloseable {
             trusted(name, r, guard.fence());
             if (kernel.isPresent() && !kernel.get().isEmpty()) {
                 // the kernel's list of what the command left: the lease goes to one no later proof finds
-                Optional<ProcessInfo> next = next(kernel.get(), r, tracking);
                 Instant at = notBefore(r.acquiredAt());
-                if (next.isPresent() && adopt(guard, r, next.get(), at, tracking.how()).isPresent()) {
-                    return false;
+                for (ProcessInfo next : candidates(kernel.get(), r, tracking)) {
+                    if (adopt(guard, r, next, at, tracking.how()).isPresent()) {
+                        return false;
+                    }
                 }
                 // they ended as they were read: the scan (or the cgroup, read again) decides below
             } else if (kernel.isPresent()) {
@@ -537,32 +542,52 @@ public final class LeaseEngine implements AutoCloseable {
     }
 
     /**
-     * What the lease goes to of what the command left (and what that started), as processes are read now:
-     * the oldest of those that neither the cgroup nor the token will show once the supervisor is gone (a
-     * daemon that left the cgroup and cleared its environment), which only being the holder keeps; else
-     * the oldest. The others stay found by those proofs when it ends.
+     * What the lease may go to of what the command left (and what that started), live, as processes are
+     * read now, in the order it is offered: first those neither the cgroup nor the token will show once the
+     * supervisor is gone (a daemon that left the cgroup and cleared its environment), which only being the
+     * holder keeps; then those whose environment cannot be read here; then the rest. Each group's oldest
+     * first; the others stay found by those proofs when the holder ends.
      */
-    private Optional<ProcessInfo> next(List<Long> left, LeaseRecord r, Tracking tracking) {
+    private List<ProcessInfo> candidates(List<Long> left, LeaseRecord r, Tracking tracking) {
+        Map<Long, List<Long>> children = new HashMap<>(); // one look at every process, not one per process left
+        ProcessHandle.allProcesses().forEach(p -> p.parent().ifPresent(parent ->
+                children.computeIfAbsent(parent.pid(), k -> new ArrayList<>()).add(p.pid())));
         Set<Long> pids = new LinkedHashSet<>(left);
-        for (long pid : left) {
-            ProcessHandle.of(pid).ifPresent(h -> h.descendants().forEach(d -> pids.add(d.pid())));
-        }
-        List<ProcessInfo> found = new ArrayList<>();
-        for (long pid : pids) {
-            if (introspector.lookupProcess(pid) instanceof dev.proclive.spi.ProcessLookup.Found f) {
-                found.add(f.info());
+        java.util.Deque<Long> next = new java.util.ArrayDeque<>(left);
+        while (!next.isEmpty()) {
+            for (long child : children.getOrDefault(next.pop(), List.of())) {
+                if (pids.add(child)) {
+                    next.push(child);
+                }
             }
         }
         Set<Long> inside = tracking.cgroup().flatMap(c -> descendants.members(c.path(), c.id()))
                 .<Set<Long>>map(HashSet::new).orElse(Set.of());
-        List<ProcessInfo> unseen = found.stream().filter(p -> !inside.contains(p.pid()) && !carries(p, r)).toList();
-        return LeaseRules.firstCarrier(unseen.isEmpty() ? found : unseen);
+        List<List<ProcessInfo>> tiers = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+        for (long pid : pids) {
+            if (introspector.lookupProcess(pid) instanceof ProcessLookup.Found f && f.info().state() == ProcessState.LIVE) {
+                Optional<Boolean> carries = inside.contains(pid) ? Optional.of(true) : carries(f.info(), r);
+                tiers.get(carries.isEmpty() ? 1 : carries.get() ? 2 : 0).add(f.info());
+            }
+        }
+        List<ProcessInfo> offered = new ArrayList<>();
+        for (List<ProcessInfo> tier : tiers) {
+            while (!tier.isEmpty()) {
+                ProcessInfo first = LeaseRules.firstCarrier(tier).orElseThrow();
+                offered.add(first);
+                tier.remove(first);
+            }
+        }
+        return offered;
     }
 
-    /** Whether {@code p}'s environment shows {@code r}'s token to a newcomer's scan. */
-    private boolean carries(ProcessInfo p, LeaseRecord r) {
-        return r.tokenDigest().isPresent() && checker.identify(p.pid()).filter(id -> id.start().equals(p.start()))
-                .flatMap(id -> carriers.carriesDigest(id, r.tokenDigest().get())).orElse(false);
+    /** Whether {@code p}'s environment shows {@code r}'s token to a newcomer's scan; empty where it cannot be read. */
+    private Optional<Boolean> carries(ProcessInfo p, LeaseRecord r) {
+        if (r.tokenDigest().isEmpty()) {
+            return Optional.of(false);
+        }
+        return checker.identify(p.pid()).filter(id -> id.start().equals(p.start()))
+                .flatMap(id -> carriers.carriesDigest(id, r.tokenDigest().get()));
     }
 
     /**
