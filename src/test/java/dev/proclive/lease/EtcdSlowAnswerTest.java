@@ -256,4 +256,40 @@ class EtcdSlowAnswerTest {
             children.killAll();
         }
     }
+    /**
+     * A grant whose answer its caller never had, but that another caller was granted again meanwhile (the
+     * same holder, asking from another thread), stays: it was told, and its holder writes under it.
+     */
+    @Test
+    void aGrantAnotherCallerWasToldOfMeanwhileIsNotEnded() throws Exception {
+        FakeEtcd etcd = new FakeEtcd();
+        dev.proclive.Children children = new dev.proclive.Children();
+        try (LeaseStore store = store(etcd)) {
+            Identity holder = children.sleeping();
+            etcd.leasedAnswerDelayMillis = 60_000;
+            java.util.concurrent.ExecutorService one = java.util.concurrent.Executors.newSingleThreadExecutor();
+            Acquisition told;
+            try {
+                java.util.concurrent.Future<Acquisition> asked = one.submit(() -> store.acquire("build", holder));
+                dev.proclive.Eventually.until("the grant written, its answer not yet given", Duration.ofSeconds(30),
+                        () -> etcd.list("slow/build").stream().anyMatch(kv -> kv.key().equals("slow/build")));
+                etcd.leasedAnswerDelayMillis = 0; // the first answer stays late; the next ones come at once
+                told = store.acquire("build", holder);
+                assertThat(told).as("granted again to the other caller").isInstanceOf(Acquisition.Granted.class);
+                asked.cancel(true);
+                one.shutdown();
+                assertThat(one.awaitTermination(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            } finally {
+                one.shutdownNow();
+            }
+            Lease lease = ((Acquisition.Granted) told).lease();
+            assertThat(store.read("build")).as("the grant the other caller holds stays")
+                    .hasValueSatisfying(r -> assertThat(r.granted()).isTrue());
+            assertThat(lease.isValid()).isTrue();
+            assertThat(store.acquire("build", children.sleeping())).as("a newcomer is refused")
+                    .isInstanceOf(Acquisition.Held.class);
+        } finally {
+            children.killAll();
+        }
+    }
 }

@@ -14,6 +14,7 @@ import dev.proclive.lease.LeasePolicy;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.Cgroup;
 import dev.proclive.lease.book.LeaseBook;
+import dev.proclive.lease.book.LeaseJson;
 import dev.proclive.lease.book.LeaseNames;
 import dev.proclive.lease.book.Records;
 import dev.proclive.spi.ProcessInfo;
@@ -394,8 +395,10 @@ public final class LeaseEngine implements AutoCloseable {
     }
 
     /**
-     * A grant whose write failed once its record was in place (its fence not forced, EIO) is told to
-     * nobody: it is ended, released, so that a holder nobody told holds nobody out; its fence stays used.
+     * A grant whose write failed once its record was in place (its fence not forced, EIO; on etcd an
+     * answer lost) is told to nobody: it is ended, released, so that a holder nobody told holds nobody
+     * out; its fence stays used. Only the very record written here: on etcd, where nothing is locked,
+     * another caller may have been granted it again since, which rewrote it.
      */
     private LeaseRecord grant(LeaseBook.Guard guard, Optional<LeaseRecord> before, LeaseRecord draft) throws IOException {
         try {
@@ -405,7 +408,7 @@ public final class LeaseEngine implements AutoCloseable {
             try {
                 Optional<LeaseRecord> r = guard.record();
                 if (r.isPresent() && r.get().granted() && r.get().fence() > before.map(LeaseRecord::fence).orElse(0L)
-                        && Records.sameProcess(r.get().holder(), draft.holder())) {
+                        && LeaseJson.write(r.get()).equals(LeaseJson.write(Records.fenced(draft, r.get().fence())))) {
                     guard.replace(Records.ended(r.get(), writer, new LeaseRecord.Ending(LeaseChange.RELEASED,
                             notBefore(r.get().acquiredAt()), checker.explain(r.get().holder()), OptionalLong.empty())));
                 }
