@@ -373,32 +373,40 @@ class LeaseStoreTest {
         assertThat(dir.resolve("other.lease")).doesNotExist();
     }
 
+    /**
+     * A guard with a second name (a hard link: a copy made with {@code cp -al}, a deduplicator, or a link
+     * to another's file) is never written nor its modes changed: a fresh guard with its fence takes its
+     * name, and one that holds no fence is corrupt, its bytes never quoted.
+     */
     @Test
     @EnabledOnOs({OS.LINUX, OS.MAC})
-    void aGuardWithASecondNameIsNeitherWrittenNorShared() throws Exception {
-        Path elsewhere = Files.writeString(tmp.resolve("someone-elses.conf"), "3\n");
-        Files.createLink(dir.resolve("build.guard"), elsewhere); // as a hard link to another's file would stand there
+    void aGuardWithASecondNameIsReplacedNeverWrittenNorShared() throws Exception {
+        Path elsewhere = Files.writeString(tmp.resolve("backup.guard"), "3\n");
+        Files.createLink(dir.resolve("build.guard"), elsewhere);
         Identity holder = children.sleeping();
-        assertThatThrownBy(() -> store.acquire("build", holder)).isInstanceOf(LeaseCorruptException.class)
-                .hasMessageContaining("hard link").hasMessageContaining("remove it by hand");
-        assertThatThrownBy(() -> store.breakLease("build")).isInstanceOf(LeaseCorruptException.class);
+        assertThat(granted(store.acquire("build", holder)).fence()).as("the fence goes on from the linked guard's")
+                .isEqualTo(4);
         assertThat(Files.readString(elsewhere)).isEqualTo("3\n");
-        assertThat(dir.resolve("build.lease")).doesNotExist();
+        assertThat(Files.isSameFile(elsewhere, dir.resolve("build.guard"))).as("a guard of its own now").isFalse();
+        assertThat(Files.readString(dir.resolve("build.guard"))).isEqualTo("4");
 
-        Files.delete(dir.resolve("build.guard"));
-        assertThat(granted(store.acquire("build", holder)).fence()).as("a new guard once it is removed").isEqualTo(1);
-        assertThat(Files.readString(elsewhere)).isEqualTo("3\n");
+        Path secret = Files.writeString(tmp.resolve("someone-elses.conf"), "password=hunter2\n");
+        Files.setPosixFilePermissions(secret, PosixFilePermissions.fromString("rw-------"));
+        Files.createLink(dir.resolve("other.guard"), secret);
+        assertThatThrownBy(() -> store.acquire("other", holder)).isInstanceOf(LeaseCorruptException.class)
+                .hasMessageContaining("hard link").hasMessageContaining("remove it by hand")
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("hunter2"));
+        assertThat(Files.readString(secret)).isEqualTo("password=hunter2\n");
+        assertThat(dir.resolve("other.lease")).doesNotExist();
 
         Path shared = Files.createDirectory(tmp.resolve("shared"));
         Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxrwx---")); // guards given its modes
-        Files.setPosixFilePermissions(elsewhere, PosixFilePermissions.fromString("rw-------"));
-        Files.createLink(shared.resolve("build.guard"), elsewhere);
+        Files.createLink(shared.resolve("build.guard"), secret);
         try (LeaseStore sharedStore = LeaseStore.open(shared)) {
-            assertThatThrownBy(() -> sharedStore.acquire("build", holder)).isInstanceOf(LeaseCorruptException.class)
-                    .hasMessageContaining("hard link");
+            assertThatThrownBy(() -> sharedStore.acquire("build", holder)).isInstanceOf(LeaseCorruptException.class);
         }
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(elsewhere))).isEqualTo("rw-------");
-        assertThat(Files.readString(elsewhere)).isEqualTo("3\n");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(secret))).isEqualTo("rw-------");
+        assertThat(Files.readString(secret)).isEqualTo("password=hunter2\n");
     }
 
     @Test

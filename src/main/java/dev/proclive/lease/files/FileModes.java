@@ -121,14 +121,15 @@ final class FileModes {
     /**
      * Gives a shared guard, a regular file not {@linkplain #exposed exposed}, the group and permissions it
      * lacks (one made before the directory was shared); another user's is left, as only its owner may.
+     * {@code options}: none where {@code guard} is the locked descriptor's path, a link to its file.
      */
-    void shareGuard(Path guard, PosixFileAttributes a) {
+    void shareGuard(Path guard, PosixFileAttributes a, LinkOption... options) {
         if (sharedGuard.isEmpty() || exposed(a)
                 || group.filter(g -> !g.equals(a.group())).isEmpty() && a.permissions().equals(sharedGuard.get())) {
             return;
         }
         try {
-            share(guard, true);
+            share(guard, true, options);
         } catch (IOException notOurs) {
             // another user's: only its owner can change it
         }
@@ -140,13 +141,17 @@ final class FileModes {
      * took is given back.
      */
     void share(Path file, boolean guard) throws IOException {
+        share(file, guard, LinkOption.NOFOLLOW_LINKS);
+    }
+
+    private void share(Path file, boolean guard, LinkOption... options) throws IOException {
         Optional<Set<PosixFilePermission>> permissions = guard ? sharedGuard : shared;
         if (permissions.isEmpty()) {
             return;
         }
         if (group.isPresent()) {
             try {
-                Files.getFileAttributeView(file, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS).setGroup(group.get());
+                Files.getFileAttributeView(file, PosixFileAttributeView.class, options).setGroup(group.get());
             } catch (IOException notAMember) {
                 // only the owner, a member of that group, or root may give it
             }

@@ -326,9 +326,10 @@ public final class LeaseFiles implements LeaseBook {
             }
             refuseIfClosed(name); // closed while it waited for another process's lock: nothing written
             own = across.channel().isPresent() ? null : openLocked(name, guard, across);
-            if (exposed && own != null && fileKey != null && fileKey.equals(
-                    Files.readAttributes(guard, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).fileKey())) {
-                Optional<FileLocker.Lock> replaced = replaceGuard(name, guard, own);
+            boolean linked = own != null && linked(guard, across);
+            if (own != null && (linked || exposed && fileKey != null && fileKey.equals(
+                    Files.readAttributes(guard, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).fileKey()))) {
+                Optional<FileLocker.Lock> replaced = replaceGuard(name, guard, own, linked);
                 if (replaced.isPresent()) {
                     FileLocker.Lock old = across;
                     FileChannel oldChannel = own;
@@ -336,7 +337,16 @@ public final class LeaseFiles implements LeaseBook {
                     own = null;
                     closeAll(oldChannel, old);
                     own = openLocked(name, guard, across);
+                } else if (linked) {
+                    throw new LeaseCorruptException(name, guard.getFileName() + " has other names (hard links), and"
+                            + " no guard could be put in its place: nothing was written to it; remove it by hand");
                 }
+            }
+            if (own != null && found instanceof PosixFileAttributes p) {
+                // through the descriptor where it can be: a file renamed to the guard's name since is not changed
+                Optional<Path> locked = across.file().filter(f -> f.startsWith("/proc"));
+                modes.shareGuard(locked.orElse(guard), p, locked.isPresent() ? new LinkOption[0]
+                        : new LinkOption[] {LinkOption.NOFOLLOW_LINKS});
             }
             return work.run(new ChannelGuard(name, own != null ? own : across.channel().get()));
         } catch (AccessDeniedException e) {
@@ -380,11 +390,16 @@ public final class LeaseFiles implements LeaseBook {
      *
      * @return the lock on the new guard, held: the caller lets the old one go
      */
-    private Optional<FileLocker.Lock> replaceGuard(String name, Path guard, FileChannel old) throws IOException {
+    private Optional<FileLocker.Lock> replaceGuard(String name, Path guard, FileChannel old, boolean linked)
+            throws IOException {
         if (old.size() > MAX_GUARD_BYTES) {
             return Optional.empty(); // corrupt: break rewrites it first
         }
         byte[] content = readAll(old);
+        if (linked && Records.parseFence(new String(content, StandardCharsets.US_ASCII).strip()).isEmpty()
+                && content.length > 0) {
+            return Optional.empty(); // not a fence: maybe another's file, never quoted
+        }
         FileLocker.Lock[] lock = new FileLocker.Lock[1];
         try {
             // nobody else locks a temporary file
@@ -396,6 +411,9 @@ public final class LeaseFiles implements LeaseBook {
             return Optional.empty();
         }
         forceDirectory();
+        if (linked) {
+            return Optional.of(lock[0]); // nothing written to a file with other names
+        }
         byte[] replaced = (REPLACED + "\n").getBytes(StandardCharsets.US_ASCII);
         try {
             old.write(ByteBuffer.wrap(replaced), 0);
@@ -433,10 +451,6 @@ public final class LeaseFiles implements LeaseBook {
                         : BasicFileAttributes.class;
                 BasicFileAttributes a = Files.readAttributes(guard, kind, LinkOption.NOFOLLOW_LINKS);
                 refuseNonRegular(name, guard, a);
-                if (a instanceof PosixFileAttributes p) {
-                    refuseLinked(name, guard, guard, LinkOption.NOFOLLOW_LINKS);
-                    modes.shareGuard(guard, p); // a regular file: no link to follow
-                }
                 return a;
             } catch (NoSuchFileException e) {
                 if (attempt > 0) {
@@ -856,46 +870,35 @@ public final class LeaseFiles implements LeaseBook {
      */
     private static FileChannel openLocked(String name, Path guard, FileLocker.Lock lock) throws IOException {
         Optional<Path> locked = lock.file();
-        FileChannel channel = null;
         if (locked.isPresent()) {
             try {
-                channel = FileChannel.open(locked.get(), StandardOpenOption.READ, StandardOpenOption.WRITE);
+                return FileChannel.open(locked.get(), StandardOpenOption.READ, StandardOpenOption.WRITE);
             } catch (IOException notHere) {
-                locked = Optional.empty(); // a /proc that refuses it: opened by name, checked by name
+                // a /proc that refuses it: opened by name
             }
         }
-        if (channel == null) {
-            channel = openGuard(name, guard);
-        }
-        try {
-            if (locked.isPresent()) {
-                refuseLinked(name, guard, locked.get());
-            } else {
-                refuseLinked(name, guard, guard, LinkOption.NOFOLLOW_LINKS);
-            }
-            return channel;
-        } catch (IOException | RuntimeException e) {
-            channel.close();
-            throw e;
-        }
+        return openGuard(name, guard);
     }
 
     /**
-     * A guard with a second name may be a hard link to a file outside the store (where
-     * {@code fs.protected_hardlinks} is 0, anyone may link another's file): nothing is written to it, nor its
-     * modes changed.
+     * Whether the locked guard has other names too: a hard link, maybe to a file outside the store (where
+     * {@code fs.protected_hardlinks} is 0 anyone may link another's file), which is then replaced, never
+     * written. Its count is the locked file's own, and the guard's name must still be that file's.
      */
-    private static void refuseLinked(String name, Path guard, Path file, LinkOption... options) throws IOException {
-        Object links;
+    private static boolean linked(Path guard, FileLocker.Lock lock) throws IOException {
+        Map<String, Object> at;
+        Map<String, Object> locked;
         try {
-            links = Files.getAttribute(file, "unix:nlink", options);
+            at = Files.readAttributes(guard, "unix:ino,dev,nlink", LinkOption.NOFOLLOW_LINKS);
+            locked = lock.file().isPresent() ? Files.readAttributes(lock.file().get(), "unix:ino,dev,nlink") : at;
         } catch (UnsupportedOperationException | IllegalArgumentException noUnixView) {
-            return;
+            return false;
         }
-        if (links instanceof Integer n && n > 1) {
-            throw new LeaseCorruptException(name, guard.getFileName() + " has " + n + " names (hard links), so it may"
-                    + " be a file outside the store: nothing was written to it; remove it by hand to go on");
+        if (!at.get("ino").equals(locked.get("ino")) || !at.get("dev").equals(locked.get("dev"))) {
+            throw new IOException(guard + " was replaced while it was locked, though nothing replaces a locked guard:"
+                    + " nothing was written; call again");
         }
+        return ((Integer) locked.get("nlink")) > 1;
     }
 
     /** Never follows a link: a link in the guard's place is corrupt. */
