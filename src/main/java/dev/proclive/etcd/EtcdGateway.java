@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
@@ -19,16 +20,20 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.security.cert.Certificate;
 import java.security.cert.CertificateFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -69,9 +74,9 @@ public final class EtcdGateway implements Etcd {
     /** How many keys one page of {@link #list} asks for: far below {@link #MAX_ANSWER} for records. */
     static final int PAGE = 200;
     private static final String AUTHENTICATE = "/v3/auth/authenticate";
+    /** By timeout, and whether a CA file is given and the digest of its bytes ({@link #client}). */
+    private static final Map<List<Object>, HttpClient> CLIENTS = new ConcurrentHashMap<>();
     /** Where hedged calls run, so that their caller may stop waiting for one; an idle thread ends after a minute. */
-    /** By timeout and the CA file's bytes ({@link #client}). */
-    private static final Map<List<Object>, HttpClient> CLIENTS = new java.util.concurrent.ConcurrentHashMap<>();
     private static final ExecutorService HEDGES = Executors.newCachedThreadPool(run -> {
         Thread t = new Thread(run, "proclive-etcd-hedge");
         t.setDaemon(true);
@@ -173,7 +178,13 @@ public final class EtcdGateway implements Etcd {
      */
     private static HttpClient client(Optional<Path> caFile, Duration timeout) throws IOException {
         byte[] pem = caFile.isPresent() ? Files.readAllBytes(caFile.get()) : new byte[0];
-        List<Object> key = List.of(timeout, Base64.getEncoder().encodeToString(pem));
+        List<Object> key;
+        try {
+            key = List.of(timeout, caFile.isPresent(),
+                    HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(pem)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every JDK has SHA-256", e);
+        }
         HttpClient known = CLIENTS.get(key);
         if (known != null) {
             return known;
@@ -200,7 +211,7 @@ public final class EtcdGateway implements Etcd {
     }
 
     private static SSLContext trusting(Path caFile, byte[] pem) throws IOException {
-        try (InputStream in = new java.io.ByteArrayInputStream(pem)) {
+        try (InputStream in = new ByteArrayInputStream(pem)) {
             KeyStore trust = KeyStore.getInstance(KeyStore.getDefaultType());
             trust.load(null, null);
             int n = 0;
@@ -315,6 +326,11 @@ public final class EtcdGateway implements Etcd {
             byte[] last = all.get(all.size() - 1).key().getBytes(StandardCharsets.UTF_8);
             from = Arrays.copyOf(last, last.length + 1); // the next key after it: itself and a NUL
         }
+    }
+
+    /** {@code now}, unless {@code before} says an answer was too large: the caller then asks for less, so it is kept. */
+    private static IOException unlessTooLarge(IOException before, IOException now) {
+        return before != null && tooLarge(before) ? before : now;
     }
 
     private static boolean tooLarge(Throwable e) {
@@ -554,19 +570,20 @@ public final class EtcdGateway implements Etcd {
                 }
                 int code = r.path("code").asInt();
                 if (code != 0) {
-                    last = new EtcdException(base + path + ": " + r.path("message").asText(r.toString()));
+                    EtcdException refused = new EtcdException(base + path + ": " + r.path("message").asText(r.toString()));
                     if (code != UNAVAILABLE && code != DEADLINE_EXCEEDED) {
-                        throw last;
+                        throw refused;
                     }
+                    last = unlessTooLarge(last, refused);
                     continue;
                 }
                 if (!valid.test(r)) {
-                    last = new IOException(base + path + " answered " + what);
+                    last = unlessTooLarge(last, new IOException(base + path + " answered " + what));
                     continue;
                 }
                 Optional<IOException> foreign = foreign(base, r);
                 if (foreign.isPresent()) {
-                    last = foreign.get();
+                    last = unlessTooLarge(last, foreign.get());
                     continue;
                 }
                 Optional<WentBack> behind = keyValue ? wentBack(base, r, floor, marked) : Optional.empty();
@@ -582,9 +599,7 @@ public final class EtcdGateway implements Etcd {
             } catch (EtcdException | InterruptedIOException e) {
                 throw e;
             } catch (IOException e) {
-                if (last == null || !tooLarge(last)) { // a page too large, the caller asks for less: never lost
-                    last = new IOException(base + ": " + failure(e), e);
-                }
+                last = unlessTooLarge(last, new IOException(base + ": " + failure(e), e));
             }
         }
         if (back != null) {
