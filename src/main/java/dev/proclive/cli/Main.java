@@ -47,15 +47,15 @@ public final class Main {
     }
 
     /**
-     * 74 in place of {@code code} when standard output could not be written (closed, a full disk): what the
-     * command should have printed (an identity, a fence) is lost, so its answer cannot stand as success.
+     * 74 in place of success when standard output could not be written (closed, a full disk): what the
+     * command should have printed (an identity, a fence) is lost. Another exit code is an answer of itself
+     * (dead, unknown, none) and stays.
      */
     static int written(PrintStream out, PrintStream err, int code) {
-        if (!out.checkError()) {
+        if (code != ExitCode.OK.code() || !out.checkError()) {
             return code;
         }
-        Say.line(err, "could not write to standard output: what the command printed is lost (its exit code would"
-                + " have been " + code + ")");
+        Say.line(err, "could not write to standard output: what the command printed is lost (it had succeeded)");
         return ExitCode.IO_FAILURE.code();
     }
 

@@ -69,13 +69,19 @@ class FailedWritesIT {
         Cli.Result lost = Cli.exec(List.of("sh", "-c", "exec " + Cli.shellQuoted(Cli.command(Cli.jar(), "lease",
                 "acquire", "build", "--dir", dir, "--holder", holder, "--print", "fence")) + " >/dev/full"), "");
         assertThat(lost.exit()).as("%s", lost).isEqualTo(74);
-        assertThat(lost.err()).contains("standard output", "would have been 0");
+        assertThat(lost.err()).contains("standard output", "it had succeeded");
         Cli.Result again = Cli.run("lease", "acquire", "build", "--dir", dir, "--holder", holder, "--print", "fence");
         assertThat(again.exit()).as("%s", again).isZero();
         assertThat(again.line()).isEqualTo("1");
 
         Cli.Result identity = Cli.exec(List.of("sh", "-c", "exec " + Cli.shellQuoted(Cli.command(Cli.jar(), "identify",
-                holder)) + " >&-"), "");
-        assertThat(identity.exit()).as("stdout closed: %s", identity).isEqualTo(74);
+                holder)) + " >/dev/full"), "");
+        assertThat(identity.exit()).as("%s", identity).isEqualTo(74);
+        Process ended = children.sleeper();
+        String identityOfEnded = Cli.run("identify", Long.toString(ended.pid())).line();
+        ended.destroyForcibly().waitFor();
+        Cli.Result dead = Cli.exec(List.of("sh", "-c", "exec " + Cli.shellQuoted(Cli.command(Cli.jar(), "check",
+                identityOfEnded)) + " >/dev/full"), "");
+        assertThat(dead.exit()).as("DEAD is an answer of itself, printed or not: %s", dead).isEqualTo(1);
     }
 }

@@ -108,7 +108,8 @@ final class WaiterQueue {
     }
 
     void dequeue(String name, Identity who) {
-        boolean interrupted = Thread.interrupted(); // a wait the interrupt ended: a lock is not even tried so
+        // a wait the interrupt ended: a lock is not even tried so; an etcd ticket lapses by itself, no call waited for
+        boolean interrupted = !book.expires() && Thread.interrupted();
         try {
             takeOut(name, DEQUEUE_LOCK, w -> Records.sameProcess(w.who(), who));
         } finally {
