@@ -231,8 +231,32 @@ final class LeaseActions {
             Identity asking = holder.get();
             // held by the asking holder itself: granted again at once, no wait to tell of
             Report.Look look = () -> store.read(c.name()).filter(r -> !(r.held() && Records.sameProcess(r.holder(), asking)));
-            Acquisition a = io.report().waiting(c.name(), c.waitFor(), look, wait -> store.acquire(c.name(), asking, wait),
-                    asked -> asked instanceof Acquisition.Granted ? null : asked);
+            int[] endedBy = {0};
+            if (!c.waitFor().isZero()) {
+                Thread waiting = Thread.currentThread();
+                for (String signal : List.of("TERM", "INT", "HUP")) {
+                    try {
+                        // the wait ends as a wait does, its ticket taken out, then 128+N as the JVM's own end says
+                        sun.misc.Signal.handle(new sun.misc.Signal(signal), s -> {
+                            endedBy[0] = 128 + s.getNumber();
+                            waiting.interrupt();
+                        });
+                    } catch (IllegalArgumentException | UnsupportedOperationException e) {
+                        // a signal the JVM keeps for itself: its own end
+                    }
+                }
+            }
+            Acquisition a;
+            try {
+                a = io.report().waiting(c.name(), c.waitFor(), look, wait -> store.acquire(c.name(), asking, wait),
+                        asked -> asked instanceof Acquisition.Granted ? null : asked);
+            } catch (java.io.InterruptedIOException e) {
+                if (endedBy[0] > 0) {
+                    return endedBy[0];
+                }
+                throw e;
+            }
+            Thread.interrupted(); // a signal that came as it was granted: the grant is told all the same
             return io.report().acquisition(a, c.printFence(), true);
         }
     }

@@ -365,6 +365,22 @@ class LeaseLockOutIT {
         }
     }
 
+    /** A waiter ended by a signal (^C, a supervisor's TERM) takes its ticket out, and exits 128+N. */
+    @Test
+    void aWaiterEndedByASignalTakesItsTicketOut() throws Exception {
+        String dir = tmp.resolve("leases").toString();
+        Cli.Result held = Cli.run("lease", "acquire", "build", "--dir", dir, "--holder",
+                Long.toString(children.sleeper().pid()), "--print", "fence");
+        assertThat(held.exit()).as("%s", held).isZero();
+        Process waiter = queuedWaiter(dir, "999999");
+        waiter.destroy(); // SIGTERM
+        assertThat(waiter.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(waiter.exitValue()).isEqualTo(128 + 15);
+        Path queue = Path.of(dir, "build.queue");
+        assertThat(!Files.exists(queue) || !Files.readString(queue).contains("\"pid\":" + waiter.pid()))
+                .as("its ticket taken out").isTrue();
+    }
+
     /** A {@code lease acquire build --wait SECONDS} in the background, once its ticket is in the queue. */
     private Process queuedWaiter(String dir, String seconds) throws Exception {
         Process waiter = children.adopt(new ProcessBuilder(Cli.command(Cli.jar(), "lease", "acquire", "build", "--dir", dir,
