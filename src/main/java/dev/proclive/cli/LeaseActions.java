@@ -250,11 +250,18 @@ final class LeaseActions {
             try {
                 a = io.report().waiting(c.name(), c.waitFor(), look, wait -> store.acquire(c.name(), asking, wait),
                         asked -> asked instanceof Acquisition.Granted ? null : asked);
-            } catch (java.io.InterruptedIOException e) {
-                if (endedBy[0] > 0) {
-                    return endedBy[0];
+            } catch (IOException e) {
+                if (endedBy[0] == 0) {
+                    throw e;
                 }
-                throw e;
+                // ended by the signal, maybe as the grant was written (a channel the interrupt closed fails then):
+                // a grant that stands is told as it stands, else the signal's end
+                Thread.interrupted();
+                Optional<LeaseRecord> now = store.read(c.name());
+                if (now.isPresent() && now.get().held() && Records.sameProcess(now.get().holder(), asking)) {
+                    return io.report().acquisition(store.acquire(c.name(), asking), c.printFence(), true);
+                }
+                return endedBy[0];
             }
             Thread.interrupted(); // a signal that came as it was granted: the grant is told all the same
             return io.report().acquisition(a, c.printFence(), true);
