@@ -890,9 +890,13 @@ public final class LeaseFiles implements LeaseBook {
         Map<String, Object> locked;
         try {
             at = Files.readAttributes(guard, "unix:ino,dev,nlink", LinkOption.NOFOLLOW_LINKS);
-            locked = lock.file().isPresent() ? Files.readAttributes(lock.file().get(), "unix:ino,dev,nlink") : at;
         } catch (UnsupportedOperationException | IllegalArgumentException noUnixView) {
             return false;
+        }
+        try {
+            locked = lock.file().isPresent() ? Files.readAttributes(lock.file().get(), "unix:ino,dev,nlink") : at;
+        } catch (IOException notHere) {
+            locked = at; // a /proc that refuses it: the guard was opened by name too
         }
         if (!at.get("ino").equals(locked.get("ino")) || !at.get("dev").equals(locked.get("dev"))) {
             throw new IOException(guard + " was replaced while it was locked, though nothing replaces a locked guard:"
