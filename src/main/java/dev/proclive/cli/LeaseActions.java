@@ -19,6 +19,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -232,15 +233,19 @@ final class LeaseActions {
             // held by the asking holder itself: granted again at once, no wait to tell of
             Report.Look look = () -> store.read(c.name()).filter(r -> !(r.held() && Records.sameProcess(r.holder(), asking)));
             int[] endedBy = {0};
+            List<sun.misc.Signal> caught = new ArrayList<>();
+            List<sun.misc.SignalHandler> before = new ArrayList<>();
             if (!c.waitFor().isZero()) {
                 Thread waiting = Thread.currentThread();
                 for (String signal : List.of("TERM", "INT", "HUP")) {
                     try {
                         // the wait ends as a wait does, its ticket taken out, then 128+N as the JVM's own end says
-                        sun.misc.Signal.handle(new sun.misc.Signal(signal), s -> {
-                            endedBy[0] = 128 + s.getNumber();
+                        sun.misc.Signal s = new sun.misc.Signal(signal);
+                        before.add(sun.misc.Signal.handle(s, got -> {
+                            endedBy[0] = 128 + got.getNumber();
                             waiting.interrupt();
-                        });
+                        }));
+                        caught.add(s);
                     } catch (IllegalArgumentException | UnsupportedOperationException e) {
                         // a signal the JVM keeps for itself: its own end
                     }
@@ -254,18 +259,39 @@ final class LeaseActions {
                 if (endedBy[0] == 0) {
                     throw e;
                 }
-                // ended by the signal, maybe as the grant was written (a channel the interrupt closed fails then):
-                // a grant that stands is told as it stands, else the signal's end
-                Thread.interrupted();
-                Optional<LeaseRecord> now = store.read(c.name());
-                if (now.isPresent() && now.get().held() && Records.sameProcess(now.get().holder(), asking)) {
-                    return io.report().acquisition(store.acquire(c.name(), asking), c.printFence(), true);
+                return grantedAsTheSignalCame(store, c, io, asking).orElse(endedBy[0]);
+            } finally {
+                for (int i = 0; i < caught.size(); i++) {
+                    sun.misc.Signal.handle(caught.get(i), before.get(i));
                 }
-                return endedBy[0];
             }
             Thread.interrupted(); // a signal that came as it was granted: the grant is told all the same
             return io.report().acquisition(a, c.printFence(), true);
         }
+    }
+
+    /**
+     * A wait a signal ended, maybe as the grant was written (a channel the interrupt closed fails then): the
+     * exit code of a grant to {@code asking} that stands, told as it stands; empty when none does.
+     */
+    private static Optional<Integer> grantedAsTheSignalCame(LeaseStore store, Request c, Io io, Identity asking) {
+        Thread.interrupted();
+        try {
+            Optional<LeaseRecord> now = store.read(c.name());
+            if (now.isEmpty() || !now.get().held() || !Records.sameProcess(now.get().holder(), asking)) {
+                return Optional.empty();
+            }
+            Acquisition again = store.acquire(c.name(), asking);
+            if (again instanceof Acquisition.Granted g && g.lease().fence() == now.get().fence()) {
+                return Optional.of(io.report().acquisition(again, c.printFence(), true));
+            }
+            if (again instanceof Acquisition.Granted fresh) {
+                fresh.lease().release(); // a new grant, after the signal: not this call's to keep
+            }
+        } catch (IOException | RuntimeException e) {
+            // nothing more can be told: the signal's end
+        }
+        return Optional.empty();
     }
 
     /**

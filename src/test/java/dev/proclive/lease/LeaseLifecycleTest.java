@@ -342,12 +342,19 @@ class LeaseLifecycleTest {
 
     @Test
     void aTakeoverByANewcomerWhoseClockIsBehindIsAcquiredNoEarlierThanItTookOver() throws Exception {
-        Identity dead = host.start(60, 50, "600");
-        granted(store.acquire("build", dead));
-        host.exit(dead);
-        clock.now = clock.now.minusSeconds(90); // the newcomer's clock is behind the dead holder's
-        Identity taker = host.start(61, 50, "610");
-        LeaseRecord taken = granted(store.acquire("build", taker)).record();
+        Instant start = clock.now;
+        LeaseRecord taken = null;
+        // where records expire (etcd) the store ends a dead holder's grant itself once its exit watch sees
+        // the end, which may come first: then the newcomer takes a free lease, and the test goes again
+        for (int round = 0; round < 5 && (taken == null || taken.previous().isEmpty()); round++) {
+            clock.now = start;
+            Identity dead = host.start(60 + 2 * round, 50, Integer.toString(600 + 20 * round));
+            granted(store.acquire("build" + round, dead));
+            host.exit(dead);
+            clock.now = clock.now.minusSeconds(90); // the newcomer's clock is behind the dead holder's
+            Identity taker = host.start(61 + 2 * round, 50, Integer.toString(610 + 20 * round));
+            taken = granted(store.acquire("build" + round, taker)).record();
+        }
         LeaseRecord.Takeover previous = taken.previous().orElseThrow();
         assertThat(previous.at()).isEqualTo(Instant.parse("2026-12-01T10:00:00Z"));
         assertThat(taken.acquiredAt()).as("a grant does not begin before the takeover it follows")

@@ -114,6 +114,14 @@ public interface LeaseBook {
         Optional<LeaseRecord> record() throws IOException;
 
         /**
+         * Whether the record is still {@code granted}, as a grant's write made it and nothing wrote since (a
+         * grant whose answer was lost is ended only so). Under a lock nothing else writes: equal is enough.
+         */
+        default boolean stillAsGranted(LeaseRecord granted) throws IOException {
+            return record().map(r -> LeaseJson.write(r).equals(LeaseJson.write(granted))).orElse(false);
+        }
+
+        /**
          * Where the highest fence kept apart from the record cannot be read, rewrites it from what the
          * record proves, so fences never go back below it; whether it did. For {@code break}.
          */

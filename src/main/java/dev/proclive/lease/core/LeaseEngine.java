@@ -14,7 +14,6 @@ import dev.proclive.lease.LeasePolicy;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.Cgroup;
 import dev.proclive.lease.book.LeaseBook;
-import dev.proclive.lease.book.LeaseJson;
 import dev.proclive.lease.book.LeaseNames;
 import dev.proclive.lease.book.Records;
 import dev.proclive.spi.ProcessInfo;
@@ -408,7 +407,7 @@ public final class LeaseEngine implements AutoCloseable {
             try {
                 Optional<LeaseRecord> r = guard.record();
                 if (r.isPresent() && r.get().granted() && r.get().fence() > before.map(LeaseRecord::fence).orElse(0L)
-                        && LeaseJson.write(r.get()).equals(LeaseJson.write(Records.fenced(draft, r.get().fence())))) {
+                        && guard.stillAsGranted(Records.fenced(draft, r.get().fence()))) {
                     guard.replace(Records.ended(r.get(), writer, new LeaseRecord.Ending(LeaseChange.RELEASED,
                             notBefore(r.get().acquiredAt()), checker.explain(r.get().holder()), OptionalLong.empty())));
                 }
@@ -576,7 +575,7 @@ public final class LeaseEngine implements AutoCloseable {
         List<ProcessInfo> offered = new ArrayList<>();
         for (List<ProcessInfo> tier : tiers) {
             while (!tier.isEmpty()) {
-                ProcessInfo first = LeaseRules.firstCarrier(tier).orElseThrow();
+                ProcessInfo first = LeaseRules.firstCarrier(tier).orElse(tier.get(0)); // parents read as a cycle: any
                 offered.add(first);
                 tier.remove(first);
             }

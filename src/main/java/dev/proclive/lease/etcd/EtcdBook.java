@@ -329,6 +329,12 @@ public final class EtcdBook implements LeaseBook {
             }
         }
 
+        /** The grant's transaction wrote the record with its fence key: a write since (granted again) moved the record's. */
+        @Override
+        public boolean stillAsGranted(LeaseRecord granted) throws IOException {
+            return Guard.super.stillAsGranted(granted) && read.recordRevision() == read.fenceRevision();
+        }
+
         /** After a write whose answer was lost, as etcd has it now: a grant nobody was told of is ended so. */
         @Override
         public Optional<LeaseRecord> record() throws IOException {

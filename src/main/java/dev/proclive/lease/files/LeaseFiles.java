@@ -327,6 +327,11 @@ public final class LeaseFiles implements LeaseBook {
             refuseIfClosed(name); // closed while it waited for another process's lock: nothing written
             own = across.channel().isPresent() ? null : openLocked(name, guard, across);
             boolean linked = own != null && linked(guard, across);
+            if (linked && across.file().isEmpty()) {
+                // a lock that cannot tell its file from one renamed over it would not see the replacement either
+                throw new LeaseCorruptException(name, guard.getFileName() + " has other names (hard links): nothing"
+                        + " was written to it; remove it by hand to go on");
+            }
             if (own != null && (linked || exposed && fileKey != null && fileKey.equals(
                     Files.readAttributes(guard, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).fileKey()))) {
                 Optional<FileLocker.Lock> replaced = replaceGuard(name, guard, own, linked);
@@ -337,9 +342,6 @@ public final class LeaseFiles implements LeaseBook {
                     own = null;
                     closeAll(oldChannel, old);
                     own = openLocked(name, guard, across);
-                } else if (linked) {
-                    throw new LeaseCorruptException(name, guard.getFileName() + " has other names (hard links), and"
-                            + " no guard could be put in its place: nothing was written to it; remove it by hand");
                 }
             }
             if (own != null && found instanceof PosixFileAttributes p) {
@@ -397,8 +399,9 @@ public final class LeaseFiles implements LeaseBook {
         }
         byte[] content = readAll(old);
         if (linked && Records.parseFence(new String(content, StandardCharsets.US_ASCII).strip()).isEmpty()
-                && content.length > 0) {
-            return Optional.empty(); // not a fence: maybe another's file, never quoted
+                && content.length > 0) { // maybe another's file: never quoted
+            throw new LeaseCorruptException(name, guard.getFileName() + " has other names (hard links) and holds no"
+                    + " fence: nothing was written to it; remove it by hand to go on");
         }
         FileLocker.Lock[] lock = new FileLocker.Lock[1];
         try {
@@ -407,6 +410,9 @@ public final class LeaseFiles implements LeaseBook {
         } catch (IOException e) {
             if (lock[0] != null) {
                 lock[0].close();
+            }
+            if (linked) {
+                throw e; // never written in its place: call again once it can be replaced
             }
             return Optional.empty();
         }
