@@ -638,9 +638,7 @@ class LeaseStoreTest {
         try {
             java.util.concurrent.Future<Acquisition> waited = one.submit(
                     () -> store.acquire("build", newcomer, Duration.ofMinutes(10)));
-            Path queue = dir.resolve("build.queue");
-            dev.proclive.Eventually.until("the newcomer's ticket", Duration.ofSeconds(30),
-                    () -> Files.exists(queue) && Files.readString(queue).contains("\"pid\":" + newcomer.pid()));
+            Path queue = ticketOf(newcomer);
             waited.cancel(true);
             one.shutdown();
             assertThat(one.awaitTermination(30, TimeUnit.SECONDS)).as("the wait ended").isTrue();
@@ -654,6 +652,14 @@ class LeaseStoreTest {
         }
     }
 
+    /** Waits until {@code newcomer}'s ticket is in the queue of lease {@code build}; the queue's file. */
+    private Path ticketOf(Identity newcomer) throws Exception {
+        Path queue = dir.resolve("build.queue");
+        dev.proclive.Eventually.until("the newcomer's ticket", Duration.ofSeconds(30),
+                () -> Files.exists(queue) && Files.readString(queue).contains("\"pid\":" + newcomer.pid()));
+        return queue;
+    }
+
     private void waiterRefusedByClose(boolean interrupted) throws Exception {
         Lease held = granted(store.acquire("build", children.sleeping()));
         LeaseStore closing = LeaseStore.open(dir);
@@ -662,9 +668,7 @@ class LeaseStoreTest {
         try {
             java.util.concurrent.Future<Acquisition> waited = one.submit(
                     () -> closing.acquire("build", newcomer, Duration.ofMinutes(10)));
-            Path queue = dir.resolve("build.queue");
-            dev.proclive.Eventually.until("the newcomer's ticket", Duration.ofSeconds(30),
-                    () -> Files.exists(queue) && Files.readString(queue).contains("\"pid\":" + newcomer.pid()));
+            Path queue = ticketOf(newcomer);
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
