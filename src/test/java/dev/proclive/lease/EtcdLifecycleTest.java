@@ -25,7 +25,7 @@ class EtcdLifecycleTest extends LeaseLifecycleTest {
     final FakeEtcd etcd = new FakeEtcd();
 
     @Override
-    LeaseStore open(LeasePolicy policy, Pause pause) {
+    LeaseStore build(LeasePolicy policy, Pause pause) {
         try {
             return LeaseStore.builder().etcdClient(etcd).prefix(PREFIX).policy(policy).checker(LivenessChecker.of(host))
                     .clock(clock).pause(pause).descendants(Descendants.NONE).build();

@@ -18,6 +18,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -52,9 +53,21 @@ class LeaseHardeningTest {
         store = LeaseStore.open(dir);
     }
 
+    /** Stores a test opened besides {@link #store}, closed after it. */
+    final List<LeaseStore> opened = new ArrayList<>();
+
     @AfterEach
     void kill() throws InterruptedException {
+        // Closed first: a store that keeps grants writes its session file until it is closed, and
+        // the temporary directory is removed just after this.
+        opened.forEach(LeaseStore::close);
+        store.close();
         children.killAll();
+    }
+
+    private LeaseStore opened(LeaseStore store) {
+        opened.add(store);
+        return store;
     }
 
 
@@ -81,13 +94,13 @@ class LeaseHardeningTest {
     @Test
     void aRenewalKeepsTheTtlTheHolderPromisedUnlessGivenOne() throws Exception {
         Identity holder = children.sleeping();
-        LeaseStore longTtl = LeaseStore.builder().directory(dir).policy(LeasePolicy.builder().ttl(Duration.ofMinutes(10)).build()).build();
+        LeaseStore longTtl = opened(LeaseStore.builder().directory(dir).policy(LeasePolicy.builder().ttl(Duration.ofMinutes(10)).build()).build());
         Lease lease = granted(longTtl.acquire("build", holder));
         assertThat(lease.record().ttl()).isEqualTo(Duration.ofMinutes(10));
 
         assertThat(store.renew("build", lease.fence()).ttl()).as("renewed by a store with the defaults")
                 .isEqualTo(Duration.ofMinutes(10));
-        LeaseStore shorter = LeaseStore.builder().directory(dir).policy(LeasePolicy.builder().ttl(Duration.ofSeconds(45)).build()).build();
+        LeaseStore shorter = opened(LeaseStore.builder().directory(dir).policy(LeasePolicy.builder().ttl(Duration.ofSeconds(45)).build()).build());
         assertThat(shorter.renew("build", lease.fence()).ttl()).as("renewed with a TTL given").isEqualTo(Duration.ofSeconds(45));
         assertThat(store.read("build").orElseThrow().ttl()).isEqualTo(Duration.ofSeconds(45));
     }
@@ -215,7 +228,7 @@ class LeaseHardeningTest {
         Files.writeString(dir.resolve("build.lease"), json);
         assertThatThrownBy(() -> store.read("build")).isInstanceOf(LeaseCorruptException.class)
                 .hasMessageContaining("renewedAt");
-        LeaseStore takesUnknown = LeaseStore.builder().directory(dir).policy(LeasePolicy.builder().takeUnknownAfterTtl(true).build()).build();
+        LeaseStore takesUnknown = opened(LeaseStore.builder().directory(dir).policy(LeasePolicy.builder().takeUnknownAfterTtl(true).build()).build());
         assertThatThrownBy(() -> takesUnknown.acquire("build", children.sleeping())).isInstanceOf(LeaseCorruptException.class);
     }
 
@@ -359,7 +372,7 @@ class LeaseHardeningTest {
         Identity holder = children.sleeping();
         Files.createDirectories(dir);
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
-        LeaseStore later = LeaseStore.open(dir); // did not create it
+        LeaseStore later = opened(LeaseStore.open(dir)); // did not create it
         Lease lease = granted(later.acquire("build", holder));
         lease.renew();
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve("build.lease")))).isEqualTo("rw-------");
@@ -367,7 +380,7 @@ class LeaseHardeningTest {
 
         Path shared = Files.createDirectories(tmp.resolve("shared"));
         Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxrwxr-x"));
-        LeaseStore group = LeaseStore.open(shared);
+        LeaseStore group = opened(LeaseStore.open(shared));
         granted(group.acquire("build", holder));
         assertThat(Files.getPosixFilePermissions(shared.resolve("build.lease")))
                 .as("a shared directory gets the umask's permissions").isNotEqualTo(

@@ -30,6 +30,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -177,9 +178,17 @@ class LeaseLifecycleTest {
         }
     }
 
+    /** Every store a test opened, closed after it: one that keeps grants writes until it is closed. */
+    final List<LeaseStore> opened = new java.util.concurrent.CopyOnWriteArrayList<>();
+
     @BeforeEach
     void open() throws IOException {
         store = open(LeasePolicy.defaults());
+    }
+
+    @AfterEach
+    void closeStores() {
+        opened.forEach(LeaseStore::close);
     }
 
     /** A store over this test's book: a directory here; etcd in {@link EtcdLifecycleTest}. */
@@ -187,7 +196,13 @@ class LeaseLifecycleTest {
         return open(policy, pause);
     }
 
-    LeaseStore open(LeasePolicy policy, Pause pause) throws IOException {
+    final LeaseStore open(LeasePolicy policy, Pause pause) throws IOException {
+        LeaseStore store = build(policy, pause);
+        opened.add(store);
+        return store;
+    }
+
+    LeaseStore build(LeasePolicy policy, Pause pause) throws IOException {
         return LeaseStore.builder().directory(dir.resolve("leases")).policy(policy).checker(LivenessChecker.of(host)).clock(clock).pause(pause).descendants(Descendants.NONE).build();
     }
 

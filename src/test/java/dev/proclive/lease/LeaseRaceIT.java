@@ -35,14 +35,22 @@ class LeaseRaceIT {
     Path dir;
     final Children children = new Children();
     final List<Process> workers = new ArrayList<>();
+    /** Closed after the test: a store that keeps grants writes its session file until it is closed. */
+    final List<LeaseStore> stores = new ArrayList<>();
 
     @AfterEach
     void stop() throws InterruptedException {
+        stores.forEach(LeaseStore::close);
         for (Process p : workers) {
             p.destroyForcibly();
             p.waitFor(10, TimeUnit.SECONDS);
         }
         children.killAll();
+    }
+
+    private LeaseStore opened(LeaseStore store) {
+        stores.add(store);
+        return store;
     }
 
     private Process worker(String... args) throws Exception {
@@ -66,7 +74,7 @@ class LeaseRaceIT {
         int processes = 6;
         int rounds = 15;
         Path leases = dir.resolve("leases");
-        LeaseStore store = LeaseStore.open(leases);
+        LeaseStore store = opened(LeaseStore.open(leases));
         for (int i = 0; i < processes; i++) {
             worker("race", leases.toString(), "build", Integer.toString(rounds));
         }
@@ -139,7 +147,7 @@ class LeaseRaceIT {
     @Test
     void aWriterKilledAtAnyStepLeavesARecordThatParses() throws Exception {
         Path leases = dir.resolve("leases");
-        LeaseStore store = LeaseStore.open(leases);
+        LeaseStore store = opened(LeaseStore.open(leases));
         Random random = new Random(42);
         int kills = 25;
         for (int i = 0; i < kills; i++) {

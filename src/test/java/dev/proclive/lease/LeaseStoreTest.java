@@ -55,6 +55,7 @@ class LeaseStoreTest {
 
     @AfterEach
     void kill() throws InterruptedException {
+        store.close(); // a store that keeps grants writes its session file until it is closed
         children.killAll();
     }
 
