@@ -395,19 +395,31 @@ class LeaseStoreTest {
         Files.setPosixFilePermissions(secret, PosixFilePermissions.fromString("rw-------"));
         Files.createLink(dir.resolve("other.guard"), secret);
         assertThatThrownBy(() -> store.acquire("other", holder)).isInstanceOf(LeaseCorruptException.class)
-                .hasMessageContaining("hard link").hasMessageContaining("remove it by hand")
+                .hasMessageContaining("break the lease")
                 .satisfies(e -> assertThat(e.getMessage()).doesNotContain("hunter2"));
         assertThat(Files.readString(secret)).isEqualTo("password=hunter2\n");
         assertThat(dir.resolve("other.lease")).doesNotExist();
-
-        Path shared = Files.createDirectory(tmp.resolve("shared"));
-        Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxrwx---")); // guards given its modes
-        Files.createLink(shared.resolve("build.guard"), secret);
-        try (LeaseStore sharedStore = LeaseStore.open(shared)) {
-            assertThatThrownBy(() -> sharedStore.acquire("build", holder)).isInstanceOf(LeaseCorruptException.class);
-        }
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(secret))).isEqualTo("rw-------");
+        assertThat(Files.isSameFile(secret, dir.resolve("other.guard"))).as("replaced, not kept").isFalse();
+        assertThat(Files.readString(dir.resolve("other.guard"))).doesNotContain("hunter2");
+        store.breakLease("other");
+        assertThat(granted(store.acquire("other", holder)).fence()).as("break cleared it").isEqualTo(1);
         assertThat(Files.readString(secret)).isEqualTo("password=hunter2\n");
+
+        // longer than any fence, in a directory whose guards are given its modes: never shared, nor written by break
+        String longer = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIL0ngm3Bvq5Ux8f5Hq9kz0s7b2 someone@elsewhere\n";
+        Path keys = Files.writeString(tmp.resolve("authorized_keys"), longer);
+        Files.setPosixFilePermissions(keys, PosixFilePermissions.fromString("rw-------"));
+        Path shared = Files.createDirectory(tmp.resolve("shared"));
+        Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxrwx---"));
+        Files.createLink(shared.resolve("build.guard"), keys);
+        try (LeaseStore sharedStore = LeaseStore.open(shared)) {
+            assertThatThrownBy(() -> sharedStore.acquire("build", holder)).isInstanceOf(LeaseCorruptException.class)
+                    .satisfies(e -> assertThat(e.getMessage()).doesNotContain("ssh-ed25519"));
+            sharedStore.breakLease("build");
+            assertThat(granted(sharedStore.acquire("build", holder)).fence()).isEqualTo(1);
+        }
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(keys))).isEqualTo("rw-------");
+        assertThat(Files.readString(keys)).isEqualTo(longer);
     }
 
     @Test

@@ -83,6 +83,9 @@ public final class LeaseFiles implements LeaseBook {
     /** What a guard of a shared directory holds once another replaced it: no fence, so every version refuses it. */
     static final String REPLACED = "replaced; call again";
 
+    /** What a guard holds that replaced one with other names (hard links) and no fence: corrupt until break. */
+    static final String LINKED = "had other names, no fence";
+
     /** Per guard, by file identity (device and inode, else real path): two paths to one directory share a lock. */
     private static final ConcurrentHashMap<Object, ReentrantLock> LOCKS = new ConcurrentHashMap<>();
 
@@ -388,20 +391,26 @@ public final class LeaseFiles implements LeaseBook {
      * Renames a fresh, locked copy over a guard that non-writers may hold open (0644 from an older version, or
      * another group), and forces the directory so a power loss never brings the old one back. An old descriptor
      * then holds nobody out: every locker checks that the file it locked is the one at the path
-     * ({@link FileLocker#lock}). Best effort: where a step fails, the old guard stays, still locked.
+     * ({@link FileLocker#lock}). Best effort: where a step fails, the old guard stays, still locked. A guard
+     * with other names ({@code linked}) is never written: the copy holds its fence, else {@link #LINKED}, and
+     * a failed step is an I/O failure.
      *
      * @return the lock on the new guard, held: the caller lets the old one go
      */
     private Optional<FileLocker.Lock> replaceGuard(String name, Path guard, FileChannel old, boolean linked)
             throws IOException {
-        if (old.size() > MAX_GUARD_BYTES) {
+        byte[] content;
+        if (linked) {
+            // maybe another's file: never written, its bytes never copied nor quoted; without a fence the fresh
+            // guard says so, corrupt as any guard without one, and break rewrites it (not the linked file)
+            byte[] held = old.size() <= MAX_GUARD_BYTES ? readAll(old) : null;
+            boolean fence = held != null && (held.length == 0
+                    || Records.parseFence(new String(held, StandardCharsets.US_ASCII).strip()).isPresent());
+            content = fence ? held : (LINKED + "\n").getBytes(StandardCharsets.US_ASCII);
+        } else if (old.size() > MAX_GUARD_BYTES) {
             return Optional.empty(); // corrupt: break rewrites it first
-        }
-        byte[] content = readAll(old);
-        if (linked && Records.parseFence(new String(content, StandardCharsets.US_ASCII).strip()).isEmpty()
-                && content.length > 0) { // maybe another's file: never quoted
-            throw new LeaseCorruptException(name, guard.getFileName() + " has other names (hard links) and holds no"
-                    + " fence: nothing was written to it; remove it by hand to go on");
+        } else {
+            content = readAll(old);
         }
         FileLocker.Lock[] lock = new FileLocker.Lock[1];
         try {
