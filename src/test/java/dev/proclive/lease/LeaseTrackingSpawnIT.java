@@ -153,6 +153,53 @@ class LeaseTrackingSpawnIT {
     }
 
 
+    /**
+     * Two commands of one JVM, each leaving a process: the first command's lease goes to its own, not
+     * to the second's orphan, which this subreaper adopted too and which neither the first's cgroup
+     * nor its token shows (it carries the second's token).
+     */
+    @Test
+    void whatAnotherCommandLeftNeverGetsTheLease() throws Exception {
+        for (Descendants descendants : List.of(Platform.descendants(), SUBREAPER_ONLY)) {
+            Path ownPid = tmp.resolve("own.pid");
+            Path otherPid = tmp.resolve("other.pid");
+            Path go = tmp.resolve("go");
+            Files.deleteIfExists(ownPid);
+            Files.deleteIfExists(otherPid);
+            Files.deleteIfExists(go);
+            String firstName = "first" + (descendants == SUBREAPER_ONLY ? "-subreaper" : "");
+            String secondName = "second" + (descendants == SUBREAPER_ONLY ? "-subreaper" : "");
+            try (LeaseStore store = store(descendants)) {
+                // the first leaves a sleeper and waits until the second's orphan exists, so that it started after it
+                Acquisition a = store.spawn(firstName, new ProcessBuilder("sh", "-c",
+                        "sleep 60 & echo $! > \"$0\"; while [ ! -e \"$1\" ]; do sleep 0.05; done", ownPid.toString(),
+                        go.toString()));
+                assertThat(a).as("%s", a).isInstanceOf(Acquisition.Started.class);
+                Acquisition.Started first = (Acquisition.Started) a;
+                started.add(first.process());
+                Eventually.until(ownPid + " written", Duration.ofSeconds(30), () -> Files.exists(ownPid));
+                Acquisition.Started second = (Acquisition.Started) store.spawn(secondName, new ProcessBuilder("sh", "-c",
+                        "sleep 60 & echo $! > \"$0\"", otherPid.toString()));
+                started.add(second.process());
+                assertThat(second.process().waitFor(30, TimeUnit.SECONDS)).isTrue();
+                long other = Long.parseLong(Eventually.until(otherPid + " written", Duration.ofSeconds(30),
+                        () -> Files.exists(otherPid) ? Files.readString(otherPid).strip() : "", t -> !t.isEmpty()));
+                long own = Long.parseLong(Files.readString(ownPid).strip());
+                try {
+                    Files.writeString(go, "");
+                    assertThat(first.process().waitFor(30, TimeUnit.SECONDS)).isTrue();
+                    LeaseRecord r = Eventually.until(firstName + " adopted", Duration.ofSeconds(30),
+                            () -> store.read(firstName).orElseThrow(), now -> now.holder().pid() != first.process().pid());
+                    assertThat(r.holder().pid()).as("its own leftover holds it, not the other's: %s", r).isEqualTo(own);
+                    assertThat(store.read(secondName).orElseThrow().holder().pid()).isEqualTo(other);
+                } finally {
+                    ProcessHandle.of(own).ifPresent(ProcessHandle::destroyForcibly);
+                    ProcessHandle.of(other).ifPresent(ProcessHandle::destroyForcibly);
+                }
+            }
+        }
+    }
+
     @Test
     void aDaemonThatBlanksItsEnvironmentHoldsTheLeaseAndItsEndEndsIt() throws Exception {
         for (Descendants descendants : List.of(Platform.descendants(), SUBREAPER_ONLY)) {

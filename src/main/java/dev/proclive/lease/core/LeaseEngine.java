@@ -547,8 +547,10 @@ public final class LeaseEngine implements AutoCloseable {
      * What the lease may go to of what the command left (and what that started), live, as processes are
      * read now, in the order it is offered: first those neither the cgroup nor the token will show once the
      * supervisor is gone (a daemon that left the cgroup and cleared its environment), which only being the
-     * holder keeps; then those whose environment cannot be read here; then the rest. Each group's oldest
-     * first; the others stay found by those proofs when the holder ends.
+     * holder keeps; then those whose environment cannot be read here; then those the proofs show; last
+     * those that carry another reservation's token (an orphan of another command this JVM started, which
+     * this subreaper adopted too). Each group's oldest first. Those the proofs show stay found by them when
+     * the holder ends; a second one neither shows does not (only one can be the holder).
      */
     private List<ProcessInfo> candidates(List<Long> left, LeaseRecord r, Tracking tracking) {
         Map<Long, List<Long>> children = new HashMap<>(); // one look at every process, not one per process left
@@ -565,11 +567,11 @@ public final class LeaseEngine implements AutoCloseable {
         }
         Set<Long> inside = tracking.cgroup().flatMap(c -> descendants.members(c.path(), c.id()))
                 .<Set<Long>>map(HashSet::new).orElse(Set.of());
-        List<List<ProcessInfo>> tiers = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+        List<List<ProcessInfo>> tiers = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
         for (long pid : pids) {
             if (introspector.lookupProcess(pid) instanceof ProcessLookup.Found f && f.info().state() == ProcessState.LIVE) {
                 Optional<Boolean> carries = inside.contains(pid) ? Optional.of(true) : carries(f.info(), r);
-                tiers.get(carries.isEmpty() ? 1 : carries.get() ? 2 : 0).add(f.info());
+                tiers.get(carries.isEmpty() ? 1 : carries.get() ? 2 : carriesAnother(f.info(), r) ? 3 : 0).add(f.info());
             }
         }
         List<ProcessInfo> offered = new ArrayList<>();
@@ -581,6 +583,12 @@ public final class LeaseEngine implements AutoCloseable {
             }
         }
         return offered;
+    }
+
+    /** Whether {@code p}'s environment holds a token, and not {@code r}'s: another reservation's process. */
+    private boolean carriesAnother(ProcessInfo p, LeaseRecord r) {
+        return r.tokenDigest().isPresent() && checker.identify(p.pid()).filter(id -> id.start().equals(p.start()))
+                .flatMap(id -> carriers.carriesOtherThan(id, r.tokenDigest().get())).orElse(false);
     }
 
     /** Whether {@code p}'s environment shows {@code r}'s token to a newcomer's scan; empty where it cannot be read. */

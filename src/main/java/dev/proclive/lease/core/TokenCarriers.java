@@ -71,6 +71,11 @@ final class TokenCarriers {
         return carriesWhere(holder, value -> Records.digest(value).equals(digest));
     }
 
+    /** Whether {@code holder} carries a token whose digest is not {@code digest}: another reservation's. */
+    Optional<Boolean> carriesOtherThan(Identity holder, String digest) {
+        return carriesWhere(holder, value -> !Records.digest(value).equals(digest));
+    }
+
     private Optional<Boolean> carriesWhere(Identity holder, Predicate<String> token) {
         EnvironmentScan env = KernelIntrospector.of(introspector).readEnvironment(holder.pid(), LeaseNames.TOKEN_VARIABLE, token);
         if (!env.complete()) {
