@@ -360,6 +360,39 @@ class EtcdLeaseIT {
                 .isLessThan(Eventually.scaled(Duration.ofSeconds(2)).toMillis());
     }
 
+    /**
+     * A wait ended by an interrupt takes its ticket out, though another wait of the same store keeps
+     * the store's ticket lease alive: else the free lease stays the queue's until the ended wait's
+     * deadline.
+     */
+    @Test
+    void aWaiterInterruptedBesideAnotherWaitLeavesNoTicket() throws Exception {
+        LeaseStore store = store(Duration.ofSeconds(30));
+        Process holder = children.start("sleep", "120");
+        store.acquire("build", ProcLive.identify(holder.pid()).orElseThrow());
+        store.acquire("other", children.sleeping());
+        LeaseStore waiting = store(Duration.ofSeconds(30));
+        java.util.concurrent.ExecutorService two = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try {
+            Future<Acquisition> stillWaiting = two.submit(() -> waiting.acquire("other", children.sleeping(), Duration.ofMinutes(2)));
+            Identity ended = children.sleeping();
+            Future<Acquisition> interrupted = two.submit(() -> waiting.acquire("build", ended, Duration.ofMinutes(2)));
+            Etcd raw = raw();
+            String queue = prefix + "build.queue/";
+            Eventually.until("the waiter's ticket", Duration.ofSeconds(30), () -> raw.list(queue),
+                    tickets -> tickets.size() == 1);
+            interrupted.cancel(true);
+            Eventually.until("the ticket taken out", Duration.ofSeconds(30), () -> raw.list(queue), List::isEmpty);
+            holder.destroyForcibly();
+            assertThat(holder.waitFor(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(store.acquire("build", children.sleeping())).as("nobody is ahead").isInstanceOf(Acquisition.Granted.class);
+            assertThat(stillWaiting.isDone()).as("the other wait goes on").isFalse();
+        } finally {
+            two.shutdownNow();
+            waiting.close();
+        }
+    }
+
     @Test
     void aReleaseWakesAWaiterThroughTheWatch() throws Exception {
         LeaseStore store = store(Duration.ofSeconds(30));

@@ -70,7 +70,10 @@ final class WaiterQueue {
                 boolean queued = queue.stream().anyMatch(w -> Records.sameProcess(w.who(), who));
                 return !queued && queue.add(new LeaseBook.Waiter(who, waiter, lapsing(now, until)));
             });
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException e) {
+            dequeue(name, who); // an interrupt or a lost answer may come after the write: nobody would take it out
+            throw e;
+        } catch (RuntimeException e) {
             unplace(ticket);
             throw e;
         }
@@ -108,10 +111,14 @@ final class WaiterQueue {
     }
 
     void dequeue(String name, Identity who) {
-        // a wait the interrupt ended: a lock is not even tried so; an etcd ticket lapses by itself, no call waited for
-        boolean interrupted = !book.expires() && Thread.interrupted();
+        // a wait the interrupt ended: neither a lock nor an etcd call is tried so, and an etcd ticket does not lapse
+        // while another wait of this store keeps their shared etcd lease alive: one bounded call takes it out
+        boolean interrupted = Thread.interrupted();
         try {
-            takeOut(name, DEQUEUE_LOCK, w -> Records.sameProcess(w.who(), who));
+            if (!takeOut(name, DEQUEUE_LOCK, w -> Records.sameProcess(w.who(), who)) && interrupted) {
+                // the interrupted call's connection may have been closed under the first try: once more, on another
+                takeOut(name, DEQUEUE_LOCK, w -> Records.sameProcess(w.who(), who));
+            }
         } finally {
             if (interrupted) {
                 Thread.currentThread().interrupt();
@@ -124,11 +131,13 @@ final class WaiterQueue {
         placed.computeIfPresent(ticket, (t, waiting) -> waiting > 1 ? waiting - 1 : null);
     }
 
-    private void takeOut(String name, Duration lock, Predicate<LeaseBook.Waiter> whose) {
+    /** Whether it was done: else its ticket lapses at its deadline, or when its waiting process is DEAD. */
+    private boolean takeOut(String name, Duration lock, Predicate<LeaseBook.Waiter> whose) {
         try {
             rewrite(name, lock, queue -> queue.removeIf(whose));
+            return true;
         } catch (IOException | RuntimeException e) {
-            // its ticket lapses at its deadline, or when its waiting process is DEAD
+            return false;
         }
     }
 
