@@ -409,7 +409,12 @@ class LeaseRunIT {
         Path leases = Files.createDirectories(tmp.resolve("shared"));
         leases.toFile().setReadable(true, false);
         leases.toFile().setExecutable(true, false); // 0755: others may read what is in it
-        dev.proclive.lease.LeaseStore store = dev.proclive.lease.LeaseStore.open(leases);
+        try (dev.proclive.lease.LeaseStore store = dev.proclive.lease.LeaseStore.open(leases)) {
+            carriedByNobodyIsNeverAdopted(store, leases);
+        } // closed before the directory is removed: a store keeping its reservation writes its session file
+    }
+
+    private void carriedByNobodyIsNeverAdopted(dev.proclive.lease.LeaseStore store, Path leases) throws Exception {
         Process reserverProcess = new ProcessBuilder("sleep", "60").start();
         children.adopt(reserverProcess);
         dev.proclive.Identity reserver = dev.proclive.ProcLive.identify(reserverProcess.pid()).orElseThrow();

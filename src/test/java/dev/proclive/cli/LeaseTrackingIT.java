@@ -52,10 +52,24 @@ class LeaseTrackingIT {
         }
     }
 
+    /** Daemons the tests started, nobody's descendants once their {@code lease run} is gone: ended after each test. */
+    final List<ProcessHandle> daemons = new ArrayList<>();
+
     @AfterEach
-    void kill() throws InterruptedException {
+    void kill() throws Exception {
         stop(churn);
         stop(started);
+        for (ProcessHandle d : daemons) { // before the directory they write into is removed
+            d.destroyForcibly();
+            d.onExit().get(10, TimeUnit.SECONDS);
+        }
+    }
+
+    /** The daemon whose pid {@code pidText} holds, ended after the test whatever its end. */
+    private long daemon(String pidText) {
+        long pid = Long.parseLong(pidText.strip());
+        ProcessHandle.of(pid).ifPresent(daemons::add);
+        return pid;
     }
 
     /** The churn ends (a build beside it finished). */
@@ -210,7 +224,7 @@ class LeaseTrackingIT {
         Process run = background("run", "build", "--dir", dir(), "--", "sh", "-c", "\"$0\" 30 \"$1\" --leave \"$2\""
                 + " && exec sleep 120", lingerd.toString(), pidFile.toString(), own.resolve("cgroup.procs").toString());
         JsonNode held = heldInACgroup(run);
-        long daemon = Long.parseLong(waitFor(pidFile).strip());
+        long daemon = daemon(waitFor(pidFile));
         assertThat(Files.readString(Path.of("/proc", Long.toString(daemon), "cgroup"))).as("it left")
                 .doesNotContain(Path.of(held.path("cgroup").asText()).getFileName().toString());
         run.destroyForcibly(); // SIGKILL: nothing follows the command any more
@@ -246,7 +260,7 @@ class LeaseTrackingIT {
                 pidFile.toString());
         JsonNode held = heldInACgroup(run);
         Path cgroup = Path.of(held.path("cgroup").asText());
-        long daemon = Long.parseLong(waitFor(pidFile).strip());
+        long daemon = daemon(waitFor(pidFile));
         assertThat(Files.readString(Path.of("/proc", Long.toString(daemon), "cgroup")).strip()).as("it moved below")
                 .endsWith(cgroup.getFileName() + "/inner");
         run.destroyForcibly(); // SIGKILL: nothing follows the command any more
@@ -283,7 +297,7 @@ class LeaseTrackingIT {
                 "sh -c 'echo $$ > \"$0.tmp\" && mv \"$0.tmp\" \"$0\" && exec env -i sleep 120' \"$0\" & exec sleep 120",
                 pidFile.toString());
         JsonNode held = heldInACgroup(run);
-        long daemon = Long.parseLong(waitFor(pidFile).strip());
+        long daemon = daemon(waitFor(pidFile));
         run.destroyForcibly(); // SIGKILL: nothing follows the command any more
         assertThat(run.waitFor(30, TimeUnit.SECONDS)).isTrue();
         com.fasterxml.jackson.databind.node.ObjectNode retired = (com.fasterxml.jackson.databind.node.ObjectNode) record();
@@ -402,7 +416,7 @@ class LeaseTrackingIT {
         Process run = background("run", "build", "--dir", dir(), "--", "sh", "-c", "\"$0\" 120 \"$1\" && exec sleep 120",
                 blankd.toString(), pidFile.toString());
         JsonNode held = heldInACgroup(run);
-        long daemon = Long.parseLong(waitFor(pidFile).strip());
+        long daemon = daemon(waitFor(pidFile));
         try {
             run.destroyForcibly(); // SIGKILL: nothing follows the command any more
             assertThat(run.waitFor(30, TimeUnit.SECONDS)).isTrue();
@@ -574,7 +588,7 @@ class LeaseTrackingIT {
                 pidFile.toString()));
         Cli.Result run = Cli.exec(command, "");
         assertThat(run.exit()).as(run.err()).isZero();
-        long daemon = Long.parseLong(waitFor(pidFile).strip()); // written after the double fork: run may have exited first
+        long daemon = daemon(waitFor(pidFile)); // written after the double fork: run may have exited first
         ProcessHandle d = ProcessHandle.of(daemon).orElseThrow();
         String script;
         try {

@@ -110,10 +110,15 @@ public final class EtcdCluster implements AutoCloseable {
             Path data = dir.resolve("m" + i + ".data");
             c.members.add(c.new Member("m" + i, freePort(), freePort(), data));
         }
-        for (Member m : c.members) {
-            m.start();
+        try {
+            for (Member m : c.members) {
+                m.start();
+            }
+            c.awaitLeader(Duration.ofSeconds(30));
+        } catch (Throwable e) {
+            c.close(); // no caller would end the members started: they would write on into the directory
+            throw e;
         }
-        c.awaitLeader(Duration.ofSeconds(30));
         return c;
     }
 
