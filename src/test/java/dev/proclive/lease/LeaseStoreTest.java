@@ -394,6 +394,8 @@ class LeaseStoreTest {
         Path secret = Files.writeString(tmp.resolve("someone-elses.conf"), "password=hunter2\n");
         Files.setPosixFilePermissions(secret, PosixFilePermissions.fromString("rw-------"));
         Files.createLink(dir.resolve("other.guard"), secret);
+        assertThatThrownBy(() -> store.read("other")).as("read without the lock").isInstanceOf(LeaseCorruptException.class)
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("hunter2"));
         assertThatThrownBy(() -> store.acquire("other", holder)).isInstanceOf(LeaseCorruptException.class)
                 .hasMessageContaining("break the lease")
                 .satisfies(e -> assertThat(e.getMessage()).doesNotContain("hunter2"));

@@ -672,17 +672,28 @@ public final class LeaseFiles implements LeaseBook {
                 + " highest fence the record proves, and fences go on above it");
     }
 
-    /** Read without the lock (it only grows); empty with no guard or one this process may not read (writers only). */
+    /**
+     * Read without the lock (it only grows); empty with no guard or one this process may not read (writers only).
+     * What a guard that is no fence holds is not quoted here: its name may have been linked to another's file
+     * as it was read (under the lock such a guard is replaced first, never read out).
+     */
     @Override
     public OptionalLong highestFence(String name) throws IOException {
         Path guard = dir.resolve(name + ".guard");
         if (!present(name, guard)) {
             return OptionalLong.empty();
         }
+        byte[] bytes;
         try {
-            return OptionalLong.of(guardFence(name, readFound(name, guard, MAX_GUARD_BYTES)));
+            bytes = readFound(name, guard, MAX_GUARD_BYTES);
         } catch (NoSuchFileException | java.nio.file.AccessDeniedException e) {
             return OptionalLong.empty();
+        }
+        try {
+            return OptionalLong.of(guardFence(name, bytes));
+        } catch (LeaseCorruptException corrupt) {
+            throw corruptGuard(name, bytes.length > MAX_GUARD_BYTES ? "more than " + MAX_GUARD_BYTES + " bytes"
+                    : bytes.length + " bytes of something else");
         }
     }
 
