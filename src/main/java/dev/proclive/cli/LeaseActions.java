@@ -232,7 +232,7 @@ final class LeaseActions {
             Identity asking = holder.get();
             // held by the asking holder itself: granted again at once, no wait to tell of
             Report.Look look = () -> store.read(c.name()).filter(r -> !(r.held() && Records.sameProcess(r.holder(), asking)));
-            int[] endedBy = {0};
+            java.util.concurrent.atomic.AtomicInteger endedBy = new java.util.concurrent.atomic.AtomicInteger();
             List<sun.misc.Signal> caught = new ArrayList<>();
             List<sun.misc.SignalHandler> before = new ArrayList<>();
             if (!c.waitFor().isZero()) {
@@ -242,8 +242,9 @@ final class LeaseActions {
                         // the wait ends as a wait does, its ticket taken out, then 128+N as the JVM's own end says
                         sun.misc.Signal s = new sun.misc.Signal(signal);
                         before.add(sun.misc.Signal.handle(s, got -> {
-                            endedBy[0] = 128 + got.getNumber();
-                            waiting.interrupt();
+                            if (endedBy.compareAndSet(0, 128 + got.getNumber())) {
+                                waiting.interrupt(); // the first ends the wait; another would only break the tidying up
+                            }
                         }));
                         caught.add(s);
                     } catch (IllegalArgumentException | UnsupportedOperationException e) {
@@ -256,16 +257,19 @@ final class LeaseActions {
                 a = io.report().waiting(c.name(), c.waitFor(), look, wait -> store.acquire(c.name(), asking, wait),
                         asked -> asked instanceof Acquisition.Granted ? null : asked);
             } catch (IOException e) {
-                if (endedBy[0] == 0) {
+                if (endedBy.get() == 0) {
                     throw e;
                 }
-                return grantedAsTheSignalCame(store, c, io, asking).orElse(endedBy[0]);
+                return grantedAsTheSignalCame(store, c, io, asking).orElse(endedBy.get());
             } finally {
                 for (int i = 0; i < caught.size(); i++) {
                     sun.misc.Signal.handle(caught.get(i), before.get(i));
                 }
             }
             Thread.interrupted(); // a signal that came as it was granted: the grant is told all the same
+            if (endedBy.get() != 0 && !(a instanceof Acquisition.Granted)) {
+                return endedBy.get(); // the wait ended without it: the signal's end, as had it come a moment before
+            }
             return io.report().acquisition(a, c.printFence(), true);
         }
     }
