@@ -257,6 +257,44 @@ class EtcdSlowAnswerTest {
         }
     }
     /**
+     * A grant whose answer its caller never had, where etcd could not be asked what stands either (it
+     * went down with the answer): ended once etcd answers again, though another grant of this JVM keeps
+     * the shared etcd lease alive meanwhile.
+     */
+    @Test
+    void aGrantNobodyWasToldOfIsEndedOnceEtcdAnswersAgain() throws Exception {
+        FakeEtcd etcd = new FakeEtcd();
+        dev.proclive.Children children = new dev.proclive.Children();
+        try (LeaseStore store = store(etcd)) {
+            Identity me = ProcLive.current().orElseThrow();
+            assertThat(store.acquire("other", me)).as("another grant keeps this JVM's etcd lease alive")
+                    .isInstanceOf(Acquisition.Granted.class);
+            Identity holder = children.sleeping();
+            etcd.leasedAnswerDelayMillis = 60_000;
+            java.util.concurrent.ExecutorService one = java.util.concurrent.Executors.newSingleThreadExecutor();
+            try {
+                java.util.concurrent.Future<Acquisition> asked = one.submit(() -> store.acquire("build", holder));
+                dev.proclive.Eventually.until("the grant written, its answer not yet given", Duration.ofSeconds(30),
+                        () -> etcd.list("slow/build").stream().anyMatch(kv -> kv.key().equals("slow/build")));
+                etcd.down = true;
+                asked.cancel(true); // interrupts the thread waiting for the answer; the read back fails
+                one.shutdown();
+                assertThat(one.awaitTermination(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            } finally {
+                one.shutdownNow();
+                etcd.leasedAnswerDelayMillis = 0;
+                etcd.down = false;
+            }
+            dev.proclive.Eventually.until("the grant nobody was told of ended", Duration.ofSeconds(30),
+                    () -> store.read("build"), r -> r.isPresent() && !r.get().granted());
+            assertThat(store.acquire("build", children.sleeping())).as("a newcomer takes the free lease")
+                    .isInstanceOf(Acquisition.Granted.class);
+        } finally {
+            children.killAll();
+        }
+    }
+
+    /**
      * A grant whose answer its caller never had, but that another caller was granted again meanwhile (the
      * same holder, asking from another thread), stays: it was told, and its holder writes under it.
      */

@@ -177,14 +177,14 @@ class LeaseTrackingSpawnIT {
                 assertThat(a).as("%s", a).isInstanceOf(Acquisition.Started.class);
                 Acquisition.Started first = (Acquisition.Started) a;
                 started.add(first.process());
-                Eventually.until(ownPid + " written", Duration.ofSeconds(30), () -> Files.exists(ownPid));
+                long own = Long.parseLong(Eventually.until(ownPid + " written", Duration.ofSeconds(30),
+                        () -> Files.exists(ownPid) ? Files.readString(ownPid).strip() : "", t -> !t.isEmpty()));
                 Acquisition.Started second = (Acquisition.Started) store.spawn(secondName, new ProcessBuilder("sh", "-c",
                         "sleep 60 & echo $! > \"$0\"", otherPid.toString()));
                 started.add(second.process());
                 assertThat(second.process().waitFor(30, TimeUnit.SECONDS)).isTrue();
                 long other = Long.parseLong(Eventually.until(otherPid + " written", Duration.ofSeconds(30),
                         () -> Files.exists(otherPid) ? Files.readString(otherPid).strip() : "", t -> !t.isEmpty()));
-                long own = Long.parseLong(Files.readString(ownPid).strip());
                 try {
                     Files.writeString(go, "");
                     assertThat(first.process().waitFor(30, TimeUnit.SECONDS)).isTrue();
@@ -196,6 +196,35 @@ class LeaseTrackingSpawnIT {
                     ProcessHandle.of(own).ifPresent(ProcessHandle::destroyForcibly);
                     ProcessHandle.of(other).ifPresent(ProcessHandle::destroyForcibly);
                 }
+            }
+        }
+    }
+
+    /**
+     * With the subreaper alone, of two processes a command leaves, the one whose token was blanked
+     * ({@code PROCLIVE_LEASE_TOKEN=}) holds the lease: no scan will find it, while the other carries
+     * the token. A blank token is no other command's.
+     */
+    @Test
+    void ofWhatACommandLeavesTheOneWithABlankedTokenHoldsIt() throws Exception {
+        Path blankPid = tmp.resolve("blank.pid");
+        try (LeaseStore store = store(SUBREAPER_ONLY)) {
+            Acquisition a = store.spawn("blanked", new ProcessBuilder("sh", "-c",
+                    "sleep 60 & PROCLIVE_LEASE_TOKEN= sleep 60 & echo $! > \"$0\"", blankPid.toString()));
+            assertThat(a).as("%s", a).isInstanceOf(Acquisition.Started.class);
+            Acquisition.Started s = (Acquisition.Started) a;
+            started.add(s.process());
+            assertThat(s.process().waitFor(30, TimeUnit.SECONDS)).isTrue();
+            long blanked = Long.parseLong(Eventually.until(blankPid + " written", Duration.ofSeconds(30),
+                    () -> Files.exists(blankPid) ? Files.readString(blankPid).strip() : "", t -> !t.isEmpty()));
+            try {
+                LeaseRecord r = Eventually.until("adopted", Duration.ofSeconds(30), () -> store.read("blanked").orElseThrow(),
+                        now -> now.holder().pid() != s.process().pid());
+                assertThat(r.holder().pid()).as("the one no scan finds holds it: %s", r).isEqualTo(blanked);
+            } finally {
+                ProcessHandle.of(blanked).ifPresent(ProcessHandle::destroyForcibly);
+                ProcessHandle.current().children().filter(p -> p.info().command().orElse("").endsWith("sleep"))
+                        .forEach(ProcessHandle::destroyForcibly);
             }
         }
     }

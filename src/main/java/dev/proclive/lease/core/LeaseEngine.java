@@ -16,6 +16,7 @@ import dev.proclive.lease.book.Cgroup;
 import dev.proclive.lease.book.LeaseBook;
 import dev.proclive.lease.book.LeaseNames;
 import dev.proclive.lease.book.Records;
+import dev.proclive.lease.book.Rounds;
 import dev.proclive.spi.ProcessInfo;
 import dev.proclive.spi.ProcessLookup;
 import dev.proclive.spi.ProcessState;
@@ -64,6 +65,20 @@ public final class LeaseEngine implements AutoCloseable {
     private final RecordWatches events;
     private final WaiterQueue queue;
     private final Waiting waits;
+    /** The digests of the tokens of the commands this engine spawned, the latest {@value #SPAWNS_KEPT}. */
+    private final Map<String, Boolean> spawnedTokens = java.util.Collections.synchronizedMap(
+            new java.util.LinkedHashMap<>(16, 0.75f, false) {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+                    return size() > SPAWNS_KEPT;
+                }
+            });
+    private static final int SPAWNS_KEPT = 4096;
+    /** Grants told to nobody whose record could not be read back, by lease name ({@link #grant}). */
+    private final Map<String, Untold> untoldGrants = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Rounds settling = new Rounds("proclive-lease-untold", this::settleUntold,
+            () -> untoldGrants.isEmpty() ? OptionalLong.empty() : OptionalLong.of(System.nanoTime() + SETTLE_NANOS));
+    private static final long SETTLE_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
 
     /** {@code writer}: this process; {@code clock} dates records, {@code pause} bounds waits. */
     public LeaseEngine(LeaseBook book, LeasePolicy policy, Identity writer, LivenessChecker checker, Clock clock,
@@ -139,6 +154,7 @@ public final class LeaseEngine implements AutoCloseable {
             return a;
         }
         GrantedLease reserved = (GrantedLease) granted.lease();
+        reserved.token().ifPresent(token -> spawnedTokens.put(Records.digest(token), true));
         Optional<Cgroup> cgroup = policy.trackDescendants() ? cgroupFor(reserved) : Optional.empty();
         Tracking tracking = new Tracking(descendants, subreaper, cgroup,
                 KernelIntrospector.of(checker.introspector()).startFloor());
@@ -242,6 +258,7 @@ public final class LeaseEngine implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        settling.close(Duration.ofSeconds(5));
         queue.close(); // while the book still takes locks
         keptGrants.close();
         events.close();
@@ -404,21 +421,56 @@ public final class LeaseEngine implements AutoCloseable {
             return guard.grant(draft);
         } catch (IOException | RuntimeException e) {
             boolean interrupted = Thread.interrupted(); // the end is written all the same
+            Untold untold = new Untold(before.map(LeaseRecord::fence).orElse(0L), draft);
             try {
-                Optional<LeaseRecord> r = guard.record();
-                if (r.isPresent() && r.get().granted() && r.get().fence() > before.map(LeaseRecord::fence).orElse(0L)
-                        && guard.stillAsGranted(Records.fenced(draft, r.get().fence()))) {
-                    guard.replace(Records.ended(r.get(), writer, new LeaseRecord.Ending(LeaseChange.RELEASED,
-                            notBefore(r.get().acquiredAt()), checker.explain(r.get().holder()), OptionalLong.empty())));
-                }
+                endIfUntold(guard, untold);
             } catch (IOException | RuntimeException again) {
                 e.addSuppressed(again);
+                untold(untold); // the record could not be read back (etcd unreachable): tried again until it is
             } finally {
                 if (interrupted) {
                     Thread.currentThread().interrupt();
                 }
             }
             throw e;
+        }
+    }
+
+    /** A grant whose write failed, made above fence {@code after}: its record is ended if it is what the write made. */
+    private record Untold(long after, LeaseRecord draft) {
+    }
+
+    private void endIfUntold(LeaseBook.Guard guard, Untold untold) throws IOException {
+        Optional<LeaseRecord> r = guard.record();
+        if (r.isPresent() && r.get().granted() && r.get().fence() > untold.after()
+                && guard.stillAsGranted(Records.fenced(untold.draft(), r.get().fence()))) {
+            guard.replace(Records.ended(r.get(), writer, new LeaseRecord.Ending(LeaseChange.RELEASED,
+                    notBefore(r.get().acquiredAt()), checker.explain(r.get().holder()), OptionalLong.empty())));
+        }
+    }
+
+    private void untold(Untold untold) {
+        if (!closed) {
+            untoldGrants.put(untold.draft().name(), untold); // a later one of the same lease is the one to settle
+            settling.in(0);
+        }
+    }
+
+    /** Each grant told to nobody whose record could not be read back, once more; those the book answered for go. */
+    private void settleUntold() {
+        for (Untold untold : List.copyOf(untoldGrants.values())) {
+            String name = untold.draft().name();
+            try {
+                book.locked(name, guard -> {
+                    endIfUntold(guard, untold);
+                    return null;
+                });
+                untoldGrants.remove(name, untold);
+            } catch (IOException e) {
+                // not yet: again at the next round
+            } catch (RuntimeException e) {
+                untoldGrants.remove(name, untold); // a closed store, or a record that cannot be trusted: nothing to end
+            }
         }
     }
 
@@ -548,8 +600,8 @@ public final class LeaseEngine implements AutoCloseable {
      * read now, in the order it is offered: first those neither the cgroup nor the token will show once the
      * supervisor is gone (a daemon that left the cgroup and cleared its environment), which only being the
      * holder keeps; then those whose environment cannot be read here; then those the proofs show; last
-     * those that carry another reservation's token (an orphan of another command this JVM started, which
-     * this subreaper adopted too). Each group's oldest first. Those the proofs show stay found by them when
+     * those that carry the token of another command this engine spawned (its orphan, which this subreaper
+     * adopted too). Each group's oldest first. Those the proofs show stay found by them when
      * the holder ends; a second one neither shows does not (only one can be the holder).
      */
     private List<ProcessInfo> candidates(List<Long> left, LeaseRecord r, Tracking tracking) {
@@ -585,10 +637,15 @@ public final class LeaseEngine implements AutoCloseable {
         return offered;
     }
 
-    /** Whether {@code p}'s environment holds a token, and not {@code r}'s: another reservation's process. */
+    /**
+     * Whether {@code p} carries the token of another command this engine spawned (not {@code r}'s): its orphans
+     * are this subreaper's too. A token from elsewhere, or a blanked one, tells nothing.
+     */
     private boolean carriesAnother(ProcessInfo p, LeaseRecord r) {
-        return r.tokenDigest().isPresent() && checker.identify(p.pid()).filter(id -> id.start().equals(p.start()))
-                .flatMap(id -> carriers.carriesOtherThan(id, r.tokenDigest().get())).orElse(false);
+        String own = r.tokenDigest().orElse("");
+        return checker.identify(p.pid()).filter(id -> id.start().equals(p.start()))
+                .flatMap(id -> carriers.carriesDigestOf(id, d -> !d.equals(own) && spawnedTokens.containsKey(d)))
+                .orElse(false);
     }
 
     /** Whether {@code p}'s environment shows {@code r}'s token to a newcomer's scan; empty where it cannot be read. */

@@ -71,9 +71,9 @@ final class TokenCarriers {
         return carriesWhere(holder, value -> Records.digest(value).equals(digest));
     }
 
-    /** Whether {@code holder} carries a token whose digest is not {@code digest}: another reservation's. */
-    Optional<Boolean> carriesOtherThan(Identity holder, String digest) {
-        return carriesWhere(holder, value -> !Records.digest(value).equals(digest));
+    /** Whether {@code holder} carries a token whose digest {@code digests} takes. */
+    Optional<Boolean> carriesDigestOf(Identity holder, Predicate<String> digests) {
+        return carriesWhere(holder, value -> digests.test(Records.digest(value)));
     }
 
     private Optional<Boolean> carriesWhere(Identity holder, Predicate<String> token) {
