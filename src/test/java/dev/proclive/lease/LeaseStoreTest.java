@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.proclive.Children;
+import dev.proclive.Eventually;
 import dev.proclive.Identity;
 import dev.proclive.Liveness;
 import dev.proclive.ProcLive;
@@ -55,8 +56,11 @@ class LeaseStoreTest {
 
     @AfterEach
     void kill() throws InterruptedException {
-        store.close(); // a store that keeps grants writes its session file until it is closed
-        children.killAll();
+        try {
+            store.close(); // a store that keeps grants writes its session file until it is closed
+        } finally {
+            children.killAll();
+        }
     }
 
 
@@ -664,6 +668,41 @@ class LeaseStoreTest {
                     .as("nobody is ahead of a caller that does not wait").isInstanceOf(Acquisition.Granted.class);
         } finally {
             one.shutdownNow();
+        }
+    }
+
+    /**
+     * Two waits of one store for the same holder-to-be share its ticket: one ended by an interrupt leaves
+     * it to the other, and a caller who came later is not served first.
+     */
+    @Test
+    void aWaitEndedBesideAnotherForTheSameHolderKeepsTheirPlace() throws Exception {
+        Lease held = granted(store.acquire("build", children.sleeping()));
+        Identity waiter = children.sleeping();
+        Identity later = children.sleeping();
+        java.util.concurrent.ExecutorService three = java.util.concurrent.Executors.newFixedThreadPool(3);
+        try (LeaseStore elsewhere = LeaseStore.open(dir)) {
+            java.util.concurrent.Future<Acquisition> first = three.submit(
+                    () -> store.acquire("build", waiter, Duration.ofMinutes(2)));
+            ticketOf(waiter);
+            java.util.concurrent.CompletableFuture<Thread> asking = new java.util.concurrent.CompletableFuture<>();
+            java.util.concurrent.Future<Acquisition> second = three.submit(() -> {
+                asking.complete(Thread.currentThread());
+                return store.acquire("build", waiter, Duration.ofMinutes(2));
+            });
+            Thread secondThread = asking.get(30, TimeUnit.SECONDS);
+            Eventually.until("the second wait in the queue", Duration.ofSeconds(30), () -> java.util.Arrays.stream(
+                    secondThread.getStackTrace()).anyMatch(f -> f.getMethodName().equals("waitInQueue")));
+            second.cancel(true);
+            java.util.concurrent.Future<Acquisition> third = three.submit(
+                    () -> elsewhere.acquire("build", later, Duration.ofMinutes(2)));
+            ticketOf(later);
+            assertThat(held.release()).isTrue();
+            assertThat(first.get(Eventually.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("served in the order they came").isInstanceOf(Acquisition.Granted.class);
+            third.cancel(true);
+        } finally {
+            three.shutdownNow();
         }
     }
 

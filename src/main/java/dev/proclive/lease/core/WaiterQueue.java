@@ -71,7 +71,10 @@ final class WaiterQueue {
                 return !queued && queue.add(new LeaseBook.Waiter(who, waiter, lapsing(now, until)));
             });
         } catch (IOException e) {
-            dequeue(name, who); // an interrupt or a lost answer may come after the write: nobody would take it out
+            unplace(ticket);
+            if (!placed.containsKey(ticket)) { // an interrupt or a lost answer may come after the write: this one's goes
+                takeOutAsWaitEnds(name, w -> Records.sameProcess(w.who(), who) && Records.sameProcess(w.by(), waiter));
+            }
             throw e;
         } catch (RuntimeException e) {
             unplace(ticket);
@@ -110,21 +113,35 @@ final class WaiterQueue {
         });
     }
 
+    /** The ticket goes once the last wait of this store for it ends: two waits for one holder-to-be share it. */
     void dequeue(String name, Identity who) {
-        // a wait the interrupt ended: neither a lock nor an etcd call is tried so, and an etcd ticket does not lapse
-        // while another wait of this store keeps their shared etcd lease alive: one bounded call takes it out
+        Ticket ticket = new Ticket(name, who);
+        boolean[] last = {true}; // none counted (a close took it): taken out all the same
+        placed.computeIfPresent(ticket, (t, waiting) -> {
+            last[0] = waiting <= 1;
+            return waiting > 1 ? waiting - 1 : null;
+        });
+        if (last[0]) {
+            takeOutAsWaitEnds(name, w -> Records.sameProcess(w.who(), who));
+        }
+    }
+
+    /**
+     * A wait the interrupt ended: neither a lock nor an etcd call is tried so, and an etcd ticket does not lapse
+     * while another wait of this store keeps their shared etcd lease alive; the interrupt is kept. A take-out that
+     * failed on an interrupted thread is tried once more: its connection may have been closed under it.
+     */
+    private void takeOutAsWaitEnds(String name, Predicate<LeaseBook.Waiter> whose) {
         boolean interrupted = Thread.interrupted();
         try {
-            if (!takeOut(name, DEQUEUE_LOCK, w -> Records.sameProcess(w.who(), who)) && interrupted) {
-                // the interrupted call's connection may have been closed under the first try: once more, on another
-                takeOut(name, DEQUEUE_LOCK, w -> Records.sameProcess(w.who(), who));
+            if (!takeOut(name, DEQUEUE_LOCK, whose) && interrupted) {
+                takeOut(name, DEQUEUE_LOCK, whose);
             }
         } finally {
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
         }
-        unplace(new Ticket(name, who)); // after: a close meanwhile takes it out if this could not
     }
 
     private void unplace(Ticket ticket) {
