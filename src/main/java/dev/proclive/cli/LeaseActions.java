@@ -243,7 +243,10 @@ final class LeaseActions {
                         sun.misc.Signal s = new sun.misc.Signal(signal);
                         before.add(sun.misc.Signal.handle(s, got -> {
                             if (endedBy.compareAndSet(0, 128 + got.getNumber())) {
-                                waiting.interrupt(); // the first ends the wait; another would only break the tidying up
+                                waiting.interrupt(); // the first ends the wait, its ticket taken out
+                            } else {
+                                System.err.flush(); // a second does not wait for that (a hung etcd): ended now
+                                Runtime.getRuntime().halt(128 + got.getNumber());
                             }
                         }));
                         caught.add(s);
@@ -252,25 +255,28 @@ final class LeaseActions {
                     }
                 }
             }
-            Acquisition a;
             try {
-                a = io.report().waiting(c.name(), c.waitFor(), look, wait -> store.acquire(c.name(), asking, wait),
-                        asked -> asked instanceof Acquisition.Granted ? null : asked);
-            } catch (IOException e) {
-                if (endedBy.get() == 0) {
-                    throw e;
+                Acquisition a;
+                try {
+                    a = io.report().waiting(c.name(), c.waitFor(), look, wait -> store.acquire(c.name(), asking, wait),
+                            asked -> asked instanceof Acquisition.Granted ? null : asked);
+                } catch (IOException e) {
+                    if (endedBy.get() == 0) {
+                        throw e;
+                    }
+                    return grantedAsTheSignalCame(store, c, io, asking).orElse(endedBy.get());
                 }
-                return grantedAsTheSignalCame(store, c, io, asking).orElse(endedBy.get());
+                Thread.interrupted(); // a signal that came as it was granted: the grant is told all the same
+                if (endedBy.get() != 0 && !(a instanceof Acquisition.Granted)) {
+                    return endedBy.get(); // the wait ended without it: the signal's end, as had it come a moment before
+                }
+                return io.report().acquisition(a, c.printFence(), true);
             } finally {
+                // only now: a signal between the grant and its telling would have ended the JVM with the fence untold
                 for (int i = 0; i < caught.size(); i++) {
                     sun.misc.Signal.handle(caught.get(i), before.get(i));
                 }
             }
-            Thread.interrupted(); // a signal that came as it was granted: the grant is told all the same
-            if (endedBy.get() != 0 && !(a instanceof Acquisition.Granted)) {
-                return endedBy.get(); // the wait ended without it: the signal's end, as had it come a moment before
-            }
-            return io.report().acquisition(a, c.printFence(), true);
         }
     }
 
