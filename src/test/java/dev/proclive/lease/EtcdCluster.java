@@ -116,7 +116,11 @@ public final class EtcdCluster implements AutoCloseable {
             }
             c.awaitLeader(Duration.ofSeconds(30));
         } catch (Throwable e) {
-            c.close(); // no caller would end the members started: they would write on into the directory
+            try {
+                c.close(); // no caller would end the members started: they would write on into the directory
+            } catch (Throwable closing) {
+                e.addSuppressed(closing);
+            }
             throw e;
         }
         return c;

@@ -60,9 +60,12 @@ class LeaseHardeningTest {
     void kill() throws InterruptedException {
         // Closed first: a store that keeps grants writes its session file until it is closed, and
         // the temporary directory is removed just after this.
-        opened.forEach(LeaseStore::close);
-        store.close();
-        children.killAll();
+        try {
+            opened.forEach(LeaseStore::close);
+            store.close();
+        } finally {
+            children.killAll();
+        }
     }
 
     private LeaseStore opened(LeaseStore store) {
