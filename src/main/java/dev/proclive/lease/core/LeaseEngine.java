@@ -74,8 +74,8 @@ public final class LeaseEngine implements AutoCloseable {
                 }
             });
     private static final int SPAWNS_KEPT = 4096;
-    /** Grants told to nobody whose record could not be read back, by lease name ({@link #grant}). */
-    private final Map<String, Untold> untoldGrants = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Grants told to nobody whose record could not be read back ({@link #grant}). */
+    private final Set<Untold> untoldGrants = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final Rounds settling = new Rounds("proclive-lease-untold", this::settleUntold,
             () -> untoldGrants.isEmpty() ? OptionalLong.empty() : OptionalLong.of(System.nanoTime() + SETTLE_NANOS));
     private static final long SETTLE_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
@@ -451,25 +451,24 @@ public final class LeaseEngine implements AutoCloseable {
 
     private void untold(Untold untold) {
         if (!closed) {
-            untoldGrants.put(untold.draft().name(), untold); // a later one of the same lease is the one to settle
+            untoldGrants.add(untold);
             settling.in(0);
         }
     }
 
     /** Each grant told to nobody whose record could not be read back, once more; those the book answered for go. */
     private void settleUntold() {
-        for (Untold untold : List.copyOf(untoldGrants.values())) {
-            String name = untold.draft().name();
+        for (Untold untold : List.copyOf(untoldGrants)) {
             try {
-                book.locked(name, guard -> {
+                book.locked(untold.draft().name(), guard -> {
                     endIfUntold(guard, untold);
                     return null;
                 });
-                untoldGrants.remove(name, untold);
+                untoldGrants.remove(untold);
+            } catch (LeaseCorruptException | RuntimeException e) {
+                untoldGrants.remove(untold); // a record that cannot be trusted, or a closed store: nothing to end
             } catch (IOException e) {
                 // not yet: again at the next round
-            } catch (RuntimeException e) {
-                untoldGrants.remove(name, untold); // a closed store, or a record that cannot be trusted: nothing to end
             }
         }
     }
