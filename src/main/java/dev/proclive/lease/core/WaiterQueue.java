@@ -71,10 +71,8 @@ final class WaiterQueue {
                 return !queued && queue.add(new LeaseBook.Waiter(who, waiter, lapsing(now, until)));
             });
         } catch (IOException e) {
-            unplace(ticket);
-            if (!placed.containsKey(ticket)) { // an interrupt or a lost answer may come after the write: this one's goes
-                takeOutAsWaitEnds(name, w -> Records.sameProcess(w.who(), who) && Records.sameProcess(w.by(), waiter));
-            }
+            unplace(ticket); // an interrupt or a lost answer may come after the write: this one's goes
+            takeOutAsWaitEnds(name, ticket);
             throw e;
         } catch (RuntimeException e) {
             unplace(ticket);
@@ -116,22 +114,20 @@ final class WaiterQueue {
     /** The ticket goes once the last wait of this store for it ends: two waits for one holder-to-be share it. */
     void dequeue(String name, Identity who) {
         Ticket ticket = new Ticket(name, who);
-        boolean[] last = {true}; // none counted (a close took it): taken out all the same
-        placed.computeIfPresent(ticket, (t, waiting) -> {
-            last[0] = waiting <= 1;
-            return waiting > 1 ? waiting - 1 : null;
-        });
-        if (last[0]) {
-            takeOutAsWaitEnds(name, w -> Records.sameProcess(w.who(), who));
-        }
+        unplace(ticket);
+        takeOutAsWaitEnds(name, ticket);
     }
 
     /**
-     * A wait the interrupt ended: neither a lock nor an etcd call is tried so, and an etcd ticket does not lapse
-     * while another wait of this store keeps their shared etcd lease alive; the interrupt is kept. A take-out that
-     * failed on an interrupted thread is tried once more: its connection may have been closed under it.
+     * Takes out the ticket this store wrote, unless another wait of this store counts it again (seen under the
+     * lease's lock, which that wait's enqueue takes after counting it). A wait the interrupt ended: neither a lock
+     * nor an etcd call is tried so, and an etcd ticket does not lapse while another wait of this store keeps
+     * their shared etcd lease alive; the interrupt is kept. A take-out that failed on an interrupted thread is
+     * tried once more: its connection may have been closed under it.
      */
-    private void takeOutAsWaitEnds(String name, Predicate<LeaseBook.Waiter> whose) {
+    private void takeOutAsWaitEnds(String name, Ticket ticket) {
+        Predicate<LeaseBook.Waiter> whose = w -> !placed.containsKey(ticket)
+                && Records.sameProcess(w.who(), ticket.who()) && Records.sameProcess(w.by(), waiter);
         boolean interrupted = Thread.interrupted();
         try {
             if (!takeOut(name, DEQUEUE_LOCK, whose) && interrupted) {
