@@ -233,6 +233,7 @@ final class LeaseActions {
             // held by the asking holder itself: granted again at once, no wait to tell of
             Report.Look look = () -> store.read(c.name()).filter(r -> !(r.held() && Records.sameProcess(r.holder(), asking)));
             java.util.concurrent.atomic.AtomicInteger endedBy = new java.util.concurrent.atomic.AtomicInteger();
+            java.util.concurrent.atomic.AtomicBoolean stillWaiting = new java.util.concurrent.atomic.AtomicBoolean(true);
             List<sun.misc.Signal> caught = new ArrayList<>();
             List<sun.misc.SignalHandler> before = new ArrayList<>();
             if (!c.waitFor().isZero()) {
@@ -244,10 +245,10 @@ final class LeaseActions {
                         before.add(sun.misc.Signal.handle(s, got -> {
                             if (endedBy.compareAndSet(0, 128 + got.getNumber())) {
                                 waiting.interrupt(); // the first ends the wait, its ticket taken out
-                            } else {
+                            } else if (stillWaiting.get()) {
                                 System.err.flush(); // a second does not wait for that (a hung etcd): ended now
                                 Runtime.getRuntime().halt(128 + got.getNumber());
-                            }
+                            } // else a grant is being told, or released: short, and not to be cut
                         }));
                         caught.add(s);
                     } catch (IllegalArgumentException | UnsupportedOperationException e) {
@@ -261,11 +262,13 @@ final class LeaseActions {
                     a = io.report().waiting(c.name(), c.waitFor(), look, wait -> store.acquire(c.name(), asking, wait),
                             asked -> asked instanceof Acquisition.Granted ? null : asked);
                 } catch (IOException e) {
+                    stillWaiting.set(false);
                     if (endedBy.get() == 0) {
                         throw e;
                     }
                     return grantedAsTheSignalCame(store, c, io, asking).orElse(endedBy.get());
                 }
+                stillWaiting.set(false);
                 Thread.interrupted(); // a signal that came as it was granted: the grant is told all the same
                 if (endedBy.get() != 0 && !(a instanceof Acquisition.Granted)) {
                     return endedBy.get(); // the wait ended without it: the signal's end, as had it come a moment before
