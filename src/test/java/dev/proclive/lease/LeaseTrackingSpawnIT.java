@@ -210,7 +210,10 @@ class LeaseTrackingSpawnIT {
         Path blankPid = tmp.resolve("blank.pid");
         try (LeaseStore store = store(SUBREAPER_ONLY)) {
             Acquisition a = store.spawn("blanked", new ProcessBuilder("sh", "-c",
-                    "sleep 60 & PROCLIVE_LEASE_TOKEN= sleep 60 & echo $! > \"$0\"", blankPid.toString()));
+                    // told once its environment shows the token blanked (exec'd): before, it reads as its parent's
+                    "sleep 60 & PROCLIVE_LEASE_TOKEN= sleep 60 & b=$!; until tr '\\0' '\\n' < /proc/$b/environ"
+                            + " | grep -qx 'PROCLIVE_LEASE_TOKEN='; do sleep 0.02; done; echo $b > \"$0\"",
+                    blankPid.toString()));
             assertThat(a).as("%s", a).isInstanceOf(Acquisition.Started.class);
             Acquisition.Started s = (Acquisition.Started) a;
             started.add(s.process());
