@@ -38,15 +38,17 @@ public final class Eventually {
 
     /**
      * Looks at {@code probe} until {@code done} holds for what it gives, within {@code quiet}
-     * scaled ({@link #scaled}); what it gave last. Fails naming {@code what} and the last value.
+     * scaled ({@link #scaled}) by how slow the machine is at each look, so that a build starting
+     * beside the wait stretches it too; what it gave last. Fails naming {@code what} and the last value.
      */
     public static <T> T until(String what, Duration quiet, Callable<T> probe, Predicate<? super T> done) throws Exception {
-        long deadline = System.nanoTime() + scaled(quiet).toNanos();
+        long start = System.nanoTime();
         long pause = 5;
         T seen = probe.call();
         while (!done.test(seen)) {
-            if (System.nanoTime() - deadline > 0) {
-                throw new AssertionError(what + ": not within " + scaled(quiet).toMillis() + " ms; last seen: " + seen);
+            long allowed = scaled(quiet).toNanos();
+            if (System.nanoTime() - start > allowed) {
+                throw new AssertionError(what + ": not within " + allowed / 1_000_000 + " ms; last seen: " + seen);
             }
             Thread.sleep(pause); // the kit's one pause between two looks
             pause = Math.min(100, pause * 2);
