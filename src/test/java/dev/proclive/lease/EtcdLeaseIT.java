@@ -393,6 +393,42 @@ class EtcdLeaseIT {
         }
     }
 
+    /**
+     * Two waits of one store for the same holder-to-be share its ticket, which lives as long as the
+     * longer of them: the shorter one's deadline passing lets no later caller in ahead of the other.
+     */
+    @Test
+    void aSharedTicketLastsAsLongAsItsLongestWait() throws Exception {
+        LeaseStore store = store(Duration.ofSeconds(30));
+        Process holder = children.start("sleep", "120");
+        store.acquire("build", ProcLive.identify(holder.pid()).orElseThrow());
+        Identity waiter = children.sleeping();
+        java.util.concurrent.ExecutorService three = java.util.concurrent.Executors.newFixedThreadPool(3);
+        try (LeaseStore elsewhere = store(Duration.ofSeconds(30))) {
+            Etcd raw = raw();
+            String queue = prefix + "build.queue/";
+            Future<Acquisition> shorter = three.submit(() -> store.acquire("build", waiter, Duration.ofSeconds(2)));
+            Eventually.until("the waiter's ticket", Duration.ofSeconds(30), () -> raw.list(queue), t -> t.size() == 1);
+            java.util.concurrent.CompletableFuture<Thread> asking = new java.util.concurrent.CompletableFuture<>();
+            Future<Acquisition> longer = three.submit(() -> {
+                asking.complete(Thread.currentThread());
+                return store.acquire("build", waiter, Duration.ofMinutes(2));
+            });
+            Thread longerThread = asking.get(30, TimeUnit.SECONDS);
+            Eventually.until("the longer wait in the queue", Duration.ofSeconds(30), () -> java.util.Arrays.stream(
+                    longerThread.getStackTrace()).anyMatch(f -> f.getMethodName().equals("waitInQueue")));
+            Future<Acquisition> later = three.submit(() -> elsewhere.acquire("build", children.sleeping(), Duration.ofMinutes(2)));
+            Eventually.until("the later caller's ticket", Duration.ofSeconds(30), () -> raw.list(queue), t -> t.size() == 2);
+            assertThat(shorter.get(30, TimeUnit.SECONDS)).as("the shorter wait ends at its deadline").isInstanceOf(Acquisition.Held.class);
+            holder.destroyForcibly();
+            assertThat(longer.get(Eventually.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("served before the later caller").isInstanceOf(Acquisition.Granted.class);
+            later.cancel(true);
+        } finally {
+            three.shutdownNow();
+        }
+    }
+
     @Test
     void aReleaseWakesAWaiterThroughTheWatch() throws Exception {
         LeaseStore store = store(Duration.ofSeconds(30));

@@ -67,8 +67,18 @@ final class WaiterQueue {
                 if (closed) {
                     throw new IllegalStateException("the lease store is closed: nothing waits for lease " + name + " through it");
                 }
-                boolean queued = queue.stream().anyMatch(w -> Records.sameProcess(w.who(), who));
-                return !queued && queue.add(new LeaseBook.Waiter(who, waiter, lapsing(now, until)));
+                LeaseBook.Waiter mine = new LeaseBook.Waiter(who, waiter, lapsing(now, until));
+                for (int i = 0; i < queue.size(); i++) {
+                    LeaseBook.Waiter w = queue.get(i);
+                    if (Records.sameProcess(w.who(), who)) { // one ticket a holder-to-be: this wait shares it
+                        if (Records.sameProcess(w.by(), waiter) && w.until().isBefore(mine.until())) {
+                            queue.set(i, mine); // kept as long as the longest wait that shares it, in its place
+                            return true;
+                        }
+                        return false;
+                    }
+                }
+                return queue.add(mine);
             });
         } catch (IOException e) {
             unplace(ticket); // an interrupt or a lost answer may come after the write: this one's goes

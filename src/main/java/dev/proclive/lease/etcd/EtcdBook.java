@@ -314,7 +314,8 @@ public final class EtcdBook implements LeaseBook {
         boolean wrote;
         /** Whether a write's answer was lost (a timeout, an interrupt): it may have gone through. */
         private boolean unsure;
-        private Set<String> queueRead = Set.of();
+        /** The queue's keys as last read, with their tickets (null: not one of ours): one is written again only if changed. */
+        private Map<String, LeaseBook.Waiter> queueRead = Map.of();
 
         TxnGuard(String name, Snapshot read, boolean remembered) {
             this.name = name;
@@ -363,11 +364,13 @@ public final class EtcdBook implements LeaseBook {
             List<Etcd.KeyValue> keys = new ArrayList<>(etcd.list(queuePrefix(name)));
             keys.sort(Comparator.comparingLong(Etcd.KeyValue::createRevision));
             List<LeaseBook.Waiter> queue = new ArrayList<>();
-            queueRead = new HashSet<>();
+            queueRead = new HashMap<>();
             for (Etcd.KeyValue kv : keys) {
-                queueRead.add(kv.key());
+                queueRead.put(kv.key(), null);
                 try {
-                    queue.add(LeaseJson.waiter(new String(kv.value(), StandardCharsets.UTF_8)));
+                    LeaseBook.Waiter w = LeaseJson.waiter(new String(kv.value(), StandardCharsets.UTF_8));
+                    queue.add(w);
+                    queueRead.put(kv.key(), w);
                 } catch (IOException notAWaiter) {
                     // not one of ours: left out, and removed with the next change of the queue
                 }
@@ -375,21 +378,24 @@ public final class EtcdBook implements LeaseBook {
             return queue;
         }
 
-        /** A key made since the read is left alone: nothing locks the queue, each waiter's key is its own. */
+        /**
+         * A key made since the read is left alone: nothing locks the queue, each waiter's key is its own. A
+         * ticket changed in place keeps its key, so its place (the key's creation) too.
+         */
         @Override
         public void waiters(List<LeaseBook.Waiter> queue) throws IOException {
             Set<String> wanted = new LinkedHashSet<>();
             queue.forEach(w -> wanted.add(waiterKey(name, w)));
             List<Etcd.Op> ops = new ArrayList<>();
-            for (String key : queueRead) {
+            for (String key : queueRead.keySet()) {
                 if (!wanted.contains(key)) {
                     ops.add(new Etcd.Delete(key));
                 }
             }
             for (LeaseBook.Waiter w : queue) {
-                if (!queueRead.contains(waiterKey(name, w))) {
-                    ops.add(new Etcd.Put(waiterKey(name, w), LeaseJson.waiter(w).getBytes(StandardCharsets.UTF_8),
-                            ticketLease(true)));
+                String key = waiterKey(name, w);
+                if (!queueRead.containsKey(key) || !w.equals(queueRead.get(key))) {
+                    ops.add(new Etcd.Put(key, LeaseJson.waiter(w).getBytes(StandardCharsets.UTF_8), ticketLease(true)));
                 }
             }
             if (!ops.isEmpty()) {
