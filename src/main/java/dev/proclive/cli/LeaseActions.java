@@ -233,53 +233,52 @@ final class LeaseActions {
             // held by the asking holder itself: granted again at once, no wait to tell of
             Report.Look look = () -> store.read(c.name()).filter(r -> !(r.held() && Records.sameProcess(r.holder(), asking)));
             java.util.concurrent.atomic.AtomicInteger endedBy = new java.util.concurrent.atomic.AtomicInteger();
-            java.util.concurrent.atomic.AtomicBoolean stillWaiting = new java.util.concurrent.atomic.AtomicBoolean(true);
-            List<sun.misc.Signal> caught = new ArrayList<>();
-            List<sun.misc.SignalHandler> before = new ArrayList<>();
+            // whether the wait is still ending, set false under this lock: no signal acts once the answer stands
+            boolean[] stillWaiting = {true};
             if (!c.waitFor().isZero()) {
                 Thread waiting = Thread.currentThread();
                 for (String signal : List.of("TERM", "INT", "HUP")) {
                     try {
-                        // the wait ends as a wait does, its ticket taken out, then 128+N as the JVM's own end says
-                        sun.misc.Signal s = new sun.misc.Signal(signal);
-                        before.add(sun.misc.Signal.handle(s, got -> {
-                            if (endedBy.compareAndSet(0, 128 + got.getNumber())) {
-                                waiting.interrupt(); // the first ends the wait, its ticket taken out
-                            } else if (stillWaiting.get()) {
-                                System.err.flush(); // a second does not wait for that (a hung etcd): ended now
-                                Runtime.getRuntime().halt(128 + got.getNumber());
-                            } // else a grant is being told, or released: short, and not to be cut
-                        }));
-                        caught.add(s);
+                        // kept until the JVM ends: one restored before it would end the JVM with an answer told
+                        sun.misc.Signal.handle(new sun.misc.Signal(signal), got -> {
+                            synchronized (stillWaiting) {
+                                if (!stillWaiting[0]) {
+                                    return; // the answer stands (a grant told or being told, released): the exit follows
+                                }
+                                if (endedBy.compareAndSet(0, 128 + got.getNumber())) {
+                                    waiting.interrupt(); // the first ends the wait as a wait ends, its ticket taken out
+                                } else {
+                                    System.err.flush(); // a second does not wait for that (a hung etcd): ended now
+                                    Runtime.getRuntime().halt(128 + got.getNumber());
+                                }
+                            }
+                        });
                     } catch (IllegalArgumentException | UnsupportedOperationException e) {
                         // a signal the JVM keeps for itself: its own end
                     }
                 }
             }
+            Acquisition a;
             try {
-                Acquisition a;
-                try {
-                    a = io.report().waiting(c.name(), c.waitFor(), look, wait -> store.acquire(c.name(), asking, wait),
-                            asked -> asked instanceof Acquisition.Granted ? null : asked);
-                } catch (IOException e) {
-                    stillWaiting.set(false);
-                    if (endedBy.get() == 0) {
-                        throw e;
-                    }
-                    return grantedAsTheSignalCame(store, c, io, asking).orElse(endedBy.get());
+                a = io.report().waiting(c.name(), c.waitFor(), look, wait -> store.acquire(c.name(), asking, wait),
+                        asked -> asked instanceof Acquisition.Granted ? null : asked);
+            } catch (IOException e) {
+                synchronized (stillWaiting) {
+                    stillWaiting[0] = false;
                 }
-                stillWaiting.set(false);
-                Thread.interrupted(); // a signal that came as it was granted: the grant is told all the same
-                if (endedBy.get() != 0 && !(a instanceof Acquisition.Granted)) {
-                    return endedBy.get(); // the wait ended without it: the signal's end, as had it come a moment before
+                if (endedBy.get() == 0) {
+                    throw e;
                 }
-                return io.report().acquisition(a, c.printFence(), true);
-            } finally {
-                // only now: a signal between the grant and its telling would have ended the JVM with the fence untold
-                for (int i = 0; i < caught.size(); i++) {
-                    sun.misc.Signal.handle(caught.get(i), before.get(i));
-                }
+                return grantedAsTheSignalCame(store, c, io, asking).orElse(endedBy.get());
             }
+            synchronized (stillWaiting) {
+                stillWaiting[0] = false;
+            }
+            Thread.interrupted(); // a signal that came as it was granted: the grant is told all the same
+            if (endedBy.get() != 0 && !(a instanceof Acquisition.Granted)) {
+                return endedBy.get(); // the wait ended without it: the signal's end, as had it come a moment before
+            }
+            return io.report().acquisition(a, c.printFence(), true);
         }
     }
 
