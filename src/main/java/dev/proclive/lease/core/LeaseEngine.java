@@ -323,7 +323,7 @@ public final class LeaseEngine implements AutoCloseable {
     /** {@code r} handed to {@code found}, a carrier of its token, fence kept; empty when it has ended since. */
     private Optional<LeaseRecord> adopt(LeaseBook.Guard guard, LeaseRecord r, ProcessInfo found, Instant now,
                                         String how) throws IOException {
-        Optional<Identity> carrier = checker.identify(found.pid()).filter(id -> id.start().equals(found.start()));
+        Optional<Identity> carrier = identified(found);
         if (carrier.isEmpty()) {
             return Optional.empty();
         }
@@ -642,7 +642,7 @@ public final class LeaseEngine implements AutoCloseable {
      */
     private boolean carriesAnother(ProcessInfo p, LeaseRecord r) {
         String own = r.tokenDigest().orElse("");
-        return checker.identify(p.pid()).filter(id -> id.start().equals(p.start()))
+        return identified(p)
                 .flatMap(id -> carriers.carriesDigestOf(id, d -> !d.equals(own) && spawnedTokens.containsKey(d)))
                 .orElse(false);
     }
@@ -652,8 +652,12 @@ public final class LeaseEngine implements AutoCloseable {
         if (r.tokenDigest().isEmpty()) {
             return Optional.of(false);
         }
-        return checker.identify(p.pid()).filter(id -> id.start().equals(p.start()))
-                .flatMap(id -> carriers.carriesDigest(id, r.tokenDigest().get()));
+        return identified(p).flatMap(id -> carriers.carriesDigest(id, r.tokenDigest().get()));
+    }
+
+    /** {@code p}'s identity, as long as its pid still names the process read (not one started since). */
+    private Optional<Identity> identified(ProcessInfo p) {
+        return checker.identify(p.pid()).filter(id -> id.start().equals(p.start()));
     }
 
     /**

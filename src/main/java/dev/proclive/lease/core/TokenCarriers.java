@@ -68,7 +68,7 @@ final class TokenCarriers {
 
     /** As {@link #carries}, for a token whose digest is {@code digest}. */
     Optional<Boolean> carriesDigest(Identity holder, String digest) {
-        return carriesWhere(holder, value -> Records.digest(value).equals(digest));
+        return carriesDigestOf(holder, digest::equals);
     }
 
     /** Whether {@code holder} carries a token whose digest {@code digests} takes. */
