@@ -57,6 +57,12 @@ public final class Eventually {
         return seen;
     }
 
+    /** Waits until {@code thread} runs inside a method named {@code method}, within 30 s scaled. */
+    public static void inside(Thread thread, String method) throws Exception {
+        until(thread.getName() + " inside " + method, Duration.ofSeconds(30), () -> java.util.Arrays.stream(
+                thread.getStackTrace()).anyMatch(f -> f.getMethodName().equals(method)));
+    }
+
     /** Waits until {@code condition} holds, within {@code quiet} scaled; fails naming {@code what}. */
     public static void until(String what, Duration quiet, Callable<Boolean> condition) throws Exception {
         until(what, quiet, condition, Boolean.TRUE::equals);

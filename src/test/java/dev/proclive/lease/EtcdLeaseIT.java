@@ -348,11 +348,17 @@ class EtcdLeaseIT {
         }
     }
 
+    /** A sleeper this test ends, granted lease build through {@code store}. */
+    private Process heldByASleeper(LeaseStore store) throws Exception {
+        Process p = children.start("sleep", "120");
+        assertThat(store.acquire("build", ProcLive.identify(p.pid()).orElseThrow())).isInstanceOf(Acquisition.Granted.class);
+        return p;
+    }
+
     @Test
     void aWaiterIsGrantedTheMomentTheHolderIsKilled() throws Exception {
         LeaseStore store = store(Duration.ofSeconds(30));
-        Process p = children.start("sleep", "120");
-        store.acquire("build", ProcLive.identify(p.pid()).orElseThrow());
+        Process p = heldByASleeper(store);
         Identity waiter = children.sleeping();
         LeaseStore waiting = noPolls();
         long ms = grantedAfter(() -> waiting.acquire("build", waiter, Duration.ofSeconds(20)), p::destroyForcibly);
@@ -368,8 +374,7 @@ class EtcdLeaseIT {
     @Test
     void aWaiterInterruptedBesideAnotherWaitLeavesNoTicket() throws Exception {
         LeaseStore store = store(Duration.ofSeconds(30));
-        Process holder = children.start("sleep", "120");
-        store.acquire("build", ProcLive.identify(holder.pid()).orElseThrow());
+        Process holder = heldByASleeper(store);
         store.acquire("other", children.sleeping());
         LeaseStore waiting = store(Duration.ofSeconds(30));
         java.util.concurrent.ExecutorService two = java.util.concurrent.Executors.newFixedThreadPool(2);
@@ -400,8 +405,7 @@ class EtcdLeaseIT {
     @Test
     void aSharedTicketLastsAsLongAsItsLongestWait() throws Exception {
         LeaseStore store = store(Duration.ofSeconds(30));
-        Process holder = children.start("sleep", "120");
-        store.acquire("build", ProcLive.identify(holder.pid()).orElseThrow());
+        Process holder = heldByASleeper(store);
         Identity waiter = children.sleeping();
         java.util.concurrent.ExecutorService three = java.util.concurrent.Executors.newFixedThreadPool(3);
         try (LeaseStore elsewhere = store(Duration.ofSeconds(30))) {
@@ -414,9 +418,7 @@ class EtcdLeaseIT {
                 asking.complete(Thread.currentThread());
                 return store.acquire("build", waiter, Duration.ofMinutes(2));
             });
-            Thread longerThread = asking.get(30, TimeUnit.SECONDS);
-            Eventually.until("the longer wait in the queue", Duration.ofSeconds(30), () -> java.util.Arrays.stream(
-                    longerThread.getStackTrace()).anyMatch(f -> f.getMethodName().equals("waitInQueue")));
+            Eventually.inside(asking.get(30, TimeUnit.SECONDS), "waitInQueue"); // the longer wait in the queue
             Future<Acquisition> later = three.submit(() -> elsewhere.acquire("build", children.sleeping(), Duration.ofMinutes(2)));
             Eventually.until("the later caller's ticket", Duration.ofSeconds(30), () -> raw.list(queue), t -> t.size() == 2);
             assertThat(shorter.get(30, TimeUnit.SECONDS)).as("the shorter wait ends at its deadline").isInstanceOf(Acquisition.Held.class);

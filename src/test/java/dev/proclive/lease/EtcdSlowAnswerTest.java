@@ -222,6 +222,29 @@ class EtcdSlowAnswerTest {
         }
     }
     /**
+     * Lease build granted to {@code holder} by etcd, its caller's thread interrupted while it waits for the
+     * answer, so that nobody is told of it; {@code down}: etcd goes down with the answer, so the caller
+     * cannot read back what stands either (it comes back up once the caller has given up).
+     */
+    private static void grantedUntold(FakeEtcd etcd, LeaseStore store, Identity holder, boolean down) throws Exception {
+        etcd.leasedAnswerDelayMillis = 60_000;
+        java.util.concurrent.ExecutorService one = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            java.util.concurrent.Future<Acquisition> asked = one.submit(() -> store.acquire("build", holder));
+            dev.proclive.Eventually.until("the grant written, its answer not yet given", Duration.ofSeconds(30),
+                    () -> etcd.list("slow/build").stream().anyMatch(kv -> kv.key().equals("slow/build")));
+            etcd.down = down;
+            asked.cancel(true); // interrupts the thread waiting for the answer
+            one.shutdown();
+            assertThat(one.awaitTermination(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        } finally {
+            one.shutdownNow();
+            etcd.leasedAnswerDelayMillis = 0;
+            etcd.down = false;
+        }
+    }
+
+    /**
      * A grant whose answer never reaches its caller (the thread interrupted while it waited for it, the
      * write done) is told to nobody, so it is ended: it would otherwise stay held by its live holder,
      * kept alive as long as this JVM keeps any other grant, and no newcomer could take the free lease.
@@ -234,20 +257,7 @@ class EtcdSlowAnswerTest {
             Identity me = ProcLive.current().orElseThrow();
             assertThat(store.acquire("other", me)).as("another grant keeps this JVM's etcd lease alive")
                     .isInstanceOf(Acquisition.Granted.class);
-            Identity holder = children.sleeping();
-            etcd.leasedAnswerDelayMillis = 60_000;
-            java.util.concurrent.ExecutorService one = java.util.concurrent.Executors.newSingleThreadExecutor();
-            try {
-                java.util.concurrent.Future<Acquisition> asked = one.submit(() -> store.acquire("build", holder));
-                dev.proclive.Eventually.until("the grant written, its answer not yet given", Duration.ofSeconds(30),
-                        () -> etcd.list("slow/build").stream().anyMatch(kv -> kv.key().equals("slow/build")));
-                asked.cancel(true); // interrupts the thread waiting for the answer
-                one.shutdown();
-                assertThat(one.awaitTermination(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
-            } finally {
-                one.shutdownNow();
-                etcd.leasedAnswerDelayMillis = 0;
-            }
+            grantedUntold(etcd, store, children.sleeping(), false);
             assertThat(store.read("build")).as("the grant nobody was told of is ended")
                     .hasValueSatisfying(r -> assertThat(r.granted()).isFalse());
             assertThat(store.acquire("build", children.sleeping())).as("a newcomer takes the free lease")
@@ -269,22 +279,7 @@ class EtcdSlowAnswerTest {
             Identity me = ProcLive.current().orElseThrow();
             assertThat(store.acquire("other", me)).as("another grant keeps this JVM's etcd lease alive")
                     .isInstanceOf(Acquisition.Granted.class);
-            Identity holder = children.sleeping();
-            etcd.leasedAnswerDelayMillis = 60_000;
-            java.util.concurrent.ExecutorService one = java.util.concurrent.Executors.newSingleThreadExecutor();
-            try {
-                java.util.concurrent.Future<Acquisition> asked = one.submit(() -> store.acquire("build", holder));
-                dev.proclive.Eventually.until("the grant written, its answer not yet given", Duration.ofSeconds(30),
-                        () -> etcd.list("slow/build").stream().anyMatch(kv -> kv.key().equals("slow/build")));
-                etcd.down = true;
-                asked.cancel(true); // interrupts the thread waiting for the answer; the read back fails
-                one.shutdown();
-                assertThat(one.awaitTermination(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
-            } finally {
-                one.shutdownNow();
-                etcd.leasedAnswerDelayMillis = 0;
-                etcd.down = false;
-            }
+            grantedUntold(etcd, store, children.sleeping(), true);
             dev.proclive.Eventually.until("the grant nobody was told of ended", Duration.ofSeconds(30),
                     () -> store.read("build"), r -> r.isPresent() && !r.get().granted());
             assertThat(store.acquire("build", children.sleeping())).as("a newcomer takes the free lease")

@@ -690,9 +690,7 @@ class LeaseStoreTest {
                 asking.complete(Thread.currentThread());
                 return store.acquire("build", waiter, Duration.ofMinutes(2));
             });
-            Thread secondThread = asking.get(30, TimeUnit.SECONDS);
-            Eventually.until("the second wait in the queue", Duration.ofSeconds(30), () -> java.util.Arrays.stream(
-                    secondThread.getStackTrace()).anyMatch(f -> f.getMethodName().equals("waitInQueue")));
+            Eventually.inside(asking.get(30, TimeUnit.SECONDS), "waitInQueue"); // the second wait in the queue
             second.cancel(true);
             java.util.concurrent.Future<Acquisition> third = three.submit(
                     () -> elsewhere.acquire("build", later, Duration.ofMinutes(2)));

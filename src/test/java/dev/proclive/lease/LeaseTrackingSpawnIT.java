@@ -196,6 +196,10 @@ class LeaseTrackingSpawnIT {
                     ProcessHandle.of(own).ifPresent(ProcessHandle::destroyForcibly);
                     ProcessHandle.of(other).ifPresent(ProcessHandle::destroyForcibly);
                 }
+                for (String name : List.of(firstName, secondName)) { // their ends recorded, their cgroups gone
+                    LeaseRecord ended = released(store, name);
+                    ended.cgroup().ifPresent(c -> assertThat(Path.of(c)).as("%s", ended).doesNotExist());
+                }
             }
         }
     }
