@@ -404,9 +404,7 @@ public final class LeaseFiles implements LeaseBook {
             // maybe another's file: never written, its bytes never copied nor quoted; without a fence the fresh
             // guard says so, corrupt as any guard without one, and break rewrites it (not the linked file)
             byte[] held = old.size() <= MAX_GUARD_BYTES ? readAll(old) : null;
-            boolean fence = held != null && (held.length == 0
-                    || Records.parseFence(new String(held, StandardCharsets.US_ASCII).strip()).isPresent());
-            content = fence ? held : (LINKED + "\n").getBytes(StandardCharsets.US_ASCII);
+            content = held != null && isFence(name, held) ? held : (LINKED + "\n").getBytes(StandardCharsets.US_ASCII);
         } else if (old.size() > MAX_GUARD_BYTES) {
             return Optional.empty(); // corrupt: break rewrites it first
         } else {
@@ -664,6 +662,16 @@ public final class LeaseFiles implements LeaseBook {
             return 0;
         }
         return Records.parseFence(text).orElseThrow(() -> corruptGuard(name, OneLine.quote(text)));
+    }
+
+    /** Whether {@code bytes} are a guard's fence (or empty), as {@link #guardFence} reads them. */
+    private static boolean isFence(String name, byte[] bytes) throws IOException {
+        try {
+            guardFence(name, bytes);
+            return true;
+        } catch (LeaseCorruptException notAFence) {
+            return false;
+        }
     }
 
     private static LeaseCorruptException corruptGuard(String name, String holds) {
