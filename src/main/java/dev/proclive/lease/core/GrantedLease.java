@@ -15,7 +15,8 @@ import java.util.concurrent.CompletableFuture;
 /** A {@link Lease} as the engine grants it. Thread-safe. */
 final class GrantedLease implements Lease {
 
-    private final LeaseEngine engine;
+    private final LeaseLife engine;
+    private final KeptGrants keptGrants;
     private final String name;
     private final long fence;
     private final Identity holder;
@@ -31,28 +32,30 @@ final class GrantedLease implements Lease {
      * A grant written here, kept by the store. Order matters: its loss future exists first, then its
      * record is watched, then its holder, whose end may be written at once and must be seen by that watch.
      */
-    static GrantedLease kept(LeaseEngine engine, LeaseRecord record, Optional<String> token) {
-        GrantedLease lease = new GrantedLease(engine, record, token, Tracking.NONE);
-        engine.keptGrants.keep(record);
+    static GrantedLease kept(LeaseLife engine, KeptGrants keptGrants, LeaseRecord record, Optional<String> token) {
+        GrantedLease lease = new GrantedLease(engine, keptGrants, record, token, Tracking.NONE);
+        keptGrants.keep(record);
         return lease;
     }
 
-    private GrantedLease(LeaseEngine engine, LeaseRecord record, Optional<String> token, Tracking tracking) {
+    private GrantedLease(LeaseLife engine, KeptGrants keptGrants, LeaseRecord record, Optional<String> token,
+                         Tracking tracking) {
         this.engine = engine;
+        this.keptGrants = keptGrants;
         this.name = record.name();
         this.fence = record.fence();
         this.holder = record.holder();
         this.token = token;
         this.record = record;
         this.tracking = tracking;
-        this.lost = engine.keptGrants.lost(name, fence, holder);
+        this.lost = keptGrants.lost(name, fence, holder);
     }
 
     /** This lease, descendants tracked by {@code how}; its record names the cgroup, as the written one does. */
     GrantedLease tracked(Tracking how) {
         LeaseRecord named = how.cgroup().filter(c -> record.cgroup().isEmpty())
                 .map(c -> Records.inCgroup(record, c)).orElse(record);
-        return new GrantedLease(engine, named, token, how);
+        return new GrantedLease(engine, keptGrants, named, token, how);
     }
 
     @Override
@@ -92,7 +95,7 @@ final class GrantedLease implements Lease {
             record = renewed;
             return renewed;
         } catch (LeaseLostException e) {
-            engine.keptGrants.found(name, fence, holder, e.lost());
+            keptGrants.found(name, fence, holder, e.lost());
             throw e;
         }
     }
@@ -100,25 +103,25 @@ final class GrantedLease implements Lease {
     @Override
     public boolean release() throws IOException {
         letGo = true;
-        engine.keptGrants.release(name, fence, holder);
+        keptGrants.release(name, fence, holder);
         boolean released = false;
         try {
-            released = engine.end(name, fence, LeaseEngine.End.as(LeaseChange.RELEASED, Optional.of(holder)));
+            released = engine.end(name, fence, LeaseLife.End.as(LeaseChange.RELEASED, Optional.of(holder)));
         } finally {
             if (!released) {
                 letGo = false;
-                engine.keptGrants.unreleased(name, fence, holder, lost); // not released by this call: its loss is still told
+                keptGrants.unreleased(name, fence, holder, lost); // not released by this call: its loss is still told
             }
         }
-        engine.keptGrants.unfollow(name, fence);
+        keptGrants.unfollow(name, fence);
         return released;
     }
 
     @Override
     public boolean exited(int exitCode) throws IOException {
-        engine.keptGrants.holderEnded(name, fence, holder); // its holder is gone: what it left behind is judged, not kept fresh
-        boolean ended = engine.end(name, fence, LeaseEngine.End.exited(holder, OptionalLong.of(exitCode), tracking));
-        engine.keptGrants.lookNow(name, fence, holder); // told at once: ended, or gone to what it left behind
+        keptGrants.holderEnded(name, fence, holder); // its holder is gone: what it left behind is judged, not kept fresh
+        boolean ended = engine.end(name, fence, LeaseLife.End.exited(holder, OptionalLong.of(exitCode), tracking));
+        keptGrants.lookNow(name, fence, holder); // told at once: ended, or gone to what it left behind
         return ended;
     }
 
@@ -126,8 +129,8 @@ final class GrantedLease implements Lease {
     public Lease handOff(Identity newHolder) throws IOException {
         LeaseRecord handed = engine.handOff(name, fence, holder, newHolder);
         letGo = true;
-        engine.keptGrants.release(name, fence, holder);
-        return kept(engine, handed, token);
+        keptGrants.release(name, fence, holder);
+        return kept(engine, keptGrants, handed, token);
     }
 
     @Override
@@ -149,7 +152,7 @@ final class GrantedLease implements Lease {
 
     @Override
     public boolean knownLost() {
-        return lost.isDone() || engine.book.lost(name, fence);
+        return lost.isDone() || engine.book().lost(name, fence);
     }
 
     @Override
@@ -168,7 +171,7 @@ final class GrantedLease implements Lease {
             throw new LeaseLostException(name, lost.join()); // lost once, for the first reason: what came after follows from it
         }
         Optional<LeaseRecord> now = engine.read(name);
-        Optional<LeaseLost> why = Losses.of(fence, Optional.of(holder), now, engine.book.expires());
+        Optional<LeaseLost> why = Losses.of(fence, Optional.of(holder), now, engine.book().expires());
         if (why.isPresent()) {
             // a reservation is not lost (it admits no write yet), nor a lease let go through this one
             if (!(now.isPresent() && now.get().fence() == fence && now.get().state() == LeaseRecord.State.RESERVED
@@ -176,7 +179,7 @@ final class GrantedLease implements Lease {
                 if (!letGo) {
                     lost.complete(why.get());
                 }
-                engine.keptGrants.found(name, fence, holder, why.get());
+                keptGrants.found(name, fence, holder, why.get());
             }
             throw new LeaseLostException(name, why.get());
         }

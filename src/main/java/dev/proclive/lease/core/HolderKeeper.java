@@ -27,7 +27,8 @@ final class HolderKeeper {
     private static final long FIRST_PAUSE_MS = 25;
     private static final long MOST_PAUSE_MS = 1_000;
 
-    private final LeaseEngine engine;
+    private final LeaseLife engine;
+    private final KeptGrants keptGrants;
     private final LivenessChecker checker;
     private final LeaseBook book;
     /** The grants this keeper kept (their holder ALIVE here), as {@code NAME@FENCE}, among those listed last. */
@@ -35,16 +36,17 @@ final class HolderKeeper {
     /** Of {@link #keptHere}, those whose holder cannot be seen from here now: said once, until seen again. */
     private final Set<String> unseen = new HashSet<>();
 
-    HolderKeeper(LeaseEngine engine, LivenessChecker checker, LeaseBook book) {
+    HolderKeeper(LeaseLife engine, KeptGrants keptGrants, LivenessChecker checker) {
         this.engine = engine;
+        this.keptGrants = keptGrants;
         this.checker = checker;
-        this.book = book;
+        this.book = engine.book();
     }
 
     void run(Duration poll, Consumer<String> says) throws InterruptedException {
         int failures = 0;
         boolean answered = false;
-        while (!engine.closed) {
+        while (!engine.closed()) {
             List<LeaseBook.Grant> grants;
             try {
                 grants = book.grants();
@@ -59,7 +61,7 @@ final class HolderKeeper {
                 Thread.sleep(pause.toMillis());
                 continue;
             }
-            if (engine.closed) {
+            if (engine.closed()) {
                 break; // closed while it read: what it read is not judged through a closed store
             }
             if (!answered) {
@@ -71,7 +73,7 @@ final class HolderKeeper {
             failures = 0;
             Set<String> listed = new HashSet<>();
             for (LeaseBook.Grant g : grants) {
-                if (engine.closed) {
+                if (engine.closed()) {
                     break;
                 }
                 listed.add(key(g.record()));
@@ -100,7 +102,7 @@ final class HolderKeeper {
     private void look(LeaseBook.Grant g, Consumer<String> says) throws IOException {
         LeaseRecord r = g.record();
         String key = key(r);
-        if (engine.keptGrants.following(r.name(), r.fence())) {
+        if (keptGrants.following(r.name(), r.fence())) {
             if (!book.keeping(r.name(), r.fence())) {
                 book.keep(g); // given up while etcd did not answer, and still there: kept again
             }
@@ -114,7 +116,7 @@ final class HolderKeeper {
         Verdict now = checker.explain(r.holder());
         if (now.liveness() == Liveness.DEAD) {
             // ended now, as a newcomer here would take it: nobody waits out a TTL another grant on its etcd lease renews
-            engine.end(r.name(), r.fence(), LeaseEngine.End.died(r.holder(), OptionalLong.empty(), now));
+            engine.end(r.name(), r.fence(), LeaseLife.End.died(r.holder(), OptionalLong.empty(), now));
             return;
         }
         if (now.liveness() != Liveness.ALIVE) {
@@ -129,6 +131,6 @@ final class HolderKeeper {
         }
         keptHere.add(key);
         book.keep(g); // fresh by the book's keep-alive or session file: the record itself is not rewritten
-        engine.keptGrants.follow(r);
+        keptGrants.follow(r);
     }
 }

@@ -33,7 +33,7 @@ final class KeptGrants {
     static final long LOOK_MS = 250;
     private static final long LOOK_NANOS = TimeUnit.MILLISECONDS.toNanos(LOOK_MS);
 
-    private final LeaseEngine engine;
+    private final LeaseLife engine;
     private final LeaseBook book;
     private final LivenessChecker checker;
     /** This process: a grant of its own ends with it, and nobody here could end it then. */
@@ -51,7 +51,7 @@ final class KeptGrants {
     private int lossesSweptAt = 64;
     private final Map<String, Followed> followed = new ConcurrentHashMap<>();
 
-    KeptGrants(LeaseEngine engine, LeaseBook book, LivenessChecker checker, Identity writer) {
+    KeptGrants(LeaseLife engine, LeaseBook book, LivenessChecker checker, Identity writer) {
         this.engine = engine;
         this.book = book;
         this.checker = checker;
@@ -142,7 +142,7 @@ final class KeptGrants {
                         .map(x -> OptionalLong.of(x.code().getAsInt())).orElse(OptionalLong.empty());
                 Verdict said = verdict.exit().map(x -> new Verdict(verdict.reason(), verdict.detail() + "; its holder "
                         + x, verdict.exit())).orElse(verdict);
-                engine.end(granted.name(), granted.fence(), LeaseEngine.End.died(granted.holder(), code, said));
+                engine.end(granted.name(), granted.fence(), LeaseLife.End.died(granted.holder(), code, said));
             } catch (IOException | RuntimeException e) {
                 // not kept any more: it expires by itself
             }

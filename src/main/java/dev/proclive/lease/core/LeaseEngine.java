@@ -44,13 +44,13 @@ import java.util.function.Consumer;
  * The one place that decides and writes a lease's life, knowing its book only through {@link LeaseBook}.
  * Every write first proves the record not rolled back below the guard ({@link #trusted}).
  */
-public final class LeaseEngine implements AutoCloseable {
+public final class LeaseEngine implements LeaseLife, AutoCloseable {
 
     /** Younger, an empty unnamed cgroup may be one another starter has made and not named yet. */
     private static final Duration STRAY_AGE = Duration.ofSeconds(30);
     private static final java.security.SecureRandom TOKENS = new java.security.SecureRandom();
 
-    final LeaseBook book;
+    private final LeaseBook book;
     private final LeasePolicy policy;
     private final Identity writer;
     private final LivenessChecker checker;
@@ -59,9 +59,9 @@ public final class LeaseEngine implements AutoCloseable {
     private final Pause pause;
     private final TokenCarriers carriers;
     private final Descendants descendants;
-    final KeptGrants keptGrants;
+    private final KeptGrants keptGrants;
     /** Whether {@link #close} began: a keeper of holders ({@link #keepHolders}) returns. */
-    volatile boolean closed;
+    private volatile boolean closed;
     private final RecordWatches events;
     private final WaiterQueue queue;
     private final Waiting waits;
@@ -98,6 +98,16 @@ public final class LeaseEngine implements AutoCloseable {
         this.events = new RecordWatches(this, book, checker);
     }
 
+    @Override
+    public LeaseBook book() {
+        return book;
+    }
+
+    @Override
+    public boolean closed() {
+        return closed;
+    }
+
     public AutoCloseable watch(String name, LeaseListener listener) throws IOException {
         return events.watch(name, listener);
     }
@@ -132,11 +142,6 @@ public final class LeaseEngine implements AutoCloseable {
             return new Acquisition.NotAlive(alive);
         }
         return request(name, request);
-    }
-
-    /** What {@link #waiting} asks again. */
-    public interface Ask {
-        Acquisition get() throws IOException;
     }
 
     /**
@@ -251,7 +256,7 @@ public final class LeaseEngine implements AutoCloseable {
     }
 
     public void keepHolders(Duration poll, Consumer<String> says) throws InterruptedException {
-        new HolderKeeper(this, checker, book).run(poll, says);
+        new HolderKeeper(this, keptGrants, checker).run(poll, says);
     }
 
     /** What an etcd store kept expires after its TTL. */
@@ -275,28 +280,6 @@ public final class LeaseEngine implements AutoCloseable {
         return bound.isPresent() ? book.locked(name, bound.get(), work) : book.locked(name, work);
     }
 
-    /**
-     * {@code holder}: anyone's when empty; {@code verdict}: judged now when empty; {@code child}: a
-     * reservation's child that exited before the hand-off; {@code tracking}: asked before a token scan.
-     */
-    record End(LeaseChange how, Optional<Identity> holder, OptionalLong exitCode, Optional<Verdict> verdict,
-               Optional<Identity> child, Tracking tracking) {
-
-        static End as(LeaseChange how, Optional<Identity> holder) {
-            return new End(how, holder, OptionalLong.empty(), Optional.empty(), Optional.empty(), Tracking.NONE);
-        }
-
-        static End exited(Identity holder, OptionalLong exitCode, Tracking tracking) {
-            return new End(LeaseChange.EXITED, Optional.of(holder), exitCode, Optional.empty(), Optional.empty(),
-                    tracking);
-        }
-
-        static End died(Identity holder, OptionalLong exitCode, Verdict seen) {
-            return new End(LeaseChange.EXITED, Optional.of(holder), exitCode, Optional.of(seen), Optional.empty(),
-                    Tracking.NONE);
-        }
-    }
-
     Instant now() {
         return clock.instant().truncatedTo(ChronoUnit.MILLIS);
     }
@@ -307,10 +290,7 @@ public final class LeaseEngine implements AutoCloseable {
         return now.isBefore(earliest) ? earliest : now;
     }
 
-    /**
-     * Without a lock, judged as a grant judges it.
-     * @throws LeaseCorruptException if it cannot be trusted, or the guard is no fence
-     */
+    @Override
     public Optional<LeaseRecord> read(String name) throws IOException {
         OptionalLong highest = book.highestFence(name);
         Optional<LeaseRecord> r = book.read(name);
@@ -374,18 +354,18 @@ public final class LeaseEngine implements AutoCloseable {
                     reserve ? os.userId(request.who().pid()) : OptionalLong.empty(),
                     reserve ? os.startFloor() : Optional.empty()));
             current.flatMap(Cgroup::of).ifPresent(this::removeIfEmpty); // its grant ended: nothing enters it again
-            return new Acquisition.Granted(GrantedLease.kept(this, granted, token), current, false);
+            return new Acquisition.Granted(GrantedLease.kept(this, keptGrants, granted, token), current, false);
         }
         LeaseRecord r = current.orElseThrow();
         if (d instanceof LeaseRules.Again) {
             LeaseRecord again = Records.handedTo(r, r.state(), request.who(), writer, now, policy.ttl());
             guard.replace(again);
-            return new Acquisition.Granted(GrantedLease.kept(this, again, Optional.empty()), current, true);
+            return new Acquisition.Granted(GrantedLease.kept(this, keptGrants, again, Optional.empty()), current, true);
         }
         if (d instanceof LeaseRules.Claim) {
             LeaseRecord claimed = Records.handedTo(r, LeaseRecord.State.HELD, request.who(), writer, now, r.ttl());
             guard.replace(claimed);
-            return new Acquisition.Granted(GrantedLease.kept(this, claimed, request.token()), current, false);
+            return new Acquisition.Granted(GrantedLease.kept(this, keptGrants, claimed, request.token()), current, false);
         }
         if (d instanceof LeaseRules.Adopt adopt) {
             Optional<LeaseRecord> adopted = adopt(guard, r, adopt.carrier(), now,
@@ -526,8 +506,8 @@ public final class LeaseEngine implements AutoCloseable {
                         "fence " + fence + " is reserved for pid " + current.get().holder().pid())));
     }
 
-    /** {@code holder}: anyone when empty; the record's TTL is kept unless the policy sets one. */
-    LeaseRecord renew(String name, long fence, Optional<Identity> holder) throws IOException {
+    @Override
+    public LeaseRecord renew(String name, long fence, Optional<Identity> holder) throws IOException {
         if (book.lost(name, fence)) {
             throw new LeaseLostException(name, Losses.unconfirmed(fence, holder));
         }
@@ -541,13 +521,8 @@ public final class LeaseEngine implements AutoCloseable {
         return renewed;
     }
 
-    /**
-     * Where a spawned command left something behind (the kernel's word, or a token scan), the lease
-     * goes to that instead, and this returns false.
-     * @return true if ended at that fence (now or before); false, and nothing written, when there is
-     *         no record, or it is at another fence or another holder's
-     */
-    boolean end(String name, long fence, End end) throws IOException {
+    @Override
+    public boolean end(String name, long fence, End end) throws IOException {
         Tracking tracking = end.tracking();
         Optional<List<Long>> kernel = end.how() == LeaseChange.EXITED && tracking.tracks()
                 ? tracking.leftBehind() : Optional.empty();
@@ -685,12 +660,8 @@ public final class LeaseEngine implements AutoCloseable {
         return false;
     }
 
-    /**
-     * A reservation keeps its fence (the reserver never wrote under it); a held lease takes the next
-     * (the old writer's late writes must be refused).
-     * @throws IllegalArgumentException if {@code to} is not ALIVE
-     */
-    LeaseRecord handOff(String name, long fence, Identity from, Identity to) throws IOException {
+    @Override
+    public LeaseRecord handOff(String name, long fence, Identity from, Identity to) throws IOException {
         Verdict alive = checker.explain(to);
         if (alive.liveness() != Liveness.ALIVE) {
             throw new IllegalArgumentException("a lease is handed to a live process only; the new holder is " + alive);

@@ -38,7 +38,7 @@ final class RecordWatches {
     private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(POLL_MS);
     private static final long SECOND_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-    private final LeaseEngine engine;
+    private final LeaseLife engine;
     private final LeaseBook book;
     private final LivenessChecker checker;
     private final long everyNanos;
@@ -46,7 +46,7 @@ final class RecordWatches {
     private final Set<Watch> watches = ConcurrentHashMap.newKeySet();
     private final Rounds rounds = new Rounds("proclive-lease-events", this::lookAtDue, this::nextDue);
 
-    RecordWatches(LeaseEngine engine, LeaseBook book, LivenessChecker checker) {
+    RecordWatches(LeaseLife engine, LeaseBook book, LivenessChecker checker) {
         this.engine = engine;
         this.book = book;
         this.checker = checker;

@@ -32,13 +32,13 @@ final class Spawner {
     /** How long stragglers told to stop with the command get to leave its cgroup, removed before the end is told. */
     private static final Duration STRAGGLERS = Duration.ofSeconds(2);
 
-    private final LeaseEngine engine;
+    private final LeaseLife engine;
     private final LivenessChecker checker;
     private final String name;
     private final GrantedLease reserved;
     private final Tracking tracking;
 
-    Spawner(LeaseEngine engine, LivenessChecker checker, GrantedLease reserved, Tracking tracking) {
+    Spawner(LeaseLife engine, LivenessChecker checker, GrantedLease reserved, Tracking tracking) {
         this.engine = engine;
         this.checker = checker;
         this.name = reserved.name();
@@ -61,7 +61,7 @@ final class Spawner {
         } catch (IOException | RuntimeException e) {
             tracking.removeIfEmpty();
             try {
-                engine.end(name, reserved.fence(), LeaseEngine.End.as(LeaseChange.SPAWN_FAILED,
+                engine.end(name, reserved.fence(), LeaseLife.End.as(LeaseChange.SPAWN_FAILED,
                         Optional.of(reserved.holder())));
             } catch (IOException | RuntimeException ending) {
                 e.addSuppressed(ending);
@@ -155,7 +155,7 @@ final class Spawner {
                         self.pidns(), self.machine())); // its pid alone: it exited before it could be identified
                 Verdict verdict = Verdict.of(Reason.EXITED, "pid " + p.pid() + ", started for the lease, exited with"
                         + " status " + p.exitValue() + " before the hand-off");
-                boolean ended = engine.end(name, reserved.fence(), new LeaseEngine.End(LeaseChange.EXITED, Optional.of(self),
+                boolean ended = engine.end(name, reserved.fence(), new LeaseLife.End(LeaseChange.EXITED, Optional.of(self),
                         OptionalLong.of(p.exitValue()), Optional.of(verdict), Optional.of(exited), tracking));
                 if (!ended && tracking.tracks()) {
                     superviseLeftBehind(reserved.fence());
@@ -206,7 +206,7 @@ final class Spawner {
             return true;
         }
         if (child.isPresent() && !child.get().equals(lease.holder())) {
-            return engine.end(name, lease.fence(), LeaseEngine.End.exited(child.get(), OptionalLong.of(status), tracking));
+            return engine.end(name, lease.fence(), LeaseLife.End.exited(child.get(), OptionalLong.of(status), tracking));
         }
         return false;
     }
@@ -225,7 +225,7 @@ final class Spawner {
                 return; // it cannot be watched from here: the next newcomer judges it
             }
             try {
-                if (!engine.end(name, fence, LeaseEngine.End.exited(holder, OptionalLong.empty(), tracking))) {
+                if (!engine.end(name, fence, LeaseLife.End.exited(holder, OptionalLong.empty(), tracking))) {
                     superviseLeftBehind(fence);
                 }
             } catch (IOException | RuntimeException e) {

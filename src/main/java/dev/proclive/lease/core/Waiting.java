@@ -54,7 +54,7 @@ final class Waiting {
      *
      * @throws InterruptedIOException if the thread is interrupted while waiting
      */
-    Acquisition waiting(String name, Identity who, Duration wait, LeaseEngine.Ask ask) throws IOException {
+    Acquisition waiting(String name, Identity who, Duration wait, Ask ask) throws IOException {
         Duration bound = wait.isNegative() ? Duration.ZERO : wait;
         Elapsed deadline = Elapsed.bounded(bound, pause::nanoTime);
         Elapsed outer = waitingUntil.get();
@@ -85,7 +85,7 @@ final class Waiting {
     }
 
     /** Asks again while waiting: a lock that stays another's for the rest of the wait ends it with {@code last}. */
-    private static Acquisition askAgain(LeaseEngine.Ask ask, Acquisition last) throws IOException {
+    private static Acquisition askAgain(Ask ask, Acquisition last) throws IOException {
         try {
             return ask.get();
         } catch (FileLocker.Busy busy) {
@@ -104,7 +104,7 @@ final class Waiting {
     }
 
     private Acquisition waitInQueue(String name, Identity who, Instant until, boolean queued, Elapsed deadline,
-                                    Acquisition first, LeaseEngine.Ask ask) throws IOException {
+                                    Acquisition first, Ask ask) throws IOException {
         Acquisition a = first;
         Duration recheck = Duration.ofMillis(25);
         while (true) {

@@ -1,0 +1,74 @@
+package dev.proclive.lease.core;
+
+import dev.proclive.Identity;
+import dev.proclive.Verdict;
+import dev.proclive.lease.LeaseChange;
+import dev.proclive.lease.LeaseRecord;
+import dev.proclive.lease.book.LeaseBook;
+import java.io.IOException;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * The writes of a lease's life, as the engine makes them for its parts (a grant's handle, its
+ * launcher, the watchers of kept grants, records and holders): each under the lease's lock, each
+ * first proving the record not rolled back below the guard.
+ */
+interface LeaseLife {
+
+    /** The book every record is read from and written to. */
+    LeaseBook book();
+
+    /** Whether the store is closing: work in the background stops. */
+    boolean closed();
+
+    /**
+     * Without a lock, judged as a grant judges it.
+     * @throws dev.proclive.lease.LeaseCorruptException if it cannot be trusted, or the guard is no fence
+     */
+    Optional<LeaseRecord> read(String name) throws IOException;
+
+    /**
+     * {@code holder}: anyone when empty; the record's TTL is kept unless the policy sets one.
+     * @throws dev.proclive.lease.LeaseLostException if the grant is no longer {@code fence}'s and {@code holder}'s
+     */
+    LeaseRecord renew(String name, long fence, Optional<Identity> holder) throws IOException;
+
+    /**
+     * Where a spawned command left something behind (the kernel's word, or a token scan), the lease
+     * goes to that instead, and this returns false.
+     * @return true if ended at that fence (now or before); false, and nothing written, when there is
+     *         no record, or it is at another fence or another holder's
+     */
+    boolean end(String name, long fence, End end) throws IOException;
+
+    /**
+     * A reservation keeps its fence (the reserver never wrote under it); a held lease takes the next
+     * (the old writer's late writes must be refused).
+     * @throws IllegalArgumentException if {@code to} is not ALIVE
+     */
+    LeaseRecord handOff(String name, long fence, Identity from, Identity to) throws IOException;
+
+    /**
+     * How a grant is to be ended. {@code holder}: anyone's when empty; {@code verdict}: judged now
+     * when empty; {@code child}: a reservation's child that exited before the hand-off;
+     * {@code tracking}: asked before a token scan.
+     */
+    record End(LeaseChange how, Optional<Identity> holder, OptionalLong exitCode, Optional<Verdict> verdict,
+               Optional<Identity> child, Tracking tracking) {
+
+        static End as(LeaseChange how, Optional<Identity> holder) {
+            return new End(how, holder, OptionalLong.empty(), Optional.empty(), Optional.empty(), Tracking.NONE);
+        }
+
+        static End exited(Identity holder, OptionalLong exitCode, Tracking tracking) {
+            return new End(LeaseChange.EXITED, Optional.of(holder), exitCode, Optional.empty(), Optional.empty(),
+                    tracking);
+        }
+
+        static End died(Identity holder, OptionalLong exitCode, Verdict seen) {
+            return new End(LeaseChange.EXITED, Optional.of(holder), exitCode, Optional.of(seen), Optional.empty(),
+                    Tracking.NONE);
+        }
+    }
+}
