@@ -33,7 +33,9 @@ import java.util.regex.Pattern;
  *   <li>{@code cpu}: this JVM's CPU time while holding, as a share of one core;</li>
  *   <li>{@code lost}: how many of the leases this JVM itself said lost while holding;</li>
  *   <li>on etcd, from the member's own metrics: writes (puts and deletes) per second, and watch
- *       streams opened per second, while holding.</li>
+ *       streams opened per second, while holding;</li>
+ *   <li>{@code threads}: the most of this JVM's {@code proclive-*} threads alive at once while
+ *       holding, sampled each second, and their names.</li>
  * </ul>
  * Run it beside what the machine normally does (the figures of interest were taken beside two
  * loops of short-lived processes); ratios against N = 1 are what compare across machines.
@@ -49,7 +51,7 @@ public final class ManyLeases {
 
     /** What one backend and one N measured. */
     record Figures(String backend, int leases, double acquireMillis, double cpuShare, int lost,
-                   double writesPerSecond, double watchStreamsPerSecond) {
+                   double writesPerSecond, double watchStreamsPerSecond, int threads, String threadNames) {
     }
 
     public static void main(String[] args) throws Exception {
@@ -123,7 +125,19 @@ public final class ManyLeases {
                 (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
         long cpu0 = os.getProcessCpuTime();
         long wall0 = System.nanoTime();
-        Thread.sleep(holdSeconds * 1000L);
+        java.util.SortedMap<String, Integer> threads = new java.util.TreeMap<>();
+        int mostThreads = 0;
+        for (int second = 0; second < holdSeconds; second++) {
+            Thread.sleep(1000L);
+            java.util.Map<String, Integer> now = new java.util.TreeMap<>();
+            for (Thread t : Thread.getAllStackTraces().keySet()) {
+                if (t.getName().startsWith("proclive")) {
+                    now.merge(t.getName(), 1, Integer::sum);
+                }
+            }
+            mostThreads = Math.max(mostThreads, now.values().stream().mapToInt(Integer::intValue).sum());
+            now.forEach((name, count) -> threads.merge(name, count, Math::max));
+        }
         long cpu = os.getProcessCpuTime() - cpu0;
         long wall = System.nanoTime() - wall0;
         double[] after = etcd == null ? null : etcdCounters(etcd);
@@ -146,7 +160,11 @@ public final class ManyLeases {
         double seconds = wall / 1e9;
         double writes = after == null ? Double.NaN : (after[0] - before[0]) / seconds;
         double streams = after == null ? Double.NaN : (after[1] - before[1]) / seconds;
-        return new Figures(backend, n, acquireMillis, (double) cpu / wall, lost, writes, streams);
+        StringBuilder names = new StringBuilder();
+        threads.forEach((name, count) -> names.append(names.length() == 0 ? "" : ", ").append(name)
+                .append(count > 1 ? " ×" + count : ""));
+        return new Figures(backend, n, acquireMillis, (double) cpu / wall, lost, writes, streams, mostThreads,
+                names.toString());
     }
 
     private static final Pattern PUTS = Pattern.compile("(?m)^etcd_mvcc_(put|delete)_total(?:\\{[^}]*\\})? ([0-9.e+]+)$");
@@ -174,12 +192,13 @@ public final class ManyLeases {
                 System.getProperty("java.vm.name"), System.getProperty("java.version"), System.getProperty("os.name"),
                 System.getProperty("os.version"), Runtime.getRuntime().availableProcessors(),
                 Integer.getInteger("bench.ttl", 15), hold));
-        out.append("| backend | leases | acquire, ms a lease | CPU while holding (one core) | lost | writes/s | new watch streams/s |\n");
-        out.append("|---|---:|---:|---:|---:|---:|---:|\n");
+        out.append("| backend | leases | acquire, ms a lease | CPU while holding (one core) | lost | writes/s "
+                + "| new watch streams/s | proclive threads (most at once) |\n");
+        out.append("|---|---:|---:|---:|---:|---:|---:|---|\n");
         for (Figures f : all) {
-            out.append(String.format(Locale.ROOT, "| %s | %d | %.2f | %.1f %% | %d | %s | %s |%n", f.backend(), f.leases(),
-                    f.acquireMillis(), 100 * f.cpuShare(), f.lost(), number(f.writesPerSecond()),
-                    number(f.watchStreamsPerSecond())));
+            out.append(String.format(Locale.ROOT, "| %s | %d | %.2f | %.1f %% | %d | %s | %s | %d: %s |%n", f.backend(),
+                    f.leases(), f.acquireMillis(), 100 * f.cpuShare(), f.lost(), number(f.writesPerSecond()),
+                    number(f.watchStreamsPerSecond()), f.threads(), f.threadNames()));
         }
         out.append('\n');
         for (String backend : new String[] {"directory", "etcd"}) {
