@@ -704,6 +704,42 @@ class LeaseStoreTest {
         }
     }
 
+    /** Two stores of one JVM over one directory write as one process: one's ended wait leaves the other's ticket. */
+    @org.junit.jupiter.params.ParameterizedTest(name = "the other wait ends by {0}")
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"an interrupt", "its store's close"})
+    void aWaitEndedThroughAnotherStoreForTheSameHolderKeepsTheirPlace(String how) throws Exception {
+        Lease held = granted(store.acquire("build", children.sleeping()));
+        Identity waiter = children.sleeping();
+        Identity later = children.sleeping();
+        java.util.concurrent.ExecutorService three = java.util.concurrent.Executors.newFixedThreadPool(3);
+        try (LeaseStore second = LeaseStore.open(dir); LeaseStore third = LeaseStore.open(dir)) {
+            java.util.concurrent.Future<Acquisition> first = three.submit(
+                    () -> store.acquire("build", waiter, Duration.ofMinutes(2)));
+            ticketOf(waiter);
+            java.util.concurrent.CompletableFuture<Thread> asking = new java.util.concurrent.CompletableFuture<>();
+            java.util.concurrent.Future<Acquisition> again = three.submit(() -> {
+                asking.complete(Thread.currentThread());
+                return second.acquire("build", waiter, Duration.ofMinutes(2));
+            });
+            Eventually.inside(asking.get(30, TimeUnit.SECONDS), "waitInQueue"); // the second wait in the queue
+            java.util.concurrent.Future<Acquisition> after = three.submit(
+                    () -> third.acquire("build", later, Duration.ofMinutes(2)));
+            ticketOf(later);
+            if (how.equals("an interrupt")) {
+                again.cancel(true);
+            } else {
+                second.close();
+                assertThatThrownBy(() -> again.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(IllegalStateException.class);
+            }
+            assertThat(held.release()).isTrue();
+            assertThat(first.get(Eventually.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("served in the order they came").isInstanceOf(Acquisition.Granted.class);
+            after.cancel(true);
+        } finally {
+            three.shutdownNow();
+        }
+    }
+
     /** Waits until {@code newcomer}'s ticket is in the queue of lease {@code build}; the queue's file. */
     private Path ticketOf(Identity newcomer) throws Exception {
         Path queue = dir.resolve("build.queue");

@@ -42,17 +42,25 @@ final class WaiterQueue {
     private final LivenessChecker checker;
     /** The process that waits: this store's. */
     private final Identity waiter;
-    /** The tickets this store put in and has not taken out yet, with how many of its threads wait on each: its close takes them out. */
+    /**
+     * How many waits of this JVM count each ticket, whichever store they wait through: two stores over one
+     * directory or prefix write as one process, so they share a ticket for the same holder-to-be.
+     */
+    private static final Map<Ticket, Integer> WAITS = new ConcurrentHashMap<>();
+    /** Of {@link #WAITS}, this store's: its close takes them out. */
     private final Map<Ticket, Integer> placed = new ConcurrentHashMap<>();
+    /** Where the book keeps its queues: the variables its spawned commands get. */
+    private final String store;
     private volatile boolean closed;
 
-    private record Ticket(String name, Identity who) {
+    private record Ticket(String store, String name, Identity who) {
     }
 
     WaiterQueue(LeaseBook book, LivenessChecker checker, Identity waiter) {
         this.book = book;
         this.checker = checker;
         this.waiter = waiter;
+        this.store = new java.util.TreeMap<>(book.environment()).toString();
     }
 
     /**
@@ -60,8 +68,8 @@ final class WaiterQueue {
      * directory until {@link #TICKET_LIFE} from {@code now} at most, and {@link #stillWaiting} sets it again.
      */
     void enqueue(String name, Identity who, Instant now, Instant until, Duration lock) throws IOException {
-        Ticket ticket = new Ticket(name, who);
-        placed.merge(ticket, 1, Integer::sum); // before the lock: a close either finds it or is seen under the lock
+        Ticket ticket = new Ticket(store, name, who);
+        place(ticket); // before the lock: a close either finds it or is seen under the lock
         try {
             rewrite(name, lock, queue -> {
                 if (closed) {
@@ -81,11 +89,11 @@ final class WaiterQueue {
                 return queue.add(mine);
             });
         } catch (IOException e) {
-            unplace(ticket); // an interrupt or a lost answer may come after the write: this one's goes
+            unplace(ticket, false); // an interrupt or a lost answer may come after the write: this one's goes
             takeOutAsWaitEnds(name, ticket);
             throw e;
         } catch (RuntimeException e) {
-            unplace(ticket);
+            unplace(ticket, false);
             throw e;
         }
     }
@@ -121,22 +129,22 @@ final class WaiterQueue {
         });
     }
 
-    /** The ticket goes once the last wait of this store for it ends: two waits for one holder-to-be share it. */
+    /** The ticket goes once the last wait of this JVM for it ends: two waits for one holder-to-be share it. */
     void dequeue(String name, Identity who) {
-        Ticket ticket = new Ticket(name, who);
-        unplace(ticket);
+        Ticket ticket = new Ticket(store, name, who);
+        unplace(ticket, false);
         takeOutAsWaitEnds(name, ticket);
     }
 
     /**
-     * Takes out the ticket this store wrote, unless another wait of this store counts it again (seen under the
+     * Takes out the ticket this process wrote, unless another wait of this JVM counts it again (seen under the
      * lease's lock, which that wait's enqueue takes after counting it). A wait the interrupt ended: neither a lock
      * nor an etcd call is tried so, and an etcd ticket does not lapse while another wait of this store keeps
      * their shared etcd lease alive; the interrupt is kept. A take-out that failed on an interrupted thread is
      * tried once more: its connection may have been closed under it.
      */
     private void takeOutAsWaitEnds(String name, Ticket ticket) {
-        Predicate<LeaseBook.Waiter> whose = w -> !placed.containsKey(ticket)
+        Predicate<LeaseBook.Waiter> whose = w -> !WAITS.containsKey(ticket)
                 && Records.sameProcess(w.who(), ticket.who()) && Records.sameProcess(w.by(), waiter);
         boolean interrupted = Thread.interrupted();
         try {
@@ -150,8 +158,24 @@ final class WaiterQueue {
         }
     }
 
-    private void unplace(Ticket ticket) {
-        placed.computeIfPresent(ticket, (t, waiting) -> waiting > 1 ? waiting - 1 : null);
+    private void place(Ticket ticket) {
+        synchronized (WAITS) {
+            placed.merge(ticket, 1, Integer::sum);
+            WAITS.merge(ticket, 1, Integer::sum);
+        }
+    }
+
+    /** {@code all}: every wait of this store on it (its close); a count this store no longer holds is not another's. */
+    private void unplace(Ticket ticket, boolean all) {
+        synchronized (WAITS) {
+            Integer mine = placed.get(ticket);
+            if (mine == null) {
+                return;
+            }
+            int gone = all ? mine : 1;
+            placed.computeIfPresent(ticket, (t, waiting) -> waiting > gone ? waiting - gone : null);
+            WAITS.computeIfPresent(ticket, (t, waiting) -> waiting > gone ? waiting - gone : null);
+        }
     }
 
     /** Whether it was done: else its ticket lapses at its deadline, or when its waiting process is DEAD. */
@@ -165,10 +189,10 @@ final class WaiterQueue {
     }
 
     /**
-     * Where tickets do not lapse by themselves (a directory's), takes out the ones this store put in,
-     * and puts none in after: a waiter the close refuses would hold every later one up until its
-     * deadline, its process alive. What cannot be taken out within {@link #CLOSE_LOCKS} lapses so. An
-     * etcd ticket lapses within seconds of its waiter's last word.
+     * Where tickets do not lapse by themselves (a directory's), takes out the ones this store put in
+     * that no wait of another store counts, and puts none in after: a waiter the close refuses would
+     * hold every later one up until its deadline, its process alive. What cannot be taken out within
+     * {@link #CLOSE_LOCKS} lapses so. An etcd ticket lapses within seconds of its waiter's last word.
      */
     void close() {
         if (book.expires()) {
@@ -182,9 +206,9 @@ final class WaiterQueue {
                 if (bound.over()) {
                     break;
                 }
-                placed.remove(t);
-                takeOut(t.name(), bound.left(),
-                        w -> Records.sameProcess(w.who(), t.who()) && Records.sameProcess(w.by(), waiter));
+                unplace(t, true);
+                takeOut(t.name(), bound.left(), w -> !WAITS.containsKey(t)
+                        && Records.sameProcess(w.who(), t.who()) && Records.sameProcess(w.by(), waiter));
             }
         } finally {
             if (interrupted) {
