@@ -338,9 +338,11 @@ public final class LeaseStore implements AutoCloseable {
      * 2 s for their locks lapses at its waiter's deadline); and a call that would lock a lease, a
      * wait included, throws {@link IllegalStateException}. Writes under way are waited for (5 s at
      * most for the session file's, as long again for the others): nothing lands in the directory
-     * after this returns, nor is a spawned command's end written. Leases granted by this store are
-     * not released: release them first (a release after the close throws too). Closing twice does
-     * nothing more.
+     * after this returns, nor is a spawned command's end written. On either book nothing is granted
+     * through a closed store: {@code acquire}, {@code reserve}, {@code claim} and {@code spawn}
+     * throw {@link IllegalStateException}, a wait under way too, since nothing would keep the grant
+     * or tell its loss. Leases granted by this store are not released: release them first (over a
+     * directory a release after the close throws too). Closing twice does nothing more.
      */
     @Override
     public void close() {

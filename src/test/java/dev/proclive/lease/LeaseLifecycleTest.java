@@ -283,6 +283,30 @@ class LeaseLifecycleTest {
         return new Identity(pid, "1", BOOT, "another-host", "remote", PIDNS);
     }
 
+    /** A closed store grants nothing, also to a wait under way through it: nothing would keep the grant or tell its loss. */
+    @Test
+    void aClosedStoreGrantsNothingNotEvenToAWaitUnderWay() throws Exception {
+        Identity holder = host.start(70, 50, "700");
+        granted(store.acquire("build", holder));
+        LeaseStore closing = open(LeasePolicy.defaults());
+        Identity newcomer = host.start(71, 50, "710");
+        java.util.concurrent.ExecutorService one = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            java.util.concurrent.Future<Acquisition> waited = one.submit(
+                    () -> closing.acquire("build", newcomer, Duration.ofMinutes(10)));
+            Eventually.until("the newcomer queued", Duration.ofSeconds(30), this::waiterQueued);
+            closing.close();
+            host.exit(holder);
+            assertThatThrownBy(() -> waited.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("the lease store is closed");
+            assertThatThrownBy(() -> closing.acquire("build", newcomer)).isInstanceOf(IllegalStateException.class);
+            assertThat(store.acquire("build", newcomer)).as("free for a store that is open")
+                    .isInstanceOf(Acquisition.Granted.class);
+        } finally {
+            one.shutdownNow();
+        }
+    }
+
     @Test
     void aLostLeaseSaysWhyItIsLost() throws Exception {
         Identity holder = host.start(70, 50, "700");

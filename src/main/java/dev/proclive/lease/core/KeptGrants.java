@@ -90,7 +90,12 @@ final class KeptGrants {
     }
 
     void keep(LeaseRecord granted) {
-        if (closed || !granted.granted()) {
+        if (!granted.granted()) {
+            return;
+        }
+        if (closed) { // granted as the store closed: nothing here keeps it, and its holder is told so at once
+            found(granted.name(), granted.fence(), granted.holder(),
+                    Losses.closed(granted.fence(), Optional.of(granted.holder())));
             return;
         }
         Kept k = new Kept(new Grant(granted.name(), granted.fence(), granted.holder()));

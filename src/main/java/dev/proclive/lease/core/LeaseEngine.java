@@ -274,10 +274,18 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
         return carriers.outermost(writer, token);
     }
 
+    /** @throws IllegalStateException once the store is closed: nothing would keep what it grants, or tell its loss */
     private Acquisition request(String name, LeaseRules.Request request) throws IOException {
+        refuseIfClosed(name);
         Optional<Duration> bound = waits.lockBound();
         LeaseBook.Locked<Acquisition> work = guard -> decide(name, request, guard);
         return bound.isPresent() ? book.locked(name, bound.get(), work) : book.locked(name, work);
+    }
+
+    private void refuseIfClosed(String name) {
+        if (closed) {
+            throw new IllegalStateException("the lease store is closed: lease " + name + " is not granted through it");
+        }
     }
 
     Instant now() {
@@ -314,6 +322,7 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
 
     /** Each fact is read only once {@link LeaseRules} ask for it; the decision becomes the answer here alone. */
     private Acquisition decide(String name, LeaseRules.Request request, LeaseBook.Guard guard) throws IOException {
+        refuseIfClosed(name); // closed while it waited for the lock
         Optional<LeaseRecord> current = guard.record();
         if (current.isPresent() && current.get().granted()) {
             trusted(name, current.get(), guard.fence());

@@ -75,6 +75,12 @@ final class Losses {
                 + " granted it");
     }
 
+    /** A grant made as its store closed: nothing keeps it. */
+    static LeaseLost closed(long fence, Optional<Identity> holder) {
+        return new LeaseLost(LeaseChange.UNCONFIRMED, Optional.empty(), grant(fence, holder) + " is not kept: it was"
+                + " granted as its lease store closed, so nothing keeps it alive, and someone else may be granted it");
+    }
+
     private static String grant(long fence, Optional<Identity> holder) {
         return "fence " + fence + holder.map(h -> " of pid " + h.pid()).orElse("");
     }
