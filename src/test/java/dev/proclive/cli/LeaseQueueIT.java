@@ -49,9 +49,8 @@ class LeaseQueueIT {
         return all.toArray(String[]::new);
     }
 
-    @Test
-    void sixWaitersAreGrantedInTheOrderTheyCameAndANewcomerWaitsItsTurn() throws Exception {
-        sixWaiters(new Store() {
+    private Store directory() {
+        return new Store() {
             @Override
             public List<String> args() {
                 return List.of("--dir", dir());
@@ -61,15 +60,15 @@ class LeaseQueueIT {
             public long queued() throws Exception {
                 return LeaseQueueIT.this.queued();
             }
-        });
+        };
     }
 
-    @Test
-    void onEtcdSixWaitersAreGrantedInTheOrderTheyCame() throws Exception {
+    /** {@code test} over a one-member etcd started for it, prefix {@code queue/}. */
+    private void onEtcd(TestOn test) throws Exception {
         try (dev.proclive.lease.EtcdCluster etcd = dev.proclive.lease.EtcdCluster.start(Files.createDirectories(tmp.resolve("etcd")), 1);
              dev.proclive.etcd.EtcdGateway raw = dev.proclive.etcd.EtcdGateway.open(etcd.endpoints(),
                      java.util.Optional.empty(), java.time.Duration.ofSeconds(5), dev.proclive.lease.book.StrictJson.mapper())) {
-            sixWaiters(new Store() {
+            test.run(new Store() {
                 @Override
                 public List<String> args() {
                     return List.of("--etcd", etcd.endpoints().get(0).toString(), "--prefix", "queue/");
@@ -81,6 +80,59 @@ class LeaseQueueIT {
                 }
             });
         }
+    }
+
+    private interface TestOn {
+        void run(Store store) throws Exception;
+    }
+
+    @Test
+    void sixWaitersAreGrantedInTheOrderTheyCameAndANewcomerWaitsItsTurn() throws Exception {
+        sixWaiters(directory());
+    }
+
+    @Test
+    void onEtcdSixWaitersAreGrantedInTheOrderTheyCame() throws Exception {
+        onEtcd(this::sixWaiters);
+    }
+
+    @Test
+    void twoProcessesWaitingForTheSameHolderEachKeepTheirPlace() throws Exception {
+        twoWaitersForOneHolder(directory());
+    }
+
+    @Test
+    void onEtcdTwoProcessesWaitingForTheSameHolderEachKeepTheirPlace() throws Exception {
+        onEtcd(this::twoWaitersForOneHolder);
+    }
+
+    /**
+     * Two processes wait for the same holder-to-be, then a third for another; the first of the two
+     * gives up (stopped by SIGTERM). The second still comes before the third.
+     */
+    private void twoWaitersForOneHolder(Store store) throws Exception {
+        Process first = children.sleeper();
+        assertThat(Cli.run(with(store, "lease", "acquire", "build", "--holder", Long.toString(first.pid()))).exit())
+                .isZero();
+        String same = Long.toString(children.sleeper().pid());
+        String other = Long.toString(children.sleeper().pid());
+        List<Process> waiters = new ArrayList<>();
+        for (String holder : List.of(same, same, other)) {
+            int i = waiters.size();
+            Process w = new ProcessBuilder(Cli.command(Cli.jar(), with(store, "lease", "acquire", "build", "--holder",
+                    holder, "--wait", "120", "--print", "fence")))
+                    .redirectError(tmp.resolve("waiter" + i + ".err").toFile()).start();
+            waiters.add(children.adopt(w));
+            Eventually.until("waiter " + i + " queued with a ticket of its own", java.time.Duration.ofSeconds(60),
+                    () -> store.queued() >= i + 1);
+        }
+        waiters.get(0).destroy(); // gives up: its ticket goes, not the other's for the same holder
+        assertThat(waiters.get(0).waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(store.queued()).as("the others' tickets").isEqualTo(2);
+        first.destroyForcibly();
+        assertThat(waiters.get(1).waitFor(90, TimeUnit.SECONDS)).as("the second granted (said: %s)", said(1)).isTrue();
+        assertThat(waiters.get(1).exitValue()).as("the second (it said: %s)", said(1)).isZero();
+        assertThat(waiters.get(2).isAlive()).as("the third waits its turn (it said: %s)", said(2)).isTrue();
     }
 
     /** What waiter {@code i} wrote on stderr. */

@@ -355,6 +355,23 @@ class EtcdLeaseIT {
         return p;
     }
 
+    /** Another store's prefix may lie below a lease's queue: that lease's waiters never take its keys for tickets. */
+    @Test
+    void aStoreWhosePrefixLiesBelowALeasesQueueKeepsItsRecords() throws Exception {
+        try (LeaseStore outer = store(Duration.ofSeconds(30));
+             LeaseStore inner = LeaseStore.builder().etcd(etcd.endpoints()).prefix(prefix + "build.queue/")
+                     .policy(LeasePolicy.builder().ttl(Duration.ofSeconds(30)).build()).build()) {
+            Lease held = ((Acquisition.Granted) inner.acquire("build", children.sleeping())).lease();
+            heldByASleeper(outer);
+            assertThat(outer.acquire("build", children.sleeping(), Duration.ofSeconds(1)))
+                    .as("queued and gave up: the queue written twice").isInstanceOf(Acquisition.Held.class);
+            assertThat(inner.read("build")).as("the inner store's record").hasValueSatisfying(
+                    r -> assertThat(r.granted() && r.fence() == held.fence()).isTrue());
+            assertThat(inner.acquire("build", children.sleeping())).as("its holder still holds it")
+                    .isInstanceOf(Acquisition.Held.class);
+        }
+    }
+
     @Test
     void aWaiterIsGrantedTheMomentTheHolderIsKilled() throws Exception {
         LeaseStore store = store(Duration.ofSeconds(30));

@@ -10,9 +10,9 @@ import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
- * The writes of a lease's life, as the engine makes them for its parts (a grant's handle, its
- * launcher, the watchers of kept grants, records and holders): each under the lease's lock, each
- * first proving the record not rolled back below the guard.
+ * What the engine's parts (a grant's handle, its launcher, the watchers of kept grants, records and
+ * holders) ask of it: its book, whether it is closing, a trusted read, and the writes of a lease's
+ * life, each under the lease's lock and each first proving the record not rolled back below the guard.
  */
 interface LeaseLife {
 

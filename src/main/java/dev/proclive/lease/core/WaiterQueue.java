@@ -37,16 +37,16 @@ final class WaiterQueue {
      * set again while its waiter waits: one whose waiter stopped (SIGSTOP, ^Z) holds nobody up longer.
      */
     static final Duration TICKET_LIFE = Duration.ofSeconds(10);
-
-    private final LeaseBook book;
-    private final LivenessChecker checker;
-    /** The process that waits: this store's. */
-    private final Identity waiter;
     /**
      * How many waits of this JVM count each ticket, whichever store they wait through: two stores over one
      * directory or prefix write as one process, so they share a ticket for the same holder-to-be.
      */
     private static final Map<Ticket, Integer> WAITS = new ConcurrentHashMap<>();
+
+    private final LeaseBook book;
+    private final LivenessChecker checker;
+    /** The process that waits: this store's. */
+    private final Identity waiter;
     /** Of {@link #WAITS}, this store's: its close takes them out. */
     private final Map<Ticket, Integer> placed = new ConcurrentHashMap<>();
     /** Where the book keeps its queues: the variables its spawned commands get. */
@@ -76,23 +76,21 @@ final class WaiterQueue {
                     throw new IllegalStateException("the lease store is closed: nothing waits for lease " + name + " through it");
                 }
                 LeaseBook.Waiter mine = new LeaseBook.Waiter(who, waiter, lapsing(now, until));
-                for (int i = 0; i < queue.size(); i++) {
-                    LeaseBook.Waiter w = queue.get(i);
-                    if (Records.sameProcess(w.who(), who)) { // one ticket a holder-to-be: this wait shares it
-                        if (Records.sameProcess(w.by(), waiter) && w.until().isBefore(mine.until())) {
-                            queue.set(i, mine); // kept as long as the longest wait that shares it, in its place
-                            return true;
-                        }
-                        return false;
-                    }
+                int i = indexOf(queue, who);
+                if (i < 0) {
+                    return queue.add(mine);
                 }
-                return queue.add(mine);
+                if (queue.get(i).until().isBefore(mine.until())) { // one ticket a holder-to-be and process: shared
+                    queue.set(i, mine); // kept as long as the longest wait that shares it, in its place
+                    return true;
+                }
+                return false;
             });
         } catch (IOException e) {
             unplace(ticket, false); // an interrupt or a lost answer may come after the write: this one's goes
             takeOutAsWaitEnds(name, ticket);
             throw e;
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) { // an Error too: a count left would be the JVM's for good
             unplace(ticket, false);
             throw e;
         }
@@ -114,19 +112,29 @@ final class WaiterQueue {
         }
         Instant renewAfter = now.plus(TICKET_LIFE.dividedBy(2));
         rewrite(name, lock, queue -> {
-            for (int i = 0; i < queue.size(); i++) {
-                LeaseBook.Waiter w = queue.get(i);
-                if (Records.sameProcess(w.who(), who)) { // one ticket a holder-to-be, as enqueue keeps it
-                    if (!Records.sameProcess(w.by(), waiter) || w.until().isAfter(renewAfter)
-                            || !w.until().isBefore(until)) {
-                        return false; // another's for the same holder-to-be keeps its place; or not due
-                    }
-                    queue.set(i, new LeaseBook.Waiter(who, waiter, lapsing(now, until)));
-                    return true;
-                }
+            int i = indexOf(queue, who);
+            if (i < 0) {
+                return !closed && queue.add(new LeaseBook.Waiter(who, waiter, lapsing(now, until)));
             }
-            return !closed && queue.add(new LeaseBook.Waiter(who, waiter, lapsing(now, until)));
+            if (queue.get(i).until().isAfter(renewAfter) || !queue.get(i).until().isBefore(until)) {
+                return false; // not due
+            }
+            queue.set(i, new LeaseBook.Waiter(who, waiter, lapsing(now, until)));
+            return true;
         });
+    }
+
+    /**
+     * Where this process's ticket for {@code who} is in {@code queue}; -1 when it is not. Another
+     * process waiting for the same holder-to-be has a ticket, and a place, of its own.
+     */
+    private int indexOf(List<LeaseBook.Waiter> queue, Identity who) {
+        for (int i = 0; i < queue.size(); i++) {
+            if (Records.sameProcess(queue.get(i).who(), who) && Records.sameProcess(queue.get(i).by(), waiter)) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     /** The ticket goes once the last wait of this JVM for it ends: two waits for one holder-to-be share it. */
@@ -139,8 +147,8 @@ final class WaiterQueue {
     /**
      * Takes out the ticket this process wrote, unless another wait of this JVM counts it again (seen under the
      * lease's lock, which that wait's enqueue takes after counting it). A wait the interrupt ended: neither a lock
-     * nor an etcd call is tried so, and an etcd ticket does not lapse while another wait of this store keeps
-     * their shared etcd lease alive; the interrupt is kept. A take-out that failed on an interrupted thread is
+     * nor an etcd call is tried so, and an etcd ticket does not lapse while another wait of this JVM keeps
+     * a ticket lease alive; the interrupt is kept. A take-out that failed on an interrupted thread is
      * tried once more: its connection may have been closed under it.
      */
     private void takeOutAsWaitEnds(String name, Ticket ticket) {
@@ -196,6 +204,7 @@ final class WaiterQueue {
      */
     void close() {
         if (book.expires()) {
+            List.copyOf(placed.keySet()).forEach(t -> unplace(t, true)); // its waits end: another store's take theirs out
             return;
         }
         closed = true;

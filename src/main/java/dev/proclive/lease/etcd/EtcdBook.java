@@ -89,11 +89,22 @@ public final class EtcdBook implements LeaseBook {
         return prefix + name + ".queue/";
     }
 
-    /** One per process, whichever machine it waits on. */
+    /**
+     * One per holder-to-be and waiting process, whichever machine each is on: two processes waiting for
+     * the same holder each keep their own place.
+     */
     private String waiterKey(String name, LeaseBook.Waiter w) {
-        Identity who = w.who();
-        String id = who.pid() + "\n" + who.start() + "\n" + who.boot() + "\n" + who.host() + "\n" + who.machine();
-        return queuePrefix(name) + Records.digest(id).substring(0, 32);
+        return queuePrefix(name) + Records.digest(processId(w.who()) + "\n" + processId(w.by())).substring(0, 32);
+    }
+
+    private static String processId(Identity p) {
+        return p.pid() + "\n" + p.start() + "\n" + p.boot() + "\n" + p.host() + "\n" + p.machine();
+    }
+
+    /** Whether {@code key} is a ticket's of lease {@code name}: a key of another prefix nested below the queue's is not. */
+    private boolean isWaiterKey(String name, String key) {
+        String queue = queuePrefix(name);
+        return key.length() == queue.length() + 32 && key.startsWith(queue) && Records.isToken(key.substring(queue.length()));
     }
 
     /** Both keys of a lease read at one revision; 0 for an absent key's revision or no etcd lease. */
@@ -366,6 +377,9 @@ public final class EtcdBook implements LeaseBook {
             List<LeaseBook.Waiter> queue = new ArrayList<>();
             queueRead = new HashMap<>();
             for (Etcd.KeyValue kv : keys) {
+                if (!isWaiterKey(name, kv.key())) {
+                    continue; // another store's, whose prefix lies below this queue's: never read, never removed
+                }
                 queueRead.put(kv.key(), null);
                 try {
                     LeaseBook.Waiter w = LeaseJson.waiter(new String(kv.value(), StandardCharsets.UTF_8));
