@@ -448,6 +448,41 @@ class EtcdLeaseIT {
         }
     }
 
+    /**
+     * Two stores of one JVM share the ticket of waits for the same holder-to-be; the second, waiting
+     * longer, sets its time last. Its wait ends: the ticket lives on while the first's goes on.
+     */
+    @Test
+    void aTicketTwoStoresShareOutlivesTheWaitThatSetItLast() throws Exception {
+        LeaseStore store = store(Duration.ofSeconds(30));
+        Process holder = heldByASleeper(store);
+        Identity waiter = children.sleeping();
+        java.util.concurrent.ExecutorService three = java.util.concurrent.Executors.newFixedThreadPool(3);
+        try (LeaseStore second = store(Duration.ofSeconds(30)); LeaseStore third = store(Duration.ofSeconds(30))) {
+            Etcd raw = raw();
+            String queue = prefix + "build.queue/";
+            Future<Acquisition> first = three.submit(() -> store.acquire("build", waiter, Duration.ofMinutes(3)));
+            Eventually.until("the waiter's ticket", Duration.ofSeconds(30), () -> raw.list(queue), t -> t.size() == 1);
+            java.util.concurrent.CompletableFuture<Thread> asking = new java.util.concurrent.CompletableFuture<>();
+            Future<Acquisition> longer = three.submit(() -> {
+                asking.complete(Thread.currentThread());
+                return second.acquire("build", waiter, Duration.ofMinutes(4));
+            });
+            Eventually.inside(asking.get(30, TimeUnit.SECONDS), "waitInQueue"); // its time set, the ticket written again
+            Future<Acquisition> later = three.submit(() -> third.acquire("build", children.sleeping(), Duration.ofMinutes(3)));
+            Eventually.until("the later caller's ticket", Duration.ofSeconds(30), () -> raw.list(queue), t -> t.size() == 2);
+            longer.cancel(true);
+            Thread.sleep(13_000); // past a ticket's TTL (10 s): one on an etcd lease nobody keeps alive is gone by then
+            assertThat(raw.list(queue)).as("both tickets").hasSize(2);
+            holder.destroyForcibly();
+            assertThat(first.get(Eventually.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("served before the later caller").isInstanceOf(Acquisition.Granted.class);
+            later.cancel(true);
+        } finally {
+            three.shutdownNow();
+        }
+    }
+
     @Test
     void aReleaseWakesAWaiterThroughTheWatch() throws Exception {
         LeaseStore store = store(Duration.ofSeconds(30));

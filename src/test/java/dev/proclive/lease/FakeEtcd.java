@@ -232,8 +232,11 @@ final class FakeEtcd implements Etcd {
 
     @Override
     public String endpoints() {
-        return "http://fake:2379";
+        return "http://fake-" + instance + ":2379"; // each fake a cluster of its own, as the JVM's stores tell them apart
     }
+
+    private static final java.util.concurrent.atomic.AtomicLong INSTANCES = new java.util.concurrent.atomic.AtomicLong();
+    private final long instance = INSTANCES.incrementAndGet();
 
     @Override
     public void close() {

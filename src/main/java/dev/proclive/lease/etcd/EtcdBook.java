@@ -55,9 +55,12 @@ public final class EtcdBook implements LeaseBook {
     private final Clock clock;
     private final EtcdKeepAlive keepAlive;
     private final PrefixWatch watch;
-    /** This JVM's waiters' tickets' etcd lease (0: none) and when last confirmed, System.nanoTime(); guarded by this. */
-    private long ticketLease;
-    private long ticketLeaseConfirmed;
+    /**
+     * The etcd lease of the tickets of this JVM's stores over one cluster and prefix: a ticket two of them
+     * share (waits for the same holder-to-be) lives while a wait of either goes on, whichever wrote it last.
+     */
+    private static final Map<String, TicketLease> TICKET_LEASES = new ConcurrentHashMap<>();
+    private final TicketLease tickets;
     /** Watches start from these revisions; one forgotten is read again, so all may be forgotten at once. */
     private final Map<String, Snapshot> known = new ConcurrentHashMap<>();
 
@@ -67,6 +70,17 @@ public final class EtcdBook implements LeaseBook {
         this.clock = clock;
         this.keepAlive = new EtcdKeepAlive(etcd, "proclive-etcd-keepalive " + prefix, clock);
         this.watch = new PrefixWatch(etcd, prefix, keepAlive::unsure);
+        this.tickets = TICKET_LEASES.computeIfAbsent(etcd.endpoints() + "\n" + prefix, place -> new TicketLease());
+    }
+
+    /**
+     * An etcd lease (0: none), when it was last confirmed ({@link System#nanoTime()}) and through which
+     * client: another store's asks etcd again before it writes under it. Guarded by itself.
+     */
+    private static final class TicketLease {
+        long id;
+        long confirmed;
+        Etcd by;
     }
 
     /** On etcd a lease name does not end in {@code .fence}: its record key would be another lease's fence key. */
@@ -234,30 +248,34 @@ public final class EtcdBook implements LeaseBook {
         return keepAlive.lost(name, fence);
     }
 
-    /** Once no waiter here waits, or this JVM is gone, its tickets expire within {@link #TICKET_TTL}. */
+    /** Once no waiter of this JVM waits here, or this JVM is gone, its tickets expire within {@link #TICKET_TTL}. */
     @Override
     public void stillWaiting(String name) throws IOException {
         ticketLease(false);
     }
 
     /** Confirmed alive at most a third of its TTL ago; granted anew only {@code forTicket}, else 0 when gone. */
-    private synchronized long ticketLease(boolean forTicket) throws IOException {
-        long now = System.nanoTime();
-        if (ticketLease != 0 && now - ticketLeaseConfirmed < TICKET_TTL.toNanos() / 3) {
-            return ticketLease;
+    private long ticketLease(boolean forTicket) throws IOException {
+        synchronized (tickets) {
+            long now = System.nanoTime();
+            if (tickets.id != 0 && tickets.by == etcd && now - tickets.confirmed < TICKET_TTL.toNanos() / 3) {
+                return tickets.id;
+            }
+            if (tickets.id != 0 && etcd.keepAlive(tickets.id) > 0) {
+                tickets.confirmed = now;
+                tickets.by = etcd;
+                return tickets.id;
+            }
+            tickets.id = 0;
+            if (!forTicket) {
+                return 0;
+            }
+            // a ticket on no etcd lease would never expire: a killed waiter would hold the queue up
+            tickets.id = Etcd.granted(etcd.grant(TICKET_TTL), "a waiter's ticket");
+            tickets.confirmed = now;
+            tickets.by = etcd;
+            return tickets.id;
         }
-        if (ticketLease != 0 && etcd.keepAlive(ticketLease) > 0) {
-            ticketLeaseConfirmed = now;
-            return ticketLease;
-        }
-        ticketLease = 0;
-        if (!forTicket) {
-            return 0;
-        }
-        // a ticket on no etcd lease would never expire: a killed waiter would hold the queue up
-        ticketLease = Etcd.granted(etcd.grant(TICKET_TTL), "a waiter's ticket");
-        ticketLeaseConfirmed = now;
-        return ticketLease;
     }
 
     @Override
