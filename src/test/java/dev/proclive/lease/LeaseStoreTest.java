@@ -740,6 +740,26 @@ class LeaseStoreTest {
         }
     }
 
+    /**
+     * A waiter whose clock is an hour ahead, stopped (SIGSTOP) once its ticket is in: its ticket's time
+     * is an hour away by this clock, and nothing sets it again. A waiter behind it is served once the
+     * ticket has stayed as it is for a ticket's life and a little more, not an hour later.
+     */
+    @Test
+    void aStoppedWaiterWhoseClockIsAheadHoldsNobodyUpLong() throws Exception {
+        Process holder = children.sleeper();
+        granted(store.acquire("build", ProcLive.identify(holder.pid()).orElseThrow()));
+        Identity stopped = children.sleeping();
+        Files.writeString(dir.resolve("build.queue"), LeaseJson.waiter(new dev.proclive.lease.book.LeaseBook.Waiter(
+                stopped, stopped, Instant.now().plus(Duration.ofHours(1)).truncatedTo(ChronoUnit.MILLIS))) + "\n");
+        holder.destroyForcibly();
+        long start = System.nanoTime();
+        Acquisition a = store.acquire("build", children.sleeping(), Eventually.scaled(Duration.ofSeconds(60)));
+        assertThat(a).as("served behind a ticket nobody sets again").isInstanceOf(Acquisition.Granted.class);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("after the ticket's life and a little more")
+                .isGreaterThanOrEqualTo(Duration.ofSeconds(15));
+    }
+
     /** Waits until {@code newcomer}'s ticket is in the queue of lease {@code build}; the queue's file. */
     private Path ticketOf(Identity newcomer) throws Exception {
         Path queue = dir.resolve("build.queue");

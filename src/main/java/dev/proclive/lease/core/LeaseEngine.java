@@ -345,7 +345,7 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
             }
         } while (d instanceof LeaseRules.Need);
         if (d instanceof LeaseRules.Grant && request.kind() != LeaseRules.Kind.CLAIM) {
-            Optional<LeaseBook.Waiter> first = queue.ahead(guard, request.who(), current, now);
+            Optional<LeaseBook.Waiter> first = queue.ahead(name, guard, request.who(), current, now);
             if (first.isPresent() && current.isPresent()) {
                 // Free, but served in order: a waiter that came first is granted first.
                 return new Acquisition.Held(current.get(), WaiterQueue.turnOf(first.get(),

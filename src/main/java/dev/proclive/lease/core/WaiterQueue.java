@@ -38,6 +38,12 @@ final class WaiterQueue {
      */
     static final Duration TICKET_LIFE = Duration.ofSeconds(10);
     /**
+     * How long a ticket whose time lies further ahead than {@link #TICKET_LIFE} (its waiter's clock is
+     * ahead of this one) is believed while it stays as it is: a waiter that waits sets it again every
+     * half of that life, one stopped does not.
+     */
+    private static final long UNCHANGED_NANOS = TICKET_LIFE.plusSeconds(5).toNanos();
+    /**
      * How many waits of this JVM count each ticket, whichever store they wait through: two stores over one
      * directory or prefix write as one process, so they share a ticket for the same holder-to-be.
      */
@@ -52,8 +58,13 @@ final class WaiterQueue {
     /** Where the book keeps its queues: the variables its spawned commands get. */
     private final String store;
     private volatile boolean closed;
+    /** Tickets of a clock ahead, with when this store first read each as it is ({@link System#nanoTime()}). */
+    private final Map<Unchanged, Long> aheadSince = new ConcurrentHashMap<>();
 
     private record Ticket(String store, String name, Identity who) {
+    }
+
+    private record Unchanged(String name, LeaseBook.Waiter ticket) {
     }
 
     WaiterQueue(LeaseBook book, LivenessChecker checker, Identity waiter) {
@@ -253,9 +264,11 @@ final class WaiterQueue {
      * stays: its waiter takes it out once answered, and a book that writes again must find it again.
      * Where tickets do not lapse by themselves (a directory's), a waiter in another PID namespace or on
      * another host keeps its ticket but holds nobody back: nothing here could see it die, and its ticket
-     * may last as long as its {@code --wait}.
+     * may last as long as its {@code --wait}; and one whose time lies further ahead than a ticket's life
+     * (its waiter's clock ahead of this one) goes once this store has read it unchanged for
+     * {@link #UNCHANGED_NANOS}: its waiter stopped, and would hold everyone up for as long as its clock is ahead.
      */
-    Optional<LeaseBook.Waiter> ahead(LeaseBook.Guard guard, Identity who, Optional<LeaseRecord> current,
+    Optional<LeaseBook.Waiter> ahead(String name, LeaseBook.Guard guard, Identity who, Optional<LeaseRecord> current,
                                      Instant now) throws IOException {
         List<LeaseBook.Waiter> queue = new ArrayList<>(guard.waiters());
         if (queue.isEmpty()) {
@@ -263,9 +276,11 @@ final class WaiterQueue {
         }
         List<LeaseBook.Waiter> kept = new ArrayList<>(queue.size());
         Optional<LeaseBook.Waiter> first = Optional.empty();
+        long nanos = System.nanoTime();
         for (LeaseBook.Waiter w : queue) {
             // also once granted: its waiter takes it out then, and should that fail, the holder does not wait for it
-            if (now.isAfter(w.until()) || current.map(r -> Records.sameProcess(r.holder(), w.who())).orElse(false)) {
+            if (now.isAfter(w.until()) || current.map(r -> Records.sameProcess(r.holder(), w.who())).orElse(false)
+                    || staleAhead(name, w, now, nanos)) {
                 continue;
             }
             Reason by = checker.explain(w.by()).reason();
@@ -284,7 +299,16 @@ final class WaiterQueue {
         if (kept.size() != queue.size()) {
             guard.waiters(kept);
         }
+        aheadSince.keySet().removeIf(u -> u.name().equals(name) && !kept.contains(u.ticket()));
         return first;
+    }
+
+    /** Whether {@code w}, its time past a ticket's life from {@code now}, has been read unchanged too long. */
+    private boolean staleAhead(String name, LeaseBook.Waiter w, Instant now, long nanos) {
+        if (book.expires() || !w.until().isAfter(now.plus(TICKET_LIFE))) {
+            return false; // an etcd ticket lapses by its etcd lease; one within its life lapses by its time
+        }
+        return nanos - aheadSince.computeIfAbsent(new Unchanged(name, w), u -> nanos) > UNCHANGED_NANOS;
     }
 
     private boolean dead(Identity process) {
