@@ -311,7 +311,7 @@ public final class LeaseStore implements AutoCloseable {
             Etcd etcd = etcdClient.isPresent() ? etcdClient.get() : EtcdGateway.open(endpoints.get(), caFile,
                     user.map(u -> new EtcdGateway.Login(u, password.clone())), ETCD_CALL, StrictJson.mapper(),
                     revisionMarks.map(RevisionMarks::in).orElseGet(RevisionMarks::forUser));
-            EtcdBook book = new EtcdBook(etcd, prefix.orElse(DEFAULT_PREFIX), clock);
+            EtcdBook book = new EtcdBook(etcd, prefix.orElse(DEFAULT_PREFIX), clock, user.orElse(""));
             return new LeaseStore(new LeaseEngine(book, policy, self, judge, clock, pause, tracks), Optional.empty());
         }
     }

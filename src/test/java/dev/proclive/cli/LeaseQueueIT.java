@@ -128,7 +128,6 @@ class LeaseQueueIT {
         }
         waiters.get(0).destroy(); // gives up: its ticket goes, not the other's for the same holder
         assertThat(waiters.get(0).waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(store.queued()).as("the others' tickets").isEqualTo(2);
         first.destroyForcibly();
         assertThat(waiters.get(1).waitFor(90, TimeUnit.SECONDS)).as("the second granted (said: %s)", said(1)).isTrue();
         assertThat(waiters.get(1).exitValue()).as("the second (it said: %s)", said(1)).isZero();

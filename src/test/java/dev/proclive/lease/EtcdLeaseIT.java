@@ -361,14 +361,18 @@ class EtcdLeaseIT {
         try (LeaseStore outer = store(Duration.ofSeconds(30));
              LeaseStore inner = LeaseStore.builder().etcd(etcd.endpoints()).prefix(prefix + "build.queue/")
                      .policy(LeasePolicy.builder().ttl(Duration.ofSeconds(30)).build()).build()) {
+            String shapedAsATicket = "0123456789abcdef0123456789abcdef"; // its record's key is one a ticket could have
             Lease held = ((Acquisition.Granted) inner.acquire("build", children.sleeping())).lease();
+            Lease shaped = ((Acquisition.Granted) inner.acquire(shapedAsATicket, children.sleeping())).lease();
             heldByASleeper(outer);
             assertThat(outer.acquire("build", children.sleeping(), Duration.ofSeconds(1)))
                     .as("queued and gave up: the queue written twice").isInstanceOf(Acquisition.Held.class);
-            assertThat(inner.read("build")).as("the inner store's record").hasValueSatisfying(
-                    r -> assertThat(r.granted() && r.fence() == held.fence()).isTrue());
-            assertThat(inner.acquire("build", children.sleeping())).as("its holder still holds it")
-                    .isInstanceOf(Acquisition.Held.class);
+            for (Lease lease : List.of(held, shaped)) {
+                assertThat(inner.read(lease.name())).as("the inner store's record of %s", lease.name())
+                        .hasValueSatisfying(r -> assertThat(r.granted() && r.fence() == lease.fence()).isTrue());
+                assertThat(inner.acquire(lease.name(), children.sleeping())).as("its holder still holds it")
+                        .isInstanceOf(Acquisition.Held.class);
+            }
         }
     }
 

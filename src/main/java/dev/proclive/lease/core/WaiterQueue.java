@@ -272,6 +272,7 @@ final class WaiterQueue {
                                      Instant now) throws IOException {
         List<LeaseBook.Waiter> queue = new ArrayList<>(guard.waiters());
         if (queue.isEmpty()) {
+            aheadSince.keySet().removeIf(u -> u.name().equals(name));
             return Optional.empty();
         }
         List<LeaseBook.Waiter> kept = new ArrayList<>(queue.size());

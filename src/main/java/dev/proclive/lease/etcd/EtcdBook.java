@@ -21,6 +21,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -65,12 +66,21 @@ public final class EtcdBook implements LeaseBook {
     private final Map<String, Snapshot> known = new ConcurrentHashMap<>();
 
     public EtcdBook(Etcd etcd, String prefix, Clock clock) {
+        this(etcd, prefix, clock, "");
+    }
+
+    /**
+     * {@code user}: whom the client logs in as ({@code ""}: nobody). The tickets of a JVM's stores of one
+     * user, cluster and prefix share an etcd lease.
+     */
+    public EtcdBook(Etcd etcd, String prefix, Clock clock, String user) {
         this.etcd = etcd;
         this.prefix = prefix;
         this.clock = clock;
         this.keepAlive = new EtcdKeepAlive(etcd, "proclive-etcd-keepalive " + prefix, clock);
         this.watch = new PrefixWatch(etcd, prefix, keepAlive::unsure);
-        this.tickets = TICKET_LEASES.computeIfAbsent(etcd.endpoints() + "\n" + prefix, place -> new TicketLease());
+        String cluster = String.join(",", new java.util.TreeSet<>(List.of(etcd.endpoints().split(","))));
+        this.tickets = TICKET_LEASES.computeIfAbsent(cluster + "\n" + user + "\n" + prefix, place -> new TicketLease());
     }
 
     /**
@@ -80,7 +90,7 @@ public final class EtcdBook implements LeaseBook {
     private static final class TicketLease {
         long id;
         long confirmed;
-        Etcd by;
+        java.lang.ref.WeakReference<Etcd> by = new java.lang.ref.WeakReference<>(null);
     }
 
     /** On etcd a lease name does not end in {@code .fence}: its record key would be another lease's fence key. */
@@ -113,6 +123,11 @@ public final class EtcdBook implements LeaseBook {
 
     private static String processId(Identity p) {
         return p.pid() + "\n" + p.start() + "\n" + p.boot() + "\n" + p.host() + "\n" + p.machine();
+    }
+
+    /** What makes a ticket one: its holder-to-be and its waiting process, as {@link Records#sameProcess} tells them. */
+    private static String ticketId(LeaseBook.Waiter w) {
+        return processId(w.who()) + "\n" + w.who().pidns() + "\n" + processId(w.by()) + "\n" + w.by().pidns();
     }
 
     /** Whether {@code key} is a ticket's of lease {@code name}: a key of another prefix nested below the queue's is not. */
@@ -258,12 +273,12 @@ public final class EtcdBook implements LeaseBook {
     private long ticketLease(boolean forTicket) throws IOException {
         synchronized (tickets) {
             long now = System.nanoTime();
-            if (tickets.id != 0 && tickets.by == etcd && now - tickets.confirmed < TICKET_TTL.toNanos() / 3) {
+            if (tickets.id != 0 && tickets.by.get() == etcd && now - tickets.confirmed < TICKET_TTL.toNanos() / 3) {
                 return tickets.id;
             }
             if (tickets.id != 0 && etcd.keepAlive(tickets.id) > 0) {
                 tickets.confirmed = now;
-                tickets.by = etcd;
+                tickets.by = new java.lang.ref.WeakReference<>(etcd);
                 return tickets.id;
             }
             tickets.id = 0;
@@ -273,7 +288,7 @@ public final class EtcdBook implements LeaseBook {
             // a ticket on no etcd lease would never expire: a killed waiter would hold the queue up
             tickets.id = Etcd.granted(etcd.grant(TICKET_TTL), "a waiter's ticket");
             tickets.confirmed = now;
-            tickets.by = etcd;
+            tickets.by = new java.lang.ref.WeakReference<>(etcd);
             return tickets.id;
         }
     }
@@ -343,7 +358,7 @@ public final class EtcdBook implements LeaseBook {
         boolean wrote;
         /** Whether a write's answer was lost (a timeout, an interrupt): it may have gone through. */
         private boolean unsure;
-        /** The queue's keys as last read, with their tickets (null: not one of ours): one is written again only if changed. */
+        /** The queue's tickets as last read, by key: one is written again only if changed. */
         private Map<String, LeaseBook.Waiter> queueRead = Map.of();
 
         TxnGuard(String name, Snapshot read, boolean remembered) {
@@ -393,18 +408,17 @@ public final class EtcdBook implements LeaseBook {
             List<Etcd.KeyValue> keys = new ArrayList<>(etcd.list(queuePrefix(name)));
             keys.sort(Comparator.comparingLong(Etcd.KeyValue::createRevision));
             List<LeaseBook.Waiter> queue = new ArrayList<>();
-            queueRead = new HashMap<>();
+            queueRead = new LinkedHashMap<>(); // in the order the keys were made: a ticket read twice keeps the first
             for (Etcd.KeyValue kv : keys) {
                 if (!isWaiterKey(name, kv.key())) {
                     continue; // another store's, whose prefix lies below this queue's: never read, never removed
                 }
-                queueRead.put(kv.key(), null);
                 try {
                     LeaseBook.Waiter w = LeaseJson.waiter(new String(kv.value(), StandardCharsets.UTF_8));
                     queue.add(w);
                     queueRead.put(kv.key(), w);
                 } catch (IOException notAWaiter) {
-                    // not one of ours: left out, and removed with the next change of the queue
+                    // not a ticket (a record of a lease whose name looks like one, of a nested prefix): left alone
                 }
             }
             return queue;
@@ -412,20 +426,27 @@ public final class EtcdBook implements LeaseBook {
 
         /**
          * A key made since the read is left alone: nothing locks the queue, each waiter's key is its own. A
-         * ticket changed in place keeps its key, so its place (the key's creation) too.
+         * ticket changed in place keeps the key it was read from (written by an older version, too), so its
+         * place (the key's creation) too.
          */
         @Override
         public void waiters(List<LeaseBook.Waiter> queue) throws IOException {
-            Set<String> wanted = new LinkedHashSet<>();
-            queue.forEach(w -> wanted.add(waiterKey(name, w)));
+            Map<String, String> readKeys = new HashMap<>();
+            queueRead.forEach((key, w) -> readKeys.putIfAbsent(ticketId(w), key));
+            List<String> keys = new ArrayList<>();
+            for (LeaseBook.Waiter w : queue) {
+                keys.add(readKeys.getOrDefault(ticketId(w), waiterKey(name, w)));
+            }
+            Set<String> wanted = new LinkedHashSet<>(keys);
             List<Etcd.Op> ops = new ArrayList<>();
             for (String key : queueRead.keySet()) {
                 if (!wanted.contains(key)) {
                     ops.add(new Etcd.Delete(key));
                 }
             }
-            for (LeaseBook.Waiter w : queue) {
-                String key = waiterKey(name, w);
+            for (int i = 0; i < queue.size(); i++) {
+                LeaseBook.Waiter w = queue.get(i);
+                String key = keys.get(i);
                 if (!queueRead.containsKey(key) || !w.equals(queueRead.get(key))) {
                     ops.add(new Etcd.Put(key, LeaseJson.waiter(w).getBytes(StandardCharsets.UTF_8), ticketLease(true)));
                 }

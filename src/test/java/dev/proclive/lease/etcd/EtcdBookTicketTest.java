@@ -57,6 +57,51 @@ class EtcdBookTicketTest {
                 });
     }
 
+    /**
+     * A ticket read under another key than this version would give it (an older version's, or a
+     * nested store's record shaped as one) keeps that key: nothing read is moved, nor removed.
+     */
+    @Test
+    void aTicketKeepsTheKeyItWasReadFrom() throws IOException {
+        Identity waiting = new Identity(ProcessHandle.current().pid(), "1", "b", "h", "m", "");
+        LeaseBook.Waiter read = new LeaseBook.Waiter(waiting, Instant.now().plusSeconds(60).truncatedTo(java.time.temporal.ChronoUnit.MILLIS));
+        String older = "p/build.queue/" + "ab".repeat(16);
+        String shaped = "p/build.queue/" + "cd".repeat(16);
+        List<Etcd.Op> ops = new CopyOnWriteArrayList<>();
+        Etcd etcd = (Etcd) Proxy.newProxyInstance(EtcdBookTicketTest.class.getClassLoader(), new Class<?>[] {Etcd.class},
+                (p, m, a) -> switch (m.getName()) {
+                    case "txn" -> {
+                        ops.addAll((List<Etcd.Op>) a[1]);
+                        yield new Etcd.Outcome(true, 5, List.of(Optional.empty(), Optional.empty()));
+                    }
+                    case "list" -> List.of(
+                            new Etcd.KeyValue(older, dev.proclive.lease.book.LeaseJson.waiter(read)
+                                    .getBytes(java.nio.charset.StandardCharsets.UTF_8), 3, 3, 0),
+                            new Etcd.KeyValue(shaped, "{\"not\":\"a ticket\"}".getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                                    4, 4, 0));
+                    case "grant" -> 9L;
+                    case "keepAlive" -> 0L;
+                    case "timeToLive" -> -1L;
+                    case "endpoints" -> "http://ticket-keys:2379";
+                    case "close", "revoke" -> null;
+                    default -> throw new UnsupportedOperationException(m.getName());
+                });
+        EtcdBook book = new EtcdBook(etcd, "p/", Clock.systemUTC());
+        Identity later = new Identity(ProcessHandle.current().pid() + 1, "2", "b", "h", "m", "");
+        try {
+            book.locked("build", g -> {
+                assertThat(g.waiters()).containsExactly(read);
+                g.waiters(List.of(read, new LeaseBook.Waiter(later, waiting, Instant.now().plusSeconds(60))));
+                return null;
+            });
+        } finally {
+            book.close();
+        }
+        assertThat(ops.stream().filter(op -> op instanceof Etcd.Put || op instanceof Etcd.Delete))
+                .as("nothing removed, only the new ticket written").singleElement()
+                .isInstanceOfSatisfying(Etcd.Put.class, put -> assertThat(put.key()).isNotIn(older, shaped));
+    }
+
     @Test
     void aTicketGoesOnTheEtcdLeaseGrantedForTickets() throws IOException {
         queue(7);
