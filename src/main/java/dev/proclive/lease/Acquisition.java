@@ -7,11 +7,10 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * What {@link LeaseStore#acquire}, {@link LeaseStore#reserve}, {@link LeaseStore#claim} or
- * {@link LeaseStore#spawn} decided: {@link Granted} (of a spawn: {@link Started}), {@link Held} by a
- * live holder, {@link Undecided} because the holder's end cannot be proven, {@link NotAlive} because
- * the process it was asked for is not alive itself, or (of a claim) {@link NotCarrier} because that
- * process does not carry the reservation's token.
+ * What {@link LeaseStore#acquire}, {@link LeaseStore#reserve}, {@link LeaseStore#claim} or {@link LeaseStore#spawn}
+ * decided: {@link Granted} (of a spawn: {@link Started}), {@link Held} by a live holder, {@link Undecided} because the
+ * holder's end cannot be proven, {@link NotAlive} because the process it was asked for is not alive itself, or (of a
+ * claim) {@link NotCarrier} because that process does not carry the reservation's token.
  *
  * <pre>{@code
  * Acquisition a = store.acquire("build", owner);
@@ -28,10 +27,9 @@ public sealed interface Acquisition {
      * The lease is the caller's holder's now.
      *
      * @param lease    the lease, with its fence
-     * @param previous the record this grant replaced (a released one, the same holder's, or one
-     *                 taken over, which then also names the verdict that allowed it), or empty
-     * @param again    whether the holder had it already (two hooks of one agent): the same grant and
-     *                 fence, renewed, not a new one
+     * @param previous the record this grant replaced (a released one, the same holder's, or one taken over, which then
+     *                 also names the verdict that allowed it), or empty
+     * @param again    whether the holder had it already (two hooks of one agent): the same grant and fence, renewed
      */
     record Granted(Lease lease, Optional<LeaseRecord> previous, boolean again) implements Acquisition {
         /** @throws NullPointerException if an argument is null */
@@ -42,19 +40,17 @@ public sealed interface Acquisition {
     }
 
     /**
-     * Of {@link LeaseStore#spawn} only: the process runs under the lease. Once
-     * {@link ProcessBuilder#start()} has returned, {@code spawn} answers this whatever fails after,
-     * so the caller always gets the {@code Process} it must look after.
+     * Of {@link LeaseStore#spawn} only: the process runs under the lease. Once {@link ProcessBuilder#start()} returned,
+     * {@code spawn} answers this whatever fails after, so the caller always gets the {@code Process} to look after.
      *
-     * <p>{@link #lease()} is normally {@linkplain LeaseRecord.State#HELD held} by the process. If the
-     * hand-off failed ({@link #handOffFailure()}: an I/O error, a claim that raced it) it may still be
+     * <p>{@link #lease()} is normally {@linkplain LeaseRecord.State#HELD held} by the process. If the hand-off failed
+     * ({@link #handOffFailure()}: an I/O error, a claim that raced it) it may still be
      * {@linkplain LeaseRecord.State#RESERVED reserved}: the process carries the token and can
-     * {@linkplain LeaseStore#claim claim} it, and a newcomer's scan finds it. If the process exited
-     * before the hand-off, the lease is already ended as {@code exited}. While this JVM lives and the
-     * store is open, the lease ends as {@code exited}, with the status, when the process exits, and
-     * {@link #process()}'s {@code waitFor} and {@code onExit} return only once that end is written
-     * (or could not be), so a record read after them says how the process ended. After a close
-     * nothing is written: the next newcomer proves the holder DEAD.
+     * {@linkplain LeaseStore#claim claim} it, and a newcomer's scan finds it. If the process exited before the
+     * hand-off, the lease is already ended as {@code exited}. While this JVM lives and the store is open, the lease
+     * ends as {@code exited}, with the status, when the process exits, and {@link #process()}'s {@code waitFor} and
+     * {@code onExit} return only once that end is written (or could not be), so a record read after them says how the
+     * process ended. After a close nothing is written: the next newcomer proves the holder DEAD.
      *
      * <pre>{@code
      * Acquisition a = store.spawn("build", new ProcessBuilder("make"));
@@ -93,15 +89,15 @@ public sealed interface Acquisition {
     }
 
     /**
-     * Another holder has the lease and whether it lives cannot be proven (UNKNOWN), or a reservation
-     * cannot be proven unused (a scan for its token could not read every process).
+     * Another holder has the lease and whether it lives cannot be proven (UNKNOWN), or a reservation cannot be proven
+     * unused (a scan for its token could not read every process).
      *
      * @param record     the record as read
      * @param verdict    the holder's verdict just now
-     * @param eligibleAt when the policy would take it over (the TTL after it was last kept: the
-     *                   record's {@code renewedAt}, or a keeper's later word), or empty if never
-     * @param why        what kept the proof from completing, for a person: the holder's verdict, or
-     *                   what a scan for the token could not read
+     * @param eligibleAt when the policy would take it over (the TTL after it was last kept: the record's
+     *                   {@code renewedAt}, or a keeper's later word), or empty if never
+     * @param why        what kept the proof from completing, for a person: the holder's verdict, or what a scan for the
+     *                   token could not read
      */
     record Undecided(LeaseRecord record, Verdict verdict, Optional<Instant> eligibleAt, String why)
             implements Acquisition {
@@ -120,8 +116,7 @@ public sealed interface Acquisition {
     }
 
     /**
-     * The process the lease was asked for is not ALIVE (it may have died between being named and
-     * asking): nothing was read or written.
+     * The process the lease was asked for is not ALIVE (it may have died since being named): nothing read or written.
      *
      * @param verdict its verdict
      */
@@ -133,8 +128,8 @@ public sealed interface Acquisition {
     }
 
     /**
-     * A claim for a process whose initial environment was read and holds no
-     * {@code PROCLIVE_LEASE_TOKEN} with the reservation's token; nothing was written.
+     * A claim for a process whose initial environment was read and holds no {@code PROCLIVE_LEASE_TOKEN} with the
+     * reservation's token; nothing was written.
      *
      * @param verdict the claimer's verdict (it is ALIVE)
      */

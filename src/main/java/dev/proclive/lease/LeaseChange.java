@@ -3,16 +3,16 @@ package dev.proclive.lease;
 import java.util.Locale;
 
 /**
- * What happened to a grant: granted, or a way a grant ends or is lost. One vocabulary for a
- * record's {@linkplain LeaseRecord.Ending#how() end}, a {@linkplain LeaseLost#why() loss} as this JVM
- * learned it, and a watch's {@linkplain LeaseEvent#kind() event}.
+ * What happened to a grant: granted, or a way a grant ends or is lost. One vocabulary for a record's
+ * {@linkplain LeaseRecord.Ending#how() end}, a {@linkplain LeaseLost#why() loss} as this JVM learned it, and a watch's
+ * {@linkplain LeaseEvent#kind() event}.
  */
 public enum LeaseChange {
     /** Granted (held or reserved) to a holder: a new grant, or one handed to a new holder at its fence. */
     GRANTED,
     /** Its holder released it. */
     RELEASED,
-    /** Its holder ended (the process it was spawned for exited): the record says {@code exited}, with its status when known. */
+    /** Its holder, the process spawned for it, exited: the record says {@code exited}, with its status when known. */
     EXITED,
     /** The process it was reserved for could not be started. */
     SPAWN_FAILED,
@@ -25,11 +25,10 @@ public enum LeaseChange {
     /** Its keep-alive or its renewal was not confirmed for three quarters of its TTL: anyone may be granted it soon. */
     UNCONFIRMED,
     /**
-     * Its holder ended. For a loss, the record says {@code exited}. For a watch, this machine saw it
-     * end while the record still named it: told once per grant and holder, only for a holder this
-     * machine can judge, and the record may still say granted until its end is written
-     * ({@code EXITED}) or a newcomer takes it over ({@code TAKEN_OVER}); on etcd a holder elsewhere
-     * is heard of when its record expires ({@code EXPIRED}).
+     * Its holder ended. For a loss, the record says {@code exited}. For a watch, this machine saw it end while the
+     * record still named it: told once per grant and holder, only for a holder this machine can judge, and the record
+     * may still say granted until its end is written ({@code EXITED}) or a newcomer takes it over ({@code TAKEN_OVER});
+     * on etcd a holder elsewhere is heard of when its record expires ({@code EXPIRED}).
      */
     HOLDER_DIED,
     /** Its record was removed, or released by another process. */

@@ -1,9 +1,9 @@
 package dev.proclive.lease;
 
 /**
- * A lease's record or guard file cannot be trusted: it does not parse, something other than a
- * regular file (a symbolic link, a directory) stands where it should be, it was rolled back below
- * the guard's fence, or the lease granted its last fence. Nothing was changed: a person has to look.
+ * A lease's record or guard file cannot be trusted: it does not parse, something other than a regular file (a symbolic
+ * link, a directory) stands where it should be, it was rolled back below the guard's fence, or the lease granted its
+ * last fence. Nothing was changed: a person has to look.
  */
 public final class LeaseCorruptException extends LeaseException {
 

@@ -3,9 +3,9 @@ package dev.proclive.lease;
 import java.io.IOException;
 
 /**
- * What a lease operation found that is not an I/O failure: the lease is no longer this holder's
- * (lost), or its files cannot be trusted (corrupt); there are no other kinds. Catch this to treat
- * both alike; another {@link IOException} is the file system's.
+ * What a lease operation found that is not an I/O failure: the lease is no longer this holder's (lost), or its files
+ * cannot be trusted (corrupt); there are no other kinds. Catch this to treat both alike; another {@link IOException} is
+ * the file system's.
  */
 public abstract class LeaseException extends IOException {
 

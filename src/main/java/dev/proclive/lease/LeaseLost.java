@@ -4,13 +4,13 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * Why a granted lease is no longer its holder's, as this JVM learned it: {@link Lease#lost()}
- * completes with one, and {@link LeaseLostException#lost()} carries one.
+ * Why a granted lease is no longer its holder's, as this JVM learned it: {@link Lease#lost()} completes with one, and
+ * {@link LeaseLostException#lost()} carries one.
  *
- * @param why    what happened to the grant: {@code TAKEN_OVER}, {@code BROKEN}, {@code EXPIRED},
- *               {@code UNCONFIRMED}, {@code HOLDER_DIED} or {@code REMOVED}
- * @param record the record that shows it, when there is one (a takeover's, a break's, an end's);
- *               empty when the record is gone or was not read (an unconfirmed keep-alive)
+ * @param why    what happened to the grant: {@code TAKEN_OVER}, {@code BROKEN}, {@code EXPIRED}, {@code UNCONFIRMED},
+ *               {@code HOLDER_DIED} or {@code REMOVED}
+ * @param record the record that shows it, when there is one (a takeover's, a break's, an end's); empty when the record
+ *               is gone or was not read (an unconfirmed keep-alive)
  * @param detail one line for a person: whose grant, what the record says now
  */
 public record LeaseLost(LeaseChange why, Optional<LeaseRecord> record, String detail) {

@@ -3,9 +3,9 @@ package dev.proclive.lease;
 import java.util.Objects;
 
 /**
- * A lease is no longer this holder's: it was taken over, broken, expired, released or removed, its
- * holder ended, or its keep-alive went unconfirmed. {@link #lost()} says which; the message says it
- * in words. Stop writing to what it protected.
+ * A lease is no longer this holder's: it was taken over, broken, expired, released or removed, its holder ended, or its
+ * keep-alive went unconfirmed. {@link #lost()} says which; the message says it in words. Stop writing to what it
+ * protected.
  */
 public final class LeaseLostException extends LeaseException {
 

@@ -20,10 +20,9 @@ import java.util.OptionalLong;
  *  "cgroupId":"4026531835:2817",
  *  "ended":{"how":"exited","at":"…","liveness":"dead","reason":"exited","exitCode":0}}
  * }</pre>
- * Timestamps are ISO-8601 UTC instants with millisecond precision; unknown fields are ignored on
- * read, and records of earlier versions still read (one with a {@code "token"} as its digest). The
- * token itself is never written: a record in a shared directory is readable by others, and whoever
- * knows the token can make a process carry it.
+ * Timestamps are ISO-8601 UTC instants with millisecond precision; unknown fields are ignored on read, and records of
+ * earlier versions still read (one with a {@code "token"} as its digest). The token itself is never written: a record
+ * in a shared directory is readable by others, and whoever knows the token can make a process carry it.
  *
  * @param name         the lease's name
  * @param fence        the fence of the grant this record belongs to: it only grows
@@ -31,26 +30,24 @@ import java.util.OptionalLong;
  * @param holder       the process the lease is (or was) held for; of a reservation, its reserver
  * @param writer       the process that wrote this record (a hook may write for its owner)
  * @param acquiredAt   when this fence was granted
- * @param renewedAt    when it was last granted or renewed by a write of the record (a grant its
- *                     store keeps stays fresh longer)
+ * @param renewedAt    when last granted or renewed by a record write (a grant its store keeps stays fresh longer)
  * @param ttl          how long the holder promised to stay fresh after {@code renewedAt}
  * @param previous     the holder this grant took the lease over from, and why, if it did
- * @param tokenDigest  the reservation's token as SHA-256, 64 lowercase hex digits: on a reservation
- *                     and the grant it was handed off to
- * @param reserverUid  the user the reservation's process runs as (that of the process that made
- *                     it): a process of another user that carries the token is never its holder
- * @param adoptedBy    how a reservation found its holder, if not handed off: {@code "token"} (a
- *                     scan found the process carrying its token), {@code "subreaper"} (its command
- *                     ended and left this process behind), {@code "cgroup"} (a member of its cgroup)
- * @param startedAfter a start fingerprint no later than that of any process started after the
- *                     reservation: a scan for its token skips older processes
+ * @param tokenDigest  the reservation's token as SHA-256, 64 lowercase hex digits: on a reservation and the grant it
+ *                     was handed off to
+ * @param reserverUid  the user the reservation's process runs as (that of the process that made it): a process of
+ *                     another user that carries the token is never its holder
+ * @param adoptedBy    how a reservation found its holder, if not handed off: {@code "token"} (a scan found the process
+ *                     carrying its token), {@code "subreaper"} (its command ended and left this process behind),
+ *                     {@code "cgroup"} (a member of its cgroup)
+ * @param startedAfter a start fingerprint no later than that of any process started after the reservation: a scan for
+ *                     its token skips older processes
  * @param ended        how this grant ended, if it did
- * @param cgroup       the cgroup (v2) directory, as its maker saw it, the reservation's command was
- *                     started in where one could be made, named from before anything entered it until
- *                     it is removed: its members are what of the command stayed inside
- * @param cgroupId     what tells that cgroup apart from another at its path, as
- *                     {@code "NAMESPACE:INODE"} (cgroup namespace and directory inode); only with a
- *                     {@code cgroup}, and empty in older records
+ * @param cgroup       the cgroup (v2) directory, as its maker saw it, the reservation's command was started in where
+ *                     one could be made, named from before anything entered it until it is removed: its members are
+ *                     what of the command stayed inside
+ * @param cgroupId     what tells that cgroup apart from another at its path, as {@code "NAMESPACE:INODE"} (cgroup
+ *                     namespace and directory inode); only with a {@code cgroup}, and empty in older records
  */
 public record LeaseRecord(String name, long fence, State state, Identity holder, Identity writer,
                           Instant acquiredAt, Instant renewedAt, Duration ttl, Optional<Takeover> previous,
@@ -93,8 +90,7 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
     }
 
     /**
-     * How a grant ended, with the holder's verdict at that moment: a {@code broken} lease whose
-     * holder was ALIVE shows as such.
+     * How a grant ended, with the holder's verdict then: a {@code broken} lease whose holder was ALIVE shows as such.
      *
      * @param how      released, broken, exited or spawn_failed
      * @param at       when
@@ -169,7 +165,7 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
         return state != State.RELEASED;
     }
 
-    /** {@code renewedAt + ttl}: until when the record alone says it is fresh (its keeper's store may keep it longer). */
+    /** {@code renewedAt + ttl}: until when the record alone says it is fresh (its keeper may keep it fresh longer). */
     public Instant freshUntil() {
         return renewedAt.plus(ttl);
     }

@@ -21,9 +21,8 @@ import java.util.function.Predicate;
 import java.util.regex.Pattern;
 
 /**
- * The codec of records and queue lines, streaming only: building an {@code ObjectMapper} was half a
- * command's start. A record not saying exactly what it must is corrupt, never guessed at: a guessed
- * holder or fence lets in a second writer.
+ * Codec of records and queue lines, streaming only: an {@code ObjectMapper} cost half a command's start. A record not
+ * saying exactly what it must is corrupt, never guessed at: a guessed holder or fence admits a second writer.
  */
 public final class LeaseJson {
 
@@ -112,9 +111,7 @@ public final class LeaseJson {
     private LeaseJson() {
     }
 
-    /**
-     * @throws LeaseCorruptException naming what is wrong, also when it is not lease {@code name}'s
-     */
+    /** @throws LeaseCorruptException naming what is wrong, also when it is not lease {@code name}'s */
     public static LeaseRecord read(String name, byte[] bytes) throws LeaseCorruptException {
         JsonNode o;
         try {

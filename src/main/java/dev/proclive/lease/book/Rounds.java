@@ -8,11 +8,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
- * One piece of work run again and again on one daemon thread, each run by a time and never later.
- * {@code after} is asked under this object's lock once the run is no longer running, so a run asked
- * for while another ends is never lost: either the caller sees none running and sets one, or
- * {@code after} sees what the caller changed first. The thread ends once {@code after} names none;
- * what a run throws, an {@code Error} too, is the run's alone.
+ * One piece of work run again and again on one daemon thread, each run by a time and never later. {@code after} is
+ * asked under this object's lock once the run is no longer running, so a run asked for while another ends is never
+ * lost: either the caller sees none running and sets one, or {@code after} sees what the caller changed first. The
+ * thread ends once {@code after} names none; what a run throws, an {@code Error} too, is the run's alone.
  */
 public final class Rounds {
 
@@ -27,7 +26,6 @@ public final class Rounds {
     private long nextAt;
     /** Which run set is the one to run: one set before it was moved does nothing. */
     private long current;
-    /** The thread of the run under way; null when none is running. */
     private volatile Thread runner;
     private boolean closed;
 

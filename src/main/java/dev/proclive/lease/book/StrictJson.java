@@ -13,9 +13,8 @@ import dev.proclive.text.IdentityStream;
 import java.io.IOException;
 
 /**
- * JSON read strictly: trailing content and a field given twice are refused (in a record either could
- * hide another holder or fence). {@link #tree} reads by the same rules with jackson-core alone: a
- * directory lease's commands must start without building a mapper.
+ * Strict JSON: trailing content and duplicate fields are refused (in a record either could hide another holder or
+ * fence). {@link #tree} applies them with jackson-core alone: directory-lease commands must start without a mapper.
  */
 public final class StrictJson {
 

@@ -7,8 +7,8 @@ import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 
 /**
- * Finds a program as {@link ProcessBuilder#start()} does on Linux, for a command another program runs in its
- * place: a missing one fails here, with the JDK's message, instead of starting a process that fails.
+ * Finds a program as {@link ProcessBuilder#start()} does on Linux, for a command another program runs in its place: a
+ * missing one fails here, with the JDK's message, instead of starting a process that fails.
  */
 final class Executables {
 

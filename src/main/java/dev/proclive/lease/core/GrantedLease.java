@@ -29,8 +29,8 @@ final class GrantedLease implements Lease {
     private volatile boolean letGo;
 
     /**
-     * A grant written here, kept by the store. Order matters: its loss future exists first, then its
-     * record is watched, then its holder, whose end may be written at once and must be seen by that watch.
+     * A grant written here, kept by the store. Order matters: its loss future exists first, then its record is watched,
+     * then its holder, whose end may be written at once and must be seen by that watch.
      */
     static GrantedLease kept(LeaseLife engine, KeptGrants keptGrants, LeaseRecord record, Optional<String> token) {
         GrantedLease lease = new GrantedLease(engine, keptGrants, record, token, Tracking.NONE);

@@ -18,8 +18,8 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
 
 /**
- * {@code LeaseStore.keepHolders}: grants of holders ALIVE here are kept and ended when they die, of DEAD ones at
- * once; another machine's are its own keeper's, and one not seen from here is judged again the next poll.
+ * {@code LeaseStore.keepHolders}: grants of holders ALIVE here are kept and ended when they die, of DEAD ones at once;
+ * another machine's are its own keeper's, and one not seen from here is judged again the next poll.
  */
 final class HolderKeeper {
 
@@ -115,7 +115,7 @@ final class HolderKeeper {
         }
         Verdict now = checker.explain(r.holder());
         if (now.liveness() == Liveness.DEAD) {
-            // ended now, as a newcomer here would take it: nobody waits out a TTL another grant on its etcd lease renews
+            // ended now, as a newcomer here would: nobody waits out a TTL another grant on its etcd lease renews
             engine.end(r.name(), r.fence(), LeaseLife.End.died(r.holder(), OptionalLong.empty(), now));
             return;
         }

@@ -17,8 +17,8 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
- * Who gets a lease: a pure function of the record, the request, the holder's verdict and token scan,
- * the policy and the time. No file, no process, no clock: the store gathers the facts.
+ * Who gets a lease: a pure function of the record, the request, the holder's verdict and token scan, the policy and the
+ * time. No file, no process, no clock: the store gathers the facts.
  */
 final class LeaseRules {
 
@@ -86,8 +86,8 @@ final class LeaseRules {
     }
 
     /**
-     * Each fact is given once the decision asked for it. {@code fresh} is the book's word: a record
-     * kept alive without being rewritten is fresh while what keeps it lives.
+     * Each fact is given once the decision asked for it. {@code fresh} is the book's word: a record kept alive without
+     * being rewritten is fresh while what keeps it lives.
      */
     static Decision decide(Request request, Optional<LeaseRecord> current, Optional<Verdict> verdict,
                            Optional<EnvironmentScan> scan, Optional<Instant> fresh, LeasePolicy policy, Instant now) {
@@ -95,8 +95,8 @@ final class LeaseRules {
             return new Grant(Optional.empty());
         }
         LeaseRecord r = current.get();
-        // "Again" is for a held lease only: a reservation is one intent, so a second reserve by its
-        // own reserver is Held like anyone's (two spawns would start two children with one token).
+        // "Again" is for a held lease only: a reservation is one intent, so a second reserve by its own reserver is
+        // Held like anyone's (two spawns would start two children with one token).
         if (r.state() == LeaseRecord.State.HELD && request.kind() != Kind.RESERVE && Records.sameProcess(r.holder(), request.who())) {
             return new Again();
         }
@@ -111,9 +111,9 @@ final class LeaseRules {
         if (v.liveness() == Liveness.ALIVE) {
             return new Held(v);
         }
-        // A reservation, or a DEAD holder's grant that came from one, belongs to its token's carriers: a
-        // re-forked daemon or a grandchild still writes under the fence. With a cgroup of its own, token or
-        // not, the kernel tells what was left inside. A reboot took them all.
+        // A reservation, or a DEAD holder's grant that came from one, belongs to its token's carriers: a re-forked
+        // daemon or a grandchild still writes under the fence. With a cgroup of its own, token or not, the kernel tells
+        // what was left inside. A reboot took them all.
         boolean carried = (r.tokenDigest().isPresent() || r.cgroup().isPresent())
                 && (r.state() == LeaseRecord.State.RESERVED || v.liveness() == Liveness.DEAD);
         if (carried && v.reason() != dev.proclive.Reason.REBOOTED) {

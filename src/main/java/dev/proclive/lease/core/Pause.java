@@ -4,10 +4,7 @@ import dev.proclive.spi.internal.Elapsed;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
-/**
- * How a wait waits, on monotonic time: a seam to test wait rules without sleeping. The store's
- * {@link java.time.Clock} dates records, never bounds a wait.
- */
+/** Waits on monotonic time (a seam: tests need no sleep); the store's {@link java.time.Clock} only dates records. */
 public interface Pause {
     /** Waits until {@code end} completes or {@code most} has passed. */
     void await(CompletableFuture<?> end, Duration most) throws InterruptedException;

@@ -8,9 +8,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * A spawned command's {@link Process} whose {@link #waitFor()} and {@link #onExit()} return once the
- * store is done with its end: a caller that then reads the record races no write. {@link #destroy()} and
- * {@link #destroyForcibly()} stop the whole tree where it runs in a cgroup of its own.
+ * A spawned command's {@link Process} whose {@link #waitFor()} and {@link #onExit()} return once the store is done with
+ * its end: a caller that then reads the record races no write. {@link #destroy()} and {@link #destroyForcibly()} stop
+ * the whole tree where it runs in a cgroup of its own.
  */
 final class RecordedProcess extends Process {
 

@@ -24,8 +24,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
- * {@code LeaseStore.spawn} after the reservation: start, hand-off, the exit recorded. Once the command
- * has started, the answer is {@link Acquisition.Started}, whatever fails after.
+ * {@code LeaseStore.spawn} after the reservation: start, hand-off, the exit recorded. Once the command has started, the
+ * answer is {@link Acquisition.Started}, whatever fails after.
  */
 final class Spawner {
 
@@ -94,8 +94,8 @@ final class Spawner {
     }
 
     /**
-     * Runs {@code work} on its own thread, the caller's interrupt kept for later: an interrupt closes
-     * the hand-off's file channels, and a failed hand-off leaves a running child without its lease.
+     * Runs {@code work} on its own thread, the caller's interrupt kept for later: an interrupt closes the hand-off's
+     * file channels, and a failed hand-off leaves a running child without its lease.
      */
     private static <T> T apart(Supplier<T> work) {
         boolean interrupted = Thread.interrupted();
@@ -115,8 +115,8 @@ final class Spawner {
     }
 
     /**
-     * With a cgroup, starts a process that moves itself into it, then becomes the command: this JVM
-     * never moves, as its other threads start processes too. A missing program still fails here.
+     * With a cgroup, starts a process that moves itself into it, then becomes the command: this JVM never moves, as its
+     * other threads start processes too. A missing program still fails here.
      */
     private Process start(ProcessBuilder command) throws IOException {
         if (tracking.cgroup().isEmpty()) {
@@ -137,8 +137,8 @@ final class Spawner {
     }
 
     /**
-     * Empty when the end is already recorded: a child that exits before the hand-off ends the lease as
-     * {@code exited} unless its token lives on. One that runs unidentified keeps it reserved.
+     * Empty when the end is already recorded: a child that exits before the hand-off ends the lease as {@code exited}
+     * unless its token lives on. One that runs unidentified keeps it reserved.
      */
     private Optional<Lease> handOff(Process p, Optional<Identity> child) throws IOException {
         if (child.isPresent()) {
@@ -169,8 +169,8 @@ final class Spawner {
     }
 
     /**
-     * Ends {@code lease} at {@code p}'s exit, while this JVM lives; where tracked, it follows the oldest
-     * process left behind. Completes once the end is written or could not be.
+     * Ends {@code lease} at {@code p}'s exit, while this JVM lives; where tracked, it follows the oldest process left
+     * behind. Completes once the end is written or could not be.
      */
     private CompletableFuture<Void> endWhenExited(Lease lease, Optional<Identity> child, Process p) {
         CompletableFuture<Void> recorded = new CompletableFuture<>();
@@ -183,8 +183,8 @@ final class Spawner {
                 } catch (IOException | RuntimeException e) {
                     // the record stays as it is: its holder is now DEAD, and the next newcomer proves it
                 }
-                // Also when the lease was lost meanwhile: removed before the end is told, as a launcher
-                // exits then (lease run does) and a cgroup left stays until the next spawn's sweep.
+                // Also when the lease was lost meanwhile: removed before the end is told, as a launcher exits then
+                // (lease run does) and a cgroup left stays until the next spawn's sweep.
                 if (followed) {
                     tracking.removeIfEmpty();
                 } else {
@@ -198,8 +198,8 @@ final class Spawner {
     }
 
     /**
-     * False when the lease went to what the command left behind, or is no longer this grant. A
-     * reservation the child claimed itself (after a failed hand-off) ends as the child's.
+     * False when the lease went to what the command left behind, or is no longer this grant. A reservation the child
+     * claimed itself (after a failed hand-off) ends as the child's.
      */
     private boolean ended(Lease lease, Optional<Identity> child, int status) throws IOException {
         if (lease.exited(status)) {

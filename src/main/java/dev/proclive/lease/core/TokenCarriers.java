@@ -85,12 +85,12 @@ final class TokenCarriers {
     }
 
     /**
-     * A local cgroup's members carry the token whatever a daemon did to its environment; but a cgroup
-     * proves who is inside, never who left, so an empty one is removed and the token scanned for too.
-     * Only carriers of the reserver's user count.
+     * A local cgroup's members carry the token whatever a daemon did to its environment; but a cgroup proves who is
+     * inside, never who left, so an empty one is removed and the token scanned for too. Only carriers of the reserver's
+     * user count.
      *
-     * @throws LeaseCorruptException if the record's {@code startedAfter} is not a start time of this
-     *                               boot: a floor above every process would make any scan empty
+     * @throws LeaseCorruptException if the record's {@code startedAfter} is not a start time of this boot: a floor
+     *                               above every process would make any scan empty
      */
     Carried scan(String name, LeaseRecord reserved) throws LeaseCorruptException {
         Optional<String> floor = floor(name, reserved);

@@ -10,8 +10,8 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * The kernel's tracking of one spawned command: this JVM made a subreaper before it started, and its cgroup.
- * A cgroup proves who stayed, never who left: this JVM's orphans are asked too (a daemon is re-parented here).
+ * The kernel's tracking of one spawned command: this JVM made a subreaper before it started, and its cgroup. A cgroup
+ * proves who stayed, never who left: this JVM's orphans are asked too (a daemon is re-parented here).
  *
  * @param cgroup       if one was made and named in the record
  * @param startedAfter a start floor taken before the command started: an older orphan is not the command's
@@ -43,7 +43,7 @@ record Tracking(Descendants descendants, boolean subreaper, Optional<Cgroup> cgr
         cgroup.ifPresent(c -> descendants.signal(c.path(), c.id(), signal));
     }
 
-    /** Waits at most {@code most} for the members to end; one still populated then stays, for whoever finds it empty. */
+    /** Waits at most {@code most} for the members to end; one still populated then stays for whoever finds it empty. */
     void removeWhenEmpty(Duration most) {
         if (cgroup.isEmpty()) {
             return;
@@ -58,8 +58,8 @@ record Tracking(Descendants descendants, boolean subreaper, Optional<Cgroup> cgr
     }
 
     /**
-     * The command's members and adopted orphans after it exited; empty when it cannot be told. A daemon forks and
-     * exits in steps (fork, setsid, fork): read again while it changes, so that the one adopted is the one that stays.
+     * The command's members and adopted orphans after it exited; empty when it cannot be told. A daemon forks and exits
+     * in steps (fork, setsid, fork): read again while it changes, so that the one adopted is the one that stays.
      */
     Optional<List<Long>> leftBehind() {
         Optional<List<Long>> now = read();

@@ -21,10 +21,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 
 /**
- * The waiters for each lease, served in the order they came: a ticket each in the book
- * ({@link LeaseBook.Guard#waiters}), written under the lease's lock. Tickets past their time, or whose
- * waiting process or holder-to-be is DEAD, are dropped, so a waiter killed -9 never holds the others up.
- * Where the book keeps no queue, nothing is queued.
+ * Each lease's waiters, served in the order they came: one ticket each in the book ({@link LeaseBook.Guard#waiters}),
+ * written under the lease's lock. Tickets past their time, or whose waiting process or holder-to-be is DEAD, are
+ * dropped, so a waiter killed -9 never holds the others up. A book that keeps no queue queues nothing.
  */
 final class WaiterQueue {
 
@@ -33,19 +32,18 @@ final class WaiterQueue {
     /** How long a close waits for the locks of all the leases it has tickets in. */
     private static final Duration CLOSE_LOCKS = Duration.ofSeconds(2);
     /**
-     * Where tickets do not lapse by themselves (a directory's), how far ahead a ticket's time is set and
-     * set again while its waiter waits: one whose waiter stopped (SIGSTOP, ^Z) holds nobody up longer.
+     * Where tickets do not lapse by themselves (a directory's), how far ahead a ticket's time is set and set again
+     * while its waiter waits: one whose waiter stopped (SIGSTOP, ^Z) holds nobody up longer.
      */
     static final Duration TICKET_LIFE = Duration.ofSeconds(10);
     /**
-     * How long a ticket whose time lies further ahead than {@link #TICKET_LIFE} (its waiter's clock is
-     * ahead of this one) is believed while it stays as it is: a waiter that waits sets it again every
-     * half of that life, one stopped does not.
+     * How long a ticket dated beyond {@link #TICKET_LIFE} (its waiter's clock ahead of this one) is believed while it
+     * stays unchanged: a waiter that waits sets it again every half of that life, a stopped one does not.
      */
     private static final long UNCHANGED_NANOS = TICKET_LIFE.plusSeconds(5).toNanos();
     /**
-     * How many waits of this JVM count each ticket, whichever store they wait through: two stores over one
-     * directory or prefix write as one process, so they share a ticket for the same holder-to-be.
+     * How many waits of this JVM count each ticket, whichever store they wait through: two stores over one directory or
+     * prefix write as one process, so they share a ticket for the same holder-to-be.
      */
     private static final Map<Ticket, Integer> WAITS = new ConcurrentHashMap<>();
 
@@ -75,8 +73,8 @@ final class WaiterQueue {
     }
 
     /**
-     * Puts {@code who} at the end of lease {@code name}'s queue (once), until {@code until}; in a
-     * directory until {@link #TICKET_LIFE} from {@code now} at most, and {@link #stillWaiting} sets it again.
+     * Puts {@code who} at the end of lease {@code name}'s queue (once), until {@code until}; in a directory until
+     * {@link #TICKET_LIFE} from {@code now} at most, and {@link #stillWaiting} sets it again.
      */
     void enqueue(String name, Identity who, Instant now, Instant until, Duration lock) throws IOException {
         Ticket ticket = new Ticket(store, name, who);
@@ -113,9 +111,8 @@ final class WaiterQueue {
     }
 
     /**
-     * In a directory, sets {@code who}'s ticket's time {@link #TICKET_LIFE} ahead again (its deadline
-     * {@code until} at most) once half of it has passed; one dropped meanwhile (it lapsed) is put back
-     * at the end. Where tickets lapse by themselves, nothing.
+     * In a directory, once half of {@link #TICKET_LIFE} has passed, moves {@code who}'s ticket that far ahead again
+     * ({@code until} at most); one lapsed meanwhile rejoins at the end. Nothing where tickets lapse by themselves.
      */
     void stillWaiting(String name, Identity who, Instant now, Instant until, Duration lock) throws IOException {
         if (book.expires()) {
@@ -135,10 +132,7 @@ final class WaiterQueue {
         });
     }
 
-    /**
-     * Where this process's ticket for {@code who} is in {@code queue}; -1 when it is not. Another
-     * process waiting for the same holder-to-be has a ticket, and a place, of its own.
-     */
+    /** Index of this process's ticket for {@code who}, or -1: each waiting process has its own ticket and place. */
     private int indexOf(List<LeaseBook.Waiter> queue, Identity who) {
         for (int i = 0; i < queue.size(); i++) {
             if (Records.sameProcess(queue.get(i).who(), who) && Records.sameProcess(queue.get(i).by(), waiter)) {
@@ -156,11 +150,10 @@ final class WaiterQueue {
     }
 
     /**
-     * Takes out the ticket this process wrote, unless another wait of this JVM counts it again (seen under the
-     * lease's lock, which that wait's enqueue takes after counting it). A wait the interrupt ended: neither a lock
-     * nor an etcd call is tried so, and an etcd ticket does not lapse while another wait of this JVM keeps
-     * a ticket lease alive; the interrupt is kept. A take-out that failed on an interrupted thread is
-     * tried once more: its connection may have been closed under it.
+     * Takes out this process's ticket unless another wait of this JVM counts it again (seen under the lease's lock,
+     * which that wait's enqueue takes after counting). Runs with the interrupt cleared, then kept: an interrupted
+     * thread tries no lock or etcd call, and an etcd ticket does not lapse while another wait here keeps a ticket lease
+     * alive. A take-out failed on an interrupted thread is retried once: its connection may have closed under it.
      */
     private void takeOutAsWaitEnds(String name, Ticket ticket) {
         Predicate<LeaseBook.Waiter> whose = w -> !WAITS.containsKey(ticket)
@@ -208,10 +201,9 @@ final class WaiterQueue {
     }
 
     /**
-     * Where tickets do not lapse by themselves (a directory's), takes out the ones this store put in
-     * that no wait of another store counts, and puts none in after: a waiter the close refuses would
-     * hold every later one up until its deadline, its process alive. What cannot be taken out within
-     * {@link #CLOSE_LOCKS} lapses so. An etcd ticket lapses within seconds of its waiter's last word.
+     * In a directory, takes out this store's tickets that no other store's wait counts, and queues none after: a waiter
+     * the close refuses would hold every later one up until its deadline, its process alive. Any left after
+     * {@link #CLOSE_LOCKS} lapse so. On etcd a ticket lapses by itself, within seconds of its waiter's last word.
      */
     void close() {
         if (book.expires()) {
@@ -260,13 +252,12 @@ final class WaiterQueue {
     }
 
     /**
-     * The first live waiter, unless it is {@code who}; under the lease's lock. {@code who}'s own ticket
-     * stays: its waiter takes it out once answered, and a book that writes again must find it again.
-     * Where tickets do not lapse by themselves (a directory's), a waiter in another PID namespace or on
-     * another host keeps its ticket but holds nobody back: nothing here could see it die, and its ticket
-     * may last as long as its {@code --wait}; and one whose time lies further ahead than a ticket's life
-     * (its waiter's clock ahead of this one) goes once this store has read it unchanged for
-     * {@link #UNCHANGED_NANOS}: its waiter stopped, and would hold everyone up for as long as its clock is ahead.
+     * The first live waiter unless it is {@code who}; under the lease's lock. {@code who}'s own ticket stays: its
+     * waiter takes it out once answered, and a book that writes again must find it again. Where tickets do not lapse by
+     * themselves (a directory's), a waiter in another PID namespace or on another host keeps its ticket but holds
+     * nobody back: nothing here could see it die, and its ticket may last its whole {@code --wait}; and a ticket dated
+     * beyond a ticket's life (its waiter's clock ahead of this one) goes once this store has read it unchanged for
+     * {@link #UNCHANGED_NANOS}: its waiter stopped, and would hold everyone up as long as its clock is ahead.
      */
     Optional<LeaseBook.Waiter> ahead(String name, LeaseBook.Guard guard, Identity who, Optional<LeaseRecord> current,
                                      Instant now) throws IOException {
@@ -316,10 +307,7 @@ final class WaiterQueue {
         return checker.explain(process).liveness() == Liveness.DEAD;
     }
 
-    /**
-     * Why a free lease is refused while {@code first} waits ahead: the record holder's own verdict
-     * (never said alive when it is not) and whose turn it is.
-     */
+    /** Refusing a free lease as {@code first} waits ahead: the holder's verdict (never falsely alive), whose turn. */
     static Verdict turnOf(LeaseBook.Waiter first, Verdict holder) {
         String waiting = first.by().equals(first.who()) ? "pid " + first.who().pid()
                 : "pid " + first.by().pid() + " (for pid " + first.who().pid() + ")";

@@ -48,9 +48,9 @@ final class Waiting {
     }
 
     /**
-     * Asks again while the answer is {@link Acquisition.Held} or an {@link Acquisition.Undecided} that
-     * may change, until {@code wait} has passed on the pause's monotonic clock. A writer stopped inside
-     * its section ends the wait with an {@link IOException} at the deadline, never later.
+     * Asks again while the answer is {@link Acquisition.Held} or an {@link Acquisition.Undecided} that may change,
+     * until {@code wait} has passed on the pause's monotonic clock. A writer stopped inside its section ends the wait
+     * with an {@link IOException} at the deadline, never later.
      *
      * @throws InterruptedIOException if the thread is interrupted while waiting
      */
@@ -122,8 +122,8 @@ final class Waiting {
                 // it may lapse: the waiter still asks, and is served when nobody is ahead
             }
             Duration nap = min(left, RECHECK);
-            // A book's watch (etcd) starts after the newest revision this store read on any thread, maybe
-            // newer than the last answer here: made first, the answer asked after it, no change falls between.
+            // A book's watch (etcd) starts after the newest revision this store read on any thread, maybe newer than
+            // the last answer here: made first, the answer asked after it, no change falls between.
             Optional<CompletableFuture<Void>> changed = book.changed(name);
             try {
                 if (changed.isPresent()) {
@@ -143,8 +143,8 @@ final class Waiting {
                         nap(deadline, min(eligible.get(), nap), changed);
                     } else {
                         // A DEAD holder whose token is not proven unused (its launcher may be ending the record, or
-                        // what made the scan incomplete may end), or one UNKNOWN here, which may still let the lease
-                        // go before the wait ends. Look again, soon at first.
+                        // what made the scan incomplete may end), or one UNKNOWN here, which may still let the lease go
+                        // before the wait ends. Look again, soon at first.
                         nap(deadline, min(recheck, nap), changed);
                         recheck = doubled(recheck, RECHECK);
                     }

@@ -69,10 +69,7 @@ public final class EtcdBook implements LeaseBook {
         this(etcd, prefix, clock, "");
     }
 
-    /**
-     * {@code user}: whom the client logs in as ({@code ""}: nobody). The tickets of a JVM's stores of one
-     * user, cluster and prefix share an etcd lease.
-     */
+    /** {@code user}: etcd login ({@code ""}: none); tickets of one JVM, user, cluster, prefix share an etcd lease. */
     public EtcdBook(Etcd etcd, String prefix, Clock clock, String user) {
         this.etcd = etcd;
         this.prefix = prefix;
@@ -113,10 +110,7 @@ public final class EtcdBook implements LeaseBook {
         return prefix + name + ".queue/";
     }
 
-    /**
-     * One per holder-to-be and waiting process, whichever machine each is on: two processes waiting for
-     * the same holder each keep their own place.
-     */
+    /** One per holder-to-be and waiting process, on any machine: two waiting for one holder each keep their place. */
     private String waiterKey(String name, LeaseBook.Waiter w) {
         return queuePrefix(name) + Records.digest(processId(w.who()) + "\n" + processId(w.by())).substring(0, 32);
     }
@@ -130,7 +124,7 @@ public final class EtcdBook implements LeaseBook {
         return processId(w.who()) + "\n" + w.who().pidns() + "\n" + processId(w.by()) + "\n" + w.by().pidns();
     }
 
-    /** Whether {@code key} is a ticket's of lease {@code name}: a key of another prefix nested below the queue's is not. */
+    /** Whether {@code key} is a ticket of lease {@code name}, not a key of another prefix nested below the queue. */
     private boolean isWaiterKey(String name, String key) {
         String queue = queuePrefix(name);
         return key.length() == queue.length() + 32 && key.startsWith(queue) && Records.isToken(key.substring(queue.length()));
@@ -374,7 +368,7 @@ public final class EtcdBook implements LeaseBook {
             }
         }
 
-        /** The grant's transaction wrote the record with its fence key: a write since (granted again) moved the record's. */
+        /** A grant writes record and fence key in one transaction: a write since (granted again) moved the record's. */
         @Override
         public boolean stillAsGranted(LeaseRecord granted) throws IOException {
             return Guard.super.stillAsGranted(granted) && read.recordRevision() == read.fenceRevision();
@@ -392,7 +386,7 @@ public final class EtcdBook implements LeaseBook {
 
         @Override
         public void remove() throws IOException {
-            Etcd.Outcome o = write(List.of(new Etcd.Delete(recordKey(name)))); // the fence key stays: fences keep growing
+            Etcd.Outcome o = write(List.of(new Etcd.Delete(recordKey(name)))); // fence key stays: fences keep growing
             written(Optional.empty(), 0, read.fenceRevision(), o.revision()); // the delete's revision: older reads lose
             keepAlive.drop(name);
         }
@@ -425,9 +419,8 @@ public final class EtcdBook implements LeaseBook {
         }
 
         /**
-         * A key made since the read is left alone: nothing locks the queue, each waiter's key is its own. A
-         * ticket changed in place keeps the key it was read from (written by an older version, too), so its
-         * place (the key's creation) too.
+         * A key made since the read is left alone: nothing locks the queue, each waiter's key is its own. A ticket
+         * changed in place keeps the key it was read from (an older version's too), so its place (key creation) too.
          */
         @Override
         public void waiters(List<LeaseBook.Waiter> queue) throws IOException {
@@ -515,11 +508,10 @@ public final class EtcdBook implements LeaseBook {
         }
 
         /**
-         * A grant answered later than its etcd lease can be trusted to live (TTL less a quarter), or that
-         * long after its {@code renewedAt} or when it was {@code sent}, whichever is earlier (a takeover is
-         * dated no earlier than the renewal it follows, which may be ahead), is lost, said before anyone acts
-         * on it. {@code inUse}: a holder may already write under the fence, so its etcd lease stays until
-         * ended; else the record is freed.
+         * A grant answered later than its etcd lease can be trusted to live (TTL less a quarter), or that long after
+         * its {@code renewedAt} or when it was {@code sent}, whichever is earlier (a takeover is dated no earlier than
+         * the renewal it follows, which may be ahead), is lost, said before anyone acts on it. {@code inUse}: a holder
+         * may already write under the fence, so its etcd lease stays until ended; else the record is freed.
          */
         private void answeredInTime(LeaseRecord r, long lease, boolean inUse, Instant sent) throws LeaseLostException {
             boolean leaseAlive = keepAlive.alive(lease);

@@ -19,11 +19,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Keeps alive, on one thread, the etcd leases of this JVM's grants: its own (one per TTL, shared) and
- * others' ({@code lease keep}). A grant is lost once its lease goes unconfirmed for 3/4 of its TTL,
- * before etcd can have let it expire, and at once when etcd answers below the revision seen
- * ({@link Etcd.WentBack}: restored from an older copy). A lost grant keeps its lease alive until it
- * is ended here: its holder may still write under its fence.
+ * Keeps alive, on one thread, the etcd leases of this JVM's grants: its own (one per TTL, shared) and others'
+ * ({@code lease keep}). A grant is lost once its lease goes unconfirmed for 3/4 of its TTL, before etcd can have let
+ * it expire, and at once when etcd answers below the revision seen ({@link Etcd.WentBack}: restored from an older
+ * copy). A lost grant keeps its lease alive until it is ended here: its holder may still write under its fence.
  */
 final class EtcdKeepAlive {
 

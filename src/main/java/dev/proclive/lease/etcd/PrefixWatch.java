@@ -12,9 +12,8 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One etcd watch stream over a book's prefix for every caller waiting on a key, opened on first need.
- * Reopened every {@value #RENEW_MS} ms from its latest change: a connection dropped without a word (an
- * idle NAT or proxy) hides a change no longer than that. State guarded by this.
+ * One etcd watch of a book's prefix for all key waiters, opened lazily; reopened every {@value #RENEW_MS} ms from its
+ * latest change, so a connection silently cut (idle NAT or proxy) hides a change no longer. State guarded by this.
  */
 final class PrefixWatch {
 

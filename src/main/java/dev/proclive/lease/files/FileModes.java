@@ -15,9 +15,9 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * Who may open the files a store makes in its directory. Each is created owner-only, so that nobody
- * opens it before it is {@linkplain #share shared}; in a directory others may use, it is then given
- * what the directory's classes may do there, and the directory's group, so that no member is locked out.
+ * Who may open the files a store makes in its directory. Each is created owner-only, so that nobody opens it before it
+ * is {@linkplain #share shared}; in a directory others may use, it is then given what the directory's classes may do
+ * there, and the directory's group, so that no member is locked out.
  */
 final class FileModes {
 
@@ -67,10 +67,10 @@ final class FileModes {
     }
 
     /**
-     * A class that may write {@code d} (write and search) reads and writes; one that may only search it
-     * reads when {@code readers} ({@code read} and {@code show} need no write access), else nothing (the guard).
-     * In a {@code sticky} directory no user may replace another's file, so none can pass a lease on: there a
-     * class that may write the directory only reads, else it could forge a record or a guard in place.
+     * A class that may write {@code d} (write and search) reads and writes; one that may only search it reads when
+     * {@code readers} ({@code read} and {@code show} need no write access), else nothing (the guard). In a
+     * {@code sticky} directory no user may replace another's file, so none can pass a lease on: there a class that may
+     * write the directory only reads, else it could forge a record or a guard in place.
      */
     private static Set<PosixFilePermission> permissions(Set<PosixFilePermission> d, boolean sticky, boolean readers) {
         Set<PosixFilePermission> p = EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
@@ -89,7 +89,7 @@ final class FileModes {
         return p;
     }
 
-    /** Whether {@code dir} has the sticky bit ({@code /tmp}); false where no {@code unix} view tells (not Linux or macOS). */
+    /** Whether {@code dir} has the sticky bit ({@code /tmp}); false with no {@code unix} view (not Linux or macOS). */
     private static boolean sticky(Path dir) {
         try {
             return (((Integer) Files.getAttribute(dir, "unix:mode")) & 01000) != 0;
@@ -99,8 +99,8 @@ final class FileModes {
     }
 
     /**
-     * Whether a shared guard's permissions let in a class they should not, or its group is another: someone
-     * may then hold it open, and so its lock, whatever its permissions become. False where guards are not shared.
+     * Whether a shared guard's permissions let in a class they should not, or its group is another: someone may then
+     * hold it open, and so its lock, whatever its permissions become. False where guards are not shared.
      */
     boolean exposed(PosixFileAttributes a) {
         if (sharedGuard.isEmpty()) {
@@ -119,9 +119,9 @@ final class FileModes {
     }
 
     /**
-     * Gives a shared guard, a regular file not {@linkplain #exposed exposed}, the group and permissions it
-     * lacks (one made before the directory was shared); another user's is left, as only its owner may.
-     * {@code options}: none where {@code guard} is the locked descriptor's path, a link to its file.
+     * Gives a shared guard, a regular file not {@linkplain #exposed exposed}, the group and permissions it lacks (one
+     * made before the directory was shared); another user's is left, as only its owner may. {@code options}: none where
+     * {@code guard} is the locked descriptor's path, a link to its file.
      */
     void shareGuard(Path guard, PosixFileAttributes a, LinkOption... options) {
         if (sharedGuard.isEmpty() || exposed(a)
@@ -136,9 +136,8 @@ final class FileModes {
     }
 
     /**
-     * Gives a file made here what it should have where the directory is shared, a {@code guard}'s or
-     * another's: the group first, so what a group gets is never its maker's group's; whatever the umask
-     * took is given back.
+     * Gives a file made here what it should have where the directory is shared, a {@code guard}'s or another's: the
+     * group first, so what a group gets is never its maker's group's; whatever the umask took is given back.
      */
     void share(Path file, boolean guard) throws IOException {
         share(file, guard, LinkOption.NOFOLLOW_LINKS);

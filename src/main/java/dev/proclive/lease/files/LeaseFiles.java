@@ -51,8 +51,8 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
 
 /**
- * The files of a lease directory and every rule for handling them: no link followed, reads bounded,
- * records replaced atomically, the guard locked and its fence kept.
+ * The files of a lease directory and every rule for handling them: no link followed, reads bounded, records replaced
+ * atomically, the guard locked and its fence kept.
  */
 public final class LeaseFiles implements LeaseBook {
 
@@ -77,7 +77,6 @@ public final class LeaseFiles implements LeaseBook {
     private static final Set<OpenOption> CREATE_NEW = Set.of(StandardOpenOption.WRITE, StandardOpenOption.CREATE_NEW,
             LinkOption.NOFOLLOW_LINKS);
 
-    /** The {@link #stamp} of a record that is not there. */
     private static final Object ABSENT = new Object();
 
     /** What a guard of a shared directory holds once another replaced it: no fence, so every version refuses it. */
@@ -183,8 +182,8 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * Whether the grant went unconfirmed (record and session file) for 3/4 of its TTL, on {@code System.nanoTime()}:
-     * a newcomer may take an UNKNOWN holder's lease after the TTL, so the holder hears it first.
+     * Whether the grant went unconfirmed (record and session file) for 3/4 of its TTL, on {@code System.nanoTime()}: a
+     * newcomer may take an UNKNOWN holder's lease after the TTL, so the holder hears it first.
      */
     @Override
     public boolean lost(String name, long fence) {
@@ -223,10 +222,9 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * Writes nothing more (what the session file names stays fresh one TTL more); a locked call, even one
-     * still waiting for its lock, throws {@link IllegalStateException}. Waits 5 s at most for the session
-     * file's write, then for locked calls under way, so a directory removed just after sees no file appear;
-     * a close from inside a locked call does not wait for that call.
+     * Writes nothing more (the session file's grants stay fresh one TTL more); a locked call, even one waiting for its
+     * lock, throws {@link IllegalStateException}. Waits at most 5 s for the session file's write, then for locked calls
+     * under way (not one it is called from), so a directory removed just after sees no file appear.
      */
     @Override
     public void close() {
@@ -281,8 +279,8 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * Runs {@code work} locked in this JVM and across processes; {@link FileLocker.Busy} when another writer kept
-     * it for all of {@code most}; {@link IllegalStateException} once the book is {@linkplain #close closed}.
+     * Runs {@code work} locked in this JVM and across processes; {@link FileLocker.Busy} when another writer kept it
+     * for all of {@code most}; {@link IllegalStateException} once the book is {@linkplain #close closed}.
      */
     @Override
     public <T> T locked(String name, Duration most, Locked<T> work) throws IOException {
@@ -388,12 +386,11 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * Renames a fresh, locked copy over a guard that non-writers may hold open (0644 from an older version, or
-     * another group), and forces the directory so a power loss never brings the old one back. An old descriptor
-     * then holds nobody out: every locker checks that the file it locked is the one at the path
-     * ({@link FileLocker#lock}). Best effort: where a step fails, the old guard stays, still locked. A guard
-     * with other names ({@code linked}) is never written: the copy holds its fence, else {@link #LINKED}, and
-     * a failed step is an I/O failure.
+     * Renames a fresh, locked copy over a guard that non-writers may hold open (0644 from an older version, or another
+     * group), and forces the directory so a power loss never brings the old one back. An old descriptor then holds
+     * nobody out: every locker checks that the file it locked is the one at the path ({@link FileLocker#lock}). Best
+     * effort: where a step fails, the old guard stays, still locked. A guard with other names ({@code linked}) is never
+     * written: the copy holds its fence, else {@link #LINKED}, and a failed step is an I/O failure.
      *
      * @return the lock on the new guard, held: the caller lets the old one go
      */
@@ -401,8 +398,8 @@ public final class LeaseFiles implements LeaseBook {
             throws IOException {
         byte[] content;
         if (linked) {
-            // maybe another's file: never written, its bytes never copied nor quoted; without a fence the fresh
-            // guard says so, corrupt as any guard without one, and break rewrites it (not the linked file)
+            // maybe another's file: never written, its bytes never copied nor quoted; without a fence the fresh guard
+            // says so, corrupt as any guard without one, and break rewrites it (not the linked file)
             byte[] held = old.size() <= MAX_GUARD_BYTES ? readAll(old) : null;
             content = held != null && isFence(name, held) ? held : (LINKED + "\n").getBytes(StandardCharsets.US_ASCII);
         } else if (old.size() > MAX_GUARD_BYTES) {
@@ -454,8 +451,8 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * The guard, created owner-only if missing; a shared one with the wrong group or permissions is given them,
-     * unless {@linkplain FileModes#exposed exposed}: then only its replacement ({@link #replaceGuard}) shuts out old opens.
+     * The guard, created owner-only if missing; a shared one with the wrong group or permissions is given them, unless
+     * {@linkplain FileModes#exposed exposed}: then only its replacement ({@link #replaceGuard}) shuts out old opens.
      */
     private BasicFileAttributes guardAttributes(String name, Path guard) throws IOException {
         for (int attempt = 0; ; attempt++) {
@@ -538,11 +535,10 @@ public final class LeaseFiles implements LeaseBook {
         }
 
         /**
-         * How far the clock that stamps this directory's changes (a network file system's server's, or
-         * the kernel's, which a process's own clock may not follow) is ahead of the store's: a file made
-         * now tells, the store's clock read once it is made (never ahead of the stamp: a floor a little
-         * late, not early). Empty where none can be made, or the store's clock is not the system's (a
-         * test's, which those stamps cannot follow).
+         * How far the clock that stamps this directory's changes (a network file system's server's, or the kernel's,
+         * which a process's own clock may not follow) is ahead of the store's: a file made now tells, the store's clock
+         * read once it is made (never ahead of the stamp: a floor a little late, not early). Empty where none can be
+         * made, or the store's clock is not the system's (a test's, which those stamps cannot follow).
          */
         private Optional<Duration> fileSystemAhead() {
             if (!clock.withZone(java.time.ZoneOffset.UTC).equals(Clock.systemUTC())) {
@@ -632,8 +628,8 @@ public final class LeaseFiles implements LeaseBook {
         }
 
         /**
-         * One write in place: a fence only grows, so its digits cover the old ones and a kill leaves old or new.
-         * Forced before a grant returns or a child starts: never handed out twice, even across a power loss.
+         * One write in place: a fence only grows, so its digits cover the old ones and a kill leaves old or new. Forced
+         * before a grant returns or a child starts: never handed out twice, even across a power loss.
          */
         private void fence(long fence) throws IOException {
             byte[] digits = Long.toString(fence).getBytes(StandardCharsets.US_ASCII);
@@ -681,9 +677,9 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * Read without the lock (it only grows); empty with no guard or one this process may not read (writers only).
-     * What a guard that is no fence holds is not quoted here: its name may have been linked to another's file
-     * as it was read (under the lock such a guard is replaced first, never read out).
+     * Read without the lock (it only grows); empty with no guard or one this process may not read (writers only). What
+     * a guard that is no fence holds is not quoted here: its name may have been linked to another's file as it was read
+     * (under the lock such a guard is replaced first, never read out).
      */
     @Override
     public OptionalLong highestFence(String name) throws IOException {
@@ -744,8 +740,8 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * Identity, time and size, unfollowed; {@link #ABSENT} when there is none; empty where the platform names
-     * no file identity. Each replace moves a new file in: the identity changes (or time and size, on inode reuse).
+     * Identity, time and size, unfollowed; {@link #ABSENT} when there is none; empty where the platform names no file
+     * identity. Each replace moves a new file in: the identity changes (or time and size, on inode reuse).
      */
     @Override
     public Optional<Object> stamp(String name) throws IOException {
@@ -783,8 +779,8 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * Through a forced temporary file renamed over {@code file} after {@code beforeMove}: a reader sees the old
-     * file or the new one, whose bytes are on disk before it is named.
+     * Through a forced temporary file renamed over {@code file} after {@code beforeMove}: a reader sees the old file or
+     * the new one, whose bytes are on disk before it is named.
      */
     private void writeOver(String lease, Path file, byte[] bytes, boolean guard,
                            BeforeMove beforeMove) throws IOException {
@@ -898,10 +894,7 @@ public final class LeaseFiles implements LeaseBook {
         return b.array();
     }
 
-    /**
-     * The guard as locked: through the lock's own path to its file where it has one, so that no file renamed
-     * to its name since is written.
-     */
+    /** The guard as locked: via the lock's path to its file if any, so no file renamed to its name since is written. */
     private static FileChannel openLocked(String name, Path guard, FileLocker.Lock lock) throws IOException {
         Optional<Path> locked = lock.file();
         if (locked.isPresent()) {
@@ -916,8 +909,8 @@ public final class LeaseFiles implements LeaseBook {
 
     /**
      * Whether the locked guard has other names too: a hard link, maybe to a file outside the store (where
-     * {@code fs.protected_hardlinks} is 0 anyone may link another's file), which is then replaced, never
-     * written. Its count is the locked file's own, and the guard's name must still be that file's.
+     * {@code fs.protected_hardlinks} is 0 anyone may link another's file), which is then replaced, never written. Its
+     * count is the locked file's own, and the guard's name must still be that file's.
      */
     private static boolean linked(Path guard, FileLocker.Lock lock) throws IOException {
         Map<String, Object> at;
@@ -950,8 +943,8 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * A non-regular file put in the file's place after it was found (a link: ELOOP, a plain {@link IOException}
-     * from the JDK; a directory: EISDIR; a socket: ENXIO) makes a failed unfollowed open or read a corrupt lease.
+     * A non-regular file put in the file's place after it was found (a link: ELOOP, a plain {@link IOException} from
+     * the JDK; a directory: EISDIR; a socket: ENXIO) makes a failed unfollowed open or read a corrupt lease.
      */
     private static IOException linkInPlace(String name, Path file, IOException e) {
         if (e instanceof NoSuchFileException || e instanceof dev.proclive.lease.LeaseException) {

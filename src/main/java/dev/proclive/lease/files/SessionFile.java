@@ -23,18 +23,17 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Keeps a directory store's grants fresh without rewriting them, as an etcd lease does: one file per
- * store, written every third of the shortest TTL, naming each grant, so a thousand grants cost one
- * forced write a period. A record is fresh a TTL past the later of its own {@code renewedAt} and that
- * of the newest session file naming it ({@link SessionFiles}); a store that ends leaves its file, as a
- * last renewal.
+ * Keeps a directory store's grants fresh without rewriting them, as an etcd lease does: one file per store, written
+ * every third of the shortest TTL, naming each grant, so a thousand grants cost one forced write a period. A record is
+ * fresh a TTL past the later of its own {@code renewedAt} and that of the newest session file naming it
+ * ({@link SessionFiles}); a store that ends leaves its file, as a last renewal.
  */
 final class SessionFile {
 
     static final String PREFIX = ".session.";
     /** The lease part of a session file's temporary name: removed, as a record's are, once its writer is DEAD. */
     static final String TEMPORARY = "session";
-    /** The most a session file may hold (a write past it fails; a reader reads no more): 400,000 grants of the longest names. */
+    /** A session file's cap (a write past it fails; a reader reads no more): 400,000 grants of the longest names. */
     static final int MAX_BYTES = 64 << 20;
     static final JsonFactory JSON = new JsonFactory();
     static final Duration CLOSE_WAIT = Duration.ofSeconds(5);
@@ -46,7 +45,7 @@ final class SessionFile {
         void write(Path file, byte[] bytes) throws IOException;
     }
 
-    /** {@code confirmedAt} ({@link System#nanoTime()}): its record's {@code renewedAt}, then each in-time write's start. */
+    /** {@code confirmedAt} ({@link System#nanoTime}): record's {@code renewedAt}, then each timely write's start. */
     private static final class Kept {
         final long fence;
         final long ttlMillis;
@@ -99,8 +98,8 @@ final class SessionFile {
     }
 
     /**
-     * {@link System#nanoTime()} as of {@code renewedAt} on {@code clock}, which newcomers judge a grant
-     * by: no later than now, no earlier than {@code ttl} ago.
+     * {@link System#nanoTime()} as of {@code renewedAt} on {@code clock}, which newcomers judge a grant by: no later
+     * than now, no earlier than {@code ttl} ago.
      */
     static long nanosAsOf(Instant renewedAt, Duration ttl, Clock clock) {
         long ageMillis = Math.max(0, Math.min(ttl.toMillis(), clock.millis() - renewedAt.toEpochMilli()));
@@ -127,9 +126,8 @@ final class SessionFile {
         });
         if (made[0] != null) {
             changes.incrementAndGet();
-            // named soon, not a third of the TTL on: a newcomer whose clock is ahead of this one's judges
-            // a grant by when this file last changed (its ctime), not by the times written in it. Not
-            // where the clock is not the system's (a test's): file change times cannot follow it
+            // named soon, not a third of the TTL on: a newcomer whose clock is ahead of ours judges a grant by this
+            // file's ctime, not the times in it. Not with a non-system clock (a test's): ctimes cannot follow it
             long soon = System.nanoTime() + NAMED_WITHIN_NANOS;
             boolean system = clock.withZone(java.time.ZoneOffset.UTC).equals(Clock.systemUTC());
             writes.by(!system || made[0].due() - soon < 0 ? made[0].due() : soon);
@@ -232,7 +230,7 @@ final class SessionFile {
         return OptionalLong.of(at);
     }
 
-    /** Waits for a write under way ({@link #CLOSE_WAIT} at most): a directory removed just after sees no file appear. */
+    /** Waits up to {@link #CLOSE_WAIT} for a write under way: a directory removed just after sees no file appear. */
     void close() {
         writes.close(CLOSE_WAIT); // a write hung past it (a file system that does not answer) is left
     }

@@ -24,9 +24,8 @@ import java.util.Optional;
 import java.util.function.Predicate;
 
 /**
- * Every store's session files in a directory, as a newcomer and a cleaner read them: the newest that
- * names a grant, and a DEAD writer's removed once it keeps nothing fresh. {@link SessionFile} writes
- * one store's own.
+ * Every store's session files in a directory, as a newcomer and a cleaner read them: the newest that names a grant, and
+ * a DEAD writer's removed once it keeps nothing fresh. {@link SessionFile} writes one store's own.
  */
 final class SessionFiles {
 
@@ -87,11 +86,10 @@ final class SessionFiles {
     }
 
     /**
-     * Empty where no session file names the grant. One this process may not read counts as naming it,
-     * as of its mtime: a newcomer never takes a lease a keeper it cannot read may have promised. Each
-     * counts no later than {@link #SKEW} past when it last changed or {@code now}, and, where
-     * {@code fsAhead} tells how far the file system's clock, which stamps that change, is ahead of
-     * {@code now}'s, from that change at the earliest ({@link #believed}).
+     * Empty where no session file names the grant. One this process may not read counts as naming it, as of its mtime:
+     * a newcomer never takes a lease a keeper it cannot read may have promised. Each counts no later than {@link #SKEW}
+     * past when it last changed or {@code now}, and, where {@code fsAhead} tells how far the file system's clock, which
+     * stamps that change, is ahead of {@code now}'s, from that change at the earliest ({@link #believed}).
      */
     static Optional<Instant> renewedAt(Path dir, String name, long fence, Instant now, Optional<Duration> fsAhead,
                                        FileLocker files) throws IOException {
@@ -133,10 +131,10 @@ final class SessionFiles {
     }
 
     /**
-     * {@code at}, a time its writer wrote in a file that last changed at {@code changed}: no later than
-     * {@link #SKEW} past that change or {@code now}, the sooner (a writer's clock ahead, or a file planted
-     * or touched by hand, would hold what it names until then); {@code floor}: and no earlier than that
-     * change (a writer's clock behind would let a newcomer take what it keeps fresh).
+     * {@code at}, a time its writer wrote in a file that last changed at {@code changed}: no later than {@link #SKEW}
+     * past that change or {@code now}, the sooner (a writer's clock ahead, or a file planted or touched by hand, would
+     * hold what it names until then); {@code floor}: and no earlier than that change (a writer's clock behind would let
+     * a newcomer take what it keeps fresh).
      */
     private static Instant believed(Instant at, Instant changed, Instant now, boolean floor) {
         Instant latest = (changed.isBefore(now) ? changed : now).plus(SKEW);
@@ -145,8 +143,8 @@ final class SessionFiles {
     }
 
     /**
-     * Removes a proven DEAD writer's files past {@code renewedAt} plus TTL (unparsable: its last change
-     * plus an hour), until {@code deadline} ({@link System#nanoTime()}).
+     * Removes a proven DEAD writer's files past {@code renewedAt} plus TTL (unparsable: its last change plus an hour),
+     * until {@code deadline} ({@link System#nanoTime()}).
      */
     static void clean(Path dir, Predicate<Identity> provenDead, Instant now, FileLocker files, long deadline)
             throws IOException {
@@ -178,10 +176,10 @@ final class SessionFiles {
     }
 
     /**
-     * A record's {@code renewedAt}, written in {@code file}, no later than {@link #SKEW} past when the
-     * file last changed or {@code now} ({@link #believed(Instant, Instant, Instant, boolean)}, no floor:
-     * a record's own time is its holder's promise); as it is where the file cannot be read. Without
-     * {@code fsAhead}, that change is moved by how far {@code now}'s clock is set apart from the system's.
+     * A record's {@code renewedAt}, written in {@code file}, no later than {@link #SKEW} past when the file last
+     * changed or {@code now} ({@link #believed(Instant, Instant, Instant, boolean)}, no floor: a record's own time is
+     * its holder's promise); as it is where the file cannot be read. Without {@code fsAhead}, that change is moved by
+     * how far {@code now}'s clock is set apart from the system's.
      */
     static Instant believed(Path file, Instant renewedAt, Instant now, Optional<Duration> fsAhead) {
         try {
@@ -197,8 +195,8 @@ final class SessionFiles {
     }
 
     /**
-     * When the file last changed: its ctime, which no user can set (its writer writes, then renames it
-     * in), on the file system's clock; the mtime where no {@code unix} view tells (Windows).
+     * When the file last changed: its ctime, which no user can set (its writer writes, then renames it in), on the file
+     * system's clock; the mtime where no {@code unix} view tells (Windows).
      */
     private static Instant changedAt(Path f, BasicFileAttributes a) {
         try {

@@ -8,8 +8,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * {@code .NAME.PID-START.RANDOM.tmp}: the writer, so that a later one can tell a dead one's leftovers, and
- * 64 random bits, so that nobody can plant a file where the next one will be.
+ * {@code .NAME.PID-START.RANDOM.tmp}: the writer, so that a later one can tell a dead one's leftovers, and 64 random
+ * bits, so that nobody can plant a file where the next one will be.
  */
 public record TemporaryName(String lease, Identity writer, String random) {
 
