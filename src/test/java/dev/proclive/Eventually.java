@@ -63,6 +63,22 @@ public final class Eventually {
                 thread.getStackTrace()).anyMatch(f -> f.getMethodName().equals(method)));
     }
 
+    /**
+     * Submits {@code call} to {@code pool} and returns its future once the thread running it is inside a method
+     * named {@code method} (30 s scaled): a wait known to be under way, not merely submitted.
+     */
+    public static <T> java.util.concurrent.Future<T> submittedInside(java.util.concurrent.ExecutorService pool,
+            String method, Callable<T> call) throws Exception {
+        java.util.concurrent.CompletableFuture<Thread> running = new java.util.concurrent.CompletableFuture<>();
+        java.util.concurrent.Future<T> f = pool.submit(() -> {
+            running.complete(Thread.currentThread());
+            return call.call();
+        });
+        inside(running.get(scaled(Duration.ofSeconds(30)).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS),
+                method);
+        return f;
+    }
+
     /** Waits until {@code condition} holds, within {@code quiet} scaled; fails naming {@code what}. */
     public static void until(String what, Duration quiet, Callable<Boolean> condition) throws Exception {
         until(what, quiet, condition, Boolean.TRUE::equals);

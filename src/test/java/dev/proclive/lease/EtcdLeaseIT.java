@@ -434,12 +434,8 @@ class EtcdLeaseIT {
             String queue = prefix + "build.queue/";
             Future<Acquisition> shorter = three.submit(() -> store.acquire("build", waiter, Duration.ofSeconds(2)));
             Eventually.until("the waiter's ticket", Duration.ofSeconds(30), () -> raw.list(queue), t -> t.size() == 1);
-            java.util.concurrent.CompletableFuture<Thread> asking = new java.util.concurrent.CompletableFuture<>();
-            Future<Acquisition> longer = three.submit(() -> {
-                asking.complete(Thread.currentThread());
-                return store.acquire("build", waiter, Duration.ofMinutes(2));
-            });
-            Eventually.inside(asking.get(30, TimeUnit.SECONDS), "waitInQueue"); // the longer wait in the queue
+            Future<Acquisition> longer = Eventually.submittedInside(three, "waitInQueue", // the longer wait in the queue
+                    () -> store.acquire("build", waiter, Duration.ofMinutes(2)));
             Future<Acquisition> later = three.submit(() -> elsewhere.acquire("build", children.sleeping(), Duration.ofMinutes(2)));
             Eventually.until("the later caller's ticket", Duration.ofSeconds(30), () -> raw.list(queue), t -> t.size() == 2);
             assertThat(shorter.get(30, TimeUnit.SECONDS)).as("the shorter wait ends at its deadline").isInstanceOf(Acquisition.Held.class);
@@ -467,12 +463,8 @@ class EtcdLeaseIT {
             String queue = prefix + "build.queue/";
             Future<Acquisition> first = three.submit(() -> store.acquire("build", waiter, Duration.ofMinutes(3)));
             Eventually.until("the waiter's ticket", Duration.ofSeconds(30), () -> raw.list(queue), t -> t.size() == 1);
-            java.util.concurrent.CompletableFuture<Thread> asking = new java.util.concurrent.CompletableFuture<>();
-            Future<Acquisition> longer = three.submit(() -> {
-                asking.complete(Thread.currentThread());
-                return second.acquire("build", waiter, Duration.ofMinutes(4));
-            });
-            Eventually.inside(asking.get(30, TimeUnit.SECONDS), "waitInQueue"); // its time set, the ticket written again
+            Future<Acquisition> longer = Eventually.submittedInside(three, "waitInQueue", // its time set, the ticket written again
+                    () -> second.acquire("build", waiter, Duration.ofMinutes(4)));
             Future<Acquisition> later = three.submit(() -> third.acquire("build", children.sleeping(), Duration.ofMinutes(3)));
             Eventually.until("the later caller's ticket", Duration.ofSeconds(30), () -> raw.list(queue), t -> t.size() == 2);
             longer.cancel(true);

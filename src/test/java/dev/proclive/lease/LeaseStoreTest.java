@@ -685,12 +685,8 @@ class LeaseStoreTest {
             java.util.concurrent.Future<Acquisition> first = three.submit(
                     () -> store.acquire("build", waiter, Duration.ofMinutes(2)));
             ticketOf(waiter);
-            java.util.concurrent.CompletableFuture<Thread> asking = new java.util.concurrent.CompletableFuture<>();
-            java.util.concurrent.Future<Acquisition> second = three.submit(() -> {
-                asking.complete(Thread.currentThread());
-                return store.acquire("build", waiter, Duration.ofMinutes(2));
-            });
-            Eventually.inside(asking.get(30, TimeUnit.SECONDS), "waitInQueue"); // the second wait in the queue
+            java.util.concurrent.Future<Acquisition> second = Eventually.submittedInside(three, "waitInQueue", // the second wait in the queue
+                    () -> store.acquire("build", waiter, Duration.ofMinutes(2)));
             second.cancel(true);
             java.util.concurrent.Future<Acquisition> third = three.submit(
                     () -> elsewhere.acquire("build", later, Duration.ofMinutes(2)));
@@ -716,12 +712,8 @@ class LeaseStoreTest {
             java.util.concurrent.Future<Acquisition> first = three.submit(
                     () -> store.acquire("build", waiter, Duration.ofMinutes(2)));
             ticketOf(waiter);
-            java.util.concurrent.CompletableFuture<Thread> asking = new java.util.concurrent.CompletableFuture<>();
-            java.util.concurrent.Future<Acquisition> again = three.submit(() -> {
-                asking.complete(Thread.currentThread());
-                return second.acquire("build", waiter, Duration.ofMinutes(2));
-            });
-            Eventually.inside(asking.get(30, TimeUnit.SECONDS), "waitInQueue"); // the second wait in the queue
+            java.util.concurrent.Future<Acquisition> again = Eventually.submittedInside(three, "waitInQueue", // the second wait in the queue
+                    () -> second.acquire("build", waiter, Duration.ofMinutes(2)));
             java.util.concurrent.Future<Acquisition> after = three.submit(
                     () -> third.acquire("build", later, Duration.ofMinutes(2)));
             ticketOf(later);
