@@ -73,15 +73,17 @@ public interface Lease extends AutoCloseable {
     /**
      * Whether the record still carries this fence and holder, held: whether a write under {@link #fence()} may go
      * ahead. False for a {@linkplain LeaseRecord.State#RESERVED reserved} lease, whose fence becomes the child's at the
-     * hand-off. Takes no lock.
+     * hand-off. Takes no lock. False, not an error, when a read that failed finds the grant known lost meanwhile.
      */
     boolean isValid() throws IOException;
 
     /**
      * Re-reads the record, for a check right before a protected write. A lease already known lost ({@link #lost()}
-     * done) is not read again: it throws for the first reason it was lost.
+     * done) is not read again: it throws for the first reason it was lost. So does a read that fails (no etcd member
+     * answered) once the grant is known lost meanwhile.
      *
      * @throws LeaseLostException if the lease is no longer this one's, carrying why
+     * @throws IOException        if the record cannot be read and the grant is not known lost
      */
     void ensureValid() throws IOException;
 

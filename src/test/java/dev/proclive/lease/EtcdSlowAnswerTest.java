@@ -222,6 +222,42 @@ class EtcdSlowAnswerTest {
         }
     }
     /**
+     * A check that reads while no member answers, and whose grant is known lost before the read gives up, says
+     * the lease is lost: a writer told only "no member answered" might retry its write on the next member.
+     */
+    @Test
+    void aCheckWhoseReadHangsUntilTheGrantIsLostSaysItIsLost() throws Exception {
+        FakeEtcd etcd = new FakeEtcd();
+        Identity me = ProcLive.current().orElseThrow();
+        try (LeaseStore store = store(etcd)) {
+            Lease lease = ((Acquisition.Granted) store.acquire("build", me)).lease();
+            java.util.concurrent.CountDownLatch hang = new java.util.concurrent.CountDownLatch(1);
+            etcd.readsHang = hang;
+            java.util.concurrent.ExecutorService two = java.util.concurrent.Executors.newFixedThreadPool(2);
+            try {
+                java.util.concurrent.Future<?> ensure = dev.proclive.Eventually.submittedInside(two, "ensureValid",
+                        () -> {
+                            lease.ensureValid();
+                            return null;
+                        });
+                java.util.concurrent.Future<Boolean> valid = dev.proclive.Eventually.submittedInside(two, "isValid",
+                        lease::isValid);
+                etcd.keepAliveDown = true; // no member confirms the grant while the reads hang
+                LeaseLost lost = lease.lost().get(dev.proclive.Eventually.scaled(Duration.ofSeconds(30)).toMillis(),
+                        java.util.concurrent.TimeUnit.MILLISECONDS);
+                assertThat(lost.why()).isEqualTo(LeaseChange.UNCONFIRMED);
+                hang.countDown(); // the reads give up now
+                assertThatThrownBy(() -> ensure.get(30, java.util.concurrent.TimeUnit.SECONDS))
+                        .hasCauseInstanceOf(LeaseLostException.class);
+                assertThat(valid.get(30, java.util.concurrent.TimeUnit.SECONDS)).as("known lost: not valid").isFalse();
+            } finally {
+                hang.countDown();
+                two.shutdownNow();
+            }
+        }
+    }
+
+    /**
      * Lease build granted to {@code holder} by etcd, its caller's thread interrupted while it waits for the
      * answer, so that nobody is told of it; {@code down}: etcd goes down with the answer, so the caller
      * cannot read back what stands either (it comes back up once the caller has given up).

@@ -45,6 +45,9 @@ final class FakeEtcd implements Etcd {
     /** How late the answer to a transaction that writes under an etcd lease comes back (done at once, answered then). */
     volatile long leasedAnswerDelayMillis;
 
+    /** When set, a read-only transaction waits until it counts down, then fails as a member that never answered. */
+    volatile java.util.concurrent.CountDownLatch readsHang;
+
     private void call() throws IOException {
         calls++;
         if (down) {
@@ -54,6 +57,16 @@ final class FakeEtcd implements Etcd {
 
     @Override
     public Outcome txn(List<Compare> compares, List<Op> ops, List<Op> otherwise) throws IOException {
+        java.util.concurrent.CountDownLatch hang = readsHang;
+        if (hang != null && compares.isEmpty() && ops.stream().allMatch(op -> op instanceof Get)) {
+            try {
+                hang.await(); // not under this object's lock: keep-alives and writes go on meanwhile
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new java.io.InterruptedIOException("interrupted");
+            }
+            throw new IOException("no etcd member answered (fake): the read hung");
+        }
         Outcome o = txnNow(compares, ops, otherwise);
         long delay = leasedAnswerDelayMillis;
         if (delay > 0 && ops.stream().anyMatch(op -> op instanceof Put p && p.lease() != 0)) {

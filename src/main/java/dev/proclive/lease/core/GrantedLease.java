@@ -160,7 +160,15 @@ final class GrantedLease implements Lease {
         if (knownLost()) {
             return false;
         }
-        Optional<LeaseRecord> now = engine.read(name);
+        Optional<LeaseRecord> now;
+        try {
+            now = engine.read(name);
+        } catch (IOException e) {
+            if (knownLost()) { // lost while the read failed (no etcd member answered): not valid, whatever the read
+                return false;
+            }
+            throw e;
+        }
         return now.isPresent() && now.get().held() && now.get().fence() == fence
                 && Records.sameProcess(now.get().holder(), holder);
     }
@@ -170,7 +178,15 @@ final class GrantedLease implements Lease {
         if (lost.isDone()) {
             throw new LeaseLostException(name, lost.join()); // lost once, for the first reason: what came after follows from it
         }
-        Optional<LeaseRecord> now = engine.read(name);
+        Optional<LeaseRecord> now;
+        try {
+            now = engine.read(name);
+        } catch (IOException e) {
+            if (knownLost()) { // a writer told only that no etcd member answered might write through another one
+                throw new LeaseLostException(name, lost.getNow(Losses.unconfirmed(fence, Optional.of(holder))));
+            }
+            throw e;
+        }
         Optional<LeaseLost> why = Losses.of(fence, Optional.of(holder), now, engine.book().expires());
         if (why.isPresent()) {
             // a reservation is not lost (it admits no write yet), nor a lease let go through this one
