@@ -86,6 +86,17 @@ class LeaseTrackingIT {
         }
     }
 
+    @org.junit.jupiter.api.AfterEach
+    void noteStore() {
+        dev.proclive.Cgroups.note(Path.of(dir()));
+    }
+
+    /** Once every test's processes have ended: a {@code lease run} killed -9 leaves its command's cgroup behind. */
+    @org.junit.jupiter.api.AfterAll
+    static void removeEmptyCgroups() throws java.io.IOException {
+        dev.proclive.Cgroups.removeEmptyOfNoted();
+    }
+
     private String dir() {
         return tmp.resolve("leases").toString();
     }
