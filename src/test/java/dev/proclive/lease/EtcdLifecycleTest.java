@@ -90,6 +90,60 @@ class EtcdLifecycleTest extends LeaseLifecycleTest {
         assertThat(first.isValid()).isFalse();
     }
 
+    /**
+     * A record gone with its etcd lease leaves its queue standing: a caller that does not wait is refused while a
+     * waiter that came first still waits (here a ticket put back by hand after its wait ended, its waiter alive).
+     */
+    @Test
+    void anExpiredRecordStillServesItsQueueInOrder() throws Exception {
+        Identity holder = host.start(60, 50, "600");
+        store.acquire("build", holder);
+        Identity waiter = host.start(61, 50, "610");
+        java.util.concurrent.ExecutorService one = java.util.concurrent.Executors.newSingleThreadExecutor();
+        java.util.List<dev.proclive.etcd.Etcd.KeyValue> tickets;
+        try {
+            java.util.concurrent.Future<Acquisition> waited = one.submit(
+                    () -> store.acquire("build", waiter, java.time.Duration.ofMinutes(10)));
+            Eventually.until("the waiter queued", java.time.Duration.ofSeconds(30), this::waiterQueued);
+            tickets = etcd.list(PREFIX + "build.queue/");
+            waited.cancel(true);
+        } finally {
+            one.shutdownNow();
+        }
+        Eventually.until("its ticket taken out", java.time.Duration.ofSeconds(30), () -> !waiterQueued());
+        tickets.forEach(t -> etcd.put(t.key(), new String(t.value(), StandardCharsets.UTF_8))); // as if still waiting
+        etcd.expire(etcd.get(PREFIX + "build").orElseThrow().lease());
+        assertThat(recordExists()).isFalse();
+        Acquisition jumped = store.acquire("build", host.start(62, 50, "620"));
+        assertThat(jumped).as("the waiter came first").isInstanceOf(Acquisition.Held.class);
+        assertThat(((Acquisition.Held) jumped).verdict().detail()).contains("pid 61").contains("in the order they came");
+        assertThat(((Acquisition.Held) jumped).verdict().detail()).contains("its record expired");
+        assertThat(((Acquisition.Held) jumped).record().granted()).isFalse();
+        assertThat(store.acquire("build", waiter)).as("its turn").isInstanceOf(Acquisition.Granted.class);
+    }
+
+    /**
+     * On etcd a ticket lapses with its etcd lease, or its waiter's death: its time, by another process's clock, is not
+     * held against this one's. A caller whose clock is an hour ahead does not drop the ticket of a waiter still there.
+     */
+    @Test
+    void aCallerWhoseClockIsAheadKeepsAnotherProcesssTicket() throws Exception {
+        Identity holder = host.start(60, 50, "600");
+        store.acquire("build", holder);
+        Identity waiter = host.start(61, 50, "610");
+        Identity waiting = host.start(63, 50, "630"); // the process that waits, for the holder-to-be
+        etcd.put(PREFIX + "build.queue/" + "0".repeat(32), dev.proclive.lease.book.LeaseJson.waiter(
+                new dev.proclive.lease.book.LeaseBook.Waiter(waiter, waiting, clock.instant().plusSeconds(60))));
+        store.release("build", store.read("build").orElseThrow().fence());
+        clock.now = clock.now.plus(java.time.Duration.ofHours(1)); // this store's wall clock, not the waiter's
+        Acquisition jumped = store.acquire("build", host.start(62, 50, "620"));
+        assertThat(jumped).as("the waiter came first").isInstanceOf(Acquisition.Held.class);
+        assertThat(((Acquisition.Held) jumped).verdict().detail()).contains("pid 63 (for pid 61)");
+        host.exit(waiting);
+        assertThat(store.acquire("build", host.start(64, 50, "640"))).as("its waiter dead: its ticket goes")
+                .isInstanceOf(Acquisition.Granted.class);
+    }
+
     @Test
     void anAnswerThatWritesNothingIsNeverGivenFromARememberedSnapshot() throws Exception {
         Identity holder = host.start(60, 50, "600");

@@ -346,8 +346,11 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
         } while (d instanceof LeaseRules.Need);
         if (d instanceof LeaseRules.Grant && request.kind() != LeaseRules.Kind.CLAIM) {
             Optional<LeaseBook.Waiter> first = queue.ahead(name, guard, request.who(), current, now);
-            if (first.isPresent() && current.isPresent()) {
+            if (first.isPresent()) {
                 // Free, but served in order: a waiter that came first is granted first.
+                if (current.isEmpty()) {
+                    return expired(name, guard.fence(), first.get(), now);
+                }
                 return new Acquisition.Held(current.get(), WaiterQueue.turnOf(first.get(),
                         verdict.orElseGet(() -> checker.explain(current.get().holder()))));
             }
@@ -397,6 +400,19 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
                         + " carries its token cannot be proven: " + c.scan().detail())
                 .orElse(v.detail());
         return new Acquisition.Undecided(r, v, eligible, why);
+    }
+
+    /**
+     * Lease {@code name} refused for the queue though its record went with its etcd lease: shown released at the
+     * highest fence, naming as holder the waiter whose turn it is (a record ends in no other way), and said so.
+     */
+    private Acquisition.Held expired(String name, long fence, LeaseBook.Waiter first, Instant now) {
+        LeaseRecord turn = Records.released(Records.fenced(Records.granted(name, LeaseRecord.State.HELD, first.who(),
+                writer, now, policy.ttl(), Optional.empty(), Optional.empty(), OptionalLong.empty(), Optional.empty()),
+                fence), writer);
+        Verdict waiter = checker.explain(first.who());
+        return new Acquisition.Held(turn, WaiterQueue.turnOf(first, new Verdict(waiter.reason(),
+                "its record expired with its etcd lease; " + waiter.detail(), waiter.exit())));
     }
 
     /**
