@@ -271,7 +271,7 @@ final class WaiterQueue {
         long nanos = System.nanoTime();
         for (LeaseBook.Waiter w : queue) {
             // also once granted: its waiter takes it out then, and should that fail, the holder does not wait for it
-            if (now.isAfter(w.until()) || current.map(r -> Records.sameProcess(r.holder(), w.who())).orElse(false)
+            if (lapsed(w, now) || current.map(r -> Records.sameProcess(r.holder(), w.who())).orElse(false)
                     || staleAhead(name, w, now, nanos)) {
                 continue;
             }
@@ -293,6 +293,15 @@ final class WaiterQueue {
         }
         aheadSince.keySet().removeIf(u -> u.name().equals(name) && !kept.contains(u.ticket()));
         return first;
+    }
+
+    /**
+     * Whether {@code w}'s time is past. On etcd only this process's own: another's ticket lapses with its etcd lease,
+     * or its waiter's death, and its time is by that waiter's clock, which may be set otherwise (an hour behind this
+     * one's would let every caller here jump it).
+     */
+    private boolean lapsed(LeaseBook.Waiter w, Instant now) {
+        return now.isAfter(w.until()) && (!book.expires() || Records.sameProcess(w.by(), waiter));
     }
 
     /** Whether {@code w}, its time past a ticket's life from {@code now}, has been read unchanged too long. */
