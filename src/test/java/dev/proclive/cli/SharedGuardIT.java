@@ -106,6 +106,33 @@ class SharedGuardIT {
         assertThat(broken.exit()).as("and may break it: %s", broken).isZero();
     }
 
+    /**
+     * A guard its owner made 0644 (a chmod, an older version) in a shared directory: another member is refused,
+     * break too, and told who can set it right; nothing is written. Its owner's next call makes it writable again.
+     */
+    @Test
+    void aGuardNotWritableByTheGroupSaysWhoCanSetItRight() throws Exception {
+        OtherUsers.needed();
+        Path jar = Cli.worldReadableCopy(Files.createDirectory(tmp.resolve("jar")));
+        Path shared = groupWritableWithoutSetgid();
+        String dir = shared.toString();
+        String holder = Long.toString(children.sleeper().pid());
+        assertThat(alice(jar, "lease", "acquire", "build", "--dir", dir, "--holder", holder).exit()).isZero();
+        Path guard = shared.resolve("build.guard");
+        Files.setPosixFilePermissions(guard, PosixFilePermissions.fromString("rw-r--r--"));
+        byte[] before = Files.readAllBytes(shared.resolve("build.lease"));
+        Cli.Result broken = Cli.exec(as(BOB, Cli.command(jar, "lease", "break", "build", "--dir", dir)), "");
+        assertThat(broken.exit()).as("%s", broken).isNotZero();
+        assertThat(broken.err()).contains("rw-r--r--").contains("owned by").contains("its owner's next call")
+                .contains("no other user can take, wait for or break the lease");
+        assertThat(Files.readAllBytes(shared.resolve("build.lease"))).as("nothing written").isEqualTo(before);
+        assertThat(alice(jar, "lease", "release", "build", "--dir", dir, "--fence", "1").exit()).isZero();
+        assertThat(mode(guard)).as("its owner's call set it right").isEqualTo("rw-rw----");
+        Cli.Result bob = Cli.exec(as(BOB, Cli.command(jar, "lease", "acquire", "build", "--dir", dir,
+                "--holder", holder)), "");
+        assertThat(bob.exit()).as("%s", bob).isZero();
+    }
+
     @Test
     void aGuardAndRecordInTheWrongGroupAreSetRightByTheirOwnersNextCall() throws Exception {
         OtherUsers.needed();

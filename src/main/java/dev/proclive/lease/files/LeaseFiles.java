@@ -360,7 +360,18 @@ public final class LeaseFiles implements LeaseBook {
                 told.initCause(e);
                 throw told;
             }
-            throw linkInPlace(name, guard, e);
+            IOException why = linkInPlace(name, guard, e);
+            if (why == e && guard.toString().equals(e.getFile()) && found instanceof PosixFileAttributes p
+                    && !Files.isWritable(guard)) {
+                AccessDeniedException told = new AccessDeniedException(e.getFile(), null, "the guard is not writable by"
+                        + " this user (" + PosixFilePermissions.toString(p.permissions()) + ", owned by "
+                        + p.owner().getName() + "): until its owner's next call here, or a chmod g+w by its owner or"
+                        + " root, makes it writable by the directory's group again, no other user can take, wait for or"
+                        + " break the lease");
+                told.initCause(e);
+                throw told;
+            }
+            throw why;
         } catch (IOException e) {
             throw linkInPlace(name, guard, e);
         } finally {
