@@ -26,6 +26,7 @@ public final class Rounds {
     private long nextAt;
     /** Which run set is the one to run: one set before it was moved does nothing. */
     private long current;
+    /** The thread of the run under way; null when none is running. */
     private volatile Thread runner;
     private boolean closed;
 
