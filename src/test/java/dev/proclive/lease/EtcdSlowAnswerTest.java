@@ -235,12 +235,12 @@ class EtcdSlowAnswerTest {
             etcd.readsHang = hang;
             java.util.concurrent.ExecutorService two = java.util.concurrent.Executors.newFixedThreadPool(2);
             try {
-                java.util.concurrent.Future<?> ensure = dev.proclive.Eventually.submittedInside(two, "ensureValid",
+                java.util.concurrent.Future<?> ensure = dev.proclive.Eventually.submittedInside(two, "await", // its read hangs
                         () -> {
                             lease.ensureValid();
                             return null;
                         });
-                java.util.concurrent.Future<Boolean> valid = dev.proclive.Eventually.submittedInside(two, "isValid",
+                java.util.concurrent.Future<Boolean> valid = dev.proclive.Eventually.submittedInside(two, "await",
                         lease::isValid);
                 etcd.keepAliveDown = true; // no member confirms the grant while the reads hang
                 LeaseLost lost = lease.lost().get(dev.proclive.Eventually.scaled(Duration.ofSeconds(30)).toMillis(),
@@ -248,7 +248,9 @@ class EtcdSlowAnswerTest {
                 assertThat(lost.why()).isEqualTo(LeaseChange.UNCONFIRMED);
                 hang.countDown(); // the reads give up now
                 assertThatThrownBy(() -> ensure.get(30, java.util.concurrent.TimeUnit.SECONDS))
-                        .hasCauseInstanceOf(LeaseLostException.class);
+                        .hasCauseInstanceOf(LeaseLostException.class)
+                        .satisfies(e -> assertThat(e.getCause().getSuppressed()).as("the read's failure kept")
+                                .anyMatch(s -> s.getMessage().contains("the read hung")));
                 assertThat(valid.get(30, java.util.concurrent.TimeUnit.SECONDS)).as("known lost: not valid").isFalse();
             } finally {
                 hang.countDown();

@@ -183,7 +183,10 @@ final class GrantedLease implements Lease {
             now = engine.read(name);
         } catch (IOException e) {
             if (knownLost()) { // a writer told only that no etcd member answered might write through another one
-                throw new LeaseLostException(name, lost.getNow(Losses.unconfirmed(fence, Optional.of(holder))));
+                LeaseLostException told = new LeaseLostException(name,
+                        lost.getNow(Losses.unconfirmed(fence, Optional.of(holder))));
+                told.addSuppressed(e);
+                throw told;
             }
             throw e;
         }
