@@ -75,10 +75,12 @@ public sealed interface Acquisition {
     }
 
     /**
-     * Another holder has the lease and is ALIVE.
+     * Another holder has the lease and is ALIVE; or the lease is free but a waiter that came first is served first,
+     * which {@code verdict} then says (where the lease has no record, on etcd once it expired, {@code record} stands
+     * for it: released at the highest fence, naming as holder the waiter whose turn it is, never written).
      *
      * @param record  the record as read (or as adopted by the process carrying its reservation's token)
-     * @param verdict the holder's verdict just now
+     * @param verdict the holder's verdict just now, or whose turn it is
      */
     record Held(LeaseRecord record, Verdict verdict) implements Acquisition {
         /** @throws NullPointerException if an argument is null */

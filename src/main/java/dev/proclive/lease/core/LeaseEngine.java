@@ -403,8 +403,8 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
     }
 
     /**
-     * Lease {@code name} refused for the queue though its record went with its etcd lease: shown released at the
-     * highest fence, naming as holder the waiter whose turn it is (a record ends in no other way), and said so.
+     * Lease {@code name} refused for the queue though it has no record (on etcd, gone with its etcd lease): shown
+     * released at the highest fence, naming as holder the waiter whose turn it is, and said so. Never written.
      */
     private Acquisition.Held expired(String name, long fence, LeaseBook.Waiter first, Instant now) {
         LeaseRecord turn = Records.released(Records.fenced(Records.granted(name, LeaseRecord.State.HELD, first.who(),
@@ -412,7 +412,9 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
                 fence), writer);
         Verdict waiter = checker.explain(first.who());
         return new Acquisition.Held(turn, WaiterQueue.turnOf(first, new Verdict(waiter.reason(),
-                "its record expired with its etcd lease; " + waiter.detail(), waiter.exit())));
+                (book.expires() ? "its record expired with its etcd lease" : "it has no record") + "; pid "
+                        + first.who().pid() + ", whose turn it is, is " + waiter.liveness().json() + " ("
+                        + waiter.detail() + ")", waiter.exit())));
     }
 
     /**
