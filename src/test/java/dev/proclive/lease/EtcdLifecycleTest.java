@@ -144,6 +144,36 @@ class EtcdLifecycleTest extends LeaseLifecycleTest {
                 .isInstanceOf(Acquisition.Granted.class);
     }
 
+    /**
+     * A wait that a short outage ended, whose ticket could not be taken out either, leaves no ticket for long: the
+     * store's next wait takes it out, though its etcd lease is kept alive by that wait.
+     */
+    @Test
+    void aTicketWhoseTakeOutFailedIsTakenOutAsTheStoreWaitsAgain() throws Exception {
+        Identity holder = host.start(60, 50, "600");
+        store.acquire("build", holder);
+        store.acquire("other", holder);
+        Identity waiter = host.start(61, 50, "610");
+        java.util.concurrent.ExecutorService two = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try {
+            java.util.concurrent.Future<Acquisition> waited = two.submit(
+                    () -> store.acquire("build", waiter, java.time.Duration.ofMinutes(10)));
+            Eventually.until("the waiter queued", java.time.Duration.ofSeconds(30), this::waiterQueued);
+            etcd.down = true; // the wait fails, and so does its ticket's take-out
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> waited.get(60, java.util.concurrent.TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(IOException.class);
+            etcd.down = false;
+            assertThat(waiterQueued()).as("its ticket stranded").isTrue();
+            java.util.concurrent.Future<Acquisition> again = two.submit(
+                    () -> store.acquire("other", waiter, java.time.Duration.ofMinutes(10)));
+            Eventually.until("the stranded ticket taken out", java.time.Duration.ofSeconds(30), () -> !waiterQueued());
+            again.cancel(true);
+        } finally {
+            etcd.down = false;
+            two.shutdownNow();
+        }
+    }
+
     @Test
     void anAnswerThatWritesNothingIsNeverGivenFromARememberedSnapshot() throws Exception {
         Identity holder = host.start(60, 50, "600");

@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 
@@ -53,6 +54,14 @@ final class WaiterQueue {
     private final Identity waiter;
     /** Of {@link #WAITS}, this store's: its close takes them out. */
     private final Map<Ticket, Integer> placed = new ConcurrentHashMap<>();
+    /**
+     * Tickets whose take-out failed as their wait ended (no etcd member answered): tried again as this store waits,
+     * at most every {@link #STRANDED_RETRY_NANOS}; left, one would hold its queue while any wait here kept its etcd
+     * lease alive.
+     */
+    private final Set<Ticket> stranded = ConcurrentHashMap.newKeySet();
+    private static final long STRANDED_RETRY_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
+    private volatile long strandedTriedAt = System.nanoTime();
     /** Where the book keeps its queues: the variables its spawned commands get. */
     private final String store;
     private volatile boolean closed;
@@ -77,6 +86,7 @@ final class WaiterQueue {
      * {@link #TICKET_LIFE} from {@code now} at most, and {@link #stillWaiting} sets it again.
      */
     void enqueue(String name, Identity who, Instant now, Instant until, Duration lock) throws IOException {
+        retryStranded();
         Ticket ticket = new Ticket(store, name, who);
         place(ticket); // before the lock: a close either finds it or is seen under the lock
         try {
@@ -115,6 +125,7 @@ final class WaiterQueue {
      * ({@code until} at most); one lapsed meanwhile rejoins at the end. Nothing where tickets lapse by themselves.
      */
     void stillWaiting(String name, Identity who, Instant now, Instant until, Duration lock) throws IOException {
+        retryStranded();
         if (book.expires()) {
             return;
         }
@@ -156,16 +167,34 @@ final class WaiterQueue {
      * alive. A take-out failed on an interrupted thread is retried once: its connection may have closed under it.
      */
     private void takeOutAsWaitEnds(String name, Ticket ticket) {
-        Predicate<LeaseBook.Waiter> whose = w -> !WAITS.containsKey(ticket)
-                && Records.sameProcess(w.who(), ticket.who()) && Records.sameProcess(w.by(), waiter);
         boolean interrupted = Thread.interrupted();
         try {
-            if (!takeOut(name, DEQUEUE_LOCK, whose) && interrupted) {
-                takeOut(name, DEQUEUE_LOCK, whose);
+            if (!takeOut(name, DEQUEUE_LOCK, whose(ticket))
+                    && !(interrupted && takeOut(name, DEQUEUE_LOCK, whose(ticket)))) {
+                stranded.add(ticket);
             }
         } finally {
             if (interrupted) {
                 Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** This process's ticket for {@code ticket}'s holder-to-be, unless a wait of this JVM counts it (again). */
+    private Predicate<LeaseBook.Waiter> whose(Ticket ticket) {
+        return w -> !WAITS.containsKey(ticket) && Records.sameProcess(w.who(), ticket.who())
+                && Records.sameProcess(w.by(), waiter);
+    }
+
+    private void retryStranded() {
+        long now = System.nanoTime();
+        if (stranded.isEmpty() || now - strandedTriedAt < STRANDED_RETRY_NANOS) {
+            return;
+        }
+        strandedTriedAt = now;
+        for (Ticket t : List.copyOf(stranded)) {
+            if (WAITS.containsKey(t) || takeOut(t.name(), DEQUEUE_LOCK, whose(t))) {
+                stranded.remove(t); // counted again: the wait that counts it takes it out
             }
         }
     }
@@ -208,6 +237,8 @@ final class WaiterQueue {
     void close() {
         if (book.expires()) {
             List.copyOf(placed.keySet()).forEach(t -> unplace(t, true)); // its waits end: another store's take theirs out
+            List.copyOf(stranded).forEach(t -> takeOut(t.name(), DEQUEUE_LOCK, whose(t))); // last try: it lapses else
+            stranded.clear();
             return;
         }
         closed = true;
@@ -219,8 +250,7 @@ final class WaiterQueue {
                     break;
                 }
                 unplace(t, true);
-                takeOut(t.name(), bound.left(), w -> !WAITS.containsKey(t)
-                        && Records.sameProcess(w.who(), t.who()) && Records.sameProcess(w.by(), waiter));
+                takeOut(t.name(), bound.left(), whose(t));
             }
         } finally {
             if (interrupted) {
