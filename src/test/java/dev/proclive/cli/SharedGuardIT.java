@@ -123,7 +123,7 @@ class SharedGuardIT {
         byte[] before = Files.readAllBytes(shared.resolve("build.lease"));
         Cli.Result broken = Cli.exec(as(BOB, Cli.command(jar, "lease", "break", "build", "--dir", dir)), "");
         assertThat(broken.exit()).as("%s", broken).isNotZero();
-        assertThat(broken.err()).contains("rw-r--r--").contains("owned by").contains("its owner's next call")
+        assertThat(broken.err()).contains("rw-r--r--").contains("owner ").contains("group ").contains("its owner's next call")
                 .contains("no other user can take, wait for or break the lease");
         assertThat(Files.readAllBytes(shared.resolve("build.lease"))).as("nothing written").isEqualTo(before);
         assertThat(alice(jar, "lease", "release", "build", "--dir", dir, "--fence", "1").exit()).isZero();

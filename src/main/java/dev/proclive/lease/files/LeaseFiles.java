@@ -77,6 +77,7 @@ public final class LeaseFiles implements LeaseBook {
     private static final Set<OpenOption> CREATE_NEW = Set.of(StandardOpenOption.WRITE, StandardOpenOption.CREATE_NEW,
             LinkOption.NOFOLLOW_LINKS);
 
+    /** The {@link #stamp} of a record that is not there. */
     private static final Object ABSENT = new Object();
 
     /** What a guard of a shared directory holds once another replaced it: no fence, so every version refuses it. */
@@ -364,10 +365,10 @@ public final class LeaseFiles implements LeaseBook {
             if (why == e && guard.toString().equals(e.getFile()) && found instanceof PosixFileAttributes p
                     && !Files.isWritable(guard)) {
                 AccessDeniedException told = new AccessDeniedException(e.getFile(), null, "the guard is not writable by"
-                        + " this user (" + PosixFilePermissions.toString(p.permissions()) + ", owned by "
-                        + p.owner().getName() + "): until its owner's next call here, or a chmod g+w by its owner or"
-                        + " root, makes it writable by the directory's group again, no other user can take, wait for or"
-                        + " break the lease");
+                        + " this user (" + PosixFilePermissions.toString(p.permissions()) + ", owner " + p.owner().getName()
+                        + ", group " + p.group().getName() + "): until its owner's next call here, or its owner or root"
+                        + " (chmod g+w, chgrp to the directory's group), makes it writable by the directory's group"
+                        + " again, no other user can take, wait for or break the lease");
                 told.initCause(e);
                 throw told;
             }
