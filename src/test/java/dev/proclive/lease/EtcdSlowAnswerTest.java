@@ -259,6 +259,32 @@ class EtcdSlowAnswerTest {
         }
     }
 
+    /** A read answered late, after the grant was found lost, shows what stood before the loss: isValid says false. */
+    @Test
+    void aCheckAnsweredAfterTheGrantWasLostSaysItIsNotValid() throws Exception {
+        FakeEtcd etcd = new FakeEtcd();
+        Identity me = ProcLive.current().orElseThrow();
+        try (LeaseStore store = store(etcd)) {
+            Lease lease = ((Acquisition.Granted) store.acquire("build", me)).lease();
+            java.util.concurrent.CountDownLatch hang = new java.util.concurrent.CountDownLatch(1);
+            etcd.hungReadsAnswer = true;
+            etcd.readsHang = hang;
+            java.util.concurrent.ExecutorService one = java.util.concurrent.Executors.newSingleThreadExecutor();
+            try {
+                java.util.concurrent.Future<Boolean> valid = dev.proclive.Eventually.submittedInside(one, "await",
+                        lease::isValid);
+                etcd.keepAliveDown = true;
+                lease.lost().get(dev.proclive.Eventually.scaled(Duration.ofSeconds(30)).toMillis(),
+                        java.util.concurrent.TimeUnit.MILLISECONDS);
+                hang.countDown(); // the answer comes now, the record as it stood
+                assertThat(valid.get(30, java.util.concurrent.TimeUnit.SECONDS)).as("known lost: not valid").isFalse();
+            } finally {
+                hang.countDown();
+                one.shutdownNow();
+            }
+        }
+    }
+
     /**
      * Lease build granted to {@code holder} by etcd, its caller's thread interrupted while it waits for the
      * answer, so that nobody is told of it; {@code down}: etcd goes down with the answer, so the caller

@@ -47,6 +47,8 @@ final class FakeEtcd implements Etcd {
 
     /** When set, a read-only transaction waits until it counts down, then fails as a member that never answered. */
     volatile java.util.concurrent.CountDownLatch readsHang;
+    /** Whether a read {@link #readsHang} held answers once let go (late, as behind a slow proxy), rather than fails. */
+    volatile boolean hungReadsAnswer;
 
     private void call() throws IOException {
         calls++;
@@ -65,7 +67,9 @@ final class FakeEtcd implements Etcd {
                 Thread.currentThread().interrupt();
                 throw new java.io.InterruptedIOException("interrupted");
             }
-            throw new IOException("no etcd member answered (fake): the read hung");
+            if (!hungReadsAnswer) {
+                throw new IOException("no etcd member answered (fake): the read hung");
+            }
         }
         Outcome o = txnNow(compares, ops, otherwise);
         long delay = leasedAnswerDelayMillis;

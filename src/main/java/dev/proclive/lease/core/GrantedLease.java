@@ -169,8 +169,9 @@ final class GrantedLease implements Lease {
             }
             throw e;
         }
+        // and not known lost since: an answer that came late may show what stood before the loss
         return now.isPresent() && now.get().held() && now.get().fence() == fence
-                && Records.sameProcess(now.get().holder(), holder);
+                && Records.sameProcess(now.get().holder(), holder) && !knownLost();
     }
 
     @Override
