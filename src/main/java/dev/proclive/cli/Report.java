@@ -53,6 +53,8 @@ final class Report {
             json = LeaseJson.write(record, Optional.of(held.verdict()), Optional.empty());
             why = held.verdict().liveness() == dev.proclive.Liveness.ALIVE && record.granted()
                     ? "held by pid " + record.holder().pid() + " at fence " + record.fence() + ", which is alive"
+                    : !record.granted() && held.verdict().detail().startsWith(dev.proclive.lease.book.LeaseNames.NO_RECORD)
+                    ? "free at fence " + record.fence() + ", with " + held.verdict().detail()
                     // free, but a waiter that came first takes its turn: the holder's own verdict, and the queue's
                     : record.state().json() + " by pid " + record.holder().pid() + " at fence " + record.fence()
                             + ", which is " + held.verdict().liveness().name().toLowerCase(java.util.Locale.ROOT) + ": "

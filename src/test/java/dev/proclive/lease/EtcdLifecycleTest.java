@@ -117,7 +117,7 @@ class EtcdLifecycleTest extends LeaseLifecycleTest {
         Acquisition jumped = store.acquire("build", host.start(62, 50, "620"));
         assertThat(jumped).as("the waiter came first").isInstanceOf(Acquisition.Held.class);
         assertThat(((Acquisition.Held) jumped).verdict().detail()).contains("pid 61").contains("in the order they came");
-        assertThat(((Acquisition.Held) jumped).verdict().detail()).contains("its record expired");
+        assertThat(((Acquisition.Held) jumped).verdict().detail()).startsWith("no record (it expired with its etcd lease)");
         assertThat(((Acquisition.Held) jumped).record().granted()).isFalse();
         assertThat(store.acquire("build", waiter)).as("its turn").isInstanceOf(Acquisition.Granted.class);
     }
@@ -172,6 +172,41 @@ class EtcdLifecycleTest extends LeaseLifecycleTest {
             etcd.down = false;
             two.shutdownNow();
         }
+    }
+
+    /** A ticket that stands, its waiter alive, put in by hand: {@code who} waits through {@code by}. */
+    private void ticket(Identity who, Identity by) {
+        etcd.put(PREFIX + "build.queue/" + "0".repeat(32), dev.proclive.lease.book.LeaseJson.waiter(
+                new dev.proclive.lease.book.LeaseBook.Waiter(who, by, clock.instant().plusSeconds(60))));
+    }
+
+    /** A claim over a free lease is a newcomer's: its token reserves nothing, and a waiter that came first goes first. */
+    @Test
+    void aClaimOfAFreeLeaseDoesNotJumpTheQueue() throws Exception {
+        Identity holder = host.start(60, 50, "600");
+        store.acquire("build", holder);
+        ticket(host.start(61, 50, "610"), host.start(63, 50, "630"));
+        store.release("build", store.read("build").orElseThrow().fence());
+        Identity claimer = host.start(62, 50, "620");
+        host.tokens.put(62L, "0".repeat(32)); // it carries the token it claims with: one that reserves nothing here
+        assertThat(store.claim("build", "0".repeat(32), claimer)).as("the waiter came first")
+                .isInstanceOf(Acquisition.Held.class);
+        etcd.expire(etcd.get(PREFIX + "build").orElseThrow().lease());
+        assertThat(store.claim("build", "0".repeat(32), claimer)).as("so with no record")
+                .isInstanceOf(Acquisition.Held.class);
+    }
+
+    /** Break clears the queue also where the record went with its etcd lease. */
+    @Test
+    void breakClearsTheQueueOfALeaseWhoseRecordExpired() throws Exception {
+        Identity holder = host.start(60, 50, "600");
+        store.acquire("build", holder);
+        ticket(host.start(61, 50, "610"), host.start(63, 50, "630"));
+        etcd.expire(etcd.get(PREFIX + "build").orElseThrow().lease());
+        assertThat(store.acquire("build", host.start(62, 50, "620"))).isInstanceOf(Acquisition.Held.class);
+        assertThat(store.breakLease("build")).as("no record to break").isEmpty();
+        assertThat(waiterQueued()).as("its queue cleared").isFalse();
+        assertThat(store.acquire("build", host.start(64, 50, "640"))).isInstanceOf(Acquisition.Granted.class);
     }
 
     @Test

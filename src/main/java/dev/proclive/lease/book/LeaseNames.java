@@ -17,6 +17,8 @@ public final class LeaseNames {
     /** The store's directory, absolute. */
     public static final String DIR_VARIABLE = "PROCLIVE_LEASE_DIR";
     public static final String FENCE_VARIABLE = "PROCLIVE_LEASE_FENCE";
+    /** How the verdict of a refusal over a lease without a record begins: its record then stands in, never written. */
+    public static final String NO_RECORD = "no record";
 
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9._-]{0,127}");
 

@@ -226,8 +226,10 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
     /** The operator's override: ends the grant as broken and empties its queue (waiters keep asking, unordered). */
     public Optional<LeaseRecord> breakLease(String name) throws IOException {
         try {
-            if (read(name).isEmpty() && book.highestFence(name).isEmpty()) {
-                return Optional.empty(); // never taken (or gone): nothing to break, and nothing is made for it
+            // never taken (or gone): nothing to break, and nothing is made for it; but a record gone with its etcd
+            // lease may leave a queue, which break clears
+            if (!book.expires() && read(name).isEmpty() && book.highestFence(name).isEmpty()) {
+                return Optional.empty();
             }
         } catch (LeaseCorruptException corrupt) {
             // what break is for: cleared below, under the lock
@@ -344,7 +346,7 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
                 fresh = Optional.of(guard.freshUntil(current.orElseThrow()));
             }
         } while (d instanceof LeaseRules.Need);
-        if (d instanceof LeaseRules.Grant && request.kind() != LeaseRules.Kind.CLAIM) {
+        if (d instanceof LeaseRules.Grant) { // a claim too: over a free lease it is a newcomer, its token no reservation
             Optional<LeaseBook.Waiter> first = queue.ahead(name, guard, request.who(), current, now);
             if (first.isPresent()) {
                 // Free, but served in order: a waiter that came first is granted first.
@@ -412,7 +414,7 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
                 fence), writer);
         Verdict waiter = checker.explain(first.who());
         return new Acquisition.Held(turn, WaiterQueue.turnOf(first, new Verdict(waiter.reason(),
-                (book.expires() ? "its record expired with its etcd lease" : "it has no record") + "; pid "
+                LeaseNames.NO_RECORD + (book.expires() ? " (it expired with its etcd lease)" : "") + "; pid "
                         + first.who().pid() + ", whose turn it is, is " + waiter.liveness().json() + " ("
                         + waiter.detail() + ")", waiter.exit())));
     }

@@ -301,7 +301,7 @@ final class WaiterQueue {
         long nanos = System.nanoTime();
         for (LeaseBook.Waiter w : queue) {
             // also once granted: its waiter takes it out then, and should that fail, the holder does not wait for it
-            if (lapsed(w, now) || current.map(r -> Records.sameProcess(r.holder(), w.who())).orElse(false)
+            if (lapsed(name, w, now) || current.map(r -> Records.sameProcess(r.holder(), w.who())).orElse(false)
                     || staleAhead(name, w, now, nanos)) {
                 continue;
             }
@@ -326,12 +326,16 @@ final class WaiterQueue {
     }
 
     /**
-     * Whether {@code w}'s time is past. On etcd only this process's own: another's ticket lapses with its etcd lease,
-     * or its waiter's death, and its time is by that waiter's clock, which may be set otherwise (an hour behind this
-     * one's would let every caller here jump it).
+     * Whether {@code w}'s time is past. This process's own ticket lapses only once no wait here counts it: its time is
+     * by a wall clock, which may step forward under a wait timed on the monotonic one. On etcd another process's
+     * lapses with its etcd lease, or its waiter's death: its time is by that waiter's clock, which may be set otherwise
+     * (an hour behind this one's would let every caller here jump it).
      */
-    private boolean lapsed(LeaseBook.Waiter w, Instant now) {
-        return now.isAfter(w.until()) && (!book.expires() || Records.sameProcess(w.by(), waiter));
+    private boolean lapsed(String name, LeaseBook.Waiter w, Instant now) {
+        if (Records.sameProcess(w.by(), waiter)) {
+            return now.isAfter(w.until()) && !WAITS.containsKey(new Ticket(store, name, w.who()));
+        }
+        return now.isAfter(w.until()) && !book.expires();
     }
 
     /** Whether {@code w}, its time past a ticket's life from {@code now}, has been read unchanged too long. */
