@@ -55,11 +55,11 @@ final class WaiterQueue {
     /** Of {@link #WAITS}, this store's: its close takes them out. */
     private final Map<Ticket, Integer> placed = new ConcurrentHashMap<>();
     /**
-     * Tickets whose take-out failed as their wait ended (no etcd member answered): tried again as this store waits,
-     * at most every {@link #STRANDED_RETRY_NANOS}; left, one would hold its queue while any wait here kept its etcd
-     * lease alive.
+     * Tickets of this JVM whose take-out failed as their wait ended (no etcd member answered): tried again as any
+     * store of theirs waits, at most every {@link #STRANDED_RETRY_NANOS}; left, one would hold its queue while any wait
+     * of the JVM kept their shared etcd lease alive.
      */
-    private final Set<Ticket> stranded = ConcurrentHashMap.newKeySet();
+    private static final Set<Ticket> STRANDED = ConcurrentHashMap.newKeySet();
     private static final long STRANDED_RETRY_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
     private volatile long strandedTriedAt = System.nanoTime();
     /** Where the book keeps its queues: the variables its spawned commands get. */
@@ -171,7 +171,7 @@ final class WaiterQueue {
         try {
             if (!takeOut(name, DEQUEUE_LOCK, whose(ticket))
                     && !(interrupted && takeOut(name, DEQUEUE_LOCK, whose(ticket)))) {
-                stranded.add(ticket);
+                STRANDED.add(ticket);
             }
         } finally {
             if (interrupted) {
@@ -188,13 +188,13 @@ final class WaiterQueue {
 
     private void retryStranded() {
         long now = System.nanoTime();
-        if (stranded.isEmpty() || now - strandedTriedAt < STRANDED_RETRY_NANOS) {
+        if (STRANDED.isEmpty() || now - strandedTriedAt < STRANDED_RETRY_NANOS) {
             return;
         }
         strandedTriedAt = now;
-        for (Ticket t : List.copyOf(stranded)) {
-            if (WAITS.containsKey(t) || takeOut(t.name(), DEQUEUE_LOCK, whose(t))) {
-                stranded.remove(t); // counted again: the wait that counts it takes it out
+        for (Ticket t : List.copyOf(STRANDED)) {
+            if (t.store().equals(store) && (WAITS.containsKey(t) || takeOut(t.name(), DEQUEUE_LOCK, whose(t)))) {
+                STRANDED.remove(t); // or counted again: the wait that counts it takes it out
             }
         }
     }
@@ -237,8 +237,11 @@ final class WaiterQueue {
     void close() {
         if (book.expires()) {
             List.copyOf(placed.keySet()).forEach(t -> unplace(t, true)); // its waits end: another store's take theirs out
-            List.copyOf(stranded).forEach(t -> takeOut(t.name(), DEQUEUE_LOCK, whose(t))); // last try: it lapses else
-            stranded.clear();
+            for (Ticket t : List.copyOf(STRANDED)) { // another store of the same place may try again after
+                if (t.store().equals(store) && takeOut(t.name(), DEQUEUE_LOCK, whose(t))) {
+                    STRANDED.remove(t);
+                }
+            }
             return;
         }
         closed = true;
