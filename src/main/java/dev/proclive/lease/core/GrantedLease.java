@@ -162,28 +162,24 @@ final class GrantedLease implements Lease {
         }
         Optional<LeaseRecord> now;
         try {
-            now = engine.read(name);
-        } catch (IOException e) {
-            if (knownLost()) { // lost while the read failed (no etcd member answered): not valid, whatever the read
-                return false;
-            }
-            throw e;
+            now = readUnlessLost();
+        } catch (LeaseLostException lostMeanwhile) {
+            return false;
         }
         // and not known lost since: an answer that came late may show what stood before the loss
         return now.isPresent() && now.get().held() && now.get().fence() == fence
                 && Records.sameProcess(now.get().holder(), holder) && !knownLost();
     }
 
-    @Override
-    public void ensureValid() throws IOException {
-        if (lost.isDone()) {
-            throw new LeaseLostException(name, lost.join()); // lost once, for the first reason: what came after follows from it
-        }
-        Optional<LeaseRecord> now;
+    /**
+     * The record; a read that failed (no etcd member answered) once the grant is known lost throws that loss, the
+     * failure suppressed in it: a writer told only that no member answered might write through another one.
+     */
+    private Optional<LeaseRecord> readUnlessLost() throws IOException {
         try {
-            now = engine.read(name);
+            return engine.read(name);
         } catch (IOException e) {
-            if (knownLost()) { // a writer told only that no etcd member answered might write through another one
+            if (knownLost()) {
                 LeaseLostException told = new LeaseLostException(name,
                         lost.getNow(Losses.unconfirmed(fence, Optional.of(holder))));
                 told.addSuppressed(e);
@@ -191,6 +187,14 @@ final class GrantedLease implements Lease {
             }
             throw e;
         }
+    }
+
+    @Override
+    public void ensureValid() throws IOException {
+        if (lost.isDone()) {
+            throw new LeaseLostException(name, lost.join()); // lost once, for the first reason: what came after follows from it
+        }
+        Optional<LeaseRecord> now = readUnlessLost();
         Optional<LeaseLost> why = Losses.of(fence, Optional.of(holder), now, engine.book().expires());
         if (why.isPresent()) {
             // a reservation is not lost (it admits no write yet), nor a lease let go through this one
