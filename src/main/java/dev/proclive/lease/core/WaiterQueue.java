@@ -192,9 +192,14 @@ final class WaiterQueue {
             return;
         }
         strandedTriedAt = now;
+        takeOutStranded();
+    }
+
+    /** This store's stranded tickets, taken out; one counted again is left to the wait that counts it. */
+    private void takeOutStranded() {
         for (Ticket t : List.copyOf(STRANDED)) {
             if (t.store().equals(store) && (WAITS.containsKey(t) || takeOut(t.name(), DEQUEUE_LOCK, whose(t)))) {
-                STRANDED.remove(t); // or counted again: the wait that counts it takes it out
+                STRANDED.remove(t);
             }
         }
     }
@@ -237,11 +242,7 @@ final class WaiterQueue {
     void close() {
         if (book.expires()) {
             List.copyOf(placed.keySet()).forEach(t -> unplace(t, true)); // its waits end: another store's take theirs out
-            for (Ticket t : List.copyOf(STRANDED)) { // another store of the same place may try again after
-                if (t.store().equals(store) && takeOut(t.name(), DEQUEUE_LOCK, whose(t))) {
-                    STRANDED.remove(t);
-                }
-            }
+            takeOutStranded(); // what is left, another store of the same place may try again
             return;
         }
         closed = true;
