@@ -154,6 +154,36 @@ class LeaseTrackingSpawnIT {
 
 
     /**
+     * In a cgroup the command starts as a shell that moves itself in, then becomes the command: the record names the
+     * holder as the command is named (its file name, cut to the kernel's 15 bytes), not as the shell it was a moment.
+     */
+    @Test
+    void inACgroupTheHolderIsNamedAsItsCommand() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(dev.proclive.Cgroups.canBeMade(), "no writable cgroup v2 hierarchy here");
+        Path longName = Files.createSymbolicLink(tmp.resolve("sleeps-for-the-build"), Path.of(which("sleep")));
+        try (LeaseStore store = store(Platform.descendants())) {
+            for (int round = 0; round < 3; round++) {
+                for (String program : List.of("sleep", longName.toString())) {
+                    String name = "named" + round + (program.equals("sleep") ? "" : "-long");
+                    Acquisition.Started s = (Acquisition.Started) store.spawn(name, new ProcessBuilder(program, "60"));
+                    started.add(s.process());
+                    LeaseRecord r = store.read(name).orElseThrow();
+                    assertThat(r.cgroup()).as("round %d: made a cgroup", round).isPresent();
+                    assertThat(r.holder().name()).as("round %d: %s", round, r)
+                            .isEqualTo(program.equals("sleep") ? "sleep" : "sleeps-for-the-");
+                    s.process().destroyForcibly();
+                    released(store, name);
+                }
+            }
+        }
+    }
+
+    private static String which(String program) {
+        return java.util.stream.Stream.of(System.getenv("PATH").split(":")).map(d -> Path.of(d, program))
+                .filter(Files::isExecutable).findFirst().orElseThrow().toString();
+    }
+
+    /**
      * Two commands of one JVM, each leaving a process: the first command's lease goes to its own, not
      * to the second's orphan, which this subreaper adopted too and which neither the first's cgroup
      * nor its token shows (it carries the second's token).

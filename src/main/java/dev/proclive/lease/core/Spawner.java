@@ -12,6 +12,7 @@ import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.Daemons;
 import dev.proclive.lease.book.LeaseNames;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,6 +38,8 @@ final class Spawner {
     private final String name;
     private final GrantedLease reserved;
     private final Tracking tracking;
+    /** What a child started through a shell that enters its cgroup is named once that shell has become the command. */
+    private Optional<String> becomes = Optional.empty();
 
     Spawner(LeaseLife engine, LivenessChecker checker, GrantedLease reserved, Tracking tracking) {
         this.engine = engine;
@@ -83,7 +86,7 @@ final class Spawner {
     private HandedOff identifyAndHandOff(Process p) {
         Optional<Identity> child = Optional.empty();
         try {
-            child = checker.identify(p.pid());
+            child = checker.identify(p.pid()).map(this::named);
             return new HandedOff(handOff(p, child), child, Optional.empty());
         } catch (IOException e) {
             return new HandedOff(Optional.of(reserved.tracked(tracking)), child, Optional.of(e));
@@ -128,12 +131,28 @@ final class Spawner {
             throw new IndexOutOfBoundsException("the command is empty"); // as ProcessBuilder.start says it
         }
         program.set(0, Executables.find(program.get(0), command.directory()));
+        becomes = Optional.of(comm(program.get(0)));
         command.command(tracking.descendants().enter(tracking.cgroup().get().path(), program));
         try {
             return command.start();
         } finally {
             command.command(given);
         }
+    }
+
+    /**
+     * {@code child} with the name its command gives it: read before the shell that enters the cgroup has become the
+     * command, it would be {@code sh}, and a record's holder is named for people.
+     */
+    private Identity named(Identity child) {
+        return becomes.map(n -> new Identity(child.pid(), child.start(), child.boot(), child.host(), n, child.pidns(),
+                child.machine())).orElse(child);
+    }
+
+    /** The comm an exec of {@code program} gives: its file name, cut to Linux's 15 bytes. */
+    static String comm(String program) {
+        byte[] file = java.nio.file.Path.of(program).getFileName().toString().getBytes(StandardCharsets.UTF_8);
+        return new String(file, 0, Math.min(file.length, 15), StandardCharsets.UTF_8);
     }
 
     /**
