@@ -40,8 +40,10 @@ class ClockSkewIT {
      */
     private static final String TTL = Long.toString((long) Math.ceil(10 * Eventually.slowness()));
 
+    /** A process's clock {@code offset} from this one's: the one at "+0" runs as it is, a JVM under libfaketime slower. */
     private static Map<String, String> clock(String lib, String offset) {
-        return Map.of("LD_PRELOAD", lib, "FAKETIME", offset, "FAKETIME_DONT_FAKE_MONOTONIC", "1");
+        return offset.equals("+0") ? Map.of()
+                : Map.of("LD_PRELOAD", lib, "FAKETIME", offset, "FAKETIME_DONT_FAKE_MONOTONIC", "1");
     }
 
     private Cli.Result newcomerOverAHolderElsewhere(String holderOffset, String newcomerOffset) throws Exception {
@@ -55,6 +57,7 @@ class ClockSkewIT {
             // directory of its own, as a grant the one killed made late would leave its lease to an UNKNOWN holder.
             running.destroyForcibly();
             running.waitFor();
+            dev.proclive.Cgroups.note(Path.of(dir));
             dir = tmp.resolve("leases" + tries).toString();
             running = holder(lib, holderOffset, dir);
             record = Path.of(dir, "build.lease");
@@ -72,7 +75,14 @@ class ClockSkewIT {
         } finally {
             running.destroyForcibly();
             running.waitFor();
+            dev.proclive.Cgroups.note(Path.of(dir));
         }
+    }
+
+    /** Once every holder has ended: one killed -9 leaves its command's cgroup behind. */
+    @org.junit.jupiter.api.AfterAll
+    static void removeEmptyCgroups() throws java.io.IOException {
+        dev.proclive.Cgroups.removeEmptyOfNoted();
     }
 
     /** {@code lease run build -- sleep 600} over {@code dir}, in a PID namespace of its own, its clock at {@code offset}. */
