@@ -59,6 +59,40 @@ class DirectoryUnconfirmedTest {
     }
 
     /**
+     * Its writes going through again, a holder told its grant was unconfirmed asks again and is granted it anew, at its
+     * fence: that lease is kept, not told the loss of the grant as it was before.
+     */
+    @Test
+    void aHolderGrantedAgainAfterItsLossIsNotToldThatLossAgain() throws Exception {
+        Duration ttl = Duration.ofSeconds(4);
+        try (LeaseStore store = LeaseStore.builder().directory(tmp.resolve("leases"))
+                .policy(LeasePolicy.builder().ttl(ttl).build()).build()) {
+            Identity holder = children.sleeping();
+            Lease lease = ((Acquisition.Granted) store.acquire("build", holder)).lease();
+            Runnable readOnly = () -> {
+                throw new UncheckedIOException(new IOException("Read-only file system"));
+            };
+            store.files().beforeReplace(readOnly);
+            store.files().beforeSessionWrite(readOnly);
+            assertThat(lease.lost().get(Eventually.scaled(Duration.ofSeconds(20)).toMillis(), TimeUnit.MILLISECONDS)
+                    .why()).isEqualTo(LeaseChange.UNCONFIRMED);
+            store.files().beforeReplace(() -> { });
+            store.files().beforeSessionWrite(() -> { });
+            Acquisition again = store.acquire("build", holder);
+            assertThat(again).as("%s", again).isInstanceOf(Acquisition.Granted.class);
+            Lease anew = ((Acquisition.Granted) again).lease();
+            assertThat(anew.fence()).isEqualTo(lease.fence());
+            assertThat(anew.lost()).as("granted again, and kept").isNotDone();
+            assertThat(anew.isValid()).isTrue();
+            Thread.sleep(ttl.toMillis()); // a TTL on: its store keeps it
+            assertThat(anew.lost()).as("kept a TTL on").isNotDone();
+            assertThat(anew.isValid()).isTrue();
+            assertThat(lease.lost()).as("the first lease's loss stays told").isDone();
+            assertThat(anew.release()).isTrue();
+        }
+    }
+
+    /**
      * A renewal confirms its grant as of the {@code renewedAt} it wrote, which newcomers judge by, not as
      * of when its slow write landed: else the holder would hear of its loss after a newcomer may take it.
      */

@@ -62,6 +62,35 @@ class EtcdSlowAnswerTest {
         }
     }
 
+    /**
+     * Told its grant is lost (its renewal answered too late), the holder asks again once etcd answers in time, and is
+     * granted it anew at its fence: that lease is kept, not told the loss of the grant as it was.
+     */
+    @Test
+    void aHolderGrantedAgainAfterItsLossIsNotToldThatLossAgain() throws Exception {
+        FakeEtcd etcd = new FakeEtcd();
+        Identity me = ProcLive.current().orElseThrow();
+        try (LeaseStore store = store(etcd)) {
+            Lease lease = ((Acquisition.Granted) store.acquire("build", me)).lease();
+            etcd.leasedAnswerDelayMillis = ofTtl(0.83);
+            assertThatThrownBy(lease::renew).isInstanceOf(LeaseLostException.class);
+            assertThat(lease.lost().get(TTL_MS * 10, java.util.concurrent.TimeUnit.MILLISECONDS).why())
+                    .isEqualTo(LeaseChange.UNCONFIRMED);
+            etcd.leasedAnswerDelayMillis = 0;
+            Acquisition again = store.acquire("build", me);
+            assertThat(again).as("%s", again).isInstanceOf(Acquisition.Granted.class);
+            Lease anew = ((Acquisition.Granted) again).lease();
+            assertThat(anew.fence()).isEqualTo(lease.fence());
+            assertThat(anew.lost()).as("granted again, and kept").isNotDone();
+            int before = etcd.keepAlives.get();
+            dev.proclive.Eventually.until("a TTL of keep-alive rounds later", Duration.ofSeconds(30),
+                    () -> etcd.keepAlives.get() >= before + 4);
+            assertThat(anew.lost()).as("kept a TTL on").isNotDone();
+            assertThat(anew.isValid()).isTrue();
+            assertThat(anew.release()).isTrue();
+        }
+    }
+
     @Test
     void anAnswerLateByLessThanThreeQuartersOfTheTtlGrantsWhileTheKeepAliveConfirmsTheLease() throws Exception {
         FakeEtcd etcd = new FakeEtcd();

@@ -33,6 +33,7 @@ final class GrantedLease implements Lease {
      * then its holder, whose end may be written at once and must be seen by that watch.
      */
     static GrantedLease kept(LeaseLife engine, KeptGrants keptGrants, LeaseRecord record, Optional<String> token) {
+        keptGrants.grantWritten(record.name(), record.fence(), record.holder());
         GrantedLease lease = new GrantedLease(engine, keptGrants, record, token, Tracking.NONE);
         keptGrants.keep(record);
         return lease;

@@ -175,6 +175,19 @@ final class KeptGrants {
         lossesSweptAt = Math.max(64, 2 * losses.size());
     }
 
+    /**
+     * The grant is written (again, when its holder asks again): a loss told of it before was of the grant as it was, and
+     * the lease for it now starts with none, kept by the book from this write (a session file's lapse is forgotten; one
+     * not told yet stays shared, as the grant is the same). Before {@link #keep}.
+     */
+    void grantWritten(String name, long fence, Identity holder) {
+        losses.computeIfPresent(new Grant(name, fence, holder), (g, ref) -> {
+            CompletableFuture<LeaseLost> told = ref.get();
+            return told == null || told.isDone() ? null : ref;
+        });
+        book.ended(name, fence);
+    }
+
     /** Completes when this JVM knows the grant lost; never if released or handed off here. One future per grant. */
     CompletableFuture<LeaseLost> lost(String name, long fence, Identity holder) {
         // held strongly here until returned: a weak reference alone may be cleared before the caller has it
