@@ -142,6 +142,11 @@ public interface Etcd extends AutoCloseable {
     /** Where this client connects, for messages and a child's environment; never a password. */
     String endpoints();
 
+    /** The id of the cluster the first answer that named one named; empty before. */
+    default Optional<String> cluster() {
+        return Optional.empty();
+    }
+
     /** Stops watches; later calls may fail. */
     @Override
     void close();

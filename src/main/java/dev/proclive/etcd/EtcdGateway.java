@@ -237,6 +237,11 @@ public final class EtcdGateway implements Etcd {
     }
 
     @Override
+    public Optional<String> cluster() {
+        return Optional.ofNullable(cluster.get());
+    }
+
+    @Override
     public Outcome txn(List<Compare> compares, List<Op> ops, List<Op> otherwise) throws IOException {
         ObjectNode body = json.createObjectNode();
         ArrayNode compare = body.putArray("compare");

@@ -449,6 +449,42 @@ class EtcdLeaseIT {
     }
 
     /**
+     * Two stores of one JVM over one cluster spelled two ways (127.0.0.1 and localhost) are one place: they share the
+     * ticket of waits for the same holder-to-be, and the end of one wait does not take it out under the other.
+     */
+    @Test
+    void twoStoresOverOneClusterSpelledTwoWaysShareTheirTicket() throws Exception {
+        LeaseStore store = store(Duration.ofSeconds(30));
+        Process holder = heldByASleeper(store);
+        Identity waiter = children.sleeping();
+        List<java.net.URI> spelled = etcd.endpoints().stream()
+                .map(u -> java.net.URI.create(u.toString().replace("127.0.0.1", "localhost"))).toList();
+        assertThat(spelled).as("the cluster's endpoints spelled otherwise").isNotEqualTo(etcd.endpoints());
+        java.util.concurrent.ExecutorService three = java.util.concurrent.Executors.newFixedThreadPool(3);
+        try (LeaseStore second = LeaseStore.builder().etcd(spelled).prefix(prefix)
+                .policy(LeasePolicy.builder().ttl(Duration.ofSeconds(30)).build()).build();
+             LeaseStore third = store(Duration.ofSeconds(30))) {
+            Etcd raw = raw();
+            String queue = prefix + "build.queue/";
+            Future<Acquisition> first = three.submit(() -> store.acquire("build", waiter, Duration.ofMinutes(3)));
+            Eventually.until("the waiter's ticket", Duration.ofSeconds(30), () -> raw.list(queue), t -> t.size() == 1);
+            Future<Acquisition> shorter = Eventually.submittedInside(three, "waitInQueue",
+                    () -> second.acquire("build", waiter, Duration.ofMinutes(4)));
+            Future<Acquisition> later = three.submit(() -> third.acquire("build", children.sleeping(), Duration.ofMinutes(3)));
+            Eventually.until("the later caller's ticket", Duration.ofSeconds(30), () -> raw.list(queue), t -> t.size() == 2);
+            shorter.cancel(true);
+            Thread.sleep(Eventually.scaled(Duration.ofSeconds(2)).toMillis()); // what its end does is done by then
+            assertThat(raw.list(queue)).as("both tickets: the first wait's goes on").hasSize(2);
+            holder.destroyForcibly();
+            assertThat(first.get(Eventually.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("served before the later caller").isInstanceOf(Acquisition.Granted.class);
+            later.cancel(true);
+        } finally {
+            three.shutdownNow();
+        }
+    }
+
+    /**
      * Two stores of one JVM share the ticket of waits for the same holder-to-be; the second, waiting
      * longer, sets its time last. Its wait ends: the ticket lives on while the first's goes on.
      */

@@ -116,6 +116,26 @@ class LeaseLockIT {
         return p;
     }
 
+    /**
+     * Two stores of one JVM over one directory, one through a bind mount of it, are one place: the end of one's wait
+     * does not take out the ticket the other's wait for the same holder-to-be shares. Needs root for the mount.
+     */
+    @Test
+    void twoStoresOverOneDirectoryThroughABindMountShareTheirTicket() throws Exception {
+        assumeTrue("root".equals(System.getProperty("user.name")), "needs root to bind-mount in a mount namespace");
+        Path real = Files.createDirectories(tmp.resolve("real"));
+        Path bound = Files.createDirectories(tmp.resolve("bound"));
+        List<String> mounted = List.of("unshare", "-m", "--propagation", "private", "sh", "-c",
+                "mount --bind \"$1\" \"$2\" && shift 2 && exec \"$@\"", "sh", real.toString(), bound.toString());
+        Process p = new ProcessBuilder(dev.proclive.JavaMain.command(mounted, LeaseWorker.class, "spelled",
+                real.resolve("leases").toString(), "build", bound.resolve("leases").toString()))
+                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        workers.add(p);
+        String said = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(said).as("the first wait's ticket stays").isEqualTo("tickets 1");
+    }
+
     @Test
     void otherCodeThatOpensAndClosesTheGuardDropsNothing() throws Exception {
         LeaseStore store = open(tmp.resolve("leases"));

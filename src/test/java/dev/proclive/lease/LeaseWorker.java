@@ -17,6 +17,9 @@ import java.nio.file.StandardOpenOption;
  *       again at once when refused; when granted, append {@code enter FENCE PID} and
  *       {@code exit FENCE PID} to LOG, then release.</li>
  *   <li>{@code churn DIR NAME}: acquire, renew and release for ever (to be killed at any step).</li>
+ *   <li>{@code spelled DIR NAME ELSEWHERE}: with DIR also reached as ELSEWHERE (a bind mount), gives NAME to a
+ *       sleeper, waits for it through DIR for another, and meanwhile waits 0.5 s for the same one through a store
+ *       over ELSEWHERE; then prints {@code tickets N}, the tickets left in the queue.</li>
  *   <li>{@code once DIR NAME}: acquire once and print {@code granted FENCE}, {@code held} or
  *       {@code undecided}.</li>
  *   <li>{@code launch DIR NAME STAGE}: a launcher to be SIGKILLed at a stage of a spawn: reserves,
@@ -111,6 +114,34 @@ public final class LeaseWorker {
                 }
                 System.out.flush();
                 System.in.read(); // holds until the test closes its input or kills it
+            }
+            case "spelled" -> { // ELSEWHERE: the same directory, reached through a bind mount
+                Path elsewhere = Path.of(args[3]);
+                Process holder = new ProcessBuilder("sleep", "60").start();
+                Process next = new ProcessBuilder("sleep", "60").start();
+                try (LeaseStore other = LeaseStore.open(elsewhere)) {
+                    store.acquire(name, ProcLive.identify(holder.pid()).orElseThrow());
+                    Identity waiter = ProcLive.identify(next.pid()).orElseThrow();
+                    java.util.concurrent.CompletableFuture<Acquisition> first = java.util.concurrent.CompletableFuture
+                            .supplyAsync(() -> {
+                                try {
+                                    return store.acquire(name, waiter, java.time.Duration.ofSeconds(60));
+                                } catch (java.io.IOException e) {
+                                    throw new java.io.UncheckedIOException(e);
+                                }
+                            });
+                    Path queue = dir.resolve(name + ".queue");
+                    while (!Files.exists(queue)) {
+                        Thread.sleep(20);
+                    }
+                    other.acquire(name, waiter, java.time.Duration.ofMillis(500)); // held: ends at its deadline
+                    System.out.println("tickets " + (Files.exists(queue) ? Files.readString(queue).lines().count() : 0));
+                    first.cancel(true);
+                } finally {
+                    holder.destroyForcibly();
+                    next.destroyForcibly();
+                }
+                System.exit(0); // the first wait's thread, if it still waits
             }
             case "once" -> {
                 Acquisition a = store.acquire(name, self);

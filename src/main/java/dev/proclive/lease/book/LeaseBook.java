@@ -58,6 +58,14 @@ public interface LeaseBook {
 
     Map<String, String> environment();
 
+    /**
+     * Where its records live, the same for every book of this JVM over them however they were spelled (a directory's
+     * device and inode, an etcd cluster's id and the prefix): the stores of one JVM over one place write as one.
+     */
+    default String place() {
+        return new java.util.TreeMap<>(environment()).toString();
+    }
+
     /** Completes when the record may have changed since last read here; empty where the book cannot tell. */
     default Optional<CompletableFuture<Void>> changed(String name) {
         return Optional.empty();

@@ -62,8 +62,11 @@ final class WaiterQueue {
     private static final Set<Ticket> STRANDED = ConcurrentHashMap.newKeySet();
     private static final long STRANDED_RETRY_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
     private volatile long strandedTriedAt = System.nanoTime();
-    /** Where the book keeps its queues: the variables its spawned commands get. */
-    private final String store;
+    /**
+     * Where the book keeps its queues ({@link LeaseBook#place}), taken as a wait first asks, once an etcd book has been
+     * answered (its cluster named), and kept: a ticket's count must be found again under the same key.
+     */
+    private volatile String store;
     private volatile boolean closed;
     /** Tickets of a clock ahead, with when this store first read each as it is ({@link System#nanoTime()}). */
     private final Map<Unchanged, Long> aheadSince = new ConcurrentHashMap<>();
@@ -78,7 +81,6 @@ final class WaiterQueue {
         this.book = book;
         this.checker = checker;
         this.waiter = waiter;
-        this.store = new java.util.TreeMap<>(book.environment()).toString();
     }
 
     /**
@@ -87,7 +89,7 @@ final class WaiterQueue {
      */
     void enqueue(String name, Identity who, Instant now, Instant until, Duration lock) throws IOException {
         retryStranded();
-        Ticket ticket = new Ticket(store, name, who);
+        Ticket ticket = new Ticket(store(), name, who);
         place(ticket); // before the lock: a close either finds it or is seen under the lock
         try {
             rewrite(name, lock, queue -> {
@@ -113,6 +115,15 @@ final class WaiterQueue {
             unplace(ticket, false);
             throw e;
         }
+    }
+
+    private String store() {
+        String s = store;
+        if (s == null) {
+            s = book.place();
+            store = s;
+        }
+        return s;
     }
 
     private Instant lapsing(Instant now, Instant until) {
@@ -155,7 +166,7 @@ final class WaiterQueue {
 
     /** The ticket goes once the last wait of this JVM for it ends: two waits for one holder-to-be share it. */
     void dequeue(String name, Identity who) {
-        Ticket ticket = new Ticket(store, name, who);
+        Ticket ticket = new Ticket(store(), name, who);
         unplace(ticket, false);
         takeOutAsWaitEnds(name, ticket);
     }
@@ -198,7 +209,7 @@ final class WaiterQueue {
     /** This store's stranded tickets, taken out; one counted again is left to the wait that counts it. */
     private void takeOutStranded() {
         for (Ticket t : List.copyOf(STRANDED)) {
-            if (t.store().equals(store) && (WAITS.containsKey(t) || takeOut(t.name(), DEQUEUE_LOCK, whose(t)))) {
+            if (t.store().equals(store()) && (WAITS.containsKey(t) || takeOut(t.name(), DEQUEUE_LOCK, whose(t)))) {
                 STRANDED.remove(t);
             }
         }
@@ -337,7 +348,7 @@ final class WaiterQueue {
      */
     private boolean lapsed(String name, LeaseBook.Waiter w, Instant now) {
         if (Records.sameProcess(w.by(), waiter)) {
-            return now.isAfter(w.until()) && !WAITS.containsKey(new Ticket(store, name, w.who()));
+            return now.isAfter(w.until()) && !WAITS.containsKey(new Ticket(store(), name, w.who()));
         }
         return now.isAfter(w.until()) && !book.expires();
     }

@@ -246,6 +246,12 @@ public final class EtcdBook implements LeaseBook {
         return Map.of(ETCD_VARIABLE, etcd.endpoints(), PREFIX_VARIABLE, prefix);
     }
 
+    /** Its cluster's id once an answer named it (127.0.0.1 and localhost are one place); else as spelled. */
+    @Override
+    public String place() {
+        return etcd.cluster().map(id -> "etcd cluster " + id + " " + prefix).orElseGet(LeaseBook.super::place);
+    }
+
     @Override
     public Optional<CompletableFuture<Void>> changed(String name) {
         Snapshot last = known.get(name);

@@ -182,6 +182,20 @@ public final class LeaseFiles implements LeaseBook {
         return Map.of(LeaseNames.DIR_VARIABLE, dir.toString());
     }
 
+    /** The directory's device and inode: a bind mount of it elsewhere is the same place. */
+    @Override
+    public String place() {
+        try {
+            Object key = Files.readAttributes(dir, BasicFileAttributes.class).fileKey();
+            if (key != null) {
+                return "directory " + key;
+            }
+        } catch (IOException e) {
+            // as spelled: a directory gone or unreadable holds no ticket to share
+        }
+        return LeaseBook.super.place();
+    }
+
     /**
      * Whether the grant went unconfirmed (record and session file) for 3/4 of its TTL, on {@code System.nanoTime()}: a
      * newcomer may take an UNKNOWN holder's lease after the TTL, so the holder hears it first.
