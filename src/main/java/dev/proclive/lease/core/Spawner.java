@@ -150,7 +150,7 @@ final class Spawner {
     }
 
     /** The comm an exec of {@code program} gives: its file name, cut to Linux's 15 bytes. */
-    static String comm(String program) {
+    private static String comm(String program) {
         byte[] file = java.nio.file.Path.of(program).getFileName().toString().getBytes(StandardCharsets.UTF_8);
         return new String(file, 0, Math.min(file.length, 15), StandardCharsets.UTF_8);
     }
