@@ -324,7 +324,8 @@ public final class LeaseStore implements AutoCloseable {
 
     /**
      * Lets go of what this store holds open. Its grants are kept no longer: on etcd they expire after their TTL (ended
-     * records stay as they are). Over a directory its grants stay fresh for their TTL; its waiters' places in the
+     * records stay as they are), and each lease still held through it is told so now ({@link Lease#lost()} completes,
+     * {@code UNCONFIRMED}), not once another may be granted it. Over a directory its grants stay fresh for their TTL; its waiters' places in the
      * queues are taken out (what cannot be within 2 s for their locks lapses at its waiter's deadline); and a call that
      * would lock a lease, a wait included, throws {@link IllegalStateException}. Writes under way are waited for (5 s
      * at most for the session file's, as long again for the others): nothing lands in the directory after this returns,

@@ -283,6 +283,25 @@ class LeaseLifecycleTest {
         return new Identity(pid, "1", BOOT, "another-host", "remote", PIDNS);
     }
 
+    /**
+     * A store closed while one of its leases is held keeps it no longer: its holder is told at once (unconfirmed), not
+     * once its TTL has run out, when someone else may be granted it; one released first is told nothing.
+     */
+    @Test
+    void aLeaseWhoseStoreClosesIsToldAtOnce() throws Exception {
+        LeaseStore closing = open(LeasePolicy.defaults());
+        Lease held = granted(closing.acquire("build", host.start(72, 50, "720")));
+        Lease released = granted(closing.acquire("other", host.start(73, 50, "730")));
+        assertThat(released.release()).isTrue();
+        assertThat(held.lost()).isNotDone();
+        closing.close();
+        assertThat(held.lost()).as("told as its store closed").isDone();
+        assertThat(held.lost().join().why()).isEqualTo(LeaseChange.UNCONFIRMED);
+        assertThat(held.lost().join().detail()).contains("store was closed");
+        assertThat(held.isValid()).isFalse();
+        assertThat(released.lost()).as("released before: not lost").isNotDone();
+    }
+
     /** A closed store grants nothing, also to a wait under way through it: nothing would keep the grant or tell its loss. */
     @Test
     void aClosedStoreGrantsNothingNotEvenToAWaitUnderWay() throws Exception {

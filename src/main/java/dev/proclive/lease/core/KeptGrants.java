@@ -15,6 +15,7 @@ import java.io.IOException;
 import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.Map;
+import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
@@ -366,9 +367,18 @@ final class KeptGrants {
         return next;
     }
 
-    /** Losses not yet known are never told. */
+    /**
+     * What is kept here is kept no longer: each grant's holder is told now (unconfirmed), not once its TTL has run out,
+     * when someone else may be granted it. Other losses not yet known are never told.
+     */
     void close() {
         closed = true;
+        for (Kept k : List.copyOf(kept.values())) {
+            if (k.keptFresh) { // one whose holder ended is judged by its record, as it was
+                found(k.grant.name(), k.grant.fence(), k.grant.holder(),
+                        Losses.storeClosed(k.grant.fence(), Optional.of(k.grant.holder())));
+            }
+        }
         kept.values().forEach(Kept::cancel);
         kept.clear();
         followed.values().forEach(f -> f.end().cancel(false));

@@ -81,6 +81,12 @@ final class Losses {
                 + " granted as its lease store closed, so nothing keeps it alive, and someone else may be granted it");
     }
 
+    static LeaseLost storeClosed(long fence, Optional<Identity> holder) {
+        return new LeaseLost(LeaseChange.UNCONFIRMED, Optional.empty(), grant(fence, holder) + " is not kept: its lease"
+                + " store was closed before it was released, so nothing keeps it alive, and someone else may be granted"
+                + " it once its TTL has run out");
+    }
+
     private static String grant(long fence, Optional<Identity> holder) {
         return "fence " + fence + holder.map(h -> " of pid " + h.pid()).orElse("");
     }
