@@ -131,6 +131,7 @@ class EtcdRestoredFromACopyIT {
                 dev.proclive.Eventually.until("the holder of fence " + held.fence() + " told its grant is lost after the restore,"
                         + " though its etcd lease is still there", TOLD_WITHIN, () -> held.lost().isDone());
                 assertThat(early.fence()).isLessThan(held.fence());
+                assertThat(held.lost().join().detail()).as("told why").contains("revision went back");
             }
         }
     }

@@ -88,6 +88,11 @@ public interface LeaseBook {
     /** Whether what keeps the grant alive already went unconfirmed for too long. */
     boolean lost(String name, long fence);
 
+    /** Why a grant {@link #lost} was lost, where the book knows more than that it went unconfirmed. */
+    default Optional<String> lostBecause(String name, long fence) {
+        return Optional.empty();
+    }
+
     /**
      * The highest fence granted, where kept apart from the record (a directory's guard), read without
      * the lock: a record below it was rolled back.

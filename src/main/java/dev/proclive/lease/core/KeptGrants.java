@@ -293,7 +293,9 @@ final class KeptGrants {
         if (!book.lost(g.name(), g.fence())) {
             return false;
         }
-        found(g.name(), g.fence(), g.holder(), Losses.unconfirmed(g.fence(), Optional.of(g.holder())));
+        found(g.name(), g.fence(), g.holder(), book.lostBecause(g.name(), g.fence())
+                .map(why -> Losses.unconfirmed(g.fence(), Optional.of(g.holder()), why))
+                .orElseGet(() -> Losses.unconfirmed(g.fence(), Optional.of(g.holder()))));
         return true;
     }
 

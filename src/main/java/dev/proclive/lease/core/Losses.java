@@ -75,6 +75,11 @@ final class Losses {
                 + " granted it");
     }
 
+    /** Unconfirmed for {@code why}, which its book knows (etcd went back: what it said), not for want of answers. */
+    static LeaseLost unconfirmed(long fence, Optional<Identity> holder, String why) {
+        return new LeaseLost(LeaseChange.UNCONFIRMED, Optional.empty(), grant(fence, holder) + " is lost: " + why);
+    }
+
     /** A grant made as its store closed: nothing keeps it. */
     static LeaseLost closed(long fence, Optional<Identity> holder) {
         return new LeaseLost(LeaseChange.UNCONFIRMED, Optional.empty(), grant(fence, holder) + " is not kept: it was"

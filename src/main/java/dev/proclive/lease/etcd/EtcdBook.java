@@ -263,6 +263,11 @@ public final class EtcdBook implements LeaseBook {
         return keepAlive.lost(name, fence);
     }
 
+    @Override
+    public Optional<String> lostBecause(String name, long fence) {
+        return keepAlive.lostBecause(name, fence);
+    }
+
     /** Once no waiter of this JVM waits here, or this JVM is gone, its tickets expire within {@link #TICKET_TTL}. */
     @Override
     public void stillWaiting(String name) throws IOException {

@@ -38,6 +38,11 @@ final class EtcdKeepAlive {
      */
     private final Map<String, Held> held = new ConcurrentHashMap<>();
     private final Map<String, Long> lostFences = new ConcurrentHashMap<>();
+    /** Grants lost because etcd answered below a revision seen (restored from an older copy): what it said. */
+    private final Map<String, WentBack> wentBack = new ConcurrentHashMap<>();
+
+    private record WentBack(long fence, String said) {
+    }
     private final Map<Long, Tracked> leases = new ConcurrentHashMap<>();
     /** This JVM's own etcd leases, by TTL in seconds. */
     private final Map<Long, Long> own = new ConcurrentHashMap<>();
@@ -145,6 +150,7 @@ final class EtcdKeepAlive {
 
     synchronized void keep(LeaseRecord r, long lease) {
         lostFences.remove(r.name()); // a newer grant of the name: the lost one's record is not there any more
+        wentBack.remove(r.name());
         Tracked t = leases.get(lease);
         if (t == null || t.lost && !t.ours) {
             // another's, kept for its holder (again, if given up while etcd was silent and a read shows its grant)
@@ -207,6 +213,12 @@ final class EtcdKeepAlive {
             return true;
         }
         return false;
+    }
+
+    /** Why the grant at {@code fence} of {@code name} was lost, where it was not for want of answers: etcd went back. */
+    java.util.Optional<String> lostBecause(String name, long fence) {
+        WentBack w = wentBack.get(name);
+        return w != null && w.fence() == fence ? java.util.Optional.of(w.said()) : java.util.Optional.empty();
     }
 
     /** Answered later than 3/4 of its TTL after {@code from}: lost from now on, whatever its etcd lease says. */
@@ -309,6 +321,7 @@ final class EtcdKeepAlive {
             etcd.txn(List.of(), List.of());
             return true;
         } catch (Etcd.WentBack e) {
+            kept.forEach(k -> wentBack.put(k.record().name(), new WentBack(k.record().fence(), e.getMessage())));
             kept.forEach(this::markLost);
             return true;
         } catch (IOException | RuntimeException e) {
