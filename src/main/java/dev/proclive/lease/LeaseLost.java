@@ -8,7 +8,8 @@ import java.util.Optional;
  * {@link LeaseLostException#lost()} carries one.
  *
  * @param why    what happened to the grant: {@code TAKEN_OVER}, {@code BROKEN}, {@code EXPIRED}, {@code UNCONFIRMED},
- *               {@code HOLDER_DIED} or {@code REMOVED}
+ *               {@code HOLDER_DIED} or {@code REMOVED}; {@code RELEASED} when it was released through another
+ *               {@link Lease} of the same grant (the one its holder had before it asked for the lease again)
  * @param record the record that shows it, when there is one (a takeover's, a break's, an end's); empty when the record
  *               is gone or was not read (an unconfirmed keep-alive)
  * @param detail one line for a person: whose grant, what the record says now

@@ -60,7 +60,8 @@ class DirectoryUnconfirmedTest {
 
     /**
      * Its writes going through again, a holder told its grant was unconfirmed asks again and is granted it anew, at its
-     * fence: that lease is kept, not told the loss of the grant as it was before.
+     * fence: that lease is kept, not told the loss of the grant as it was before; and told if the first lease, of the
+     * same grant, releases it.
      */
     @Test
     void aHolderGrantedAgainAfterItsLossIsNotToldThatLossAgain() throws Exception {
@@ -88,7 +89,11 @@ class DirectoryUnconfirmedTest {
             assertThat(anew.lost()).as("kept a TTL on").isNotDone();
             assertThat(anew.isValid()).isTrue();
             assertThat(lease.lost()).as("the first lease's loss stays told").isDone();
-            assertThat(anew.release()).isTrue();
+            // released through the first lease, which is of the same grant: the lease granted again is told
+            assertThat(lease.release()).isTrue();
+            assertThat(anew.lost().get(Eventually.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS)
+                    .why()).isEqualTo(LeaseChange.RELEASED);
+            assertThat(anew.isValid()).isFalse();
         }
     }
 

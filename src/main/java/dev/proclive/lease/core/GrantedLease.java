@@ -104,17 +104,21 @@ final class GrantedLease implements Lease {
     @Override
     public boolean release() throws IOException {
         letGo = true;
-        keptGrants.release(name, fence, holder);
+        CompletableFuture<LeaseLost> kept = keptGrants.release(name, fence, holder);
         boolean released = false;
         try {
             released = engine.end(name, fence, LeaseLife.End.as(LeaseChange.RELEASED, Optional.of(holder)));
         } finally {
             if (!released) {
                 letGo = false;
-                keptGrants.unreleased(name, fence, holder, lost); // not released by this call: its loss is still told
+                // not released by this call: its loss is still told, and another lease's of the grant
+                keptGrants.unreleased(name, fence, holder, kept != null ? kept : lost);
             }
         }
         keptGrants.unfollow(name, fence);
+        if (released && kept != null && kept != lost) { // the grant written again for its holder, released through this
+            kept.complete(Losses.releasedThroughAnother(fence, Optional.of(holder)));
+        }
         return released;
     }
 

@@ -248,9 +248,14 @@ final class KeptGrants {
         return !book.expires();
     }
 
-    void release(String name, long fence, Identity holder) {
-        losses.remove(new Grant(name, fence, holder));
+    /**
+     * Released or handed off through a lease of the grant: kept no more, its loss never told. Returns the loss future
+     * the grant had here, which may be another lease's (the grant written again for its holder) that is then to be told.
+     */
+    CompletableFuture<LeaseLost> release(String name, long fence, Identity holder) {
+        WeakReference<CompletableFuture<LeaseLost>> ref = losses.remove(new Grant(name, fence, holder));
         forget(name, fence, holder, true);
+        return ref == null ? null : ref.get();
     }
 
     /** A release that did not release the grant (lost before, or the write failed): its loss is told after all. */

@@ -80,6 +80,12 @@ final class Losses {
         return new LeaseLost(LeaseChange.UNCONFIRMED, Optional.empty(), grant(fence, holder) + " is lost: " + why);
     }
 
+    /** Released through a lease of the grant as it was before it was written again for its holder. */
+    static LeaseLost releasedThroughAnother(long fence, Optional<Identity> holder) {
+        return new LeaseLost(LeaseChange.RELEASED, Optional.empty(), grant(fence, holder) + " was released through"
+                + " another lease of the same grant: the one its holder had before it asked for it again");
+    }
+
     /** A grant made as its store closed: nothing keeps it. */
     static LeaseLost closed(long fence, Optional<Identity> holder) {
         return new LeaseLost(LeaseChange.UNCONFIRMED, Optional.empty(), grant(fence, holder) + " is not kept: it was"
