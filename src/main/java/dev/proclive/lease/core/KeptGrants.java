@@ -108,6 +108,12 @@ final class KeptGrants {
         if (before != null) {
             before.cancel();
         }
+        if (closed && kept.remove(granted.name(), k)) { // closed as it was put: the close may not have seen it
+            k.cancel();
+            found(granted.name(), granted.fence(), granted.holder(),
+                    Losses.closed(granted.fence(), Optional.of(granted.holder())));
+            return;
+        }
         sweepLosses();
         looks.in(LOOK_NANOS); // one set sooner stays: a new grant is looked at with the others
         if (book.expires()) {
@@ -381,7 +387,7 @@ final class KeptGrants {
     void close() {
         closed = true;
         for (Kept k : List.copyOf(kept.values())) {
-            if (k.keptFresh) { // one whose holder ended is judged by its record, as it was
+            if (k.keptFresh) { // one whose holder ended has nobody to tell
                 found(k.grant.name(), k.grant.fence(), k.grant.holder(),
                         Losses.storeClosed(k.grant.fence(), Optional.of(k.grant.holder())));
             }
