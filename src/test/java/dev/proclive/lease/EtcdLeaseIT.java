@@ -473,7 +473,8 @@ class EtcdLeaseIT {
             Future<Acquisition> later = three.submit(() -> third.acquire("build", children.sleeping(), Duration.ofMinutes(3)));
             Eventually.until("the later caller's ticket", Duration.ofSeconds(30), () -> raw.list(queue), t -> t.size() == 2);
             shorter.cancel(true);
-            Thread.sleep(Eventually.scaled(Duration.ofSeconds(2)).toMillis()); // what its end does is done by then
+            // past a ticket's TTL (10 s): one left on the etcd lease of the wait that ended would be gone by then
+            Thread.sleep(13_000);
             assertThat(raw.list(queue)).as("both tickets: the first wait's goes on").hasSize(2);
             holder.destroyForcibly();
             assertThat(first.get(Eventually.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS))

@@ -61,7 +61,9 @@ public final class EtcdBook implements LeaseBook {
      * share (waits for the same holder-to-be) lives while a wait of either goes on, whichever wrote it last.
      */
     private static final Map<String, TicketLease> TICKET_LEASES = new ConcurrentHashMap<>();
-    private final TicketLease tickets;
+    /** Taken once etcd has answered: by its {@link #place}, so stores that spell one cluster two ways share it. */
+    private volatile TicketLease tickets;
+    private final String user;
     /** Watches start from these revisions; one forgotten is read again, so all may be forgotten at once. */
     private final Map<String, Snapshot> known = new ConcurrentHashMap<>();
 
@@ -76,8 +78,18 @@ public final class EtcdBook implements LeaseBook {
         this.clock = clock;
         this.keepAlive = new EtcdKeepAlive(etcd, "proclive-etcd-keepalive " + prefix, clock);
         this.watch = new PrefixWatch(etcd, prefix, keepAlive::unsure);
-        String cluster = String.join(",", new java.util.TreeSet<>(List.of(etcd.endpoints().split(","))));
-        this.tickets = TICKET_LEASES.computeIfAbsent(cluster + "\n" + user + "\n" + prefix, place -> new TicketLease());
+        this.user = user;
+    }
+
+    private TicketLease tickets() {
+        TicketLease t = tickets;
+        if (t == null) {
+            t = TICKET_LEASES.computeIfAbsent(place() + "\n" + user, place -> new TicketLease());
+            if (etcd.cluster().isPresent()) {
+                tickets = t;
+            }
+        }
+        return t;
     }
 
     /**
@@ -276,6 +288,7 @@ public final class EtcdBook implements LeaseBook {
 
     /** Confirmed alive at most a third of its TTL ago; granted anew only {@code forTicket}, else 0 when gone. */
     private long ticketLease(boolean forTicket) throws IOException {
+        TicketLease tickets = tickets();
         synchronized (tickets) {
             long now = System.nanoTime();
             if (tickets.id != 0 && tickets.by.get() == etcd && now - tickets.confirmed < TICKET_TTL.toNanos() / 3) {

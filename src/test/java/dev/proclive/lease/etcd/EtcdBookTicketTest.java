@@ -52,6 +52,7 @@ class EtcdBookTicketTest {
                     case "keepAlive" -> 0L;
                     case "timeToLive" -> -1L;
                     case "endpoints" -> "";
+                    case "cluster" -> Optional.empty();
                     case "close", "revoke" -> null;
                     default -> throw new UnsupportedOperationException(m.getName());
                 });
@@ -83,6 +84,7 @@ class EtcdBookTicketTest {
                     case "keepAlive" -> 0L;
                     case "timeToLive" -> -1L;
                     case "endpoints" -> "http://ticket-keys:2379";
+                    case "cluster" -> Optional.empty();
                     case "close", "revoke" -> null;
                     default -> throw new UnsupportedOperationException(m.getName());
                 });
