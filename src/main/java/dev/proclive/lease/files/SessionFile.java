@@ -193,8 +193,8 @@ final class SessionFile {
                     Kept asWritten = e.getValue();
                     // to the grant as it is kept now (kept again with another TTL meanwhile: by either TTL)
                     kept.computeIfPresent(e.getKey(), (n, k) -> {
-                        if (k.fence != asWritten.fence) {
-                            return k;
+                        if (k.fence != asWritten.fence || k != asWritten && k.confirmedAt != asWritten.confirmedAt) {
+                            return k; // another grant, or this one kept anew (written again) as this write went
                         }
                         if (end - asWritten.deadline() > 0 || end - k.deadline() > 0) {
                             k.lapsed = true; // for good: a newcomer may have judged it stale meanwhile
