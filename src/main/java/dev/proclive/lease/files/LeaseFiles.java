@@ -97,6 +97,7 @@ public final class LeaseFiles implements LeaseBook {
     private final FileModes modes;
     /** Not needed with boot ids: a record a power loss rolled back names a holder of an earlier boot, proven DEAD. */
     private final boolean forceDirectory;
+    private final String place;
     /** Grants this store wrote or renewed, by lease name. */
     private final ConcurrentHashMap<String, Confirmed> confirmed = new ConcurrentHashMap<>();
     private final SessionFile session;
@@ -128,6 +129,13 @@ public final class LeaseFiles implements LeaseBook {
         this.provenDead = provenDead;
         this.modes = modes;
         this.forceDirectory = forceDirectory;
+        Object key = null;
+        try {
+            key = Files.readAttributes(dir, BasicFileAttributes.class).fileKey();
+        } catch (IOException e) {
+            // as spelled: the place of one store alone
+        }
+        this.place = key != null ? "directory " + key : LeaseBook.super.place();
         this.session = new SessionFile(dir, writer,
                 (file, bytes) -> writeOver(SessionFile.TEMPORARY, file, bytes, false, t -> beforeSessionWrite.run()));
     }
@@ -182,18 +190,10 @@ public final class LeaseFiles implements LeaseBook {
         return Map.of(LeaseNames.DIR_VARIABLE, dir.toString());
     }
 
-    /** The directory's device and inode: a bind mount of it elsewhere is the same place. */
+    /** The directory's device and inode, read as it was opened: a bind mount of it elsewhere is the same place. */
     @Override
     public String place() {
-        try {
-            Object key = Files.readAttributes(dir, BasicFileAttributes.class).fileKey();
-            if (key != null) {
-                return "directory " + key;
-            }
-        } catch (IOException e) {
-            // as spelled: a directory gone or unreadable holds no ticket to share
-        }
-        return LeaseBook.super.place();
+        return place;
     }
 
     /**
