@@ -411,12 +411,12 @@ public final class FencedHistory {
         }
         // Takeovers: a grant whose predecessor's holder did not release it.
         Map<Long, Event> released = new HashMap<>();
-        Map<Long, Event> lost = new HashMap<>();
+        Map<Long, List<Event>> lost = new HashMap<>();
         for (Event e : events) {
             if (e.kind().equals("release")) {
                 released.put(e.fence(), e);
             } else if (e.kind().equals("lost")) {
-                lost.putIfAbsent(e.fence(), e);
+                lost.computeIfAbsent(e.fence(), f -> new ArrayList<>()).add(e);
             }
         }
         List<String> untold = new ArrayList<>();
@@ -433,7 +433,9 @@ public final class FencedHistory {
                 excused++;
                 continue;
             }
-            Event told = lost.get(before.fence());
+            // told of the grant as it was last granted (its holder may have asked again, at the same fence)
+            Event told = lost.getOrDefault(before.fence(), List.of()).stream()
+                    .filter(l -> l.completed() > before.completed()).findFirst().orElse(null);
             if (told == null || told.completed() > next.completed()) {
                 untold.add("fence " + before.fence() + " (pid " + before.pid() + ") "
                         + (told == null ? "never told" : "told " + (told.completed() - next.completed()) / 1_000_000
