@@ -255,7 +255,7 @@ public final class FencedHistory {
 
         /** The worker that logged the last grant, if it is one of those running. */
         private java.util.Optional<Process> holder() throws IOException {
-            List<String> lines = Files.readAllLines(history);
+            List<String> lines = Files.exists(history) ? Files.readAllLines(history) : List.of(); // none logged yet
             for (int i = lines.size() - 1; i >= 0; i--) {
                 if (lines.get(i).startsWith("grant ")) {
                     long pid = Event.parse(lines.get(i)).pid();
