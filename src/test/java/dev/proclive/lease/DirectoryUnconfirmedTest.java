@@ -34,19 +34,24 @@ class DirectoryUnconfirmedTest {
         children.killAll();
     }
 
+    /** A write that fails, as on a file system remounted read-only. */
+    private static final Runnable READ_ONLY = () -> {
+        throw new UncheckedIOException(new IOException("Read-only file system"));
+    };
+
+    private static LeaseStore store(Path dir, Duration ttl) throws IOException {
+        return LeaseStore.builder().directory(dir).policy(LeasePolicy.builder().ttl(ttl).build()).build();
+    }
+
     @Test
     void aHolderWhoseRenewalsFailIsUnconfirmedAtThreeQuartersOfItsTtl() throws Exception {
         Duration ttl = Duration.ofSeconds(4);
-        try (LeaseStore store = LeaseStore.builder().directory(tmp.resolve("leases"))
-                .policy(LeasePolicy.builder().ttl(ttl).build()).build()) {
+        try (LeaseStore store = store(tmp.resolve("leases"), ttl)) {
             Identity holder = children.sleeping();
             Lease lease = ((Acquisition.Granted) store.acquire("build", holder)).lease();
             // its writes start failing, as on a file system remounted read-only
-            Runnable readOnly = () -> {
-                throw new UncheckedIOException(new IOException("Read-only file system"));
-            };
-            store.files().beforeReplace(readOnly);
-            store.files().beforeSessionWrite(readOnly);
+            store.files().beforeReplace(READ_ONLY);
+            store.files().beforeSessionWrite(READ_ONLY);
             LeaseLost lost = lease.lost().get(Eventually.scaled(Duration.ofSeconds(20)).toMillis(), TimeUnit.MILLISECONDS);
             Instant heard = Instant.now();
             assertThat(lost.why()).isEqualTo(LeaseChange.UNCONFIRMED);
@@ -66,15 +71,11 @@ class DirectoryUnconfirmedTest {
     @Test
     void aHolderGrantedAgainAfterItsLossIsNotToldThatLossAgain() throws Exception {
         Duration ttl = Duration.ofSeconds(4);
-        try (LeaseStore store = LeaseStore.builder().directory(tmp.resolve("leases"))
-                .policy(LeasePolicy.builder().ttl(ttl).build()).build()) {
+        try (LeaseStore store = store(tmp.resolve("leases"), ttl)) {
             Identity holder = children.sleeping();
             Lease lease = ((Acquisition.Granted) store.acquire("build", holder)).lease();
-            Runnable readOnly = () -> {
-                throw new UncheckedIOException(new IOException("Read-only file system"));
-            };
-            store.files().beforeReplace(readOnly);
-            store.files().beforeSessionWrite(readOnly);
+            store.files().beforeReplace(READ_ONLY);
+            store.files().beforeSessionWrite(READ_ONLY);
             assertThat(lease.lost().get(Eventually.scaled(Duration.ofSeconds(20)).toMillis(), TimeUnit.MILLISECONDS)
                     .why()).isEqualTo(LeaseChange.UNCONFIRMED);
             store.files().beforeReplace(() -> { });
@@ -104,11 +105,8 @@ class DirectoryUnconfirmedTest {
     @Test
     void aSlowRenewalConfirmsItsGrantAsOfItsRenewedAtNotItsLanding() throws Exception {
         Duration ttl = Duration.ofSeconds(4);
-        try (LeaseStore store = LeaseStore.builder().directory(tmp.resolve("leases"))
-                .policy(LeasePolicy.builder().ttl(ttl).build()).build()) {
-            store.files().beforeSessionWrite(() -> {
-                throw new UncheckedIOException(new IOException("Read-only file system"));
-            });
+        try (LeaseStore store = store(tmp.resolve("leases"), ttl)) {
+            store.files().beforeSessionWrite(READ_ONLY);
             Identity holder = children.sleeping();
             Lease lease = ((Acquisition.Granted) store.acquire("build", holder)).lease();
             // the renewal's write lands 2.5 s late: confirmed as of its landing, it would be lost at 5.5 s, past 3
@@ -141,13 +139,10 @@ class DirectoryUnconfirmedTest {
     void aGrantFoundUnconfirmedAndThenReleasedIsNoLongerNamedByTheSessionFile() throws Exception {
         Duration ttl = Duration.ofSeconds(2);
         Path dir = tmp.resolve("leases");
-        try (LeaseStore store = LeaseStore.builder().directory(dir).policy(LeasePolicy.builder().ttl(ttl).build()).build()) {
+        try (LeaseStore store = store(dir, ttl)) {
             Identity holder = children.sleeping();
             Lease lease = ((Acquisition.Granted) store.acquire("build", holder)).lease();
-            Runnable failing = () -> {
-                throw new UncheckedIOException(new IOException("Read-only file system"));
-            };
-            store.files().beforeSessionWrite(failing);
+            store.files().beforeSessionWrite(READ_ONLY);
             LeaseLost lost = lease.lost().get(Eventually.scaled(Duration.ofSeconds(20)).toMillis(), TimeUnit.MILLISECONDS);
             assertThat(lost.why()).isEqualTo(LeaseChange.UNCONFIRMED);
             store.files().beforeSessionWrite(() -> { }); // the writes go through again
