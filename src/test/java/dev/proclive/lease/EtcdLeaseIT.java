@@ -454,34 +454,13 @@ class EtcdLeaseIT {
      */
     @Test
     void twoStoresOverOneClusterSpelledTwoWaysShareTheirTicket() throws Exception {
-        LeaseStore store = store(Duration.ofSeconds(30));
-        Process holder = heldByASleeper(store);
-        Identity waiter = children.sleeping();
         List<java.net.URI> spelled = etcd.endpoints().stream()
                 .map(u -> java.net.URI.create(u.toString().replace("127.0.0.1", "localhost"))).toList();
         assertThat(spelled).as("the cluster's endpoints spelled otherwise").isNotEqualTo(etcd.endpoints());
-        java.util.concurrent.ExecutorService three = java.util.concurrent.Executors.newFixedThreadPool(3);
+        LeaseStore store = store(Duration.ofSeconds(30));
         try (LeaseStore second = LeaseStore.builder().etcd(spelled).prefix(prefix)
-                .policy(LeasePolicy.builder().ttl(Duration.ofSeconds(30)).build()).build();
-             LeaseStore third = store(Duration.ofSeconds(30))) {
-            Etcd raw = raw();
-            String queue = prefix + "build.queue/";
-            Future<Acquisition> first = three.submit(() -> store.acquire("build", waiter, Duration.ofMinutes(3)));
-            Eventually.until("the waiter's ticket", Duration.ofSeconds(30), () -> raw.list(queue), t -> t.size() == 1);
-            Future<Acquisition> shorter = Eventually.submittedInside(three, "waitInQueue",
-                    () -> second.acquire("build", waiter, Duration.ofMinutes(4)));
-            Future<Acquisition> later = three.submit(() -> third.acquire("build", children.sleeping(), Duration.ofMinutes(3)));
-            Eventually.until("the later caller's ticket", Duration.ofSeconds(30), () -> raw.list(queue), t -> t.size() == 2);
-            shorter.cancel(true);
-            // past a ticket's TTL (10 s): one left on the etcd lease of the wait that ended would be gone by then
-            Thread.sleep(13_000);
-            assertThat(raw.list(queue)).as("both tickets: the first wait's goes on").hasSize(2);
-            holder.destroyForcibly();
-            assertThat(first.get(Eventually.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS))
-                    .as("served before the later caller").isInstanceOf(Acquisition.Granted.class);
-            later.cancel(true);
-        } finally {
-            three.shutdownNow();
+                .policy(LeasePolicy.builder().ttl(Duration.ofSeconds(30)).build()).build()) {
+            assertASharedTicketOutlivesTheWaitThatSetItLast(store, second);
         }
     }
 
@@ -492,10 +471,21 @@ class EtcdLeaseIT {
     @Test
     void aTicketTwoStoresShareOutlivesTheWaitThatSetItLast() throws Exception {
         LeaseStore store = store(Duration.ofSeconds(30));
+        try (LeaseStore second = store(Duration.ofSeconds(30))) {
+            assertASharedTicketOutlivesTheWaitThatSetItLast(store, second);
+        }
+    }
+
+    /**
+     * {@code store} and {@code second} wait for the same holder-to-be, {@code second} longer (its time set, the ticket
+     * written again), a later caller behind them; {@code second}'s wait ends: past a ticket's TTL both tickets are
+     * there, and {@code store}'s waiter is served before the later caller.
+     */
+    private void assertASharedTicketOutlivesTheWaitThatSetItLast(LeaseStore store, LeaseStore second) throws Exception {
         Process holder = heldByASleeper(store);
         Identity waiter = children.sleeping();
         java.util.concurrent.ExecutorService three = java.util.concurrent.Executors.newFixedThreadPool(3);
-        try (LeaseStore second = store(Duration.ofSeconds(30)); LeaseStore third = store(Duration.ofSeconds(30))) {
+        try (LeaseStore third = store(Duration.ofSeconds(30))) {
             Etcd raw = raw();
             String queue = prefix + "build.queue/";
             Future<Acquisition> first = three.submit(() -> store.acquire("build", waiter, Duration.ofMinutes(3)));
@@ -506,7 +496,7 @@ class EtcdLeaseIT {
             Eventually.until("the later caller's ticket", Duration.ofSeconds(30), () -> raw.list(queue), t -> t.size() == 2);
             longer.cancel(true);
             Thread.sleep(13_000); // past a ticket's TTL (10 s): one on an etcd lease nobody keeps alive is gone by then
-            assertThat(raw.list(queue)).as("both tickets").hasSize(2);
+            assertThat(raw.list(queue)).as("both tickets: the first wait's goes on").hasSize(2);
             holder.destroyForcibly();
             assertThat(first.get(Eventually.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS))
                     .as("served before the later caller").isInstanceOf(Acquisition.Granted.class);
