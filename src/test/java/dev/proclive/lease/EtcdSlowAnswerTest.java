@@ -72,11 +72,7 @@ class EtcdSlowAnswerTest {
         Identity me = ProcLive.current().orElseThrow();
         try (LeaseStore store = store(etcd)) {
             Lease lease = ((Acquisition.Granted) store.acquire("build", me)).lease();
-            etcd.leasedAnswerDelayMillis = ofTtl(0.83);
-            assertThatThrownBy(lease::renew).isInstanceOf(LeaseLostException.class);
-            assertThat(lease.lost().get(TTL_MS * 10, java.util.concurrent.TimeUnit.MILLISECONDS).why())
-                    .isEqualTo(LeaseChange.UNCONFIRMED);
-            etcd.leasedAnswerDelayMillis = 0;
+            lostToALateRenewal(etcd, lease);
             Acquisition again = store.acquire("build", me);
             assertThat(again).as("%s", again).isInstanceOf(Acquisition.Granted.class);
             Lease anew = ((Acquisition.Granted) again).lease();
@@ -193,11 +189,7 @@ class EtcdSlowAnswerTest {
             Process command = started.process();
             try {
                 Lease lease = started.lease();
-                etcd.leasedAnswerDelayMillis = ofTtl(0.83); // its renewal (as its holder asks) is answered too late
-                assertThatThrownBy(lease::renew).isInstanceOf(LeaseLostException.class);
-                LeaseLost lost = lease.lost().get(TTL_MS * 10, java.util.concurrent.TimeUnit.MILLISECONDS);
-                assertThat(lost.why()).isEqualTo(LeaseChange.UNCONFIRMED);
-                etcd.leasedAnswerDelayMillis = 0;
+                lostToALateRenewal(etcd, lease);
                 int before = etcd.keepAlives.get();
                 dev.proclive.Eventually.until("three keep-alive rounds after the loss, or the record freed",
                         Duration.ofSeconds(30), () -> etcd.keepAlives.get() >= before + 3 || etcd.get("slow/build").isEmpty());
@@ -256,31 +248,56 @@ class EtcdSlowAnswerTest {
      */
     @Test
     void aCheckWhoseReadHangsUntilTheGrantIsLostSaysItIsLost() throws Exception {
+        whileReadsHang(false, (etcd, lease, hang, two) -> {
+            java.util.concurrent.Future<?> ensure = dev.proclive.Eventually.submittedInside(two, "await", // its read hangs
+                    () -> {
+                        lease.ensureValid();
+                        return null;
+                    });
+            java.util.concurrent.Future<Boolean> valid = dev.proclive.Eventually.submittedInside(two, "await", lease::isValid);
+            etcd.keepAliveDown = true; // no member confirms the grant while the reads hang
+            LeaseLost lost = lease.lost().get(dev.proclive.Eventually.scaled(Duration.ofSeconds(30)).toMillis(),
+                    java.util.concurrent.TimeUnit.MILLISECONDS);
+            assertThat(lost.why()).isEqualTo(LeaseChange.UNCONFIRMED);
+            hang.countDown(); // the reads give up now
+            assertThatThrownBy(() -> ensure.get(30, java.util.concurrent.TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(LeaseLostException.class)
+                    .satisfies(e -> assertThat(e.getCause().getSuppressed()).as("the read's failure kept")
+                            .anyMatch(s -> s.getMessage().contains("the read hung")));
+            assertThat(valid.get(30, java.util.concurrent.TimeUnit.SECONDS)).as("known lost: not valid").isFalse();
+        });
+    }
+
+    /** A read answered late, after the grant was found lost, shows what stood before the loss: isValid says false. */
+    @Test
+    void aCheckAnsweredAfterTheGrantWasLostSaysItIsNotValid() throws Exception {
+        whileReadsHang(true, (etcd, lease, hang, two) -> {
+            java.util.concurrent.Future<Boolean> valid = dev.proclive.Eventually.submittedInside(two, "await", lease::isValid);
+            etcd.keepAliveDown = true;
+            lease.lost().get(dev.proclive.Eventually.scaled(Duration.ofSeconds(30)).toMillis(),
+                    java.util.concurrent.TimeUnit.MILLISECONDS);
+            hang.countDown(); // the answer comes now, the record as it stood
+            assertThat(valid.get(30, java.util.concurrent.TimeUnit.SECONDS)).as("known lost: not valid").isFalse();
+        });
+    }
+
+    /** A test run while the reads of lease build's holder hang on {@code hang}, with two threads to ask from. */
+    interface WhileReadsHang {
+        void run(FakeEtcd etcd, Lease lease, java.util.concurrent.CountDownLatch hang,
+                 java.util.concurrent.ExecutorService two) throws Exception;
+    }
+
+    /** {@code test} over a lease granted to this process, its reads held; {@code answer}: they then answer, else fail. */
+    private static void whileReadsHang(boolean answer, WhileReadsHang test) throws Exception {
         FakeEtcd etcd = new FakeEtcd();
-        Identity me = ProcLive.current().orElseThrow();
         try (LeaseStore store = store(etcd)) {
-            Lease lease = ((Acquisition.Granted) store.acquire("build", me)).lease();
+            Lease lease = ((Acquisition.Granted) store.acquire("build", ProcLive.current().orElseThrow())).lease();
             java.util.concurrent.CountDownLatch hang = new java.util.concurrent.CountDownLatch(1);
+            etcd.hungReadsAnswer = answer;
             etcd.readsHang = hang;
             java.util.concurrent.ExecutorService two = java.util.concurrent.Executors.newFixedThreadPool(2);
             try {
-                java.util.concurrent.Future<?> ensure = dev.proclive.Eventually.submittedInside(two, "await", // its read hangs
-                        () -> {
-                            lease.ensureValid();
-                            return null;
-                        });
-                java.util.concurrent.Future<Boolean> valid = dev.proclive.Eventually.submittedInside(two, "await",
-                        lease::isValid);
-                etcd.keepAliveDown = true; // no member confirms the grant while the reads hang
-                LeaseLost lost = lease.lost().get(dev.proclive.Eventually.scaled(Duration.ofSeconds(30)).toMillis(),
-                        java.util.concurrent.TimeUnit.MILLISECONDS);
-                assertThat(lost.why()).isEqualTo(LeaseChange.UNCONFIRMED);
-                hang.countDown(); // the reads give up now
-                assertThatThrownBy(() -> ensure.get(30, java.util.concurrent.TimeUnit.SECONDS))
-                        .hasCauseInstanceOf(LeaseLostException.class)
-                        .satisfies(e -> assertThat(e.getCause().getSuppressed()).as("the read's failure kept")
-                                .anyMatch(s -> s.getMessage().contains("the read hung")));
-                assertThat(valid.get(30, java.util.concurrent.TimeUnit.SECONDS)).as("known lost: not valid").isFalse();
+                test.run(etcd, lease, hang, two);
             } finally {
                 hang.countDown();
                 two.shutdownNow();
@@ -288,30 +305,13 @@ class EtcdSlowAnswerTest {
         }
     }
 
-    /** A read answered late, after the grant was found lost, shows what stood before the loss: isValid says false. */
-    @Test
-    void aCheckAnsweredAfterTheGrantWasLostSaysItIsNotValid() throws Exception {
-        FakeEtcd etcd = new FakeEtcd();
-        Identity me = ProcLive.current().orElseThrow();
-        try (LeaseStore store = store(etcd)) {
-            Lease lease = ((Acquisition.Granted) store.acquire("build", me)).lease();
-            java.util.concurrent.CountDownLatch hang = new java.util.concurrent.CountDownLatch(1);
-            etcd.hungReadsAnswer = true;
-            etcd.readsHang = hang;
-            java.util.concurrent.ExecutorService one = java.util.concurrent.Executors.newSingleThreadExecutor();
-            try {
-                java.util.concurrent.Future<Boolean> valid = dev.proclive.Eventually.submittedInside(one, "await",
-                        lease::isValid);
-                etcd.keepAliveDown = true;
-                lease.lost().get(dev.proclive.Eventually.scaled(Duration.ofSeconds(30)).toMillis(),
-                        java.util.concurrent.TimeUnit.MILLISECONDS);
-                hang.countDown(); // the answer comes now, the record as it stood
-                assertThat(valid.get(30, java.util.concurrent.TimeUnit.SECONDS)).as("known lost: not valid").isFalse();
-            } finally {
-                hang.countDown();
-                one.shutdownNow();
-            }
-        }
+    /** Its renewal, as its holder asks, answered too late: {@code lease} is told lost, and answers come at once after. */
+    private static void lostToALateRenewal(FakeEtcd etcd, Lease lease) throws Exception {
+        etcd.leasedAnswerDelayMillis = ofTtl(0.83);
+        assertThatThrownBy(lease::renew).isInstanceOf(LeaseLostException.class);
+        assertThat(lease.lost().get(TTL_MS * 10, java.util.concurrent.TimeUnit.MILLISECONDS).why())
+                .isEqualTo(LeaseChange.UNCONFIRMED);
+        etcd.leasedAnswerDelayMillis = 0;
     }
 
     /**
