@@ -85,6 +85,10 @@ class SharedGuardIT {
         return Cli.exec(as(ALICE, Cli.command(jar, args)), "");
     }
 
+    private Cli.Result bob(Path jar, String... args) {
+        return Cli.exec(as(BOB, Cli.command(jar, args)), "");
+    }
+
     @Test
     void aGroupWritableDirectoryWithoutTheSetgidBitLocksNoMemberOut() throws Exception {
         OtherUsers.needed();
@@ -99,10 +103,10 @@ class SharedGuardIT {
             assertThat(group(shared.resolve(file))).as("%s joined the directory's group", file).isEqualTo(GROUP);
         }
 
-        Cli.Result bob = Cli.exec(as(BOB, Cli.command(jar, "lease", "acquire", "build", "--dir", dir,
-                "--holder", Long.toString(children.sleeper().pid()))), "");
+        Cli.Result bob = bob(jar, "lease", "acquire", "build", "--dir", dir,
+                "--holder", Long.toString(children.sleeper().pid()));
         assertThat(bob.exit()).as("bob, of the directory's group, takes the free lease: %s", bob).isZero();
-        Cli.Result broken = Cli.exec(as(BOB, Cli.command(jar, "lease", "break", "build", "--dir", dir)), "");
+        Cli.Result broken = bob(jar, "lease", "break", "build", "--dir", dir);
         assertThat(broken.exit()).as("and may break it: %s", broken).isZero();
     }
 
@@ -121,15 +125,14 @@ class SharedGuardIT {
         Path guard = shared.resolve("build.guard");
         Files.setPosixFilePermissions(guard, PosixFilePermissions.fromString("rw-r--r--"));
         byte[] before = Files.readAllBytes(shared.resolve("build.lease"));
-        Cli.Result broken = Cli.exec(as(BOB, Cli.command(jar, "lease", "break", "build", "--dir", dir)), "");
+        Cli.Result broken = bob(jar, "lease", "break", "build", "--dir", dir);
         assertThat(broken.exit()).as("%s", broken).isNotZero();
         assertThat(broken.err()).contains("rw-r--r--").contains("owner ").contains("group ").contains("its owner's next call")
                 .contains("no other user can take, wait for or break the lease");
         assertThat(Files.readAllBytes(shared.resolve("build.lease"))).as("nothing written").isEqualTo(before);
         assertThat(alice(jar, "lease", "release", "build", "--dir", dir, "--fence", "1").exit()).isZero();
         assertThat(mode(guard)).as("its owner's call set it right").isEqualTo("rw-rw----");
-        Cli.Result bob = Cli.exec(as(BOB, Cli.command(jar, "lease", "acquire", "build", "--dir", dir,
-                "--holder", holder)), "");
+        Cli.Result bob = bob(jar, "lease", "acquire", "build", "--dir", dir, "--holder", holder);
         assertThat(bob.exit()).as("%s", bob).isZero();
     }
 
@@ -144,7 +147,7 @@ class SharedGuardIT {
         for (String file : List.of("build.guard", "build.lease")) { // as a version that left them in her group did
             Files.setAttribute(shared.resolve(file), "unix:gid", ALICE, LinkOption.NOFOLLOW_LINKS);
         }
-        Cli.Result locked = Cli.exec(as(BOB, Cli.command(jar, "lease", "break", "build", "--dir", dir)), "");
+        Cli.Result locked = bob(jar, "lease", "break", "build", "--dir", dir);
         assumeTrue(locked.exit() == 74, "bob is locked out of a guard in alice's group: " + locked);
 
         Cli.Result renewed = alice(jar, "lease", "renew", "build", "--dir", dir, "--fence", "1");
@@ -153,7 +156,7 @@ class SharedGuardIT {
             assertThat(group(shared.resolve(file))).as("%s is back in the directory's group", file).isEqualTo(GROUP);
         }
         assertThat(mode(shared.resolve("build.guard"))).isEqualTo("rw-rw----");
-        Cli.Result broken = Cli.exec(as(BOB, Cli.command(jar, "lease", "break", "build", "--dir", dir)), "");
+        Cli.Result broken = bob(jar, "lease", "break", "build", "--dir", dir);
         assertThat(broken.exit()).as("bob may break it now: %s", broken).isZero();
     }
 
