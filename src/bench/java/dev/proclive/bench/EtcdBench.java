@@ -64,7 +64,7 @@ public final class EtcdBench {
                 cycle(onEtcd, me);
                 cycle(onFiles, me);
             }
-            Etcd raw = EtcdGateway.open(List.of(URI.create(url)), java.util.Optional.empty(), Duration.ofSeconds(5), dev.proclive.lease.book.StrictJson.mapper());
+            Etcd raw = EtcdGateway.open(List.of(URI.create(url)), java.util.Optional.empty(), Duration.ofSeconds(5), dev.proclive.text.StrictJson.mapper());
             int rounds = 10;
             int each = 100;
             double[] ratios = new double[rounds];

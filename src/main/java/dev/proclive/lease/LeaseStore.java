@@ -4,7 +4,7 @@ import dev.proclive.lease.book.Records;
 import dev.proclive.Identity;
 import dev.proclive.Liveness;
 import dev.proclive.LivenessChecker;
-import dev.proclive.lease.book.StrictJson;
+import dev.proclive.text.StrictJson;
 import dev.proclive.lease.book.LeaseNames;
 import dev.proclive.lease.core.LeaseEngine;
 import dev.proclive.lease.core.Pause;

@@ -244,7 +244,7 @@ class EtcdCliIT {
     /** Waits until a waiter's key is in the lease's queue (or it is answered): it waits now. */
     private void queued(CompletableFuture<Cli.Result> waiting) throws Exception {
         try (dev.proclive.etcd.EtcdGateway raw = dev.proclive.etcd.EtcdGateway.open(etcd.endpoints(),
-                java.util.Optional.empty(), Duration.ofSeconds(5), dev.proclive.lease.book.StrictJson.mapper())) {
+                java.util.Optional.empty(), Duration.ofSeconds(5), dev.proclive.text.StrictJson.mapper())) {
             Eventually.until("the waiter is queued", Duration.ofSeconds(60),
                     () -> waiting.isDone() || !raw.list(prefix + "build.queue/").isEmpty());
         }

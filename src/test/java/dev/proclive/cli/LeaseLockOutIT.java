@@ -296,7 +296,7 @@ class LeaseLockOutIT {
         try (dev.proclive.lease.EtcdCluster etcd = dev.proclive.lease.EtcdCluster.start(
                 Files.createDirectories(tmp.resolve("etcd")), 1);
              dev.proclive.etcd.EtcdGateway raw = dev.proclive.etcd.EtcdGateway.open(etcd.endpoints(),
-                     java.util.Optional.empty(), Duration.ofSeconds(5), dev.proclive.lease.book.StrictJson.mapper())) {
+                     java.util.Optional.empty(), Duration.ofSeconds(5), dev.proclive.text.StrictJson.mapper())) {
             List<String> store = List.of("--etcd", etcd.endpoints().get(0).toString(), "--prefix", "doors/");
             assertThat(Cli.run(on(store, "acquire", "--holder", Long.toString(children.sleeper().pid()))).exit()).isZero();
             Process dying = new ProcessBuilder(Cli.command(Cli.jar(), on(store, "acquire", "--holder",

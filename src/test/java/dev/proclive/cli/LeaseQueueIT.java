@@ -67,7 +67,7 @@ class LeaseQueueIT {
     private void onEtcd(TestOn test) throws Exception {
         try (dev.proclive.lease.EtcdCluster etcd = dev.proclive.lease.EtcdCluster.start(Files.createDirectories(tmp.resolve("etcd")), 1);
              dev.proclive.etcd.EtcdGateway raw = dev.proclive.etcd.EtcdGateway.open(etcd.endpoints(),
-                     java.util.Optional.empty(), java.time.Duration.ofSeconds(5), dev.proclive.lease.book.StrictJson.mapper())) {
+                     java.util.Optional.empty(), java.time.Duration.ofSeconds(5), dev.proclive.text.StrictJson.mapper())) {
             test.run(new Store() {
                 @Override
                 public List<String> args() {

@@ -85,7 +85,7 @@ class EtcdGatewayTest {
     }
 
     private static EtcdGateway open(URI... endpoints) throws IOException {
-        return EtcdGateway.open(List.of(endpoints), Optional.empty(), Duration.ofSeconds(2), dev.proclive.lease.book.StrictJson.mapper());
+        return EtcdGateway.open(List.of(endpoints), Optional.empty(), Duration.ofSeconds(2), dev.proclive.text.StrictJson.mapper());
     }
 
     @Test
@@ -177,7 +177,7 @@ class EtcdGatewayTest {
         try {
             for (int i = 0; i < 12; i++) {
                 EtcdGateway etcd = EtcdGateway.open(List.of(e), Optional.empty(), Duration.ofMillis(1500),
-                        dev.proclive.lease.book.StrictJson.mapper());
+                        dev.proclive.text.StrictJson.mapper());
                 java.util.concurrent.CompletableFuture<Void> watch = etcd.watchPrefix("p/", 1, (revision, changes) -> { });
                 Thread.sleep(50);
                 watch.cancel(false);
@@ -271,7 +271,7 @@ class EtcdGatewayTest {
         });
         URI good = server(r -> "{\"result\":{\"header\":{},\"ID\":\"9\",\"TTL\":\"17\"}}");
         EtcdGateway etcd = EtcdGateway.open(List.of(hung, good), Optional.empty(), Duration.ofSeconds(60),
-                dev.proclive.lease.book.StrictJson.mapper());
+                dev.proclive.text.StrictJson.mapper());
         try {
             assertThat(etcd.keepAlive(9, Duration.ofMillis(100))).as("the next member's answer").isEqualTo(17);
             assertThat(etcd.keepAlive(9, Duration.ofSeconds(60)))
@@ -310,7 +310,7 @@ class EtcdGatewayTest {
         Etcd.Put put = new Etcd.Put("p/a", new byte[0], 0);
         try {
             EtcdGateway reader = EtcdGateway.open(List.of(hung, good), Optional.empty(), timeout,
-                    dev.proclive.lease.book.StrictJson.mapper());
+                    dev.proclive.text.StrictJson.mapper());
             long began = System.nanoTime();
             assertThat(reader.txn(List.of(), List.of(new Etcd.Get("p/a"))).reads()).hasSize(0);
             assertThat(Duration.ofNanos(System.nanoTime() - began)).as("a read hedged: answered before the timeout")
@@ -321,14 +321,14 @@ class EtcdGatewayTest {
                     .hasSize(3);
 
             EtcdGateway lister = EtcdGateway.open(List.of(hung, good), Optional.empty(), timeout,
-                    dev.proclive.lease.book.StrictJson.mapper());
+                    dev.proclive.text.StrictJson.mapper());
             began = System.nanoTime();
             assertThat(lister.list("p/")).extracting(Etcd.KeyValue::key).containsExactly("p/a");
             assertThat(Duration.ofNanos(System.nanoTime() - began)).as("a range hedged").isLessThan(timeout);
             assertThat(calls).endsWith("good /v3/kv/range");
 
             EtcdGateway writer = EtcdGateway.open(List.of(hung, good), Optional.empty(), timeout,
-                    dev.proclive.lease.book.StrictJson.mapper());
+                    dev.proclive.text.StrictJson.mapper());
             calls.clear();
             CompletableFuture<Etcd.Outcome> write = CompletableFuture.supplyAsync(() -> {
                 try {
@@ -368,7 +368,7 @@ class EtcdGatewayTest {
         char[] password = "s3cret".toCharArray();
         EtcdGateway etcd = EtcdGateway.open(List.of(e), Optional.empty(),
                 Optional.of(new EtcdGateway.Login("ci", password)), Duration.ofSeconds(2),
-                dev.proclive.lease.book.StrictJson.mapper(), RevisionMarks.none());
+                dev.proclive.text.StrictJson.mapper(), RevisionMarks.none());
         java.util.Arrays.fill(password, '\0');
         assertThat(etcd.list("p/")).isEmpty();
         assertThat(JSON.readTree(got.get(0)[2]).path("password").asText()).as("the password given at open")
@@ -473,7 +473,7 @@ class EtcdGatewayTest {
         URI large = server(twoLargeValues());
         try {
             EtcdGateway etcd = EtcdGateway.open(List.of(hung, large), Optional.empty(), Duration.ofSeconds(2),
-                    dev.proclive.lease.book.StrictJson.mapper());
+                    dev.proclive.text.StrictJson.mapper());
             assertThat(etcd.list("p/")).extracting(Etcd.KeyValue::key).containsExactly("p/0");
         } finally {
             freed.countDown();
@@ -497,7 +497,7 @@ class EtcdGatewayTest {
         try {
             // the too large answer comes before a hung member in the order of both the call and its hedge
             EtcdGateway etcd = EtcdGateway.open(List.of(hung, large, alsoHung), Optional.empty(),
-                    Eventually.scaled(Duration.ofMillis(500)), dev.proclive.lease.book.StrictJson.mapper());
+                    Eventually.scaled(Duration.ofMillis(500)), dev.proclive.text.StrictJson.mapper());
             assertThat(etcd.list("p/")).extracting(Etcd.KeyValue::key).containsExactly("p/0");
         } finally {
             freed.countDown();
@@ -588,7 +588,7 @@ class EtcdGatewayTest {
                 .hasMessageNotContaining("secret");
         assertThatThrownBy(() -> open(URI.create("http://u:p@h:1"), URI.create("http://h:2")))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("same user");
-        assertThatThrownBy(() -> EtcdGateway.open(List.of(), Optional.empty(), Duration.ofSeconds(1), dev.proclive.lease.book.StrictJson.mapper()))
+        assertThatThrownBy(() -> EtcdGateway.open(List.of(), Optional.empty(), Duration.ofSeconds(1), dev.proclive.text.StrictJson.mapper()))
                 .isInstanceOf(IllegalArgumentException.class);
     }
 }

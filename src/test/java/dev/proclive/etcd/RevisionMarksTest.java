@@ -69,7 +69,7 @@ class RevisionMarksTest {
     /** A client as a fresh process opens one, keeping its marks in {@code state}. */
     private static EtcdGateway client(URI member, RevisionMarks state) throws IOException {
         return EtcdGateway.open(List.of(member), Optional.empty(), Optional.empty(), Duration.ofSeconds(2),
-                dev.proclive.lease.book.StrictJson.mapper(), state);
+                dev.proclive.text.StrictJson.mapper(), state);
     }
 
     private static void write(EtcdGateway etcd) throws IOException {

@@ -39,7 +39,7 @@ class EtcdClusterIdentityIT {
     }
 
     private static Etcd raw(List<URI> endpoints) throws IOException {
-        return EtcdGateway.open(endpoints, Optional.empty(), Duration.ofSeconds(5), dev.proclive.lease.book.StrictJson.mapper());
+        return EtcdGateway.open(endpoints, Optional.empty(), Duration.ofSeconds(5), dev.proclive.text.StrictJson.mapper());
     }
 
     @Test

@@ -96,7 +96,7 @@ class EtcdLeaseIT {
     }
 
     private Etcd raw() throws IOException {
-        return EtcdGateway.open(etcd.endpoints(), Optional.empty(), Duration.ofSeconds(5), dev.proclive.lease.book.StrictJson.mapper());
+        return EtcdGateway.open(etcd.endpoints(), Optional.empty(), Duration.ofSeconds(5), dev.proclive.text.StrictJson.mapper());
     }
 
     /** What ends a wait in {@link #grantedAfter}: a kill, a release. */

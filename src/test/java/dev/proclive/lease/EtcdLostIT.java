@@ -58,7 +58,7 @@ class EtcdLostIT {
         Identity holder = here.start(60, 50, "600");
         try (StallingProxy proxy = new StallingProxy(etcd.endpoints().get(0));
              LeaseStore holders = LeaseStore.builder().etcdClient(EtcdGateway.open(List.of(proxy.endpoint()), Optional.empty(),
-                     Duration.ofSeconds(5), dev.proclive.lease.book.StrictJson.mapper())).prefix("lost/").policy(LeasePolicy.builder().ttl(ttl).build()).checker(LivenessChecker.of(here)).clock(Clock.systemUTC()).pause(Pause.REAL).descendants(Descendants.NONE).build();
+                     Duration.ofSeconds(5), dev.proclive.text.StrictJson.mapper())).prefix("lost/").policy(LeasePolicy.builder().ttl(ttl).build()).checker(LivenessChecker.of(here)).clock(Clock.systemUTC()).pause(Pause.REAL).descendants(Descendants.NONE).build();
              LeaseStore elsewhere = LeaseStore.builder().etcd(etcd.endpoints()).prefix("lost/").policy(LeasePolicy.builder().ttl(ttl).takeUnknownAfterTtl(true).build()).build()) {
             Lease lease = ((Acquisition.Granted) holders.acquire("build", holder)).lease();
             List<Long> writes = new CopyOnWriteArrayList<>();
@@ -128,7 +128,7 @@ class EtcdLostIT {
         LeasePolicy policy = LeasePolicy.builder().ttl(Duration.ofMillis(ttlMs)).build();
         try (StallingProxy proxy = new StallingProxy(etcd.endpoints().get(0));
              LeaseStore holders = LeaseStore.builder().etcdClient(EtcdGateway.open(List.of(proxy.endpoint()), Optional.empty(),
-                     Duration.ofMillis(ttlMs * 2), dev.proclive.lease.book.StrictJson.mapper())).prefix("late/").policy(policy)
+                     Duration.ofMillis(ttlMs * 2), dev.proclive.text.StrictJson.mapper())).prefix("late/").policy(policy)
                      .build();
              LeaseStore newcomers = LeaseStore.builder().etcd(etcd.endpoints()).prefix("late/").policy(policy).build()) {
             Acquisition.Started started = (Acquisition.Started) holders.spawn("build", new ProcessBuilder("sleep", "600"));

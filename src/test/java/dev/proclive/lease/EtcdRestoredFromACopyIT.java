@@ -62,7 +62,7 @@ class EtcdRestoredFromACopyIT {
 
     private static void moveRevisionOn(EtcdCluster etcd, int writes) throws IOException {
         try (Etcd raw = EtcdGateway.open(etcd.endpoints(), Optional.empty(), Duration.ofSeconds(5),
-                dev.proclive.lease.book.StrictJson.mapper())) {
+                dev.proclive.text.StrictJson.mapper())) {
             for (int i = 0; i < writes; i++) {
                 raw.txn(List.of(), List.of(new Etcd.Put("elsewhere/" + i, "x".getBytes(StandardCharsets.UTF_8), 0)));
             }

@@ -11,6 +11,7 @@ import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.text.IdentityStream;
 import dev.proclive.text.OneLine;
+import dev.proclive.text.StrictJson;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;

@@ -11,6 +11,7 @@ import dev.proclive.lease.book.LeaseJson;
 import dev.proclive.lease.book.LeaseNames;
 import dev.proclive.lease.book.Records;
 import dev.proclive.etcd.Etcd;
+import dev.proclive.etcd.PrefixWatch;
 import dev.proclive.text.OneLine;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

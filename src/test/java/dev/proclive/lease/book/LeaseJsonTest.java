@@ -10,6 +10,7 @@ import dev.proclive.Verdict;
 import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.LeaseCorruptException;
 import dev.proclive.lease.LeaseRecord;
+import dev.proclive.text.StrictJson;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

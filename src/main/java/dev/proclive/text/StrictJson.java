@@ -1,4 +1,4 @@
-package dev.proclive.lease.book;
+package dev.proclive.text;
 
 import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
@@ -33,7 +33,7 @@ public final class StrictJson {
     }
 
     /** The value in {@code bytes}, read by {@link #mapper()}'s rules without making it; null when there is none. */
-    static JsonNode tree(byte[] bytes) throws IOException {
+    public static JsonNode tree(byte[] bytes) throws IOException {
         try (JsonParser p = IdentityStream.FACTORY.createParser(bytes)) {
             JsonToken first = p.nextToken();
             if (first == null) {

@@ -1,4 +1,4 @@
-package dev.proclive.lease.etcd;
+package dev.proclive.etcd;
 
 import dev.proclive.etcd.Etcd;
 import java.io.IOException;
@@ -12,10 +12,10 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One etcd watch of a book's prefix for all key waiters, opened lazily; reopened every {@value #RENEW_MS} ms from its
+ * One etcd watch of a prefix for every caller waiting on a key under it, opened lazily; reopened every {@value #RENEW_MS} ms from its
  * latest change, so a connection silently cut (idle NAT or proxy) hides a change no longer. State guarded by this.
  */
-final class PrefixWatch {
+public final class PrefixWatch {
 
     private static final int REMEMBERED = 4096;
     static final long RENEW_MS = 30_000;
@@ -41,7 +41,7 @@ final class PrefixWatch {
     private record Waiting(CompletableFuture<Void> future, long after) {
     }
 
-    PrefixWatch(Etcd etcd, String prefix, Runnable broke) {
+    public PrefixWatch(Etcd etcd, String prefix, Runnable broke) {
         this.etcd = etcd;
         this.prefix = prefix;
         this.broke = broke;
@@ -51,7 +51,7 @@ final class PrefixWatch {
      * Completes when {@code key} changes after {@code afterRevision}, at once when that cannot be ruled out
      * (0, or older than the stream vouches for); exceptionally when the watch breaks. Cancel to stop waiting.
      */
-    CompletableFuture<Void> changed(String key, long afterRevision) {
+    public CompletableFuture<Void> changed(String key, long afterRevision) {
         CompletableFuture<Void> f = new CompletableFuture<>();
         Waiting w = new Waiting(f, afterRevision);
         synchronized (this) {
@@ -169,7 +169,7 @@ final class PrefixWatch {
     }
 
     /** Callers still waiting are told (exceptionally) that nothing is watched. */
-    void close() {
+    public void close() {
         List<Waiting> tell = new ArrayList<>();
         CompletableFuture<Void> s;
         synchronized (this) {

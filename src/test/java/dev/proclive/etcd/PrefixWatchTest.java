@@ -1,11 +1,9 @@
-package dev.proclive.lease.etcd;
+package dev.proclive.etcd;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
-import dev.proclive.lease.book.StrictJson;
-import dev.proclive.etcd.Etcd;
-import dev.proclive.etcd.EtcdGateway;
+import dev.proclive.text.StrictJson;
 import java.io.OutputStream;
 import java.lang.reflect.Proxy;
 import java.net.InetSocketAddress;
