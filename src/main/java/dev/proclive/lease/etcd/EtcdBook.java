@@ -32,17 +32,13 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * A lease store's records in etcd, without a lock: a writer reads a lease's two keys at one revision and
- * writes in one transaction comparing both {@code mod_revision}s, deciding again when another came first.
- * Reads are linearizable: a member cut off from its majority answers nothing, so nothing is granted.
- * Each grant written here is on this JVM's etcd lease of its TTL, kept alive by {@link EtcdKeepAlive}.
+ * Records in etcd, unlocked: a writer reads a lease's two keys at one revision, then writes one transaction comparing
+ * both {@code mod_revision}s, deciding anew if another came first. Reads are linearizable: a member cut off from its
+ * majority answers nothing, so nothing is granted. Grants sit on this JVM's etcd leases, kept by {@link EtcdKeepAlive}.
  */
 public final class EtcdBook implements LeaseBook {
 
-    /**
-     * {@code PREFIX NAME.fence} is never leased nor deleted: <b>the fence is its {@code mod_revision}</b>,
-     * written with every new grant (and held-to-held hand-off), and etcd's revisions only grow.
-     */
+    /** Its key, never leased nor deleted, each grant writes: the fence is its {@code mod_revision}, which only grows. */
     private static final String FENCE_SUFFIX = ".fence";
     private static final int TRIES = 64;
     private static final Duration TICKET_TTL = Duration.ofSeconds(10);
@@ -57,10 +53,7 @@ public final class EtcdBook implements LeaseBook {
     private final Clock clock;
     private final EtcdKeepAlive keepAlive;
     private final PrefixWatch watch;
-    /**
-     * The etcd lease of the tickets of this JVM's stores over one cluster and prefix: a ticket two of them
-     * share (waits for the same holder-to-be) lives while a wait of either goes on, whichever wrote it last.
-     */
+    /** Per cluster, prefix and user: a ticket two stores share lives while either waits, whichever wrote it last. */
     private static final Map<String, TicketLease> TICKET_LEASES = new ConcurrentHashMap<>();
     /** Taken once etcd has answered: by its {@link #place}, so stores that spell one cluster two ways share it. */
     private volatile TicketLease tickets;
@@ -93,10 +86,7 @@ public final class EtcdBook implements LeaseBook {
         return t;
     }
 
-    /**
-     * An etcd lease (0: none), when it was last confirmed ({@link System#nanoTime()}) and through which
-     * client: another store's asks etcd again before it writes under it. Guarded by itself.
-     */
+    /** Guarded by itself. Confirmed through another store's client, etcd is asked again before a write under it. */
     private static final class TicketLease {
         long id;
         long confirmed;
@@ -226,8 +216,8 @@ public final class EtcdBook implements LeaseBook {
     }
 
     /**
-     * Starts from a remembered snapshot when there is one (a write's compare catches a stale one), but an
-     * answer that writes nothing is never given from it: the lease is read now and {@code work} runs again.
+     * Starts from a remembered snapshot when there is one (a write's compare catches a stale one), but an answer that
+     * writes nothing is never given from it: the lease is read now and {@code work} runs again.
      */
     @Override
     public <T> T locked(String name, Locked<T> work) throws IOException {
@@ -371,7 +361,6 @@ public final class EtcdBook implements LeaseBook {
     private final class TxnGuard implements Guard {
         private final String name;
         private Snapshot read;
-        /** Not read for this writer. */
         private final boolean remembered;
         /** Whether a write went through: the compare proved the snapshot current. */
         boolean wrote;
@@ -533,10 +522,9 @@ public final class EtcdBook implements LeaseBook {
         }
 
         /**
-         * A grant answered later than its etcd lease can be trusted to live (TTL less a quarter), or that long after
-         * its {@code renewedAt} or when it was {@code sent}, whichever is earlier (a takeover is dated no earlier than
-         * the renewal it follows, which may be ahead), is lost, said before anyone acts on it. {@code inUse}: a holder
-         * may already write under the fence, so its etcd lease stays until ended; else the record is freed.
+         * Lost before anyone acts on it if answered later than its etcd lease is trusted to live (TTL less a quarter),
+         * or that long after {@code sent} or an earlier {@code renewedAt} (a takeover's may be ahead). If {@code inUse}
+         * its lease stays until ended, as its holder may already write under the fence; else the record is freed.
          */
         private void answeredInTime(LeaseRecord r, long lease, boolean inUse, Instant sent) throws LeaseLostException {
             boolean leaseAlive = keepAlive.alive(lease);

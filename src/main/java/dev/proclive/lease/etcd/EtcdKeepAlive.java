@@ -19,10 +19,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Keeps alive, on one thread, the etcd leases of this JVM's grants: its own (one per TTL, shared) and others'
- * ({@code lease keep}). A grant is lost once its lease goes unconfirmed for 3/4 of its TTL, before etcd can have let
- * it expire, and at once when etcd answers below the revision seen ({@link Etcd.WentBack}: restored from an older
- * copy). A lost grant keeps its lease alive until it is ended here: its holder may still write under its fence.
+ * Keeps alive the etcd leases of this JVM's grants, others' ({@code lease keep}) and its own (one per TTL, shared). A
+ * grant is lost unconfirmed for 3/4 of its TTL, before etcd can expire it, or at once if etcd answers below a revision
+ * seen ({@link Etcd.WentBack}: an older copy restored); its lease lives until ended here: its holder may write on.
  */
 final class EtcdKeepAlive {
 
@@ -33,8 +32,8 @@ final class EtcdKeepAlive {
     /** Stamps a record's {@code renewedAt}: what a write's answer is measured against. */
     private final Clock clock;
     /**
-     * Kept grants, and lost ones until ended here. Kept to lost is one step, never out and back in: a
-     * round between would find nothing to keep and end, and the lease would lapse under its writer.
+     * Kept grants, and lost ones until ended here. Kept to lost is one step, never out and back in: a round between
+     * would find nothing to keep and end, and the lease would lapse under its writer.
      */
     private final Map<String, Held> held = new ConcurrentHashMap<>();
     private final Map<String, Long> lostFences = new ConcurrentHashMap<>();
@@ -168,7 +167,6 @@ final class EtcdKeepAlive {
         return k != null && k.record().fence() == fence && t != null && !t.lost;
     }
 
-    /** The grant kept for {@code name}, not one found lost; null when none is. */
     private Grant kept(String name) {
         Held h = held.get(name);
         return h == null || h.lost() ? null : h.grant();
@@ -215,7 +213,7 @@ final class EtcdKeepAlive {
         return false;
     }
 
-    /** Why the grant at {@code fence} of {@code name} was lost, where it was not for want of answers: etcd went back. */
+    /** Why the grant at {@code fence} of {@code name} was lost, where not for want of answers: etcd went back. */
     java.util.Optional<String> lostBecause(String name, long fence) {
         WentBack w = wentBack.get(name);
         return w != null && w.fence() == fence ? java.util.Optional.of(w.said()) : java.util.Optional.empty();

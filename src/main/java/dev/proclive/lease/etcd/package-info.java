@@ -1,6 +1,5 @@
 /**
- * A book in etcd: each record attached to an etcd lease of its TTL, the fence a key's {@code mod_revision}, every write
- * one compared transaction, and the one keep-alive thread of a JVM, which renews and nothing else (a grant whose holder
- * dies is ended by the engine). It speaks to etcd through {@code dev.proclive.etcd}.
+ * A book in etcd, through {@code dev.proclive.etcd}: records on etcd leases of their TTL, fences key revisions, each
+ * write one compared transaction, one keep-alive thread a JVM that only renews (the engine ends dead holders' grants).
  */
 package dev.proclive.lease.etcd;

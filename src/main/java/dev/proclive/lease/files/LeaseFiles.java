@@ -50,10 +50,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
 
-/**
- * The files of a lease directory and every rule for handling them: no link followed, reads bounded, records replaced
- * atomically, the guard locked and its fence kept.
- */
+/** A lease directory's files: no link followed, reads bounded, records replaced atomically, the guard's fence kept. */
 public final class LeaseFiles implements LeaseBook {
 
     /** A section takes milliseconds: a writer stopped inside one (SIGSTOP) makes others fail after this, not hang. */
@@ -77,7 +74,6 @@ public final class LeaseFiles implements LeaseBook {
     private static final Set<OpenOption> CREATE_NEW = Set.of(StandardOpenOption.WRITE, StandardOpenOption.CREATE_NEW,
             LinkOption.NOFOLLOW_LINKS);
 
-    /** The {@link #stamp} of a record that is not there. */
     private static final Object ABSENT = new Object();
 
     /** What a guard of a shared directory holds once another replaced it: no fence, so every version refuses it. */
@@ -98,7 +94,6 @@ public final class LeaseFiles implements LeaseBook {
     /** Not needed with boot ids: a record a power loss rolled back names a holder of an earlier boot, proven DEAD. */
     private final boolean forceDirectory;
     private final String place;
-    /** Grants this store wrote or renewed, by lease name. */
     private final ConcurrentHashMap<String, Confirmed> confirmed = new ConcurrentHashMap<>();
     private final SessionFile session;
     private volatile Clock clock = Clock.systemUTC();
@@ -140,11 +135,7 @@ public final class LeaseFiles implements LeaseBook {
                 (file, bytes) -> writeOver(SessionFile.TEMPORARY, file, bytes, false, t -> beforeSessionWrite.run()));
     }
 
-    /**
-     * The files in {@code dir}, created owner-only (on POSIX) if it is missing.
-     *
-     * @throws NotDirectoryException if {@code dir} exists and is not a directory
-     */
+    /** {@code dir} made owner-only (on POSIX) if missing; {@link NotDirectoryException} if it is not a directory. */
     public static LeaseFiles open(Path dir, Identity writer, Predicate<Identity> provenDead,
                                   boolean forceDirectory, FileLocker locker) throws IOException {
         boolean posix = dir.getFileSystem().supportedFileAttributeViews().contains("posix");
@@ -196,10 +187,7 @@ public final class LeaseFiles implements LeaseBook {
         return place;
     }
 
-    /**
-     * Whether the grant went unconfirmed (record and session file) for 3/4 of its TTL, on {@code System.nanoTime()}: a
-     * newcomer may take an UNKNOWN holder's lease after the TTL, so the holder hears it first.
-     */
+    /** Unconfirmed by record or session file for 3/4 of its TTL: its holder hears before a newcomer may take it. */
     @Override
     public boolean lost(String name, long fence) {
         Confirmed c = confirmed.get(name);
@@ -237,9 +225,8 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * Writes nothing more (the session file's grants stay fresh one TTL more); a locked call, even one waiting for its
-     * lock, throws {@link IllegalStateException}. Waits at most 5 s for the session file's write, then for locked calls
-     * under way (not one it is called from), so a directory removed just after sees no file appear.
+     * Writes nothing more (session grants stay fresh one TTL more; locked calls, even waiting ones, throw). Waits up to
+     * 5 s for the session write, then other threads' locked calls: a directory removed just after sees no file appear.
      */
     @Override
     public void close() {
@@ -293,10 +280,7 @@ public final class LeaseFiles implements LeaseBook {
         return locked(name, LOCK_WAIT, work);
     }
 
-    /**
-     * Runs {@code work} locked in this JVM and across processes; {@link FileLocker.Busy} when another writer kept it
-     * for all of {@code most}; {@link IllegalStateException} once the book is {@linkplain #close closed}.
-     */
+    /** {@link FileLocker.Busy} if held elsewhere all of {@code most}; {@link IllegalStateException} once closed. */
     @Override
     public <T> T locked(String name, Duration most, Locked<T> work) throws IOException {
         enter(name);
@@ -398,7 +382,6 @@ public final class LeaseFiles implements LeaseBook {
         }
     }
 
-    /** Closes {@code channel}, then lets {@code lock} go (either may be null). */
     private static void closeAll(FileChannel channel, FileLocker.Lock lock) throws IOException {
         try {
             if (channel != null) {
@@ -412,20 +395,17 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * Renames a fresh, locked copy over a guard that non-writers may hold open (0644 from an older version, or another
-     * group), and forces the directory so a power loss never brings the old one back. An old descriptor then holds
-     * nobody out: every locker checks that the file it locked is the one at the path ({@link FileLocker#lock}). Best
-     * effort: where a step fails, the old guard stays, still locked. A guard with other names ({@code linked}) is never
-     * written: the copy holds its fence, else {@link #LINKED}, and a failed step is an I/O failure.
-     *
-     * @return the lock on the new guard, held: the caller lets the old one go
+     * Renames a fresh, locked copy over a guard non-writers may hold open (0644 from an older version, or another
+     * group), then forces the directory so a power loss never brings the old one back. An old descriptor then holds
+     * nobody out: every locker checks it locked the file at the path ({@link FileLocker#lock}). A failed step leaves
+     * the old guard, still locked; a {@code linked} guard is never written (the copy holds its fence, else
+     * {@link #LINKED}) and a failed step throws. Returns the new guard's lock, held: the caller lets the old one go.
      */
     private Optional<FileLocker.Lock> replaceGuard(String name, Path guard, FileChannel old, boolean linked)
             throws IOException {
         byte[] content;
         if (linked) {
-            // maybe another's file: never written, its bytes never copied nor quoted; without a fence the fresh guard
-            // says so, corrupt as any guard without one, and break rewrites it (not the linked file)
+            // maybe another's file: never written, its bytes never copied nor quoted (no fence: see LINKED)
             byte[] held = old.size() <= MAX_GUARD_BYTES ? readAll(old) : null;
             content = held != null && isFence(name, held) ? held : (LINKED + "\n").getBytes(StandardCharsets.US_ASCII);
         } else if (old.size() > MAX_GUARD_BYTES) {
@@ -561,10 +541,9 @@ public final class LeaseFiles implements LeaseBook {
         }
 
         /**
-         * How far the clock that stamps this directory's changes (a network file system's server's, or the kernel's,
-         * which a process's own clock may not follow) is ahead of the store's: a file made now tells, the store's clock
-         * read once it is made (never ahead of the stamp: a floor a little late, not early). Empty where none can be
-         * made, or the store's clock is not the system's (a test's, which those stamps cannot follow).
+         * How far the clock stamping this directory's changes (a file server's, or the kernel's, which a process's
+         * clock may not follow) is ahead of the store's, told by a file made now and the store's clock read after (a
+         * floor a little late, never early). Empty where none can be made or the store's clock is not the system's.
          */
         private Optional<Duration> fileSystemAhead() {
             if (!clock.withZone(java.time.ZoneOffset.UTC).equals(Clock.systemUTC())) {
@@ -653,10 +632,7 @@ public final class LeaseFiles implements LeaseBook {
             return true;
         }
 
-        /**
-         * One write in place: a fence only grows, so its digits cover the old ones and a kill leaves old or new. Forced
-         * before a grant returns or a child starts: never handed out twice, even across a power loss.
-         */
+        /** A fence only grows: new digits cover old, so a kill leaves either; forced: none reused after power loss. */
         private void fence(long fence) throws IOException {
             byte[] digits = Long.toString(fence).getBytes(StandardCharsets.US_ASCII);
             channel.write(ByteBuffer.wrap(digits), 0);
@@ -666,7 +642,6 @@ public final class LeaseFiles implements LeaseBook {
         }
     }
 
-    /** 0 when empty; corrupt if it holds anything but a fence. */
     private static long guardFence(String name, SeekableByteChannel channel) throws IOException {
         long size = channel.size();
         if (size > MAX_GUARD_BYTES) {
@@ -686,7 +661,6 @@ public final class LeaseFiles implements LeaseBook {
         return Records.parseFence(text).orElseThrow(() -> corruptGuard(name, OneLine.quote(text)));
     }
 
-    /** Whether {@code bytes} are a guard's fence (or empty), as {@link #guardFence} reads them. */
     private static boolean isFence(String name, byte[] bytes) throws IOException {
         try {
             guardFence(name, bytes);
@@ -703,9 +677,8 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * Read without the lock (it only grows); empty with no guard or one this process may not read (writers only). What
-     * a guard that is no fence holds is not quoted here: its name may have been linked to another's file as it was read
-     * (under the lock such a guard is replaced first, never read out).
+     * Read unlocked (a fence only grows); empty with no guard or one this process may not read (writers only). A
+     * non-fence is not quoted: its name may have been linked to another's file as it was read (locked: replaced first).
      */
     @Override
     public OptionalLong highestFence(String name) throws IOException {
@@ -804,10 +777,7 @@ public final class LeaseFiles implements LeaseBook {
         confirmed.put(name, new Confirmed(record.fence(), confirmedAt, record.ttl().toNanos(), record.renewedAt(), written));
     }
 
-    /**
-     * Through a forced temporary file renamed over {@code file} after {@code beforeMove}: a reader sees the old file or
-     * the new one, whose bytes are on disk before it is named.
-     */
+    /** Via a forced temporary file renamed over {@code file}: readers see old or new, on disk before it is named. */
     private void writeOver(String lease, Path file, byte[] bytes, boolean guard,
                            BeforeMove beforeMove) throws IOException {
         Path tmp = null;
@@ -857,7 +827,6 @@ public final class LeaseFiles implements LeaseBook {
         }
     }
 
-    /** At the first write, then once per {@link #CLEAN_EVERY}; one thread lists while the others go on. */
     private void cleanTemporaryFilesWhenDue() throws IOException {
         long start = System.nanoTime();
         synchronized (this) {
@@ -879,7 +848,6 @@ public final class LeaseFiles implements LeaseBook {
         }
     }
 
-    /** Anything that is not a regular file is left alone; a pass stops after {@link #CLEAN_BUDGET_NANOS}. */
     private void cleanTemporaryFiles() throws IOException {
         long deadline = System.nanoTime() + CLEAN_BUDGET_NANOS;
         SessionFiles.clean(dir, provenDead, clock.instant(), locker, deadline);
@@ -934,9 +902,8 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     /**
-     * Whether the locked guard has other names too: a hard link, maybe to a file outside the store (where
-     * {@code fs.protected_hardlinks} is 0 anyone may link another's file), which is then replaced, never written. Its
-     * count is the locked file's own, and the guard's name must still be that file's.
+     * Whether the locked file has other names (hard links: where {@code fs.protected_hardlinks} is 0 anyone may link
+     * another's file into the store): then replaced, never written. The guard's name must still be the locked file's.
      */
     private static boolean linked(Path guard, FileLocker.Lock lock) throws IOException {
         Map<String, Object> at;
@@ -958,7 +925,6 @@ public final class LeaseFiles implements LeaseBook {
         return ((Integer) locked.get("nlink")) > 1;
     }
 
-    /** Never follows a link: a link in the guard's place is corrupt. */
     private static FileChannel openGuard(String name, Path guard) throws IOException {
         try {
             return FileChannel.open(guard, StandardOpenOption.READ, StandardOpenOption.WRITE,
@@ -1001,7 +967,6 @@ public final class LeaseFiles implements LeaseBook {
         return bytes;
     }
 
-    /** Never followed; anything but a regular file in its place is corrupt. */
     private static boolean present(String name, Path file) throws IOException {
         try {
             BasicFileAttributes a = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);

@@ -23,10 +23,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Keeps a directory store's grants fresh without rewriting them, as an etcd lease does: one file per store, written
- * every third of the shortest TTL, naming each grant, so a thousand grants cost one forced write a period. A record is
- * fresh a TTL past the later of its own {@code renewedAt} and that of the newest session file naming it
- * ({@link SessionFiles}); a store that ends leaves its file, as a last renewal.
+ * One file per store names each grant, written every third of the shortest TTL: grants stay fresh unrewritten, 1,000
+ * for one forced write a period. A record is fresh a TTL past the later of its {@code renewedAt} and that of the newest
+ * session file naming it ({@link SessionFiles}); an ended store's file stays, a last renewal.
  */
 final class SessionFile {
 
@@ -97,10 +96,7 @@ final class SessionFile {
         this.clock = c;
     }
 
-    /**
-     * {@link System#nanoTime()} as of {@code renewedAt} on {@code clock}, which newcomers judge a grant by: no later
-     * than now, no earlier than {@code ttl} ago.
-     */
+    /** {@code nanoTime} at {@code renewedAt} on {@code clock}: no later than now, no earlier than {@code ttl} ago. */
     static long nanosAsOf(Instant renewedAt, Duration ttl, Clock clock) {
         long ageMillis = Math.max(0, Math.min(ttl.toMillis(), clock.millis() - renewedAt.toEpochMilli()));
         return System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(ageMillis);
@@ -164,7 +160,6 @@ final class SessionFile {
         return k == null ? OptionalLong.empty() : OptionalLong.of(k.ttlNanos());
     }
 
-    /** Whether the grant, kept here, went unconfirmed for three quarters of its TTL; false where not kept here. */
     boolean unconfirmed(String name, long fence) {
         Kept k = kept(name, fence);
         return k != null && (k.lapsed || System.nanoTime() - k.deadline() > 0);

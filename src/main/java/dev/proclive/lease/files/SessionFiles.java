@@ -23,10 +23,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.function.Predicate;
 
-/**
- * Every store's session files in a directory, as a newcomer and a cleaner read them: the newest that names a grant, and
- * a DEAD writer's removed once it keeps nothing fresh. {@link SessionFile} writes one store's own.
- */
+/** Every store's session files, as newcomers and cleaners read them; {@link SessionFile} writes one store's own. */
 final class SessionFiles {
 
     /** How far ahead of a reader's clock a session file's time is believed (a writer's clock a little ahead). */
@@ -38,7 +35,6 @@ final class SessionFiles {
     record Read(Instant renewedAt, long ttlMillis, Map<String, Long> grants) {
     }
 
-    /** Empty when not a session file's (a field twice or unknown, a time a record cannot hold). */
     static Optional<Read> parse(byte[] bytes) {
         try (JsonParser p = SessionFile.JSON.createParser(bytes)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
@@ -86,10 +82,9 @@ final class SessionFiles {
     }
 
     /**
-     * Empty where no session file names the grant. One this process may not read counts as naming it, as of its mtime:
-     * a newcomer never takes a lease a keeper it cannot read may have promised. Each counts no later than {@link #SKEW}
-     * past when it last changed or {@code now}, and, where {@code fsAhead} tells how far the file system's clock, which
-     * stamps that change, is ahead of {@code now}'s, from that change at the earliest ({@link #believed}).
+     * Empty where no session file names the grant. One this process may not read names it as of its mtime: a newcomer
+     * never takes what a keeper it cannot read may have promised. Each is {@link #believed}, {@code fsAhead} (how far
+     * the file system's clock, which stamps changes, is ahead of {@code now}'s) giving it a floor.
      */
     static Optional<Instant> renewedAt(Path dir, String name, long fence, Instant now, Optional<Duration> fsAhead,
                                        FileLocker files) throws IOException {
@@ -131,10 +126,9 @@ final class SessionFiles {
     }
 
     /**
-     * {@code at}, a time its writer wrote in a file that last changed at {@code changed}: no later than {@link #SKEW}
-     * past that change or {@code now}, the sooner (a writer's clock ahead, or a file planted or touched by hand, would
-     * hold what it names until then); {@code floor}: and no earlier than that change (a writer's clock behind would let
-     * a newcomer take what it keeps fresh).
+     * {@code at}, written in a file last changed at {@code changed}: at most {@link #SKEW} past the sooner of that
+     * change and {@code now} (a writer's clock ahead, or a file planted or touched by hand, would hold its grants till
+     * then); with {@code floor}, not before that change (a writer's clock behind would let a newcomer take them).
      */
     private static Instant believed(Instant at, Instant changed, Instant now, boolean floor) {
         Instant latest = (changed.isBefore(now) ? changed : now).plus(SKEW);
@@ -142,10 +136,7 @@ final class SessionFiles {
         return earliest.isAfter(latest) ? latest : earliest;
     }
 
-    /**
-     * Removes a proven DEAD writer's files past {@code renewedAt} plus TTL (unparsable: its last change plus an hour),
-     * until {@code deadline} ({@link System#nanoTime()}).
-     */
+    /** Removes proven DEAD writers' files past {@code renewedAt} plus TTL (unparsable: last change plus an hour). */
     static void clean(Path dir, Predicate<Identity> provenDead, Instant now, FileLocker files, long deadline)
             throws IOException {
         try (DirectoryStream<Path> listed = list(dir)) {
@@ -176,10 +167,8 @@ final class SessionFiles {
     }
 
     /**
-     * A record's {@code renewedAt}, written in {@code file}, no later than {@link #SKEW} past when the file last
-     * changed or {@code now} ({@link #believed(Instant, Instant, Instant, boolean)}, no floor: a record's own time is
-     * its holder's promise); as it is where the file cannot be read. Without {@code fsAhead}, that change is moved by
-     * how far {@code now}'s clock is set apart from the system's.
+     * {@code renewedAt} as {@link #believed(Instant, Instant, Instant, boolean)} without floor (a holder's promise), or
+     * as is if unreadable. Without {@code fsAhead} the change moves by {@code now}'s offset from the system's.
      */
     static Instant believed(Path file, Instant renewedAt, Instant now, Optional<Duration> fsAhead) {
         try {
@@ -194,10 +183,7 @@ final class SessionFiles {
         return changedAt(f, Files.readAttributes(f, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS));
     }
 
-    /**
-     * When the file last changed: its ctime, which no user can set (its writer writes, then renames it in), on the file
-     * system's clock; the mtime where no {@code unix} view tells (Windows).
-     */
+    /** Its ctime (no user can set it: written, then renamed in), on the file system's clock; the mtime on Windows. */
     private static Instant changedAt(Path f, BasicFileAttributes a) {
         try {
             return ((java.nio.file.attribute.FileTime) Files.getAttribute(f, "unix:ctime", LinkOption.NOFOLLOW_LINKS))
