@@ -5,10 +5,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
-/**
- * The one place the lease wing makes threads: daemons, so none keeps a JVM from exiting, each named
- * for its work, so a thread dump (or a test) tells them apart.
- */
+/** Makes the lease wing's threads: daemons, so none keeps a JVM from exiting, named so thread dumps tell them apart. */
 public final class Daemons {
 
     private Daemons() {

@@ -22,10 +22,7 @@ public interface LeaseBook {
      */
     <T> T locked(String name, Locked<T> work) throws IOException;
 
-    /**
-     * {@link #locked(String, Locked)}, with an {@code IOException} after waiting {@code most} for the
-     * lock; a book that cannot lock ignores the bound.
-     */
+    /** {@link #locked(String, Locked)}, failing after {@code most} without the lock (a lockless book ignores it). */
     default <T> T locked(String name, java.time.Duration most, Locked<T> work) throws IOException {
         return locked(name, work);
     }

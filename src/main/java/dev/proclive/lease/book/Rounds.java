@@ -8,10 +8,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
- * One piece of work run again and again on one daemon thread, each run by a time and never later. {@code after} is
- * asked under this object's lock once the run is no longer running, so a run asked for while another ends is never
- * lost: either the caller sees none running and sets one, or {@code after} sees what the caller changed first. The
- * thread ends once {@code after} names none; what a run throws, an {@code Error} too, is the run's alone.
+ * Work repeated on one daemon thread, each run by its deadline. {@code after} is asked under this object's lock after
+ * each run, so a run asked for meanwhile is never lost: the caller sees none running and sets one, or {@code after}
+ * sees what it changed. The thread ends once {@code after} names none; a run's throw, an {@code Error} too, is its own.
  */
 public final class Rounds {
 
@@ -26,7 +25,6 @@ public final class Rounds {
     private long nextAt;
     /** Which run set is the one to run: one set before it was moved does nothing. */
     private long current;
-    /** The thread of the run under way; null when none is running. */
     private volatile Thread runner;
     private boolean closed;
 

@@ -10,13 +10,11 @@ import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
- * What the engine's parts (a grant's handle, its launcher, the watchers of kept grants, records and
- * holders) ask of it: its book, whether it is closing, a trusted read, and the writes of a lease's
- * life, each under the lease's lock and each first proving the record not rolled back below the guard.
+ * What the engine's parts (a grant's handle, its launcher, the watchers of kept grants, records and holders) ask of
+ * it. Each write of a lease's life holds its lock and first proves the record not rolled back below the guard.
  */
 interface LeaseLife {
 
-    /** The book every record is read from and written to. */
     LeaseBook book();
 
     /** Whether the store is closing: work in the background stops. */
@@ -35,24 +33,21 @@ interface LeaseLife {
     LeaseRecord renew(String name, long fence, Optional<Identity> holder) throws IOException;
 
     /**
-     * Where a spawned command left something behind (the kernel's word, or a token scan), the lease
-     * goes to that instead, and this returns false.
-     * @return true if ended at that fence (now or before); false, and nothing written, when there is
-     *         no record, or it is at another fence or another holder's
+     * What a spawned command left behind (the kernel's word, or a token scan) takes the lease instead: returns false.
+     * @return true if ended at that fence (now or before); false, and nothing written, when there is no record, or it
+     *         is at another fence or another holder's
      */
     boolean end(String name, long fence, End end) throws IOException;
 
     /**
-     * A reservation keeps its fence (the reserver never wrote under it); a held lease takes the next
-     * (the old writer's late writes must be refused).
+     * A reservation keeps its fence (the reserver never wrote under it); a held one takes the next: late writes fail.
      * @throws IllegalArgumentException if {@code to} is not ALIVE
      */
     LeaseRecord handOff(String name, long fence, Identity from, Identity to) throws IOException;
 
     /**
-     * How a grant is to be ended. {@code holder}: anyone's when empty; {@code verdict}: judged now
-     * when empty; {@code child}: a reservation's child that exited before the hand-off;
-     * {@code tracking}: asked before a token scan.
+     * How a grant is to be ended. {@code holder}: anyone's when empty; {@code verdict}: judged now when empty;
+     * {@code child}: a reservation's child that exited before hand-off; {@code tracking}: asked before a token scan.
      */
     record End(LeaseChange how, Optional<Identity> holder, OptionalLong exitCode, Optional<Verdict> verdict,
                Optional<Identity> child, Tracking tracking) {

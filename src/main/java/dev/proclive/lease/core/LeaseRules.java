@@ -16,10 +16,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
 
-/**
- * Who gets a lease: a pure function of the record, the request, the holder's verdict and token scan, the policy and the
- * time. No file, no process, no clock: the store gathers the facts.
- */
+/** Who gets a lease: a pure function of facts the store gathers (record, request, verdict, scan, policy, time). */
 final class LeaseRules {
 
     private LeaseRules() {
@@ -111,9 +108,8 @@ final class LeaseRules {
         if (v.liveness() == Liveness.ALIVE) {
             return new Held(v);
         }
-        // A reservation, or a DEAD holder's grant that came from one, belongs to its token's carriers: a re-forked
-        // daemon or a grandchild still writes under the fence. With a cgroup of its own, token or not, the kernel tells
-        // what was left inside. A reboot took them all.
+        // A reservation, or a DEAD holder's grant from one, belongs to its token's carriers (a re-forked daemon or a
+        // grandchild still writes under the fence), or to what the kernel says its cgroup holds. A reboot took all.
         boolean carried = (r.tokenDigest().isPresent() || r.cgroup().isPresent())
                 && (r.state() == LeaseRecord.State.RESERVED || v.liveness() == Liveness.DEAD);
         if (carried && v.reason() != dev.proclive.Reason.REBOOTED) {

@@ -8,9 +8,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * A spawned command's {@link Process} whose {@link #waitFor()} and {@link #onExit()} return once the store is done with
- * its end: a caller that then reads the record races no write. {@link #destroy()} and {@link #destroyForcibly()} stop
- * the whole tree where it runs in a cgroup of its own.
+ * A spawned command's {@link Process}: {@link #waitFor()} and {@link #onExit()} return once the store is done with
+ * its end, so a caller then reading the record races no write; {@code destroy} stops the whole tree in its own cgroup.
  */
 final class RecordedProcess extends Process {
 

@@ -24,10 +24,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
-/**
- * {@code LeaseStore.spawn} after the reservation: start, hand-off, the exit recorded. Once the command has started, the
- * answer is {@link Acquisition.Started}, whatever fails after.
- */
+/** {@code LeaseStore.spawn} past the reservation: once the command starts, it answers {@link Acquisition.Started}. */
 final class Spawner {
 
     /** How long stragglers told to stop with the command get to leave its cgroup, removed before the end is told. */
@@ -96,10 +93,7 @@ final class Spawner {
         }
     }
 
-    /**
-     * Runs {@code work} on its own thread, the caller's interrupt kept for later: an interrupt closes the hand-off's
-     * file channels, and a failed hand-off leaves a running child without its lease.
-     */
+    /** On its own thread: an interrupt closes the hand-off's file channels, leaving a running child unleased. */
     private static <T> T apart(Supplier<T> work) {
         boolean interrupted = Thread.interrupted();
         try {
@@ -140,10 +134,7 @@ final class Spawner {
         }
     }
 
-    /**
-     * {@code child} with the name its command gives it: read before the shell that enters the cgroup has become the
-     * command, it would be {@code sh}, and a record's holder is named for people.
-     */
+    /** {@code child} named for its command, not the {@code sh} entering the cgroup: a holder's name is for people. */
     private Identity named(Identity child) {
         return becomes.map(n -> new Identity(child.pid(), child.start(), child.boot(), child.host(), n, child.pidns(),
                 child.machine())).orElse(child);
@@ -155,10 +146,7 @@ final class Spawner {
         return new String(file, 0, Math.min(file.length, 15), StandardCharsets.UTF_8);
     }
 
-    /**
-     * Empty when the end is already recorded: a child that exits before the hand-off ends the lease as {@code exited}
-     * unless its token lives on. One that runs unidentified keeps it reserved.
-     */
+    /** Empty once the end is recorded: a child that exits before the hand-off ends it, unless its token lives on. */
     private Optional<Lease> handOff(Process p, Optional<Identity> child) throws IOException {
         if (child.isPresent()) {
             try {
@@ -187,10 +175,7 @@ final class Spawner {
         return Optional.of(reserved.tracked(tracking));
     }
 
-    /**
-     * Ends {@code lease} at {@code p}'s exit, while this JVM lives; where tracked, it follows the oldest process left
-     * behind. Completes once the end is written or could not be.
-     */
+    /** Ends {@code lease} at {@code p}'s exit while this JVM lives or, where tracked, follows what is left. */
     private CompletableFuture<Void> endWhenExited(Lease lease, Optional<Identity> child, Process p) {
         CompletableFuture<Void> recorded = new CompletableFuture<>();
         p.onExit().thenAcceptAsync(done -> {
@@ -202,8 +187,8 @@ final class Spawner {
                 } catch (IOException | RuntimeException e) {
                     // the record stays as it is: its holder is now DEAD, and the next newcomer proves it
                 }
-                // Also when the lease was lost meanwhile: removed before the end is told, as a launcher exits then
-                // (lease run does) and a cgroup left stays until the next spawn's sweep.
+                // Even if lost meanwhile: removed before the end is told, as a launcher (lease run) exits then, and a
+                // cgroup left behind stays until the next spawn's sweep.
                 if (followed) {
                     tracking.removeIfEmpty();
                 } else {
@@ -216,10 +201,7 @@ final class Spawner {
         return recorded;
     }
 
-    /**
-     * False when the lease went to what the command left behind, or is no longer this grant. A reservation the child
-     * claimed itself (after a failed hand-off) ends as the child's.
-     */
+    /** False if the lease went to what was left or is another grant; one the child claimed ends as the child's. */
     private boolean ended(Lease lease, Optional<Identity> child, int status) throws IOException {
         if (lease.exited(status)) {
             return true;

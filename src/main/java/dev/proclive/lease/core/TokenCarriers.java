@@ -71,7 +71,6 @@ final class TokenCarriers {
         return carriesDigestOf(holder, digest::equals);
     }
 
-    /** Whether {@code holder} carries a token whose digest {@code digests} takes. */
     Optional<Boolean> carriesDigestOf(Identity holder, Predicate<String> digests) {
         return carriesWhere(holder, value -> digests.test(Records.digest(value)));
     }
@@ -85,9 +84,8 @@ final class TokenCarriers {
     }
 
     /**
-     * A local cgroup's members carry the token whatever a daemon did to its environment; but a cgroup proves who is
-     * inside, never who left, so an empty one is removed and the token scanned for too. Only carriers of the reserver's
-     * user count.
+     * A local cgroup's members carry the token whatever a daemon did to its environment; a cgroup proves who is inside,
+     * never who left, so an empty one is removed and the token scanned for too. Only the reserver's user counts.
      *
      * @throws LeaseCorruptException if the record's {@code startedAfter} is not a start time of this boot: a floor
      *                               above every process would make any scan empty

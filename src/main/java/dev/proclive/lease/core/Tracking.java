@@ -22,7 +22,6 @@ record Tracking(Descendants descendants, boolean subreaper, Optional<Cgroup> cgr
     /** Tracking nothing: the scan is the proof. */
     static final Tracking NONE = new Tracking(Descendants.NONE, false, Optional.empty(), Optional.empty());
 
-    /** How long {@link #leftBehind} waits for a daemon's forks to settle. */
     private static final Duration SETTLE = Duration.ofMillis(300);
 
     boolean tracks() {

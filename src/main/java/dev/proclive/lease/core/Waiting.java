@@ -25,7 +25,6 @@ final class Waiting {
     private static final Duration LAST_LOCK = Duration.ofMillis(100);
     /** How long setting a ticket's time again waits for the lock: it is set again at the next look. */
     private static final Duration TICKET_LOCK = Duration.ofMillis(250);
-    /** How often a waiter queued behind another looks again, at most. */
     private static final Duration QUEUED_RECHECK = Duration.ofMillis(200);
     /** A clock seen going back (libfaketime steps the monotonic one too) costs a deadline one slice at most. */
     private static final Duration NAP_SLICE = Duration.ofMillis(250);
@@ -48,9 +47,8 @@ final class Waiting {
     }
 
     /**
-     * Asks again while the answer is {@link Acquisition.Held} or an {@link Acquisition.Undecided} that may change,
-     * until {@code wait} has passed on the pause's monotonic clock. A writer stopped inside its section ends the wait
-     * with an {@link IOException} at the deadline, never later.
+     * Asks again while {@link Acquisition.Held} or an {@link Acquisition.Undecided} that may change, until {@code wait}
+     * passes on the pause's clock; a writer stuck in its section ends it at the deadline with an {@link IOException}.
      *
      * @throws InterruptedIOException if the thread is interrupted while waiting
      */
@@ -142,9 +140,8 @@ final class Waiting {
                     if (eligible.isPresent()) {
                         nap(deadline, min(eligible.get(), nap), changed);
                     } else {
-                        // A DEAD holder whose token is not proven unused (its launcher may be ending the record, or
-                        // what made the scan incomplete may end), or one UNKNOWN here, which may still let the lease go
-                        // before the wait ends. Look again, soon at first.
+                        // DEAD, its token not proven unused (its launcher may be ending the record, or the scan's gap
+                        // may close), or UNKNOWN here and may still let go in time: look again, soon at first.
                         nap(deadline, min(recheck, nap), changed);
                         recheck = doubled(recheck, RECHECK);
                     }
