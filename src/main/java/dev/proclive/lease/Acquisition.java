@@ -8,9 +8,8 @@ import java.util.Optional;
 
 /**
  * What {@link LeaseStore#acquire}, {@link LeaseStore#reserve}, {@link LeaseStore#claim} or {@link LeaseStore#spawn}
- * decided: {@link Granted} (of a spawn: {@link Started}), {@link Held} by a live holder, {@link Undecided} because the
- * holder's end cannot be proven, {@link NotAlive} because the process it was asked for is not alive itself, or (of a
- * claim) {@link NotCarrier} because that process does not carry the reservation's token.
+ * decided: {@link Granted} (of a spawn: {@link Started}), {@link Held}, {@link Undecided}, {@link NotAlive} or (of a
+ * claim) {@link NotCarrier}.
  *
  * <pre>{@code
  * Acquisition a = store.acquire("build", owner);
@@ -48,9 +47,9 @@ public sealed interface Acquisition {
      * {@linkplain LeaseRecord.State#RESERVED reserved}: the process carries the token and can
      * {@linkplain LeaseStore#claim claim} it, and a newcomer's scan finds it. If the process exited before the
      * hand-off, the lease is already ended as {@code exited}. While this JVM lives and the store is open, the lease
-     * ends as {@code exited}, with the status, when the process exits, and {@link #process()}'s {@code waitFor} and
-     * {@code onExit} return only once that end is written (or could not be), so a record read after them says how the
-     * process ended. After a close nothing is written: the next newcomer proves the holder DEAD.
+     * ends as {@code exited}, with the status, when the process exits; {@link #process()}'s {@code waitFor} and
+     * {@code onExit} return only once that end is written (or could not be), so a record read after them says how it
+     * ended. After a close nothing is written: the next newcomer proves the holder DEAD.
      *
      * <pre>{@code
      * Acquisition a = store.spawn("build", new ProcessBuilder("make"));
@@ -130,8 +129,7 @@ public sealed interface Acquisition {
     }
 
     /**
-     * A claim for a process whose initial environment was read and holds no {@code PROCLIVE_LEASE_TOKEN} with the
-     * reservation's token; nothing was written.
+     * The claimer's initial environment was read and does not carry the reservation's token; nothing was written.
      *
      * @param verdict the claimer's verdict (it is ALIVE)
      */

@@ -12,7 +12,6 @@ import java.util.Optional;
  */
 public interface Lease extends AutoCloseable {
 
-    /** The lease's name. */
     String name();
 
     /** The fence of this grant: higher than any granted before it. */
@@ -50,9 +49,9 @@ public interface Lease extends AutoCloseable {
 
     /**
      * Ends the lease because its holder, a process this one started, exited with {@code exitCode}: the record says
-     * {@code exited}, with the status. A lease from a reservation is not ended while a process still carries its token
-     * (the holder daemonised: the outermost carrier becomes the holder), nor while processes keep ending under the scan
-     * for carriers: this then returns false.
+     * {@code exited}, with the status. A lease from a reservation is not ended (this returns false) while a process
+     * still carries its token (the holder daemonised: the outermost carrier becomes the holder), nor while processes
+     * keep ending under the scan for carriers.
      *
      * @return as {@link #release()}
      * @throws IOException if the files cannot be read or written
@@ -79,11 +78,10 @@ public interface Lease extends AutoCloseable {
 
     /**
      * Re-reads the record, for a check right before a protected write. A lease already known lost ({@link #lost()}
-     * done) is not read again: it throws for the first reason it was lost. So does a read that fails (no etcd member
-     * answered) once the grant is known lost meanwhile.
+     * done) is not read again: it throws for the first reason it was lost.
      *
      * @throws LeaseLostException if the lease is no longer this one's, carrying why
-     * @throws IOException        if the record cannot be read and the grant is not known lost
+     * @throws IOException        if the record cannot be read (no etcd member answered) and the grant is not known lost
      */
     void ensureValid() throws IOException;
 

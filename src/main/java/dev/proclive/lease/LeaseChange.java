@@ -3,8 +3,8 @@ package dev.proclive.lease;
 import java.util.Locale;
 
 /**
- * What happened to a grant: granted, or a way a grant ends or is lost. One vocabulary for a record's
- * {@linkplain LeaseRecord.Ending#how() end}, a {@linkplain LeaseLost#why() loss} as this JVM learned it, and a watch's
+ * What happened to a grant (granted, ended or lost): one vocabulary for a record's
+ * {@linkplain LeaseRecord.Ending#how() end}, a {@linkplain LeaseLost#why() loss} and a watch's
  * {@linkplain LeaseEvent#kind() event}.
  */
 public enum LeaseChange {

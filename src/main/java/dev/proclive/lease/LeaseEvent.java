@@ -22,19 +22,16 @@ public record LeaseEvent(LeaseChange kind, LeaseRecord record, Optional<LeaseRec
         Objects.requireNonNull(previous, "previous");
     }
 
-    /** What happened to the lease. */
     @Override
     public LeaseChange kind() {
         return kind;
     }
 
-    /** The record that shows it; for {@link LeaseChange#EXPIRED}, the last one seen before it went. */
     @Override
     public LeaseRecord record() {
         return record;
     }
 
-    /** The record the watch saw before this one; empty when this is the first it saw. */
     @Override
     public Optional<LeaseRecord> previous() {
         return previous;

@@ -3,9 +3,8 @@ package dev.proclive.lease;
 import java.io.IOException;
 
 /**
- * What a lease operation found that is not an I/O failure: the lease is no longer this holder's (lost), or its files
- * cannot be trusted (corrupt); there are no other kinds. Catch this to treat both alike; another {@link IOException} is
- * the file system's.
+ * What a lease operation found that is not an I/O failure: the lease was lost, or its files cannot be trusted
+ * (corrupt); no other kinds. Catch this to treat both alike; another {@link IOException} is the file system's.
  */
 public abstract class LeaseException extends IOException {
 
@@ -18,7 +17,6 @@ public abstract class LeaseException extends IOException {
         this.name = name;
     }
 
-    /** The lease's name. */
     public String name() {
         return name;
     }

@@ -2,11 +2,7 @@ package dev.proclive.lease;
 
 import java.util.Objects;
 
-/**
- * A lease is no longer this holder's: it was taken over, broken, expired, released or removed, its holder ended, or its
- * keep-alive went unconfirmed. {@link #lost()} says which; the message says it in words. Stop writing to what it
- * protected.
- */
+/** A lease is no longer this holder's, for the reason {@link #lost()} gives: stop writing to what it protected. */
 public final class LeaseLostException extends LeaseException {
 
     private static final long serialVersionUID = 1L;

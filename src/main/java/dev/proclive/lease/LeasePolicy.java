@@ -12,15 +12,13 @@ import java.util.Optional;
  * LeasePolicy policy = LeasePolicy.builder().ttl(Duration.ofMinutes(2)).takeUnknownAfterTtl(true).build();
  * }</pre>
  *
- * <p>By default ({@link #defaults()}) an UNKNOWN holder's lease is never taken over: UNKNOWN means "could not prove
- * it", and taking a live writer's lease is the worse mistake.
+ * <p>By {@link #defaults()} an UNKNOWN holder's lease is never taken over: UNKNOWN means "could not prove it", and
+ * taking a live writer's lease is the worse mistake. The TTL is written into every record a grant writes, and each
+ * record is judged by its own. A renewal keeps its record's TTL unless this policy's was
+ * {@linkplain #ttl(Duration) set explicitly}: a store opened with the defaults never shortens a promise another store
+ * made.
  *
- * <p>The TTL is written into every record a grant writes, and each record is judged by its own. A renewal keeps its
- * record's TTL unless this policy's was {@linkplain #ttl(Duration) set explicitly}: a store opened with the defaults
- * never shortens a promise another store made.
- *
- * <p>Immutable and thread-safe: each setting returns a copy with that setting changed, leaving this policy as it was.
- * {@link #builder()} starts a chain of settings and {@link #build()} ends it.
+ * <p>Immutable and thread-safe: each setting returns a copy with that setting changed.
  */
 public final class LeasePolicy {
 
@@ -74,18 +72,18 @@ public final class LeasePolicy {
 
     /**
      * A copy in which a {@linkplain LeaseStore#spawn spawned} command's descendants are (or are not) tracked by the
-     * kernel. On by default, so a command's end is recorded at once whatever else runs on the machine and whatever a
+     * kernel: on by default, so a command's end is recorded at once whatever else runs on the machine and whatever a
      * daemon it leaves does to its environment. Once this JVM is gone, that end is proven by the command's cgroup, if
-     * any, and a scan of every process's environment for its token; without tracking (then no cgroup is made), by the
-     * scan alone, also while this JVM lives. A busy machine (a build beside it) can keep a scan undecided.
+     * any, and a scan of every process's environment for its token; without tracking, by the scan alone, also while
+     * this JVM lives. A busy machine (a build beside it) can keep a scan undecided.
      *
      * <p>On Linux this JVM becomes a child subreaper ({@code PR_SET_CHILD_SUBREAPER}) at its first spawn, for the rest
-     * of its life: what any process it started leaves behind is re-parented to it instead of init and reaped when it
-     * ends; {@code ProcessHandle.current().children()} lists them, and a process this JVM starts from its main thread
-     * would count as a command's. Where the cgroup v2 hierarchy is writable (root, a delegated subtree), the command
-     * also starts in a cgroup of its own, named in the record and visible to every reader after this JVM is gone: it is
-     * started through {@code /bin/sh}, which moves itself into the cgroup and becomes the command (same pid, same
-     * environment); this JVM never moves. On macOS and Windows nothing changes.
+     * of its life: what any process it started leaves behind is re-parented to it, not init, and reaped when it ends;
+     * {@code ProcessHandle.current().children()} lists them, and a process this JVM starts from its main thread would
+     * count as a command's. Where the cgroup v2 hierarchy is writable (root, a delegated subtree), the command starts
+     * in a cgroup of its own, named in the record for every reader: through {@code /bin/sh}, which moves itself into
+     * the cgroup and becomes the command (same pid, same environment); this JVM never moves. On macOS and
+     * Windows nothing changes.
      *
      * @param track false to opt out: the JVM is never made a subreaper and no cgroup is made
      */

@@ -55,7 +55,6 @@ public record LeaseRecord(String name, long fence, State state, Identity holder,
                           Optional<String> startedAfter, Optional<Ending> ended, Optional<String> cgroup,
                           Optional<String> cgroupId) {
 
-    /** A record's state. */
     public enum State {
         /** Granted and not released. */
         HELD,

@@ -31,7 +31,7 @@ import java.util.function.Consumer;
 /**
  * Named single-writer leases, each held by a process identity, kept in a directory on this machine
  * ({@link Builder#directory(Path)}, {@link #open(Path)}) or in etcd for holders on several machines
- * ({@link Builder#etcd(List)}): the same methods and rules on both.
+ * ({@link Builder#etcd(List)}), with the same methods and rules.
  *
  * <pre>{@code
  * LeaseStore store = LeaseStore.open(Path.of(".state/leases"));
@@ -40,37 +40,36 @@ import java.util.function.Consumer;
  * }                                      // the record says "exited", with make's status
  * }</pre>
  *
- * <p>A lease is granted when it is free (no record, or a released one), again to the same holder (same fence:
+ * <p>A lease is granted when free (no record, or a released one), again to the same holder (same fence:
  * {@link Acquisition.Granted#again()}), and at once over a holder proven DEAD (exited, a zombie, its PID reused, the
- * machine rebooted), the old holder and verdict kept in the record's {@code previous}. It is never taken from an ALIVE
- * holder; an UNKNOWN holder keeps it unless the {@link LeasePolicy} takes UNKNOWN over and the record was not renewed
- * for its TTL. Each new grant gets a fence one higher than any before, also after a release, a
- * {@link #breakLease break} or the record's deletion by hand. A lease excludes other <em>holders</em>: two processes
- * acting for one holder (two hooks of one agent) share it.
+ * machine rebooted; the old holder and verdict kept in the record's {@code previous}). Never from an ALIVE holder; an
+ * UNKNOWN one keeps it unless the {@link LeasePolicy} takes UNKNOWN over and the record was not renewed for its TTL.
+ * Each new grant's fence is one higher than any before, also after a release, a {@link #breakLease break} or the
+ * record's deletion by hand. A lease excludes other <em>holders</em>: two processes acting for one holder (two hooks of
+ * one agent) share it.
  *
- * <p><b>Starting the writer under the lease.</b> {@link #spawn} {@linkplain #reserve reserves} the lease, starts the
- * child with the reservation in its environment and {@linkplain Lease#handOff hands it off}; if the launcher dies
- * first, the child {@linkplain #claim claims} it. A newcomer finding the reserver not ALIVE scans this host's processes
- * for the token and makes its carrier the holder; only a complete scan that finds none (the reserver DEAD) frees it.
+ * <p>{@link #spawn} {@linkplain #reserve reserves} the lease, starts the writer with the reservation in its environment
+ * and {@linkplain Lease#handOff hands it off}; if the launcher dies first, the child {@linkplain #claim claims} it. A
+ * newcomer finding the reserver not ALIVE makes the process on this host carrying the token the holder; only a complete
+ * scan that finds none (the reserver DEAD) frees it.
  *
- * <p>In a directory: {@code NAME.lease}, the record, replaced atomically (a reader never sees half a record; a writer
- * killed at any step leaves the old one or the new); {@code NAME.guard}, never deleted, holding the highest fence ever
- * granted; {@code .NAME.PID-START.RANDOM.tmp}, a record being written; {@code NAME.queue}, the waiters' tickets. A
- * directory the store creates is 0700; files are 0600 where the directory grants no group or other access. In a shared
- * directory each file gets, past the umask, read and write for each class of users that may write the directory and
- * read for one that may only read it — but no access to the guard — so a hook and its agent running as different users
- * can share a group-writable one (records 0664, guards 0660 in a {@code 02775} directory).
+ * <p>In a directory: {@code NAME.lease}, the record, replaced atomically (a writer killed at any step leaves the old
+ * one or the new); {@code NAME.guard}, never deleted, the highest fence granted; {@code .NAME.PID-START.RANDOM.tmp}, a
+ * record being written; {@code NAME.queue}, the waiters' tickets. A directory the store creates is 0700; files are 0600
+ * where the directory grants no group or other access. In a shared directory each file gets, past the umask, read and
+ * write for each class of users that may write the directory and read for one that may only read it (no access to the
+ * guard), so a hook and its agent running as different users can share a group-writable one (records 0664, guards 0660
+ * in a {@code 02775} directory).
  *
- * <p>Judging and writing happen one at a time, within a JVM (two paths to one directory share its lock) and across
- * processes: {@code flock(2)} ({@code LockFileEx} on Windows; on Linux and macOS it loads JNA) on a descriptor of the
- * store's own, which other code closing the guard, a second copy of this library or a bind mount cannot drop. It needs
- * write access (a reader cannot hold writers out) and is waited for no longer than the caller waits (5 s without a
- * wait, {@link #breakLease} included): a process stopped while holding it makes the others fail with an
- * {@link IOException}, never hang. Instances are thread-safe.
+ * <p>Judging and writing happen one at a time, within a JVM (two paths to one directory share a lock) and across
+ * processes: {@code flock(2)} ({@code LockFileEx} on Windows; JNA on Linux and macOS) on a descriptor of the store's
+ * own, which other code closing the guard, a second copy of this library or a bind mount cannot drop. It needs write
+ * access (a reader cannot hold writers out) and is waited for no longer than the caller waits (5 s without a wait,
+ * {@link #breakLease} included): a process stopped while holding it makes the others fail with an {@link IOException},
+ * never hang. Instances are thread-safe.
  *
- * <p>What a lease does not promise: holders on other hosts are never judged DEAD, only UNKNOWN; a directory with the
- * sticky bit (such as {@code /tmp} itself) cannot pass a lease from one user to another, since the kernel refuses to
- * replace another user's record there: only a file's maker may write it there.
+ * <p>Not promised: holders on other hosts are never judged DEAD, only UNKNOWN; a sticky directory (such as
+ * {@code /tmp}) cannot pass a lease between users, since the kernel lets only a record's maker replace it there.
  */
 public final class LeaseStore implements AutoCloseable {
 
@@ -93,7 +92,6 @@ public final class LeaseStore implements AutoCloseable {
     private static final Duration ETCD_CALL = Duration.ofSeconds(5);
 
     private final LeaseEngine engine;
-    /** The files of a store over a directory; empty on etcd. */
     private final Optional<LeaseFiles> files;
 
     private LeaseStore(LeaseEngine engine, Optional<LeaseFiles> files) {
@@ -107,8 +105,7 @@ public final class LeaseStore implements AutoCloseable {
     }
 
     /**
-     * A store over {@code dir} with {@link LeasePolicy#defaults()}, created if missing:
-     * {@code builder().directory(dir).build()}.
+     * {@code builder().directory(dir).build()}: a store over {@code dir}, created if missing, with the default policy.
      *
      * @throws NullPointerException  if {@code dir} is null
      * @throws NotDirectoryException if {@code dir} exists and is not a directory
@@ -119,8 +116,7 @@ public final class LeaseStore implements AutoCloseable {
     }
 
     /**
-     * A store to be built: over a {@linkplain Builder#directory directory}, or on {@linkplain Builder#etcd etcd} for
-     * holders on several machines.
+     * A store to be built: over a {@linkplain Builder#directory directory} or on {@linkplain Builder#etcd etcd}.
      *
      * <pre>{@code
      * LeaseStore files = LeaseStore.builder().directory(Path.of(".state/leases")).build();
@@ -171,12 +167,11 @@ public final class LeaseStore implements AutoCloseable {
         }
 
         /**
-         * The leases live in etcd (v3, through its JSON gateway), for holders on several machines: the same methods and
-         * rules, a record that expires when nobody keeps it alive, and fences from etcd's revisions: lease {@code NAME}
-         * is key {@code PREFIX NAME}, its fence the {@code mod_revision} of {@code PREFIX NAME.fence} (never deleted;
-         * no lease name ends in {@code .fence}). A holder on another machine is {@link Acquisition.Undecided} until its
-         * record expires. A member cut off from its majority grants nothing; no member answering is an
-         * {@link IOException}.
+         * The leases live in etcd (v3, through its JSON gateway): a record expires when nobody keeps it alive, and
+         * lease {@code NAME} is key {@code PREFIX NAME}, its fence the {@code mod_revision} of
+         * {@code PREFIX NAME.fence} (never deleted; no lease name ends in {@code .fence}). A holder on another machine
+         * is {@link Acquisition.Undecided} until its record expires. A member cut off from its majority grants nothing;
+         * no member answering is an {@link IOException}.
          *
          * @param endpoints {@code http://HOST:PORT} or {@code https://HOST:PORT} of the members, tried in turn; a user
          *                  or password goes in {@link #credentials}, never in a URI
@@ -214,8 +209,8 @@ public final class LeaseStore implements AutoCloseable {
         }
 
         /**
-         * Logs in to etcd as {@code user} (etcd's authentication), with {@code password}, which is copied: clear your
-         * array once this returns. Never put in a spawned command's environment.
+         * Logs in to etcd as {@code user} with {@code password}, which is copied (clear your array once this returns)
+         * and never put in a spawned command's environment.
          */
         public Builder credentials(String user, char[] password) {
             Objects.requireNonNull(user, "user");
@@ -230,10 +225,10 @@ public final class LeaseStore implements AutoCloseable {
 
         /**
          * Where a store on etcd keeps the highest revision it saw of each cluster (default: {@code $PROCLIVE_STATE_DIR}
-         * if absolute, else none). A later store refuses a cluster below its mark: it was restored from an older copy,
-         * and its fences would repeat ones handed out (a cluster wiped and remade with the same member names and
-         * addresses keeps its id: it is refused until its mark is deleted). Made owner-only if missing; one that is a
-         * link, another user's or writable by others is not used, and nothing fails for want of it.
+         * if absolute, else none). A later store refuses a cluster below its mark, restored from an older copy, whose
+         * fences would repeat ones handed out (one wiped and remade with the same member names and addresses keeps its
+         * id: refused until its mark is deleted). Made owner-only if missing; one that is a link, another user's or
+         * writable by others is not used, and nothing fails for want of it.
          */
         public Builder revisionMarks(Path dir) {
             this.revisionMarks = Optional.of(Objects.requireNonNull(dir, "dir"));
@@ -323,16 +318,15 @@ public final class LeaseStore implements AutoCloseable {
     }
 
     /**
-     * Lets go of what this store holds open. Its grants are kept no longer: on etcd they expire after their TTL (ended
-     * records stay as they are), and each lease still held through it is told so now ({@link Lease#lost()} completes,
-     * {@code UNCONFIRMED}), not once another may be granted it. Over a directory its grants stay fresh for their TTL; its waiters' places in the
-     * queues are taken out (what cannot be within 2 s for their locks lapses at its waiter's deadline); and a call that
-     * would lock a lease, a wait included, throws {@link IllegalStateException}. Writes under way are waited for (5 s
-     * at most for the session file's, as long again for the others): nothing lands in the directory after this returns,
-     * nor is a spawned command's end written. On either book nothing is granted through a closed store:
-     * {@code acquire}, {@code reserve}, {@code claim} and {@code spawn} throw {@link IllegalStateException}, a wait
-     * under way too, since nothing would keep the grant or tell its loss. Its leases are not released: release them
-     * first (over a directory a release after the close throws too). Closing twice does nothing more.
+     * Lets go of what this store holds open (twice does nothing more). Its grants are kept no longer, nor released
+     * (release them first). On etcd they expire after their TTL (ended records stay as they are), and each lease still
+     * held through it is told so now ({@link Lease#lost()} completes, {@code UNCONFIRMED}), not once another may be
+     * granted it. Over a directory its grants stay fresh for their TTL; its waiters' places in the queues are taken out
+     * (what cannot be within 2 s for their locks lapses at its waiter's deadline); a call that would lock a lease (a
+     * wait, a release) throws {@link IllegalStateException}; writes under way are waited for (5 s at most for the
+     * session file's, as long again for the others): nothing lands in the directory after this returns, nor is a
+     * spawned command's end written. On either, {@code acquire}, {@code reserve}, {@code claim} and {@code spawn} throw
+     * {@link IllegalStateException}, a wait under way too, since nothing would keep the grant or tell its loss.
      */
     @Override
     public void close() {
@@ -356,10 +350,10 @@ public final class LeaseStore implements AutoCloseable {
     }
 
     /**
-     * Like {@link #acquire(String, Identity)}, but while another holder is ALIVE, waits up to {@code wait} for it to
-     * end (seen the moment it exits, {@link LivenessChecker#onExit}; a release without an exit within 2 s), then judges
-     * again. An {@link Acquisition.Undecided} whose {@code eligibleAt} falls within the wait is waited for too. Waiters
-     * are served in the order they came; at the deadline it returns what it finds then.
+     * Like {@link #acquire(String, Identity)}, but while another holder is ALIVE, or {@link Acquisition.Undecided} with
+     * an {@code eligibleAt} within the wait, waits up to {@code wait} (an exit is seen at once,
+     * {@link LivenessChecker#onExit}; a release without an exit within 2 s), then judges again. Waiters are served in
+     * the order they came; at the deadline it returns what it finds then.
      *
      * @throws InterruptedIOException if the thread is interrupted while waiting
      * @throws IllegalStateException  if a store over a directory is closed, also while this waits (its place in the
@@ -371,7 +365,7 @@ public final class LeaseStore implements AutoCloseable {
     }
 
     /**
-     * Reserves lease {@code name}, judged as {@link #acquire}, for a process about to start: it is
+     * Reserves lease {@code name}, judged as {@link #acquire}, for a process about to start:
      * {@link LeaseRecord.State#RESERVED reserved} to {@code reserver} (the live process responsible for it, usually the
      * caller), with a new {@link Lease#token() token} to start the process with before
      * {@link Lease#handOff handing it off}.
@@ -393,11 +387,11 @@ public final class LeaseStore implements AutoCloseable {
 
     /**
      * The spawned process's side, for when its launcher died before handing the lease off: the reservation with
-     * {@code token} becomes {@code holder}'s, fence kept. Only a carrier can claim: {@code holder}'s initial
-     * environment must hold {@code PROCLIVE_LEASE_TOKEN=token}, else {@link Acquisition.NotCarrier}, nothing read or
-     * written (an environment that cannot be read proves nothing: the claim is judged as a newcomer's). Already
-     * {@code holder}'s: granted again. Otherwise judged as {@link #acquire} judges a newcomer, except that a claim
-     * never takes over (that is {@link Acquisition.Undecided}: acquire it instead).
+     * {@code token} becomes {@code holder}'s, fence kept. {@code holder}'s initial environment must hold
+     * {@code PROCLIVE_LEASE_TOKEN=token}, else {@link Acquisition.NotCarrier}, nothing read or written (an environment
+     * that cannot be read proves nothing: the claim is judged as a newcomer's). Already {@code holder}'s: granted
+     * again. Otherwise judged as {@link #acquire} judges a newcomer, except that a claim never takes over (that is
+     * {@link Acquisition.Undecided}: acquire it instead).
      *
      * @param token the reservation's token, from {@code PROCLIVE_LEASE_TOKEN}
      * @throws IllegalArgumentException if {@code name} is not a lease name or {@code token} is not 32 lowercase hex
@@ -412,10 +406,9 @@ public final class LeaseStore implements AutoCloseable {
     }
 
     /**
-     * The process a reservation's token was started in, as seen from this one: the outermost of this process and its
-     * unbroken line of ancestors that carry {@code token} in their initial environment. The holder to {@link #claim}
-     * for from below the spawned command (a hook it runs, or the command after {@code exec}). Empty when this process
-     * does not carry the token.
+     * The process a reservation's token was started in: the outermost of this process and its unbroken line of
+     * ancestors that carry {@code token} in their initial environment, or empty if this process does not. The holder to
+     * {@link #claim} for from below the spawned command (a hook it runs, or the command after {@code exec}).
      *
      * @throws IllegalArgumentException if {@code token} is not 32 lowercase hex digits
      */
@@ -424,7 +417,6 @@ public final class LeaseStore implements AutoCloseable {
         return engine.carrierOf(token);
     }
 
-    /** Refuses what is not a reservation's token (32 lowercase hex digits), touching nothing. */
     private static void checkToken(String token) {
         Objects.requireNonNull(token, "token");
         if (!Records.isToken(token)) {
@@ -436,22 +428,11 @@ public final class LeaseStore implements AutoCloseable {
     /**
      * Reserves lease {@code name} for {@code command}, starts it with the reservation in its environment
      * ({@code PROCLIVE_LEASE_TOKEN}, {@code _NAME}, {@code _DIR}, {@code _FENCE}) and hands the lease to it, fence
-     * kept: the caller may exit any time after this returns. While this JVM lives the lease ends as {@code exited},
-     * with the child's status, when the child exits; {@link Lease#exited} is for a caller that waits itself.
-     *
-     * <pre>{@code
-     * if (store.spawn("build", new ProcessBuilder("make").inheritIO()) instanceof Acquisition.Started started) {
-     *     int status = started.process().waitFor();   // the record says exited, with the status
-     * }
-     * }</pre>
-     *
-     * <p>What the command leaves behind holds the lease until it ends too. How that end is proven
-     * ({@link LeasePolicy#trackDescendants(boolean)}): by default the kernel, at once, while this JVM lives; without
-     * tracking, a scan of this machine's environments for the token as the command exits; once this JVM is gone, a
-     * newcomer's scan, and the command's cgroup where it has one. Once the command has started this returns
-     * {@link Acquisition.Started}, whatever fails after (see {@link Acquisition.Started#handOffFailure()}); if it
-     * cannot be started the reservation ends as {@code spawn_failed} and the exception is thrown. While the lease is
-     * reserved by a live process (this one included) another spawn is {@link Acquisition.Held}.
+     * kept: the caller may exit any time after this returns. How the lease ends when the child exits:
+     * {@link Acquisition.Started}; {@link Lease#exited} is for a caller that waits itself. What the command leaves
+     * behind holds the lease until it ends too (how that end is proven: {@link LeasePolicy#trackDescendants(boolean)}).
+     * If the command cannot be started the reservation ends as {@code spawn_failed} and the exception is thrown. While
+     * the lease is reserved by a live process (this one included) another spawn is {@link Acquisition.Held}.
      *
      * @return {@link Acquisition.Started}, or the reservation's refusal as it answered ({@link Acquisition.Held},
      *         {@link Acquisition.Undecided}, {@link Acquisition.NotAlive}); never {@link Acquisition.Granted}
@@ -484,8 +465,8 @@ public final class LeaseStore implements AutoCloseable {
     }
 
     /**
-     * Renews lease {@code name} at {@code fence}: its {@code renewedAt} becomes now. The record keeps the TTL it has
-     * unless this store's policy set one {@linkplain LeasePolicy#renewalTtl() explicitly}.
+     * Renews lease {@code name} at {@code fence}: its {@code renewedAt} becomes now, its TTL kept unless this store's
+     * policy set one {@linkplain LeasePolicy#renewalTtl() explicitly}.
      *
      * @return the record written
      * @throws LeaseLostException if the record is missing, released, or at another fence
@@ -510,9 +491,9 @@ public final class LeaseStore implements AutoCloseable {
 
     /**
      * The operator's override: releases lease {@code name} whoever holds it, fence kept (the next grant gets the one
-     * after); the record says it ended as {@code broken}, with the holder's verdict then. Also clears a record that
-     * cannot be trusted (not JSON, self-contradicting, rolled back, or a link or directory in its place): it is removed
-     * (on etcd its key deleted), and the fence stays above every fence granted. A name never taken is left as it is.
+     * after), ended as {@code broken} with the holder's verdict then. A record that cannot be trusted (not JSON,
+     * self-contradicting, rolled back, or a link or directory in its place) is removed (on etcd its key deleted), the
+     * fence kept above every fence granted. A name never taken is left as it is.
      *
      * @return the released record written; empty when there was no record, or the one there could not be trusted and
      *         was removed ({@link #read} threw {@link LeaseCorruptException} for it)
@@ -524,16 +505,14 @@ public final class LeaseStore implements AutoCloseable {
     }
 
     /**
-     * Keeps the grants of this machine's holders until interrupted or the store is closed (then it returns once its
-     * poll under way ends), as {@code proclive lease keep} does: each granted record whose holder is ALIVE here is kept
+     * Keeps the grants of this machine's holders, as {@code proclive lease keep} does, until interrupted or the store
+     * is closed (then it returns once its poll under way ends): each granted record whose holder is ALIVE here is kept
      * fresh, and ended ({@code exited}, with the verdict) the moment its holder dies, so a newcomer anywhere is granted
-     * at once instead of after the TTL; one whose holder is already DEAD here is ended when found. New grants are
-     * picked up every {@code poll}.
+     * at once instead of after the TTL; one whose holder is already DEAD here is ended when found.
      *
-     * <p>It never gives up: each failure (a member that does not answer, an answer that cannot be read, a grant that
-     * cannot be ended now) is said through {@code says} and tried again after a pause that grows to about a second;
-     * grants given up while etcd did not answer are kept again once it does, if still there. Its first line through
-     * {@code says} tells that it keeps.
+     * <p>It never gives up: each failure (a member not answering, an answer that cannot be read, a grant that cannot be
+     * ended now) is said through {@code says}, whose first line tells that it keeps, and tried again after a pause that
+     * grows to about a second; grants given up while etcd did not answer are kept again once it does, if still there.
      *
      * @param poll how often the grants are read again
      * @param says one line for a person at a time, from this thread
@@ -547,7 +526,7 @@ public final class LeaseStore implements AutoCloseable {
     }
 
     /**
-     * Tells {@code listener}, in order and one call at a time (on the store's event thread), each change of lease
+     * Tells {@code listener}, in order and one call at a time ({@link LeaseListener}), each change of lease
      * {@code name}'s record from now on by any process ({@link LeaseChange#GRANTED} and each way a grant ends) once the
      * write is durable, and {@code HOLDER_DIED} when this machine sees the record's holder end. A directory's record is
      * looked at every 100 ms, an etcd record when its watch says it changed (and every second besides); a grant that
