@@ -24,10 +24,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The grants a store keeps, all looked at every {@value #LOOK_MS} ms on one daemon thread so that a
- * loss is known within a second; the book keeps them fresh, a record is never rewritten for it.
- * Where records expire (etcd), another process's grant is ended the moment its holder dies, so that
- * nobody waits out its TTL (a spawned child's launcher ends its own, with the status).
+ * Kept grants, all looked at every {@value #LOOK_MS} ms by one daemon thread so a loss is known within a second. On
+ * etcd another process's grant ends as its holder dies, so nobody waits out its TTL (a launcher ends its own).
  */
 final class KeptGrants {
 
@@ -71,7 +69,6 @@ final class KeptGrants {
 
     private static final class Kept {
         final Grant grant;
-        /** Whether its book keeps it fresh (not once its holder ended). */
         volatile boolean keptFresh = true;
         /** The record's stamp when it was last read and found this grant's; null: read it at the next look. */
         volatile Object seen;
@@ -103,7 +100,7 @@ final class KeptGrants {
         if (namedByBook()) {
             book.keep(new LeaseBook.Grant(granted, 0));
         }
-        k.seen = book.writtenStamp(granted.name(), granted.fence()).orElse(null); // stamped as its one writer: not read back
+        k.seen = book.writtenStamp(granted.name(), granted.fence()).orElse(null); // as its one writer: not read back
         Kept before = kept.put(granted.name(), k);
         if (before != null) {
             before.cancel();
@@ -149,7 +146,7 @@ final class KeptGrants {
                 return; // UNKNOWN is not proven dead: its grant is left as it is
             }
             try {
-                // How it ended, where the kernel told the watch: the record keeps it ("its holder was killed by SIGKILL").
+                // how it ended, if the kernel told the watch, the record keeps ("its holder was killed by SIGKILL").
                 OptionalLong code = verdict.exit().filter(x -> x.code().isPresent())
                         .map(x -> OptionalLong.of(x.code().getAsInt())).orElse(OptionalLong.empty());
                 Verdict said = verdict.exit().map(x -> new Verdict(verdict.reason(), verdict.detail() + "; its holder "
@@ -183,9 +180,8 @@ final class KeptGrants {
     }
 
     /**
-     * The grant is written (again, when its holder asks again): a loss told of it before was of the grant as it was, and
-     * the lease for it now starts with none, kept by the book from this write (a session file's lapse is forgotten; one
-     * not told yet stays shared, as the grant is the same). Before {@link #keep}.
+     * Written (again, as its holder asked again): a loss told before was of the grant as it was; the lease starts with
+     * none, kept by the book from now (a session file's lapse forgotten; an untold one stays). Before {@link #keep}.
      */
     void grantWritten(String name, long fence, Identity holder) {
         losses.computeIfPresent(new Grant(name, fence, holder), (g, ref) -> {
@@ -228,10 +224,7 @@ final class KeptGrants {
         }
     }
 
-    /**
-     * Just renewed here: its stamp, taken while this store was its one writer (a later write by another
-     * shows another), spares the look a read; the session file keeps it by the TTL it has now.
-     */
+    /** Just renewed: its stamp as one writer's (another's write shows another) spares a read; kept by its new TTL. */
     void written(LeaseRecord record) {
         Kept k = kept.get(record.name());
         if (k != null && k.grant.equals(new Grant(record.name(), record.fence(), record.holder()))) {
@@ -255,8 +248,8 @@ final class KeptGrants {
     }
 
     /**
-     * Released or handed off through a lease of the grant: kept no more, its loss never told. Returns the loss future
-     * the grant had here, which may be another lease's (the grant written again for its holder) that is then to be told.
+     * Released or handed off through a lease of the grant: kept no more, its loss never told. Returns its loss future,
+     * which may be another lease's (the grant written again for its holder), then still to be told.
      */
     CompletableFuture<LeaseLost> release(String name, long fence, Identity holder) {
         WeakReference<CompletableFuture<LeaseLost>> ref = losses.remove(new Grant(name, fence, holder));
@@ -299,7 +292,6 @@ final class KeptGrants {
         k.seen = judge(g) ? stamp.orElse(null) : null; // taken before the read: a write after it is read next time
     }
 
-    /** Whether the book knows the grant unconfirmed: then its loss is told. */
     private boolean unconfirmed(Grant g) {
         if (!book.lost(g.name(), g.fence())) {
             return false;
@@ -380,10 +372,7 @@ final class KeptGrants {
         return next;
     }
 
-    /**
-     * What is kept here is kept no longer: each grant's holder is told now (unconfirmed), not once its TTL has run out,
-     * when someone else may be granted it. Other losses not yet known are never told.
-     */
+    /** Tells each kept grant's holder now, not after its TTL, when another may hold it; unknown losses stay untold. */
     void close() {
         closed = true;
         for (Kept k : List.copyOf(kept.values())) {

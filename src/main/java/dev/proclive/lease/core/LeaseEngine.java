@@ -40,10 +40,7 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.function.Consumer;
 
-/**
- * The one place that decides and writes a lease's life, knowing its book only through {@link LeaseBook}.
- * Every write first proves the record not rolled back below the guard ({@link #trusted}).
- */
+/** The one writer of leases' lives; each write first proves its record not rolled back ({@link #trusted}). */
 public final class LeaseEngine implements LeaseLife, AutoCloseable {
 
     /** Younger, an empty unnamed cgroup may be one another starter has made and not named yet. */
@@ -65,7 +62,6 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
     private final RecordWatches events;
     private final WaiterQueue queue;
     private final Waiting waits;
-    /** The digests of the tokens of the commands this engine spawned, the latest {@value #SPAWNS_KEPT}. */
     private final Map<String, Boolean> spawnedTokens = java.util.Collections.synchronizedMap(
             new java.util.LinkedHashMap<>(16, 0.75f, false) {
                 @Override
@@ -74,7 +70,6 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
                 }
             });
     private static final int SPAWNS_KEPT = 4096;
-    /** Grants told to nobody whose record could not be read back ({@link #grant}). */
     private final Set<Untold> untoldGrants = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final Rounds settling = new Rounds("proclive-lease-untold", this::settleUntold,
             () -> untoldGrants.isEmpty() ? OptionalLong.empty() : OptionalLong.of(System.nanoTime() + SETTLE_NANOS));
@@ -207,7 +202,6 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
         }
     }
 
-    /** Renews lease {@code name} at {@code fence}, whoever holds it. */
     public LeaseRecord renew(String name, long fence) throws IOException {
         return renew(name, fence, Optional.empty());
     }
@@ -226,8 +220,7 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
     /** The operator's override: ends the grant as broken and empties its queue (waiters keep asking, unordered). */
     public Optional<LeaseRecord> breakLease(String name) throws IOException {
         try {
-            // never taken (or gone): nothing to break, and nothing is made for it; but a record gone with its etcd
-            // lease may leave a queue, which break clears
+            // never taken or gone: nothing to break or make, but an etcd record gone with its lease may leave a queue
             if (!book.expires() && read(name).isEmpty() && book.highestFence(name).isEmpty()) {
                 return Optional.empty();
             }
@@ -346,7 +339,7 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
                 fresh = Optional.of(guard.freshUntil(current.orElseThrow()));
             }
         } while (d instanceof LeaseRules.Need);
-        if (d instanceof LeaseRules.Grant) { // a claim too: over a free lease it is a newcomer, its token no reservation
+        if (d instanceof LeaseRules.Grant) { // a claim too: on a free lease it is a newcomer, its token no reservation
             Optional<LeaseBook.Waiter> first = queue.ahead(name, guard, request.who(), current, now);
             if (first.isPresent()) {
                 // Free, but served in order: a waiter that came first is granted first.
@@ -404,10 +397,7 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
         return new Acquisition.Undecided(r, v, eligible, why);
     }
 
-    /**
-     * Lease {@code name} refused for the queue though it has no record (on etcd, gone with its etcd lease): shown
-     * released at the highest fence, naming as holder the waiter whose turn it is, and said so. Never written.
-     */
+    /** Refused for the queue with no record (etcd: expired): shown released at the highest fence, never written. */
     private Acquisition.Held expired(String name, long fence, LeaseBook.Waiter first, Instant now) {
         LeaseRecord turn = Records.released(Records.fenced(Records.granted(name, LeaseRecord.State.HELD, first.who(),
                 writer, now, policy.ttl(), Optional.empty(), Optional.empty(), OptionalLong.empty(), Optional.empty()),
@@ -420,10 +410,9 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
     }
 
     /**
-     * A grant whose write failed once its record was in place (its fence not forced, EIO; on etcd an
-     * answer lost) is told to nobody: it is ended, released, so that a holder nobody told holds nobody
-     * out; its fence stays used. Only the very record written here: on etcd, where nothing is locked,
-     * another caller may have been granted it again since, which rewrote it.
+     * A grant whose write failed with its record in place (fence not forced, EIO; etcd: answer lost) is told to nobody,
+     * so it is released, lest a holder nobody told hold everyone out; its fence stays used. Only the very record
+     * written here: on etcd, where nothing is locked, another caller may have been granted it again since.
      */
     private LeaseRecord grant(LeaseBook.Guard guard, Optional<LeaseRecord> before, LeaseRecord draft) throws IOException {
         try {
@@ -465,7 +454,6 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
         }
     }
 
-    /** Each grant told to nobody whose record could not be read back, once more; those the book answered for go. */
     private void settleUntold() {
         for (Untold untold : List.copyOf(untoldGrants)) {
             try {
@@ -507,9 +495,8 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
     }
 
     /**
-     * A fence below {@code highest} means a restored old copy (the guard only grows): renewing it would
-     * hand out a fence twice. Unless its holder is of an earlier boot, as a power loss leaves it (the
-     * guard is forced, the directory need not be): that holder is DEAD, and the next grant is safe.
+     * A fence below {@code highest} is a restored old copy (the guard only grows): renewing it reuses a fence. Unless
+     * its holder is of an earlier boot (a power loss: guard forced, directory not): DEAD, so a new grant is safe.
      */
     LeaseRecord trusted(String name, LeaseRecord granted, long highest) throws LeaseCorruptException {
         Optional<String> boot = introspector.bootId();
@@ -599,13 +586,11 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
     }
 
     /**
-     * What the lease may go to of what the command left (and what that started), live, as processes are
-     * read now, in the order it is offered: first those neither the cgroup nor the token will show once the
-     * supervisor is gone (a daemon that left the cgroup and cleared its environment), which only being the
-     * holder keeps; then those whose environment cannot be read here; then those the proofs show; last
-     * those that carry the token of another command this engine spawned (its orphan, which this subreaper
-     * adopted too). Each group's oldest first. Those the proofs show stay found by them when
-     * the holder ends; a second one neither shows does not (only one can be the holder).
+     * The live processes the command left (and their descendants), in the order the lease is offered, each group oldest
+     * first: those neither cgroup nor token will show once the supervisor is gone (a daemon that left the cgroup and
+     * cleared its environment), kept only by being the holder; those whose environment cannot be read here; those the
+     * proofs show; last, carriers of another spawned command's token (its orphans are this subreaper's too). The proofs
+     * find theirs again when the holder ends; of those neither shows, only the holder is kept.
      */
     private List<ProcessInfo> candidates(List<Long> left, LeaseRecord r, Tracking tracking) {
         Map<Long, List<Long>> children = new HashMap<>(); // one look at every process, not one per process left
@@ -640,10 +625,7 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
         return offered;
     }
 
-    /**
-     * Whether {@code p} carries the token of another command this engine spawned (not {@code r}'s): its orphans
-     * are this subreaper's too. A token from elsewhere, or a blanked one, tells nothing.
-     */
+    /** Whether {@code p} carries the token of another command spawned here: its orphans are this subreaper's too. */
     private boolean carriesAnother(ProcessInfo p, LeaseRecord r) {
         String own = r.tokenDigest().orElse("");
         return identified(p)
@@ -665,11 +647,10 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
     }
 
     /**
-     * Whether no process carries {@code r}'s token: a child that daemonised leaves its writer behind,
-     * and one found gets the lease. While a re-forking chain outruns the scan, a reservation goes to
-     * the exited {@code child} (DEAD), so it is judged by its carriers, never held on by the live
-     * reserver. A scan partial for good by other users' processes does not stop the end: the child's
-     * descendants run as the reserver's user, whose environments are read.
+     * Whether no process carries {@code r}'s token (a daemonised child leaves its writer behind; one found gets the
+     * lease). While a re-forking chain outruns the scan, a reservation goes to the exited {@code child} (DEAD), judged
+     * by its carriers, not held on by the live reserver. A scan partial for good (other users' processes) still ends
+     * it: the child's descendants run as the reserver's user, whose environments are read.
      */
     private boolean carriersGone(String name, LeaseBook.Guard guard, LeaseRecord r, Optional<Identity> child)
             throws IOException {

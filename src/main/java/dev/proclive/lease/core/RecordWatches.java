@@ -25,12 +25,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The store's watches on leases' records, for listeners: one run ({@code proclive-lease-events})
- * goes over every watch that is due, whatever their number — a directory's record every
- * {@value #POLL_MS} ms, read only when its stamp shows it replaced; an etcd record when its watch
- * says it changed, and every second besides — and tells each listener, in order, what changed
- * since its last read. The holder a granted record names is followed through the exit watch, so
- * that its death is told though nobody writes it.
+ * Listeners' watches, run by one thread: a directory's record every {@value #POLL_MS} ms (read only once its stamp
+ * changed), an etcd one when its watch fires and every second. The exit watch tells a holder's death nobody writes.
  */
 final class RecordWatches {
 
@@ -191,11 +187,7 @@ final class RecordWatches {
             events.forEach(this::tell);
         }
 
-        /**
-         * Follows the end of the holder the record names now, when it is another grant or holder
-         * than the one followed. A holder that cannot be judged here (another machine's) is not
-         * followed: its record's expiry says it.
-         */
+        /** Follows the end of the record's holder once it changes; another machine's is left to its record's expiry. */
         private void followHolder() {
             Optional<LeaseRecord> now = last.filter(LeaseRecord::granted);
             if (stopped || sameGrant(now, followed)) {
@@ -224,10 +216,7 @@ final class RecordWatches {
             });
         }
 
-        /**
-         * What the listener throws, an {@code Error} too (an assertion, an {@code OutOfMemoryError}
-         * it lives through), is its own failure: it is told the next event all the same.
-         */
+        /** A listener's throw, an {@code Error} too, is its own failure: it is told the next event all the same. */
         private void tell(LeaseEvent e) {
             if (stopped) {
                 return; // the listener closed its watch: nothing more, not even the rest of this look
@@ -272,7 +261,6 @@ final class RecordWatches {
         }
     }
 
-    /** Whether both are empty, or the same grant (fence) of the same holder. */
     private static boolean sameGrant(Optional<LeaseRecord> a, Optional<LeaseRecord> b) {
         if (a.isEmpty() || b.isEmpty()) {
             return a.isEmpty() && b.isEmpty();
@@ -280,11 +268,7 @@ final class RecordWatches {
         return a.get().fence() == b.get().fence() && Records.sameProcess(a.get().holder(), b.get().holder());
     }
 
-    /**
-     * What happened between two reads of one lease's record, oldest first: nothing for a renewal; a
-     * grant that came and went between them is told as {@link LeaseChange#GRANTED} with the
-     * later record, then how it ended. Pure.
-     */
+    /** Between two reads, oldest first: none for a renewal; a grant come and gone: GRANTED, then its end. Pure. */
     static List<LeaseEvent> between(Optional<LeaseRecord> before, Optional<LeaseRecord> after) {
         List<LeaseEvent> events = new ArrayList<>();
         if (after.isEmpty()) {

@@ -22,30 +22,19 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 
 /**
- * Each lease's waiters, served in the order they came: one ticket each in the book ({@link LeaseBook.Guard#waiters}),
- * written under the lease's lock. Tickets past their time, or whose waiting process or holder-to-be is DEAD, are
- * dropped, so a waiter killed -9 never holds the others up. A book that keeps no queue queues nothing.
+ * Each lease's waiters, served in the order they came: one ticket each ({@link LeaseBook.Guard#waiters}), under the
+ * lease's lock. Those past their time or of a DEAD waiter or holder-to-be are dropped: one killed -9 holds nobody up.
  */
 final class WaiterQueue {
 
     /** How long taking a ticket out waits for the lock: a ticket left behind lapses with its waiter. */
     private static final Duration DEQUEUE_LOCK = Duration.ofMillis(250);
-    /** How long a close waits for the locks of all the leases it has tickets in. */
     private static final Duration CLOSE_LOCKS = Duration.ofSeconds(2);
-    /**
-     * Where tickets do not lapse by themselves (a directory's), how far ahead a ticket's time is set and set again
-     * while its waiter waits: one whose waiter stopped (SIGSTOP, ^Z) holds nobody up longer.
-     */
+    /** How far ahead a directory ticket is set, again as its waiter waits: a stopped one (^Z) lapses after it. */
     static final Duration TICKET_LIFE = Duration.ofSeconds(10);
-    /**
-     * How long a ticket dated beyond {@link #TICKET_LIFE} (its waiter's clock ahead of this one) is believed while it
-     * stays unchanged: a waiter that waits sets it again every half of that life, a stopped one does not.
-     */
+    /** How long a ticket dated past {@link #TICKET_LIFE} (clock ahead) is believed unchanged: a waiter rewrites it. */
     private static final long UNCHANGED_NANOS = TICKET_LIFE.plusSeconds(5).toNanos();
-    /**
-     * How many waits of this JVM count each ticket, whichever store they wait through: two stores over one directory or
-     * prefix write as one process, so they share a ticket for the same holder-to-be.
-     */
+    /** Waits of this JVM per ticket: stores over one directory or prefix write as one process, so share tickets. */
     private static final Map<Ticket, Integer> WAITS = new ConcurrentHashMap<>();
 
     private final LeaseBook book;
@@ -54,18 +43,11 @@ final class WaiterQueue {
     private final Identity waiter;
     /** Of {@link #WAITS}, this store's: its close takes them out. */
     private final Map<Ticket, Integer> placed = new ConcurrentHashMap<>();
-    /**
-     * Tickets of this JVM whose take-out failed as their wait ended (no etcd member answered): tried again as any
-     * store of theirs waits, at most every {@link #STRANDED_RETRY_NANOS}; left, one would hold its queue while any wait
-     * of the JVM kept their shared etcd lease alive.
-     */
+    /** Failed take-outs (etcd unanswered): left, one holds its queue while any wait here keeps their etcd lease. */
     private static final Set<Ticket> STRANDED = ConcurrentHashMap.newKeySet();
     private static final long STRANDED_RETRY_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
     private volatile long strandedTriedAt = System.nanoTime();
-    /**
-     * Where the book keeps its queues ({@link LeaseBook#place}), taken as a wait first asks, once an etcd book has been
-     * answered (its cluster named), and kept: a ticket's count must be found again under the same key.
-     */
+    /** {@link LeaseBook#place}, read at the first wait (etcd names it once answered), kept: counts are keyed by it. */
     private volatile String store;
     private volatile boolean closed;
     /** Tickets of a clock ahead, with when this store first read each as it is ({@link System#nanoTime()}). */
@@ -83,10 +65,7 @@ final class WaiterQueue {
         this.waiter = waiter;
     }
 
-    /**
-     * Puts {@code who} at the end of lease {@code name}'s queue (once), until {@code until}; in a directory until
-     * {@link #TICKET_LIFE} from {@code now} at most, and {@link #stillWaiting} sets it again.
-     */
+    /** Queues {@code who} once, until {@code until}; in a directory for {@link #TICKET_LIFE} at most, then renewed. */
     void enqueue(String name, Identity who, Instant now, Instant until, Duration lock) throws IOException {
         retryStranded();
         Ticket ticket = new Ticket(store(), name, who);
@@ -172,10 +151,9 @@ final class WaiterQueue {
     }
 
     /**
-     * Takes out this process's ticket unless another wait of this JVM counts it again (seen under the lease's lock,
-     * which that wait's enqueue takes after counting). Runs with the interrupt cleared, then kept: an interrupted
-     * thread tries no lock or etcd call, and an etcd ticket does not lapse while another wait here keeps a ticket lease
-     * alive. A take-out failed on an interrupted thread is retried once: its connection may have closed under it.
+     * Takes out the ticket unless another wait here counts it again (seen under the lock, which its enqueue takes after
+     * counting). Interrupt cleared: an interrupted thread tries no lock or etcd call, and an etcd ticket does not lapse
+     * while another wait keeps the ticket lease alive. Retried once if interrupted: the connection may have closed.
      */
     private void takeOutAsWaitEnds(String name, Ticket ticket) {
         boolean interrupted = Thread.interrupted();
@@ -246,13 +224,12 @@ final class WaiterQueue {
     }
 
     /**
-     * In a directory, takes out this store's tickets that no other store's wait counts, and queues none after: a waiter
-     * the close refuses would hold every later one up until its deadline, its process alive. Any left after
-     * {@link #CLOSE_LOCKS} lapse so. On etcd a ticket lapses by itself, within seconds of its waiter's last word.
+     * In a directory, takes out this store's tickets no other store's wait counts and queues none after: a refused
+     * waiter would hold later ones up to its deadline, as those left after {@link #CLOSE_LOCKS} do; etcd's lapse alone.
      */
     void close() {
         if (book.expires()) {
-            List.copyOf(placed.keySet()).forEach(t -> unplace(t, true)); // its waits end: another store's take theirs out
+            List.copyOf(placed.keySet()).forEach(t -> unplace(t, true)); // its waits end: other stores take theirs out
             takeOutStranded(); // what is left, another store of the same place may try again
             return;
         }
@@ -297,12 +274,11 @@ final class WaiterQueue {
     }
 
     /**
-     * The first live waiter unless it is {@code who}; under the lease's lock. {@code who}'s own ticket stays: its
-     * waiter takes it out once answered, and a book that writes again must find it again. Where tickets do not lapse by
-     * themselves (a directory's), a waiter in another PID namespace or on another host keeps its ticket but holds
-     * nobody back: nothing here could see it die, and its ticket may last its whole {@code --wait}; and a ticket dated
-     * beyond a ticket's life (its waiter's clock ahead of this one) goes once this store has read it unchanged for
-     * {@link #UNCHANGED_NANOS}: its waiter stopped, and would hold everyone up as long as its clock is ahead.
+     * The first live waiter unless it is {@code who}, under the lease's lock; {@code who}'s ticket stays (its waiter
+     * takes it out once answered; a book writing again must find it). In a directory, a waiter in another PID namespace
+     * or host keeps its ticket but holds nobody back (nothing here sees it die; it may last its whole {@code --wait}),
+     * and one dated past a ticket's life goes once read unchanged for {@link #UNCHANGED_NANOS}: its waiter stopped, and
+     * would hold all up while its clock is ahead.
      */
     Optional<LeaseBook.Waiter> ahead(String name, LeaseBook.Guard guard, Identity who, Optional<LeaseRecord> current,
                                      Instant now) throws IOException {
@@ -341,10 +317,9 @@ final class WaiterQueue {
     }
 
     /**
-     * Whether {@code w}'s time is past. This process's own ticket lapses only once no wait here counts it: its time is
-     * by a wall clock, which may step forward under a wait timed on the monotonic one. On etcd another process's
-     * lapses with its etcd lease, or its waiter's death: its time is by that waiter's clock, which may be set otherwise
-     * (an hour behind this one's would let every caller here jump it).
+     * Whether {@code w}'s time is past. This process's own lapses only once no wait here counts it: a wall clock may
+     * step forward under a wait timed on the monotonic one. On etcd another's lapses only with its etcd lease or its
+     * waiter's death, not by its waiter's clock (one an hour behind would let every caller here jump it).
      */
     private boolean lapsed(String name, LeaseBook.Waiter w, Instant now) {
         if (Records.sameProcess(w.by(), waiter)) {
@@ -353,7 +328,6 @@ final class WaiterQueue {
         return now.isAfter(w.until()) && !book.expires();
     }
 
-    /** Whether {@code w}, its time past a ticket's life from {@code now}, has been read unchanged too long. */
     private boolean staleAhead(String name, LeaseBook.Waiter w, Instant now, long nanos) {
         if (book.expires() || !w.until().isAfter(now.plus(TICKET_LIFE))) {
             return false; // an etcd ticket lapses by its etcd lease; one within its life lapses by its time
