@@ -23,6 +23,8 @@ import java.util.Optional;
 public final class LeasePolicy {
 
     private static final Duration DEFAULT_TTL = Duration.ofSeconds(30);
+    /** The command line's nine digits of seconds: sums of a TTL in nanoseconds stay far from overflowing. */
+    private static final Duration MAX_TTL = Duration.ofSeconds(999_999_999);
     private static final LeasePolicy DEFAULTS = new LeasePolicy(DEFAULT_TTL, false, false, true);
 
     private final Duration ttl;
@@ -50,14 +52,17 @@ public final class LeasePolicy {
     /**
      * A copy with a grant or renewal fresh for {@code ttl}, set explicitly: renewals write it ({@link #renewalTtl()}).
      *
-     * @param ttl positive, whole milliseconds
+     * @param ttl positive, whole milliseconds, at most 999,999,999 seconds (about 31 years)
      * @throws NullPointerException     if {@code ttl} is null
-     * @throws IllegalArgumentException if the TTL is not positive or not whole milliseconds
+     * @throws IllegalArgumentException if the TTL is not positive, not whole milliseconds or longer than that
      */
     public LeasePolicy ttl(Duration ttl) {
         Objects.requireNonNull(ttl, "ttl");
         if (ttl.isNegative() || ttl.isZero()) {
             throw new IllegalArgumentException("ttl must be positive, got " + ttl);
+        }
+        if (ttl.compareTo(MAX_TTL) > 0) {
+            throw new IllegalArgumentException("ttl must be at most 999999999 s (about 31 years), got " + ttl);
         }
         if (ttl.toNanos() % 1_000_000 != 0) {
             throw new IllegalArgumentException("ttl is kept in whole milliseconds, got " + ttl);

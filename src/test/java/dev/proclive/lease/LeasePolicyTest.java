@@ -43,6 +43,11 @@ class LeasePolicyTest {
         assertThatThrownBy(() -> LeasePolicy.builder().ttl(Duration.ofNanos(1_500_000)).build())
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("ttl is kept in whole milliseconds, got PT0.0015S");
+        assertThatThrownBy(() -> LeasePolicy.builder().ttl(Duration.ofDays(110_000)).build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("ttl must be at most 999999999 s (about 31 years), got PT2640000H");
+        assertThat(LeasePolicy.builder().ttl(Duration.ofSeconds(999_999_999)).build().ttl())
+                .isEqualTo(Duration.ofSeconds(999_999_999));
         assertThatThrownBy(() -> LeasePolicy.builder().ttl(null)).isInstanceOf(NullPointerException.class)
                 .hasMessage("ttl");
     }
