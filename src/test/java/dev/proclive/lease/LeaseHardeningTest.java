@@ -398,4 +398,21 @@ class LeaseHardeningTest {
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("already locked");
         assertThat(granted(store.acquire("build", holder)).fence()).isEqualTo(1);
     }
+
+    @Test
+    void aHolderWhoseRecordNobodyCouldReadIsRefusedAndNothingIsWritten() throws IOException {
+        Identity me = ProcLive.current().orElseThrow();
+        Identity huge = new Identity(me.pid(), me.start(), me.boot(), me.host(), "x".repeat(LeaseJson.MAX_RECORD_BYTES),
+                me.pidns(), me.machine());
+
+        assertThatThrownBy(() -> store.acquire("big", huge)).isInstanceOf(IOException.class)
+                .hasMessageContaining("lease big: its record would hold")
+                .hasMessageContaining("more than the 1048576 bytes a reader takes");
+
+        assertThat(dir.resolve("big.lease")).doesNotExist();
+        assertThat(store.read("big")).isEmpty();
+        try (Lease lease = granted(store.acquire("big", me))) { // nobody is shut out
+            assertThat(lease.isValid()).isTrue();
+        }
+    }
 }

@@ -27,6 +27,9 @@ import java.util.regex.Pattern;
  */
 public final class LeaseJson {
 
+    /** What a reader takes of a record, in bytes: {@link #stored} writes none larger, so none is written unreadable. */
+    public static final int MAX_RECORD_BYTES = 1 << 20;
+
     /** One line, as written to disk. */
     public static String write(LeaseRecord r) {
         return write(r, Optional.empty(), Optional.empty());
@@ -50,6 +53,21 @@ public final class LeaseJson {
             throw new java.io.UncheckedIOException("a StringWriter does not fail", e);
         }
         return text.toString();
+    }
+
+    /**
+     * The record as a book stores it: one line of UTF-8.
+     *
+     * @throws IOException if it would hold more than {@link #MAX_RECORD_BYTES} (a holder's identity of a megabyte),
+     *                     before anything is written: a record nobody can read would shut its lease until broken
+     */
+    public static byte[] stored(LeaseRecord r) throws IOException {
+        byte[] bytes = (write(r) + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        if (bytes.length > MAX_RECORD_BYTES) {
+            throw new IOException("lease " + r.name() + ": its record would hold " + bytes.length + " bytes, more than the "
+                    + MAX_RECORD_BYTES + " bytes a reader takes; the identities in it are too large");
+        }
+        return bytes;
     }
 
     private static void fields(JsonGenerator g, LeaseRecord r) throws IOException {

@@ -483,7 +483,7 @@ public final class EtcdBook implements LeaseBook {
             Etcd.Outcome o;
             Instant sent = clock.instant();
             try {
-                o = write(List.of(new Etcd.Put(recordKey(name), bytes(r), lease)));
+                o = write(List.of(new Etcd.Put(recordKey(name), LeaseJson.stored(r), lease)));
             } finally {
                 if (shared) {
                     keepAlive.answered(lease);
@@ -500,12 +500,13 @@ public final class EtcdBook implements LeaseBook {
 
         @Override
         public LeaseRecord grant(LeaseRecord r) throws IOException {
+            byte[] bytes = LeaseJson.stored(Records.fenced(r, 0));
             long lease = keepAlive.shared(r.ttl());
             Etcd.Outcome o;
             Instant sent = clock.instant();
             try {
                 o = write(List.of(new Etcd.Put(fenceKey(name), name.getBytes(StandardCharsets.UTF_8), 0),
-                        new Etcd.Put(recordKey(name), bytes(Records.fenced(r, 0)), lease)));
+                        new Etcd.Put(recordKey(name), bytes, lease)));
             } finally {
                 keepAlive.answered(lease);
             }
@@ -604,7 +605,4 @@ public final class EtcdBook implements LeaseBook {
         }
     }
 
-    private static byte[] bytes(LeaseRecord r) {
-        return (LeaseJson.write(r) + "\n").getBytes(StandardCharsets.UTF_8);
-    }
 }

@@ -63,7 +63,7 @@ public final class LeaseFiles implements LeaseBook {
     private static final long CLEAN_BUDGET_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
     /** The largest record (or queue) read: a record is a few hundred bytes. */
-    private static final int MAX_RECORD_BYTES = 1 << 20;
+    private static final int MAX_RECORD_BYTES = LeaseJson.MAX_RECORD_BYTES;
 
     /** The largest guard read: 19 digits and a newline, with room for spaces. */
     private static final int MAX_GUARD_BYTES = 40;
@@ -759,8 +759,7 @@ public final class LeaseFiles implements LeaseBook {
     /** Unless the directory is forced a power loss may lose the latest record, never a fence: the guard is forced. */
     private void replace(String name, LeaseRecord record) throws IOException {
         long confirmedAt = SessionFile.nanosAsOf(record.renewedAt(), record.ttl(), clock); // not when a slow write lands
-        writeOver(name, dir.resolve(name + ".lease"), (LeaseJson.write(record) + "\n").getBytes(StandardCharsets.UTF_8),
-                false, tmp -> beforeReplace.run());
+        writeOver(name, dir.resolve(name + ".lease"), LeaseJson.stored(record), false, tmp -> beforeReplace.run());
         if (forceDirectory) {
             forceDirectory();
         }
