@@ -87,9 +87,9 @@ public interface Lease extends AutoCloseable {
 
     /**
      * Completes the moment this JVM knows the grant is gone, with why ({@link LeaseLost#why()}): within a second of the
-     * write that shows it. Never completes for a lease released or handed off through this JVM, nor after its store is
-     * closed. Each call returns a new future: cancelling one cancels nothing else. Dependents run on the JDK's
-     * asynchronous pool, never the store's thread: one that blocks holds up no other loss.
+     * write that shows it, and as its store closes if it is still kept ({@code UNCONFIRMED}). Never completes for a
+     * lease released or handed off through this JVM. Each call returns a new future: cancelling one cancels nothing
+     * else. Dependents run on a thread of their own for each loss, never the store's: one that blocks holds up no other.
      *
      * <pre>{@code
      * lease.lost().thenAccept(l -> writer.stop(l.detail()));   // a writer without its lease steps down

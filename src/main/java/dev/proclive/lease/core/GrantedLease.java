@@ -6,6 +6,7 @@ import dev.proclive.lease.LeaseChange;
 import dev.proclive.lease.LeaseLost;
 import dev.proclive.lease.LeaseLostException;
 import dev.proclive.lease.LeaseRecord;
+import dev.proclive.lease.book.Daemons;
 import dev.proclive.lease.book.Records;
 import java.io.IOException;
 import java.util.Optional;
@@ -14,6 +15,9 @@ import java.util.concurrent.CompletableFuture;
 
 /** A {@link Lease} as the engine grants it. Thread-safe. */
 final class GrantedLease implements Lease {
+
+    /** A thread for each loss told: a dependent that blocks (a writer stopping) holds up no other loss. */
+    private static final java.util.concurrent.Executor TOLD = Daemons.onThreadOf("proclive-lease-told");
 
     private final LeaseLife engine;
     private final KeptGrants keptGrants;
@@ -147,7 +151,7 @@ final class GrantedLease implements Lease {
         CompletableFuture<LeaseLost> told = new CompletableFuture<>();
         lost.whenComplete((why, e) -> {
             if (e == null) {
-                told.completeAsync(() -> why);
+                told.completeAsync(() -> why, TOLD); // not the JDK's pool: its few threads may all be blocked
             } else {
                 told.completeExceptionally(e);
             }
