@@ -148,9 +148,9 @@ class JarIT {
                 }
             }
             assertThat(garbled).as("pages with U+FFFD in them").isEmpty();
-            String store = new String(jar.getInputStream(jar.stream().filter(e -> e.getName().endsWith("lease/LeaseStore.html"))
+            String procLive = new String(jar.getInputStream(jar.stream().filter(e -> e.getName().endsWith("proclive/ProcLive.html"))
                     .findFirst().orElseThrow()).readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-            assertThat(store).as("an em dash of the sources, as it is").contains("\u2014");
+            assertThat(procLive).as("an em dash of the sources, as it is").contains("\u2014");
         }
     }
 
