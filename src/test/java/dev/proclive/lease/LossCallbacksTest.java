@@ -48,14 +48,13 @@ class LossCallbacksTest {
             for (int i = 0; i < 4; i++) {
                 Lease lease = ((Acquisition.Granted) store.acquire("build-" + i, self)).lease();
                 lease.lost().thenRun(() -> {
-                    threads.add(Thread.currentThread().getName());
                     try {
                         stepDown.await(); // a writer that takes its time to stop
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                     }
                 });
-                told.add(lease.lost());
+                told.add(lease.lost().whenComplete((l, e) -> threads.add(Thread.currentThread().getName())));
             }
             try (LeaseStore operator = LeaseStore.open(tmp)) {
                 for (int i = 0; i < 4; i++) {
