@@ -88,6 +88,35 @@ class ManyKeptGrantsTest {
         }
     }
 
+    /**
+     * A grant is said lost 3/4 of its TTL after its last confirmation, and a newcomer may take it after the TTL: looks a
+     * quarter second apart left a TTL under a second no margin (told up to 130 ms after a newcomer was granted).
+     */
+    @Test
+    void aShortTtlIsLookedAtEveryEighthOfIt() throws Exception {
+        Identity self = ProcLive.current().orElseThrow();
+        Counting book = new Counting(LeaseFiles.open(tmp.resolve("leases"), self, id -> false, false, Platform.fileLocker())) {
+            @Override
+            public boolean lost(String name, long fence) {
+                return false; // kept whatever this machine's load does to its renewals: only the looks are counted
+            }
+        };
+        LeasePolicy policy = LeasePolicy.builder().ttl(Duration.ofMillis(400)).build();
+        try (LeaseEngine keeper = new LeaseEngine(book, policy, self, LivenessChecker.system(), Clock.systemUTC(), Pause.REAL,
+                Descendants.NONE)) {
+            Lease lease = ((Acquisition.Granted) keeper.acquire("short", self)).lease();
+            int before = book.stamps.get();
+            long from = System.nanoTime();
+            Thread.sleep(1000);
+            int looks = book.stamps.get() - before;
+            long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - from);
+            // every 50 ms; every 250 ms gave at most 5 a second
+            assertThat(looks).as("looks at a grant of TTL 400 ms in %d ms", elapsedMs).isGreaterThanOrEqualTo(
+                    (int) (elapsedMs / 100));
+            assertThat(lease.isValid()).isTrue();
+        }
+    }
+
     @Test
     void recordsThisStoreWroteAreNotReadBackByItsLooks() throws Exception {
         Identity self = ProcLive.current().orElseThrow();
@@ -396,7 +425,7 @@ class ManyKeptGrantsTest {
     }
 
     /** A directory's book that counts what its store reads of it, and how often it asks what changed. */
-    static final class Counting extends ForwardingBook {
+    static class Counting extends ForwardingBook {
         final AtomicInteger reads = new AtomicInteger();
         final AtomicInteger stamps = new AtomicInteger();
         final AtomicInteger writes = new AtomicInteger();

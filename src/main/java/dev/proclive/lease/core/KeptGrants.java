@@ -24,13 +24,16 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Kept grants, all looked at every {@value #LOOK_MS} ms by one daemon thread so a loss is known within a second. On
+ * Kept grants, all looked at every {@value #LOOK_MS} ms (an eighth of the shortest TTL, if less) by one daemon thread so
+ * a loss is known within a second, and before a newcomer may take the lease after its TTL. On
  * etcd another process's grant ends as its holder dies, so nobody waits out its TTL (a launcher ends its own).
  */
 final class KeptGrants {
 
     static final long LOOK_MS = 250;
     private static final long LOOK_NANOS = TimeUnit.MILLISECONDS.toNanos(LOOK_MS);
+    /** Looks no closer together than this, whatever the TTL. */
+    private static final long SHORTEST_LOOK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
     private final LeaseLife engine;
     private final LeaseBook book;
@@ -41,7 +44,7 @@ final class KeptGrants {
     /** Each grant's loss, held weakly: a grant whose leases are all gone leaves nothing behind. */
     private final Map<Grant, WeakReference<CompletableFuture<LeaseLost>>> losses = new ConcurrentHashMap<>();
     private final Rounds looks = new Rounds("proclive-lease-look", this::lookAtAll,
-            () -> kept.isEmpty() ? OptionalLong.empty() : OptionalLong.of(System.nanoTime() + LOOK_NANOS));
+            () -> kept.isEmpty() ? OptionalLong.empty() : OptionalLong.of(System.nanoTime() + lookEvery()));
     /** etcd records whose watch fired (a change, or a break), to read when due. */
     private final Map<String, ToRead> toRead = new ConcurrentHashMap<>();
     /** Never on the look's thread, which a slow answer would hold up. */
@@ -73,9 +76,16 @@ final class KeptGrants {
         /** The record's stamp when it was last read and found this grant's; null: read it at the next look. */
         volatile Object seen;
         volatile CompletableFuture<Void> watch;
+        /** An eighth of its TTL, at most {@link #LOOK_NANOS}: the grant is said lost after 3/4 of it unconfirmed. */
+        volatile long lookNanos;
 
-        Kept(Grant grant) {
+        Kept(Grant grant, Duration ttl) {
             this.grant = grant;
+            seenTtl(ttl);
+        }
+
+        void seenTtl(Duration ttl) {
+            lookNanos = Math.max(SHORTEST_LOOK_NANOS, Math.min(LOOK_NANOS, ttl.toNanos() / 8));
         }
 
         void cancel() {
@@ -96,7 +106,7 @@ final class KeptGrants {
                     Losses.closed(granted.fence(), Optional.of(granted.holder())));
             return;
         }
-        Kept k = new Kept(new Grant(granted.name(), granted.fence(), granted.holder()));
+        Kept k = new Kept(new Grant(granted.name(), granted.fence(), granted.holder()), granted.ttl());
         if (namedByBook()) {
             book.keep(new LeaseBook.Grant(granted, 0));
         }
@@ -112,7 +122,7 @@ final class KeptGrants {
             return;
         }
         sweepLosses();
-        looks.in(LOOK_NANOS); // one set sooner stays: a new grant is looked at with the others
+        looks.in(lookEvery()); // one set sooner stays: a new grant is looked at with the others
         if (book.expires()) {
             watch(k);
             if (granted.tokenDigest().isEmpty() && !Records.sameProcess(granted.holder(), writer)) {
@@ -274,6 +284,14 @@ final class KeptGrants {
         }
     }
 
+    private long lookEvery() {
+        long every = LOOK_NANOS;
+        for (Kept k : kept.values()) {
+            every = Math.min(every, k.lookNanos);
+        }
+        return every;
+    }
+
     private void lookAtAll() {
         for (Kept k : kept.values()) {
             Daemons.surviving(() -> look(k)).run();
@@ -313,6 +331,9 @@ final class KeptGrants {
         if (now.isPresent() && now.get().granted() && now.get().fence() == g.fence()
                 && Records.sameProcess(now.get().holder(), g.holder())) {
             Kept k = kept.get(g.name());
+            if (k != null && k.grant.equals(g)) {
+                k.seenTtl(now.get().ttl());
+            }
             if (k != null && k.grant.equals(g) && k.keptFresh && namedByBook()) {
                 // by the TTL it has now: a renewal elsewhere may have set another
                 book.keep(new LeaseBook.Grant(now.get(), 0));
