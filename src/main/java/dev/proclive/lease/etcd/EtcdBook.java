@@ -167,7 +167,6 @@ public final class EtcdBook implements LeaseBook {
         } catch (LeaseCorruptException e) {
             corrupt = Optional.of(e);
         }
-        record.ifPresent(r -> keepAlive.seen(r, lease));
         return remember(name, new Snapshot(record, corrupt, recordRevision, lease, fenceRevision, o.revision()));
     }
 

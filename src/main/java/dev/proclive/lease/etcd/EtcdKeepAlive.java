@@ -2,7 +2,6 @@ package dev.proclive.lease.etcd;
 
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.LeaseBook.Grant;
-import dev.proclive.lease.book.Records;
 import dev.proclive.lease.book.Rounds;
 import dev.proclive.etcd.Etcd;
 import java.io.IOException;
@@ -160,21 +159,6 @@ final class EtcdKeepAlive {
         t.usedAt = System.nanoTime();
         held.put(r.name(), new Held(new Grant(r, lease), false));
         start();
-    }
-
-    /**
-     * A kept grant's record read on another etcd lease (renewed by another process at another TTL, on that process's
-     * lease): that one is kept alive too, else the record would go with it while its holder here keeps the grant.
-     */
-    synchronized void seen(LeaseRecord r, long lease) {
-        Held h = held.get(r.name());
-        if (h == null || h.lost() || lease == 0 || h.grant().session() == lease || !r.granted()) {
-            return;
-        }
-        LeaseRecord k = h.grant().record();
-        if (k.fence() == r.fence() && Records.sameProcess(k.holder(), r.holder())) {
-            keep(r, lease);
-        }
     }
 
     boolean keeping(String name, long fence) {
