@@ -399,20 +399,36 @@ class LeaseHardeningTest {
         assertThat(granted(store.acquire("build", holder)).fence()).isEqualTo(1);
     }
 
+    /**
+     * A holder whose identity is a megabyte (its name) was granted, and its record then read by nobody: every caller
+     * was refused the lease as corrupt, even after the holder exited, until a break. An identity a record cannot keep
+     * is refused before anything is written; one just within it is granted, ended, broken and taken over.
+     */
     @Test
-    void aHolderWhoseRecordNobodyCouldReadIsRefusedAndNothingIsWritten() throws IOException {
+    void anIdentityARecordCannotKeepIsRefusedAndOneWithinItLeavesTheLeaseUsable() throws IOException {
         Identity me = ProcLive.current().orElseThrow();
         Identity huge = new Identity(me.pid(), me.start(), me.boot(), me.host(), "x".repeat(LeaseJson.MAX_RECORD_BYTES),
                 me.pidns(), me.machine());
 
         assertThatThrownBy(() -> store.acquire("big", huge)).isInstanceOf(IOException.class)
-                .hasMessageContaining("lease big: its record would hold")
-                .hasMessageContaining("more than the 1048576 bytes a reader takes");
-
+                .hasMessageContaining("lease big: the holder's identity takes")
+                .hasMessageContaining("more than the 16384 a record keeps for one");
+        assertThatThrownBy(() -> store.acquire("big", huge, Duration.ofSeconds(1))).isInstanceOf(IOException.class)
+                .hasMessageContaining("lease big: the waiter's identity takes");
         assertThat(dir.resolve("big.lease")).doesNotExist();
+        assertThat(dir.resolve("big.queue")).doesNotExist();
         assertThat(store.read("big")).isEmpty();
+
+        Identity within = new Identity(me.pid(), me.start(), me.boot(), me.host(),
+                "x".repeat(LeaseJson.MAX_IDENTITY_BYTES - 400), me.pidns(), me.machine());
+        Lease first = granted(store.acquire("big", within));
+        assertThat(first.release()).isTrue();
+        Lease second = granted(store.acquire("big", within));
+        assertThat(store.breakLease("big")).isPresent();
+        assertThat(second.isValid()).isFalse();
         try (Lease lease = granted(store.acquire("big", me))) { // nobody is shut out
             assertThat(lease.isValid()).isTrue();
+            assertThat(lease.fence()).isEqualTo(3);
         }
     }
 }

@@ -30,6 +30,39 @@ public final class LeaseJson {
     /** What a reader takes of a record, in bytes: {@link #stored} writes none larger, so none is written unreadable. */
     public static final int MAX_RECORD_BYTES = 1 << 20;
 
+    /**
+     * What one identity may take as JSON ({@link #bounded}): a record holds up to three and verdicts quoting them, and
+     * one it was granted in must still fit once ended, broken or taken over. A process's own is a few hundred bytes.
+     */
+    public static final int MAX_IDENTITY_BYTES = 16 << 10;
+
+    /** {@link #stored}'s refusal: the record would hold more than a reader takes. */
+    public static final class TooLarge extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        TooLarge(String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * {@code who}, if it takes at most {@link #MAX_IDENTITY_BYTES} as JSON.
+     *
+     * @throws IOException naming lease {@code name} and {@code role} if it takes more, before anything is written
+     */
+    public static Identity bounded(String name, String role, Identity who) throws IOException {
+        java.io.StringWriter text = new java.io.StringWriter(256);
+        try (JsonGenerator g = IdentityStream.FACTORY.createGenerator(text)) {
+            IdentityStream.write(g, who);
+        }
+        int bytes = text.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        if (bytes > MAX_IDENTITY_BYTES) {
+            throw new IOException("lease " + name + ": the " + role + "'s identity takes " + bytes + " bytes as JSON, more"
+                    + " than the " + MAX_IDENTITY_BYTES + " a record keeps for one");
+        }
+        return who;
+    }
+
     /** One line, as written to disk. */
     public static String write(LeaseRecord r) {
         return write(r, Optional.empty(), Optional.empty());
@@ -64,7 +97,7 @@ public final class LeaseJson {
     public static byte[] stored(LeaseRecord r) throws IOException {
         byte[] bytes = (write(r) + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8);
         if (bytes.length > MAX_RECORD_BYTES) {
-            throw new IOException("lease " + r.name() + ": its record would hold " + bytes.length + " bytes, more than the "
+            throw new TooLarge("lease " + r.name() + ": its record would hold " + bytes.length + " bytes, more than the "
                     + MAX_RECORD_BYTES + " bytes a reader takes; the identities in it are too large");
         }
         return bytes;

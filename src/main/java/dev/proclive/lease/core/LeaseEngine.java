@@ -14,6 +14,7 @@ import dev.proclive.lease.LeasePolicy;
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.Cgroup;
 import dev.proclive.lease.book.LeaseBook;
+import dev.proclive.lease.book.LeaseJson;
 import dev.proclive.lease.book.LeaseNames;
 import dev.proclive.lease.book.Records;
 import dev.proclive.lease.book.Rounds;
@@ -112,14 +113,15 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
     }
 
     public Acquisition acquire(String name, Identity holder) throws IOException {
-        return ask(name, holder, LeaseRules.Request.acquire(holder));
+        return ask(name, LeaseJson.bounded(name, "holder", holder), LeaseRules.Request.acquire(holder));
     }
 
     public Acquisition reserve(String name, Identity reserver) throws IOException {
-        return ask(name, reserver, LeaseRules.Request.reserve(reserver));
+        return ask(name, LeaseJson.bounded(name, "reserver", reserver), LeaseRules.Request.reserve(reserver));
     }
 
     public Acquisition claim(String name, String token, Identity holder) throws IOException {
+        LeaseJson.bounded(name, "holder", holder);
         Verdict alive = checker.explain(holder);
         if (alive.liveness() != Liveness.ALIVE) {
             return new Acquisition.NotAlive(alive);
@@ -144,7 +146,7 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
      * @throws InterruptedIOException if the thread is interrupted while waiting
      */
     public Acquisition waiting(String name, Identity who, Duration wait, Ask ask) throws IOException {
-        return waits.waiting(name, who, wait, ask);
+        return waits.waiting(name, LeaseJson.bounded(name, "waiter", who), wait, ask);
     }
 
     public Acquisition spawn(String name, ProcessBuilder command, Duration wait) throws IOException {
@@ -245,7 +247,11 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
                     ? Records.ended(r, writer, new LeaseRecord.Ending(LeaseChange.BROKEN, notBefore(r.acquiredAt()),
                             checker.explain(r.holder()), OptionalLong.empty()))
                     : Records.released(r, writer);
-            guard.replace(broken); // a guard found below the record's fence is raised to it
+            try {
+                guard.replace(broken); // a guard found below the record's fence is raised to it
+            } catch (LeaseJson.TooLarge tooLarge) {
+                guard.remove(); // a record written by hand, too large to end: removed, as a corrupt one is
+            }
             return Optional.of(broken);
         });
     }
@@ -672,6 +678,7 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
 
     @Override
     public LeaseRecord handOff(String name, long fence, Identity from, Identity to) throws IOException {
+        LeaseJson.bounded(name, "new holder", to);
         Verdict alive = checker.explain(to);
         if (alive.liveness() != Liveness.ALIVE) {
             throw new IllegalArgumentException("a lease is handed to a live process only; the new holder is " + alive);

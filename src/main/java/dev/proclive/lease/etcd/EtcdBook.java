@@ -466,6 +466,7 @@ public final class EtcdBook implements LeaseBook {
         /** Granted at an unchanged TTL it keeps its etcd lease, else takes this JVM's; an ended record has none. */
         @Override
         public void replace(LeaseRecord r) throws IOException {
+            byte[] bytes = LeaseJson.stored(r); // before any etcd lease is taken for it
             long lease = 0;
             boolean shared = false;
             if (r.granted()) {
@@ -483,7 +484,7 @@ public final class EtcdBook implements LeaseBook {
             Etcd.Outcome o;
             Instant sent = clock.instant();
             try {
-                o = write(List.of(new Etcd.Put(recordKey(name), LeaseJson.stored(r), lease)));
+                o = write(List.of(new Etcd.Put(recordKey(name), bytes, lease)));
             } finally {
                 if (shared) {
                     keepAlive.answered(lease);
