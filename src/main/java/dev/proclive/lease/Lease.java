@@ -89,7 +89,8 @@ public interface Lease extends AutoCloseable {
      * Completes the moment this JVM knows the grant is gone, with why ({@link LeaseLost#why()}): within a second of the
      * write that shows it, and as its store closes if it is still kept ({@code UNCONFIRMED}). Never completes for a
      * lease released or handed off through this JVM. Each call returns a new future: cancelling one cancels nothing
-     * else. Dependents run on a thread of their own for each loss, never the store's: one that blocks holds up no other.
+     * else. Dependents run on a thread of their own, never the store's nor the JDK's pool: one that blocks holds up no
+     * other loss. On a future already complete they run on the caller's thread.
      *
      * <pre>{@code
      * lease.lost().thenAccept(l -> writer.stop(l.detail()));   // a writer without its lease steps down

@@ -44,32 +44,36 @@ class LossCallbacksTest {
                 }
             });
         }
-        try (LeaseStore store = LeaseStore.open(tmp)) {
-            for (int i = 0; i < 4; i++) {
-                Lease lease = ((Acquisition.Granted) store.acquire("build-" + i, self)).lease();
-                lease.lost().thenRun(() -> {
-                    try {
-                        stepDown.await(); // a writer that takes its time to stop
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                });
-                told.add(lease.lost().whenComplete((l, e) -> threads.add(Thread.currentThread().getName())));
-            }
-            try (LeaseStore operator = LeaseStore.open(tmp)) {
+        try {
+            try (LeaseStore store = LeaseStore.open(tmp)) {
                 for (int i = 0; i < 4; i++) {
-                    assertThat(operator.breakLease("build-" + i)).isPresent();
+                    Lease lease = ((Acquisition.Granted) store.acquire("build-" + i, self)).lease();
+                    lease.lost().thenRun(() -> {
+                        try {
+                            stepDown.await(); // a writer that takes its time to stop
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    });
+                    told.add(lease.lost().whenComplete((l, e) -> threads.add(Thread.currentThread().getName())));
+                }
+                try (LeaseStore operator = LeaseStore.open(tmp)) {
+                    for (int i = 0; i < 4; i++) {
+                        assertThat(operator.breakLease("build-" + i)).isPresent();
+                    }
+                }
+                try {
+                    for (CompletableFuture<LeaseLost> lost : told) {
+                        assertThat(lost.get(Eventually.scaled(Duration.ofSeconds(5)).toMillis(), TimeUnit.MILLISECONDS).why())
+                                .isEqualTo(LeaseChange.BROKEN);
+                    }
+                    assertThat(threads).hasSize(4).allMatch(t -> t.equals("proclive-lease-told"));
+                } finally {
+                    stepDown.countDown();
                 }
             }
-            try {
-                for (CompletableFuture<LeaseLost> lost : told) {
-                    assertThat(lost.get(Eventually.scaled(Duration.ofSeconds(5)).toMillis(), TimeUnit.MILLISECONDS).why())
-                            .isEqualTo(LeaseChange.BROKEN);
-                }
-                assertThat(threads).hasSize(4).allMatch(t -> t.equals("proclive-lease-told"));
-            } finally {
-                stepDown.countDown();
-            }
+        } finally {
+            stepDown.countDown(); // the JDK pool's threads too, whatever failed
         }
     }
 }

@@ -22,6 +22,12 @@ public final class Daemons {
         return task -> start(name, task);
     }
 
+    /** Runs each task on an idle daemon thread called {@code name}, or a new one; idle ones end after a minute. */
+    public static java.util.concurrent.ExecutorService cached(String name) {
+        return new java.util.concurrent.ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS,
+                new java.util.concurrent.SynchronousQueue<>(), r -> daemon(name, r));
+    }
+
     private static Thread daemon(String name, Runnable work) {
         Thread t = new Thread(work, name);
         t.setDaemon(true);

@@ -16,8 +16,8 @@ import java.util.concurrent.CompletableFuture;
 /** A {@link Lease} as the engine grants it. Thread-safe. */
 final class GrantedLease implements Lease {
 
-    /** A thread for each loss told: a dependent that blocks (a writer stopping) holds up no other loss. */
-    private static final java.util.concurrent.Executor TOLD = Daemons.onThreadOf("proclive-lease-told");
+    /** Threads for losses told, idle ones reused: a dependent that blocks (a writer stopping) holds up no other. */
+    private static final java.util.concurrent.Executor TOLD = Daemons.cached("proclive-lease-told");
 
     private final LeaseLife engine;
     private final KeptGrants keptGrants;
@@ -151,7 +151,11 @@ final class GrantedLease implements Lease {
         CompletableFuture<LeaseLost> told = new CompletableFuture<>();
         lost.whenComplete((why, e) -> {
             if (e == null) {
-                told.completeAsync(() -> why, TOLD); // not the JDK's pool: its few threads may all be blocked
+                try {
+                    told.completeAsync(() -> why, TOLD); // not the JDK's pool: its few threads may all be blocked
+                } catch (Throwable noThread) { // no thread to be had: told here rather than never
+                    told.complete(why);
+                }
             } else {
                 told.completeExceptionally(e);
             }
