@@ -78,6 +78,8 @@ final class KeptGrants {
         volatile CompletableFuture<Void> watch;
         /** An eighth of its TTL, at most {@link #LOOK_NANOS}: the grant is said lost after 3/4 of it unconfirmed. */
         volatile long lookNanos;
+        /** When its record is next looked at ({@link System#nanoTime()}): a short TTL's looks are its own cost. */
+        long lookAt = System.nanoTime();
 
         Kept(Grant grant, Duration ttl) {
             this.grant = grant;
@@ -85,7 +87,8 @@ final class KeptGrants {
         }
 
         void seenTtl(Duration ttl) {
-            lookNanos = Math.max(SHORTEST_LOOK_NANOS, Math.min(LOOK_NANOS, ttl.toNanos() / 8));
+            long eighth = ttl.compareTo(Duration.ofNanos(LOOK_NANOS * 8)) >= 0 ? LOOK_NANOS : ttl.toNanos() / 8;
+            lookNanos = Math.max(SHORTEST_LOOK_NANOS, eighth);
         }
 
         void cancel() {
@@ -238,6 +241,8 @@ final class KeptGrants {
     void written(LeaseRecord record) {
         Kept k = kept.get(record.name());
         if (k != null && k.grant.equals(new Grant(record.name(), record.fence(), record.holder()))) {
+            k.seenTtl(record.ttl());
+            looks.in(lookEvery());
             if (k.keptFresh && namedByBook()) {
                 book.keep(new LeaseBook.Grant(record, 0));
             }
@@ -303,6 +308,11 @@ final class KeptGrants {
         if (kept.get(g.name()) != k || unconfirmed(g) || book.expires()) { // etcd: read when its watch says
             return;
         }
+        long now = System.nanoTime();
+        if (now - k.lookAt < -SHORTEST_LOOK_NANOS / 2) { // not due: looked at with grants of a shorter TTL
+            return;
+        }
+        k.lookAt = now + k.lookNanos;
         Optional<Object> stamp = RecordWatches.stamp(book, g.name());
         if (stamp.isPresent() && stamp.get().equals(k.seen)) {
             return;
