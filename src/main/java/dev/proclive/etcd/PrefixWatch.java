@@ -1,6 +1,5 @@
 package dev.proclive.etcd;
 
-import dev.proclive.etcd.Etcd;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -12,8 +11,9 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One etcd watch of a prefix for every caller waiting on a key under it, opened lazily; reopened every {@value #RENEW_MS} ms from its
- * latest change, so a connection silently cut (idle NAT or proxy) hides a change no longer. State guarded by this.
+ * One etcd watch of a prefix for every caller waiting on a key under it, opened lazily; reopened every
+ * {@value #RENEW_MS} ms from its latest change, so a connection silently cut (idle NAT or proxy) hides a change no
+ * longer. State guarded by this.
  */
 public final class PrefixWatch {
 

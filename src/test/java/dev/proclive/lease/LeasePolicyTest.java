@@ -46,6 +46,8 @@ class LeasePolicyTest {
         assertThatThrownBy(() -> LeasePolicy.builder().ttl(Duration.ofDays(110_000)).build())
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("ttl must be at most 999999999 s (about 31 years), got PT2640000H");
+        assertThatThrownBy(() -> LeasePolicy.builder().ttl(Duration.ofSeconds(999_999_999).plusMillis(1)).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("ttl must be at most 999999999 s");
         assertThat(LeasePolicy.builder().ttl(Duration.ofSeconds(999_999_999)).build().ttl())
                 .isEqualTo(Duration.ofSeconds(999_999_999));
         assertThatThrownBy(() -> LeasePolicy.builder().ttl(null)).isInstanceOf(NullPointerException.class)

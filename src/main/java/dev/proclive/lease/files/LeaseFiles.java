@@ -632,7 +632,10 @@ public final class LeaseFiles implements LeaseBook {
             return true;
         }
 
-        /** A fence only grows: new digits cover old, so a kill leaves either; forced: none reused after power loss. */
+        /**
+         * A fence only grows: new digits cover old, so a kill leaves either. Forced before a grant returns or a child
+         * starts: never handed out twice, even across a power loss.
+         */
         private void fence(long fence) throws IOException {
             byte[] digits = Long.toString(fence).getBytes(StandardCharsets.US_ASCII);
             channel.write(ByteBuffer.wrap(digits), 0);
