@@ -89,8 +89,9 @@ public interface Lease extends AutoCloseable {
      * Completes the moment this JVM knows the grant is gone, with why ({@link LeaseLost#why()}): within a second of the
      * write that shows it, and as its store closes if it is still kept ({@code UNCONFIRMED}). Never completes for a
      * lease released or handed off through this JVM. Each call returns a new future: cancelling one cancels nothing
-     * else. Dependents run on a thread of their own, never the store's nor the JDK's pool: one that blocks holds up no
-     * other loss. On a future already complete they run on the caller's thread.
+     * else. Dependents run on a thread of their own, not the store's nor the JDK's pool: one that blocks holds up no
+     * other loss (only when no thread can be started is a loss told on the store's). On a future already complete
+     * they run on the caller's thread.
      *
      * <pre>{@code
      * lease.lost().thenAccept(l -> writer.stop(l.detail()));   // a writer without its lease steps down

@@ -73,7 +73,7 @@ class LossCallbacksTest {
                 }
             }
         } finally {
-            stepDown.countDown(); // the JDK pool's threads too, whatever failed
+            stepDown.countDown(); // the blocked common-pool tasks too, whatever failed
         }
     }
 }

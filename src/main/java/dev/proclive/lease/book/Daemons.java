@@ -29,7 +29,9 @@ public final class Daemons {
     }
 
     private static Thread daemon(String name, Runnable work) {
-        Thread t = new Thread(work, name);
+        // nothing inherited from the thread that asked for it: its thread-locals, its class loader
+        Thread t = new Thread(null, work, name, 0, false);
+        t.setContextClassLoader(Daemons.class.getClassLoader());
         t.setDaemon(true);
         return t;
     }

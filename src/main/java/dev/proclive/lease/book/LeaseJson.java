@@ -36,15 +36,6 @@ public final class LeaseJson {
      */
     public static final int MAX_IDENTITY_BYTES = 16 << 10;
 
-    /** {@link #stored}'s refusal: the record would hold more than a reader takes. */
-    public static final class TooLarge extends IOException {
-        private static final long serialVersionUID = 1L;
-
-        TooLarge(String message) {
-            super(message);
-        }
-    }
-
     /**
      * {@code who}, if it takes at most {@link #MAX_IDENTITY_BYTES} as JSON.
      *
@@ -97,7 +88,7 @@ public final class LeaseJson {
     public static byte[] stored(LeaseRecord r) throws IOException {
         byte[] bytes = (write(r) + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8);
         if (bytes.length > MAX_RECORD_BYTES) {
-            throw new TooLarge("lease " + r.name() + ": its record would hold " + bytes.length + " bytes, more than the "
+            throw new IOException("lease " + r.name() + ": its record would hold " + bytes.length + " bytes, more than the "
                     + MAX_RECORD_BYTES + " bytes a reader takes; the identities in it are too large");
         }
         return bytes;

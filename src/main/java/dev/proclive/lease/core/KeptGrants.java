@@ -79,7 +79,7 @@ final class KeptGrants {
         /** An eighth of its TTL, at most {@link #LOOK_NANOS}: the grant is said lost after 3/4 of it unconfirmed. */
         volatile long lookNanos;
         /** When its record is next looked at ({@link System#nanoTime()}): a short TTL's looks are its own cost. */
-        long lookAt = System.nanoTime();
+        volatile long lookAt = System.nanoTime();
 
         Kept(Grant grant, Duration ttl) {
             this.grant = grant;
@@ -242,6 +242,10 @@ final class KeptGrants {
         Kept k = kept.get(record.name());
         if (k != null && k.grant.equals(new Grant(record.name(), record.fence(), record.holder()))) {
             k.seenTtl(record.ttl());
+            long due = System.nanoTime() + k.lookNanos;
+            if (due - k.lookAt < 0) {
+                k.lookAt = due; // a shorter TTL is looked at by its own period from now, not the old one's
+            }
             looks.in(lookEvery());
             if (k.keptFresh && namedByBook()) {
                 book.keep(new LeaseBook.Grant(record, 0));

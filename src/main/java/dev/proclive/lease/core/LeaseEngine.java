@@ -247,11 +247,7 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
                     ? Records.ended(r, writer, new LeaseRecord.Ending(LeaseChange.BROKEN, notBefore(r.acquiredAt()),
                             checker.explain(r.holder()), OptionalLong.empty()))
                     : Records.released(r, writer);
-            try {
-                guard.replace(broken); // a guard found below the record's fence is raised to it
-            } catch (LeaseJson.TooLarge tooLarge) {
-                guard.remove(); // a record written by hand, too large to end: removed, as a corrupt one is
-            }
+            guard.replace(broken); // a guard found below the record's fence is raised to it
             return Optional.of(broken);
         });
     }
