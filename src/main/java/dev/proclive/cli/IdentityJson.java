@@ -79,13 +79,7 @@ final class IdentityJson {
 
     /** The identity as one JSON object, as a plain {@code ObjectMapper} writes it. */
     static String write(Identity id) {
-        StringWriter text = new StringWriter(160);
-        try (JsonGenerator g = FACTORY.createGenerator(text)) {
-            IdentityStream.write(g, id);
-        } catch (IOException e) {
-            throw new UncheckedIOException("a StringWriter does not fail", e);
-        }
-        return text.toString();
+        return IdentityStream.json(id);
     }
 
     /**

@@ -56,6 +56,17 @@ public final class IdentityStream {
         return Optional.of(new Identity(pid, strings[0], strings[1], strings[2], strings[3], strings[4], strings[5]));
     }
 
+    /** {@code id} as one JSON object, as a plain {@code ObjectMapper} writes it. */
+    public static String json(Identity id) {
+        java.io.StringWriter text = new java.io.StringWriter(160);
+        try (JsonGenerator g = FACTORY.createGenerator(text)) {
+            write(g, id);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException("a StringWriter does not fail", e);
+        }
+        return text.toString();
+    }
+
     /** Writes {@code id} as one JSON object, as a plain {@code ObjectMapper} writes it. */
     public static void write(JsonGenerator g, Identity id) throws IOException {
         g.writeStartObject();

@@ -42,11 +42,7 @@ public final class LeaseJson {
      * @throws IOException naming lease {@code name} and {@code role} if it takes more, before anything is written
      */
     public static Identity bounded(String name, String role, Identity who) throws IOException {
-        java.io.StringWriter text = new java.io.StringWriter(256);
-        try (JsonGenerator g = IdentityStream.FACTORY.createGenerator(text)) {
-            IdentityStream.write(g, who);
-        }
-        int bytes = text.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        int bytes = IdentityStream.json(who).getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
         if (bytes > MAX_IDENTITY_BYTES) {
             throw new IOException("lease " + name + ": the " + role + "'s identity takes " + bytes + " bytes as JSON, more"
                     + " than the " + MAX_IDENTITY_BYTES + " a record keeps for one");
