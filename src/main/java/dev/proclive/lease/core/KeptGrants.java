@@ -86,9 +86,14 @@ final class KeptGrants {
             seenTtl(ttl);
         }
 
+        /** A shorter TTL is looked at by its own period from now, not the old one's. */
         void seenTtl(Duration ttl) {
             long eighth = ttl.compareTo(Duration.ofNanos(LOOK_NANOS * 8)) >= 0 ? LOOK_NANOS : ttl.toNanos() / 8;
             lookNanos = Math.max(SHORTEST_LOOK_NANOS, eighth);
+            long due = System.nanoTime() + lookNanos;
+            if (due - lookAt < 0) {
+                lookAt = due;
+            }
         }
 
         void cancel() {
@@ -242,10 +247,6 @@ final class KeptGrants {
         Kept k = kept.get(record.name());
         if (k != null && k.grant.equals(new Grant(record.name(), record.fence(), record.holder()))) {
             k.seenTtl(record.ttl());
-            long due = System.nanoTime() + k.lookNanos;
-            if (due - k.lookAt < 0) {
-                k.lookAt = due; // a shorter TTL is looked at by its own period from now, not the old one's
-            }
             looks.in(lookEvery());
             if (k.keptFresh && namedByBook()) {
                 book.keep(new LeaseBook.Grant(record, 0));
