@@ -43,16 +43,20 @@ class DirectoryUnconfirmedTest {
         return LeaseStore.builder().directory(dir).policy(LeasePolicy.builder().ttl(ttl).build()).build();
     }
 
+    /** Its store's writes start failing, as on a file system remounted read-only: how {@code lease} hears it. */
+    private static LeaseLost lostToFailingWrites(LeaseStore store, Lease lease) throws Exception {
+        store.files().beforeReplace(READ_ONLY);
+        store.files().beforeSessionWrite(READ_ONLY);
+        return lease.lost().get(Eventually.scaled(Duration.ofSeconds(20)).toMillis(), TimeUnit.MILLISECONDS);
+    }
+
     @Test
     void aHolderWhoseRenewalsFailIsUnconfirmedAtThreeQuartersOfItsTtl() throws Exception {
         Duration ttl = Duration.ofSeconds(4);
         try (LeaseStore store = store(tmp.resolve("leases"), ttl)) {
             Identity holder = children.sleeping();
             Lease lease = ((Acquisition.Granted) store.acquire("build", holder)).lease();
-            // its writes start failing, as on a file system remounted read-only
-            store.files().beforeReplace(READ_ONLY);
-            store.files().beforeSessionWrite(READ_ONLY);
-            LeaseLost lost = lease.lost().get(Eventually.scaled(Duration.ofSeconds(20)).toMillis(), TimeUnit.MILLISECONDS);
+            LeaseLost lost = lostToFailingWrites(store, lease);
             Instant heard = Instant.now();
             assertThat(lost.why()).isEqualTo(LeaseChange.UNCONFIRMED);
             Instant lastRenewed = store.read("build").orElseThrow().renewedAt();
@@ -74,10 +78,7 @@ class DirectoryUnconfirmedTest {
         try (LeaseStore store = store(tmp.resolve("leases"), ttl)) {
             Identity holder = children.sleeping();
             Lease lease = ((Acquisition.Granted) store.acquire("build", holder)).lease();
-            store.files().beforeReplace(READ_ONLY);
-            store.files().beforeSessionWrite(READ_ONLY);
-            assertThat(lease.lost().get(Eventually.scaled(Duration.ofSeconds(20)).toMillis(), TimeUnit.MILLISECONDS)
-                    .why()).isEqualTo(LeaseChange.UNCONFIRMED);
+            assertThat(lostToFailingWrites(store, lease).why()).isEqualTo(LeaseChange.UNCONFIRMED);
             store.files().beforeReplace(() -> { });
             store.files().beforeSessionWrite(() -> { });
             Acquisition again = store.acquire("build", holder);
