@@ -421,4 +421,28 @@ class EtcdCliIT {
         assertThat(granted.exit()).as(granted.toString()).isZero();
         assertThat(ms).as("granted %d ms after the kill, the TTL being 30 s", ms).isLessThan(3_000);
     }
+
+    /**
+     * {@code lease renew} from another process at another TTL puts the record on that process's etcd lease, which
+     * nobody kept alive: the record went with it a TTL later, its holder told {@code EXPIRED} only as the lease became
+     * anyone's. The holder's store now keeps that etcd lease alive too.
+     */
+    @Test
+    void aRenewalByAnotherProcessAtAnotherTtlLeavesTheGrantKeptByItsHolder() throws Exception {
+        args(); // this test's endpoint and prefix
+        try (dev.proclive.lease.LeaseStore store = dev.proclive.lease.LeaseStore.builder()
+                .etcd(List.of(java.net.URI.create(url))).prefix(prefix)
+                .policy(dev.proclive.lease.LeasePolicy.builder().ttl(Duration.ofSeconds(30)).build()).build()) {
+            dev.proclive.lease.Lease lease = ((dev.proclive.lease.Acquisition.Granted) store.acquire("build",
+                    dev.proclive.ProcLive.current().orElseThrow())).lease();
+            Cli.Result renewed = Cli.run(args("lease", "renew", "build", "--fence", Long.toString(lease.fence()),
+                    "--ttl", "2"));
+            assertThat(renewed.exit()).as(renewed.toString()).isZero();
+            Thread.sleep(Eventually.scaled(Duration.ofSeconds(6)).toMillis()); // three of its new TTLs, or more
+            assertThat(lease.lost()).as("kept by its holder's store").isNotDone();
+            assertThat(lease.isValid()).isTrue();
+            assertThat(show().get("state").asText()).isEqualTo("held");
+            assertThat(lease.release()).isTrue();
+        }
+    }
 }

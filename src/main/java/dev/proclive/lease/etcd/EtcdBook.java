@@ -167,7 +167,9 @@ public final class EtcdBook implements LeaseBook {
         } catch (LeaseCorruptException e) {
             corrupt = Optional.of(e);
         }
-        return remember(name, new Snapshot(record, corrupt, recordRevision, lease, fenceRevision, o.revision()));
+        Snapshot s = remember(name, new Snapshot(record, corrupt, recordRevision, lease, fenceRevision, o.revision()));
+        record.ifPresent(r -> keepAlive.moved(r, lease, recordRevision)); // renewed elsewhere, onto another etcd lease
+        return s;
     }
 
     /** A new grant's JSON says fence 0 (its revision is unknown before commit): the fence key's revision is it. */
@@ -326,7 +328,7 @@ public final class EtcdBook implements LeaseBook {
 
     @Override
     public void keep(Grant g) {
-        keepAlive.keep(g.record(), g.session());
+        keepAlive.keep(g.record(), g.session(), 0);
     }
 
     @Override
@@ -350,6 +352,7 @@ public final class EtcdBook implements LeaseBook {
                 LeaseRecord r = record(name, kv, fences.getOrDefault(name, 0L));
                 if (r.granted()) {
                     grants.add(new Grant(r, kv.lease()));
+                    keepAlive.moved(r, kv.lease(), kv.modRevision()); // a kept grant renewed elsewhere
                 }
             } catch (IllegalArgumentException | LeaseCorruptException e) {
                 // not a record this keeper can vouch for
@@ -492,7 +495,7 @@ public final class EtcdBook implements LeaseBook {
             }
             written(Optional.of(r), lease, read.fenceRevision(), o.revision());
             if (r.granted()) {
-                keepAlive.keep(r, lease);
+                keepAlive.keep(r, lease, o.revision());
                 answeredInTime(r, lease, true, sent);
             } else {
                 keepAlive.drop(name);
@@ -518,7 +521,7 @@ public final class EtcdBook implements LeaseBook {
             }
             LeaseRecord granted = Records.fenced(r, o.revision());
             written(Optional.of(granted), lease, o.revision(), o.revision());
-            keepAlive.keep(granted, lease);
+            keepAlive.keep(granted, lease, o.revision());
             answeredInTime(granted, lease, false, sent);
             return granted;
         }

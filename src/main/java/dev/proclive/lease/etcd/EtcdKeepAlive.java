@@ -2,6 +2,7 @@ package dev.proclive.lease.etcd;
 
 import dev.proclive.lease.LeaseRecord;
 import dev.proclive.lease.book.LeaseBook.Grant;
+import dev.proclive.lease.book.Records;
 import dev.proclive.lease.book.Rounds;
 import dev.proclive.etcd.Etcd;
 import java.io.IOException;
@@ -37,10 +38,10 @@ final class EtcdKeepAlive {
      */
     private final Map<String, Held> held = new ConcurrentHashMap<>();
     private final Map<String, Long> lostFences = new ConcurrentHashMap<>();
-    /** Grants lost because etcd answered below a revision seen (restored from an older copy): what it said. */
-    private final Map<String, WentBack> wentBack = new ConcurrentHashMap<>();
+    /** Grants lost for more than want of answers (etcd went back, the record moved to a lease gone): why. */
+    private final Map<String, Because> because = new ConcurrentHashMap<>();
 
-    private record WentBack(long fence, String said) {
+    private record Because(long fence, String said) {
     }
     private final Map<Long, Tracked> leases = new ConcurrentHashMap<>();
     /** This JVM's own etcd leases, by TTL in seconds. */
@@ -57,7 +58,8 @@ final class EtcdKeepAlive {
         this.rounds = new Rounds(threadName, this::round, this::nextRound);
     }
 
-    private record Held(Grant grant, boolean lost) {
+    /** {@code revision}: the record's when kept (0: unknown); only a later one moves the grant to another lease. */
+    private record Held(Grant grant, boolean lost, long revision) {
     }
 
     private static final class Tracked {
@@ -147,9 +149,15 @@ final class EtcdKeepAlive {
         held.values().removeIf(h -> h.lost() && h.grant().session() == lease); // gone, and its records with it
     }
 
-    synchronized void keep(LeaseRecord r, long lease) {
+    /** {@code revision} 0 (a listing's): a grant kept at a known revision stays on its lease while that is kept. */
+    synchronized void keep(LeaseRecord r, long lease, long revision) {
+        Held before = held.get(r.name());
+        if (revision == 0 && before != null && before.revision() > 0 && keeping(r.name(), r.fence())) {
+            leases.get(before.grant().session()).usedAt = System.nanoTime();
+            return;
+        }
         lostFences.remove(r.name()); // a newer grant of the name: the lost one's record is not there any more
-        wentBack.remove(r.name());
+        because.remove(r.name());
         Tracked t = leases.get(lease);
         if (t == null || t.lost && !t.ours) {
             // another's, kept for its holder (again, if given up while etcd was silent and a read shows its grant)
@@ -157,8 +165,61 @@ final class EtcdKeepAlive {
             leases.put(lease, t);
         }
         t.usedAt = System.nanoTime();
-        held.put(r.name(), new Held(new Grant(r, lease), false));
+        held.put(r.name(), new Held(new Grant(r, lease), false, revision));
         start();
+    }
+
+    /**
+     * A kept grant's record read at a later revision on another etcd lease: renewed by another process at another TTL,
+     * onto that process's lease, which nobody else keeps. Kept alive from a first keep-alive sent now, by the TTL etcd
+     * answers; one etcd does not confirm leaves the grant lost, as the record may go any moment. Only a read shows it:
+     * a holder whose watch is down meanwhile learns it at its next read.
+     */
+    void moved(LeaseRecord r, long lease, long revision) {
+        Held h = held.get(r.name());
+        if (h == null || h.lost() || lease == 0 || h.grant().session() == lease || revision <= h.revision()
+                || !r.granted() || h.grant().record().fence() != r.fence()
+                || !Records.sameProcess(h.grant().record().holder(), r.holder())) {
+            return;
+        }
+        Tracked known = leases.get(lease);
+        long sent = System.nanoTime();
+        long seconds;
+        String failed = "etcd said it is gone";
+        try {
+            seconds = etcd.keepAlive(lease, Duration.ofMillis(Math.max(100, r.ttl().toMillis() / 6)));
+        } catch (IOException | RuntimeException e) {
+            if (Thread.currentThread().isInterrupted()) {
+                return; // the caller's own end, not etcd's answer: the next read asks again
+            }
+            seconds = 0;
+            failed = "etcd did not confirm it (" + e.getMessage() + ")";
+        }
+        synchronized (this) {
+            if (held.get(r.name()) != h) {
+                return; // written or moved again since: that is the later
+            }
+            Tracked t = leases.get(lease);
+            if (t != known || t != null && t.lost) {
+                seconds = 0; // let go (revoked, if this JVM's) or found gone while the keep-alive was on its way
+                failed = "it was let go meanwhile";
+            }
+            if (seconds <= 0) {
+                because.put(r.name(), new Because(r.fence(), "a renewal elsewhere moved its record onto etcd lease "
+                        + lease + ", and " + failed));
+                markLost(h.grant());
+                return;
+            }
+            if (t == null) {
+                t = new Tracked(lease, seconds * 1000, false, sent);
+                leases.put(lease, t);
+            } else if (sent - t.confirmedAt > 0) {
+                t.confirmedAt = sent;
+            }
+            t.usedAt = System.nanoTime();
+            held.put(r.name(), new Held(new Grant(r, lease), false, revision));
+            start();
+        }
     }
 
     boolean keeping(String name, long fence) {
@@ -213,9 +274,9 @@ final class EtcdKeepAlive {
         return false;
     }
 
-    /** Why the grant at {@code fence} of {@code name} was lost, where not for want of answers: etcd went back. */
+    /** Why the grant at {@code fence} of {@code name} was lost, where not for want of answers. */
     java.util.Optional<String> lostBecause(String name, long fence) {
-        WentBack w = wentBack.get(name);
+        Because w = because.get(name);
         return w != null && w.fence() == fence ? java.util.Optional.of(w.said()) : java.util.Optional.empty();
     }
 
@@ -240,8 +301,8 @@ final class EtcdKeepAlive {
             if (h.lost() || !h.grant().equals(k)) {
                 return h;
             }
-            Tracked t = leases.get(k.session());
-            return t != null && !t.lost ? new Held(k, true) : null; // its holder may write on until it is ended here
+            Tracked t = leases.get(k.session()); // its holder may write on until it is ended here
+            return t != null && !t.lost ? new Held(k, true, h.revision()) : null;
         });
     }
 
@@ -319,7 +380,7 @@ final class EtcdKeepAlive {
             etcd.txn(List.of(), List.of());
             return true;
         } catch (Etcd.WentBack e) {
-            kept.forEach(k -> wentBack.put(k.record().name(), new WentBack(k.record().fence(), e.getMessage())));
+            kept.forEach(k -> because.put(k.record().name(), new Because(k.record().fence(), e.getMessage())));
             kept.forEach(this::markLost);
             return true;
         } catch (IOException | RuntimeException e) {
