@@ -90,4 +90,33 @@ class KeptTtlTest {
             keptFor(lease, ttl, "renewed elsewhere at 60 s");
         }
     }
+
+    /**
+     * Renewed elsewhere with a shorter TTL ({@code lease renew --ttl 3} of a grant kept at 60 s): that renewal confirms
+     * the grant as the store's own writes do, and the session file goes on at the shorter TTL's rhythm (its old
+     * confirmation was judged by the new TTL, and the holder was told lost at once while its session file kept the
+     * lease from newcomers).
+     */
+    @Test
+    void aGrantRenewedElsewhereAtAShorterTtlIsKeptByIt() throws Exception {
+        Path dir = tmp.resolve("leases");
+        Duration ttl = shortTtl();
+        Identity self = ProcLive.current().orElseThrow();
+        try (LeaseStore keeping = store(dir, Duration.ofSeconds(60)); LeaseStore newcomer = store(dir, ttl)) {
+            Lease lease = ((Acquisition.Granted) keeping.acquire("x", self)).lease();
+            Thread.sleep(ttl.toMillis()); // its last confirmation a whole short TTL old when the renewal comes
+            try (LeaseStore elsewhere = store(dir, ttl)) {
+                assertThat(elsewhere.renew("x", lease.fence()).ttl()).isEqualTo(ttl);
+            }
+            keptFor(lease, ttl, "renewed elsewhere at " + ttl);
+            Process other = new ProcessBuilder("sleep", "600").start();
+            try {
+                assertThat(newcomer.acquire("x", ProcLive.identify(other.pid()).orElseThrow()))
+                        .as("kept fresh for its live holder").isInstanceOf(Acquisition.Held.class);
+            } finally {
+                other.destroy();
+                other.waitFor();
+            }
+        }
+    }
 }

@@ -102,7 +102,7 @@ final class SessionFile {
         return System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(ageMillis);
     }
 
-    /** Named by a third of the TTL after {@code renewedAt}; kept again with another TTL, that one counts from now. */
+    /** Named by a third of the TTL after {@code renewedAt}; kept again with another TTL, that one counts from then. */
     void keep(String name, long fence, Duration ttl, Instant renewedAt) {
         long ttlMillis = Math.max(1, ttl.toMillis());
         long asOfRenewal = nanosAsOf(renewedAt, Duration.ofMillis(ttlMillis), clock);
@@ -115,7 +115,9 @@ final class SessionFile {
             if (before.ttlMillis == ttlMillis) {
                 return before;
             }
-            made[0] = new Kept(fence, ttlMillis, before.confirmedAt);
+            // a renewal elsewhere confirms it as this file's writes do: judged by its TTL from then, not from before
+            long confirmedAt = asOfRenewal - before.confirmedAt > 0 ? asOfRenewal : before.confirmedAt;
+            made[0] = new Kept(fence, ttlMillis, confirmedAt);
             made[0].named = before.named;
             made[0].lapsed = before.lapsed;
             return made[0];
