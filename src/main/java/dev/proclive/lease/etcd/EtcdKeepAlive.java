@@ -196,8 +196,9 @@ final class EtcdKeepAlive {
             failed = "etcd did not confirm it (" + e.getMessage() + ")";
         }
         synchronized (this) {
-            if (held.get(r.name()) != h) {
-                return; // written or moved again since: that is the later
+            Held now = held.get(r.name());
+            if (now == null || now.lost() || now.grant().record().fence() != r.fence() || revision <= now.revision()) {
+                return; // ended, lost, or written or moved at a later revision since: that one stands
             }
             Tracked t = leases.get(lease);
             if (t != known || t != null && t.lost) {
@@ -207,7 +208,7 @@ final class EtcdKeepAlive {
             if (seconds <= 0) {
                 because.put(r.name(), new Because(r.fence(), "a renewal elsewhere moved its record onto etcd lease "
                         + lease + ", and " + failed));
-                markLost(h.grant());
+                markLost(now.grant());
                 return;
             }
             if (t == null) {

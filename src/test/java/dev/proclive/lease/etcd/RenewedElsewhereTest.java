@@ -114,6 +114,28 @@ class RenewedElsewhereTest {
         assertThat(keepAlive.keeping("build", 20)).isTrue();
     }
 
+    /**
+     * Two renewals elsewhere in a row, read on two threads: the read of the later one asks first and is answered last.
+     * The later revision stands, not the answer that came last (the grant stayed on the earlier lease, and the record's
+     * went unkept).
+     */
+    @Test
+    void theLaterOfTwoMovesStandsWhicheverIsAnsweredFirst() {
+        answers.put(7L, 30L);
+        answers.put(9L, 2L);
+        answers.put(10L, 3L);
+        LeaseRecord later = Records.renewed(granted, holder, Instant.now(), Duration.ofSeconds(3));
+        keepAlive.keep(granted, 7, 20);
+        meanwhile = () -> {
+            meanwhile = () -> { };
+            keepAlive.moved(renewed, 9, 25); // the earlier move, read and answered while the later one's is on its way
+        };
+        keepAlive.moved(later, 10, 27);
+        assertThat(keptAlive).containsExactly(10L, 9L);
+        keepAlive.moved(later, 10, 28);
+        assertThat(keptAlive).as("kept on the later move's lease already").containsExactly(10L, 9L);
+    }
+
     /** A record that says 30 s on an etcd lease of 2 s is judged by the 2 s: unconfirmed for 1.5 s, it is lost. */
     @Test
     void theTtlIsTheOneEtcdAnswersNotTheRecordsClaim() throws InterruptedException {
