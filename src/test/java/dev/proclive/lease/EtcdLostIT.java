@@ -159,4 +159,44 @@ class EtcdLostIT {
                     () -> newcomers.acquire("build", newcomer) instanceof Acquisition.Granted);
         }
     }
+
+    /**
+     * Cut off from etcd (keep-alives and reads stalled, its watch still open), the holder's grant is renewed by another
+     * process at a TTL of 1 s, onto that process's etcd lease, which the holder cannot learn of and keep: that lease
+     * outlives the holder's own, so the holder is told lost before a newcomer is granted (the newcomer was granted
+     * about a second after the renewal, seconds before the holder was told).
+     */
+    @Test
+    void aHolderCutOffWhenItsGrantIsRenewedElsewhereAtAShortTtlIsToldBeforeANewcomerIsGranted() throws Exception {
+        Duration ttl = Duration.ofSeconds((long) Math.ceil(6 * dev.proclive.Eventually.slowness()));
+        LeaseLifecycleTest.Host here = new LeaseLifecycleTest.Host();
+        Identity holder = here.start(60, 50, "600");
+        LeasePolicy newcomers = LeasePolicy.builder().ttl(ttl).takeUnknownAfterTtl(true).build();
+        try (StallingProxy proxy = new StallingProxy(etcd.endpoints().get(0));
+             LeaseStore holders = LeaseStore.builder().etcdClient(EtcdGateway.open(List.of(proxy.endpoint()), Optional.empty(),
+                     Duration.ofSeconds(5), dev.proclive.text.StrictJson.mapper())).prefix("moved/")
+                     .policy(LeasePolicy.builder().ttl(ttl).build()).checker(LivenessChecker.of(here))
+                     .clock(Clock.systemUTC()).pause(Pause.REAL).descendants(Descendants.NONE).build();
+             LeaseStore elsewhere = LeaseStore.builder().etcd(etcd.endpoints()).prefix("moved/").policy(newcomers).build()) {
+            Lease lease = ((Acquisition.Granted) holders.acquire("build", holder)).lease();
+            AtomicLong lostAt = new AtomicLong();
+            lease.lost().thenRun(() -> lostAt.compareAndSet(0, System.nanoTime()));
+            try {
+                proxy.stall("/v3/lease/keepalive");
+                proxy.stall("/v3/kv/txn");
+                try (LeaseStore renewer = LeaseStore.builder().etcd(etcd.endpoints()).prefix("moved/")
+                        .policy(LeasePolicy.builder().ttl(Duration.ofSeconds(1)).build()).build()) {
+                    assertThat(renewer.renew("build", lease.fence()).ttl()).isEqualTo(Duration.ofSeconds(1));
+                }
+                Identity newcomer = dev.proclive.ProcLive.current().orElseThrow();
+                dev.proclive.Eventually.until("the newcomer granted", Duration.ofSeconds(120),
+                        () -> elsewhere.acquire("build", newcomer) instanceof Acquisition.Granted);
+                long grantedAt = System.nanoTime();
+                assertThat(lostAt.get()).as("the holder told it lost before the newcomer's grant").isNotZero()
+                        .isLessThan(grantedAt);
+            } finally {
+                proxy.release();
+            }
+        }
+    }
 }

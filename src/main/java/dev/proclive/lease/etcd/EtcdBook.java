@@ -480,7 +480,7 @@ public final class EtcdBook implements LeaseBook {
                         throw new Conflict(snapshot(name)); // it expired since it was read: the record is gone
                     }
                 } else {
-                    lease = keepAlive.shared(r.ttl());
+                    lease = keepAlive.shared(outliving(r.ttl()));
                     shared = true;
                 }
             }
@@ -500,6 +500,25 @@ public final class EtcdBook implements LeaseBook {
             } else {
                 keepAlive.drop(name);
             }
+        }
+
+        /**
+         * Moved off an etcd lease this JVM does not keep (a renewal elsewhere, {@code lease renew --ttl}), a grant's
+         * record lasts no less than that lease would have (its time left, its record's TTL): a holder that keeps it and
+         * is cut off before it reads the move is told lost before the record goes.
+         */
+        private Duration outliving(Duration ttl) throws IOException {
+            long from = read.etcdLease();
+            Optional<LeaseRecord> old = read.record().filter(LeaseRecord::granted);
+            if (from == 0 || old.isEmpty() || keepAlive.alive(from)) {
+                return ttl;
+            }
+            Duration least = old.get().ttl();
+            long left = etcd.timeToLive(from);
+            if (left >= 0 && Duration.ofSeconds(left + 1).compareTo(least) > 0) {
+                least = Duration.ofSeconds(left + 1); // etcd's whole seconds
+            }
+            return ttl.compareTo(least) >= 0 ? ttl : least;
         }
 
         @Override
