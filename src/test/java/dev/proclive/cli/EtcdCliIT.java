@@ -423,22 +423,24 @@ class EtcdCliIT {
     }
 
     /**
-     * {@code lease renew} from another process at another TTL puts the record on that process's etcd lease, which
-     * nobody kept alive: the record went with it a TTL later, its holder told {@code EXPIRED} only as the lease became
-     * anyone's. The holder's store now keeps that etcd lease alive too.
+     * {@code lease renew} from another process at a longer TTL puts the record on that process's etcd lease, which
+     * nobody kept alive once it exited: the record went with it a TTL later, its holder told {@code EXPIRED} only as the
+     * lease became anyone's. The holder's store now keeps that etcd lease alive too.
      */
     @Test
     void aRenewalByAnotherProcessAtAnotherTtlLeavesTheGrantKeptByItsHolder() throws Exception {
         args(); // this test's endpoint and prefix
+        long ttl = (long) Math.ceil(2 * Eventually.slowness());
+        long longer = ttl + 2; // not shorter: its etcd lease would then last the old TTL, kept or not
         try (dev.proclive.lease.LeaseStore store = dev.proclive.lease.LeaseStore.builder()
                 .etcd(List.of(java.net.URI.create(url))).prefix(prefix)
-                .policy(dev.proclive.lease.LeasePolicy.builder().ttl(Duration.ofSeconds(30)).build()).build()) {
+                .policy(dev.proclive.lease.LeasePolicy.builder().ttl(Duration.ofSeconds(ttl)).build()).build()) {
             dev.proclive.lease.Lease lease = ((dev.proclive.lease.Acquisition.Granted) store.acquire("build",
                     dev.proclive.ProcLive.current().orElseThrow())).lease();
             Cli.Result renewed = Cli.run(args("lease", "renew", "build", "--fence", Long.toString(lease.fence()),
-                    "--ttl", "2"));
+                    "--ttl", Long.toString(longer)));
             assertThat(renewed.exit()).as(renewed.toString()).isZero();
-            Thread.sleep(Eventually.scaled(Duration.ofSeconds(6)).toMillis()); // three of its new TTLs, or more
+            Thread.sleep(Duration.ofSeconds(3 * longer).toMillis()); // three of its new TTLs
             assertThat(lease.lost()).as("kept by its holder's store").isNotDone();
             assertThat(lease.isValid()).isTrue();
             assertThat(show().get("state").asText()).isEqualTo("held");

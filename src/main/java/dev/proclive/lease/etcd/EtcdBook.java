@@ -480,7 +480,8 @@ public final class EtcdBook implements LeaseBook {
                         throw new Conflict(snapshot(name)); // it expired since it was read: the record is gone
                     }
                 } else {
-                    lease = keepAlive.shared(outliving(r.ttl()));
+                    Duration least = outlived();
+                    lease = keepAlive.shared(r.ttl().compareTo(least) >= 0 ? r.ttl() : least, least);
                     shared = true;
                 }
             }
@@ -503,22 +504,22 @@ public final class EtcdBook implements LeaseBook {
         }
 
         /**
-         * Moved off an etcd lease this JVM does not keep (a renewal elsewhere, {@code lease renew --ttl}), a grant's
-         * record lasts no less than that lease would have (its time left, its record's TTL): a holder that keeps it and
-         * is cut off before it reads the move is told lost before the record goes.
+         * How long the record must last when it moves off an etcd lease this JVM does not keep (a renewal elsewhere,
+         * {@code lease renew --ttl}): as long as that lease would have (its time left, the record's TTL), so a holder
+         * that keeps it and is cut off before it reads the move is told lost before the record goes. Zero otherwise.
          */
-        private Duration outliving(Duration ttl) throws IOException {
+        private Duration outlived() throws IOException {
             long from = read.etcdLease();
             Optional<LeaseRecord> old = read.record().filter(LeaseRecord::granted);
             if (from == 0 || old.isEmpty() || keepAlive.alive(from)) {
-                return ttl;
+                return Duration.ZERO;
             }
             Duration least = old.get().ttl();
             long left = etcd.timeToLive(from);
             if (left >= 0 && Duration.ofSeconds(left + 1).compareTo(least) > 0) {
                 least = Duration.ofSeconds(left + 1); // etcd's whole seconds
             }
-            return ttl.compareTo(least) >= 0 ? ttl : least;
+            return least;
         }
 
         @Override

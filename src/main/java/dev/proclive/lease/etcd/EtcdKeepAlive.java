@@ -41,7 +41,8 @@ final class EtcdKeepAlive {
     /** Grants lost for more than want of answers (etcd went back, the record moved to a lease gone): why. */
     private final Map<String, Because> because = new ConcurrentHashMap<>();
 
-    private record Because(long fence, String said) {
+    /** {@code stays}: a listing's keep does not undo it (the record's lease gone, where a listing may be older). */
+    private record Because(long fence, String said, boolean stays) {
     }
     private final Map<Long, Tracked> leases = new ConcurrentHashMap<>();
     /** This JVM's own etcd leases, by TTL in seconds. */
@@ -86,12 +87,18 @@ final class EtcdKeepAlive {
     }
 
     /** In use until {@link #answered}: a lease revoked under a write in flight would take the record with it. */
-    synchronized long shared(Duration ttl) throws IOException {
+    long shared(Duration ttl) throws IOException {
+        return shared(ttl, Duration.ZERO);
+    }
+
+    /** {@link #shared(Duration)}, one that has at least {@code lasting} left, unkept (else a new one). */
+    synchronized long shared(Duration ttl, Duration lasting) throws IOException {
         long seconds = Math.max(1, (ttl.toMillis() + 999) / 1000);
         Long id = own.get(seconds);
         Tracked t = id == null ? null : leases.get(id);
         long now = System.nanoTime();
-        if (t != null && !t.overdue(now) && Duration.ofNanos(now - t.confirmedAt).toMillis() < t.ttlMillis / 2) {
+        long left = t == null ? 0 : t.ttlMillis - Duration.ofNanos(now - t.confirmedAt).toMillis();
+        if (t != null && !t.overdue(now) && left > t.ttlMillis / 2 && left >= lasting.toMillis()) {
             t.usedAt = now;
             t.inFlight.incrementAndGet();
             return t.id;
@@ -149,11 +156,18 @@ final class EtcdKeepAlive {
         held.values().removeIf(h -> h.lost() && h.grant().session() == lease); // gone, and its records with it
     }
 
-    /** {@code revision} 0 (a listing's): a grant kept at a known revision stays on its lease while that is kept. */
+    /**
+     * {@code revision} 0 (a listing's): a grant kept at a known revision stays on its lease while that is kept, and one
+     * lost as its record's lease was found gone stays lost.
+     */
     synchronized void keep(LeaseRecord r, long lease, long revision) {
         Held before = held.get(r.name());
         if (revision == 0 && before != null && before.revision() > 0 && keeping(r.name(), r.fence())) {
             leases.get(before.grant().session()).usedAt = System.nanoTime();
+            return;
+        }
+        Because why = because.get(r.name());
+        if (revision == 0 && why != null && why.fence() == r.fence() && why.stays()) {
             return;
         }
         lostFences.remove(r.name()); // a newer grant of the name: the lost one's record is not there any more
@@ -171,9 +185,9 @@ final class EtcdKeepAlive {
 
     /**
      * A kept grant's record read at a later revision on another etcd lease: renewed by another process at another TTL,
-     * onto that process's lease, which nobody else keeps. Kept alive from a first keep-alive sent now, by the TTL etcd
-     * answers; one etcd does not confirm leaves the grant lost, as the record may go any moment. Only a read shows it:
-     * a holder whose watch is down meanwhile learns it at its next read.
+     * onto that process's lease, which nothing here keeps. Kept alive from a first keep-alive sent now, by the TTL etcd
+     * answers; one etcd does not confirm leaves the grant lost, as nothing here would keep the record. Only a read
+     * shows it: a holder whose watch is down meanwhile learns it at its next read (the lease outlives its own).
      */
     void moved(LeaseRecord r, long lease, long revision) {
         Held h = held.get(r.name());
@@ -201,13 +215,10 @@ final class EtcdKeepAlive {
                 return; // ended, lost, or written or moved at a later revision since: that one stands
             }
             Tracked t = leases.get(lease);
-            if (t != known || t != null && t.lost) {
-                seconds = 0; // let go (revoked, if this JVM's) or found gone while the keep-alive was on its way
-                failed = "it was let go meanwhile";
-            }
-            if (seconds <= 0) {
+            boolean letGo = (known != null && t != known) || (t != null && t.lost);
+            if (seconds <= 0 || letGo) {
                 because.put(r.name(), new Because(r.fence(), "a renewal elsewhere moved its record onto etcd lease "
-                        + lease + ", and " + failed));
+                        + lease + ", and " + (letGo ? "etcd found it gone, or it was let go, meanwhile" : failed), true));
                 markLost(now.grant());
                 return;
             }
@@ -381,7 +392,7 @@ final class EtcdKeepAlive {
             etcd.txn(List.of(), List.of());
             return true;
         } catch (Etcd.WentBack e) {
-            kept.forEach(k -> because.put(k.record().name(), new Because(k.record().fence(), e.getMessage())));
+            kept.forEach(k -> because.put(k.record().name(), new Because(k.record().fence(), e.getMessage(), false)));
             kept.forEach(this::markLost);
             return true;
         } catch (IOException | RuntimeException e) {

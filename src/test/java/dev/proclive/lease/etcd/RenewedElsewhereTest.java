@@ -32,6 +32,8 @@ class RenewedElsewhereTest {
     /** The answer to a keep-alive of each etcd lease, in seconds; absent: an unreachable member. */
     private final Map<Long, Long> answers = new ConcurrentHashMap<>();
     private final List<Long> keptAlive = new CopyOnWriteArrayList<>();
+    /** The last etcd lease granted. */
+    private final java.util.concurrent.atomic.AtomicLong lastLease = new java.util.concurrent.atomic.AtomicLong(100);
     /** Run inside a keep-alive, as another thread's write would land while it is on its way. */
     private volatile Runnable meanwhile = () -> { };
     private final EtcdKeepAlive keepAlive = new EtcdKeepAlive(etcd(), "test keep-alive", Clock.systemUTC());
@@ -60,6 +62,7 @@ class RenewedElsewhereTest {
                         yield seconds;
                     }
                     case "txn" -> new Etcd.Outcome(true, 5, List.of());
+                    case "grant" -> lastLease.incrementAndGet();
                     case "endpoints" -> "";
                     case "cluster" -> Optional.empty();
                     case "close", "revoke" -> null;
@@ -215,6 +218,7 @@ class RenewedElsewhereTest {
                 .contains("a renewal elsewhere moved its record onto etcd lease 11").contains("did not confirm"));
     }
 
+    /** Nor does a listing read before the lease was found gone keep it again (a keeper of others' grants). */
     @Test
     void aMovedRecordWhoseLeaseIsGoneIsLost() {
         answers.put(7L, 30L);
@@ -223,5 +227,37 @@ class RenewedElsewhereTest {
         keepAlive.moved(renewed, 12, 25);
         assertThat(keepAlive.lost("build", 20)).isTrue();
         assertThat(keepAlive.lostBecause("build", 20)).hasValueSatisfying(why -> assertThat(why).contains("gone"));
+        keepAlive.keep(renewed, 12, 0);
+        assertThat(keepAlive.lost("build", 20)).as("still lost").isTrue();
+        assertThat(keepAlive.keeping("build", 20)).isFalse();
+    }
+
+    /** Two reads of one move (two renewals at one TTL, the second on the first's lease): the first answer is no loss. */
+    @Test
+    void twoReadsOfOneMoveAreNoLoss() {
+        answers.put(7L, 30L);
+        answers.put(9L, 10L);
+        keepAlive.keep(granted, 7, 20);
+        meanwhile = () -> {
+            meanwhile = () -> { };
+            keepAlive.moved(renewed, 9, 25);
+        };
+        keepAlive.moved(renewed, 9, 27);
+        assertThat(keptAlive).containsExactly(9L, 9L);
+        assertThat(keepAlive.lost("build", 20)).isFalse();
+        assertThat(keepAlive.keeping("build", 20)).isTrue();
+    }
+
+    /** A lease shared for a record that must last a while is one with that long left: a new one, if need be. */
+    @Test
+    void aSharedLeaseThatMustLastIsOneWithThatLongLeft() throws Exception {
+        long first = keepAlive.shared(Duration.ofSeconds(30));
+        keepAlive.answered(first);
+        assertThat(keepAlive.shared(Duration.ofSeconds(30))).as("shared while it has half its TTL left").isEqualTo(first);
+        keepAlive.answered(first);
+        Thread.sleep(20);
+        long lasting = keepAlive.shared(Duration.ofSeconds(30), Duration.ofSeconds(30));
+        keepAlive.answered(lasting);
+        assertThat(lasting).as("less than 30 s left on the first").isNotEqualTo(first);
     }
 }
