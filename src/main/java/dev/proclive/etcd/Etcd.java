@@ -115,6 +115,11 @@ public interface Etcd extends AutoCloseable {
     /** Seconds etcd lease {@code id} has left, or -1 when it is gone. */
     long timeToLive(long id) throws IOException;
 
+    /** The keys attached to etcd lease {@code id} (none when it is gone); empty where this client cannot tell. */
+    default Optional<java.util.Set<String>> attached(long id) throws IOException {
+        return Optional.empty();
+    }
+
     /** Revokes etcd lease {@code id}, deleting the keys attached to it; one already gone is no error. */
     void revoke(long id) throws IOException;
 

@@ -494,6 +494,13 @@ public final class EtcdGateway implements Etcd {
     }
 
     @Override
+    public Optional<java.util.Set<String>> attached(long id) throws IOException {
+        java.util.Set<String> keys = new java.util.HashSet<>();
+        call("/v3/lease/timetolive", lease(id).put("keys", true)).path("keys").forEach(k -> keys.add(text(k.asText())));
+        return Optional.of(keys);
+    }
+
+    @Override
     public void revoke(long id) throws IOException {
         try {
             call("/v3/lease/revoke", lease(id));

@@ -199,4 +199,18 @@ class EtcdLostIT {
             }
         }
     }
+
+    /** What the keep-alive rounds ask to find a record moved off a kept lease: the keys etcd has on it. */
+    @Test
+    void theKeysAttachedToAnEtcdLeaseAreTheOnesPutOnIt() throws Exception {
+        try (dev.proclive.etcd.Etcd client = EtcdGateway.open(etcd.endpoints(), Optional.empty(), Duration.ofSeconds(5),
+                dev.proclive.text.StrictJson.mapper())) {
+            long lease = client.grant(Duration.ofSeconds(30));
+            client.txn(List.of(), List.of(new dev.proclive.etcd.Etcd.Put("attached/a", new byte[] {1}, lease),
+                    new dev.proclive.etcd.Etcd.Put("attached/b", new byte[] {2}, 0)));
+            assertThat(client.attached(lease)).hasValue(java.util.Set.of("attached/a"));
+            client.revoke(lease);
+            assertThat(client.attached(lease)).hasValue(java.util.Set.of());
+        }
+    }
 }

@@ -87,4 +87,26 @@ class EtcdRenewedElsewhereTest {
             assertThat(lease.release()).isTrue();
         }
     }
+
+    /**
+     * Its holder's watch gone quiet (behind a proxy that keeps the stream open and silent), the move is found by the
+     * keep-alive rounds, which look at what each kept etcd lease carries: the record's new lease is kept (it lapsed a
+     * TTL after the renewer left, its holder still keeping the lease the record had left).
+     */
+    @Test
+    void aMoveNoWatchToldIsFoundByTheKeepAliveRounds() throws Exception {
+        try (LeaseStore holding = store(Duration.ofSeconds(3))) {
+            Lease lease = ((Acquisition.Granted) holding.acquire("build", me)).lease();
+            etcd.watchesQuiet = true;
+            renewedElsewhereAt(lease, 1);
+            long moved = etcd.get("p/build").orElseThrow().lease();
+            int before = etcd.keepAlivesOf.getOrDefault(moved, new java.util.concurrent.atomic.AtomicInteger()).get();
+            dev.proclive.Eventually.until("the holder's store keeps the lease its record moved to", Duration.ofSeconds(30),
+                    () -> etcd.keepAlivesOf.getOrDefault(moved, new java.util.concurrent.atomic.AtomicInteger()).get()
+                            >= before + 2);
+            assertThat(lease.lost()).isNotDone();
+            etcd.watchesQuiet = false;
+            assertThat(lease.release()).isTrue();
+        }
+    }
 }

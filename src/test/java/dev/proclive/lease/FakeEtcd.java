@@ -38,6 +38,10 @@ final class FakeEtcd implements Etcd {
     final java.util.concurrent.atomic.AtomicInteger watchStreams = new java.util.concurrent.atomic.AtomicInteger();
     /** How many keep-alives were asked for. */
     final java.util.concurrent.atomic.AtomicInteger keepAlives = new java.util.concurrent.atomic.AtomicInteger();
+    /** When set, open watches hand on nothing (a stream gone quiet behind a proxy), and fail not. */
+    volatile boolean watchesQuiet;
+    /** Keep-alives asked for, by etcd lease. */
+    final Map<Long, java.util.concurrent.atomic.AtomicInteger> keepAlivesOf = new java.util.concurrent.ConcurrentHashMap<>();
     /** When set, every call fails as an unreachable member would. */
     volatile boolean down;
     /** When set, keep-alives fail as to a member cut off from its majority; other calls go through. */
@@ -135,6 +139,7 @@ final class FakeEtcd implements Etcd {
     public synchronized long keepAlive(long id) throws IOException {
         call();
         keepAlives.incrementAndGet();
+        keepAlivesOf.computeIfAbsent(id, i -> new java.util.concurrent.atomic.AtomicInteger()).incrementAndGet();
         if (keepAliveDown) {
             throw new IOException("no etcd member answered (fake): keep-alives fail");
         }
@@ -145,6 +150,14 @@ final class FakeEtcd implements Etcd {
     public synchronized long timeToLive(long id) throws IOException {
         call();
         return leases.getOrDefault(id, -1L);
+    }
+
+    @Override
+    public synchronized Optional<java.util.Set<String>> attached(long id) throws IOException {
+        call();
+        java.util.Set<String> on = new java.util.HashSet<>();
+        keys.values().stream().filter(kv -> kv.lease() == id).forEach(kv -> on.add(kv.key()));
+        return Optional.of(on);
     }
 
     @Override
@@ -233,6 +246,9 @@ final class FakeEtcd implements Etcd {
 
     @SuppressWarnings("unchecked")
     private void changed(String key) {
+        if (watchesQuiet) {
+            return;
+        }
         for (Object[] w : prefixWatches) {
             if (key.startsWith((String) w[0])) {
                 Changes to = (Changes) w[1];

@@ -70,7 +70,13 @@ public final class EtcdBook implements LeaseBook {
         this.etcd = etcd;
         this.prefix = prefix;
         this.clock = clock;
-        this.keepAlive = new EtcdKeepAlive(etcd, "proclive-etcd-keepalive " + prefix, clock);
+        this.keepAlive = new EtcdKeepAlive(etcd, "proclive-etcd-keepalive " + prefix, clock, this::recordKey, name -> {
+            try {
+                snapshot(name); // its parse sees a move
+            } catch (IOException | RuntimeException e) {
+                // read again at the next round
+            }
+        });
         this.watch = new PrefixWatch(etcd, prefix, keepAlive::unsure);
         this.user = user;
     }

@@ -18,6 +18,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * Keeps alive the etcd leases of this JVM's grants, others' ({@code lease keep}) and its own (one per TTL, shared). A
@@ -53,9 +55,20 @@ final class EtcdKeepAlive {
     /** How soon the next round comes while etcd may have changed under the grants (0: it is not in doubt). */
     private volatile long unsureMillis;
 
+    /** A kept grant's record key, by lease name. */
+    private final Function<String, String> recordKey;
+    /** Reads a lease's record again: a read shows a kept grant's record moved ({@link #moved}). */
+    private final Consumer<String> reread;
+
     EtcdKeepAlive(Etcd etcd, String threadName, Clock clock) {
+        this(etcd, threadName, clock, name -> name, name -> { });
+    }
+
+    EtcdKeepAlive(Etcd etcd, String threadName, Clock clock, Function<String, String> recordKey, Consumer<String> reread) {
         this.etcd = etcd;
         this.clock = clock;
+        this.recordKey = recordKey;
+        this.reread = reread;
         this.rounds = new Rounds(threadName, this::round, this::nextRound);
     }
 
@@ -378,6 +391,32 @@ final class EtcdKeepAlive {
             Tracked t = leases.get(k.session());
             if (t == null || t.lost) {
                 markLost(k);
+            }
+        }
+        lookForMoves();
+    }
+
+    /**
+     * Each round, the records on each kept lease: one moved off it (renewed elsewhere at another TTL) is read again, so
+     * the move is seen though no watch told it (a stream gone quiet behind a proxy), before its new lease can lapse.
+     */
+    private void lookForMoves() {
+        Map<Long, List<Grant>> bySession = new java.util.HashMap<>();
+        kept().forEach(k -> bySession.computeIfAbsent(k.session(), id -> new ArrayList<>()).add(k));
+        for (Map.Entry<Long, List<Grant>> e : bySession.entrySet()) {
+            java.util.Optional<Set<String>> on;
+            try {
+                on = etcd.attached(e.getKey());
+            } catch (IOException | RuntimeException failed) {
+                continue; // asked again next round
+            }
+            if (on.isEmpty()) {
+                return; // this client cannot tell
+            }
+            for (Grant k : e.getValue()) {
+                if (!on.get().contains(recordKey.apply(k.record().name()))) {
+                    reread.accept(k.record().name());
+                }
             }
         }
     }
