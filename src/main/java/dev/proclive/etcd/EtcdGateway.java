@@ -575,7 +575,7 @@ public final class EtcdGateway implements Etcd {
             }
             URI base = endpoints.get(at);
             try {
-                JsonNode r = send(base, path, body);
+                JsonNode r = sendOnce(base, path, body);
                 if (r.path("code").asInt() == UNAUTHENTICATED && login.isPresent()) {
                     token = null; // expired: log in again, once
                     r = send(base, path, body);
@@ -693,6 +693,40 @@ public final class EtcdGateway implements Etcd {
             return "cannot connect" + (e.getMessage() == null ? "" : " (" + e.getMessage() + ")");
         }
         return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    }
+
+    /**
+     * {@link #send}, sent once more on a new connection when a kept-open one ended before any byte
+     * of the answer: the member closed it while it was idle, or a call abandoned beside this one
+     * (an interrupt, a deadline) closed it after it went back to the pool. The JDK resends only
+     * GETs so; a member that read the call and answered nothing is the case every failed member
+     * already is (the next one is asked the same), and the book reads again after a write whose
+     * answer was lost.
+     */
+    private JsonNode sendOnce(URI base, String path, ObjectNode body) throws IOException {
+        try {
+            return send(base, path, body);
+        } catch (IOException e) {
+            if (!staleConnection(e) || Thread.currentThread().isInterrupted()) {
+                throw e;
+            }
+            return send(base, path, body);
+        }
+    }
+
+    /**
+     * Whether {@code e} says the connection ended before any byte of the answer: in the JDK's words
+     * (its parser "received no bytes", or its own retry's {@code ConnectionExpiredException}), as no
+     * public type says it. Another JDK's words only cost the resend.
+     */
+    static boolean staleConnection(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            String message = String.valueOf(t.getMessage());
+            if (t.getClass().getSimpleName().equals("ConnectionExpiredException") || message.contains("received no bytes")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private JsonNode send(URI base, String path, ObjectNode body) throws IOException {

@@ -591,4 +591,91 @@ class EtcdGatewayTest {
         assertThatThrownBy(() -> EtcdGateway.open(List.of(), Optional.empty(), Duration.ofSeconds(1), dev.proclive.text.StrictJson.mapper()))
                 .isInstanceOf(IllegalArgumentException.class);
     }
+
+    /**
+     * A kept-open connection that ends before any byte of the answer (the member closed it idle, or
+     * a call abandoned beside this one closed it in the pool) is not the member failing: the call is
+     * sent once more, on a new connection. A member that never answers is asked twice, not more.
+     */
+    @Test
+    void aKeptOpenConnectionThatEndsBeforeTheAnswerIsTriedOnceMoreOnANewOne() throws Exception {
+        String grant = "{\"header\":{},\"ID\":\"7587\",\"TTL\":\"5\"}";
+        // the first connection answers its first call and closes on its second; the next ones answer
+        try (RawMember member = new RawMember((connection, call) -> connection == 0 && call == 1 ? null : grant);
+             RawMember mute = new RawMember((connection, call) -> null)) {
+            EtcdGateway etcd = open(member.uri());
+            assertThat(etcd.grant(Duration.ofSeconds(5))).isEqualTo(7587);
+            assertThat(etcd.grant(Duration.ofSeconds(5))).as("the second call, sent again").isEqualTo(7587);
+            assertThat(member.calls).containsExactly("0:0", "0:1", "1:0");
+
+            assertThatThrownBy(() -> open(mute.uri()).grant(Duration.ofSeconds(5))).isInstanceOf(IOException.class)
+                    .hasMessageContaining("no etcd member answered");
+            assertThat(mute.calls).as("sent once more, not again and again").containsExactly("0:0", "1:0");
+        }
+    }
+
+    /** A member on a plain socket: {@code answer} gives the JSON for the n-th call on the c-th connection, or null to close it unanswered. */
+    private static final class RawMember implements AutoCloseable {
+        interface Answer {
+            String to(int connection, int call);
+        }
+
+        final List<String> calls = new CopyOnWriteArrayList<>();
+        private final ServerSocket socket = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+        private final Thread accepting;
+
+        RawMember(Answer answer) throws IOException {
+            accepting = new Thread(() -> {
+                for (int c = 0; !socket.isClosed(); c++) {
+                    try (java.net.Socket s = socket.accept()) {
+                        java.io.InputStream in = new java.io.BufferedInputStream(s.getInputStream());
+                        for (int n = 0; ; n++) {
+                            int length = requestBodyLength(in);
+                            if (length < 0) {
+                                break;
+                            }
+                            in.readNBytes(length);
+                            calls.add(c + ":" + n);
+                            String reply = answer.to(c, n);
+                            if (reply == null) {
+                                break; // closed, nothing answered
+                            }
+                            byte[] bytes = reply.getBytes(StandardCharsets.UTF_8);
+                            s.getOutputStream().write(("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                                    + bytes.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                            s.getOutputStream().write(bytes);
+                            s.getOutputStream().flush();
+                        }
+                    } catch (IOException closed) {
+                        return;
+                    }
+                }
+            }, "raw etcd member");
+            accepting.setDaemon(true);
+            accepting.start();
+        }
+
+        URI uri() {
+            return URI.create("http://127.0.0.1:" + socket.getLocalPort());
+        }
+
+        /** Reads a request's head: its Content-Length, or -1 at the end of the connection. */
+        private static int requestBodyLength(java.io.InputStream in) throws IOException {
+            StringBuilder head = new StringBuilder();
+            int b;
+            while ((b = in.read()) >= 0) {
+                head.append((char) b);
+                if (head.length() >= 4 && head.substring(head.length() - 4).equals("\r\n\r\n")) {
+                    java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?i)content-length:\\s*(\\d+)").matcher(head);
+                    return m.find() ? Integer.parseInt(m.group(1)) : 0;
+                }
+            }
+            return -1;
+        }
+
+        @Override
+        public void close() throws IOException {
+            socket.close();
+        }
+    }
 }
