@@ -110,6 +110,26 @@ public final class PrefixWatch {
         old.cancel(false);
     }
 
+    /**
+     * A read saw {@code key} as it is at {@code revision} (its record's, or the read's if it has none), changed since
+     * some callers' revision: they are told, as if the stream had said it (a stream can go quiet, open but silent).
+     */
+    public void read(String key, long revision) {
+        List<CompletableFuture<Void>> tell = new ArrayList<>();
+        synchronized (this) {
+            List<Waiting> ws = waiting.get(key);
+            if (ws == null) {
+                return;
+            }
+            ws.stream().filter(w -> revision > w.after()).forEach(w -> tell.add(w.future()));
+            ws.removeIf(w -> revision > w.after());
+            if (ws.isEmpty()) {
+                waiting.remove(key);
+            }
+        }
+        tell.forEach(f -> f.complete(null));
+    }
+
     private void seen(long mine, List<Etcd.Change> changes) {
         List<CompletableFuture<Void>> tell = new ArrayList<>();
         synchronized (this) {

@@ -53,6 +53,23 @@ class PrefixWatchTest {
         assertThat(w.changed("p/build", x)).as("not to one that read at x").isNotDone();
     }
 
+    /** A read that saw a key at a later revision than a caller's tells that caller; one at its revision, nobody. */
+    @Test
+    void aReadThatSawALaterRevisionTellsWhoWaitsOnThatKeyOnly() {
+        PrefixWatch w = new PrefixWatch(streams(new ArrayList<>(), new ArrayList<>()), "p/", () -> { });
+        CompletableFuture<Void> at10 = w.changed("p/build", 10);
+        CompletableFuture<Void> at12 = w.changed("p/build", 12);
+        CompletableFuture<Void> other = w.changed("p/other", 10);
+        w.read("p/build", 10);
+        assertThat(at10).as("the revision it read").isNotDone();
+        w.read("p/build", 12);
+        assertThat(at10).isDone();
+        assertThat(at12).isNotDone();
+        assertThat(other).as("another key").isNotDone();
+        w.read("p/build", 13);
+        assertThat(at12).isDone();
+    }
+
     @Test
     void aCallerWaitingWhenTheStreamIsCanceledIsTold() {
         List<CompletableFuture<Void>> opened = new ArrayList<>();

@@ -109,4 +109,23 @@ class EtcdRenewedElsewhereTest {
             assertThat(lease.release()).isTrue();
         }
     }
+
+    /**
+     * Its holder's watch gone quiet, a record ended by another process ({@code lease break}) is found by the same
+     * rounds: it left the kept etcd lease, and the holder is told within a round or two of its TTL, not when the watch
+     * is next made anew (30 s).
+     */
+    @Test
+    void aBreakNoWatchToldIsToldByTheKeepAliveRounds() throws Exception {
+        try (LeaseStore holding = store(Duration.ofSeconds(3))) {
+            Lease lease = ((Acquisition.Granted) holding.acquire("build", me)).lease();
+            etcd.watchesQuiet = true;
+            try (LeaseStore elsewhere = store(Duration.ofSeconds(3))) {
+                assertThat(elsewhere.breakLease("build")).isPresent();
+            }
+            LeaseLost lost = lease.lost().get(10, java.util.concurrent.TimeUnit.SECONDS); // a round is 1 s; the watch, 30 s
+            assertThat(lost.why()).isEqualTo(LeaseChange.BROKEN);
+            etcd.watchesQuiet = false;
+        }
+    }
 }

@@ -70,15 +70,22 @@ public final class EtcdBook implements LeaseBook {
         this.etcd = etcd;
         this.prefix = prefix;
         this.clock = clock;
-        this.keepAlive = new EtcdKeepAlive(etcd, "proclive-etcd-keepalive " + prefix, clock, this::recordKey, name -> {
-            try {
-                snapshot(name); // its parse sees a move
-            } catch (IOException | RuntimeException e) {
-                // read again at the next round
-            }
-        });
+        this.keepAlive = new EtcdKeepAlive(etcd, "proclive-etcd-keepalive " + prefix, clock, this::recordKey, this::reread);
         this.watch = new PrefixWatch(etcd, prefix, keepAlive::unsure);
         this.user = user;
+    }
+
+    /**
+     * A kept record that left its etcd lease, read again: its parse sees a move; a record ended or granted again is
+     * told to who waits on it, as the watch would have (one gone quiet does not).
+     */
+    private void reread(String name) {
+        try {
+            Snapshot s = snapshot(name);
+            watch.read(recordKey(name), s.record().isPresent() ? s.recordRevision() : s.revision());
+        } catch (IOException | RuntimeException e) {
+            // read again at the next round
+        }
     }
 
     private TicketLease tickets() {
