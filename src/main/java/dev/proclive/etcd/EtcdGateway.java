@@ -696,28 +696,47 @@ public final class EtcdGateway implements Etcd {
     }
 
     /**
-     * {@link #send}, sent once more on a new connection when a kept-open one ended before any byte
-     * of the answer: the member closed it while it was idle, or a call abandoned beside this one
-     * (an interrupt, a deadline) closed it after it went back to the pool. The JDK resends only
-     * GETs so; a member that read the call and answered nothing is the case every failed member
-     * already is (the next one is asked the same), and the book reads again after a write whose
-     * answer was lost.
+     * {@link #send}, sent once more when the connection ended before any byte of the answer, unless
+     * the call writes: a kept-open connection the member closed while it was idle, or one a call
+     * abandoned beside this one (an interrupt, a deadline) closed after it went back to the pool, so
+     * that the call may never have left. The JDK resends only GETs and HEADs so. A write is not sent
+     * again: it may have gone through (the member read it and went away), and sent again its
+     * compares would fail on its own change; failed, it leaves the book to read what etcd has.
+     * Sending the rest again repeats nothing that matters: a read, a keep-alive, a lease's
+     * time-to-live, a revoke, a login, a new etcd lease (one unused expires by itself).
      */
     private JsonNode sendOnce(URI base, String path, ObjectNode body) throws IOException {
         try {
             return send(base, path, body);
         } catch (IOException e) {
-            if (!staleConnection(e) || Thread.currentThread().isInterrupted()) {
+            if (!staleConnection(e) || Thread.currentThread().isInterrupted() || writes(path, body)) {
                 throw e;
             }
             return send(base, path, body);
         }
     }
 
+    /** Whether {@code body}, posted to {@code path}, is a transaction that compares or changes keys. */
+    private static boolean writes(String path, ObjectNode body) {
+        if (!path.equals("/v3/kv/txn")) {
+            return false;
+        }
+        if (body.path("compare").size() > 0 || body.has("failure")) {
+            return true;
+        }
+        for (JsonNode op : body.path("success")) {
+            if (!op.has("request_range")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /**
-     * Whether {@code e} says the connection ended before any byte of the answer: in the JDK's words
-     * (its parser "received no bytes", or its own retry's {@code ConnectionExpiredException}), as no
-     * public type says it. Another JDK's words only cost the resend.
+     * Whether {@code e} says the connection ended before any byte of the answer: in JDK 17's words,
+     * its parser "received no bytes" (a new connection too); its {@code ConnectionExpiredException}
+     * is named for JDKs that hand it on rather than its cause. No public type says it; another JDK's
+     * words only cost the resend.
      */
     static boolean staleConnection(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
