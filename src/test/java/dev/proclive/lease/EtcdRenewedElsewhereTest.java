@@ -128,4 +128,23 @@ class EtcdRenewedElsewhereTest {
             etcd.watchesQuiet = false;
         }
     }
+
+    /**
+     * A grant whose record was broken elsewhere is kept no more once its holder was told: its etcd lease, unused, is let
+     * go (it was kept alive, and the record read again, each round for good).
+     */
+    @Test
+    void aBrokenGrantIsKeptNoMoreAndItsEtcdLeaseIsLetGo() throws Exception {
+        try (LeaseStore holding = store(Duration.ofSeconds(3))) {
+            Lease lease = ((Acquisition.Granted) holding.acquire("build", me)).lease();
+            long kept = etcd.get("p/build").orElseThrow().lease();
+            try (LeaseStore elsewhere = store(Duration.ofSeconds(3))) {
+                assertThat(elsewhere.breakLease("build")).isPresent();
+            }
+            assertThat(lease.lost().get(10, java.util.concurrent.TimeUnit.SECONDS).why()).isEqualTo(LeaseChange.BROKEN);
+            lease.release(); // as a holder told would
+            dev.proclive.Eventually.until("the etcd lease let go", Duration.ofSeconds(30), () -> etcd.timeToLive(kept),
+                    ttl -> ttl < 0);
+        }
+    }
 }

@@ -77,12 +77,16 @@ public final class EtcdBook implements LeaseBook {
 
     /**
      * A kept record that left its etcd lease, read again: its parse sees a move; a record ended or granted again is
-     * told to who waits on it, as the watch would have (one gone quiet does not).
+     * told to who waits on it, as the watch would have (one gone quiet does not), and is kept no more.
      */
     private void reread(String name) {
         try {
             Snapshot s = snapshot(name);
-            watch.read(recordKey(name), s.record().isPresent() ? s.recordRevision() : s.revision());
+            long at = s.recordRevision() != 0 ? s.recordRevision() : s.revision(); // a corrupt record's is its own
+            watch.read(recordKey(name), at);
+            if (s.corrupt().isEmpty()) {
+                keepAlive.readAgain(name, s.record(), at);
+            }
         } catch (IOException | RuntimeException e) {
             // read again at the next round
         }

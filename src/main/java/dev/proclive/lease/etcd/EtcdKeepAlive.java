@@ -247,6 +247,20 @@ final class EtcdKeepAlive {
         }
     }
 
+    /**
+     * A kept grant's record as read again at {@code revision}, after it left the grant's etcd lease: one no longer the
+     * grant's (gone, ended, another's) is kept no more, so that its etcd lease is not kept alive for it, nor its record
+     * read again, each round for good (its holder is told by the engine, which reads it too). A move is {@link #moved}'s.
+     */
+    synchronized void readAgain(String name, java.util.Optional<LeaseRecord> now, long revision) {
+        held.computeIfPresent(name, (n, h) -> {
+            LeaseRecord mine = h.grant().record();
+            boolean still = now.isPresent() && now.get().granted() && now.get().fence() == mine.fence()
+                    && Records.sameProcess(now.get().holder(), mine.holder());
+            return h.lost() || still || revision <= h.revision() ? h : null;
+        });
+    }
+
     boolean keeping(String name, long fence) {
         Grant k = kept(name);
         Tracked t = k == null ? null : leases.get(k.session());
