@@ -766,20 +766,28 @@ public final class EtcdGateway implements Etcd {
     private HttpResponse<byte[]> exchange(URI base, HttpRequest request) throws IOException {
         BoundedBody body = new BoundedBody(MAX_ANSWER);
         CompletableFuture<HttpResponse<byte[]>> sent = http.sendAsync(request, info -> body);
-        try {
-            return sent.get(Math.max(1, timeout.toMillis()), TimeUnit.MILLISECONDS);
-        } catch (TimeoutException e) {
-            throw new HttpTimeoutException("no whole answer within " + timeout.toMillis() + " ms");
-        } catch (ExecutionException e) {
-            throw cause(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new InterruptedIOException("interrupted while calling etcd at " + base);
-        } finally {
+        Runnable abandon = () -> {
             if (!sent.isDone()) {
                 body.cancel(); // closes the connection: nothing more of this answer is read
                 sent.cancel(true);
             }
+        };
+        try {
+            return sent.get(Math.max(1, timeout.toMillis()), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            abandon.run();
+            throw new HttpTimeoutException("no whole answer within " + timeout.toMillis() + " ms");
+        } catch (ExecutionException e) {
+            throw cause(e);
+        } catch (InterruptedException e) {
+            // Abandoned only once its time is up: cancelled now, an answer just read whole would close its
+            // connection as it goes back to the pool, under the next call of any store that takes it.
+            CompletableFuture.delayedExecutor(Math.max(1, timeout.toMillis()), TimeUnit.MILLISECONDS).execute(abandon);
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while calling etcd at " + base);
+        } catch (RuntimeException | Error e) {
+            abandon.run();
+            throw e;
         }
     }
 

@@ -636,6 +636,44 @@ class EtcdGatewayTest {
         }
     }
 
+    /**
+     * A call abandoned by an interrupt leaves its connection to end its answer: cancelled at once, it
+     * could close the connection just as the answer, read whole, put it back in the pool for the
+     * next call of any store. The next call takes the same connection.
+     */
+    @Test
+    void aCallInterruptedWhileItsAnswerIsComingLeavesItsConnectionForTheNext() throws Exception {
+        String grant = "{\"header\":{},\"ID\":\"7587\",\"TTL\":\"5\"}";
+        try (RawMember member = new RawMember((connection, call) -> {
+            if (connection == 0 && call == 0) {
+                try {
+                    Thread.sleep(500); // the first answer comes late
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return grant;
+        })) {
+            EtcdGateway etcd = open(member.uri());
+            CompletableFuture<Throwable> first = new CompletableFuture<>();
+            Thread caller = new Thread(() -> {
+                try {
+                    etcd.grant(Duration.ofSeconds(5));
+                    first.complete(null);
+                } catch (Throwable e) {
+                    first.complete(e);
+                }
+            });
+            caller.start();
+            Eventually.until("the first call on its way", Duration.ofSeconds(10), () -> member.calls, c -> !c.isEmpty());
+            caller.interrupt();
+            assertThat(first.get(10, TimeUnit.SECONDS)).isInstanceOf(java.io.InterruptedIOException.class);
+            Thread.sleep(1000); // its answer has come meanwhile
+            assertThat(etcd.grant(Duration.ofSeconds(5))).isEqualTo(7587);
+            assertThat(member.calls).as("the next call on the same connection").containsExactly("0:0", "0:1");
+        }
+    }
+
     /** A member on a plain socket: {@code answer} gives the JSON for the n-th call on the c-th connection, or null to close it unanswered. */
     private static final class RawMember implements AutoCloseable {
         interface Answer {
