@@ -615,10 +615,39 @@ public final class EtcdBook implements LeaseBook {
                 throw lost;
             }
             if (!o.succeeded()) {
-                throw new Conflict(parse(name, o));
+                java.util.OptionalLong made = madeAlready(puts, o.reads());
+                if (made.isEmpty()) {
+                    throw new Conflict(parse(name, o));
+                }
+                o = new Etcd.Outcome(true, made.getAsLong(), o.reads());
             }
             wrote = true;
             return o;
+        }
+
+        /**
+         * The revision at which every put of {@code puts} stands as written, or empty: this write went through on a
+         * member whose answer was lost (the call went on to the next member, whose compare failed on it), and is this
+         * caller's, not a conflict. The record's bytes name its writer and time to the millisecond; a grant's fence key
+         * was written in the same transaction. A delete cannot be told from another's.
+         */
+        private java.util.OptionalLong madeAlready(List<Etcd.Op> puts, List<Optional<Etcd.KeyValue>> now) {
+            long at = 0;
+            boolean record = false;
+            for (Etcd.Op op : puts) {
+                if (!(op instanceof Etcd.Put p) || now.size() < 2) {
+                    return java.util.OptionalLong.empty();
+                }
+                record |= p.key().equals(recordKey(name));
+                Optional<Etcd.KeyValue> kv = p.key().equals(recordKey(name)) ? now.get(0)
+                        : p.key().equals(fenceKey(name)) ? now.get(1) : Optional.empty();
+                if (kv.isEmpty() || !java.util.Arrays.equals(kv.get().value(), p.value()) || kv.get().lease() != p.lease()
+                        || (at != 0 && kv.get().modRevision() != at)) {
+                    return java.util.OptionalLong.empty();
+                }
+                at = kv.get().modRevision();
+            }
+            return record && at > 0 ? java.util.OptionalLong.of(at) : java.util.OptionalLong.empty();
         }
 
         /** {@code r} empty: deleted. */
