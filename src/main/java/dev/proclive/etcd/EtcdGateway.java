@@ -749,7 +749,7 @@ public final class EtcdGateway implements Etcd {
     }
 
     private JsonNode send(URI base, String path, ObjectNode body) throws IOException {
-        HttpResponse<byte[]> answer = exchange(base, request(base, path, body).build());
+        HttpResponse<byte[]> answer = exchange(base, request(base, path, body).build(), writes(path, body));
         JsonNode r = json.readTree(new String(answer.body(), StandardCharsets.UTF_8)); // UTF-8, never guessed
         if (r == null || !r.isObject()) {
             throw new IOException("HTTP " + answer.statusCode() + ", not a JSON object");
@@ -762,9 +762,17 @@ public final class EtcdGateway implements Etcd {
      * connecting, the headers and the body together) and one bound ({@value #MAX_ANSWER} bytes): an
      * endpoint that trickles its answer or streams one without end fails like one that does not
      * answer, and the next is tried.
+     *
+     * <p>An interrupt does not cancel the exchange at once: cancelled as its answer has just been read
+     * whole, it would close its connection as it goes back to the pool, under the next call of any
+     * thread that takes it. A call that changes nothing is left to end by its deadline; a write
+     * ({@code writes}) is waited for until then, interrupt or not, so that what is read after it
+     * (the book reads what etcd has when a write's answer is lost) sees it made or not made; the
+     * interrupt is then thrown as such.
      */
-    private HttpResponse<byte[]> exchange(URI base, HttpRequest request) throws IOException {
+    private HttpResponse<byte[]> exchange(URI base, HttpRequest request, boolean writes) throws IOException {
         BoundedBody body = new BoundedBody(MAX_ANSWER);
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(1, timeout.toMillis()));
         CompletableFuture<HttpResponse<byte[]>> sent = http.sendAsync(request, info -> body);
         Runnable abandon = () -> {
             if (!sent.isDone()) {
@@ -772,22 +780,39 @@ public final class EtcdGateway implements Etcd {
                 sent.cancel(true);
             }
         };
+        boolean interrupted = false;
         try {
-            return sent.get(Math.max(1, timeout.toMillis()), TimeUnit.MILLISECONDS);
+            while (true) {
+                try {
+                    HttpResponse<byte[]> answer = sent.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                    if (interrupted) {
+                        throw new InterruptedIOException("interrupted while calling etcd at " + base);
+                    }
+                    return answer;
+                } catch (InterruptedException e) {
+                    if (writes) {
+                        interrupted = true; // waited for to its end, made or not
+                        continue;
+                    }
+                    CompletableFuture.delayedExecutor(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS,
+                            HEDGES).execute(abandon);
+                    Thread.currentThread().interrupt();
+                    throw new InterruptedIOException("interrupted while calling etcd at " + base);
+                }
+            }
         } catch (TimeoutException e) {
             abandon.run();
-            throw new HttpTimeoutException("no whole answer within " + timeout.toMillis() + " ms");
+            throw interrupted ? new InterruptedIOException("interrupted while calling etcd at " + base)
+                    : new HttpTimeoutException("no whole answer within " + timeout.toMillis() + " ms");
         } catch (ExecutionException e) {
-            throw cause(e);
-        } catch (InterruptedException e) {
-            // Abandoned only once its time is up: cancelled now, an answer just read whole would close its
-            // connection as it goes back to the pool, under the next call of any store that takes it.
-            CompletableFuture.delayedExecutor(Math.max(1, timeout.toMillis()), TimeUnit.MILLISECONDS).execute(abandon);
-            Thread.currentThread().interrupt();
-            throw new InterruptedIOException("interrupted while calling etcd at " + base);
+            throw interrupted ? new InterruptedIOException("interrupted while calling etcd at " + base) : cause(e);
         } catch (RuntimeException | Error e) {
             abandon.run();
             throw e;
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
@@ -808,7 +833,7 @@ public final class EtcdGateway implements Etcd {
         }
         String user = login.get().user();
         ObjectNode body = json.createObjectNode().put("name", user).put("password", new String(login.get().password()));
-        JsonNode r = json.readTree(new String(exchange(base, request(base, AUTHENTICATE, body).build()).body(),
+        JsonNode r = json.readTree(new String(exchange(base, request(base, AUTHENTICATE, body).build(), false).body(),
                 StandardCharsets.UTF_8));
         if (r == null || !r.hasNonNull("token")) {
             throw new EtcdException(base + ": etcd refused the login of user '" + user + "': "
