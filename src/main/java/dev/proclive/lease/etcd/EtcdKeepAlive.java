@@ -205,8 +205,7 @@ final class EtcdKeepAlive {
     void moved(LeaseRecord r, long lease, long revision) {
         Held h = held.get(r.name());
         if (h == null || h.lost() || lease == 0 || h.grant().session() == lease || revision <= h.revision()
-                || !r.granted() || h.grant().record().fence() != r.fence()
-                || !Records.sameProcess(h.grant().record().holder(), r.holder())) {
+                || !sameGrant(h.grant().record(), r)) {
             return;
         }
         Tracked known = leases.get(lease);
@@ -253,12 +252,13 @@ final class EtcdKeepAlive {
      * read again, each round for good (its holder is told by the engine, which reads it too). A move is {@link #moved}'s.
      */
     synchronized void readAgain(String name, java.util.Optional<LeaseRecord> now, long revision) {
-        held.computeIfPresent(name, (n, h) -> {
-            LeaseRecord mine = h.grant().record();
-            boolean still = now.isPresent() && now.get().granted() && now.get().fence() == mine.fence()
-                    && Records.sameProcess(now.get().holder(), mine.holder());
-            return h.lost() || still || revision <= h.revision() ? h : null;
-        });
+        held.computeIfPresent(name, (n, h) -> h.lost() || revision <= h.revision()
+                || now.filter(r -> sameGrant(h.grant().record(), r)).isPresent() ? h : null);
+    }
+
+    /** Whether {@code read} is still the grant {@code kept}: granted, at its fence, to its holder. */
+    private static boolean sameGrant(LeaseRecord kept, LeaseRecord read) {
+        return read.granted() && read.fence() == kept.fence() && Records.sameProcess(kept.holder(), read.holder());
     }
 
     boolean keeping(String name, long fence) {
