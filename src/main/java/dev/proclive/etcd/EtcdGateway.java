@@ -786,7 +786,7 @@ public final class EtcdGateway implements Etcd {
                 try {
                     HttpResponse<byte[]> answer = sent.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
                     if (interrupted) {
-                        throw new InterruptedIOException("interrupted while calling etcd at " + base);
+                        throw interrupted(base);
                     }
                     return answer;
                 } catch (InterruptedException e) {
@@ -797,15 +797,15 @@ public final class EtcdGateway implements Etcd {
                     CompletableFuture.delayedExecutor(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS,
                             HEDGES).execute(abandon);
                     Thread.currentThread().interrupt();
-                    throw new InterruptedIOException("interrupted while calling etcd at " + base);
+                    throw interrupted(base);
                 }
             }
         } catch (TimeoutException e) {
             abandon.run();
-            throw interrupted ? new InterruptedIOException("interrupted while calling etcd at " + base)
+            throw interrupted ? interrupted(base)
                     : new HttpTimeoutException("no whole answer within " + timeout.toMillis() + " ms");
         } catch (ExecutionException e) {
-            throw interrupted ? new InterruptedIOException("interrupted while calling etcd at " + base) : cause(e);
+            throw interrupted ? interrupted(base) : cause(e);
         } catch (RuntimeException | Error e) {
             abandon.run();
             throw e;
@@ -814,6 +814,10 @@ public final class EtcdGateway implements Etcd {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    private static InterruptedIOException interrupted(URI base) {
+        return new InterruptedIOException("interrupted while calling etcd at " + base);
     }
 
     private HttpRequest.Builder request(URI base, String path, ObjectNode body) throws IOException {

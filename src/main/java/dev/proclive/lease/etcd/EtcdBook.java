@@ -638,9 +638,10 @@ public final class EtcdBook implements LeaseBook {
                 if (!(op instanceof Etcd.Put p) || now.size() < 2) {
                     return java.util.OptionalLong.empty();
                 }
-                record |= p.key().equals(recordKey(name));
-                Optional<Etcd.KeyValue> kv = p.key().equals(recordKey(name)) ? now.get(0)
-                        : p.key().equals(fenceKey(name)) ? now.get(1) : Optional.empty();
+                boolean isRecord = p.key().equals(recordKey(name));
+                record |= isRecord;
+                Optional<Etcd.KeyValue> kv = isRecord ? now.get(0) : p.key().equals(fenceKey(name)) ? now.get(1)
+                        : Optional.empty();
                 if (kv.isEmpty() || !java.util.Arrays.equals(kv.get().value(), p.value()) || kv.get().lease() != p.lease()
                         || (at != 0 && kv.get().modRevision() != at)) {
                     return java.util.OptionalLong.empty();
