@@ -493,12 +493,12 @@ public final class EtcdBook implements LeaseBook {
                 lease = read.etcdLease();
                 boolean sameTtl = read.record().map(old -> old.granted() && old.ttl().equals(r.ttl())).orElse(false);
                 if (lease != 0 && sameTtl) {
-                    if (!keepAlive.alive(lease) && etcd.keepAlive(lease) <= 0) {
+                    if (!keepAlive.leases().alive(lease) && etcd.keepAlive(lease) <= 0) {
                         throw new Conflict(snapshot(name)); // it expired since it was read: the record is gone
                     }
                 } else {
                     Duration least = outlived();
-                    lease = keepAlive.shared(r.ttl().compareTo(least) >= 0 ? r.ttl() : least, least);
+                    lease = keepAlive.leases().shared(r.ttl().compareTo(least) >= 0 ? r.ttl() : least, least);
                     shared = true;
                 }
             }
@@ -508,7 +508,7 @@ public final class EtcdBook implements LeaseBook {
                 o = write(List.of(new Etcd.Put(recordKey(name), bytes, lease)));
             } finally {
                 if (shared) {
-                    keepAlive.answered(lease);
+                    keepAlive.leases().answered(lease);
                 }
             }
             written(Optional.of(r), lease, read.fenceRevision(), o.revision());
@@ -528,7 +528,7 @@ public final class EtcdBook implements LeaseBook {
         private Duration outlived() throws IOException {
             long from = read.etcdLease();
             Optional<LeaseRecord> old = read.record().filter(LeaseRecord::granted);
-            if (from == 0 || old.isEmpty() || keepAlive.alive(from)) {
+            if (from == 0 || old.isEmpty() || keepAlive.leases().alive(from)) {
                 return Duration.ZERO;
             }
             Duration least = old.get().ttl();
@@ -542,14 +542,14 @@ public final class EtcdBook implements LeaseBook {
         @Override
         public LeaseRecord grant(LeaseRecord r) throws IOException {
             byte[] bytes = LeaseJson.stored(Records.fenced(r, 0));
-            long lease = keepAlive.shared(r.ttl());
+            long lease = keepAlive.leases().shared(r.ttl());
             Etcd.Outcome o;
             Instant sent = clock.instant();
             try {
                 o = write(List.of(new Etcd.Put(fenceKey(name), name.getBytes(StandardCharsets.UTF_8), 0),
                         new Etcd.Put(recordKey(name), bytes, lease)));
             } finally {
-                keepAlive.answered(lease);
+                keepAlive.leases().answered(lease);
             }
             long before = Math.max(read.fenceRevision(), read.revision());
             if (o.revision() <= before) {
@@ -569,7 +569,7 @@ public final class EtcdBook implements LeaseBook {
          * its lease stays until ended, as its holder may already write under the fence; else the record is freed.
          */
         private void answeredInTime(LeaseRecord r, long lease, boolean inUse, Instant sent) throws LeaseLostException {
-            boolean leaseAlive = keepAlive.alive(lease);
+            boolean leaseAlive = keepAlive.leases().alive(lease);
             Instant from = r.renewedAt().isBefore(sent) ? r.renewedAt() : sent;
             if (!keepAlive.lost(r.name(), r.fence()) && !keepAlive.answeredLate(r, from)) { // either marks it lost
                 return;

@@ -5,6 +5,7 @@ import dev.proclive.lease.book.LeaseBook.Grant;
 import dev.proclive.lease.book.Records;
 import dev.proclive.lease.book.Rounds;
 import dev.proclive.etcd.Etcd;
+import dev.proclive.lease.etcd.EtcdLeases.Tracked;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
@@ -17,7 +18,6 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -46,9 +46,7 @@ final class EtcdKeepAlive {
     /** {@code stays}: a listing's keep does not undo it (the record's lease gone, where a listing may be older). */
     private record Because(long fence, String said, boolean stays) {
     }
-    private final Map<Long, Tracked> leases = new ConcurrentHashMap<>();
-    /** This JVM's own etcd leases, by TTL in seconds. */
-    private final Map<Long, Long> own = new ConcurrentHashMap<>();
+    private final EtcdLeases leases;
     private final Rounds rounds;
     /** When the last round began ({@link System#nanoTime()}): the next comes a period after. */
     private volatile long began;
@@ -69,80 +67,17 @@ final class EtcdKeepAlive {
         this.clock = clock;
         this.recordKey = recordKey;
         this.reread = reread;
+        this.leases = new EtcdLeases(etcd, this, this::start);
         this.rounds = new Rounds(threadName, this::round, this::nextRound);
+    }
+
+    /** The etcd leases the grants kept here sit on; a write takes one from it. */
+    EtcdLeases leases() {
+        return leases;
     }
 
     /** {@code revision}: the record's when kept (0: unknown); only a later one moves the grant to another lease. */
     private record Held(Grant grant, boolean lost, long revision) {
-    }
-
-    private static final class Tracked {
-        final long id;
-        final long ttlMillis;
-        final boolean ours;
-        volatile long confirmedAt;
-        volatile boolean lost;
-        volatile long usedAt;
-        /** Writes handed this lease whose answer is not known yet: while there are any, it is in use. */
-        final AtomicInteger inFlight = new AtomicInteger();
-
-        Tracked(long id, long ttlMillis, boolean ours, long confirmedAt) {
-            this.id = id;
-            this.ttlMillis = ttlMillis;
-            this.ours = ours;
-            this.confirmedAt = confirmedAt;
-            this.usedAt = confirmedAt;
-        }
-
-        boolean overdue(long now) {
-            return lost || Duration.ofNanos(now - confirmedAt).toMillis() > ttlMillis - ttlMillis / 4;
-        }
-    }
-
-    /** In use until {@link #answered}: a lease revoked under a write in flight would take the record with it. */
-    long shared(Duration ttl) throws IOException {
-        return shared(ttl, Duration.ZERO);
-    }
-
-    /** {@link #shared(Duration)}, one that has at least {@code lasting} left, unkept (else a new one). */
-    synchronized long shared(Duration ttl, Duration lasting) throws IOException {
-        long seconds = Math.max(1, (ttl.toMillis() + 999) / 1000);
-        Long id = own.get(seconds);
-        Tracked t = id == null ? null : leases.get(id);
-        long now = System.nanoTime();
-        long left = t == null ? 0 : t.ttlMillis - Duration.ofNanos(now - t.confirmedAt).toMillis();
-        if (t != null && !t.overdue(now) && left > t.ttlMillis / 2 && left >= lasting.toMillis()) {
-            t.usedAt = now;
-            t.inFlight.incrementAndGet();
-            return t.id;
-        }
-        // a record on no etcd lease would never expire: a dead holder's grant would stand for good
-        long granted = Etcd.granted(etcd.grant(Duration.ofSeconds(seconds)), "a grant's record");
-        Tracked made = new Tracked(granted, seconds * 1000, true, now);
-        made.inFlight.incrementAndGet();
-        leases.put(granted, made);
-        own.put(seconds, granted);
-        start();
-        return granted;
-    }
-
-    /** The answer to a write handed {@code lease} by {@link #shared} is known (it may have failed). */
-    void answered(long lease) {
-        Tracked t = leases.get(lease);
-        if (t != null) {
-            t.usedAt = System.nanoTime();
-            t.inFlight.decrementAndGet();
-        }
-    }
-
-    /** Whether {@code t} is let go; under the lock {@link #shared} holds, so that no write takes it meanwhile. */
-    private synchronized boolean letGo(Tracked t) {
-        if (Duration.ofNanos(System.nanoTime() - t.usedAt).toMillis() <= t.ttlMillis / 3 || t.inFlight.get() > 0) {
-            return false;
-        }
-        own.values().remove(t.id);
-        leases.remove(t.id);
-        return true;
     }
 
     synchronized void unsure() {
@@ -154,18 +89,9 @@ final class EtcdKeepAlive {
         }
     }
 
-    boolean alive(long lease) {
-        Tracked t = leases.get(lease);
-        return t != null && !t.overdue(System.nanoTime());
-    }
-
     /** {@code lease} is gone (etcd said so): grants on it are lost, and no new one goes onto it. */
     void forget(long lease) {
-        Tracked t = leases.get(lease);
-        if (t != null) {
-            t.lost = true;
-        }
-        own.values().remove(lease);
+        leases.gone(lease);
         held.values().removeIf(h -> h.lost() && h.grant().session() == lease); // gone, and its records with it
     }
 
@@ -188,8 +114,7 @@ final class EtcdKeepAlive {
         Tracked t = leases.get(lease);
         if (t == null || t.lost && !t.ours) {
             // another's, kept for its holder (again, if given up while etcd was silent and a read shows its grant)
-            t = new Tracked(lease, r.ttl().toMillis(), false, System.nanoTime());
-            leases.put(lease, t);
+            t = leases.track(lease, r.ttl().toMillis(), System.nanoTime());
         }
         t.usedAt = System.nanoTime();
         held.put(r.name(), new Held(new Grant(r, lease), false, revision));
@@ -235,8 +160,7 @@ final class EtcdKeepAlive {
                 return;
             }
             if (t == null) {
-                t = new Tracked(lease, seconds * 1000, false, sent);
-                leases.put(lease, t);
+                t = leases.track(lease, seconds * 1000, sent);
             } else if (sent - t.confirmedAt > 0) {
                 t.confirmedAt = sent;
             }
@@ -263,8 +187,7 @@ final class EtcdKeepAlive {
 
     boolean keeping(String name, long fence) {
         Grant k = kept(name);
-        Tracked t = k == null ? null : leases.get(k.session());
-        return k != null && k.record().fence() == fence && t != null && !t.lost;
+        return k != null && k.record().fence() == fence && leases.live(k.session());
     }
 
     private Grant kept(String name) {
@@ -278,7 +201,7 @@ final class EtcdKeepAlive {
 
     /** A new grant keeps the rhythm of the shortest TTL: it does not call early. */
     private void start() {
-        rounds.by(soonest(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(periodMillis())));
+        rounds.by(soonest(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(leases.periodMillis())));
     }
 
     private long soonest(long at) {
@@ -340,8 +263,8 @@ final class EtcdKeepAlive {
             if (h.lost() || !h.grant().equals(k)) {
                 return h;
             }
-            Tracked t = leases.get(k.session()); // its holder may write on until it is ended here
-            return t != null && !t.lost ? new Held(k, true, h.revision()) : null;
+            // its holder may write on until it is ended here
+            return leases.live(k.session()) ? new Held(k, true, h.revision()) : null;
         });
     }
 
@@ -351,18 +274,13 @@ final class EtcdKeepAlive {
     }
 
     private boolean nothingToKeep() {
-        return held.isEmpty() && own.isEmpty();
+        return held.isEmpty() && leases.noneOwn();
     }
 
     /** None once nothing is left to keep: the thread ends, and the next grant starts one. */
     private OptionalLong nextRound() {
         return nothingToKeep() ? OptionalLong.empty()
-                : OptionalLong.of(soonest(began + TimeUnit.MILLISECONDS.toNanos(periodMillis())));
-    }
-
-    private long periodMillis() {
-        long shortest = leases.values().stream().mapToLong(t -> t.ttlMillis).min().orElse(3000);
-        return Math.max(50, shortest / 3);
+                : OptionalLong.of(soonest(began + TimeUnit.MILLISECONDS.toNanos(leases.periodMillis())));
     }
 
     private void round() {
@@ -374,10 +292,10 @@ final class EtcdKeepAlive {
         boolean answered = unsure == 0 || probe(); // first: a cluster gone back must not keep a grant a moment more
         Set<Long> used = new HashSet<>();
         held.values().forEach(h -> used.add(h.grant().session())); // lost, not ended: never revoked under its writer
-        for (Tracked t : new ArrayList<>(leases.values())) {
-            if (!used.contains(t.id) && letGo(t)) {
+        for (Tracked t : leases.all()) {
+            if (!used.contains(t.id) && leases.letGo(t)) {
                 if (t.ours && !t.lost) {
-                    revokeQuietly(t.id);
+                    leases.revokeQuietly(t.id);
                 }
                 continue;
             }
@@ -402,8 +320,7 @@ final class EtcdKeepAlive {
             }
         }
         for (Grant k : kept()) {
-            Tracked t = leases.get(k.session());
-            if (t == null || t.lost) {
+            if (!leases.live(k.session())) {
                 markLost(k);
             }
         }
@@ -453,11 +370,4 @@ final class EtcdKeepAlive {
         }
     }
 
-    private void revokeQuietly(long lease) {
-        try {
-            etcd.revoke(lease);
-        } catch (IOException | RuntimeException e) {
-            // it expires by itself; nothing of a live grant is attached to it
-        }
-    }
 }

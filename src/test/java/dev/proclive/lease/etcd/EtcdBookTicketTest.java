@@ -125,14 +125,14 @@ class EtcdBookTicketTest {
     void aGrantsEtcdLeaseIsNeverNoLease() throws IOException {
         EtcdKeepAlive keepAlive = new EtcdKeepAlive(granting(0), "test keep-alive", Clock.systemUTC());
         try {
-            assertThatThrownBy(() -> keepAlive.shared(java.time.Duration.ofSeconds(15)))
+            assertThatThrownBy(() -> keepAlive.leases().shared(java.time.Duration.ofSeconds(15)))
                     .isInstanceOf(IOException.class).hasMessageContaining("no lease for a grant's record");
         } finally {
             keepAlive.stop();
         }
         EtcdKeepAlive granting = new EtcdKeepAlive(granting(7), "test keep-alive", Clock.systemUTC());
         try {
-            assertThat(granting.shared(java.time.Duration.ofSeconds(15))).isEqualTo(7);
+            assertThat(granting.leases().shared(java.time.Duration.ofSeconds(15))).isEqualTo(7);
         } finally {
             granting.stop();
         }

@@ -251,13 +251,13 @@ class RenewedElsewhereTest {
     /** A lease shared for a record that must last a while is one with that long left: a new one, if need be. */
     @Test
     void aSharedLeaseThatMustLastIsOneWithThatLongLeft() throws Exception {
-        long first = keepAlive.shared(Duration.ofSeconds(30));
-        keepAlive.answered(first);
-        assertThat(keepAlive.shared(Duration.ofSeconds(30))).as("shared while it has half its TTL left").isEqualTo(first);
-        keepAlive.answered(first);
+        long first = keepAlive.leases().shared(Duration.ofSeconds(30));
+        keepAlive.leases().answered(first);
+        assertThat(keepAlive.leases().shared(Duration.ofSeconds(30))).as("shared while it has half its TTL left").isEqualTo(first);
+        keepAlive.leases().answered(first);
         Thread.sleep(20);
-        long lasting = keepAlive.shared(Duration.ofSeconds(30), Duration.ofSeconds(30));
-        keepAlive.answered(lasting);
+        long lasting = keepAlive.leases().shared(Duration.ofSeconds(30), Duration.ofSeconds(30));
+        keepAlive.leases().answered(lasting);
         assertThat(lasting).as("less than 30 s left on the first").isNotEqualTo(first);
     }
 }
