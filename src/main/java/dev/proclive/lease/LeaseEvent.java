@@ -21,19 +21,4 @@ public record LeaseEvent(LeaseChange kind, LeaseRecord record, Optional<LeaseRec
         Objects.requireNonNull(record, "record");
         Objects.requireNonNull(previous, "previous");
     }
-
-    @Override
-    public LeaseChange kind() {
-        return kind;
-    }
-
-    @Override
-    public LeaseRecord record() {
-        return record;
-    }
-
-    @Override
-    public Optional<LeaseRecord> previous() {
-        return previous;
-    }
 }

@@ -474,7 +474,7 @@ public final class LeaseStore implements AutoCloseable {
      */
     public LeaseRecord renew(String name, long fence) throws IOException {
         checkName(name);
-        return engine.renew(name, fence);
+        return engine.renew(name, fence, Optional.empty());
     }
 
     /**

@@ -11,15 +11,9 @@ public final class Daemons {
     private Daemons() {
     }
 
-    public static Thread start(String name, Runnable work) {
-        Thread t = daemon(name, work);
-        t.start();
-        return t;
-    }
-
     /** Runs each task on a new daemon thread called {@code name}. */
     public static java.util.concurrent.Executor onThreadOf(String name) {
-        return task -> start(name, task);
+        return task -> daemon(name, task).start();
     }
 
     /** Runs each task on an idle daemon thread called {@code name}, or a new one; idle ones end after a minute. */

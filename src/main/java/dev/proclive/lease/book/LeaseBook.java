@@ -140,12 +140,9 @@ public interface LeaseBook {
         }
 
         /** Longest-waiting first. */
-        default java.util.List<Waiter> waiters() throws IOException {
-            return java.util.List.of();
-        }
+        java.util.List<Waiter> waiters() throws IOException;
 
-        default void waiters(java.util.List<Waiter> queue) throws IOException {
-        }
+        void waiters(java.util.List<Waiter> queue) throws IOException;
 
         /** The highest fence ever granted: 0 when none was. */
         long fence() throws IOException;
@@ -164,9 +161,7 @@ public interface LeaseBook {
         void remove() throws IOException;
 
         /** An UNKNOWN holder's lease is taken no earlier; where records are not rewritten, as what keeps them says. */
-        default Instant freshUntil(LeaseRecord record) throws IOException {
-            return record.freshUntil();
-        }
+        Instant freshUntil(LeaseRecord record) throws IOException;
 
         /** When the record goes away unless someone keeps it; empty where it never does. */
         default Optional<Instant> expiresAt() throws IOException {

@@ -84,18 +84,14 @@ public final class Rounds {
                         thread = null;
                     }
                 } catch (Throwable e) {
-                    retry(); // an Error asking for or setting the next (out of memory): the rounds go on
+                    // an Error asking for or setting the next (out of memory): a run a second from now, which asks again
+                    try {
+                        by(System.nanoTime() + RETRY_NANOS);
+                    } catch (Throwable again) {
+                        // nothing more to do here: the owner's next call sets a run
+                    }
                 }
             }
-        }
-    }
-
-    /** A run a second from now, whether or not anything is left: that run asks {@code after} again. */
-    private void retry() {
-        try {
-            by(System.nanoTime() + RETRY_NANOS);
-        } catch (Throwable again) {
-            // nothing more to do here: the owner's next call sets a run
         }
     }
 

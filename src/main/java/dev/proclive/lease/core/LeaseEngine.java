@@ -204,10 +204,6 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
         }
     }
 
-    public LeaseRecord renew(String name, long fence) throws IOException {
-        return renew(name, fence, Optional.empty());
-    }
-
     /** Releases lease {@code name} at {@code fence}, whoever holds it. */
     public boolean release(String name, long fence) throws IOException {
         Optional<LeaseRecord> before = book.read(name);

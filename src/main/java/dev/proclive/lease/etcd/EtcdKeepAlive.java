@@ -58,10 +58,6 @@ final class EtcdKeepAlive {
     /** Reads a lease's record again: a read shows a kept grant's record moved ({@link #moved}). */
     private final Consumer<String> reread;
 
-    EtcdKeepAlive(Etcd etcd, String threadName, Clock clock) {
-        this(etcd, threadName, clock, name -> name, name -> { });
-    }
-
     EtcdKeepAlive(Etcd etcd, String threadName, Clock clock, Function<String, String> recordKey, Consumer<String> reread) {
         this.etcd = etcd;
         this.clock = clock;

@@ -286,11 +286,7 @@ public final class LeaseFiles implements LeaseBook {
         enter(name);
         try {
             T answer = lockedOpen(name, most, work);
-            try {
-                cleanTemporaryFilesWhenDue(); // after the lock: what a directory full of files costs holds nobody out
-            } catch (IOException | RuntimeException e) {
-                // left for the next pass
-            }
+            cleanTemporaryFilesWhenDue(); // after the lock: what a directory full of files costs holds nobody out
             return answer;
         } finally {
             leave();
@@ -722,7 +718,6 @@ public final class LeaseFiles implements LeaseBook {
         return grants;
     }
 
-    /** Takes no lock. */
     @Override
     public Optional<LeaseRecord> read(String name) throws IOException {
         Path file = dir.resolve(name + ".lease");
@@ -829,7 +824,8 @@ public final class LeaseFiles implements LeaseBook {
         }
     }
 
-    private void cleanTemporaryFilesWhenDue() throws IOException {
+    /** A pass that fails is left for the next write, which lists the directory again. */
+    private void cleanTemporaryFilesWhenDue() {
         long start = System.nanoTime();
         synchronized (this) {
             if (cleaned && start - cleanedAt < cleanEveryNanos) {
@@ -843,10 +839,9 @@ public final class LeaseFiles implements LeaseBook {
         } catch (IOException | RuntimeException e) {
             synchronized (this) {
                 if (cleanedAt == start) {
-                    cleaned = false; // the next write lists it again
+                    cleaned = false;
                 }
             }
-            throw e;
         }
     }
 
@@ -900,7 +895,11 @@ public final class LeaseFiles implements LeaseBook {
                 // a /proc that refuses it: opened by name
             }
         }
-        return openGuard(name, guard);
+        try {
+            return FileChannel.open(guard, StandardOpenOption.READ, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+        } catch (IOException e) {
+            throw linkInPlace(name, guard, e);
+        }
     }
 
     /**
@@ -925,15 +924,6 @@ public final class LeaseFiles implements LeaseBook {
                     + " nothing was written; call again");
         }
         return ((Integer) locked.get("nlink")) > 1;
-    }
-
-    private static FileChannel openGuard(String name, Path guard) throws IOException {
-        try {
-            return FileChannel.open(guard, StandardOpenOption.READ, StandardOpenOption.WRITE,
-                    LinkOption.NOFOLLOW_LINKS);
-        } catch (IOException e) {
-            throw linkInPlace(name, guard, e);
-        }
     }
 
     /**

@@ -123,14 +123,16 @@ class EtcdBookTicketTest {
     /** Nor is a grant's record: the store's etcd lease is refused where the client grants none. */
     @Test
     void aGrantsEtcdLeaseIsNeverNoLease() throws IOException {
-        EtcdKeepAlive keepAlive = new EtcdKeepAlive(granting(0), "test keep-alive", Clock.systemUTC());
+        EtcdKeepAlive keepAlive = new EtcdKeepAlive(granting(0), "test keep-alive", Clock.systemUTC(),
+                n -> n, n -> { });
         try {
             assertThatThrownBy(() -> keepAlive.leases().shared(java.time.Duration.ofSeconds(15)))
                     .isInstanceOf(IOException.class).hasMessageContaining("no lease for a grant's record");
         } finally {
             keepAlive.stop();
         }
-        EtcdKeepAlive granting = new EtcdKeepAlive(granting(7), "test keep-alive", Clock.systemUTC());
+        EtcdKeepAlive granting = new EtcdKeepAlive(granting(7), "test keep-alive", Clock.systemUTC(),
+                n -> n, n -> { });
         try {
             assertThat(granting.leases().shared(java.time.Duration.ofSeconds(15))).isEqualTo(7);
         } finally {

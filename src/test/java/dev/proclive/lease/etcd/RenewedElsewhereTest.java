@@ -36,7 +36,8 @@ class RenewedElsewhereTest {
     private final java.util.concurrent.atomic.AtomicLong lastLease = new java.util.concurrent.atomic.AtomicLong(100);
     /** Run inside a keep-alive, as another thread's write would land while it is on its way. */
     private volatile Runnable meanwhile = () -> { };
-    private final EtcdKeepAlive keepAlive = new EtcdKeepAlive(etcd(), "test keep-alive", Clock.systemUTC());
+    private final EtcdKeepAlive keepAlive = new EtcdKeepAlive(etcd(), "test keep-alive", Clock.systemUTC(),
+            n -> n, n -> { });
     private final Identity holder = new Identity(ProcessHandle.current().pid(), "1", "b", "h", "m", "");
     private final LeaseRecord granted = Records.fenced(Records.granted("build", LeaseRecord.State.HELD, holder, holder,
             Instant.now(), Duration.ofSeconds(30), Optional.empty(), Optional.empty(), OptionalLong.empty(),
