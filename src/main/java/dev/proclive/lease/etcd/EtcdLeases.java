@@ -16,17 +16,17 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class EtcdLeases {
 
     private final Etcd etcd;
-    /** {@link EtcdKeepAlive}'s monitor: a lease is let go, or shared, under the lock its keeps and moves take. */
-    private final Object lock;
+    /** Its monitor: a lease is let go, or shared, under the lock its keeps and moves take. */
+    private final EtcdKeepAlive keepAlive;
     /** A new lease of this JVM's: the keep-alive rounds start. */
     private final Runnable started;
     private final Map<Long, Tracked> leases = new ConcurrentHashMap<>();
     /** This JVM's own etcd leases, by TTL in seconds. */
     private final Map<Long, Long> own = new ConcurrentHashMap<>();
 
-    EtcdLeases(Etcd etcd, Object lock, Runnable started) {
+    EtcdLeases(Etcd etcd, EtcdKeepAlive keepAlive, Runnable started) {
         this.etcd = etcd;
-        this.lock = lock;
+        this.keepAlive = keepAlive;
         this.started = started;
     }
 
@@ -60,7 +60,7 @@ final class EtcdLeases {
 
     /** {@link #shared(Duration)}, one that has at least {@code lasting} left, unkept (else a new one). */
     long shared(Duration ttl, Duration lasting) throws IOException {
-        synchronized (lock) {
+        synchronized (keepAlive) {
             long seconds = Math.max(1, (ttl.toMillis() + 999) / 1000);
             Long id = own.get(seconds);
             Tracked t = id == null ? null : leases.get(id);
@@ -93,7 +93,7 @@ final class EtcdLeases {
 
     /** Whether {@code t} is let go; under the lock {@link #shared} holds, so that no write takes it meanwhile. */
     boolean letGo(Tracked t) {
-        synchronized (lock) {
+        synchronized (keepAlive) {
             if (Duration.ofNanos(System.nanoTime() - t.usedAt).toMillis() <= t.ttlMillis / 3 || t.inFlight.get() > 0) {
                 return false;
             }
