@@ -388,15 +388,16 @@ public final class LeaseJson {
         if (v == null || !v.isObject()) {
             throw new LeaseCorruptException(name, "\"" + field + "\" is missing or not an identity");
         }
+        Identity id;
         try {
-            Identity id = identity(v);
-            if (id.pid() <= 0) {
-                throw new LeaseCorruptException(name, "\"" + field + "\" names no pid");
-            }
-            return id;
+            id = identity(v);
         } catch (IOException e) {
             throw new LeaseCorruptException(name, "\"" + field + "\" is not an identity: " + firstLine(e), e);
         }
+        if (id.pid() <= 0) {
+            throw new LeaseCorruptException(name, "\"" + field + "\" names no pid");
+        }
+        return id;
     }
 
     private static Identity identity(JsonNode object) throws IOException {

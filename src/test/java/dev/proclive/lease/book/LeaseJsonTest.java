@@ -68,6 +68,24 @@ class LeaseJsonTest {
         assertThat(LeaseJson.read(name, LeaseJson.write(r).getBytes(StandardCharsets.UTF_8))).isEqualTo(r);
     }
 
+    /** Only {@code proclive.NAME.STORE.HEX} of this store names a lease: another store's, or another shape, none. */
+    @Test
+    void aCgroupNamesALeaseOnlyInThisStoresShape() {
+        String store = LeaseNames.storeTag(java.util.Map.of("PROCLIVE_LEASE_DIR", "/var/leases"));
+        assertThat(store).isNotEqualTo(LeaseNames.storeTag(java.util.Map.of("PROCLIVE_LEASE_DIR", "/var/other")))
+                .isNotEqualTo(LeaseNames.storeTag(java.util.Map.of("PROCLIVE_LEASE_DIR", "/var/leases", "X", "1")));
+        assertThat(LeaseNames.ofCgroup("/sys/fs/cgroup/proclive.build." + store + ".51f3a3eac8bd", store))
+                .contains("build");
+        assertThat(LeaseNames.ofCgroup("/sys/fs/cgroup/proclive.a.b." + store + ".51f3a3eac8bd", store))
+                .as("a name with a dot").contains("a.b");
+        for (String other : new String[] {"/sys/fs/cgroup/proclive.build.0badc0de.51f3a3eac8bd",
+            "/sys/fs/cgroup/proclive." + store + ".51f3a3eac8bd", "/sys/fs/cgroup/other.build." + store + ".51f3a3eac8bd",
+            "/sys/fs/cgroup/proclive.build." + store, "/sys/fs/cgroup/proclive.build." + store + ".51f3." + "x",
+            "/sys/fs/cgroup/proclive.-x." + store + ".51f3a3eac8bd", "/", "proclive"}) {
+            assertThat(LeaseNames.ofCgroup(other, store)).as(other).isEmpty();
+        }
+    }
+
     @Test
     void aCgroupIsNamedByItsPathAndItsIdOnlyBesideIt() throws Exception {
         LeaseRecord r = everything();
@@ -111,6 +129,100 @@ class LeaseJsonTest {
                 .hasMessageContaining("must be a whole number");
         assertThatThrownBy(() -> LeaseJson.read("build", json.replace("\"pid\":4242", "\"pid\":18446744073709551616")
                 .getBytes(StandardCharsets.UTF_8))).hasMessageContaining("does not fit in 64 bits");
+    }
+
+    /**
+     * Each thing a record must say, said wrong and nothing else changed: corrupt, with what is wrong named. A reader
+     * that guessed instead (a holder, a fence, an end) could admit a second writer.
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', value = {
+        "name                | \"other\"                             | names lease \"other\"",
+        "fence               | -1                                  | \"fence\" is missing or not a whole number of at least 0",
+        "fence               | \"7\"                                 | \"fence\" is missing or not a whole number",
+        "fence               | 7.5                                 | \"fence\" is missing or not a whole number",
+        "ttlMillis           | 0                                   | \"ttlMillis\" is missing or not a whole number of at least 1",
+        "state               | \"taken\"                             | \"state\" is \"taken\", not held",
+        "state               | 3                                   | \"state\" is missing or not a string",
+        "holder              | \"me\"                                | \"holder\" is missing or not an identity",
+        "holder.pid          | 0                                   | \"holder\" names no pid",
+        "writer              | null                                | \"writer\" is missing or not an identity",
+        "acquiredAt          | \"yesterday\"                         | \"acquiredAt\" is not an ISO-8601 instant",
+        "renewedAt           | \"+10000-01-01T00:00:00Z\"            | outside the years 0000 to 9999",
+        "previous            | \"x\"                                 | \"previous\" is not an object",
+        "previous.fence      | -2                                  | \"fence\" is missing or not a whole number",
+        "previous.reason     | \"tired\"                             | \"reason\" \"tired\" is no reason proclive gives",
+        "previous.liveness   | \"alive\"                             | \"previous\" says \"alive\" for reason exited",
+        "previous.renewedAt  | \"2026-12-02T16:52:22.000Z\"          | \"previous.renewedAt\" is after \"previous.at\"",
+        "previous.at         | 5                                   | \"at\" is missing or not a string",
+        "tokenDigest         | \"ABC\"                               | \"tokenDigest\" is \"ABC\", not 64 lowercase hex digits",
+        "token               | \"ffffffffffffffffffffffffffffffff\"  | \"token\" and \"tokenDigest\" disagree",
+        "token               | \"0123\"                              | \"token\" is \"0123\", not 32 lowercase hex digits",
+        "reserverUid         | -1                                  | \"reserverUid\" is -1, not a user id",
+        "reserverUid         | 4294967295                          | \"reserverUid\" is 4294967295, not a user id",
+        "reserverUid         | \"1000\"                              | \"reserverUid\" is not a whole number",
+        "adoptedBy           | 5                                   | \"adoptedBy\" is not a string",
+        "startedAfter        | \"12a\"                               | \"startedAfter\" is \"12a\", not a start time",
+        "cgroup              | \"relative/proclive.build.51f3a3eac8bd\" | \"cgroup\" is \"relative/proclive.build.51f3a3eac8bd\", not the absolute path",
+        "cgroup              | \"/sys/fs/cgroup/../proclive.build.51f3a3eac8bd\" | not the absolute path of a cgroup",
+        "cgroupId            | \"4026531835\"                        | \"cgroupId\" is \"4026531835\", not NAMESPACE:INODE",
+        "ended               | []                                  | \"ended\" is not an object",
+        "ended.how           | \"taken_over\"                        | \"ended.how\" is \"taken_over\", not released",
+        "ended.at            | \"2026-12-02T16:52:21.000Z\"          | \"ended.at\" is before \"acquiredAt\"",
+        "ended.exitCode      | 1.5                                 | \"exitCode\" is not a whole number",
+        "ended.how           | \"released\"                          | \"ended.exitCode\" is given for a grant that ended as released",
+    })
+    void aRecordThatSaysOneThingWrongIsCorruptAndSaysWhat(String field, String value, String says) throws Exception {
+        com.fasterxml.jackson.databind.node.ObjectNode o =
+                (com.fasterxml.jackson.databind.node.ObjectNode) StrictJson.mapper().readTree(LeaseJson.write(everything()));
+        com.fasterxml.jackson.databind.node.ObjectNode in = o;
+        String[] path = field.split("\\.");
+        for (int i = 0; i < path.length - 1; i++) {
+            in = (com.fasterxml.jackson.databind.node.ObjectNode) in.get(path[i]);
+        }
+        in.set(path[path.length - 1], StrictJson.mapper().readTree(value));
+        byte[] bad = o.toString().getBytes(StandardCharsets.UTF_8);
+        assertThatThrownBy(() -> LeaseJson.read("build", bad)).isInstanceOf(LeaseCorruptException.class)
+                .hasMessageContaining(says);
+    }
+
+    /** Beside what a record must say: what it may leave out, an older record's {@code token}, and the shapes it is not. */
+    @Test
+    void whatARecordMayLeaveOutOrSayAsAnOlderOneDid() throws Exception {
+        com.fasterxml.jackson.databind.node.ObjectNode o =
+                (com.fasterxml.jackson.databind.node.ObjectNode) StrictJson.mapper().readTree(LeaseJson.write(everything()));
+        o.put("token", "0123456789abcdef0123456789abcdef");
+        assertThat(LeaseJson.read("build", o.toString().getBytes(StandardCharsets.UTF_8))).as("the token and its digest")
+                .isEqualTo(everything());
+        o.remove("tokenDigest");
+        assertThat(LeaseJson.read("build", o.toString().getBytes(StandardCharsets.UTF_8)).tokenDigest()).as("an older"
+                + " record's token, read as its digest").isEqualTo(everything().tokenDigest());
+        o.remove("token");
+        o.putNull("adoptedBy");
+        o.putNull("previous");
+        ((com.fasterxml.jackson.databind.node.ObjectNode) o.get("ended")).putNull("exitCode");
+        LeaseRecord read = LeaseJson.read("build", o.toString().getBytes(StandardCharsets.UTF_8));
+        assertThat(read.tokenDigest()).isEmpty();
+        assertThat(read.adoptedBy()).isEmpty();
+        assertThat(read.previous()).isEmpty();
+        assertThat(read.ended().orElseThrow().exitCode()).isEmpty();
+        o.put("state", "reserved");
+        assertThatThrownBy(() -> LeaseJson.read("build", o.toString().getBytes(StandardCharsets.UTF_8)))
+                .hasMessageContaining("the record is reserved but carries no token digest");
+        o.put("state", "released");
+        o.remove("cgroup");
+        assertThatThrownBy(() -> LeaseJson.read("build", o.toString().getBytes(StandardCharsets.UTF_8)))
+                .hasMessageContaining("\"cgroupId\" is \"4026531835:29019\" without a \"cgroup\"");
+        for (String notAnObject : new String[] {"[]", "7", "null", "{\"name\":"}) {
+            assertThatThrownBy(() -> LeaseJson.read("build", notAnObject.getBytes(StandardCharsets.UTF_8)))
+                    .as(notAnObject).isInstanceOf(LeaseCorruptException.class).hasMessageContaining("the record is not");
+        }
+        assertThatThrownBy(() -> LeaseJson.read("build", "{\n\"name\":".getBytes(StandardCharsets.UTF_8)))
+                .as("a parser's message stays one line").hasMessageNotContaining("\n");
+        assertThat(Records.isToken("0123456789abcdef0123456789abcdef")).isTrue();
+        for (String notAToken : new String[] {null, "", "0123456789ABCDEF0123456789ABCDEF", "0123456789abcdef"}) {
+            assertThat(Records.isToken(notAToken)).as(String.valueOf(notAToken)).isFalse();
+        }
     }
 
     @Test
