@@ -566,6 +566,7 @@ public final class EtcdGateway implements Etcd {
         // cluster's, or, before any answer named one, every cluster's.
         String pinned = cluster.get();
         boolean keyValue = path.startsWith("/v3/kv/");
+        boolean writes = writes(path, body);
         Map<String, Long> marked = !keyValue ? Map.of()
                 : pinned == null ? marks.all() : Map.of(pinned, marks.mark(pinned));
         for (int tried = 0; tried < endpoints.size(); tried++) {
@@ -575,10 +576,10 @@ public final class EtcdGateway implements Etcd {
             }
             URI base = endpoints.get(at);
             try {
-                JsonNode r = sendOnce(base, path, body);
+                JsonNode r = sendOnce(base, path, body, writes);
                 if (r.path("code").asInt() == UNAUTHENTICATED && login.isPresent()) {
                     token = null; // expired: log in again, once
-                    r = send(base, path, body);
+                    r = send(base, path, body, writes);
                 }
                 int code = r.path("code").asInt();
                 if (code != 0) {
@@ -705,14 +706,14 @@ public final class EtcdGateway implements Etcd {
      * Sending the rest again repeats nothing that matters: a read, a keep-alive, a lease's
      * time-to-live, a revoke, a login, a new etcd lease (one unused expires by itself).
      */
-    private JsonNode sendOnce(URI base, String path, ObjectNode body) throws IOException {
+    private JsonNode sendOnce(URI base, String path, ObjectNode body, boolean writes) throws IOException {
         try {
-            return send(base, path, body);
+            return send(base, path, body, writes);
         } catch (IOException e) {
-            if (!staleConnection(e) || Thread.currentThread().isInterrupted() || writes(path, body)) {
+            if (!staleConnection(e) || Thread.currentThread().isInterrupted() || writes) {
                 throw e;
             }
-            return send(base, path, body);
+            return send(base, path, body, writes);
         }
     }
 
@@ -748,8 +749,9 @@ public final class EtcdGateway implements Etcd {
         return false;
     }
 
-    private JsonNode send(URI base, String path, ObjectNode body) throws IOException {
-        HttpResponse<byte[]> answer = exchange(base, request(base, path, body).build(), writes(path, body));
+    /** {@code writes}: {@link #writes} of this call, worked out once for all its members. */
+    private JsonNode send(URI base, String path, ObjectNode body, boolean writes) throws IOException {
+        HttpResponse<byte[]> answer = exchange(base, request(base, path, body).build(), writes);
         JsonNode r = json.readTree(new String(answer.body(), StandardCharsets.UTF_8)); // UTF-8, never guessed
         if (r == null || !r.isObject()) {
             throw new IOException("HTTP " + answer.statusCode() + ", not a JSON object");

@@ -27,6 +27,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -615,7 +616,7 @@ public final class EtcdBook implements LeaseBook {
                 throw lost;
             }
             if (!o.succeeded()) {
-                java.util.OptionalLong made = madeAlready(puts, o.reads());
+                OptionalLong made = madeAlready(puts, o.reads());
                 if (made.isEmpty()) {
                     throw new Conflict(parse(name, o));
                 }
@@ -631,12 +632,12 @@ public final class EtcdBook implements LeaseBook {
          * caller's, not a conflict. The record's bytes name its writer and time to the millisecond; a grant's fence key
          * was written in the same transaction. A delete cannot be told from another's.
          */
-        private java.util.OptionalLong madeAlready(List<Etcd.Op> puts, List<Optional<Etcd.KeyValue>> now) {
+        private OptionalLong madeAlready(List<Etcd.Op> puts, List<Optional<Etcd.KeyValue>> now) {
             long at = 0;
             boolean record = false;
             for (Etcd.Op op : puts) {
                 if (!(op instanceof Etcd.Put p) || now.size() < 2) {
-                    return java.util.OptionalLong.empty();
+                    return OptionalLong.empty();
                 }
                 boolean isRecord = p.key().equals(recordKey(name));
                 record |= isRecord;
@@ -644,11 +645,11 @@ public final class EtcdBook implements LeaseBook {
                         : Optional.empty();
                 if (kv.isEmpty() || !java.util.Arrays.equals(kv.get().value(), p.value()) || kv.get().lease() != p.lease()
                         || (at != 0 && kv.get().modRevision() != at)) {
-                    return java.util.OptionalLong.empty();
+                    return OptionalLong.empty();
                 }
                 at = kv.get().modRevision();
             }
-            return record && at > 0 ? java.util.OptionalLong.of(at) : java.util.OptionalLong.empty();
+            return record && at > 0 ? OptionalLong.of(at) : OptionalLong.empty();
         }
 
         /** {@code r} empty: deleted. */
