@@ -261,12 +261,10 @@ final class WaiterQueue {
         });
     }
 
-    /** Empties the queue of the lease {@code guard} holds: the operator's {@code break} clears it. */
+    /** Empties the queue of the lease {@code guard} holds, lines that are no ticket too: {@code break} clears it. */
     static void clear(LeaseBook.Guard guard) throws IOException {
         try {
-            if (guard.waiters().isEmpty()) {
-                return;
-            }
+            guard.waiters(); // what a book writing the queue after a read of it removes
         } catch (LeaseCorruptException corrupt) {
             // something else stands where the queue should be: removed below, as break removes a corrupt record
         }

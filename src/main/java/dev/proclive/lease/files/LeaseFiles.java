@@ -17,6 +17,7 @@ import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.SeekableByteChannel;
+import java.nio.charset.CharsetDecoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.DirectoryIteratorException;
@@ -64,6 +65,8 @@ public final class LeaseFiles implements LeaseBook {
 
     /** The largest record (or queue) read: a record is a few hundred bytes. */
     private static final int MAX_RECORD_BYTES = LeaseJson.MAX_RECORD_BYTES;
+    /** Lines of a queue that are no ticket read past before the rest is left unread. */
+    private static final int BAD_LINES = 16;
 
     /** The largest guard read: 19 digits and a newline, with room for spaces. */
     private static final int MAX_GUARD_BYTES = 40;
@@ -559,7 +562,12 @@ public final class LeaseFiles implements LeaseBook {
             }
         }
 
-        /** Longest-waiting first. Only fairness rests on it: a queue that cannot be read reads as empty. */
+        /**
+         * Longest-waiting first. Only fairness rests on it: a line that is no ticket (damaged, or edited by hand) is
+         * skipped and the others keep their places (its waiter rejoins at the end as it waits on); past 16 such lines
+         * the rest is not read, as this runs under the lock. A queue file that cannot be read, or holds more than 1 MiB,
+         * reads as empty.
+         */
         @Override
         public List<Waiter> waiters() throws IOException {
             Path file = dir.resolve(name + ".queue");
@@ -567,22 +575,31 @@ public final class LeaseFiles implements LeaseBook {
             if (!present(name, file)) {
                 return queue;
             }
+            byte[] bytes;
             try {
-                byte[] bytes = locker.read(file, MAX_RECORD_BYTES);
-                if (bytes.length > MAX_RECORD_BYTES) {
-                    return queue;
-                }
-                // not UTF-8: a CharacterCodingException, and the queue reads as empty
-                String text = StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(bytes)).toString();
-                for (String line : text.lines().toList()) {
-                    if (!line.isBlank()) {
-                        queue.add(LeaseJson.waiter(line));
-                    }
-                }
-                return queue;
+                bytes = locker.read(file, MAX_RECORD_BYTES);
             } catch (IOException | RuntimeException e) {
-                return new ArrayList<>();
+                return queue;
             }
+            if (bytes.length > MAX_RECORD_BYTES) {
+                return queue;
+            }
+            CharsetDecoder utf8 = StandardCharsets.UTF_8.newDecoder(); // strict: a line not UTF-8 is no ticket
+            int bad = 0;
+            for (int from = 0, to = 0; to <= bytes.length && bad <= BAD_LINES; to++) {
+                if (to == bytes.length || bytes[to] == '\n') { // never inside a UTF-8 sequence
+                    try {
+                        String line = utf8.decode(ByteBuffer.wrap(bytes, from, to - from)).toString();
+                        if (!line.isBlank()) {
+                            queue.add(LeaseJson.waiter(line));
+                        }
+                    } catch (IOException | RuntimeException notATicket) {
+                        bad++;
+                    }
+                    from = to + 1;
+                }
+            }
+            return queue;
         }
 
         @Override
