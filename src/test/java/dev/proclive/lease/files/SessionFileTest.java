@@ -43,6 +43,84 @@ class SessionFileTest {
         Optional<SessionFiles.Read> r = SessionFiles.parse(bytes(
                 "{\"renewedAt\":\"2026-12-01T10:00:00.000Z\",\"ttlMillis\":30000,\"grants\":{\"a\":3,\"b\":7}}\n"));
         assertThat(r).contains(new SessionFiles.Read(AT, 30000, Map.of("a", 3L, "b", 7L)));
+        assertThat(SessionFiles.parse(bytes("{\"renewedAt\":\"2026-12-01T10:00:00.000Z\",\"ttlMillis\":0,\"grants\":{}}")))
+                .as("the last write of a store that keeps nothing").contains(new SessionFiles.Read(AT, 0, Map.of()));
+    }
+
+    /** What a store writes is what a newcomer reads: every grant at its fence, the longest TTL, the write's time. */
+    @Test
+    void whatAStoreWritesANewcomerReads() throws Exception {
+        java.util.List<byte[]> written = new java.util.concurrent.CopyOnWriteArrayList<>();
+        SessionFile session = new SessionFile(dir, new Identity(1, "1", "", "", "", ""), (file, b) -> written.add(b));
+        Instant before = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+        try {
+            session.keep("a", 3, Duration.ofSeconds(30), Instant.now());
+            session.keep("b", 7, Duration.ofSeconds(10), Instant.now());
+            dev.proclive.Eventually.until("a write naming both", Duration.ofSeconds(30), () -> written.stream()
+                    .anyMatch(b -> SessionFiles.parse(b).map(r -> r.grants().size() == 2).orElse(false)));
+        } finally {
+            session.close();
+        }
+        SessionFiles.Read r = written.stream().map(SessionFiles::parse).flatMap(Optional::stream)
+                .filter(read -> read.grants().size() == 2).findFirst().orElseThrow();
+        assertThat(r.grants()).isEqualTo(Map.of("a", 3L, "b", 7L));
+        assertThat(r.ttlMillis()).as("the longest TTL it keeps").isEqualTo(30_000);
+        assertThat(r.renewedAt()).isBetween(before, Instant.now());
+    }
+
+    /** Its writer never answers: nothing the test checks is changed by a write. */
+    private SessionFile unwritten(java.util.concurrent.CountDownLatch release) {
+        return new SessionFile(dir, new Identity(1, "1", "", "", "", ""), (file, bytes) -> {
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+    }
+
+    @Test
+    void aGrantAtAnotherFenceIsAnotherGrant() {
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        SessionFile session = unwritten(release);
+        try {
+            assertThat(session.ttlNanos("build", 1)).as("never kept").isEmpty();
+            assertThat(session.unconfirmed("build", 1)).isFalse();
+            session.keep("build", 1, Duration.ofSeconds(30), Instant.now());
+            session.keep("build", 2, Duration.ofSeconds(30), Instant.now()); // granted again: another grant
+            assertThat(session.ttlNanos("build", 1)).as("the grant before").isEmpty();
+            assertThat(session.ttlNanos("build", 2)).hasValue(Duration.ofSeconds(30).toNanos());
+            session.drop("build", 1);
+            assertThat(session.ttlNanos("build", 2)).as("not dropped by the end of the grant before").isPresent();
+            session.drop("build", 2);
+            assertThat(session.ttlNanos("build", 2)).isEmpty();
+        } finally {
+            release.countDown();
+            session.close();
+        }
+    }
+
+    /**
+     * A grant kept again with another TTL (a renewal elsewhere, {@code lease renew --ttl}) counts from that renewal,
+     * as a newcomer judges it; one read with an older {@code renewedAt} does not set it back.
+     */
+    @Test
+    void aTtlChangedByARenewalCountsFromThatRenewal() {
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        SessionFile session = unwritten(release);
+        try {
+            // renewed a minute ago with a TTL of 10 s: 3/4 of it went by unconfirmed long ago
+            session.keep("build", 1, Duration.ofSeconds(10), Instant.now().minusSeconds(60));
+            assertThat(session.unconfirmed("build", 1)).isTrue();
+            session.keep("build", 1, Duration.ofSeconds(12), Instant.now()); // renewed now, for 12 s
+            assertThat(session.unconfirmed("build", 1)).as("confirmed by that renewal, 9 s from now").isFalse();
+            session.keep("build", 1, Duration.ofSeconds(11), Instant.now().minusSeconds(60)); // read late
+            assertThat(session.unconfirmed("build", 1)).as("an older renewal sets nothing back").isFalse();
+            assertThat(session.ttlNanos("build", 1)).hasValue(Duration.ofSeconds(11).toNanos());
+        } finally {
+            release.countDown();
+            session.close();
+        }
     }
 
     @Test
@@ -53,7 +131,9 @@ class SessionFileTest {
                 "{\"renewedAt\":\"2026-12-01T10:00:00.000Z\",\"ttlMillis\":30000,\"grants\":{\"a\":\"3\"}}",
                 "{\"renewedAt\":\"2026-12-01T10:00:00.000Z\",\"ttlMillis\":30000,\"grants\":{},\"more\":1}",
                 "{\"renewedAt\":\"yesterday\",\"ttlMillis\":30000,\"grants\":{}}",
-                "{\"renewedAt\":\"2026-12-01T10:00:00.000Z\",\"ttlMillis\":30000,\"grants\":{}} {}"}) {
+                "{\"renewedAt\":\"2026-12-01T10:00:00.000Z\",\"ttlMillis\":30000,\"grants\":{}} {}",
+                "{\"renewedAt\":\"2026-12-01T10:00:00.000Z\",\"ttlMillis\":0,\"ttlMillis\":5,\"grants\":{}}",
+                "{\"renewedAt\":\"2026-12-01T10:00:00.000Z\",\"ttlMillis\":-1,\"grants\":{}}"}) {
             assertThat(SessionFiles.parse(bytes(text))).as(text).isEmpty();
         }
     }
