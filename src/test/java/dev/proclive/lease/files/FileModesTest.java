@@ -29,13 +29,23 @@ class FileModesTest {
     @TempDir
     Path tmp;
 
-    /** A directory of mode {@code octal} (chmod's, so that the sticky bit is set too). */
+    /** A directory of mode {@code octal}. */
     private Path directory(String octal) throws Exception {
-        Path d = Files.createDirectory(tmp.resolve("d" + octal));
+        return chmod(Files.createDirectory(tmp.resolve("d" + octal)), octal);
+    }
+
+    /** chmod's, so that the sticky and setgid bits are set too. */
+    private static Path chmod(Path d, String octal) throws Exception {
         Process chmod = new ProcessBuilder("chmod", octal, d.toString()).inheritIO().start();
         assertThat(chmod.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(chmod.exitValue()).as("chmod %s", octal).isZero();
         return d;
+    }
+
+    /** Whether {@code guard}, given permissions {@code permissions}, is exposed. */
+    private static boolean exposedAs(FileModes modes, Path guard, String permissions) throws IOException {
+        Files.setPosixFilePermissions(guard, PosixFilePermissions.fromString(permissions));
+        return modes.exposed(attributes(guard));
     }
 
     /** A file made as the store makes one (owner-only), then shared as a record or a guard. */
@@ -84,12 +94,10 @@ class FileModesTest {
         FileModes modes = FileModes.of(dir);
         Path guard = Files.createFile(dir.resolve("build.guard"));
         for (String safe : new String[] {"rw-rw----", "rw-------", "rw-r-----", "r--------"}) {
-            Files.setPosixFilePermissions(guard, PosixFilePermissions.fromString(safe));
-            assertThat(modes.exposed(attributes(guard))).as(safe).isFalse();
+            assertThat(exposedAs(modes, guard, safe)).as(safe).isFalse();
         }
         for (String open : new String[] {"rw-rw-r--", "rw-rw--w-", "rw-rw-rw-", "rw----r--"}) {
-            Files.setPosixFilePermissions(guard, PosixFilePermissions.fromString(open));
-            assertThat(modes.exposed(attributes(guard))).as(open).isTrue();
+            assertThat(exposedAs(modes, guard, open)).as(open).isTrue();
         }
     }
 
@@ -98,12 +106,9 @@ class FileModesTest {
         Path dir = directory("0750");
         FileModes modes = FileModes.of(dir);
         Path guard = Files.createFile(dir.resolve("build.guard"));
-        Files.setPosixFilePermissions(guard, PosixFilePermissions.fromString("rw-r-----"));
-        assertThat(modes.exposed(attributes(guard))).as("a reader could hold its lock").isTrue();
-        Files.setPosixFilePermissions(guard, PosixFilePermissions.fromString("rw--w----"));
-        assertThat(modes.exposed(attributes(guard))).as("nor may it write").isTrue();
-        Files.setPosixFilePermissions(guard, PosixFilePermissions.fromString("rw-------"));
-        assertThat(modes.exposed(attributes(guard))).isFalse();
+        assertThat(exposedAs(modes, guard, "rw-r-----")).as("a reader could hold its lock").isTrue();
+        assertThat(exposedAs(modes, guard, "rw--w----")).as("nor may it write").isTrue();
+        assertThat(exposedAs(modes, guard, "rw-------")).isFalse();
     }
 
     @Test
@@ -111,8 +116,7 @@ class FileModesTest {
         Path dir = directory("0700");
         FileModes modes = FileModes.of(dir);
         Path guard = Files.createFile(dir.resolve("build.guard"));
-        Files.setPosixFilePermissions(guard, PosixFilePermissions.fromString("rw-rw-rw-"));
-        assertThat(modes.exposed(attributes(guard))).as("nobody else may enter the directory").isFalse();
+        assertThat(exposedAs(modes, guard, "rw-rw-rw-")).as("nobody else may enter the directory").isFalse();
         modes.shareGuard(guard, attributes(guard));
         assertThat(mode(guard)).as("left as it is").isEqualTo("rw-rw-rw-");
     }
@@ -121,9 +125,7 @@ class FileModesTest {
     void aGuardMadeBeforeTheDirectoryWasSharedIsGivenWhatItLacks() throws Exception {
         Path dir = directory("0700");
         Path guard = Files.createFile(dir.resolve("build.guard"), FileModes.of(dir).createAs());
-        Process chmod = new ProcessBuilder("chmod", "2770", dir.toString()).inheritIO().start();
-        assertThat(chmod.waitFor(30, TimeUnit.SECONDS) && chmod.exitValue() == 0).isTrue();
-        FileModes modes = FileModes.of(dir);
+        FileModes modes = FileModes.of(chmod(dir, "2770"));
         modes.shareGuard(guard, attributes(guard));
         assertThat(mode(guard)).isEqualTo("rw-rw----");
     }
@@ -133,7 +135,7 @@ class FileModesTest {
         Path dir = directory("2770");
         FileModes modes = FileModes.of(dir);
         Path guard = Files.createFile(dir.resolve("build.guard"));
-        Files.setPosixFilePermissions(guard, PosixFilePermissions.fromString("rw-rw-rw-"));
+        assertThat(exposedAs(modes, guard, "rw-rw-rw-")).isTrue();
         modes.shareGuard(guard, attributes(guard));
         assertThat(mode(guard)).as("exposed, and so said to be, not hidden").isEqualTo("rw-rw-rw-");
     }
@@ -148,10 +150,8 @@ class FileModesTest {
         GroupPrincipal other = dir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByGroupName(
                 groupOtherThan(attributes(dir).group()));
         Files.getFileAttributeView(guard, PosixFileAttributeView.class).setGroup(other);
-        Files.setPosixFilePermissions(guard, PosixFilePermissions.fromString("rw-rw----"));
-        assertThat(modes.exposed(attributes(guard))).as("its group's members may hold it open").isTrue();
-        Files.setPosixFilePermissions(guard, PosixFilePermissions.fromString("rw-------"));
-        assertThat(modes.exposed(attributes(guard))).as("no group access: nobody else opens it").isFalse();
+        assertThat(exposedAs(modes, guard, "rw-rw----")).as("its group's members may hold it open").isTrue();
+        assertThat(exposedAs(modes, guard, "rw-------")).as("no group access: nobody else opens it").isFalse();
         modes.shareGuard(guard, attributes(guard));
         assertThat(attributes(guard).group()).as("given the directory's group").isEqualTo(attributes(dir).group());
         assertThat(mode(guard)).isEqualTo("rw-rw----");
