@@ -305,17 +305,14 @@ public final class EtcdBook implements LeaseBook {
             if (tickets.id != 0 && tickets.by.get() == etcd && now - tickets.confirmed < TICKET_TTL.toNanos() / 3) {
                 return tickets.id;
             }
-            if (tickets.id != 0 && etcd.keepAlive(tickets.id) > 0) {
-                tickets.confirmed = now;
-                tickets.by = new java.lang.ref.WeakReference<>(etcd);
-                return tickets.id;
+            if (tickets.id == 0 || etcd.keepAlive(tickets.id) <= 0) {
+                tickets.id = 0;
+                if (!forTicket) {
+                    return 0;
+                }
+                // a ticket on no etcd lease would never expire: a killed waiter would hold the queue up
+                tickets.id = Etcd.granted(etcd.grant(TICKET_TTL), "a waiter's ticket");
             }
-            tickets.id = 0;
-            if (!forTicket) {
-                return 0;
-            }
-            // a ticket on no etcd lease would never expire: a killed waiter would hold the queue up
-            tickets.id = Etcd.granted(etcd.grant(TICKET_TTL), "a waiter's ticket");
             tickets.confirmed = now;
             tickets.by = new java.lang.ref.WeakReference<>(etcd);
             return tickets.id;
