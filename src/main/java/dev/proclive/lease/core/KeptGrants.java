@@ -295,11 +295,7 @@ final class KeptGrants {
     }
 
     private long lookEvery() {
-        long every = LOOK_NANOS;
-        for (Kept k : kept.values()) {
-            every = Math.min(every, k.lookNanos);
-        }
-        return every;
+        return kept.values().stream().mapToLong(k -> k.lookNanos).reduce(LOOK_NANOS, Math::min);
     }
 
     private void lookAtAll() {
