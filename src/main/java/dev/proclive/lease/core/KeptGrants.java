@@ -395,13 +395,7 @@ final class KeptGrants {
     }
 
     private OptionalLong nextRead() {
-        OptionalLong next = OptionalLong.empty();
-        for (ToRead r : toRead.values()) {
-            if (next.isEmpty() || r.at() - next.getAsLong() < 0) {
-                next = OptionalLong.of(r.at());
-            }
-        }
-        return next;
+        return toRead.values().stream().mapToLong(ToRead::at).reduce((soonest, at) -> at - soonest < 0 ? at : soonest);
     }
 
     /** Tells each kept grant's holder now, not after its TTL, when another may hold it; unknown losses stay untold. */
