@@ -127,9 +127,7 @@ public final class Records {
     }
 
     public static LeaseRecord ended(LeaseRecord r, Identity writer, LeaseRecord.Ending ending) {
-        Draft d = new Draft(r);
-        d.state = LeaseRecord.State.RELEASED;
-        d.writer = writer;
+        Draft d = new Draft(released(r, writer));
         d.ended = Optional.of(ending);
         return d.done();
     }
