@@ -54,7 +54,6 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
     private final LivenessChecker checker;
     private final ProcessIntrospector introspector;
     private final Clock clock;
-    private final Pause pause;
     private final TokenCarriers carriers;
     private final Descendants descendants;
     private final KeptGrants keptGrants;
@@ -85,7 +84,6 @@ public final class LeaseEngine implements LeaseLife, AutoCloseable {
         this.checker = checker;
         this.introspector = checker.introspector();
         this.clock = clock;
-        this.pause = pause;
         this.descendants = descendants;
         this.carriers = new TokenCarriers(checker, descendants);
         this.keptGrants = new KeptGrants(this, book, checker, writer);
