@@ -2,7 +2,6 @@ package dev.proclive.lease;
 
 import dev.proclive.Identity;
 import dev.proclive.Verdict;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
