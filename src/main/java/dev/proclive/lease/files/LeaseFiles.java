@@ -765,10 +765,8 @@ public final class LeaseFiles implements LeaseBook {
         } catch (NoSuchFileException e) {
             return Optional.of(ABSENT);
         }
-        if (a.fileKey() == null) {
-            return Optional.empty();
-        }
-        return Optional.of(List.of(a.fileKey(), a.lastModifiedTime(), a.size(), a.isRegularFile()));
+        return a.fileKey() == null ? Optional.empty()
+                : Optional.of(List.of(a.fileKey(), a.lastModifiedTime(), a.size(), a.isRegularFile()));
     }
 
     /** Unless the directory is forced a power loss may lose the latest record, never a fence: the guard is forced. */
