@@ -457,10 +457,8 @@ public final class EtcdBook implements LeaseBook {
         public void waiters(List<LeaseBook.Waiter> queue) throws IOException {
             Map<String, String> readKeys = new HashMap<>();
             queueRead.forEach((key, w) -> readKeys.putIfAbsent(ticketId(w), key));
-            List<String> keys = new ArrayList<>();
-            for (LeaseBook.Waiter w : queue) {
-                keys.add(readKeys.getOrDefault(ticketId(w), waiterKey(name, w)));
-            }
+            List<String> keys = queue.stream()
+                    .map(w -> readKeys.getOrDefault(ticketId(w), waiterKey(name, w))).toList();
             Set<String> wanted = new LinkedHashSet<>(keys);
             List<Etcd.Op> ops = new ArrayList<>();
             for (String key : queueRead.keySet()) {
