@@ -315,11 +315,7 @@ final class EtcdKeepAlive {
                 unsureMillis = answered ? 0 : Math.max(FIRST_RETRY_MILLIS, Math.min(2 * unsure, MAX_RETRY_MILLIS));
             }
         }
-        for (Grant k : kept()) {
-            if (!leases.live(k.session())) {
-                markLost(k);
-            }
-        }
+        kept().stream().filter(k -> !leases.live(k.session())).forEach(this::markLost);
         lookForMoves();
     }
 
