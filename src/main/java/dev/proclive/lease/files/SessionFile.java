@@ -32,9 +32,13 @@ final class SessionFile {
     static final String PREFIX = ".session.";
     /** The lease part of a session file's temporary name: removed, as a record's are, once its writer is DEAD. */
     static final String TEMPORARY = "session";
-    /** A session file's cap (a write past it fails; a reader reads no more): 400,000 grants of the longest names. */
-    static final int MAX_BYTES = 64 << 20;
-    static final JsonFactory JSON = new JsonFactory();
+    /**
+     * A session file's cap (a write past it fails; a reader reads no more): 55,000 grants of the longest names. A reader
+     * reads it under a lease's lock, which others wait 5 s for: a file at the cap takes a fraction of a second.
+     */
+    static final int MAX_BYTES = 8 << 20;
+    /** Names not interned: each is read once, and interning a planted file of millions took seconds. */
+    static final JsonFactory JSON = JsonFactory.builder().disable(JsonFactory.Feature.CANONICALIZE_FIELD_NAMES).build();
     static final Duration CLOSE_WAIT = Duration.ofSeconds(5);
     /** How soon a new grant is named: grants made meanwhile (a thousand in a burst) go in one write. */
     private static final long NAMED_WITHIN_NANOS = TimeUnit.MILLISECONDS.toNanos(100);

@@ -21,6 +21,7 @@ import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
 /** Every store's session files, as newcomers and cleaners read them; {@link SessionFile} writes one store's own. */
@@ -29,13 +30,20 @@ final class SessionFiles {
     /** How far ahead of a reader's clock a session file's time is believed (a writer's clock a little ahead). */
     static final Duration SKEW = Duration.ofMinutes(1);
 
+    /** The longest a newcomer reads session files, under the lease's lock: the lock is waited for 5 s at most. */
+    static final long READ_BUDGET_NANOS = TimeUnit.SECONDS.toNanos(1);
+
     private SessionFiles() {
     }
 
     record Read(Instant renewedAt, long ttlMillis, Map<String, Long> grants) {
     }
 
-    static Optional<Read> parse(byte[] bytes) {
+    /**
+     * {@link Read#grants} holding only the {@code wanted} names: a reader asks after one, a cleaner after none (a file
+     * planted with millions, whose hashes run in a row, took minutes to copy into a map).
+     */
+    static Optional<Read> parse(byte[] bytes, Predicate<String> wanted) {
         try (JsonParser p = SessionFile.JSON.createParser(bytes)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 return Optional.empty();
@@ -54,7 +62,8 @@ final class SessionFiles {
                     grants = new HashMap<>();
                     while (p.nextToken() == JsonToken.FIELD_NAME) {
                         String name = p.getCurrentName();
-                        if (p.nextToken() != JsonToken.VALUE_NUMBER_INT || grants.put(name, p.getLongValue()) != null) {
+                        if (p.nextToken() != JsonToken.VALUE_NUMBER_INT
+                                || wanted.test(name) && grants.put(name, p.getLongValue()) != null) {
                             return Optional.empty();
                         }
                     }
@@ -83,15 +92,22 @@ final class SessionFiles {
 
     /**
      * Empty where no session file names the grant. One this process may not read names it as of its mtime: a newcomer
-     * never takes what a keeper it cannot read may have promised. Each is {@link #believed}, {@code fsAhead} (how far
-     * the file system's clock, which stamps changes, is ahead of {@code now}'s) giving it a floor.
+     * never takes what a keeper it cannot read may have promised; nor what one it had no time to read may have (past
+     * {@link #READ_BUDGET_NANOS}). Each is {@link #believed}, {@code fsAhead} (how far the file system's clock, which
+     * stamps changes, is ahead of {@code now}'s) giving it a floor.
      */
     static Optional<Instant> renewedAt(Path dir, String name, long fence, Instant now, Optional<Duration> fsAhead,
                                        FileLocker files) throws IOException {
+        return renewedAt(dir, name, fence, now, fsAhead, files, System.nanoTime() + READ_BUDGET_NANOS);
+    }
+
+    /** As above, each file past {@code deadline} ({@link System#nanoTime}) left unread. */
+    static Optional<Instant> renewedAt(Path dir, String name, long fence, Instant now, Optional<Duration> fsAhead,
+                                       FileLocker files, long deadline) throws IOException {
         Optional<Instant> latest = Optional.empty();
         try (DirectoryStream<Path> listed = list(dir)) {
             for (Path f : listed) {
-                Optional<Instant> at = naming(f, name, fence, now, fsAhead, files);
+                Optional<Instant> at = naming(f, name, fence, now, fsAhead, files, System.nanoTime() - deadline > 0);
                 if (at.isPresent() && (latest.isEmpty() || at.get().isAfter(latest.get()))) {
                     latest = at;
                 }
@@ -103,7 +119,7 @@ final class SessionFiles {
     }
 
     private static Optional<Instant> naming(Path f, String name, long fence, Instant now, Optional<Duration> fsAhead,
-                                            FileLocker files) throws IOException {
+                                            FileLocker files, boolean unread) throws IOException {
         BasicFileAttributes a;
         try {
             a = Files.readAttributes(f, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
@@ -114,13 +130,16 @@ final class SessionFiles {
             return Optional.empty(); // not a session file: it keeps nothing fresh
         }
         Instant changed = changedAt(f, a).minus(fsAhead.orElse(Duration.ZERO));
+        Optional<Instant> modified = Optional.of(a.lastModifiedTime().toInstant().minus(fsAhead.orElse(Duration.ZERO)));
         Optional<Instant> at;
         try {
-            at = parse(read(f, files)).filter(r -> r.grants().getOrDefault(name, -1L) == fence).map(Read::renewedAt);
+            at = unread ? modified
+                    : parse(read(f, files), name::equals).filter(r -> r.grants().getOrDefault(name, -1L) == fence)
+                            .map(Read::renewedAt);
         } catch (NoSuchFileException gone) {
             return Optional.empty();
         } catch (AccessDeniedException denied) {
-            at = Optional.of(a.lastModifiedTime().toInstant().minus(fsAhead.orElse(Duration.ZERO)));
+            at = modified;
         }
         return at.map(t -> believed(t, changed, now, fsAhead.isPresent()));
     }
@@ -150,7 +169,7 @@ final class SessionFiles {
                 }
                 try {
                     Instant changed = changedAt(f, Files.readAttributes(f, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS));
-                    Optional<Read> r = parse(read(f, files));
+                    Optional<Read> r = parse(read(f, files), name -> false);
                     Instant believed = r.map(Read::renewedAt).filter(at -> at.isBefore(changed.plus(SKEW)))
                             .orElse(changed.plus(SKEW));
                     Instant until = r.isPresent() ? believed.plusMillis(r.get().ttlMillis()) : changed.plus(Duration.ofHours(1));

@@ -38,12 +38,17 @@ class SessionFileTest {
         return text.getBytes(StandardCharsets.UTF_8);
     }
 
+    /** Every grant it names. */
+    private static Optional<SessionFiles.Read> parse(byte[] bytes) {
+        return SessionFiles.parse(bytes, name -> true);
+    }
+
     @Test
     void whatItSaysIsReadBack() {
-        Optional<SessionFiles.Read> r = SessionFiles.parse(bytes(
+        Optional<SessionFiles.Read> r = parse(bytes(
                 "{\"renewedAt\":\"2026-12-01T10:00:00.000Z\",\"ttlMillis\":30000,\"grants\":{\"a\":3,\"b\":7}}\n"));
         assertThat(r).contains(new SessionFiles.Read(AT, 30000, Map.of("a", 3L, "b", 7L)));
-        assertThat(SessionFiles.parse(bytes("{\"renewedAt\":\"2026-12-01T10:00:00.000Z\",\"ttlMillis\":0,\"grants\":{}}")))
+        assertThat(parse(bytes("{\"renewedAt\":\"2026-12-01T10:00:00.000Z\",\"ttlMillis\":0,\"grants\":{}}")))
                 .as("the last write of a store that keeps nothing").contains(new SessionFiles.Read(AT, 0, Map.of()));
     }
 
@@ -57,11 +62,11 @@ class SessionFileTest {
             session.keep("a", 3, Duration.ofSeconds(30), Instant.now());
             session.keep("b", 7, Duration.ofSeconds(10), Instant.now());
             dev.proclive.Eventually.until("a write naming both", Duration.ofSeconds(30), () -> written.stream()
-                    .anyMatch(b -> SessionFiles.parse(b).map(r -> r.grants().size() == 2).orElse(false)));
+                    .anyMatch(b -> parse(b).map(r -> r.grants().size() == 2).orElse(false)));
         } finally {
             session.close();
         }
-        SessionFiles.Read r = written.stream().map(SessionFiles::parse).flatMap(Optional::stream)
+        SessionFiles.Read r = written.stream().map(SessionFileTest::parse).flatMap(Optional::stream)
                 .filter(read -> read.grants().size() == 2).findFirst().orElseThrow();
         assertThat(r.grants()).isEqualTo(Map.of("a", 3L, "b", 7L));
         assertThat(r.ttlMillis()).as("the longest TTL it keeps").isEqualTo(30_000);
@@ -134,7 +139,7 @@ class SessionFileTest {
                 "{\"renewedAt\":\"2026-12-01T10:00:00.000Z\",\"ttlMillis\":30000,\"grants\":{}} {}",
                 "{\"renewedAt\":\"2026-12-01T10:00:00.000Z\",\"ttlMillis\":0,\"ttlMillis\":5,\"grants\":{}}",
                 "{\"renewedAt\":\"2026-12-01T10:00:00.000Z\",\"ttlMillis\":-1,\"grants\":{}}"}) {
-            assertThat(SessionFiles.parse(bytes(text))).as(text).isEmpty();
+            assertThat(parse(bytes(text))).as(text).isEmpty();
         }
     }
 
@@ -177,6 +182,33 @@ class SessionFileTest {
         assertThat(stale).doesNotExist();
         assertThat(fresh).as("its TTL of an hour has not passed").exists();
         assertThat(alive).as("its writer is not proven DEAD").exists();
+    }
+
+    /**
+     * A file planted in a shared directory with millions of names whose hashes run in a row took
+     * minutes to read, under the lease's lock: everyone else's call failed meanwhile. A reader
+     * keeps only the name it asks after, and past its budget reads no file: one it had no time for
+     * names every lease as of its modification, as one it may not read does.
+     */
+    @Test
+    void aReaderReadsOnlyWhatItAsksAfterAndNoFileItHasNoTimeFor() throws Exception {
+        StringBuilder text = new StringBuilder("{\"renewedAt\":\"2026-12-01T10:00:00.000Z\",\"ttlMillis\":3000,\"grants\":{");
+        for (int i = 0; text.length() < SessionFile.MAX_BYTES - 64; i++) {
+            text.append(i == 0 ? "" : ",").append("\"a").append(i).append("\":1");
+        }
+        byte[] planted = bytes(text.append(",\"build\":2}}").toString());
+        assertThat(planted.length).isLessThanOrEqualTo(SessionFile.MAX_BYTES);
+        assertThat(SessionFiles.parse(planted, "build"::equals)).get()
+                .satisfies(r -> assertThat(r.grants()).isEqualTo(Map.of("build", 2L)));
+        assertThat(SessionFiles.parse(planted, name -> false)).get().satisfies(r -> assertThat(r.grants()).isEmpty());
+
+        Path file = dir.resolve(".session.1-1.aa");
+        Files.write(file, planted);
+        Files.setLastModifiedTime(file, java.nio.file.attribute.FileTime.from(AT));
+        assertThat(SessionFiles.renewedAt(dir, "build", 2, NOW, Optional.empty(), FILES)).as("read").contains(AT);
+        assertThat(SessionFiles.renewedAt(dir, "build", 9, NOW, Optional.empty(), FILES)).as("read: another fence").isEmpty();
+        assertThat(SessionFiles.renewedAt(dir, "build", 9, NOW, Optional.empty(), FILES, System.nanoTime() - 1))
+                .as("not read in time: as of its modification, whatever it names").contains(AT);
     }
 
     /**
@@ -223,8 +255,8 @@ class SessionFileTest {
     void timesNoRecordCanHoldAreNoSessionFilesAndNeitherReadingNorCleaningThrows() throws Exception {
         String last = "{\"renewedAt\":\"+1000000000-12-31T23:59:59.999999999Z\",\"ttlMillis\":3000,\"grants\":{\"build\":3}}";
         String first = "{\"renewedAt\":\"-1000000000-01-01T00:00:00Z\",\"ttlMillis\":3000,\"grants\":{\"build\":3}}";
-        assertThat(SessionFiles.parse(bytes(last))).as("after the year 9999").isEmpty();
-        assertThat(SessionFiles.parse(bytes(first))).as("before the year 0").isEmpty();
+        assertThat(parse(bytes(last))).as("after the year 9999").isEmpty();
+        assertThat(parse(bytes(first))).as("before the year 0").isEmpty();
         Path late = dir.resolve(".session.1-1.aa");
         Path early = dir.resolve(".session.2-2.bb");
         Files.writeString(late, last);
