@@ -23,7 +23,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Over a directory, clocks apart never let {@code --take-unknown} take a lease whose live holder's
  * store keeps it: the holder runs {@code lease run} in a PID namespace of its own (UNKNOWN to a
  * newcomer outside, as another host's would be), and one of the two clocks is set 40 s apart
- * (libfaketime), far more than the TTL. Needs root for the PID namespace.
+ * (libfaketime), far more than the TTL. Two newcomers ask, one after the other: the first's
+ * cleaning leaves the holder's session file alone. Needs root for the PID namespace.
  */
 @EnabledOnOs(OS.LINUX)
 class ClockSkewIT {
@@ -70,8 +71,13 @@ class ClockSkewIT {
             Thread.sleep(Eventually.scaled(Duration.ofSeconds(2 * Long.parseLong(TTL))).toMillis());
             assertThat(running.isAlive()).as("the holder runs, its lease kept (it said: %s)",
                     Files.exists(said) ? Files.readString(said) : "").isTrue();
-            return Cli.exec(Cli.command(Cli.jar(), "lease", "acquire", "build", "--dir", dir, "--holder",
-                    Long.toString(children.sleeper().pid()), "--take-unknown"), new byte[0], clock(lib, newcomerOffset));
+            List<String> acquire = Cli.command(Cli.jar(), "lease", "acquire", "build", "--dir", dir, "--holder",
+                    Long.toString(children.sleeper().pid()), "--take-unknown");
+            Cli.Result first = Cli.exec(acquire, new byte[0], clock(lib, newcomerOffset));
+            assertThat(first.exit()).as("no second writer: %s %s", first.out(), first.err()).isEqualTo(2);
+            // the first looked for dead writers' files once it let the lock go: the holder's session file, named by
+            // a pid of its own namespace that this one judges DEAD, was removed then, and the next was granted
+            return Cli.exec(acquire, new byte[0], clock(lib, newcomerOffset));
         } finally {
             running.destroyForcibly();
             running.waitFor();

@@ -532,34 +532,11 @@ public final class LeaseFiles implements LeaseBook {
 
         @Override
         public Instant freshUntil(LeaseRecord r) throws IOException {
-            Optional<Duration> fsAhead = fileSystemAhead();
+            Optional<Duration> fsAhead = fileSystemAhead(name);
             Instant now = clock.instant();
             Instant own = SessionFiles.believed(dir.resolve(name + ".lease"), r.renewedAt(), now, fsAhead).plus(r.ttl());
             return SessionFiles.renewedAt(dir, name, r.fence(), now, fsAhead, locker).map(at -> at.plus(r.ttl()))
                     .filter(own::isBefore).orElse(own);
-        }
-
-        /**
-         * How far the clock stamping this directory's changes (a file server's, or the kernel's, which a process's
-         * clock may not follow) is ahead of the store's, told by a file made now and the store's clock read after (a
-         * floor a little late, never early). Empty where none can be made or the store's clock is not the system's.
-         */
-        private Optional<Duration> fileSystemAhead() {
-            if (!clock.withZone(java.time.ZoneOffset.UTC).equals(Clock.systemUTC())) {
-                return Optional.empty();
-            }
-            Path probe = dir.resolve(TemporaryName.of(name, writer).toString());
-            try {
-                Files.newByteChannel(probe, CREATE_NEW, modes.createAs()).close();
-                Instant made = clock.instant();
-                try {
-                    return Optional.of(Duration.between(made, SessionFiles.changedAt(probe)));
-                } finally {
-                    deleteQuietly(probe);
-                }
-            } catch (IOException | RuntimeException e) {
-                return Optional.empty();
-            }
         }
 
         /**
@@ -862,7 +839,9 @@ public final class LeaseFiles implements LeaseBook {
 
     private void cleanTemporaryFiles() throws IOException {
         long deadline = System.nanoTime() + CLEAN_BUDGET_NANOS;
-        SessionFiles.clean(dir, provenDead, clock.instant(), locker, deadline);
+        // judged on the clock that stamps changes: a cleaner whose clock is ahead removes no file still kept
+        Instant fsNow = clock.instant().plus(fileSystemAhead(SessionFile.TEMPORARY).orElse(Duration.ZERO));
+        SessionFiles.clean(dir, provenDead, fsNow, locker, deadline);
         DirectoryStream.Filter<Path> temporary = p -> {
             String file = p.getFileName().toString();
             return file.startsWith(".") && file.endsWith(".tmp"); // a glob would compile a regex each time
@@ -880,6 +859,30 @@ public final class LeaseFiles implements LeaseBook {
             }
         } catch (DirectoryIteratorException e) {
             throw e.getCause();
+        }
+    }
+
+    /**
+     * How far the clock stamping this directory's changes (a file server's, or the kernel's, which a process's clock may
+     * not follow) is ahead of the store's, told by a file made now (a temporary one of {@code lease}) and the store's
+     * clock read after (a floor a little late, never early). Empty where none can be made or the store's clock is not
+     * the system's.
+     */
+    private Optional<Duration> fileSystemAhead(String lease) {
+        if (!clock.withZone(java.time.ZoneOffset.UTC).equals(Clock.systemUTC())) {
+            return Optional.empty();
+        }
+        Path probe = dir.resolve(TemporaryName.of(lease, writer).toString());
+        try {
+            Files.newByteChannel(probe, CREATE_NEW, modes.createAs()).close();
+            Instant made = clock.instant();
+            try {
+                return Optional.of(Duration.between(made, SessionFiles.changedAt(probe)));
+            } finally {
+                deleteQuietly(probe);
+            }
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
         }
     }
 

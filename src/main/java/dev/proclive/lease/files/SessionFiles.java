@@ -155,8 +155,13 @@ final class SessionFiles {
         return earliest.isAfter(latest) ? latest : earliest;
     }
 
-    /** Removes proven DEAD writers' files past {@code renewedAt} plus TTL (unparsable: last change plus an hour). */
-    static void clean(Path dir, Predicate<Identity> provenDead, Instant now, FileLocker files, long deadline)
+    /**
+     * Removes proven DEAD writers' files once none keeps anything fresh: past a minute and its TTL from its last change
+     * (unparsable: an hour), on the file system's clock ({@code fsNow}: the one that stamps changes), whatever time it
+     * holds. A writer is told by the file's name, which says no PID namespace or host: one in another, judged DEAD
+     * wrongly, rewrites its file every third of its TTL, so it never loses it while it keeps it.
+     */
+    static void clean(Path dir, Predicate<Identity> provenDead, Instant fsNow, FileLocker files, long deadline)
             throws IOException {
         try (DirectoryStream<Path> listed = list(dir)) {
             for (Path f : listed) {
@@ -169,11 +174,9 @@ final class SessionFiles {
                 }
                 try {
                     Instant changed = changedAt(f, Files.readAttributes(f, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS));
-                    Optional<Read> r = parse(read(f, files), name -> false);
-                    Instant believed = r.map(Read::renewedAt).filter(at -> at.isBefore(changed.plus(SKEW)))
-                            .orElse(changed.plus(SKEW));
-                    Instant until = r.isPresent() ? believed.plusMillis(r.get().ttlMillis()) : changed.plus(Duration.ofHours(1));
-                    if (now.isAfter(until)) {
+                    Duration keeps = parse(read(f, files), name -> false).map(r -> SKEW.plusMillis(r.ttlMillis()))
+                            .orElse(Duration.ofHours(1));
+                    if (Duration.between(changed, fsNow).compareTo(keeps) > 0) {
                         Files.deleteIfExists(f);
                     }
                 } catch (IOException | UncheckedIOException e) {

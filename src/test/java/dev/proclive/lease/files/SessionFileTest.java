@@ -178,10 +178,31 @@ class SessionFileTest {
         Files.writeString(stale, old);
         Files.writeString(fresh, old.replace("3000", "3600000"));
         Files.writeString(alive, old);
-        SessionFiles.clean(dir, id -> id.pid() != 3, AT.plus(Duration.ofMinutes(1)), FILES, unbounded());
-        assertThat(stale).doesNotExist();
+        Instant written = Instant.now();
+        SessionFiles.clean(dir, id -> id.pid() != 3, written.plus(SessionFiles.SKEW).plusSeconds(10), FILES, unbounded());
+        assertThat(stale).as("a minute and its TTL past its last change").doesNotExist();
         assertThat(fresh).as("its TTL of an hour has not passed").exists();
         assertThat(alive).as("its writer is not proven DEAD").exists();
+    }
+
+    /**
+     * A file's name says its writer's pid and start, not its PID namespace or host: a writer in
+     * another, judged DEAD by a pid of this namespace, whose clock is behind (a {@code renewedAt}
+     * a TTL older than the write), keeps its file while it writes it. It was removed, and a
+     * newcomer taking UNKNOWN holders then judged its leases by their records alone.
+     */
+    @Test
+    void aFileJustWrittenIsKeptWhateverTimeItSaysAndWhoeverItsNameSays() throws Exception {
+        Path behind = dir.resolve(".session.2-1773978.aa");
+        Files.writeString(behind, "{\"renewedAt\":\"" + Records.timestamp(Instant.now().minusSeconds(20))
+                + "\",\"ttlMillis\":5000,\"grants\":{\"build\":1}}");
+        Instant written = Instant.now();
+        SessionFiles.clean(dir, id -> true, written.plusSeconds(5), FILES, unbounded());
+        assertThat(behind).as("written a moment ago: a newcomer counts its time from then").exists();
+        assertThat(SessionFiles.renewedAt(dir, "build", 1, written.plusSeconds(5), Optional.of(Duration.ZERO), FILES))
+                .as("counted from its change, not 20 s before").get().matches(at -> at.isAfter(written.minusSeconds(5)));
+        SessionFiles.clean(dir, id -> true, written.plus(SessionFiles.SKEW).plusSeconds(10), FILES, unbounded());
+        assertThat(behind).as("unwritten for a minute and its TTL").doesNotExist();
     }
 
     /**
