@@ -75,8 +75,12 @@ class ClockSkewIT {
                     Long.toString(children.sleeper().pid()), "--take-unknown");
             Cli.Result first = Cli.exec(acquire, new byte[0], clock(lib, newcomerOffset));
             assertThat(first.exit()).as("no second writer: %s %s", first.out(), first.err()).isEqualTo(2);
-            // the first looked for dead writers' files once it let the lock go: the holder's session file, named by
-            // a pid of its own namespace that this one judges DEAD, was removed then, and the next was granted
+            // The first looked for dead writers' files once it let the lock go. It once removed the holder's session
+            // file there (named by a pid of the holder's namespace, judged DEAD here), and the next was granted.
+            try (var files = Files.list(Path.of(dir))) {
+                assertThat(files.map(f -> f.getFileName().toString())).as("the holder's session file")
+                        .anyMatch(f -> f.startsWith(".session.") && !f.endsWith(".tmp"));
+            }
             return Cli.exec(acquire, new byte[0], clock(lib, newcomerOffset));
         } finally {
             running.destroyForcibly();

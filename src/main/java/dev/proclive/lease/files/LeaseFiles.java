@@ -838,10 +838,13 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     private void cleanTemporaryFiles() throws IOException {
+        // judged on the clock that stamps changes, not this process's (ahead, it would remove a file still kept);
+        // where that clock cannot be read, session files are left for a pass that can read it
+        Optional<Instant> fsNow = fileSystemNow(SessionFile.TEMPORARY);
         long deadline = System.nanoTime() + CLEAN_BUDGET_NANOS;
-        // judged on the clock that stamps changes: a cleaner whose clock is ahead removes no file still kept
-        Instant fsNow = clock.instant().plus(fileSystemAhead(SessionFile.TEMPORARY).orElse(Duration.ZERO));
-        SessionFiles.clean(dir, provenDead, fsNow, locker, deadline);
+        if (fsNow.isPresent()) {
+            SessionFiles.clean(dir, provenDead, fsNow.get(), locker, deadline);
+        }
         DirectoryStream.Filter<Path> temporary = p -> {
             String file = p.getFileName().toString();
             return file.startsWith(".") && file.endsWith(".tmp"); // a glob would compile a regex each time
@@ -864,20 +867,23 @@ public final class LeaseFiles implements LeaseBook {
 
     /**
      * How far the clock stamping this directory's changes (a file server's, or the kernel's, which a process's clock may
-     * not follow) is ahead of the store's, told by a file made now (a temporary one of {@code lease}) and the store's
-     * clock read after (a floor a little late, never early). Empty where none can be made or the store's clock is not
-     * the system's.
+     * not follow) is ahead of the store's: {@link #fileSystemNow} less the store's clock read after (a floor a little
+     * late, never early). Empty where no file can be made or the store's clock is not the system's.
      */
     private Optional<Duration> fileSystemAhead(String lease) {
         if (!clock.withZone(java.time.ZoneOffset.UTC).equals(Clock.systemUTC())) {
             return Optional.empty();
         }
+        return fileSystemNow(lease).map(fsNow -> Duration.between(clock.instant(), fsNow));
+    }
+
+    /** The time on the clock that stamps this directory's changes, told by making a temporary file of {@code lease}. */
+    private Optional<Instant> fileSystemNow(String lease) {
         Path probe = dir.resolve(TemporaryName.of(lease, writer).toString());
         try {
             Files.newByteChannel(probe, CREATE_NEW, modes.createAs()).close();
-            Instant made = clock.instant();
             try {
-                return Optional.of(Duration.between(made, SessionFiles.changedAt(probe)));
+                return Optional.of(SessionFiles.changedAt(probe));
             } finally {
                 deleteQuietly(probe);
             }

@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -30,7 +31,7 @@ final class SessionFiles {
     /** How far ahead of a reader's clock a session file's time is believed (a writer's clock a little ahead). */
     static final Duration SKEW = Duration.ofMinutes(1);
 
-    /** The longest a newcomer reads session files, under the lease's lock: the lock is waited for 5 s at most. */
+    /** The longest a newcomer reads session files, under the lease's lock (which others wait 5 s for at most). */
     static final long READ_BUDGET_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private SessionFiles() {
@@ -41,7 +42,8 @@ final class SessionFiles {
 
     /**
      * {@link Read#grants} holding only the {@code wanted} names: a reader asks after one, a cleaner after none (a file
-     * planted with millions, whose hashes run in a row, took minutes to copy into a map).
+     * planted with millions, whose hashes run in a row, took minutes to copy into a map). A name named twice makes the
+     * file none only if it is wanted.
      */
     static Optional<Read> parse(byte[] bytes, Predicate<String> wanted) {
         try (JsonParser p = SessionFile.JSON.createParser(bytes)) {
@@ -75,7 +77,7 @@ final class SessionFiles {
                     || p.nextToken() != null) {
                 return Optional.empty();
             }
-            return Optional.of(new Read(renewedAt, ttl, Map.copyOf(grants)));
+            return Optional.of(new Read(renewedAt, ttl, Collections.unmodifiableMap(grants))); // not copied: see above
         } catch (IOException | RuntimeException e) {
             return Optional.empty();
         }
@@ -92,22 +94,26 @@ final class SessionFiles {
 
     /**
      * Empty where no session file names the grant. One this process may not read names it as of its mtime: a newcomer
-     * never takes what a keeper it cannot read may have promised; nor what one it had no time to read may have (past
-     * {@link #READ_BUDGET_NANOS}). Each is {@link #believed}, {@code fsAhead} (how far the file system's clock, which
-     * stamps changes, is ahead of {@code now}'s) giving it a floor.
+     * never takes what a keeper it cannot read may have promised. Each is {@link #believed}, {@code fsAhead} (how far
+     * the file system's clock, which stamps changes, is ahead of {@code now}'s) giving it a floor. Past
+     * {@link #READ_BUDGET_NANOS} no more is read, and the grant counts as renewed a minute from {@code now}: as late
+     * as any file could say.
      */
     static Optional<Instant> renewedAt(Path dir, String name, long fence, Instant now, Optional<Duration> fsAhead,
                                        FileLocker files) throws IOException {
         return renewedAt(dir, name, fence, now, fsAhead, files, System.nanoTime() + READ_BUDGET_NANOS);
     }
 
-    /** As above, each file past {@code deadline} ({@link System#nanoTime}) left unread. */
+    /** As above, with the budget's end as a {@link System#nanoTime} {@code deadline}. */
     static Optional<Instant> renewedAt(Path dir, String name, long fence, Instant now, Optional<Duration> fsAhead,
                                        FileLocker files, long deadline) throws IOException {
         Optional<Instant> latest = Optional.empty();
         try (DirectoryStream<Path> listed = list(dir)) {
             for (Path f : listed) {
-                Optional<Instant> at = naming(f, name, fence, now, fsAhead, files, System.nanoTime() - deadline > 0);
+                if (System.nanoTime() - deadline > 0) {
+                    return Optional.of(now.plus(SKEW)); // the rest unread: what none of them could say later
+                }
+                Optional<Instant> at = naming(f, name, fence, now, fsAhead, files);
                 if (at.isPresent() && (latest.isEmpty() || at.get().isAfter(latest.get()))) {
                     latest = at;
                 }
@@ -119,27 +125,27 @@ final class SessionFiles {
     }
 
     private static Optional<Instant> naming(Path f, String name, long fence, Instant now, Optional<Duration> fsAhead,
-                                            FileLocker files, boolean unread) throws IOException {
+                                            FileLocker files) throws IOException {
         BasicFileAttributes a;
         try {
             a = Files.readAttributes(f, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
         } catch (NoSuchFileException gone) {
             return Optional.empty();
         }
-        if (!a.isRegularFile() || a.size() > SessionFile.MAX_BYTES) {
-            return Optional.empty(); // not a session file: it keeps nothing fresh
+        Instant changedOnFs = changedAt(f, a);
+        if (!a.isRegularFile() || a.size() > SessionFile.MAX_BYTES || !Records.recordable(changedOnFs)) {
+            return Optional.empty(); // not a session file (a change time set by hand, where it is the mtime): none
         }
-        Instant changed = changedAt(f, a).minus(fsAhead.orElse(Duration.ZERO));
-        Optional<Instant> modified = Optional.of(a.lastModifiedTime().toInstant().minus(fsAhead.orElse(Duration.ZERO)));
+        Instant changed = changedOnFs.minus(fsAhead.orElse(Duration.ZERO));
         Optional<Instant> at;
         try {
-            at = unread ? modified
-                    : parse(read(f, files), name::equals).filter(r -> r.grants().getOrDefault(name, -1L) == fence)
-                            .map(Read::renewedAt);
+            at = parse(read(f, files), name::equals).filter(r -> r.grants().getOrDefault(name, -1L) == fence)
+                    .map(Read::renewedAt);
         } catch (NoSuchFileException gone) {
             return Optional.empty();
         } catch (AccessDeniedException denied) {
-            at = modified;
+            Instant modified = a.lastModifiedTime().toInstant(); // set by its owner: any time, kept in range
+            at = Optional.of(Records.recordable(modified) ? modified.minus(fsAhead.orElse(Duration.ZERO)) : changed);
         }
         return at.map(t -> believed(t, changed, now, fsAhead.isPresent()));
     }
@@ -159,7 +165,10 @@ final class SessionFiles {
      * Removes proven DEAD writers' files once none keeps anything fresh: past a minute and its TTL from its last change
      * (unparsable: an hour), on the file system's clock ({@code fsNow}: the one that stamps changes), whatever time it
      * holds. A writer is told by the file's name, which says no PID namespace or host: one in another, judged DEAD
-     * wrongly, rewrites its file every third of its TTL, so it never loses it while it keeps it.
+     * wrongly, rewrites its file every third of the shortest TTL it keeps, so it never loses it while it keeps it. Read
+     * before its change time is taken (an open makes a network file system look again), so a version cached as older
+     * than the one read removes nothing. The TTL is the file's (the longest its writer keeps); a record renewed
+     * elsewhere with a longer one counts from that renewal by itself.
      */
     static void clean(Path dir, Predicate<Identity> provenDead, Instant fsNow, FileLocker files, long deadline)
             throws IOException {
@@ -173,10 +182,12 @@ final class SessionFiles {
                     continue;
                 }
                 try {
-                    Instant changed = changedAt(f, Files.readAttributes(f, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS));
+                    if (Duration.between(changedAt(f), fsNow).compareTo(SKEW) <= 0) {
+                        continue; // changed within a minute: kept, unread
+                    }
                     Duration keeps = parse(read(f, files), name -> false).map(r -> SKEW.plusMillis(r.ttlMillis()))
                             .orElse(Duration.ofHours(1));
-                    if (Duration.between(changed, fsNow).compareTo(keeps) > 0) {
+                    if (Duration.between(changedAt(f), fsNow).compareTo(keeps) > 0) {
                         Files.deleteIfExists(f);
                     }
                 } catch (IOException | UncheckedIOException e) {

@@ -67,6 +67,33 @@ class CleaningTest {
         }
     }
 
+    /**
+     * A cleaner whose clock is ahead (10 minutes here, by the store's clock) judges a session file by
+     * the clock that stamped it, read by making a file: a file just written is kept though its writer
+     * is proven DEAD (by a name that says no PID namespace), while a dead writer's temporary file goes
+     * in the same pass.
+     */
+    @Test
+    void aCleanerWhoseClockIsAheadRemovesNoSessionFileStillKept() throws Exception {
+        Path kept = dir.resolve(".session.4242-1.aa");
+        Files.writeString(kept, "{\"renewedAt\":\"" + dev.proclive.lease.book.Records.timestamp(Instant.now())
+                + "\",\"ttlMillis\":10000,\"grants\":{\"build\":3}}");
+        Identity dead = new Identity(4242, "1", "", "", "", "");
+        Path leftover = dir.resolve(new TemporaryName("build", dead, "0123456789abcdef").toString());
+        Files.writeString(leftover, "{");
+        Identity self = ProcLive.identify(ProcessHandle.current().pid()).orElseThrow();
+        LeaseFiles files = LeaseFiles.open(dir, self, writer -> writer.pid() == 4242, false, Platform.fileLocker());
+        files.clock(java.time.Clock.offset(java.time.Clock.systemUTC(), Duration.ofMinutes(10)));
+        files.cleanEvery(Duration.ZERO);
+        try {
+            files.locked("build", guard -> null); // cleans once the lock is let go, on this thread
+        } finally {
+            files.close();
+        }
+        assertThat(leftover).as("the pass ran: a dead writer's temporary file is gone").doesNotExist();
+        assertThat(kept).as("written a moment ago by the file system's clock").exists();
+    }
+
     private long sessionFiles() throws IOException {
         try (var listed = Files.list(dir)) {
             return listed.filter(f -> f.getFileName().toString().startsWith(SessionFile.PREFIX)).count();
