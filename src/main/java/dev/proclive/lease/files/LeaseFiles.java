@@ -838,13 +838,8 @@ public final class LeaseFiles implements LeaseBook {
     }
 
     private void cleanTemporaryFiles() throws IOException {
-        // judged on the clock that stamps changes, not this process's (ahead, it would remove a file still kept);
-        // where that clock cannot be read, session files are left for a pass that can read it
-        Optional<Instant> fsNow = fileSystemNow(SessionFile.TEMPORARY);
         long deadline = System.nanoTime() + CLEAN_BUDGET_NANOS;
-        if (fsNow.isPresent()) {
-            SessionFiles.clean(dir, provenDead, fsNow.get(), locker, deadline);
-        }
+        SessionFiles.clean(dir, provenDead, () -> fileSystemNow(SessionFile.TEMPORARY), locker, deadline);
         DirectoryStream.Filter<Path> temporary = p -> {
             String file = p.getFileName().toString();
             return file.startsWith(".") && file.endsWith(".tmp"); // a glob would compile a regex each time

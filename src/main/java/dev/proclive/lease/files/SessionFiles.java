@@ -24,6 +24,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 
 /** Every store's session files, as newcomers and cleaners read them; {@link SessionFile} writes one store's own. */
 final class SessionFiles {
@@ -163,15 +164,18 @@ final class SessionFiles {
 
     /**
      * Removes proven DEAD writers' files once none keeps anything fresh: past a minute and its TTL from its last change
-     * (unparsable: an hour), on the file system's clock ({@code fsNow}: the one that stamps changes), whatever time it
-     * holds. A writer is told by the file's name, which says no PID namespace or host: one in another, judged DEAD
-     * wrongly, rewrites its file every third of the shortest TTL it keeps, so it never loses it while it keeps it. Read
+     * (unparsable: an hour), on the file system's clock, whatever time it holds: {@code fsNow} reads it (by making a
+     * file), once and only if some file's writer is proven DEAD; where it cannot, every file is left for a pass that
+     * can (judged by this process's clock, ahead, a file still kept would go). A writer is told by the file's name,
+     * which says no PID namespace or host: one in another, judged DEAD wrongly, rewrites its file every third of the
+     * shortest TTL it keeps, so it never loses it while it keeps it. Read
      * before its change time is taken (an open makes a network file system look again), so a version cached as older
      * than the one read removes nothing. The TTL is the file's (the longest its writer keeps); a record renewed
      * elsewhere with a longer one counts from that renewal by itself.
      */
-    static void clean(Path dir, Predicate<Identity> provenDead, Instant fsNow, FileLocker files, long deadline)
-            throws IOException {
+    static void clean(Path dir, Predicate<Identity> provenDead, Supplier<Optional<Instant>> fsNow, FileLocker files,
+                      long deadline) throws IOException {
+        Optional<Instant> now = null;
         try (DirectoryStream<Path> listed = list(dir)) {
             for (Path f : listed) {
                 if (System.nanoTime() - deadline > 0) {
@@ -181,13 +185,17 @@ final class SessionFiles {
                 if (by.isEmpty() || !Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS) || !provenDead.test(by.get())) {
                     continue;
                 }
+                now = now == null ? fsNow.get() : now;
+                if (now.isEmpty()) {
+                    return;
+                }
                 try {
-                    if (Duration.between(changedAt(f), fsNow).compareTo(SKEW) <= 0) {
+                    if (Duration.between(changedAt(f), now.get()).compareTo(SKEW) <= 0) {
                         continue; // changed within a minute: kept, unread
                     }
                     Duration keeps = parse(read(f, files), name -> false).map(r -> SKEW.plusMillis(r.ttlMillis()))
                             .orElse(Duration.ofHours(1));
-                    if (Duration.between(changedAt(f), fsNow).compareTo(keeps) > 0) {
+                    if (Duration.between(changedAt(f), now.get()).compareTo(keeps) > 0) {
                         Files.deleteIfExists(f);
                     }
                 } catch (IOException | UncheckedIOException e) {

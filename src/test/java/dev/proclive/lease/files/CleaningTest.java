@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -105,11 +106,34 @@ class CleaningTest {
         for (int i = 0; i < 20; i++) {
             Files.writeString(dir.resolve(".session." + (4000 + i) + "-1.aa"), STALE);
         }
-        Instant later = Instant.now().plus(SessionFiles.SKEW).plusSeconds(10); // each past a minute and its TTL
-        SessionFiles.clean(dir, writer -> true, later, Platform.fileLocker(), System.nanoTime() - 1);
+        Optional<Instant> later = Optional.of(Instant.now().plus(SessionFiles.SKEW).plusSeconds(10)); // each kept no more
+        SessionFiles.clean(dir, writer -> true, () -> later, Platform.fileLocker(), System.nanoTime() - 1);
         assertThat(sessionFiles()).as("a pass past its deadline removes nothing").isEqualTo(20);
-        SessionFiles.clean(dir, writer -> true, later, Platform.fileLocker(),
+        SessionFiles.clean(dir, writer -> true, () -> later, Platform.fileLocker(),
                 System.nanoTime() + TimeUnit.MINUTES.toNanos(10));
         assertThat(sessionFiles()).as("the next pass, in time, removes every dead writer's").isZero();
+    }
+
+    /**
+     * The file system's clock is read by making a file: only when some session file's writer is
+     * proven DEAD, once a pass; where it cannot be read, nothing is removed.
+     */
+    @Test
+    void theFileSystemsClockIsReadOnlyForADeadWritersFileAndWithoutItNothingIsRemoved() throws Exception {
+        Files.writeString(dir.resolve(".session.4242-1.aa"), STALE);
+        Files.writeString(dir.resolve(".session.4243-1.bb"), STALE);
+        long unbounded = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
+        java.util.concurrent.atomic.AtomicInteger reads = new java.util.concurrent.atomic.AtomicInteger();
+        SessionFiles.clean(dir, writer -> false, () -> {
+            reads.incrementAndGet();
+            return Optional.of(Instant.now().plus(java.time.Duration.ofHours(2)));
+        }, Platform.fileLocker(), unbounded);
+        assertThat(reads).as("no writer proven DEAD: no file made").hasValue(0);
+        SessionFiles.clean(dir, writer -> true, () -> {
+            reads.incrementAndGet();
+            return Optional.empty();
+        }, Platform.fileLocker(), unbounded);
+        assertThat(reads).as("read once, though two writers are DEAD").hasValue(1);
+        assertThat(sessionFiles()).as("no clock to judge them by: both kept").isEqualTo(2);
     }
 }

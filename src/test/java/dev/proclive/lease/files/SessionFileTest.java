@@ -38,6 +38,11 @@ class SessionFileTest {
         return text.getBytes(StandardCharsets.UTF_8);
     }
 
+    /** A cleaner's reading of the file system's clock. */
+    private static java.util.function.Supplier<Optional<Instant>> fsAt(Instant now) {
+        return () -> Optional.of(now);
+    }
+
     /** Every grant it names. */
     private static Optional<SessionFiles.Read> parse(byte[] bytes) {
         return SessionFiles.parse(bytes, name -> true);
@@ -179,7 +184,7 @@ class SessionFileTest {
         Files.writeString(fresh, old.replace("3000", "3600000"));
         Files.writeString(alive, old);
         Instant written = Instant.now();
-        SessionFiles.clean(dir, id -> id.pid() != 3, written.plus(SessionFiles.SKEW).plusSeconds(10), FILES, unbounded());
+        SessionFiles.clean(dir, id -> id.pid() != 3, fsAt(written.plus(SessionFiles.SKEW).plusSeconds(10)), FILES, unbounded());
         assertThat(stale).as("a minute and its TTL past its last change").doesNotExist();
         assertThat(fresh).as("its TTL of an hour has not passed").exists();
         assertThat(alive).as("its writer is not proven DEAD").exists();
@@ -197,11 +202,11 @@ class SessionFileTest {
         Files.writeString(behind, "{\"renewedAt\":\"" + Records.timestamp(Instant.now().minusSeconds(20))
                 + "\",\"ttlMillis\":5000,\"grants\":{\"build\":1}}");
         Instant written = Instant.now();
-        SessionFiles.clean(dir, id -> true, written.plusSeconds(5), FILES, unbounded());
+        SessionFiles.clean(dir, id -> true, fsAt(written.plusSeconds(5)), FILES, unbounded());
         assertThat(behind).as("written a moment ago: a newcomer counts its time from then").exists();
         assertThat(SessionFiles.renewedAt(dir, "build", 1, written.plusSeconds(5), Optional.of(Duration.ZERO), FILES))
                 .as("counted from its change, not 20 s before").get().matches(at -> at.isAfter(written.minusSeconds(5)));
-        SessionFiles.clean(dir, id -> true, written.plus(SessionFiles.SKEW).plusSeconds(10), FILES, unbounded());
+        SessionFiles.clean(dir, id -> true, fsAt(written.plus(SessionFiles.SKEW).plusSeconds(10)), FILES, unbounded());
         assertThat(behind).as("unwritten for a minute and its TTL").doesNotExist();
     }
 
@@ -254,7 +259,7 @@ class SessionFileTest {
         assertThat(at).isPresent();
         assertThat(at.get()).as("a minute past its last change, not past the reader's now")
                 .isBefore(written.plus(SessionFiles.SKEW).plusSeconds(5));
-        SessionFiles.clean(dir, id -> true, later, FILES, unbounded());
+        SessionFiles.clean(dir, id -> true, fsAt(later), FILES, unbounded());
         assertThat(planted).as("its writer DEAD, past a minute and its TTL from its last change").doesNotExist();
     }
 
@@ -289,9 +294,9 @@ class SessionFileTest {
         Files.writeString(late, last);
         Files.writeString(early, first);
         assertThat(SessionFiles.renewedAt(dir, "build", 3, NOW, Optional.empty(), FILES)).as("they keep nothing fresh").isEmpty();
-        SessionFiles.clean(dir, id -> true, Instant.now(), FILES, unbounded()); // a dead writer's: no time can be added to it
+        SessionFiles.clean(dir, id -> true, fsAt(Instant.now()), FILES, unbounded()); // a dead writer's: no time can be added to it
         assertThat(late).as("written just now").exists();
-        SessionFiles.clean(dir, id -> true, Instant.now().plus(Duration.ofHours(2)), FILES, unbounded());
+        SessionFiles.clean(dir, id -> true, fsAt(Instant.now().plus(Duration.ofHours(2))), FILES, unbounded());
         assertThat(late).as("bytes that are no session file's, an hour old").doesNotExist();
         assertThat(early).doesNotExist();
     }
